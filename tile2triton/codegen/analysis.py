@@ -1,0 +1,143 @@
+"""Static facts the lowering needs: value ranges (to drop provably-true bounds checks) and
+whether a buffer must be initialised where it is allocated."""
+
+from __future__ import annotations
+
+from .. import ir
+from ..frontend.regions import static
+
+
+class Ranges:
+    """Closed integer intervals of kernel expressions, where they can be proven."""
+
+    def __init__(self):
+        self.var_range: dict[ir.Var, tuple[int, int]] = {}
+
+    def set(self, var: ir.Var, lo: int | None, hi: int | None) -> None:
+        if lo is not None and hi is not None and lo <= hi:
+            self.var_range[var] = (lo, hi)
+
+    def of(self, e) -> tuple[int, int] | None:
+        if isinstance(e, int):
+            return (e, e)
+        if isinstance(e, ir.Const):
+            return (e.value, e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None
+        if isinstance(e, ir.VarRef):
+            return self.var_range.get(e.var)
+        if isinstance(e, ir.Cast):
+            return self.of(e.value) if not e.dtype.is_float else None
+        if isinstance(e, ir.BinOp):
+            a, b = self.of(e.lhs), self.of(e.rhs)
+            if a is None or b is None:
+                return None
+            if e.op == "+":
+                return (a[0] + b[0], a[1] + b[1])
+            if e.op == "-":
+                return (a[0] - b[1], a[1] - b[0])
+            if e.op == "*":
+                products = [x * y for x in a for y in b]
+                return (min(products), max(products))
+            if e.op == "//" and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
+                return (a[0] // b[0], a[1] // b[0])
+            if e.op == "%" and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
+                return (0, min(a[1], b[0] - 1))
+            if e.op in ("&",) and a[0] >= 0 and b[0] >= 0:
+                return (0, min(a[1], b[1]))
+            return None
+        if isinstance(e, ir.Call) and e.fn in ("min", "max"):
+            a, b = self.of(e.args[0]), self.of(e.args[1])
+            if a is None or b is None:
+                return None
+            pick = min if e.fn == "min" else max
+            return (pick(a[0], b[0]), pick(a[1], b[1]))
+        return None
+
+    def nonneg(self, e) -> bool:
+        r = self.of(e)
+        return r is not None and r[0] >= 0
+
+    def below(self, e, bound) -> bool:
+        """Is ``e < bound`` provable?"""
+        r, limit = self.of(e), static(bound)
+        return r is not None and limit is not None and r[1] < limit
+
+
+# ---------------------------------------------------------------------------------- init analysis
+def _reads(stmt, buf) -> bool:
+    if any(load.buffer is buf for load in ir.loads_in(stmt)):
+        return True
+    if isinstance(stmt, ir.Copy) and isinstance(stmt.src, ir.Region) and stmt.src.buffer is buf:
+        return True
+    if isinstance(stmt, ir.Gemm):
+        if stmt.a.buffer is buf or stmt.b.buffer is buf:
+            return True
+        return stmt.c.buffer is buf and not _const_true(stmt.clear_accum)
+    if isinstance(stmt, (ir.Reduce, ir.Cumsum)):
+        return stmt.src.buffer is buf or (stmt.dst.buffer is buf and not getattr(stmt, "clear", True))
+    if isinstance(stmt, ir.Atomic) and isinstance(stmt.value, ir.Region) and stmt.value.buffer is buf:
+        return True
+    return False
+
+
+def _const_true(e) -> bool:
+    return isinstance(e, ir.Const) and bool(e.value) is True
+
+
+def _writes_whole(stmt, buf, lane_vars=None) -> bool:
+    if isinstance(stmt, ir.Fill):
+        return stmt.dst.buffer is buf and stmt.dst.is_whole()
+    if isinstance(stmt, ir.Copy):
+        return isinstance(stmt.dst, ir.Region) and stmt.dst.buffer is buf and stmt.dst.is_whole()
+    if isinstance(stmt, ir.Reduce):
+        return stmt.dst.buffer is buf and stmt.clear and stmt.dst.is_whole()
+    if isinstance(stmt, ir.Cumsum):
+        return stmt.dst.buffer is buf and stmt.dst is not stmt.src and stmt.dst.is_whole()
+    if isinstance(stmt, ir.Gemm):
+        return stmt.c.buffer is buf and _const_true(stmt.clear_accum)
+    if isinstance(stmt, ir.Store) and stmt.buffer is buf:
+        if all(d == 1 for d in buf.shape):
+            return True
+        if lane_vars is None:
+            return False
+        used = [i.var for i in stmt.indices if isinstance(i, ir.VarRef)]
+        return len(used) == buf.ndim and all(
+            v in lane_vars and lane_vars[v] == buf.shape[d] for d, v in enumerate(used)
+        ) and len(set(used)) == len(used)
+    return False
+
+
+def first_access(stmts, buf, lane_vars=None) -> str | None:
+    """'write' if ``buf`` is wholly written before it is read in ``stmts``, 'read' if it may be
+    read (or partly written) first, None if untouched."""
+    for k, s in enumerate(stmts):
+        if _reads(s, buf):
+            return "read"
+        if _writes_whole(s, buf, lane_vars):
+            return "write"
+        if isinstance(s, ir.Parallel):
+            inner = dict(lane_vars or {})
+            inner.update(zip(s.vars, s.extents))
+            found = first_access(s.body, buf, inner)
+        elif isinstance(s, ir.For):
+            found = first_access(s.body, buf, lane_vars)
+            if found == "write" and _touched(stmts[k + 1 :], buf):
+                found = "read"  # the loop's last value is used after it: define it before the loop
+        elif isinstance(s, (ir.If, ir.Kernel)):
+            found = "read" if _touched([s], buf) else None
+        else:
+            found = "read" if _touched([s], buf) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _touched(stmts, buf) -> bool:
+    for s in ir.walk(stmts):
+        if _reads(s, buf) or _writes_whole(s, buf, {}):
+            return True
+        if isinstance(s, ir.Store) and s.buffer is buf:
+            return True
+        for r in (getattr(s, "dst", None), getattr(s, "c", None)):
+            if isinstance(r, ir.Region) and r.buffer is buf:
+                return True
+    return False

@@ -1,0 +1,110 @@
+"""Element-wise intrinsics: one lowering per TileLang math function."""
+
+from __future__ import annotations
+
+import math
+
+from .. import ir
+from . import pyast as P
+from .lower import FLOAT32, BOOL, Tile
+
+LOG10_E = 1.0 / math.log(10.0)
+
+# TileLang name -> Triton core function of the same meaning
+DIRECT = {
+    "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt",
+    "abs": "abs", "sigmoid": "sigmoid", "sin": "sin", "cos": "cos", "erf": "erf", "floor": "floor",
+    "ceil": "ceil", "max": "maximum", "min": "minimum",
+}  # fmt: skip
+
+
+def lower_call(lw, e: ir.Call) -> Tile:
+    args = [lw.ev(a) for a in e.args]
+    axes = frozenset().union(*(a.axes for a in args))
+    fn = e.fn
+    if fn in ("max", "min"):
+        a, b = (lw.cast(x, e.dtype) if not _weak(x) else x for x in args)
+        return Tile(P.call("tl." + DIRECT[fn], a.node, b.node), e.dtype, axes)
+    x = args[0]
+    if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
+        x = lw.cast(x, FLOAT32)
+    node = x.node
+    if fn in DIRECT:
+        out = P.call("tl." + DIRECT[fn], _math_operand(lw, x, e.dtype))
+    elif fn == "log10":
+        out = P.binop("*", P.call("tl.log", _math_operand(lw, x, e.dtype)), P.const(LOG10_E))
+    elif fn == "log1p":
+        out = P.call("tl.log", P.binop("+", P.const(1.0), _math_operand(lw, x, e.dtype)))
+    elif fn == "exp10":
+        out = P.call("tl.exp2", P.binop("*", _math_operand(lw, x, e.dtype), P.const(math.log2(10.0))))
+    elif fn == "tanh":
+        # tanh(x) = 2 * sigmoid(2x) - 1: core Triton has no tanh, and this is exact enough in fp32
+        out = P.binop("-", P.binop("*", P.const(2.0), P.call("tl.sigmoid", P.binop("*", P.const(2.0), _math_operand(lw, x, e.dtype)))), P.const(1.0))
+    elif fn == "tan":
+        v = _math_operand(lw, x, e.dtype)
+        out = P.binop("/", P.call("tl.sin", v), P.call("tl.cos", v))
+    elif fn in ("round", "nearbyint"):
+        out = P.call("tl.floor", P.binop("+", _math_operand(lw, x, e.dtype), P.const(0.5)))
+    elif fn == "trunc":
+        v = _math_operand(lw, x, e.dtype)
+        out = P.call("tl.where", P.binop(">=", v, P.const(0)), P.call("tl.floor", v), P.call("tl.ceil", v))
+    elif fn == "isnan":
+        return Tile(P.binop("!=", node, node), BOOL, axes)
+    elif fn == "isinf":
+        return Tile(P.binop("==", P.call("tl.abs", node), P.const(float("inf"))), BOOL, axes)
+    elif fn == "isfinite":
+        return Tile(P.binop("&", P.binop("==", node, node), P.binop("!=", P.call("tl.abs", node), P.const(float("inf")))), BOOL, axes)
+    elif fn == "pow":
+        return _pow(lw, e, args, axes)
+    elif fn == "fmod":
+        a, b = args
+        q = P.binop("/", a.node, b.node)
+        trunc = P.call("tl.where", P.binop(">=", q, P.const(0)), P.call("tl.floor", q), P.call("tl.ceil", q))
+        return Tile(P.binop("-", a.node, P.binop("*", trunc, b.node)), e.dtype, axes)
+    elif fn in ("truncdiv", "truncmod"):
+        return Tile(P.binop("//" if fn == "truncdiv" else "%", args[0].node, args[1].node), e.dtype, axes)
+    elif fn == "bitcast":
+        return Tile(P.call(P.attr(node, "to"), P.dtype(e.dtype), bitcast=True), e.dtype, axes)
+    else:
+        raise lw.error(f"T.{fn} is not supported by tile2triton yet")
+    return _result(lw, out, x, e, axes)
+
+
+def _weak(t: Tile) -> bool:
+    from .lower import _is_literal
+
+    return _is_literal(t)
+
+
+def _math_operand(lw, x: Tile, dtype):
+    """Triton's transcendental functions want fp32/fp64: compute half types in fp32."""
+    if x.dtype.bits < 32 and x.dtype.is_float and lw.storage_dtype(x.dtype) != FLOAT32:
+        return P.to(x.node, FLOAT32)
+    return x.node
+
+
+def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:
+    if e.dtype.is_float and e.dtype.bits < 32 and lw.storage_dtype(e.dtype) != FLOAT32:
+        return Tile(P.to(out, e.dtype), e.dtype, axes)
+    return Tile(out, e.dtype, axes)
+
+
+def _pow(lw, e: ir.Call, args, axes) -> Tile:
+    base, exp = args
+    from .lower import _literal
+
+    k = _literal(exp.node)
+    b = _math_operand(lw, base, e.dtype)
+    if isinstance(k, (int, float)) and float(k).is_integer() and 0 <= k <= 8:
+        if k == 0:
+            return Tile(P.const(1.0), e.dtype, axes)
+        out = b
+        for _ in range(int(k) - 1):
+            out = P.binop("*", out, b)
+    elif k == 0.5:
+        out = P.call("tl.sqrt", b)
+    elif k == -0.5:
+        out = P.call("tl.rsqrt", b)
+    else:
+        out = P.call("tl.exp2", P.binop("*", exp.node, P.call("tl.log2", b)))
+    return _result(lw, out, base, e, axes)

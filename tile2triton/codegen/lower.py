@@ -1,0 +1,484 @@
+"""Lower one TileIR kernel to a Triton function AST.
+
+Model: shared, fragment and local buffers live in registers as Triton tiles whose extents
+are padded to powers of two (padded lanes hold junk and are masked where they could be
+observed: reductions, dot products, stores).  ``T.Parallel`` opens a *lane space*: its loop
+variables become broadcast ``tl.arange`` tiles and the body is evaluated once, as tile
+expressions.  Global memory is reached through masked pointer arithmetic.  The statement
+rules live in rules.py, one per TileIR statement.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..errors import TileLangCompileError
+from ..language.dtypes import DTYPES, DType
+from . import pyast as P
+from .analysis import Ranges
+
+BOOL, INT32, FLOAT32 = DTYPES["bool"], DTYPES["int32"], DTYPES["float32"]
+RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
+
+
+def next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A lowered value: Triton AST, TileLang dtype, and the lane axes it varies along."""
+
+    node: ast.expr
+    dtype: DType
+    axes: frozenset = frozenset()
+
+
+@dataclass
+class LaneSpace:
+    vars: list
+    extents: list
+    padded: list
+    names: list
+    owner: object = None  # the Parallel statement (or Kernel, in the thread view)
+
+    @property
+    def rank(self) -> int:
+        return len(self.vars)
+
+    def axis_of(self, var) -> int | None:
+        for k, v in enumerate(self.vars):
+            if v is var:
+                return k
+        return None
+
+
+@dataclass
+class RegBuf:
+    """Where a register-resident buffer lives: a Triton variable of a padded shape."""
+
+    buffer: ir.Buffer
+    name: str
+    shape: tuple  # Triton storage shape; () for one-element buffers
+    lanes: LaneSpace | None = None  # set for per-iteration locals allocated inside T.Parallel
+
+    @property
+    def local_shape(self) -> tuple:
+        return self.shape[self.lanes.rank :] if self.lanes is not None else self.shape
+
+
+class Names:
+    def __init__(self):
+        self.taken: set[str] = set(RESERVED)
+
+    def fresh(self, hint: str) -> str:
+        base = hint if hint.isidentifier() and not keyword.iskeyword(hint) else "v"
+        candidate, n = base, 1
+        while candidate in self.taken:
+            candidate = f"{base}_{n}"
+            n += 1
+        self.taken.add(candidate)
+        return candidate
+
+
+@dataclass
+class LoweringOptions:
+    interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
+
+
+@dataclass
+class KernelLowerer:
+    kernel: ir.Kernel
+    params: list  # Buffer / Var of the PrimFunc, in order
+    options: LoweringOptions
+    names: Names = field(default_factory=Names)
+    env: dict = field(default_factory=dict)  # ir.Var -> Tile
+    regs: dict = field(default_factory=dict)  # ir.Buffer -> RegBuf
+    pointers: dict = field(default_factory=dict)  # global ir.Buffer -> Triton name
+    lanes: LaneSpace | None = None
+    conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
+    ranges: Ranges = field(default_factory=Ranges)
+    out: list = field(default_factory=list)
+    origin: ir.Loc | None = None
+    helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
+    let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
+    following: list = field(default_factory=list)  # statements after the one being lowered
+
+    # ------------------------------------------------------------------ plumbing
+    def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
+        return TileLangCompileError(message, loc or self.origin)
+
+    def emit(self, stmt: ast.stmt) -> None:
+        stmt.t2t_origin = self.origin
+        self.out.append(stmt)
+
+    def assign(self, hint: str, value: ast.expr) -> str:
+        n = self.names.fresh(hint)
+        self.emit(P.assign(n, value))
+        return n
+
+    def assign_to(self, target: str, value: ast.expr) -> None:
+        self.emit(P.assign(target, value))
+
+    def block(self, stmts, fn=None) -> list:
+        """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
+        saved, self.out = self.out, []
+        try:
+            if fn is not None:
+                fn()
+            else:
+                self.lower_stmts(stmts)
+            return self.out or [ast.Pass()]
+        finally:
+            self.out = saved
+
+    def lower_stmts(self, stmts) -> None:
+        from .rules import LOWERINGS
+
+        for position, s in enumerate(stmts):
+            self.following = stmts[position + 1 :]
+            rule = LOWERINGS.get(type(s))
+            if rule is None:
+                raise self.error(f"{type(s).__name__} is not supported by tile2triton yet", s.loc)
+            saved = self.origin
+            self.origin = s.loc
+            try:
+                rule(self, s)
+            finally:
+                self.origin = saved
+
+    def storage_dtype(self, dt: DType) -> DType:
+        """The dtype a register tile is kept in (bf16 arithmetic is wrong in the interpreter)."""
+        if self.options.interpret and dt.name == "bfloat16":
+            return FLOAT32
+        return dt
+
+    def cast(self, t: Tile, dt: DType) -> Tile:
+        want = self.storage_dtype(dt)
+        have = self.storage_dtype(t.dtype)
+        if isinstance(t.node, ast.Constant) or (isinstance(t.node, ast.UnaryOp) and isinstance(t.node.operand, ast.Constant)):
+            if dt.is_float or dt == t.dtype or (dt.is_int and isinstance(_literal(t.node), int)):
+                return Tile(t.node, dt, t.axes)
+            return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(want)), dt, t.axes)
+        if have == want:
+            if want != dt and dt != t.dtype:  # round through bf16 so the value is a bf16 value
+                return Tile(P.to(P.to(t.node, dt), want), dt, t.axes)
+            return Tile(t.node, dt, t.axes)
+        if want != dt:
+            return Tile(P.to(P.to(t.node, dt), want), dt, t.axes)
+        return Tile(P.to(t.node, dt), dt, t.axes)
+
+    # ------------------------------------------------------------------ lane spaces
+    def lane_mask(self, axes) -> ast.expr | None:
+        """Padding masks of ``axes`` and every active ``if`` condition."""
+        parts = []
+        if self.lanes is not None:
+            for k in sorted(axes):
+                if self.lanes.padded[k] != self.lanes.extents[k]:
+                    parts.append(P.binop("<", P.name(self.lanes.names[k]), P.const(self.lanes.extents[k])))
+        parts += [c.node for c in self.conds]
+        return P.and_all(parts)
+
+    def cond_axes(self) -> frozenset:
+        axes = frozenset()
+        for c in self.conds:
+            axes |= c.axes
+        return axes
+
+    def lane_shape(self) -> list:
+        return list(self.lanes.padded) if self.lanes is not None else []
+
+    # ------------------------------------------------------------------ expressions
+    def ev(self, e) -> Tile:
+        lowered = getattr(e, "tile", None)
+        if lowered is not None:  # a value the rule already lowered
+            return lowered
+        if isinstance(e, ir.Const):
+            return Tile(P.const(e.value), e.dtype)
+        if isinstance(e, ir.VarRef):
+            if e.var not in self.env:
+                raise self.error(f"'{e.var.name}' is used outside the region where it is defined")
+            return self.env[e.var]
+        if isinstance(e, ir.Load):
+            if e.buffer.scope == ir.GLOBAL:
+                return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
+            return self.reg_read(e.buffer, e.indices)
+        if isinstance(e, ir.BinOp):
+            return self.ev_binop(e)
+        if isinstance(e, ir.Compare):
+            a, b = self.ev(e.lhs), self.ev(e.rhs)
+            return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
+        if isinstance(e, ir.UnaryOp):
+            a = self.ev(e.operand)
+            if e.op == "-":
+                return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
+            if e.op == "~":
+                return Tile(ast.UnaryOp(ast.Invert(), a.node), e.dtype, a.axes)
+            return Tile(P.binop("==", a.node, P.const(0)), BOOL, a.axes)
+        if isinstance(e, ir.Cast):
+            return self.cast(self.ev(e.value), e.dtype)
+        if isinstance(e, ir.Select):
+            c, a, b = self.ev(e.cond), self.ev(e.true_value), self.ev(e.false_value)
+            a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+            return Tile(P.call("tl.where", c.node, a.node, b.node), e.dtype, c.axes | a.axes | b.axes)
+        if isinstance(e, ir.Call):
+            from .intrinsics import lower_call
+
+            return lower_call(self, e)
+        raise self.error(f"cannot lower expression {e!r}")
+
+    def ev_binop(self, e: ir.BinOp) -> Tile:
+        a, b = self.ev(e.lhs), self.ev(e.rhs)
+        axes = a.axes | b.axes
+        op = e.op
+        if op in ("and", "or"):
+            return Tile(P.binop("&" if op == "and" else "|", a.node, b.node), BOOL, axes)
+        if op in ("//", "%") and e.dtype.is_int:
+            if not (self.ranges.nonneg(e.lhs) and self.ranges.nonneg(e.rhs)):
+                helper = "_floordiv" if op == "//" else "_floormod"
+                self.helpers.add(helper)
+                return Tile(P.call(helper, a.node, b.node), e.dtype, axes)
+            return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
+        if op == "/" and e.dtype.is_int:
+            return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates
+        if op == "//" and e.dtype.is_float:
+            return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
+        if e.dtype.is_float and a.dtype != b.dtype and not (_is_literal(a) or _is_literal(b)):
+            a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
+
+    def scalar(self, e, what: str) -> Tile:
+        t = self.ev(e)
+        if t.axes:
+            raise self.error(f"{what} must be the same for every T.Parallel iteration / thread")
+        return t
+
+    # ------------------------------------------------------------------ global memory
+    def pointer(self, buf: ir.Buffer) -> str:
+        return self.pointers[buf]
+
+    def global_address(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, extra_axes=frozenset()):
+        """Offsets and mask of ``buf[idx]``: bounds per dimension unless provable."""
+        offs = None
+        axes = frozenset(extra_axes)
+        mask_parts = []
+        for d, (t, e) in enumerate(zip(idx, idx_ir)):
+            axes |= t.axes
+            stride = buf.strides[d]
+            term = t.node
+            if not (isinstance(stride, int) and stride == 1):
+                term = P.binop("*", _paren(t.node), self.ev(ir_expr(stride)).node)
+            offs = term if offs is None else P.binop("+", offs, term)
+            if e is None or not self.ranges.below(e, buf.shape[d]):
+                mask_parts.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
+            if e is None or not self.ranges.nonneg(e):
+                mask_parts.append(P.binop(">=", t.node, P.const(0)))
+        lane = self.lane_mask(axes)
+        mask = P.and_all(mask_parts + ([lane] if lane is not None else []))
+        return offs if offs is not None else P.const(0), mask, axes
+
+    def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
+        offs, mask, axes = self.global_address(buf, idx, idx_ir)
+        ptr = self.named_offsets(buf, offs)
+        kwargs = {}
+        if mask is not None:
+            kwargs = {"mask": mask, "other": P.const(0)}
+        value = Tile(P.call("tl.load", ptr, **kwargs), buf.dtype, axes)
+        if self.storage_dtype(buf.dtype) != buf.dtype:
+            value = Tile(P.to(value.node, self.storage_dtype(buf.dtype)), buf.dtype, axes)
+        return value
+
+    def named_offsets(self, buf: ir.Buffer, offs: ast.expr) -> ast.expr:
+        ptr = P.name(self.pointer(buf))
+        if isinstance(offs, ast.Constant) and offs.value == 0:
+            return ptr
+        if isinstance(offs, ast.Name):
+            return P.binop("+", ptr, offs)
+        return P.binop("+", ptr, _paren(offs))
+
+    def global_store(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, value: Tile) -> None:
+        offs, mask, axes = self.global_address(buf, idx, idx_ir, value.axes | self.cond_axes())
+        if value.axes - frozenset().union(*(t.axes for t in idx)) if idx else value.axes:
+            # several iterations write one element (TileLang leaves the winner unspecified)
+            offs = P.binop("+", offs, P.call("tl.zeros_like", P.to(value.node, INT32)))
+        ptr = self.named_offsets(buf, offs)
+        stored = self.cast(value, buf.dtype) if self.storage_dtype(buf.dtype) != buf.dtype else value
+        node = stored.node if self.storage_dtype(buf.dtype) == buf.dtype else P.to(value.node, buf.dtype)
+        kwargs = {"mask": mask} if mask is not None else {}
+        self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
+
+    # ------------------------------------------------------------------ register buffers
+    def reg(self, buf: ir.Buffer) -> RegBuf:
+        if buf not in self.regs:
+            raise self.error(f"buffer '{buf.name}' is used before it is allocated")
+        return self.regs[buf]
+
+    def classify(self, rb: RegBuf, indices) -> list:
+        """Per buffer dim: ('lane', axis) when indexed by a T.Parallel variable spanning it,
+        ('at', Tile) when the index is the same for every iteration."""
+        kinds = []
+        dims = rb.local_shape if rb.lanes is not None else rb.buffer.shape
+        used_axes = set()
+        for d, e in enumerate(indices):
+            if rb.lanes is None and self.lanes is not None and isinstance(e, ir.VarRef):
+                k = self.lanes.axis_of(e.var)
+                if k is not None and self.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
+                    used_axes.add(k)
+                    kinds.append(("lane", k))
+                    continue
+            t = self.ev(e)
+            if t.axes:
+                raise self.error(
+                    f"'{rb.buffer.name}' is indexed at a position that differs between T.Parallel iterations "
+                    f"in a way tile2triton cannot map to a tile; index it with the T.Parallel variable itself"
+                )
+            kinds.append(("at", t, dims[d] if d < len(dims) else 1))
+        return kinds
+
+    def reg_read(self, buf: ir.Buffer, indices) -> Tile:
+        rb = self.reg(buf)
+        kinds = self.classify(rb, indices)
+        value = P.name(rb.name)
+        lead = rb.lanes.rank if rb.lanes is not None else 0
+        storage_rank = len(rb.shape)
+        # select fixed positions, last dim first so earlier dim numbers stay valid
+        for d in reversed(range(len(kinds))):
+            if kinds[d][0] == "at" and storage_rank > 0:
+                value = self.select_at(value, lead + d, storage_rank, kinds[d][1], rb.shape[lead + d])
+                storage_rank -= 1
+        axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
+        lane_dims = [k[1] for k in kinds if k[0] == "lane"]
+        if lane_dims:
+            order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
+            if order != list(range(len(lane_dims))):
+                value = P.call("tl.permute", value, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", value)
+            present = sorted(lane_dims)
+            value = P.subscript_none(value, [k in present for k in range(self.lanes.rank)])
+            axes = frozenset(lane_dims)
+        dt = buf.dtype
+        return Tile(value, dt, axes)
+
+    def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int) -> ast.expr:
+        """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
+        if size == 1:
+            return P.call("tl.sum", value, axis=dim) if rank > 1 else P.call("tl.sum", value, axis=0)
+        positions = P.expand(P.call("tl.arange", 0, size), dim, rank)
+        picked = P.call("tl.where", P.binop("==", positions, index.node), value, P.const(0))
+        return P.call("tl.sum", picked, axis=dim)
+
+    def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
+        rb = self.reg(buf)
+        if not rb.shape:  # one-element buffer: a scalar (per iteration for lane-private ones)
+            self.assign_whole(rb, value, self.lane_mask(value.axes | self.cond_axes()) if self.conds else None)
+            return
+        kinds = self.classify(rb, indices)
+        lead = rb.lanes.rank if rb.lanes is not None else 0
+        rank = len(rb.shape)
+        value = self.cast(value, buf.dtype)
+        conds = self.lane_mask(frozenset()) if self.conds else None
+        cond_axes = self.cond_axes()
+        if rb.lanes is not None:
+            node, mask = value.node, conds
+            pattern = [True] * lead + [False] * (rank - lead)
+            node = P.subscript_none(_bcast(node, value.axes, lead), pattern) if rank > lead else node
+            if mask is not None:
+                mask = P.subscript_none(mask, pattern) if rank > lead else mask
+        else:
+            lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+            stray = (value.axes | cond_axes) - set(lane_axes)
+            if stray:
+                raise self.error(
+                    f"different T.Parallel iterations write the same element of '{buf.name}'; "
+                    "index it with every T.Parallel variable the value depends on"
+                )
+            node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
+            mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
+        for d, k in enumerate(kinds):
+            if k[0] == "at":
+                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k[1].node)
+                mask = hit if mask is None else P.binop("&", mask, hit)
+        if mask is None:
+            self.assign_to(rb.name, P.call("tl.broadcast_to", node, P.tuple_(rb.shape)) if _needs_bcast(value, rb, kinds) else node)
+        else:
+            self.assign_to(rb.name, P.call("tl.where", mask, node, P.name(rb.name)))
+
+    def to_buffer_layout(self, node, axes, kinds, rank) -> ast.expr:
+        """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
+        lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+        if not lane_axes:
+            return node
+        lanes = self.lanes
+        if axes:
+            # drop lane axes the buffer is not indexed by (the value is constant along them)
+            keep = sorted(lane_axes)
+            if set(range(lanes.rank)) - set(keep):
+                full = [lanes.padded[k] if k in axes else 1 for k in range(lanes.rank)]
+                node = P.call("tl.reshape", node, P.tuple_([full[k] for k in keep]))
+                if set(axes) != set(keep):
+                    node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
+            elif set(axes) != set(keep):
+                node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
+            order = [sorted(lane_axes).index(k) for k in lane_axes]
+            if order != sorted(order):
+                node = P.call("tl.permute", node, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", node)
+        pattern = [k[0] == "lane" for k in kinds]
+        return P.subscript_none(node, pattern) if axes else node
+
+    def assign_whole(self, rb: RegBuf, value: Tile, mask) -> None:
+        value = self.cast(value, rb.buffer.dtype)
+        node = value.node
+        if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
+            node = P.call("tl.broadcast_to", _typed(self, value), P.tuple_(rb.shape))
+        elif not rb.shape and not value.axes and _is_literal(value):
+            node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
+        if mask is not None:
+            node = P.call("tl.where", mask, node, P.name(rb.name))
+        self.assign_to(rb.name, node)
+
+
+def _bcast(node, axes, lead):
+    return node
+
+
+def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
+    lane_dims = [k for k in kinds if k[0] == "lane"]
+    return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
+
+
+def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
+    if _is_literal(value):
+        return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
+    return value.node
+
+
+def _literal(node):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value
+    return None
+
+
+def _is_literal(t: Tile) -> bool:
+    n = t.node
+    if isinstance(n, ast.Constant):
+        return True
+    if isinstance(n, ast.UnaryOp) and isinstance(n.operand, (ast.Constant, ast.Call)):
+        return _is_literal(Tile(n.operand, t.dtype))
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"
+
+
+def _paren(node):
+    return node
+
+
+def ir_expr(v) -> ir.Expr:
+    if isinstance(v, ir.Expr):
+        return v
+    return ir.Const(v, INT32, weak=True)

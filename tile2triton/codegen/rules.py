@@ -1,0 +1,470 @@
+"""One lowering rule per TileIR statement (``LOWERINGS``); tile ops reuse the element rules
+by lowering as TileLang's own SIMT lowering does: a copy is a T.Parallel over its extents."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from ..frontend.regions import static
+from ..language.dtypes import DTYPES
+from . import pyast as P
+from .analysis import first_access
+from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
+
+LOWERINGS: dict = {}
+
+
+def lowers(node_type):
+    def register(fn):
+        LOWERINGS[node_type] = fn
+        return fn
+
+    return register
+
+
+# ------------------------------------------------------------------------------ allocation
+@lowers(ir.Alloc)
+def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
+    buf = s.buffer
+    local_shape = tuple(next_pow2(d) for d in buf.shape)
+    if all(d == 1 for d in buf.shape):
+        local_shape = ()
+    private = lw.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
+    shape = tuple(lw.lanes.padded) + local_shape if private else local_shape
+    rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.lanes if private else None)
+    lw.regs[buf] = rb
+    dt = P.dtype(lw.storage_dtype(buf.dtype))
+    if s.init is not None:
+        init = lw.ev(s.init)
+        lw.assign_to(rb.name, P.call("tl.full", P.list_(shape), init.node, dt) if not init.axes else init.node)
+        return
+    lanes = {v: e for v, e in zip(lw.lanes.vars, lw.lanes.extents)} if lw.lanes is not None else None
+    if first_access(lw.following, buf, lanes) != "write":
+        lw.assign_to(rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt))
+
+
+# ------------------------------------------------------------------------------ scalars
+@lowers(ir.Let)
+def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
+    value = lw.ev(s.value)
+    previous = lw.env.get(s.var)
+    if previous is not None and isinstance(previous.node, ast.Name):
+        target = previous.node.id
+        if lw.conds and lw.let_depth.get(s.var, 0) < len(lw.conds):
+            mask = lw.lane_mask(frozenset())
+            value = Tile(P.call("tl.where", mask, value.node, previous.node), value.dtype, value.axes | previous.axes | lw.cond_axes())
+        lw.assign_to(target, value.node)
+        lw.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
+        return
+    node = value.node
+    if _is_constant(node):
+        node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
+    name = lw.assign(s.var.name, node)
+    lw.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
+    lw.let_depth[s.var] = len(lw.conds)
+    bounds = lw.ranges.of(s.value)
+    if bounds is not None:
+        lw.ranges.set(s.var, *bounds)
+
+
+def _is_constant(node) -> bool:
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant))
+
+
+@lowers(ir.Store)
+def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
+    value = lw.ev(s.value)
+    if s.buffer.scope == ir.GLOBAL:
+        lw.global_store(s.buffer, [lw.ev(i) for i in s.indices], list(s.indices), value)
+    else:
+        lw.reg_write(s.buffer, s.indices, value)
+
+
+# ------------------------------------------------------------------------------ control flow
+@lowers(ir.For)
+def lower_for(lw: KernelLowerer, s: ir.For) -> None:
+    start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
+    var_name = lw.names.fresh(s.var.name)
+    lw.env[s.var] = Tile(P.name(var_name), INT32)
+    lo, hi, st = static(s.start), static(s.stop), static(s.step)
+    if lo is not None and hi is not None and st == 1:
+        lw.ranges.set(s.var, lo, hi - 1)
+    elif lw.ranges.of(s.start) is not None and lw.ranges.of(s.stop) is not None and st == 1:
+        lw.ranges.set(s.var, lw.ranges.of(s.start)[0], lw.ranges.of(s.stop)[1] - 1)
+    args = [start.node, stop.node] if not (lo == 0 and st == 1) else [stop.node]
+    if st != 1:
+        args = [start.node, stop.node, step.node]
+    if s.kind == "pipelined" and s.num_stages:
+        if len(args) == 1:
+            args = [P.const(0)] + args
+        iterator = P.call("tl.range", *args, num_stages=s.num_stages)
+    elif s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step)):
+        iterator = P.call("tl.static_range", *args)
+    else:
+        iterator = P.call("range", *args)
+    body = lw.block(s.body)
+    lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
+
+
+@lowers(ir.If)
+def lower_if(lw: KernelLowerer, s: ir.If) -> None:
+    cond = lw.ev(s.cond)
+    if lw.lanes is None and not cond.axes:
+        then_body = lw.block(s.then_body)
+        else_body = lw.block(s.else_body) if s.else_body else []
+        lw.emit(ast.If(cond.node, then_body, else_body))
+        return
+    # inside a lane space the branch becomes a mask on every write
+    name = lw.assign("cond", cond.node) if not isinstance(cond.node, ast.Name) else cond.node.id
+    cond = Tile(P.name(name), BOOL, cond.axes)
+    lw.conds.append(cond)
+    try:
+        lw.lower_stmts(s.then_body)
+    finally:
+        lw.conds.pop()
+    if s.else_body:
+        lw.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
+        try:
+            lw.lower_stmts(s.else_body)
+        finally:
+            lw.conds.pop()
+
+
+@lowers(ir.Parallel)
+def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
+    if lw.lanes is not None:
+        raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
+    space = open_lanes(lw, s.vars, s.extents, s)
+    try:
+        lw.lower_stmts(s.body)
+    finally:
+        close_lanes(lw, space)
+
+
+def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpace:
+    padded = [next_pow2(e) for e in extents]
+    names = []
+    rank = len(vars_)
+    for k, (v, p) in enumerate(zip(vars_, padded)):
+        node = P.expand(P.call("tl.arange", 0, p), k, rank)
+        n = lw.assign(v.name, node)
+        names.append(n)
+        lw.env[v] = Tile(P.name(n), INT32, frozenset([k]))
+        lw.ranges.set(v, 0, extents[k] - 1)
+    space = LaneSpace(list(vars_), list(extents), padded, names, owner)
+    lw.lanes = space
+    return space
+
+
+def close_lanes(lw: KernelLowerer, space: LaneSpace) -> None:
+    lw.lanes = None
+    for v in space.vars:
+        lw.env.pop(v, None)
+
+
+# ------------------------------------------------------------------------------ tile operations
+def _scope_rank(buf: ir.Buffer) -> int:
+    return {ir.GLOBAL: 0, ir.SHARED: 1, ir.FRAGMENT: 2, ir.LOCAL: 2, ir.VAR: 2}[buf.scope]
+
+
+def _non_unit(region: ir.Region) -> list[int]:
+    return [d for d, e in enumerate(region.extents) if static(e) != 1]
+
+
+def _element_space(lw: KernelLowerer, regions: list[ir.Region], base: ir.Region, what: str):
+    """Synthetic T.Parallel variables spanning ``base``'s non-unit extents, and each region's
+    element indices in terms of them (unit dims keep their start)."""
+    dims = _non_unit(base)
+    extents = []
+    for d in dims:
+        e = static(base.extents[d])
+        if e is None:
+            raise lw.error(f"{what} needs static tile extents; {base.buffer.name} has a run-time extent")
+        extents.append(e)
+    vars_ = [ir.Var(f"i{k}", INT32, "lane") for k in range(len(dims))]
+    indices = []
+    for r in regions:
+        own = _non_unit(r)
+        if len(own) != len(dims):
+            raise lw.error(
+                f"{what}: the regions of {r.buffer.name} and {base.buffer.name} have different numbers of non-unit "
+                f"dimensions ({_fmt(r)} vs {_fmt(base)})"
+            )
+        idx = list(r.starts)
+        for k, d in enumerate(own):
+            start = r.starts[d]
+            lane = ir.VarRef(vars_[k])
+            idx[d] = lane if static(start) == 0 else ir.BinOp("+", start, lane, INT32)
+        indices.append(tuple(idx))
+    return vars_, extents, indices
+
+
+def _fmt(r: ir.Region) -> str:
+    return "[" + ", ".join(str(static(e)) if static(e) is not None else "?" for e in r.extents) + "]"
+
+
+def _check_collective(lw: KernelLowerer, buffers, what: str) -> None:
+    if lw.lanes is None:
+        return
+    for b in buffers:
+        rb = lw.regs.get(b)
+        if rb is None or rb.lanes is not lw.lanes:
+            raise lw.error(
+                f"{what} is a collective tile operation and cannot stand inside T.Parallel "
+                f"(only buffers allocated inside the same T.Parallel body may be filled there)"
+            )
+
+
+def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
+    vars_, extents, indices = _element_space(lw, regions, base, what)
+    if not vars_:  # every extent is 1: a single element
+        body_fn(indices)
+        return
+    space = open_lanes(lw, vars_, extents, None)
+    try:
+        body_fn(indices)
+    finally:
+        close_lanes(lw, space)
+
+
+@lowers(ir.Copy)
+def lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+    src, dst = s.src, s.dst
+    _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
+    base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
+
+    def body(indices):
+        src_idx, dst_idx = indices
+        value = lw.ev(ir.Load(src.buffer, src_idx))
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(_AsIs(value), dst.buffer.dtype)))
+
+    _elementwise(lw, [src, dst], base, "T.copy", body)
+
+
+class _AsIs(ir.Expr):
+    """An already-lowered value placed back into a TileIR expression."""
+
+    def __init__(self, tile: Tile):
+        self.tile = tile
+        self.dtype = tile.dtype
+
+
+def _ev_as_is(lw, e):
+    return e.tile
+
+
+@lowers(ir.Fill)
+def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
+    region = s.dst
+    buf = region.buffer
+    _check_collective(lw, [buf], "T.fill / T.clear")
+    value = lw.ev(s.value)
+    if buf.scope != ir.GLOBAL and region.is_whole() and not value.axes:
+        rb = lw.reg(buf)
+        dt = P.dtype(lw.storage_dtype(buf.dtype))
+        if isinstance(value.node, ast.Constant) and value.node.value == 0:
+            node = P.call("tl.zeros", P.list_(rb.shape), dt) if rb.shape else P.call("tl.full", P.list_([]), 0, dt)
+        else:
+            node = P.call("tl.full", P.list_(rb.shape), lw.cast(value, buf.dtype).node, dt)
+        if lw.conds:
+            node = P.call("tl.where", lw.lane_mask(frozenset()), node, P.name(rb.name))
+        lw.assign_to(rb.name, node)
+        return
+
+    def body(indices):
+        lower_store(lw, ir.Store(s.loc, buf, indices[0], s.value))
+
+    _elementwise(lw, [region], region, "T.fill", body)
+
+
+def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:
+    """A register buffer used whole by a tile op: its tile, with unit dims dropped."""
+    buf = region.buffer
+    if buf.scope == ir.GLOBAL:
+        raise lw.error(f"{what} operands must be shared or fragment buffers, not the global tensor '{buf.name}'")
+    if not region.is_whole():
+        raise lw.error(f"{what} on a sub-region of '{buf.name}' is not supported yet; use the whole buffer")
+    rb = lw.reg(buf)
+    if rb.lanes is not None:
+        raise lw.error(f"{what} cannot use the per-iteration local '{buf.name}'")
+    dims = [d for d in range(buf.ndim) if buf.shape[d] != 1]
+    node = P.name(rb.name)
+    if rb.shape and len(dims) != buf.ndim:
+        node = P.call("tl.reshape", node, P.tuple_([rb.shape[d] for d in dims]))
+    return node, dims, rb
+
+
+@lowers(ir.Gemm)
+def lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+    _check_collective(lw, [s.a.buffer, s.b.buffer, s.c.buffer], "T.gemm")
+    a, a_dims, ra = _whole_value(lw, s.a, "T.gemm")
+    b, b_dims, rbb = _whole_value(lw, s.b, "T.gemm")
+    c_buf = s.c.buffer
+    rc = lw.reg(c_buf)
+    if len(a_dims) != 2 or len(b_dims) != 2 or len([d for d in c_buf.shape if d != 1]) > 2:
+        raise lw.error("T.gemm operands must be 2-D tiles (leading unit dims are allowed)")
+    a_shape = [s.a.buffer.shape[d] for d in a_dims]
+    b_shape = [s.b.buffer.shape[d] for d in b_dims]
+    m, k = a_shape[::-1] if s.trans_a else a_shape
+    k2, n = b_shape[::-1] if s.trans_b else b_shape
+    c_shape = list(c_buf.shape[-2:])
+    if k != k2 or [m, n] != c_shape:
+        raise lw.error(
+            f"T.gemm shapes do not match: A is {'transposed ' if s.trans_a else ''}{a_shape}, "
+            f"B is {'transposed ' if s.trans_b else ''}{b_shape}, C is {list(c_buf.shape)}"
+        )
+    if s.trans_a:
+        a = P.call("tl.trans", a)
+    if s.trans_b:
+        b = P.call("tl.trans", b)
+    kp = next_pow2(k)
+    if kp != k:  # padded K lanes hold junk: zero them in both operands
+        a = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 1, 2), P.const(k)), a, P.const(0))
+        b = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 0, 2), P.const(k)), b, P.const(0))
+    a_dt, b_dt = lw.storage_dtype(s.a.buffer.dtype), lw.storage_dtype(s.b.buffer.dtype)
+    acc_dt = lw.storage_dtype(c_buf.dtype)
+    if a_dt != b_dt:
+        common = a_dt if a_dt.bits >= b_dt.bits else b_dt
+        a, b = (P.to(a, common) if a_dt != common else a), (P.to(b, common) if b_dt != common else b)
+        a_dt = b_dt = common
+    acc = P.name(rc.name)
+    if len(rc.shape) != 2:
+        acc = P.call("tl.reshape", acc, P.tuple_([next_pow2(m), next_pow2(n)]))
+    clear = s.clear_accum
+    if isinstance(clear, ir.Const):
+        acc_in = None if clear.value else acc
+    else:
+        cond = lw.scalar(clear, "clear_accum")
+        acc_in = P.call("tl.where", cond.node, P.const(0), acc)
+    small = min(next_pow2(m), next_pow2(n), kp) < 16
+    if small:  # tl.dot needs every dim >= 16 on the GPU: multiply and reduce instead
+        prod = P.binop("*", P.to(P.subscript_none(a, [True, True, False]), acc_dt),
+                       P.to(P.subscript_none(b, [False, True, True]), acc_dt))  # fmt: skip
+        out = P.call("tl.sum", prod, axis=1)
+        result = out if acc_in is None else P.binop("+", acc_in, out)
+    else:
+        kwargs = {}
+        native_acc = acc_dt in (DTYPES["float32"], DTYPES["int32"]) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
+        if acc_dt == DTYPES["float16"] and a_dt == acc_dt:
+            kwargs["out_dtype"] = P.dtype(acc_dt)
+        if native_acc:
+            result = P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
+            if acc_in is None and not kwargs and acc_dt not in (DTYPES["float32"],) and not a_dt.is_int:
+                result = P.to(result, acc_dt)
+        else:
+            product = P.call("tl.dot", a, b)
+            result = P.to(product if acc_in is None else P.binop("+", P.to(acc_in, FLOAT32), product), acc_dt)
+    if len(rc.shape) != 2:
+        result = P.call("tl.reshape", result, P.tuple_(rc.shape))
+    lw.assign_to(rc.name, result)
+
+
+_IDENTITY = {"sum": 0, "abssum": 0, "max": float("-inf"), "absmax": 0, "min": float("inf")}
+_COMBINE = {"sum": "+", "abssum": "+", "max": "tl.maximum", "absmax": "tl.maximum", "min": "tl.minimum"}
+_REDUCER = {"sum": "tl.sum", "abssum": "tl.sum", "max": "tl.max", "absmax": "tl.max", "min": "tl.min"}
+
+
+@lowers(ir.Reduce)
+def lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+    _check_collective(lw, [s.src.buffer, s.dst.buffer], f"T.reduce_{s.kind}")
+    if s.kind not in _REDUCER:
+        raise lw.error(f"T.reduce with reduce_type={s.kind!r} is not supported yet")
+    src_buf, dst_buf = s.src.buffer, s.dst.buffer
+    if not s.src.is_whole():
+        raise lw.error("T.reduce_* on a sub-region is not supported yet; reduce the whole buffer")
+    rs, rd = lw.reg(src_buf), lw.reg(dst_buf)
+    x = P.name(rs.name)
+    rank = len(rs.shape)
+    dim = s.dim
+    if s.kind.startswith("abs"):
+        x = P.call("tl.abs", x)
+    extent = src_buf.shape[dim]
+    if rank and rs.shape[dim] != extent:
+        identity = _IDENTITY[s.kind]
+        if not src_buf.dtype.is_float and identity in (float("inf"), float("-inf")):
+            identity = -(2 ** (src_buf.dtype.bits - 1)) if identity < 0 else 2 ** (src_buf.dtype.bits - 1) - 1
+        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[dim]), dim, rank), P.const(extent))
+        x = P.call("tl.where", valid, x, P.const(identity))
+    expected = tuple(d for i, d in enumerate(rs.shape) if i != dim)
+    keep = False
+    if rank == 0:
+        raise lw.error("cannot reduce a one-element buffer")
+    if tuple(rd.shape) == expected or (not rd.shape and len(expected) == 0):
+        pass
+    elif tuple(rd.shape) == tuple(1 if i == dim else d for i, d in enumerate(rs.shape)):
+        keep = True
+    elif not rd.shape and all(d == 1 for d in expected):
+        pass
+    else:
+        raise lw.error(
+            f"T.reduce_{s.kind}: output '{dst_buf.name}' has shape {list(dst_buf.shape)}, expected "
+            f"{[d for i, d in enumerate(src_buf.shape) if i != dim]} (or with 1 at dim {dim})"
+        )
+    r = P.call(_REDUCER[s.kind], x, axis=dim, keep_dims=True) if keep else P.call(_REDUCER[s.kind], x, axis=dim)
+    if not rd.shape and expected:
+        r = P.call(_REDUCER[s.kind], r, axis=0) if len(expected) == 1 else P.call("tl.reshape", r, P.tuple_([]))
+    if not s.clear:
+        old = P.name(rd.name)
+        op = _COMBINE[s.kind]
+        r = P.binop("+", old, r) if op == "+" else P.call(op, old, r)
+    lw.assign_to(rd.name, lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
+
+
+@lowers(ir.Cumsum)
+def lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+    _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
+    x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
+    rd = lw.reg(s.dst.buffer)
+    rank = len(rs.shape)
+    extent = s.src.buffer.shape[s.dim]
+    if rs.shape[s.dim] != extent:
+        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), s.dim, rank), P.const(extent))
+        x = P.call("tl.where", valid, x, P.const(0))
+    r = P.call("tl.cumsum", x, axis=s.dim, reverse=s.reverse) if s.reverse else P.call("tl.cumsum", x, axis=s.dim)
+    lw.assign_to(rd.name, lw.cast(Tile(r, s.src.buffer.dtype), s.dst.buffer.dtype).node)
+
+
+@lowers(ir.Atomic)
+def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
+    fn = "tl.atomic_" + s.kind
+
+    def element(dst_buf, dst_idx, value: Tile):
+        if dst_buf.scope != ir.GLOBAL:
+            raise lw.error("atomics target global tensors")
+        idx = [lw.ev(i) for i in dst_idx]
+        offs, mask, _ = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
+        ptr = lw.named_offsets(dst_buf, offs)
+        value = lw.cast(value, dst_buf.dtype)
+        kwargs = {"mask": mask} if mask is not None else {}
+        lw.emit(P.expr_stmt(P.call(fn, ptr, value.node, **kwargs)))
+
+    if isinstance(s.dst, ir.Load):
+        element(s.dst.buffer, s.dst.indices, lw.ev(s.value))
+        return
+    regions = [s.dst] + ([s.value] if isinstance(s.value, ir.Region) else [])
+    base = regions[-1] if len(regions) == 2 and _scope_rank(regions[1].buffer) > 0 else s.dst
+
+    def body(indices):
+        value = lw.ev(ir.Load(s.value.buffer, indices[1])) if isinstance(s.value, ir.Region) else lw.ev(s.value)
+        element(s.dst.buffer, indices[0], value)
+
+    _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
+
+
+@lowers(ir.Barrier)
+def lower_barrier(lw: KernelLowerer, s: ir.Barrier) -> None:
+    lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
+
+
+@lowers(ir.Print)
+def lower_print(lw: KernelLowerer, s: ir.Print) -> None:
+    if s.value is None:
+        lw.emit(P.expr_stmt(P.call("tl.device_print", P.const(s.msg or ""))))
+        return
+    if isinstance(s.value, ir.Buffer):
+        rb = lw.reg(s.value)
+        value = P.name(rb.name)
+    else:
+        value = lw.ev(s.value).node
+    lw.emit(P.expr_stmt(P.call("tl.device_print", P.const((s.msg or "") + " "), value)))

@@ -1,0 +1,362 @@
+"""TileIR: the typed program tile2triton lowers.  Every node keeps the user's source location.
+
+Expressions are small immutable trees; statements hold lists of statements.  Buffers are
+identified by object identity (two buffers may share a name in different scopes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .language.dtypes import DType
+
+
+@dataclass(frozen=True)
+class Loc:
+    file: str
+    line: int
+    col: int = 0
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+UNKNOWN_LOC = Loc("<unknown>", 0)
+
+
+# ----------------------------------------------------------------------------- buffers, vars
+GLOBAL, SHARED, FRAGMENT, LOCAL, VAR = "global", "shared", "fragment", "local", "var"
+
+
+@dataclass(eq=False)
+class Buffer:
+    name: str
+    scope: str
+    shape: tuple  # ints, or Expr for dynamic global dims
+    dtype: DType
+    loc: Loc = UNKNOWN_LOC
+    strides: tuple | None = None  # global buffers: ints or Expr
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name}, {self.scope}, {self.shape}, {self.dtype.name})"
+
+
+@dataclass(eq=False)
+class Var:
+    """A scalar name: block index, loop variable, let-bound value, size or scalar parameter."""
+
+    name: str
+    dtype: DType
+    kind: str  # "block", "thread", "loop", "lane", "let", "size", "param"
+
+    def __repr__(self) -> str:
+        return f"Var({self.name})"
+
+
+# ----------------------------------------------------------------------------- expressions
+class Expr:
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class Const(Expr):
+    value: object
+    dtype: DType
+    weak: bool = False  # a bare Python literal: adopts the other operand's dtype
+
+
+@dataclass(frozen=True, eq=False)
+class VarRef(Expr):
+    var: Var
+
+    @property
+    def dtype(self) -> DType:
+        return self.var.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Load(Expr):
+    buffer: Buffer
+    indices: tuple
+    loc: Loc = UNKNOWN_LOC
+
+    @property
+    def dtype(self) -> DType:
+        return self.buffer.dtype
+
+
+@dataclass(frozen=True, eq=False)
+class BinOp(Expr):
+    op: str  # + - * / // % ** & | ^ << >> and or
+    lhs: Expr
+    rhs: Expr
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class Compare(Expr):
+    op: str  # < <= > >= == !=
+    lhs: Expr
+    rhs: Expr
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class UnaryOp(Expr):
+    op: str  # - not ~
+    operand: Expr
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    """An element-wise intrinsic (exp, max, floor, ...)."""
+
+    fn: str
+    args: tuple
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class Cast(Expr):
+    value: Expr
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class Select(Expr):
+    cond: Expr
+    true_value: Expr
+    false_value: Expr
+    dtype: DType
+
+
+# ----------------------------------------------------------------------------- tile operands
+@dataclass(frozen=True, eq=False)
+class Region:
+    """``buffer[starts : starts + extents]`` as a tile-op operand (extents are static ints or Expr)."""
+
+    buffer: Buffer
+    starts: tuple
+    extents: tuple
+
+    def is_whole(self) -> bool:
+        return all(isinstance(s, Const) and s.value == 0 for s in self.starts) and tuple(self.extents) == tuple(
+            self.buffer.shape
+        )
+
+
+# ----------------------------------------------------------------------------- statements
+@dataclass(eq=False)
+class Stmt:
+    loc: Loc
+
+
+@dataclass(eq=False)
+class Alloc(Stmt):
+    buffer: Buffer
+    init: Expr | None = None  # alloc_var's initial value
+
+
+@dataclass(eq=False)
+class Let(Stmt):
+    """``name = value``: binds (or, for a name bound before, rebinds) a scalar."""
+
+    var: Var
+    value: Expr
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    buffer: Buffer
+    indices: tuple
+    value: Expr
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    kind: str  # serial, unroll, pipelined, vectorized
+    body: list
+    num_stages: int | None = None
+
+
+@dataclass(eq=False)
+class Parallel(Stmt):
+    vars: list
+    extents: list  # static ints
+    body: list
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then_body: list
+    else_body: list
+
+
+@dataclass(eq=False)
+class Copy(Stmt):
+    src: object  # Region, or Expr for a scalar copy
+    dst: object
+
+
+@dataclass(eq=False)
+class Fill(Stmt):
+    dst: Region
+    value: Expr
+
+
+@dataclass(eq=False)
+class Gemm(Stmt):
+    a: Region
+    b: Region
+    c: Region
+    trans_a: bool
+    trans_b: bool
+    clear_accum: Expr  # Const(False) unless given
+
+
+@dataclass(eq=False)
+class Reduce(Stmt):
+    kind: str  # sum, max, min, abssum, absmax
+    src: Region
+    dst: Region
+    dim: int
+    clear: bool
+
+
+@dataclass(eq=False)
+class Cumsum(Stmt):
+    src: Region
+    dst: Region
+    dim: int
+    reverse: bool
+
+
+@dataclass(eq=False)
+class Atomic(Stmt):
+    kind: str  # add, max, min
+    dst: object  # Region (tile form) or Load (element form)
+    value: object  # Region or Expr
+
+
+@dataclass(eq=False)
+class Barrier(Stmt):
+    """T.sync_threads()."""
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    value: Expr | None
+    msg: str
+
+
+@dataclass(eq=False)
+class Kernel(Stmt):
+    name: str
+    grid: list  # Expr per axis
+    threads: int
+    block_vars: list
+    body: list
+    thread_vars: list = field(default_factory=list)  # thread view: tx, ty, tz bound in the body
+
+
+@dataclass(eq=False)
+class PrimFunc:
+    name: str
+    params: list  # Buffer (global) or Var (scalar / size)
+    kernels: list  # Kernel, in launch order
+    out_idx: list  # indices into params of outputs allocated by the runtime
+    sizes: list  # Var of dynamic sizes, bound from tensor shapes at call time
+    loc: Loc = UNKNOWN_LOC
+    constants: dict = field(default_factory=dict)  # name -> int/float bound at compile time
+
+
+def walk(stmts):
+    """Yield every statement, depth first, in program order."""
+    for s in stmts:
+        yield s
+        for attr in ("body", "then_body", "else_body"):
+            child = getattr(s, attr, None)
+            if child:
+                yield from walk(child)
+
+
+def child_exprs(e):
+    """The direct sub-expressions of an expression."""
+    if isinstance(e, ir_Load):
+        return e.indices
+    if isinstance(e, (BinOp, Compare)):
+        return (e.lhs, e.rhs)
+    if isinstance(e, (UnaryOp,)):
+        return (e.operand,)
+    if isinstance(e, Cast):
+        return (e.value,)
+    if isinstance(e, Call):
+        return e.args
+    if isinstance(e, Select):
+        return (e.cond, e.true_value, e.false_value)
+    return ()
+
+
+ir_Load = Load
+
+
+def iter_expr_tree(e):
+    yield e
+    for c in child_exprs(e):
+        yield from iter_expr_tree(c)
+
+
+def region_exprs(r):
+    if isinstance(r, Region):
+        return list(r.starts) + [x for x in r.extents if isinstance(x, Expr)]
+    if isinstance(r, Expr):
+        return [r]
+    return []
+
+
+def stmt_exprs(s):
+    """Expressions a statement evaluates itself (not those of nested statements)."""
+    if isinstance(s, Let):
+        return [s.value]
+    if isinstance(s, Store):
+        return list(s.indices) + [s.value]
+    if isinstance(s, Alloc):
+        return [s.init] if s.init is not None else []
+    if isinstance(s, For):
+        return [s.start, s.stop, s.step]
+    if isinstance(s, If):
+        return [s.cond]
+    if isinstance(s, Copy):
+        return region_exprs(s.src) + region_exprs(s.dst)
+    if isinstance(s, Fill):
+        return region_exprs(s.dst) + [s.value]
+    if isinstance(s, Gemm):
+        return region_exprs(s.a) + region_exprs(s.b) + region_exprs(s.c) + [s.clear_accum]
+    if isinstance(s, (Reduce, Cumsum)):
+        return region_exprs(s.src) + region_exprs(s.dst)
+    if isinstance(s, Atomic):
+        return region_exprs(s.dst) + region_exprs(s.value)
+    if isinstance(s, Print):
+        return [s.value] if isinstance(s.value, Expr) else []
+    if isinstance(s, Kernel):
+        return list(s.grid)
+    return []
+
+
+def loads_in(s):
+    """Every Load a statement's own expressions perform."""
+    for e in stmt_exprs(s):
+        for sub in iter_expr_tree(e):
+            if isinstance(sub, Load):
+                yield sub

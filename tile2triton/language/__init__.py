@@ -1,0 +1,455 @@
+"""The ``T`` namespace: ``import tile2triton.language as T`` in place of ``tilelang.language``.
+
+Kernel bodies are never executed as Python: tile2triton reads their source and lowers it.
+The functions here carry TileLang's signatures (the binder uses them to normalise arguments)
+and a ``__t2t__`` tag naming the primitive.  Called outside a kernel they raise, except the
+few that TileLang also lets host code use on plain numbers (``T.ceildiv``, ``T.max``, ...).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from .dtypes import DType, DTYPES, TypedLiteral, lookup_dtype, to_dtype
+from .proxy import Buffer, StridedTensor, Tensor, TensorType
+
+# dtype objects: T.float16, T.float32, T.float, ...
+for _name, _dt in DTYPES.items():
+    globals()[_name] = _dt
+float = DTYPES["float32"]  # noqa: A001  (TileLang exports T.float)
+half = DTYPES["float16"]
+double = DTYPES["float64"]
+int = DTYPES["int32"]  # noqa: A001
+dtype = to_dtype
+
+
+class KernelOnlyError(RuntimeError):
+    pass
+
+
+def _kernel_only(name: str):
+    def mark(fn):
+        fn.__t2t__ = name
+
+        def outside(*args, **kwargs):
+            raise KernelOnlyError(f"T.{name} can only be used inside a @T.prim_func or @tilelang.jit kernel body")
+
+        outside.__t2t__ = name
+        outside.__signature_source__ = fn
+        outside.__name__ = fn.__name__
+        outside.__doc__ = fn.__doc__
+        outside.__wrapped__ = fn
+        return outside
+
+    return mark
+
+
+def _host_ok(name: str):
+    """Primitives that also work on plain Python numbers in host code."""
+
+    def mark(fn):
+        fn.__t2t__ = name
+        return fn
+
+    return mark
+
+
+# --- kernel launch, threads ---------------------------------------------------------------
+@_kernel_only("Kernel")
+def Kernel(*blocks, threads=None, prelude=None, is_cpu=False):  # noqa: N802
+    """Open one device kernel with grid ``blocks``; ``as bx`` / ``as (bx, by, bz)``."""
+
+
+@_kernel_only("get_thread_binding")
+def get_thread_binding(dim=0):
+    """threadIdx of the current kernel (thread view)."""
+
+
+@_kernel_only("get_thread_bindings")
+def get_thread_bindings():
+    """[tx, ty, tz] of the current kernel."""
+
+
+@_kernel_only("get_block_binding")
+def get_block_binding(dim=0):
+    """blockIdx of the current kernel."""
+
+
+@_kernel_only("sync_threads")
+def sync_threads(barrier_id=None, arrive_count=None):
+    """__syncthreads(): order shared-memory writes before reads by other threads."""
+
+
+# --- allocation -----------------------------------------------------------------------------
+@_kernel_only("alloc_shared")
+def alloc_shared(shape, dtype, scope="shared.dyn"):
+    """A block-shared tile."""
+
+
+@_kernel_only("alloc_fragment")
+def alloc_fragment(shape, dtype, scope="local.fragment"):
+    """A block-level register tile."""
+
+
+@_kernel_only("alloc_local")
+def alloc_local(shape, dtype, scope="local"):
+    """A per-thread (per-iteration inside T.Parallel) private array."""
+
+
+@_kernel_only("alloc_var")
+def alloc_var(dtype, init=None, scope="local.var"):
+    """A mutable per-thread scalar."""
+
+
+@_kernel_only("empty")
+def empty(shape, dtype="float32"):
+    """Eager style: declare an output tensor, allocated by the runtime and returned."""
+
+
+# --- loops ------------------------------------------------------------------------------------
+@_kernel_only("Parallel")
+def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None, annotations=None):  # noqa: N802
+    """Independent element-wise iterations over the whole block."""
+
+
+@_kernel_only("serial")
+def serial(start, stop=None, step=None, *, annotations=None):
+    """A sequential loop."""
+
+
+@_kernel_only("unroll")
+def unroll(start, stop=None, step=None, *, explicit=False, unroll_factor=None, annotations=None):
+    """A sequential loop, unrolled."""
+
+
+@_kernel_only("vectorized")
+def vectorized(start, stop=None, *, annotations=None):
+    """A per-thread vector loop (semantically sequential)."""
+
+
+@_kernel_only("Pipelined")
+def Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None, group=None, annotations=None):  # noqa: N802
+    """A sequential loop whose copies and compute Triton software-pipelines (``num_stages``)."""
+
+
+Serial = serial
+Unroll = unroll
+Vectorized = vectorized
+
+
+# --- tile operations ------------------------------------------------------------------------
+@_kernel_only("copy")
+def copy(src, dst, *, coalesced_width=None, disable_tma=False, eviction_policy=None, prefer_instruction=None, annotations=None, loop_layout=None):
+    """Copy a region between any two scopes, casting to dst's dtype, masking out-of-bounds."""
+
+
+@_kernel_only("fill")
+def fill(buffer, value, annotations=None):
+    """Set a buffer or region to ``value``."""
+
+
+@_kernel_only("clear")
+def clear(buffer, annotations=None):
+    """``T.fill(buffer, 0)``."""
+
+
+@_kernel_only("gemm")
+def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum=False, k_pack=1, wg_wait=0, mbar=None, annotations=None):  # noqa: N803
+    """``C (+)= op(A) @ op(B)``, accumulating in C's dtype."""
+
+
+@_kernel_only("reduce")
+def reduce(buffer, out, reduce_type, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    """Reduce ``buffer`` along ``dim`` into ``out``."""
+
+
+@_kernel_only("reduce_sum")
+def reduce_sum(buffer, out, dim=-1, clear=True, batch=1, annotations=None):
+    """Sum along ``dim``; ``clear=False`` adds to the old ``out``."""
+
+
+@_kernel_only("reduce_max")
+def reduce_max(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    """Max along ``dim``; ``clear=False`` combines with the old ``out``."""
+
+
+@_kernel_only("reduce_min")
+def reduce_min(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    """Min along ``dim``."""
+
+
+@_kernel_only("reduce_absmax")
+def reduce_absmax(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    """Max of absolute values along ``dim``."""
+
+
+@_kernel_only("reduce_abssum")
+def reduce_abssum(buffer, out, dim=-1, batch=1, annotations=None):
+    """Sum of absolute values along ``dim`` (always clears)."""
+
+
+@_kernel_only("cumsum")
+def cumsum(src, dst=None, dim=0, reverse=False, annotations=None):
+    """Inclusive prefix sum along ``dim``."""
+
+
+@_kernel_only("atomic_add")
+def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False, annotations=None):
+    """Atomic ``dst += value`` (element or tile form)."""
+
+
+@_kernel_only("atomic_max")
+def atomic_max(dst, value, memory_order=None, return_prev=False, annotations=None):
+    """Atomic ``dst = max(dst, value)``."""
+
+
+@_kernel_only("atomic_min")
+def atomic_min(dst, value, memory_order=None, return_prev=False, annotations=None):
+    """Atomic ``dst = min(dst, value)``."""
+
+
+# --- annotations with no effect on results ----------------------------------------------------
+@_kernel_only("use_swizzle")
+def use_swizzle(panel_size, order="row", enable=True):
+    """Block rasterization; a bijection on the grid, so results do not change."""
+
+
+@_kernel_only("annotate_layout")
+def annotate_layout(layout_map):
+    """Shared/fragment layout hint; no effect on results."""
+
+
+@_kernel_only("no_set_max_nreg")
+def no_set_max_nreg():
+    """Register-allocation hint; no effect on results."""
+
+
+# --- element-wise math ------------------------------------------------------------------------
+def _unary(name: str, host=None):
+    def fn(x):
+        if host is not None and isinstance(x, (builtins.int, builtins.float)):
+            return host(x)
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name}."
+    return fn
+
+
+_UNARY_HOST = {
+    "exp": math.exp,
+    "exp2": lambda x: 2.0**x,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
+    "log1p": math.log1p,
+    "sqrt": math.sqrt,
+    "rsqrt": lambda x: 1.0 / math.sqrt(x),
+    "abs": builtins.abs,
+    "tanh": math.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "erf": math.erf,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": builtins.round,
+    "nearbyint": builtins.round,
+    "trunc": math.trunc,
+    "isnan": math.isnan,
+    "isinf": math.isinf,
+    "isfinite": math.isfinite,
+}
+for _name, _host in _UNARY_HOST.items():
+    globals()[_name] = _unary(_name, _host)
+for _name in ("__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan"):
+    globals()[_name] = _unary(_name)
+
+
+@_host_ok("max")
+def max(a, b):  # noqa: A001
+    """Binary maximum."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return builtins.max(a, b)
+    raise KernelOnlyError("T.max can only be used inside a kernel body")
+
+
+@_host_ok("min")
+def min(a, b):  # noqa: A001
+    """Binary minimum."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return builtins.min(a, b)
+    raise KernelOnlyError("T.min can only be used inside a kernel body")
+
+
+@_host_ok("pow")
+def pow(a, b):  # noqa: A001
+    """``a ** b``."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return a**b
+    raise KernelOnlyError("T.pow can only be used inside a kernel body")
+
+
+@_host_ok("ceildiv")
+def ceildiv(a, b):
+    """Integer ceil division (host ints too)."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return -(-a // b)
+    raise KernelOnlyError("T.ceildiv on kernel values can only be used inside a kernel body")
+
+
+cdiv = ceildiv
+
+
+@_host_ok("floordiv")
+def floordiv(a, b):
+    """Floor division."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return a // b
+    raise KernelOnlyError("T.floordiv can only be used inside a kernel body")
+
+
+@_host_ok("floormod")
+def floormod(a, b):
+    """Floor modulo."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return a % b
+    raise KernelOnlyError("T.floormod can only be used inside a kernel body")
+
+
+@_kernel_only("truncdiv")
+def truncdiv(a, b):
+    """Division rounding toward zero."""
+
+
+@_kernel_only("truncmod")
+def truncmod(a, b):
+    """Remainder with the dividend's sign."""
+
+
+@_kernel_only("fmod")
+def fmod(a, b):
+    """Float remainder with the dividend's sign."""
+
+
+@_kernel_only("atan2")
+def atan2(a, b):
+    """Element-wise atan2."""
+
+
+@_kernel_only("if_then_else")
+def if_then_else(cond, true_value, false_value):
+    """Select; only the taken side's memory access happens."""
+
+
+Select = if_then_else
+
+
+@_kernel_only("clamp")
+def clamp(x, lo, hi):
+    """``min(max(x, lo), hi)``."""
+
+
+@_kernel_only("cast")
+def cast(value, dtype, round="", sat=True, rbits=None):  # noqa: A002
+    """Convert ``value`` to ``dtype``."""
+
+
+@_kernel_only("Cast")
+def Cast(dtype, value):  # noqa: N802
+    """TVM's ``Cast(dtype, value)`` (dtype first)."""
+
+
+@_kernel_only("reinterpret")
+def reinterpret(value, dtype):
+    """Bit cast."""
+
+
+@_host_ok("infinity")
+def infinity(dtype):
+    """+inf of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), builtins.float("inf"))
+
+
+@_host_ok("max_value")
+def max_value(dtype):
+    """Largest finite value of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), "max")
+
+
+@_host_ok("min_value")
+def min_value(dtype):
+    """Smallest finite value of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), "min")
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+
+    def _binary(a, b, _n=_name):
+        raise KernelOnlyError(f"T.{_n} can only be used inside a kernel body")
+
+    _binary.__name__ = _name
+    _binary.__t2t__ = _name
+    globals()[_name] = _binary
+
+
+@_kernel_only("bitwise_not")
+def bitwise_not(x):
+    """``~x``."""
+
+
+@_kernel_only("print")
+def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
+    """Device print."""
+
+
+# --- function definition -----------------------------------------------------------------------
+def prim_func(func=None, *, eager_jit=False):
+    """Mark a kernel function; tile2triton reads its source when it is compiled."""
+    from ..frontend.source import KernelSource
+
+    if func is None:
+        return lambda f: KernelSource.from_function(f)
+    return KernelSource.from_function(func)
+
+
+def macro(func=None):
+    """A helper inlined at each call inside a kernel body."""
+    from ..frontend.source import MacroSource
+
+    if func is None:
+        return lambda f: MacroSource.from_function(f)
+    return MacroSource.from_function(func)
+
+
+class Dynamic:
+    """A symbolic size bound at call time from tensor shapes (one kernel serves every size)."""
+
+    def __init__(self, name: str, dtype="int32"):
+        self.name = name
+        self.dtype = to_dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"T.dynamic({self.name!r})"
+
+
+def dynamic(name: str, dtype="int32"):
+    """``T.dynamic("N")`` or ``T.dynamic("M, N")``."""
+    names = [n for n in name.replace(",", " ").split() if n]
+    if len(names) == 1:
+        return Dynamic(names[0], dtype)
+    return tuple(Dynamic(n, dtype) for n in names)
+
+
+symbolic = dynamic
+
+
+@_kernel_only("const")
+def const(name, dtype="int32"):
+    """Eager style: a compile-time constant bound from tensor shapes or keyword arguments."""
+
+
+__all__ = [n for n in globals() if not n.startswith("_")]

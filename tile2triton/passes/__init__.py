@@ -1,0 +1,1 @@
+"""Checks and rewrites on TileIR, run between bind and lower."""

@@ -1,0 +1,1 @@
+"""Run: the generated-source cache, the compiled-kernel object and its launcher."""

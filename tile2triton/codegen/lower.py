@@ -348,8 +348,9 @@ class KernelLowerer:
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)
         # select fixed positions, last dim first so earlier dim numbers stay valid
+        has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
         for d in reversed(range(len(kinds))):
-            if kinds[d][0] == "at" and storage_rank > 0:
+            if kinds[d][0] == "at" and has_local_dims:
                 value = self.select_at(value, lead + d, storage_rank, kinds[d][1], rb.shape[lead + d])
                 storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
@@ -374,8 +375,14 @@ class KernelLowerer:
 
     def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
         rb = self.reg(buf)
-        if not rb.shape:  # one-element buffer: a scalar (per iteration for lane-private ones)
-            self.assign_whole(rb, value, self.lane_mask(value.axes | self.cond_axes()) if self.conds else None)
+        lead = rb.lanes.rank if rb.lanes is not None else 0
+        if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
+            if rb.lanes is None and (value.axes or self.cond_axes()):
+                raise self.error(
+                    f"different T.Parallel iterations write the one element of '{buf.name}'; "
+                    "allocate it inside the T.Parallel body or give it the loop's shape"
+                )
+            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.conds else None)
             return
         kinds = self.classify(rb, indices)
         lead = rb.lanes.rank if rb.lanes is not None else 0

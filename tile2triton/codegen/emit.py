@@ -13,6 +13,15 @@ from . import pyast as P
 from .lower import KernelLowerer, LoweringOptions, Names, Tile, INT32
 
 HELPERS = {
+    "_round_to_bf16": '''
+@triton.jit
+def _round_to_bf16(x):
+    # bf16 values are kept in fp32 under the interpreter, whose own fp32 -> bf16 truncates:
+    # round to nearest even here, so the store's conversion is exact
+    bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.to(tl.float32, bitcast=True)
+''',
     "_floordiv": '''
 @triton.jit
 def _floordiv(a, b):

@@ -6,7 +6,7 @@ import math
 
 from .. import ir
 from . import pyast as P
-from .lower import FLOAT32, BOOL, Tile
+from .lower import BOOL, FLOAT32, Tile, convert
 
 LOG10_E = 1.0 / math.log(10.0)
 
@@ -79,13 +79,13 @@ def _weak(t: Tile) -> bool:
 def _math_operand(lw, x: Tile, dtype):
     """Triton's transcendental functions want fp32/fp64: compute half types in fp32."""
     if x.dtype.bits < 32 and x.dtype.is_float and lw.storage_dtype(x.dtype) != FLOAT32:
-        return P.to(x.node, FLOAT32)
+        return convert(x.node, FLOAT32, x.axes)
     return x.node
 
 
 def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:
     if e.dtype.is_float and e.dtype.bits < 32 and lw.storage_dtype(e.dtype) != FLOAT32:
-        return Tile(P.to(out, e.dtype), e.dtype, axes)
+        return Tile(convert(out, e.dtype, axes), e.dtype, axes)
     return Tile(out, e.dtype, axes)
 
 

@@ -160,19 +160,21 @@ class KernelLowerer:
         return dt
 
     def cast(self, t: Tile, dt: DType) -> Tile:
+        """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
+        if t.dtype == dt:
+            return t
+        if _is_literal(t):
+            value = _literal(t.node)
+            if dt.is_float or (dt.is_int and isinstance(value, int)):
+                return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
+            return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)
+        if self.options.interpret and dt.name == "bfloat16":
+            self.helpers.add("_round_to_bf16")
+            return Tile(P.call("_round_to_bf16", t.node), dt, t.axes)
         want = self.storage_dtype(dt)
-        have = self.storage_dtype(t.dtype)
-        if isinstance(t.node, ast.Constant) or (isinstance(t.node, ast.UnaryOp) and isinstance(t.node.operand, ast.Constant)):
-            if dt.is_float or dt == t.dtype or (dt.is_int and isinstance(_literal(t.node), int)):
-                return Tile(t.node, dt, t.axes)
-            return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(want)), dt, t.axes)
-        if have == want:
-            if want != dt and dt != t.dtype:  # round through bf16 so the value is a bf16 value
-                return Tile(P.to(P.to(t.node, dt), want), dt, t.axes)
+        if self.storage_dtype(t.dtype) == want:
             return Tile(t.node, dt, t.axes)
-        if want != dt:
-            return Tile(P.to(P.to(t.node, dt), want), dt, t.axes)
-        return Tile(P.to(t.node, dt), dt, t.axes)
+        return Tile(convert(t.node, want, t.axes), dt, t.axes)
 
     # ------------------------------------------------------------------ lane spaces
     def lane_mask(self, axes) -> ast.expr | None:
@@ -289,10 +291,10 @@ class KernelLowerer:
         kwargs = {}
         if mask is not None:
             kwargs = {"mask": mask, "other": P.const(0)}
-        value = Tile(P.call("tl.load", ptr, **kwargs), buf.dtype, axes)
+        node = P.call("tl.load", ptr, **kwargs)
         if self.storage_dtype(buf.dtype) != buf.dtype:
-            value = Tile(P.to(value.node, self.storage_dtype(buf.dtype)), buf.dtype, axes)
-        return value
+            node = P.to(node, self.storage_dtype(buf.dtype))
+        return Tile(node, buf.dtype, axes)
 
     def named_offsets(self, buf: ir.Buffer, offs: ast.expr) -> ast.expr:
         ptr = P.name(self.pointer(buf))
@@ -308,8 +310,7 @@ class KernelLowerer:
             # several iterations write one element (TileLang leaves the winner unspecified)
             offs = P.binop("+", offs, P.call("tl.zeros_like", P.to(value.node, INT32)))
         ptr = self.named_offsets(buf, offs)
-        stored = self.cast(value, buf.dtype) if self.storage_dtype(buf.dtype) != buf.dtype else value
-        node = stored.node if self.storage_dtype(buf.dtype) == buf.dtype else P.to(value.node, buf.dtype)
+        node = self.cast(value, buf.dtype).node
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 
@@ -393,7 +394,7 @@ class KernelLowerer:
         if rb.lanes is not None:
             node, mask = value.node, conds
             pattern = [True] * lead + [False] * (rank - lead)
-            node = P.subscript_none(_bcast(node, value.axes, lead), pattern) if rank > lead else node
+            node = P.subscript_none(node, pattern) if rank > lead else node
             if mask is not None:
                 mask = P.subscript_none(mask, pattern) if rank > lead else mask
         else:
@@ -449,8 +450,9 @@ class KernelLowerer:
         self.assign_to(rb.name, node)
 
 
-def _bcast(node, axes, lead):
-    return node
+def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
+    """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
+    return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:

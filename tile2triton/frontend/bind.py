@@ -659,12 +659,19 @@ class Binder:
             return ir.Cast(as_expr(args[0]), FLOAT32 if fn is builtins.float else INT32)
         if fn is builtins.abs and args and not is_python_value(args[0]):
             return RULES["abs"](self, node, {"x": args[0]})
-        if all(is_python_value(a) for a in list(args) + list(kwargs.values())) and callable(fn):
-            try:
-                return fn(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001
+        if not callable(fn):
+            raise self.error(f"{fn!r} is not callable", node)
+        # plain Python (helpers computing constants, layout annotations) runs at compile time
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            if all(is_python_value(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(f"calling {getattr(fn, '__name__', fn)!r} at compile time failed: {exc}", node) from None
-        raise self.error(f"cannot call {getattr(fn, '__name__', fn)!r} on kernel values inside a kernel", node)
+            raise self.error(
+                f"cannot call {getattr(fn, '__name__', fn)!r} on kernel values inside a kernel "
+                "(use a @T.macro for reusable kernel code)",
+                node,
+            ) from None
 
     def call_args(self, fn, node: ast.Call) -> dict:
         args = [self.expr(a) for a in node.args]

@@ -1,0 +1,384 @@
+"""The ``tile2triton`` command: show generated Triton source, run unmodified TileLang scripts.
+
+Exit codes: 0 success; 1 the kernel or the script failed (a compile error is printed with the
+user's file, line and a caret); 2 a usage error (bad path, bad ``--arg``, unknown kernel name),
+reported as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.abc
+import importlib.util
+import inspect
+import os
+import runpy
+import sys
+import traceback
+
+EPILOG = """\
+examples:
+  tile2triton show examples/matmul.py                       list the kernels in a file
+  tile2triton show examples/matmul.py::matmul --arg M=256 --arg N=256 --arg K=128 \\
+      --arg block_M=64 --arg block_N=64 --arg block_K=32   print the generated Triton source
+  tile2triton show kern.py::add --interpret                 the variant the CPU interpreter runs
+  tile2triton show kern.py::add --arg M=1024 | less         piped output is never colored
+  tile2triton run my_tilelang_script.py --size 1024         run a TileLang script unmodified
+                                                            ('import tilelang' gets tile2triton)
+  python -m tile2triton ...                                 same as the tile2triton command
+
+exit codes: 0 ok, 1 the kernel or script failed, 2 usage error (bad path, name or --arg)
+"""
+
+
+class UsageError(Exception):
+    """A mistake in the command line: one line on stderr, exit code 2."""
+
+
+# ----------------------------------------------------------------------------- tilelang aliasing
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        # importlib re-reads sys.modules after exec_module, so the real module replaces the stub
+        sys.modules[module.__name__] = importlib.import_module(self.target)
+
+
+class TileLangAliasFinder(importlib.abc.MetaPathFinder):
+    """Resolves ``tilelang`` and ``tilelang.X.Y`` to ``tile2triton`` and ``tile2triton.X.Y``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tilelang" and not fullname.startswith("tilelang."):
+            return None
+        real = "tile2triton" + fullname[len("tilelang") :]
+        try:
+            found = importlib.util.find_spec(real)
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            raise ModuleNotFoundError(
+                f"No module named '{fullname}': tile2triton does not provide {fullname} "
+                f"(running with 'tilelang' resolved to tile2triton)",
+                name=fullname,
+            )
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real), is_package=found.submodule_search_locations is not None)
+
+
+def install_tilelang_alias() -> None:
+    """Make ``import tilelang`` / ``import tilelang.language as T`` / ``tilelang.testing`` import tile2triton."""
+    import tile2triton
+    import tile2triton.language
+
+    for name in [n for n in sys.modules if n == "tilelang" or n.startswith("tilelang.")]:
+        del sys.modules[name]
+    sys.modules["tilelang"] = tile2triton
+    sys.modules["tilelang.language"] = tile2triton.language
+    if not any(isinstance(f, TileLangAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, TileLangAliasFinder())
+
+
+# ----------------------------------------------------------------------------- loading user files
+def _split_target(target: str) -> tuple[str, str | None]:
+    path, sep, name = target.partition("::")
+    return path, (name or None) if sep else None
+
+
+def load_user_module(path: str):
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+    if os.path.isdir(path) or not path.endswith(".py"):
+        raise UsageError(f"expected a Python file (FILE.py), got {path}")
+    install_tilelang_alias()
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    modname = "_t2t_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_").replace(".", "_")
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        if "tile2triton.eager" in str(exc) or getattr(exc, "name", None) == "tile2triton.eager":
+            raise UsageError(
+                f"{path} defines an eager-style kernel (no inner @T.prim_func), which this tile2triton build "
+                "does not support yet (tile2triton.eager is missing)"
+            ) from None
+        raise _UserCodeError(path, exc) from exc
+    except SyntaxError as exc:
+        raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing
+        from .errors import Tile2TritonError
+
+        if isinstance(exc, Tile2TritonError):
+            raise
+        raise _UserCodeError(path, exc) from exc
+    return module
+
+
+class _UserCodeError(Exception):
+    def __init__(self, path, exc):
+        self.path = path
+        self.exc = exc
+        where = ""
+        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+            if os.path.abspath(frame.filename) == os.path.abspath(path):
+                where = f"{_short(frame.filename)}:{frame.lineno}: "
+                break
+        super().__init__(f"{where}{type(exc).__name__}: {exc}")
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def find_kernels(module) -> dict:
+    """Kernels defined at the top level of a user module: @tilelang.jit objects and @T.prim_funcs."""
+    from .frontend.source import KernelSource
+    from .jit import JITImpl
+    from .runtime.kernel import JITKernel
+
+    found = {}
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, (JITImpl, KernelSource, JITKernel)):
+            found[name] = value
+    return found
+
+
+def _describe(name, value) -> str:
+    from .frontend.source import KernelSource
+    from .jit import JITImpl
+
+    if isinstance(value, JITImpl):
+        sig = inspect.signature(value.func)
+        kind = "lazy factory" if value.lazy else "eager kernel"
+        line = value.func.__code__.co_firstlineno
+        return f"{name}{sig}  [{kind}, line {line}]"
+    if isinstance(value, KernelSource):
+        return f"{name}  [@T.prim_func, line {value.tree.lineno}]"
+    return f"{name}  [compiled kernel]"
+
+
+def parse_args_list(items) -> dict:
+    values = {}
+    for item in items or []:
+        for part in _split_assignments(item):
+            key, sep, text = part.partition("=")
+            key = key.strip()
+            if not sep or not key.isidentifier():
+                raise UsageError(f"--arg expects NAME=VALUE (e.g. --arg M=1024), got {part!r}")
+            try:
+                value = ast.literal_eval(text.strip())
+            except (ValueError, SyntaxError):
+                value = text.strip()  # a bare word: a string such as a dtype name
+            values[key] = value
+    return values
+
+
+def _split_assignments(item: str) -> list[str]:
+    # "M=1,N=2" is accepted as two assignments, but "shape=(1, 2)" stays one
+    parts, depth, cur = [], 0, ""
+    for ch in item:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0 and "=" in cur:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+def compile_named(value, name: str, args: dict, out_idx=None):
+    """Turn a found kernel object plus --arg values into a JITKernel."""
+    from .compiler import compile as compile_prim
+    from .frontend.source import KernelSource
+    from .jit import JITImpl
+
+    if isinstance(value, JITImpl):
+        sig = inspect.signature(value.func)
+        try:
+            sig.bind(**args)
+        except TypeError as exc:
+            raise UsageError(f"{name}{sig}: {exc}; pass factory arguments as --arg NAME=VALUE") from None
+        if not value.lazy:
+            return value.compile(**args)
+        return value.compile(**args)
+    if isinstance(value, KernelSource):
+        if args:
+            raise UsageError(f"{name} is a @T.prim_func with no factory arguments; --arg is not accepted")
+        return compile_prim(value, out_idx)
+    return value
+
+
+# ----------------------------------------------------------------------------- output
+def highlight(source: str, color: str, stream) -> str:
+    if color == "never" or (color == "auto" and (not _isatty(stream) or os.environ.get("NO_COLOR"))):
+        return source
+    try:
+        from pygments import highlight as _hl
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return source
+    return _hl(source, PythonLexer(), TerminalFormatter())
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# ----------------------------------------------------------------------------- commands
+def cmd_show(ns) -> int:
+    path, name = _split_target(ns.target)
+    args = parse_args_list(ns.arg)
+    module = load_user_module(path)
+    kernels = find_kernels(module)
+    if name is None:
+        if not kernels:
+            print(f"{path}: no kernels found (looked for @tilelang.jit functions and @T.prim_funcs)", file=sys.stderr)
+            return 1
+        print(f"kernels in {path}:")
+        for n, v in kernels.items():
+            print("  " + _describe(n, v))
+        print(f"show one with: tile2triton show {path}::NAME --arg PARAM=VALUE ...")
+        return 0
+    if name not in kernels:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(kernels), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else (f"; kernels: {', '.join(kernels)}" if kernels else "")
+        raise UsageError(f"{path} has no kernel named '{name}'{hint}")
+    out_idx = parse_out_idx(ns.out_idx)
+    kernel = compile_named(kernels[name], name, args, out_idx)
+    interpret = ns.interpret
+    source = kernel.lowered(interpret).source
+    sys.stdout.write(highlight(source, ns.color, sys.stdout))
+    return 0
+
+
+def parse_out_idx(text):
+    if text is None:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise UsageError(f"--out-idx expects an int or a list of ints, got {text!r}") from None
+    return value
+
+
+def cmd_run(ns) -> int:
+    script = ns.script
+    if not os.path.exists(script):
+        raise UsageError(f"no such file: {script}")
+    if os.path.isdir(script):
+        raise UsageError(f"expected a Python script, got a directory: {script}")
+    install_tilelang_alias()
+    script = os.path.abspath(script)
+    sys.argv = [script, *ns.args]
+    sys.path.insert(0, os.path.dirname(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tile2triton",
+        description="TileLang -> Triton: print the Triton source generated for a TileLang kernel, "
+        "or run an unmodified TileLang script on Triton.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    show = sub.add_parser(
+        "show",
+        help="print the generated Triton source of a kernel (or list a file's kernels)",
+        description="Print the Triton source generated for FILE.py::NAME. Without ::NAME, list the kernels in FILE.py.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument("target", metavar="FILE.py[::NAME]")
+    show.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                      help="a factory argument (repeatable; values are Python literals, bare words are strings)")
+    show.add_argument("--interpret", action="store_true",
+                      help="show the variant generated for Triton's CPU interpreter instead of the GPU one")
+    show.add_argument("--out-idx", metavar="IDX", help="out_idx for a top-level @T.prim_func (e.g. -1 or [2])")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="syntax highlighting (auto: on a terminal, when pygments is installed)")
+    run = sub.add_parser(
+        "run",
+        help="run a TileLang script with 'tilelang' resolved to tile2triton",
+        description="Run SCRIPT.py as __main__ with 'import tilelang', 'import tilelang.language as T', "
+        "'tilelang.testing', ... resolved to tile2triton. ARGS are passed to the script as sys.argv[1:].",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("script", metavar="SCRIPT.py")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    pass
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        ns = _parse(parser, argv)
+    except UsageError as exc:
+        print(f"tile2triton: error: {exc}", file=sys.stderr)
+        return 2
+    if ns.command is None:
+        parser.print_help()
+        return 2
+    from .errors import Tile2TritonError
+
+    try:
+        return (cmd_show if ns.command == "show" else cmd_run)(ns)
+    except UsageError as exc:
+        print(f"tile2triton: error: {exc}", file=sys.stderr)
+        return 2
+    except Tile2TritonError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except _UserCodeError as exc:
+        print(f"tile2triton: error: importing {_short(exc.path)} failed: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+def _parse(parser, argv):
+    """argparse, but usage errors become one line instead of usage + message."""
+
+    def fail(message):
+        raise UsageError(message)
+
+    parser.error = fail
+    for action in parser._actions:  # noqa: SLF001 - subparsers need the same treatment
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sp in action.choices.values():
+                sp.error = fail
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -289,7 +289,7 @@ class _Block:
         """Gather ``buf[idx]``; elements outside the buffer read 0 (TileLang's safe value)."""
         st = self.storage(buf)
         full = self._full_indices(st, idx, rank)
-        shape = torch.broadcast_shapes(*[t.shape for t in full])
+        shape = _bshape(*[t.shape for t in full])
         inb = torch.ones(shape, dtype=torch.bool)
         clamped = []
         for k, t in enumerate(full):
@@ -312,22 +312,27 @@ class _Block:
         if mask is not None:
             mask = _lift(mask, rank)
             parts.append(mask.shape)
-        shape = torch.broadcast_shapes(*parts)
+        shape = _bshape(*parts)
         keep = torch.ones(shape, dtype=torch.bool)
         for k, t in enumerate(full):
             keep = keep & (t >= 0) & (t < st.tensor.shape[k])
         if mask is not None:
             keep = keep & mask
-        if not bool(keep.any()):
+        if bool(keep.all()):
+            sel = [t.expand(shape) for t in full]
+            vals = value.expand(shape)
+        elif not bool(keep.any()):
             return
-        sel = [t.expand(shape)[keep] for t in full]
-        vals = value.expand(shape)[keep]
+        else:
+            sel = [t.expand(shape)[keep] for t in full]
+            vals = value.expand(shape)[keep]
         if reduce is None:
             st.tensor.index_put_(tuple(sel), vals)
         else:
             lin = torch.zeros_like(sel[0]) if sel else torch.zeros((), dtype=torch.int64)
             for k, t in enumerate(sel):
                 lin = lin * st.tensor.shape[k] + t
+            lin, vals = lin.reshape(-1), vals.reshape(-1)
             flat = st.tensor.view(-1)
             mode = {"add": "sum", "max": "amax", "min": "amin"}[reduce]
             if flat.dtype in (torch.float16, torch.bfloat16) and mode == "sum":
@@ -393,8 +398,10 @@ class _Block:
             shape[rank0 + k] = n
             grids.append(torch.arange(n, dtype=torch.int64).reshape(shape))
         idx = [_lift(self.ev(s).to(torch.int64), r) + g for s, g in zip(region.starts, grids)]
-        v = self.load(region.buffer, idx, r)
-        return v.expand(tuple(v.shape[:rank0]) + tuple(ext)) if v.dim() == r else v.expand(tuple(ext)), idx, r
+        v = _lift(self.load(region.buffer, idx, r), r)
+        if v.dim() == 0:
+            v = v.reshape((1,) * r)
+        return v.expand(tuple(v.shape[:rank0]) + tuple(ext)), idx, r, ext
 
     # ------------------------------------------------------------------ statements
     def run(self, stmts: list) -> None:
@@ -485,13 +492,7 @@ class _Block:
         finally:
             del self.lanes[base:]
             del self.lane_kinds[base:]
-            # values bound inside the loop do not outlive it; private buffers die with it
-            self.env = {k: v for k, v in self.env.items() if k in saved_env} | {
-                k: v for k, v in saved_env.items() if k not in self.env
-            }
-            for k in list(saved_env):
-                if self.env[k] is not saved_env[k] and self.env[k].dim() > base:
-                    self.env[k] = saved_env[k]
+            self.env = saved_env  # values bound inside the loop do not outlive it
 
     def s_If(self, s: ir.If) -> None:
         c = self.ev(s.cond).to(torch.bool)
@@ -503,6 +504,7 @@ class _Block:
         if s.then_body and bool(then_mask.any()):
             self.mask = then_mask
             self.run(s.then_body)
+        self.mask = saved
         if s.else_body:
             else_mask = self.and_mask(torch.logical_not(c))
             if bool(else_mask.any()):
@@ -520,7 +522,6 @@ class _Block:
             return
         src = s.src
         rank0, mask = self.tile_mode(src.buffer, dst.buffer)
-        saved = self.L, self.lanes, self.lane_kinds, self.mask
         src_ext, dst_ext = self.extents(src), self.extents(dst)
         base_ext = dst_ext if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src_ext
         _, grids, r = self.region_iter(base_ext, rank0)
@@ -529,7 +530,6 @@ class _Block:
             di = self.region_indices(dst, dst_ext, grids, r)
             vals = self.load(src.buffer, si, r)
             self.store(dst.buffer, di, vals.to(_tdt(dst.buffer.dtype)), r, mask)
-        del saved
 
     def _fill(self, dst: ir.Region, value_expr) -> None:
         rank0, mask = self.tile_mode(dst.buffer)
@@ -550,15 +550,15 @@ class _Block:
     def s_Gemm(self, s: ir.Gemm) -> None:
         rank0, mask = self._collective(s.a, s.b, s.c)
         with _lane_view(self, rank0, mask):
-            A, _, _ = self.read_region(s.a, rank0)
-            B, _, _ = self.read_region(s.b, rank0)
-            C, cidx, cr = self.read_region(s.c, rank0)
-            a2, b2 = _last2(A), _last2(B)
+            A, _, _, ea = self.read_region(s.a, rank0)
+            B, _, _, eb = self.read_region(s.b, rank0)
+            C, cidx, cr, ec = self.read_region(s.c, rank0)
+            a2, b2 = _last2(A, rank0, ea), _last2(B, rank0, eb)
             if s.trans_a:
                 a2 = a2.transpose(-1, -2)
             if s.trans_b:
                 b2 = b2.transpose(-1, -2)
-            c2 = _last2(C)
+            c2 = _last2(C, rank0, ec)
             if a2.shape[-1] != b2.shape[-2] or a2.shape[-2] != c2.shape[-2] or b2.shape[-1] != c2.shape[-1]:
                 raise self.error(f"T.gemm shapes do not agree: A {tuple(a2.shape)}, B {tuple(b2.shape)}, C {tuple(c2.shape)}")
             w = _wide(C.dtype)
@@ -569,13 +569,13 @@ class _Block:
                 acc = prod if bool(clear) else old + prod
             else:
                 acc = torch.where(_lift(clear, rank0 + 2), prod, old + prod)
-            self.store(s.c.buffer, cidx, acc.reshape(C.shape if acc.numel() == C.numel() else acc.shape), cr, mask)
+            self.store(s.c.buffer, cidx, acc.reshape(tuple(acc.shape[:rank0]) + tuple(ec)), cr, mask)
 
     def s_Reduce(self, s: ir.Reduce) -> None:
         rank0, mask = self._collective(s.src, s.dst)
         with _lane_view(self, rank0, mask):
-            X, _, _ = self.read_region(s.src, rank0)
-            D, didx, dr = self.read_region(s.dst, rank0)
+            X, _, _, _ = self.read_region(s.src, rank0)
+            D, didx, dr, edst = self.read_region(s.dst, rank0)
             w = _wide(X.dtype)
             x = X.to(w)
             axis = rank0 + s.dim
@@ -591,10 +591,7 @@ class _Block:
                 red = x.abs().amax(axis)
             else:
                 raise self.error(f"reduction kind {s.kind!r} is not supported")
-            lanes_shape = tuple(D.shape[:rank0])
-            red = red.reshape(lanes_shape + tuple(D.shape[rank0:])) if red.numel() == D.numel() else red.reshape(
-                tuple(red.shape[:rank0]) + tuple(D.shape[rank0:])
-            )
+            red = red.reshape(tuple(red.shape[:rank0]) + tuple(edst))
             if not s.clear and s.kind != "abssum":
                 old = D.to(w)
                 if s.kind in ("sum",):
@@ -608,15 +605,15 @@ class _Block:
     def s_Cumsum(self, s: ir.Cumsum) -> None:
         rank0, mask = self._collective(s.src, s.dst)
         with _lane_view(self, rank0, mask):
-            X, _, _ = self.read_region(s.src, rank0)
-            D, didx, dr = self.read_region(s.dst, rank0)
+            X, _, _, _ = self.read_region(s.src, rank0)
+            D, didx, dr, _ = self.read_region(s.dst, rank0)
             x = X.to(_wide(X.dtype))
             axis = rank0 + s.dim
             if s.reverse:
                 y = torch.flip(torch.cumsum(torch.flip(x, [axis]), axis), [axis])
             else:
                 y = torch.cumsum(x, axis)
-            self.store(s.dst.buffer, didx, y.reshape(D.shape) if y.numel() == D.numel() else y, dr, mask)
+            self.store(s.dst.buffer, didx, y, dr, mask)
 
     def s_Atomic(self, s: ir.Atomic) -> None:
         if isinstance(s.dst, ir.Load):
@@ -676,6 +673,20 @@ class _lane_view:
         self.blk.lanes, self.blk.lane_kinds, self.blk.mask = self.saved
 
 
+def _bshape(*shapes) -> tuple:
+    """numpy broadcasting of shapes (torch.broadcast_shapes is slow for this many small calls)."""
+    r = max((len(x) for x in shapes), default=0)
+    out = [1] * r
+    for sh in shapes:
+        off = r - len(sh)
+        for k, n in enumerate(sh):
+            if n != 1:
+                if out[off + k] not in (1, n):
+                    raise ReferenceError(f"shapes {shapes} do not broadcast")
+                out[off + k] = n
+    return tuple(out)
+
+
 def _nonzero(b: torch.Tensor) -> torch.Tensor:
     """Integer division by zero is undefined in TileLang; avoid torch's exception (result: garbage)."""
     if b.is_floating_point():
@@ -683,11 +694,13 @@ def _nonzero(b: torch.Tensor) -> torch.Tensor:
     return torch.where(b == 0, torch.ones((), dtype=b.dtype), b)
 
 
-def _last2(t: torch.Tensor) -> torch.Tensor:
+def _last2(t: torch.Tensor, rank0: int, ext: list) -> torch.Tensor:
     """Drop the unit leading dims of a gemm operand region (keeping lane dims in front)."""
-    if t.dim() < 2:
-        return t.reshape(1, -1)
-    return t
+    if len(ext) < 2:
+        raise ReferenceError(f"T.gemm operands must be 2-D regions, got extents {ext}")
+    if any(e != 1 for e in ext[:-2]):
+        raise ReferenceError(f"T.gemm operand leading dims must be 1, got extents {ext}")
+    return t.reshape(tuple(t.shape[:rank0]) + tuple(ext[-2:]))
 
 
 def _scope_rank(buf: ir.Buffer) -> int:

@@ -73,7 +73,13 @@ def install_tilelang_alias() -> None:
     """Make ``import tilelang`` / ``import tilelang.language as T`` / ``tilelang.testing`` import tile2triton."""
     import tile2triton
     import tile2triton.language
+    import tile2triton.profiler
+    import tile2triton.testing  # noqa: F401 - TileLang scripts use tilelang.testing without importing it
 
+    # TileLang exposes these at the top level; keep tile2triton's own if it already has them
+    for name in ("TensorSupplyType",):
+        if not hasattr(tile2triton, name):
+            setattr(tile2triton, name, getattr(tile2triton.profiler, name))
     for name in [n for n in sys.modules if n == "tilelang" or n.startswith("tilelang.")]:
         del sys.modules[name]
     sys.modules["tilelang"] = tile2triton

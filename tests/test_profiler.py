@@ -1,0 +1,147 @@
+"""kernel.get_profiler(): TileLang-compatible do_bench / assert_allclose; tile2triton.testing helpers."""
+import pytest
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+import tile2triton.testing
+from tile2triton.profiler import Profiler, TensorSupplyType, supply_tensor
+
+
+@tilelang.jit(out_idx=[-1])
+def axpy(N, alpha, block=64, dtype="float32"):
+    @T.prim_func
+    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), Z: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+            for i in T.Parallel(block):
+                Z[bx * block + i] = X[bx * block + i] * alpha + Y[bx * block + i]
+
+    return main
+
+
+def test_get_profiler_returns_profiler():
+    prof = axpy(100, 2.0).get_profiler()
+    assert isinstance(prof, Profiler)
+    assert prof.supply_type == TensorSupplyType.Auto
+
+
+def test_assert_allclose_passes_on_correct_reference():
+    axpy(100, 2.0).get_profiler().assert_allclose(lambda x, y: 2.0 * x + y, atol=1e-5, rtol=1e-5)
+
+
+def test_assert_allclose_fails_on_wrong_reference():
+    prof = axpy(100, 2.0).get_profiler()
+    with pytest.raises(AssertionError, match="mismatch"):
+        prof.assert_allclose(lambda x, y: 3.0 * x + y, atol=1e-5, rtol=1e-5)
+
+
+def test_max_mismatched_ratio_tolerates_a_few():
+    prof = axpy(100, 2.0).get_profiler()
+
+    def almost(x, y):
+        out = 2.0 * x + y
+        out[3] += 10.0  # 1 of 100 elements wrong
+        return out
+
+    prof.assert_allclose(almost, atol=1e-5, rtol=1e-5, max_mismatched_ratio=0.02)
+    with pytest.raises(AssertionError):
+        prof.assert_allclose(almost, atol=1e-5, rtol=1e-5, max_mismatched_ratio=0.0)
+
+
+def test_explicit_input_tensors():
+    prof = axpy(37, 0.5).get_profiler()
+    x, y = torch.randn(37), torch.randn(37)
+    prof.assert_allclose(lambda a, b: 0.5 * a + b, input_tensors=[x, y], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kind, check",
+    [
+        (TensorSupplyType.Zero, lambda t: bool((t == 0).all())),
+        (TensorSupplyType.One, lambda t: bool((t == 1).all())),
+        (TensorSupplyType.Auto, lambda t: bool((t.abs() <= 1).all()) and t.std() > 0),
+        (TensorSupplyType.Integer, lambda t: bool((t == t.round()).all())),
+        (TensorSupplyType.Randn, lambda t: t.std() > 0.5),
+    ],
+)
+def test_supply_types(kind, check):
+    t = supply_tensor((512,), torch.float16, kind, "cpu")
+    assert t.dtype == torch.float16 and check(t.float())
+
+
+def test_supply_type_int_auto():
+    t = supply_tensor((256,), torch.int32, TensorSupplyType.Auto, "cpu")
+    assert t.dtype == torch.int32 and int(t.min()) >= -2 and int(t.max()) <= 2
+
+
+def test_profiler_zero_supply_type_used():
+    prof = axpy(64, 2.0).get_profiler(TensorSupplyType.One)
+    out = prof.run_once()
+    torch.testing.assert_close(out, torch.full((64,), 3.0))
+
+
+def test_do_bench_returns_positive_ms():
+    prof = axpy(64, 2.0).get_profiler()
+    ms = prof.do_bench(warmup=1, rep=1)
+    assert isinstance(ms, float) and ms > 0
+    ms2 = prof.do_bench(lambda x, y: 2.0 * x + y, n_warmup=1, n_repeat=3)
+    assert ms2 > 0
+    q = prof.do_bench(n_warmup=0, n_repeat=3, quantiles=[0.5, 0.8])
+    assert len(q) == 2
+
+
+def test_dynamic_shape_needs_input_tensors():
+    N = T.dynamic("N")
+
+    @tilelang.jit(out_idx=[-1])
+    def dyn():
+        @T.prim_func
+        def main(X: T.Tensor((N,), "float32"), Z: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+                for i in T.Parallel(32):
+                    Z[bx * 32 + i] = X[bx * 32 + i] + 1.0
+
+        return main
+
+    prof = dyn().get_profiler()
+    with pytest.raises(tilelang.KernelCallError, match="input_tensors"):
+        prof.run_once()
+    prof.assert_allclose(lambda x: x + 1.0, input_tensors=[torch.randn(45)], atol=1e-6, rtol=1e-6)
+
+
+def test_assert_consistent():
+    axpy(64, 2.0).get_profiler().assert_consistent(repeat=2)
+
+
+# ----------------------------------------------------------------------------- tile2triton.testing
+def test_torch_assert_close_ratio():
+    a = torch.zeros(1000)
+    b = torch.zeros(1000)
+    b[0] = 1.0
+    tile2triton.testing.torch_assert_close(a, b, max_mismatched_ratio=0.001)
+    b[1] = 1.0
+    with pytest.raises(AssertionError, match="mismatch"):
+        tile2triton.testing.torch_assert_close(a, b, max_mismatched_ratio=0.001)
+    with pytest.raises(AssertionError, match="dtype"):
+        tile2triton.testing.torch_assert_close(a, b.half())
+
+
+def test_set_random_seed_reproducible():
+    tile2triton.testing.set_random_seed(7)
+    a = torch.randn(4)
+    tile2triton.testing.set_random_seed(7)
+    assert torch.equal(a, torch.randn(4))
+
+
+def test_requires_decorators_are_pytest_marks():
+    mark = tile2triton.testing.requires_cuda
+    assert callable(mark)
+    assert tile2triton.testing.requires_cuda_compute_version(8, 0) is not None
+    assert tile2triton.testing.requires_cuda_compute_version_ge(9) is not None
+    assert tile2triton.testing.requires_package("torch").mark.args[0] is False
+    assert tile2triton.testing.requires_package("surely_not_a_pkg_xyz").mark.args[0] is True
+
+
+@tile2triton.testing.requires_cuda
+def test_requires_cuda_skips_without_cuda():
+    assert torch.cuda.is_available()

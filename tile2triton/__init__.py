@@ -7,6 +7,7 @@ from .compiler import compile
 from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
 from .jit import JITImpl, jit
 from .runtime.kernel import JITKernel
+from .torch_ops import register_op
 
 __version__ = "0.1.0"
 

@@ -36,6 +36,11 @@ class TileLangCompileError(Tile2TritonError):
         return text
 
 
+class GeneratedCodeError(TileLangCompileError):
+    """Triton rejected the generated code; reported at the TileLang line that produced it
+    (runtime/diagnostics.py maps the generated line back through TritonModule.line_map)."""
+
+
 class KernelCallError(Tile2TritonError, ValueError):
     """Bad arguments when a compiled kernel is called (dtype, shape, device, layout, count)."""
 

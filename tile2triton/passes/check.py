@@ -56,12 +56,16 @@ def warn_uninitialized_accumulators(kernel: ir.Kernel) -> None:
         for k, s in enumerate(stmts):
             if isinstance(s, ir.Alloc) and s.buffer.scope == ir.FRAGMENT:
                 rest = stmts[k + 1 :]
-                if first_access(rest, s.buffer) == "read" and _first_reader_is_gemm(rest, s.buffer):
-                    warnings.warn(
-                        f"{s.loc}: T.gemm accumulates into '{s.buffer.name}', which is never cleared, filled or "
-                        "written first (add T.clear before the K loop, or pass clear_accum=True)",
+                gemm = _first_reader_is_gemm(rest, s.buffer) if first_access(rest, s.buffer) == "read" else None
+                if gemm is not None:
+                    # attributed to the user's T.gemm line (file:line in the warning itself)
+                    warnings.warn_explicit(
+                        f"{gemm.loc}: T.gemm accumulates into '{s.buffer.name}' (allocated at line {s.loc.line}), "
+                        "which is never cleared, filled or written first (add T.clear before the K loop, or pass "
+                        "clear_accum=True)",
                         TileLangWarning,
-                        stacklevel=6,
+                        gemm.loc.file,
+                        gemm.loc.line,
                     )
             for attr in ("body", "then_body", "else_body"):
                 child = getattr(s, attr, None)
@@ -71,20 +75,76 @@ def warn_uninitialized_accumulators(kernel: ir.Kernel) -> None:
     scan(kernel.body)
 
 
-def _first_reader_is_gemm(stmts, buf) -> bool:
+def _first_reader_is_gemm(stmts, buf):
+    """The T.gemm that first reads ``buf`` (as its accumulator), or None."""
     for s in ir.walk(stmts):
         if isinstance(s, ir.Gemm) and s.c.buffer is buf:
-            return True
+            clear = s.clear_accum
+            return None if isinstance(clear, ir.Const) and clear.value else s
         if any(load.buffer is buf for load in ir.loads_in(s)):
-            return False
+            return None
         if isinstance(s, (ir.Copy, ir.Reduce, ir.Cumsum)) and s.src.buffer is buf:
-            return False
+            return None
         if isinstance(s, ir.Store) and s.buffer is buf:
-            return False
-    return False
+            return None
+    return None
+
+
+def _dims(region: ir.Region):
+    """The last two extents of a gemm operand, or None when not static / leading dims are not 1."""
+    ext = tuple(region.extents)
+    if len(ext) < 2 or not all(isinstance(e, int) for e in ext):
+        return None
+    if any(e != 1 for e in ext[:-2]):
+        return None
+    return ext[-2], ext[-1]
+
+
+def check_gemms(stmts) -> None:
+    """T.gemm operands must agree: C is [M, N], op(A) is [M, K], op(B) is [K, N]; A and B share a dtype;
+    the accumulator is a float for float inputs and an int for int inputs (TileLang checks this at trace time)."""
+    for s in ir.walk(stmts):
+        if not isinstance(s, ir.Gemm):
+            continue
+        a, b, c = s.a.buffer, s.b.buffer, s.c.buffer
+        if a.dtype != b.dtype and not ("float8" in a.dtype.name and "float8" in b.dtype.name):
+            raise TileLangCompileError(
+                f"T.gemm operands have different dtypes: A '{a.name}' is {a.dtype.name}, B '{b.name}' is {b.dtype.name}",
+                s.loc,
+                "copy one operand into a buffer of the other's dtype first",
+            )
+        if a.dtype.is_float != c.dtype.is_float:
+            want = "a float type (e.g. float32)" if a.dtype.is_float else "an int type (int32)"
+            raise TileLangCompileError(
+                f"T.gemm accumulator '{c.name}' is {c.dtype.name}, but {a.dtype.name} inputs need {want}",
+                s.loc,
+            )
+        da, db, dc = _dims(s.a), _dims(s.b), _dims(s.c)
+        if da is None or db is None or dc is None:
+            continue
+        m_a, k_a = (da[1], da[0]) if s.trans_a else da
+        k_b, n_b = (db[1], db[0]) if s.trans_b else db
+        m, n = dc
+        problems = []
+        if k_a != k_b:
+            problems.append(f"K differs: {k_a} from A, {k_b} from B")
+        if m_a != m:
+            problems.append(f"M differs: {m_a} from A, {m} from C")
+        if n_b != n:
+            problems.append(f"N differs: {n_b} from B, {n} from C")
+        if problems:
+            shape_a = f"{da}{' transposed' if s.trans_a else ''}"
+            shape_b = f"{db}{' transposed' if s.trans_b else ''}"
+            raise TileLangCompileError(
+                f"T.gemm shapes do not match ({'; '.join(problems)}): A '{a.name}' is {shape_a}, "
+                f"B '{b.name}' is {shape_b}, C '{c.name}' is {dc}",
+                s.loc,
+                "C must be [M, N], A [M, K] (or [K, M] with transpose_A=True), B [K, N] (or [N, K] with transpose_B=True)",
+            )
 
 
 def check(func: ir.PrimFunc) -> None:
     for kernel in func.kernels:
         check_collectives(kernel.body)
+        check_gemms(kernel.body)
         warn_uninitialized_accumulators(kernel)

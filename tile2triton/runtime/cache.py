@@ -1,26 +1,91 @@
-"""Content-addressed files of generated Triton source (``@triton.jit`` reads source from files)."""
+"""Content-addressed files of generated Triton source (``@triton.jit`` reads source from files).
+
+* Where: ``$TILE2TRITON_CACHE_DIR``, else ``~/.cache/tile2triton`` (a per-user temporary
+  directory when that is not writable).
+* ``TILE2TRITON_DISABLE_CACHE=1``: nothing is reused from or left in the cache directory; the
+  generated files go to a private temporary directory of this process, removed at exit.
+* Files are named ``<kernel>_<sha256 of the source>.py`` and written atomically (a temporary file
+  in the same directory, then ``os.replace``), so processes compiling the same kernel at once
+  never see a partial file.
+* ``stats`` counts what happened in this process (tests assert on ``stats.compiles``).
+"""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
+import threading
 import warnings
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 _modules: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+@dataclass
+class CacheStats:
+    """Counters for this process (``tile2triton.runtime.cache.stats``)."""
+
+    binds: int = 0  # eager kernels bound and checked (one per distinct constant binding)
+    compiles: int = 0  # Triton modules generated (lowering + emit), one per kernel and device kind
+    loads: int = 0  # generated modules imported
+    disk_hits: int = 0  # generated source already on disk with the same content
+    disk_writes: int = 0  # generated source written
+
+    def reset(self) -> None:
+        for f in fields(self):
+            setattr(self, f.name, 0)
+
+    def snapshot(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+stats = CacheStats()
+
+
+def compile_count() -> int:
+    """How many Triton modules this process has generated."""
+    return stats.compiles
+
+
+def cache_disabled() -> bool:
+    return os.environ.get("TILE2TRITON_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+_dirs: dict = {}
+_private: list = []
+
+
+def _private_dir() -> Path:
+    if not _private:
+        path = Path(tempfile.mkdtemp(prefix="tile2triton-nocache-"))
+        _private.append(path)
+        atexit.register(shutil.rmtree, path, True)
+    return _private[0]
 
 
 def cache_dir() -> Path:
+    if cache_disabled():
+        return _private_dir()
     root = os.environ.get("TILE2TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tile2triton")
-    path = Path(root)
+    path = _dirs.get(root)
+    if path is None:
+        path = _dirs[root] = _usable_dir(Path(root))
+    return path
+
+
+def _usable_dir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".probe-")
+        os.close(fd)
+        os.unlink(probe)
         return path
     except OSError:
         fallback = Path(tempfile.gettempdir()) / f"tile2triton-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
@@ -29,31 +94,60 @@ def cache_dir() -> Path:
         return fallback
 
 
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:20]
+
+
 def source_path(source: str, stem: str) -> Path:
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    path = cache_dir() / f"{stem}_{digest}.py"
-    if not path.exists() or path.read_text() != source:
-        # atomic: another process may be writing the same file at the same time
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
+    """The file holding ``source``: reused when present with the same content, else written atomically."""
+    path = cache_dir() / f"{stem}_{source_digest(source)}.py"
+    try:
+        if path.read_text() == source:
+            stats.disk_hits += 1
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    atomic_write(path, source)
+    stats.disk_writes += 1
     return path
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def load_module(source: str, stem: str, interpret: bool):
     """Import the generated module; under the interpreter ``@triton.jit`` must see TRITON_INTERPRET."""
     path = source_path(source, stem)
     key = f"{path}:{interpret}"
-    if key in _modules:
-        return _modules[key]
-    name = f"tile2triton_gen.{path.stem}{'_interp' if interpret else ''}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    with interpreter_mode(interpret):
-        spec.loader.exec_module(module)
-    sys.modules[name] = module
-    _modules[key] = module
+    module = _modules.get(key)
+    if module is not None:
+        return module
+    with _lock:
+        module = _modules.get(key)
+        if module is not None:
+            return module
+        name = f"tile2triton_gen.{path.stem}{'_interp' if interpret else ''}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        with interpreter_mode(interpret):
+            spec.loader.exec_module(module)
+        sys.modules[name] = module
+        _modules[key] = module
+        stats.loads += 1
     return module
 
 

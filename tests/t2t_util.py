@@ -1,0 +1,86 @@
+"""Helpers shared by the tile2triton execution tests (imported as ``from t2t_util import ...``)."""
+import importlib.util
+import pathlib
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+_INT_SENTINEL = {
+    torch.int8: -77,
+    torch.uint8: 201,
+    torch.int16: -7777,
+    torch.int32: -123456789,
+    torch.int64: -123456789,
+}
+
+
+def poison(shape, dtype=torch.float32, device="cpu"):
+    """A tensor whose every element is NaN (floats) or an unlikely sentinel (ints/bool),
+    so that any element the kernel fails to write is caught."""
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), dtype=dtype, device=device)
+    if dtype == torch.bool:
+        # no sentinel exists for bool; callers compare against the complement of the expected value
+        return torch.zeros(shape, dtype=dtype, device=device)
+    return torch.full(shape, _INT_SENTINEL[dtype], dtype=dtype, device=device)
+
+
+class Guarded:
+    """An output tensor that is a view at the start of a larger allocation whose tail holds a
+    sentinel: a store past the end of the tensor lands in the tail and is detected by check()."""
+
+    TAIL = 8192
+
+    def __init__(self, shape, dtype=torch.float32, device="cpu", fill=float("nan"), sentinel=7.25):
+        n = 1
+        for s in shape:
+            n *= s
+        self.n = n
+        self.sentinel = sentinel
+        self.storage = torch.full((n + self.TAIL,), sentinel, dtype=dtype, device=device)
+        self.tensor = self.storage[:n].view(*shape)
+        self.tensor.fill_(fill)
+
+    def check_tail(self):
+        tail = self.storage[self.n:]
+        bad = (tail != self.sentinel).sum().item()
+        assert bad == 0, f"{bad} element(s) written past the end of the output tensor"
+
+
+def assert_close(out, ref, atol, rtol, msg=""):
+    """Compare every element of ``out`` (any device/dtype) with ``ref`` in float64; NaN fails."""
+    assert tuple(out.shape) == tuple(ref.shape), f"shape {tuple(out.shape)} != {tuple(ref.shape)} {msg}"
+    o = out.detach().cpu().to(torch.float64)
+    r = ref.detach().cpu().to(torch.float64)
+    torch.testing.assert_close(o, r, atol=atol, rtol=rtol, equal_nan=False, msg=(lambda m: f"{m}\n{msg}") if msg else None)
+
+
+def assert_equal(out, ref):
+    """Exact comparison (integers, bools, copies)."""
+    assert tuple(out.shape) == tuple(ref.shape), f"shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    o = out.detach().cpu()
+    r = ref.detach().cpu().to(o.dtype)
+    if o.dtype.is_floating_point:
+        assert not torch.isnan(o).any(), f"{torch.isnan(o).sum().item()} NaN element(s) (unwritten?)"
+    mism = (o != r)
+    assert not mism.any(), f"{mism.sum().item()} mismatching element(s); first at {mism.nonzero()[0].tolist()}: {o[tuple(mism.nonzero()[0])]} != {r[tuple(mism.nonzero()[0])]}"
+
+
+def gemm_tol(dtype, device):
+    """(atol, rtol) for a gemm with fp32 accumulation, given operand dtype and device."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return 1e-2, 1e-2
+    if dtype == torch.float32:
+        # TileLang (and tl.dot by default) use TF32 on NVIDIA GPUs; the interpreter is exact fp32.
+        return (5e-2, 5e-2) if str(device).startswith("cuda") else (1e-4, 1e-4)
+    return 0, 0
+
+
+def load_example(name):
+    """Import examples/<name>.py as a module (examples/ is not a package)."""
+    path = ROOT / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"t2t_example_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,0 +1,323 @@
+"""Eager-style ``@tilelang.jit``: the decorated function receives the tensors and runs the kernel.
+
+```
+@tilelang.jit
+def copy(A, BLOCK_N: int):
+    N = T.const("N")                 # compile-time constant, read from A.shape[0]
+    A: T.Tensor((N,), T.float16)     # declares parameter A
+    B = T.empty((N,), T.float16)     # an output the runtime allocates
+    with T.Kernel(T.ceildiv(N, BLOCK_N), threads=256) as bx:
+        ...
+    return B
+
+b = copy(a, 1024)                    # compile (once per distinct N) and run
+k = copy.compile(N=4096, BLOCK_N=1024)   # a JITKernel; k(a) -> b
+```
+
+Parameters fall in three kinds, fixed by the signature and the body:
+* tensors: declared in the body (``A: T.Tensor(...)``) or in the signature with ``T.Tensor``;
+* run-time scalars: annotated with a TileLang dtype in the signature (``x: T.float32 = 1``);
+* everything else is a compile-time value (block sizes, dtypes, flags).
+
+Two caches, as in TileLang's ``JITFunc``: phase 1 (keyed by the compile-time values) learns where
+each ``T.const`` appears in the tensors' shapes and strides; phase 2 (keyed additionally by the
+constants' values) holds the compiled ``JITKernel``.  ``T.dynamic`` sizes are not part of either
+key: one kernel serves every size.  The tensors' dtypes and device kind are not key parts either:
+dtypes are fixed by the declarations (themselves fixed by the compile-time values), a tensor of
+another dtype is a call error, and each ``JITKernel`` holds one lowering per device kind.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+import torch
+
+from . import ir
+from .errors import KernelCallError, TileLangCompileError
+from .frontend.bind import Binder, EagerDecls, _eager_args, bind_eager, declare_eager
+from .frontend.source import FunctionSource
+from .language.dtypes import DType
+from .language.proxy import TensorType
+from .passes.check import check
+from .runtime.cache import stats
+from .runtime.kernel import JITKernel
+
+_MISSING = object()
+_TENSOR = "<tensor>"
+
+
+def _freeze(value):
+    """A hashable key for a compile-time argument (lists and dicts frozen, dtypes by name)."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if isinstance(value, dict):
+        return ("dict",) + tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(_freeze(v) for v in value)
+    return ("repr", type(value).__name__, repr(value))
+
+
+class _Plan:
+    """Phase-1 result for one set of compile-time values: how to bind constants at a call."""
+
+    def __init__(self, fn: EagerFunction, decls: EagerDecls):
+        self.decls = decls
+        self.const_names = list(decls.consts)
+        names = fn.param_names
+        # tensor parameters, in signature order
+        self.tensors = [(names.index(n), n, decls.tensors[n][0]) for n in names if n in decls.tensors]
+        self.tensor_index = {n: i for i, n, _ in self.tensors}
+        # kernel inputs: tensors and run-time scalars, in signature order
+        self.inputs = [i for i, n in enumerate(names) if n in decls.tensors or n in fn.scalars]
+        placeholder = {id(v): n for n, v in decls.consts.items()}
+        # where each constant appears directly: (param index, param name, "shape"/"stride", dim)
+        self.sources: dict[str, list] = {n: [] for n in self.const_names}
+        for i, name, ttype in self.tensors:
+            for kind, dims in (("shape", ttype.shape), ("stride", ttype.strides or ())):
+                for d, dim in enumerate(dims):
+                    if isinstance(dim, ir.VarRef) and id(dim.var) in placeholder:
+                        self.sources[placeholder[id(dim.var)]].append((i, name, kind, d))
+        self.flat = [(c, tuple(src)) for c, src in self.sources.items()]
+
+    def const_values(self, fn: EagerFunction, values: list, extra: dict) -> tuple:
+        result = []
+        for const, sources in self.flat:
+            value, origin = extra.get(const, _MISSING), f"keyword argument {const}="
+            for i, pname, kind, d in sources:
+                t = values[i]
+                if t is _MISSING:
+                    continue
+                ttype = self.tensors[[j for j, *_ in self.tensors].index(i)][2]
+                if not isinstance(t, torch.Tensor):
+                    raise KernelCallError(
+                        f"{fn.name}: parameter '{pname}' expects a torch.Tensor declared {ttype!r}, "
+                        f"got {type(t).__name__}"
+                    )
+                if t.dim() != len(ttype.shape):
+                    raise KernelCallError(
+                        f"{fn.name}: parameter '{pname}' expects a {len(ttype.shape)}-D tensor "
+                        f"{_fmt_decl(ttype.shape)}, got shape {tuple(t.shape)}"
+                    )
+                actual = t.shape[d] if kind == "shape" else t.stride(d)
+                where = f"{pname}.{kind}[{d}]" if kind == "shape" else f"{pname}.stride()[{d}]"
+                if value is _MISSING:
+                    value, origin = actual, where
+                elif value != actual:
+                    raise KernelCallError(
+                        f"{fn.name}: T.const '{const}' is bound twice with different values: "
+                        f"{origin} = {value} but {where} = {actual}"
+                    )
+            if value is _MISSING:
+                raise KernelCallError(
+                    f"{fn.name}: T.const '{const}' cannot be bound: "
+                    + (
+                        "the tensors it is a dimension of were not given"
+                        if sources
+                        else "it is not directly a dimension or stride of any tensor parameter"
+                    )
+                    + f"; pass it as a keyword argument ({const}=...)"
+                )
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise KernelCallError(f"{fn.name}: T.const '{const}' must be an int, got {value!r}")
+            result.append(value)
+        return tuple(result)
+
+
+class EagerFunction:
+    """The object behind an eager-style ``@tilelang.jit`` function."""
+
+    def __init__(self, source: FunctionSource, options: dict | None = None):
+        self.source = source
+        self.options = dict(options or {})
+        self.name = source.name
+        tree = source.tree
+        if tree.args.vararg is not None or tree.args.kwarg is not None:
+            raise TileLangCompileError(
+                f"an eager @tilelang.jit function cannot take *{tree.args.vararg.arg if tree.args.vararg else ''}"
+                f"{'**' + tree.args.kwarg.arg if tree.args.kwarg else ''}",
+                ir.Loc(source.file, tree.lineno, tree.col_offset),
+            )
+        args = _eager_args(tree)
+        self.param_names = [a.arg for a in args]
+        self.n_positional = len(tree.args.posonlyargs) + len(tree.args.args)
+        self.index = {n: i for i, n in enumerate(self.param_names)}
+        func = source.func
+        self.defaults: dict = {}
+        pos = self.param_names[: self.n_positional]
+        for name, value in zip(pos[len(pos) - len(func.__defaults__ or ()) :], func.__defaults__ or ()):
+            self.defaults[name] = value
+        self.defaults.update(func.__kwdefaults__ or {})
+        # run-time scalars: parameters annotated with a TileLang dtype in the signature
+        self.scalars: dict[str, DType] = {}
+        self.signature_tensors: set = set()
+        binder = Binder(source)
+        for a in args:
+            if a.annotation is None:
+                continue
+            try:
+                ann = binder.expr(a.annotation)
+            except TileLangCompileError:
+                continue
+            if isinstance(ann, DType):
+                self.scalars[a.arg] = ann
+            elif isinstance(ann, TensorType):
+                self.signature_tensors.add(a.arg)
+        self.scalar_index = [self.index[n] for n in self.scalars]
+        self._value_index = [i for i, n in enumerate(self.param_names) if n not in self.scalars]
+        self._plans: dict = {}
+        self._kernels: dict = {}
+        self._lock = threading.RLock()
+
+    # ---------------------------------------------------------------- public API
+    def __call__(self, *args, **kwargs):
+        values, extra = self._bind_args(args, kwargs)
+        kernel, plan = self._kernel_for(values, extra, need_tensors=True)
+        return kernel(*[values[i] for i in plan.inputs])
+
+    def compile(self, *args, **kwargs) -> JITKernel:
+        """The kernel for these arguments; constants from tensors given or keyword arguments."""
+        values, extra = self._bind_args(args, kwargs, partial=True)
+        return self._kernel_for(values, extra, need_tensors=False)[0]
+
+    def get_tir(self, *args, **kwargs) -> ir.PrimFunc:
+        return self.compile(*args, **kwargs).prim_func
+
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        return self.compile(*args, **kwargs).get_kernel_source()
+
+    def cache_info(self) -> dict:
+        return {"plans": len(self._plans), "kernels": len(self._kernels)}
+
+    # ---------------------------------------------------------------- binding
+    def _bind_args(self, args, kwargs, partial=False):
+        names = self.param_names
+        if len(args) > self.n_positional:
+            raise KernelCallError(
+                f"{self.name} takes {self.n_positional} positional argument(s) ({', '.join(names[: self.n_positional])}), "
+                f"got {len(args)}"
+            )
+        values = list(args) + [_MISSING] * (len(names) - len(args))
+        extra = {}
+        for key, value in kwargs.items():
+            i = self.index.get(key)
+            if i is None:
+                extra[key] = value  # a T.const value (checked against the declared constants)
+            elif values[i] is not _MISSING:
+                raise KernelCallError(f"{self.name}: parameter '{key}' is given twice (positionally and as {key}=)")
+            else:
+                values[i] = value
+        for i, name in enumerate(names):
+            if values[i] is _MISSING and name in self.defaults:
+                values[i] = self.defaults[name]
+        return values, extra
+
+    def _phase1_key(self, values: list) -> tuple:
+        key = []
+        for i in self._value_index:
+            v = values[i]
+            if v is _MISSING or isinstance(v, torch.Tensor):
+                key.append(_TENSOR)
+            else:
+                try:
+                    hash(v)
+                    key.append((type(v), v))
+                except TypeError:
+                    key.append(_freeze(v))
+        return tuple(key)
+
+    def _plan_for(self, key: tuple, values: list) -> _Plan:
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    decls = declare_eager(self.source, self._compile_values(values), self.scalars)
+                    plan = _Plan(self, decls)
+                    self._plans[key] = plan
+        return plan
+
+    def _compile_values(self, values: list) -> dict:
+        out = {}
+        for i in self._value_index:
+            v = values[i]
+            if v is not _MISSING and not isinstance(v, torch.Tensor):
+                out[self.param_names[i]] = v
+        return out
+
+    def _kernel_for(self, values: list, extra: dict, need_tensors: bool):
+        key1 = self._phase1_key(values)
+        plan = self._plan_for(key1, values)
+        self._check_params(plan, values, extra, need_tensors)
+        consts = plan.const_values(self, values, extra)
+        key = (key1, consts)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            with self._lock:
+                kernel = self._kernels.get(key)
+                if kernel is None:
+                    func = bind_eager(
+                        self.source, self._compile_values(values), self.scalars, dict(zip(plan.const_names, consts))
+                    )
+                    check(func)
+                    stats.binds += 1
+                    kernel = JITKernel(func, target=self.options.get("target"))
+                    self._kernels[key] = kernel
+        return kernel, plan
+
+    def _check_params(self, plan: _Plan, values: list, extra: dict, need_tensors: bool) -> None:
+        # fast path: a call that looks like the last good one skips the detailed checks
+        for i, name in enumerate(self.param_names):
+            v = values[i]
+            if i in plan.tensor_index.values():
+                if v is _MISSING:
+                    if need_tensors:
+                        raise KernelCallError(f"{self.name}: missing tensor argument '{name}'")
+                elif not isinstance(v, torch.Tensor):
+                    ttype = plan.decls.tensors[name][0]
+                    raise KernelCallError(
+                        f"{self.name}: parameter '{name}' expects a torch.Tensor declared {_fmt_type(ttype)}, "
+                        f"got {type(v).__name__} {v!r}"
+                    )
+            elif name in self.scalars:
+                if v is _MISSING and need_tensors:
+                    raise KernelCallError(
+                        f"{self.name}: missing scalar argument '{name}' ({self.scalars[name].name})"
+                    )
+            elif v is _MISSING:
+                raise KernelCallError(f"{self.name}: missing argument '{name}'")
+            elif isinstance(v, torch.Tensor):
+                raise KernelCallError(
+                    f"{self.name}: parameter '{name}' received a torch.Tensor, but the kernel body does not "
+                    f"declare it; add '{name}: T.Tensor(shape, dtype)' before T.Kernel"
+                )
+        unknown = [k for k in extra if k not in plan.decls.consts]
+        if unknown:
+            consts = ", ".join(plan.const_names) or "none"
+            raise KernelCallError(
+                f"{self.name}: unexpected keyword argument(s) {', '.join(unknown)} "
+                f"(parameters: {', '.join(self.param_names)}; T.const names: {consts})"
+            )
+
+
+def _fmt_decl(shape) -> str:
+    return "(" + ", ".join(_fmt_dim(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _fmt_dim(d) -> str:
+    if isinstance(d, ir.VarRef):
+        return d.var.name
+    if isinstance(d, ir.Expr):
+        try:
+            return ast.unparse(ast.parse(repr(d)))
+        except SyntaxError:
+            return "?"
+    return getattr(d, "name", str(d))
+
+
+def _fmt_type(ttype: TensorType) -> str:
+    return f"T.Tensor({_fmt_decl(ttype.shape)}, {ttype.dtype.name})"

@@ -70,6 +70,9 @@ def lower_kernel(kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions)
         args.append(p)
         arg_names.append(n)
     lw.origin = kernel.loc
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Let):
+            lw.let_count[s.var] = lw.let_count.get(s.var, 0) + 1
     for axis, var in enumerate(kernel.block_vars):
         n = lw.assign(var.name, P.call("tl.program_id", axis))
         lw.env[var] = Tile(P.name(n), INT32)

@@ -109,6 +109,7 @@ class KernelLowerer:
     helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
     let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     following: list = field(default_factory=list)  # statements after the one being lowered
+    let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -270,6 +271,7 @@ class KernelLowerer:
         offs = None
         axes = frozenset(extra_axes)
         mask_parts = []
+        scalar_parts = False
         for d, (t, e) in enumerate(zip(idx, idx_ir)):
             axes |= t.axes
             stride = buf.strides[d]
@@ -277,12 +279,17 @@ class KernelLowerer:
             if not (isinstance(stride, int) and stride == 1):
                 term = P.binop("*", _paren(t.node), self.ev(ir_expr(stride)).node)
             offs = term if offs is None else P.binop("+", offs, term)
+            in_bounds = []
             if e is None or not self.ranges.below(e, buf.shape[d]):
-                mask_parts.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
+                in_bounds.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
             if e is None or not self.ranges.nonneg(e):
-                mask_parts.append(P.binop(">=", t.node, P.const(0)))
+                in_bounds.append(P.binop(">=", t.node, P.const(0)))
+            mask_parts += in_bounds
+            scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
         lane = self.lane_mask(axes)
         mask = P.and_all(mask_parts + ([lane] if lane is not None else []))
+        if scalar_parts and mask is not None:
+            mask = self.scalar_mask(mask, block=bool(axes))
         return offs if offs is not None else P.const(0), mask, axes
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
@@ -306,45 +313,134 @@ class KernelLowerer:
 
     def global_store(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, value: Tile) -> None:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, value.axes | self.cond_axes())
-        if value.axes - frozenset().union(*(t.axes for t in idx)) if idx else value.axes:
+        if (value.axes | self.cond_axes()) - frozenset().union(*(t.axes for t in idx)):
             # several iterations write one element (TileLang leaves the winner unspecified)
-            offs = P.binop("+", offs, P.call("tl.zeros_like", P.to(value.node, INT32)))
+            spread = [self.lanes.padded[k] if k in axes else 1 for k in range(self.lanes.rank)]
+            offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 
     # ------------------------------------------------------------------ register buffers
+    def scalar_mask(self, node: ast.expr, block: bool = False) -> ast.expr:
+        """A condition with lane-independent parts.  Under the interpreter loop counters are Python
+        ints and 0-d comparisons can come back with int data; either breaks ``mask=``: normalise."""
+        if self.options.interpret:
+            return P.binop("!=", node if block else P.call("tl.full", P.list_([]), node, P.dtype(BOOL)), P.const(0))
+        return node
+
+    def broadcast(self, t: Tile, shape) -> ast.expr:
+        """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
+        if not t.axes:
+            return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(t.dtype))))
+        return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
+
     def reg(self, buf: ir.Buffer) -> RegBuf:
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         return self.regs[buf]
 
-    def classify(self, rb: RegBuf, indices) -> list:
-        """Per buffer dim: ('lane', axis) when indexed by a T.Parallel variable spanning it,
-        ('at', Tile) when the index is the same for every iteration."""
+    def classify(self, rb: RegBuf, indices) -> list | None:
+        """Per buffer dim: ('lane', axis) when indexed by a lane variable spanning it, ('at', Tile, size)
+        when the index is the same for every lane; None when some index varies otherwise
+        (a gather or scatter: see ``flat_read`` / ``flat_write``)."""
         kinds = []
         dims = rb.local_shape if rb.lanes is not None else rb.buffer.shape
         used_axes = set()
         for d, e in enumerate(indices):
-            if rb.lanes is None and self.lanes is not None and isinstance(e, ir.VarRef):
-                k = self.lanes.axis_of(e.var)
+            t = self.ev(e)
+            if rb.lanes is None and self.lanes is not None and isinstance(t.node, ast.Name):
+                k = self.lanes.names.index(t.node.id) if t.node.id in self.lanes.names else None
                 if k is not None and self.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
                     used_axes.add(k)
                     kinds.append(("lane", k))
                     continue
-            t = self.ev(e)
             if t.axes:
-                raise self.error(
-                    f"'{rb.buffer.name}' is indexed at a position that differs between T.Parallel iterations "
-                    f"in a way tile2triton cannot map to a tile; index it with the T.Parallel variable itself"
-                )
+                return None
             kinds.append(("at", t, dims[d] if d < len(dims) else 1))
         return kinds
+
+    # A buffer read or written at lane-dependent positions that are not a lane variable itself
+    # (``S[tx + 1]``, ``S[n - 1 - tx]``): flatten it and select by one-hot comparison. Exact, and
+    # O(lanes x buffer size) per access.
+    def flat_index(self, rb: RegBuf, indices) -> Tile:
+        dims = rb.local_shape
+        lin, axes = None, frozenset()
+        stride = 1
+        for d in reversed(range(len(indices))):
+            t = self.ev(indices[d])
+            axes |= t.axes
+            if d < len(dims):
+                term = t.node if stride == 1 else P.binop("*", t.node, P.const(stride))
+                lin = term if lin is None else P.binop("+", term, lin)
+                stride *= dims[d]
+        return Tile(lin if lin is not None else P.const(0), INT32, axes)
+
+    def flat_read(self, rb: RegBuf, indices) -> Tile:
+        lin = self.flat_index(rb, indices)
+        rank = self.lanes.rank
+        size = _prod(rb.local_shape)
+        storage = P.name(rb.name)
+        if rb.lanes is None:
+            flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
+            flat = P.subscript_none(flat, [False] * rank + [True])
+            axes = lin.axes
+        else:
+            flat = P.call("tl.reshape", storage, P.tuple_(list(self.lanes.padded) + [size]))
+            axes = frozenset(range(rank))
+        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
+        hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * rank + [False]))
+        picked = P.call("tl.sum", P.call("tl.where", hit, flat, P.const(0)), axis=rank)
+        if rb.buffer.dtype == BOOL:
+            picked = P.binop("!=", picked, P.const(0))
+        return Tile(picked, rb.buffer.dtype, axes)
+
+    def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
+        lin = self.flat_index(rb, indices)
+        lanes = self.lanes
+        rank = lanes.rank
+        size = _prod(rb.local_shape)
+        value = self.cast(value, rb.buffer.dtype)
+        active = self.lane_mask(frozenset(range(rank)))
+        positions = P.call("tl.arange", 0, size)
+        if rb.lanes is not None:  # per-lane local array: each lane writes its own copy
+            hit = P.binop("==", P.subscript_none(positions, [False] * rank + [True]),
+                          P.subscript_none(lin.node, [True] * rank + [False]))  # fmt: skip
+            if active is not None:
+                hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
+            flat = P.call("tl.reshape", P.name(rb.name), P.tuple_(list(lanes.padded) + [size]))
+            node = P.subscript_none(value.node, [True] * rank + [False]) if value.axes else _typed(self, value)
+            new = P.call("tl.where", hit, node, flat)
+            self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)))
+            return
+        # shared/fragment buffer written by many lanes: a scatter (lanes flattened to one axis)
+        n_lanes = _prod(lanes.padded)
+
+        def lanes_1d(t: Tile):
+            return P.call("tl.reshape", self.broadcast(t, lanes.padded), P.tuple_([n_lanes]))
+
+        lin_1d = lanes_1d(lin)
+        hit = P.binop("==", P.subscript_none(lin_1d, [True, False]),
+                      P.subscript_none(positions, [False, True]))  # fmt: skip
+        if active is not None:
+            hit = P.binop("&", hit, P.subscript_none(lanes_1d(Tile(active, BOOL, self.cond_axes())), [True, False]))
+        hit_name = self.assign(f"{rb.name}_hit", hit)
+        low = _lowest(self.storage_dtype(rb.buffer.dtype))
+        vals = P.subscript_none(lanes_1d(value), [True, False])
+        # any writer of a position wins (all writers of one position agree in a race-free program)
+        written = P.call("tl.max", P.call("tl.where", P.name(hit_name), vals, P.const(low)), axis=0)
+        touched = P.call("tl.max", P.to(P.name(hit_name), INT32), axis=0)
+        storage = P.name(rb.name)
+        flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
+        new = P.call("tl.where", P.binop(">", touched, P.const(0)), written, flat)
+        self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)) if len(rb.shape) > 1 else new)
 
     def reg_read(self, buf: ir.Buffer, indices) -> Tile:
         rb = self.reg(buf)
         kinds = self.classify(rb, indices)
+        if kinds is None:
+            return self.flat_read(rb, indices)
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)
@@ -386,25 +482,25 @@ class KernelLowerer:
             self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.conds else None)
             return
         kinds = self.classify(rb, indices)
-        lead = rb.lanes.rank if rb.lanes is not None else 0
+        if kinds is None:
+            self.flat_write(rb, indices, value)
+            return
         rank = len(rb.shape)
         value = self.cast(value, buf.dtype)
         conds = self.lane_mask(frozenset()) if self.conds else None
         cond_axes = self.cond_axes()
         if rb.lanes is not None:
-            node, mask = value.node, conds
+            node, mask = _typed(self, value), conds
             pattern = [True] * lead + [False] * (rank - lead)
-            node = P.subscript_none(node, pattern) if rank > lead else node
+            node = P.subscript_none(node, pattern) if rank > lead and value.axes else node
             if mask is not None:
                 mask = P.subscript_none(mask, pattern) if rank > lead else mask
         else:
             lane_axes = [k[1] for k in kinds if k[0] == "lane"]
-            stray = (value.axes | cond_axes) - set(lane_axes)
-            if stray:
-                raise self.error(
-                    f"different T.Parallel iterations write the same element of '{buf.name}'; "
-                    "index it with every T.Parallel variable the value depends on"
-                )
+            if (value.axes | cond_axes) - set(lane_axes):
+                # the written element is chosen per lane (``if tx == 0: S[0] = v``): a scatter
+                self.flat_write(rb, indices, value)
+                return
             node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
             mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
         for d, k in enumerate(kinds):
@@ -464,6 +560,21 @@ def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
     if _is_literal(value):
         return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
     return value.node
+
+
+def _prod(items) -> int:
+    out = 1
+    for i in items:
+        out *= i
+    return out
+
+
+def _lowest(dt: DType):
+    if dt.is_float:
+        return float("-inf")
+    if dt == BOOL:
+        return 0
+    return -(2 ** (dt.bits - 1)) if dt.kind == "int" else 0
 
 
 def _literal(node):

@@ -10,6 +10,7 @@ from ..frontend.regions import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .analysis import first_access
+from .threads import block_level
 from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
 
 LOWERINGS: dict = {}
@@ -58,6 +59,9 @@ def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
         lw.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
         return
     node = value.node
+    if isinstance(s.value, ir.VarRef) and isinstance(node, ast.Name) and lw.let_count.get(s.var, 0) == 1:
+        lw.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
+        return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
     name = lw.assign(s.var.name, node)
@@ -116,7 +120,8 @@ def lower_if(lw: KernelLowerer, s: ir.If) -> None:
         lw.emit(ast.If(cond.node, then_body, else_body))
         return
     # inside a lane space the branch becomes a mask on every write
-    name = lw.assign("cond", cond.node) if not isinstance(cond.node, ast.Name) else cond.node.id
+    node = lw.scalar_mask(cond.node) if not cond.axes else cond.node
+    name = lw.assign("cond", node) if not isinstance(node, ast.Name) else node.id
     cond = Tile(P.name(name), BOOL, cond.axes)
     lw.conds.append(cond)
     try:
@@ -133,13 +138,14 @@ def lower_if(lw: KernelLowerer, s: ir.If) -> None:
 
 @lowers(ir.Parallel)
 def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
-    if lw.lanes is not None:
-        raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
-    space = open_lanes(lw, s.vars, s.extents, s)
-    try:
-        lw.lower_stmts(s.body)
-    finally:
-        close_lanes(lw, space)
+    with block_level(lw, "T.Parallel"):
+        if lw.lanes is not None:
+            raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
+        space = open_lanes(lw, s.vars, s.extents, s)
+        try:
+            lw.lower_stmts(s.body)
+        finally:
+            close_lanes(lw, space)
 
 
 def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpace:
@@ -230,6 +236,11 @@ def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
 
 @lowers(ir.Copy)
 def lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+    with block_level(lw, "a tile operation"):
+        _lower_copy(lw, s)
+
+
+def _lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
     src, dst = s.src, s.dst
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
@@ -297,6 +308,11 @@ def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.e
 
 @lowers(ir.Gemm)
 def lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+    with block_level(lw, "a tile operation"):
+        _lower_gemm(lw, s)
+
+
+def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
     _check_collective(lw, [s.a.buffer, s.b.buffer, s.c.buffer], "T.gemm")
     a, a_dims, ra = _whole_value(lw, s.a, "T.gemm")
     b, b_dims, rbb = _whole_value(lw, s.b, "T.gemm")
@@ -367,6 +383,11 @@ _REDUCER = {"sum": "tl.sum", "abssum": "tl.sum", "max": "tl.max", "absmax": "tl.
 
 @lowers(ir.Reduce)
 def lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+    with block_level(lw, "a tile operation"):
+        _lower_reduce(lw, s)
+
+
+def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], f"T.reduce_{s.kind}")
     if s.kind not in _REDUCER:
         raise lw.error(f"T.reduce with reduce_type={s.kind!r} is not supported yet")
@@ -413,6 +434,11 @@ def lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
 
 @lowers(ir.Cumsum)
 def lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+    with block_level(lw, "a tile operation"):
+        _lower_cumsum(lw, s)
+
+
+def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)

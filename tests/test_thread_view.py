@@ -1,0 +1,150 @@
+"""Thread view (``T.get_thread_binding``) lowered by lane vectorization, run under the interpreter."""
+
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+
+def poison(shape, dtype=torch.float32):
+    return torch.full(shape, float("nan"), dtype=dtype)
+
+
+@tilelang.jit(out_idx=[-1])
+def thread_copy(N, BLOCK_N, threads):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float16"), B: T.Tensor((N,), "float16")):
+        with T.Kernel(T.ceildiv(N, BLOCK_N), threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            for i in T.serial(T.ceildiv(BLOCK_N, threads)):
+                idx = bx * BLOCK_N + i * threads + tx
+                B[idx] = A[idx]
+
+    return main
+
+
+def test_thread_view_copy_is_one_masked_tile_per_iteration():
+    N = 1000  # not a multiple of BLOCK_N = 1024... nor of the 256 threads
+    kernel = thread_copy(N, 1024, 256)
+    a = torch.randn(N).half()
+    torch.testing.assert_close(kernel(a), a, rtol=0, atol=0)
+    src = kernel.get_kernel_source(interpret=False)
+    assert "tx = tl.arange(0, 256)" in src
+    assert src.count("tl.load(") == 1 and src.count("tl.store(") == 1
+    assert "for i in range(4)" in src
+
+
+@tilelang.jit
+def shared_reverse(N, threads):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
+            S = T.alloc_shared((threads,), "float32")
+            tx = T.get_thread_binding()
+            S[tx] = A[bx * threads + tx]
+            T.sync_threads()
+            B[bx * threads + tx] = S[threads - 1 - tx]
+
+    return main
+
+
+def test_shared_memory_block_reversal():
+    N, threads = 384, 128
+    a = torch.randn(N)
+    b = poison((N,))
+    shared_reverse(N, threads)(a, b)
+    torch.testing.assert_close(b, a.view(-1, threads).flip(1).reshape(-1), rtol=0, atol=0)
+
+
+@tilelang.jit(out_idx=[-1])
+def tree_sum(M, N, threads):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=threads) as bx:
+            S = T.alloc_shared((threads,), "float32")
+            tx = T.get_thread_binding(0)
+            acc = T.alloc_local((1,), "float32")
+            acc[0] = 0.0
+            for k in T.serial(T.ceildiv(N, threads)):
+                col = k * threads + tx
+                if col < N:
+                    acc[0] += A[bx, col]
+            S[tx] = acc[0]
+            T.sync_threads()
+            s = threads // 2
+            while_steps = 0
+            for step in T.unroll(7):
+                stride = (threads // 2) >> step
+                if tx < stride:
+                    S[tx] = S[tx] + S[tx + stride]
+                T.sync_threads()
+            if tx == 0:
+                C[bx] = S[0]
+
+    return main
+
+
+def test_hand_written_tree_reduction():
+    M, N = 5, 300
+    a = torch.randn(M, N)
+    out = tree_sum(M, N, 128)(a)
+    torch.testing.assert_close(out.double(), a.double().sum(1), rtol=1e-5, atol=1e-4)
+
+
+@tilelang.jit
+def stencil(N, threads):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
+            S = T.alloc_shared((threads + 2,), "float32")
+            tx = T.get_thread_binding(0)
+            g = bx * threads + tx
+            S[tx + 1] = A[g]
+            if tx == 0:
+                S[0] = T.if_then_else(g > 0, A[g - 1], 0.0)
+            if tx == threads - 1:
+                S[threads + 1] = T.if_then_else(g + 1 < N, A[g + 1], 0.0)
+            T.sync_threads()
+            if g < N:
+                B[g] = S[tx] + 2.0 * S[tx + 1] + S[tx + 2]
+
+    return main
+
+
+def test_neighbour_stencil():
+    N, threads = 200, 64
+    a = torch.randn(N)
+    b = poison((N,))
+    stencil(N, threads)(a, b)
+    padded = torch.nn.functional.pad(a.double(), (1, 1))
+    ref = padded[:-2] + 2 * padded[1:-1] + padded[2:]
+    torch.testing.assert_close(b.double(), ref, rtol=1e-6, atol=1e-6)
+
+
+@tilelang.jit(out_idx=[-1])
+def thread_gemv(N, K, threads, BLOCK_K):
+    @T.prim_func
+    def main(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bn:
+            tx = T.get_thread_binding(0)
+            partial = T.alloc_local((BLOCK_K,), "float32")
+            total = T.alloc_var("float32", 0.0)
+            row = bn * threads + tx
+            for j in T.serial(BLOCK_K):
+                partial[j] = 0.0
+            for ko in T.serial(T.ceildiv(K, BLOCK_K)):
+                for j in T.serial(BLOCK_K):
+                    k = ko * BLOCK_K + j
+                    partial[j] += A[k].astype("float32") * B[row, k].astype("float32")
+            for j in T.serial(BLOCK_K):
+                total = total + partial[j]
+            C[row] = total
+
+    return main
+
+
+def test_thread_view_gemv_with_local_accumulators():
+    N, K = 150, 70
+    a, b = torch.randn(K).half(), torch.randn(N, K).half()
+    out = thread_gemv(N, K, 64, 4)(a, b)
+    torch.testing.assert_close(out.double(), b.double() @ a.double(), rtol=1e-4, atol=1e-3)

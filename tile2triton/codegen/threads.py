@@ -1,0 +1,40 @@
+"""The thread view: ``tx = T.get_thread_binding(0)`` code runs once per thread.  Lowered by lane
+vectorization: ``tx`` becomes ``tl.arange(0, threads)``, thread-private values become
+``(threads,)`` tiles, per-thread ``if`` becomes a mask, and ``T.serial`` stays a loop."""
+
+from __future__ import annotations
+
+import contextlib
+
+from .. import ir
+from . import pyast as P
+from .lower import INT32, KernelLowerer, LaneSpace, Tile, next_pow2
+
+
+def open_thread_view(lw: KernelLowerer, kernel: ir.Kernel) -> None:
+    (tx,) = kernel.thread_vars
+    padded = next_pow2(kernel.threads)
+    name = lw.assign(tx.name, P.call("tl.arange", 0, padded))
+    lw.env[tx] = Tile(P.name(name), INT32, frozenset([0]))
+    lw.ranges.set(tx, 0, kernel.threads - 1)
+    lw.lanes = LaneSpace([tx], [kernel.threads], [padded], [name], kernel)
+
+
+def in_thread_view(lw: KernelLowerer) -> bool:
+    return lw.lanes is not None and isinstance(lw.lanes.owner, ir.Kernel)
+
+
+@contextlib.contextmanager
+def block_level(lw: KernelLowerer, what: str):
+    """Tile operations in a thread-view kernel act for the whole block (the mixed style)."""
+    if not in_thread_view(lw):
+        yield
+        return
+    if lw.conds:
+        raise lw.error(f"{what} cannot stand under a per-thread condition")
+    saved = lw.lanes
+    lw.lanes = None
+    try:
+        yield
+    finally:
+        lw.lanes = saved

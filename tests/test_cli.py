@@ -197,3 +197,34 @@ def test_console_script_entry_point():
     from tile2triton.cli import main
 
     assert main(["show", "/nonexistent/x.py"]) == 2
+
+
+EAGER_FILE = textwrap.dedent('''
+    import tilelang
+    import tilelang.language as T
+
+
+    @tilelang.jit
+    def copy(A, BLOCK_N: int = 64):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float16)
+        B = T.empty((N,), T.float16)
+        with T.Kernel(T.ceildiv(N, BLOCK_N), threads=64) as bx:
+            for i in T.Parallel(BLOCK_N):
+                B[bx * BLOCK_N + i] = A[bx * BLOCK_N + i]
+        return B
+''')
+
+
+def test_show_eager_kernel(tmp_path):
+    pytest.importorskip("tile2triton.eager")
+    path = tmp_path / "eager_k.py"
+    path.write_text(EAGER_FILE)
+    r = t2t("show", path)
+    assert r.returncode == 0, r.stderr
+    assert "eager kernel" in r.stdout
+    r = t2t("show", f"{path}::copy", "--arg", "N=100", "--arg", "BLOCK_N=32")
+    assert r.returncode == 0, r.stderr
+    assert "@triton.jit" in r.stdout and "< 100" in r.stdout
+    r = t2t("show", f"{path}::copy")
+    assert r.returncode == 2 and "'N'" in r.stderr and r.stderr.strip().count("\n") == 0

@@ -343,10 +343,10 @@ def triton_rejects():
     return main
 
 
-def test_triton_error_mapped_to_tilelang_line():
+def test_triton_error_mapped_to_tilelang_line(dev):
     kernel = tilelang.compile(triton_rejects(), out_idx=[-1])
     with pytest.raises(GeneratedCodeError) as info:
-        kernel(torch.randn(64))
+        kernel(torch.randn(64, device=dev))
     err = info.value
     assert_at(err, "triton-rejects", "Triton rejected the code generated for this line", "invalid operands")
     assert "generated code at" in str(err) and "<< 2" in str(err)  # the hint names the generated line

@@ -216,12 +216,22 @@ def compile_named(value, name: str, args: dict, out_idx=None):
 
     if isinstance(value, JITImpl):
         sig = inspect.signature(value.func)
+        if not value.lazy:
+            # eager style: compile-time parameters and T.const sizes by name; dtypes from the annotations
+            from .errors import KernelCallError, TileLangCompileError
+
+            try:
+                return value.compile(**args)
+            except TileLangCompileError:
+                raise
+            except (KernelCallError, TypeError, ValueError, KeyError) as exc:
+                raise UsageError(
+                    f"{name}{sig}: {exc}; pass compile-time values and T.const sizes as --arg NAME=VALUE"
+                ) from None
         try:
             sig.bind(**args)
         except TypeError as exc:
             raise UsageError(f"{name}{sig}: {exc}; pass factory arguments as --arg NAME=VALUE") from None
-        if not value.lazy:
-            return value.compile(**args)
         return value.compile(**args)
     if isinstance(value, KernelSource):
         if args:

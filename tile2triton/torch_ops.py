@@ -64,11 +64,12 @@ def register_op(name: str, kernel=None, *, backward=None, setup_context=None, mu
     if use_triton_op is None:
         use_triton_op = torch.cuda.is_available()
     if use_triton_op:
-        op = torch.library.triton_op(name, spec.triton_impl, mutates_args=mutates_args, schema=schema)
-        op.register_kernel("cpu")(spec.interpreter_impl)
+        # some torch versions infer the schema from the signature even when one is given
+        op = torch.library.triton_op(name, spec.signed(spec.triton_impl), mutates_args=mutates_args, schema=schema)
+        op.register_kernel("cpu")(spec.signed(spec.interpreter_impl))
     else:
-        op = torch.library.custom_op(name, spec.interpreter_impl, mutates_args=mutates_args, schema=schema)
-        op.register_fake(spec.fake_impl)
+        op = torch.library.custom_op(name, spec.signed(spec.interpreter_impl), mutates_args=mutates_args, schema=schema)
+        op.register_fake(spec.signed(spec.fake_impl))
     if backward is not None:
         op.register_autograd(backward, setup_context=setup_context)
     op.tile2triton_kernel = kernel
@@ -129,6 +130,30 @@ class _OpSpec:
         n_out = len(self.out_idx)
         ret = "()" if n_out == 0 else "Tensor" if n_out == 1 else "(" + ", ".join(["Tensor"] * n_out) + ")"
         return f"({', '.join(args)}) -> {ret}"
+
+    def signed(self, impl):
+        """``impl(*args)`` with the op's signature (names and annotations), as torch.library reads it."""
+        import functools
+        import inspect
+
+        params = []
+        for i in self.inputs:
+            p = self.func.params[i]
+            ann = torch.Tensor if isinstance(p, ir.Buffer) else {"float": float, "int": int, "uint": int, "bool": bool}[p.dtype.kind]
+            params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ann))
+        n_out = len(self.out_idx)
+        ret = None if n_out == 0 else torch.Tensor if n_out == 1 else tuple[(torch.Tensor,) * n_out]
+        sig = inspect.Signature(params, return_annotation=ret)
+
+        @functools.wraps(impl)
+        def call(*args, **kwargs):
+            if kwargs:
+                args = tuple(sig.bind(*args, **kwargs).arguments.values())
+            return impl(*args)
+
+        call.__signature__ = sig
+        call.__annotations__ = {p.name: p.annotation for p in params} | {"return": ret}
+        return call
 
     # ------------------------------------------------------------------ shapes
     def bind_values(self, args) -> tuple[dict, torch.device | None]:

@@ -60,7 +60,7 @@ def warn_uninitialized_accumulators(kernel: ir.Kernel) -> None:
                 if gemm is not None:
                     # attributed to the user's T.gemm line (file:line in the warning itself)
                     warnings.warn_explicit(
-                        f"{gemm.loc}: T.gemm accumulates into '{s.buffer.name}' (allocated at line {s.loc.line}), "
+                        f"T.gemm accumulates into '{s.buffer.name}' (allocated at line {s.loc.line}), "
                         "which is never cleared, filled or written first (add T.clear before the K loop, or pass "
                         "clear_accum=True)",
                         TileLangWarning,

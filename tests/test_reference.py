@@ -6,11 +6,11 @@ gemm accumulation, reduce ``clear``, floor division, per-iteration locals, atomi
 """
 import pytest
 import torch
+from t2t_util import assert_close, load_example
 
 import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton import reference
-from t2t_util import assert_close, load_example
 
 
 # ---------------------------------------------------------------------------- seed kernels vs torch
@@ -102,7 +102,7 @@ def test_copy_bounds_read_zero_and_drop_writes():
 def gemm_bias(M, N, K, clear):
     @T.prim_func
     def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((N, K), "float32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             As = T.alloc_shared((M, K), "float32")
             Bs = T.alloc_shared((N, K), "float32")
             Cf = T.alloc_fragment((M, N), "float32")
@@ -129,7 +129,7 @@ def test_gemm_accumulates_unless_clear_accum(clear):
 def reduce_keep(M, N, kind, clear):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M,), "float32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             X = T.alloc_fragment((M, N), "float32")
             R = T.alloc_fragment((M,), "float32")
             T.copy(A, X)
@@ -156,7 +156,7 @@ def test_reduce_clear_semantics(kind, clear):
 def divmod_kernel(N, d):
     @T.prim_func
     def main(A: T.Tensor((N,), "int32"), Q: T.Tensor((N,), "int32"), R: T.Tensor((N,), "int32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             for i in T.Parallel(N):
                 Q[i] = A[i] // d
                 R[i] = A[i] % d
@@ -176,7 +176,7 @@ def test_int_floordiv_floormod(d):
 def private_local(N, K):
     @T.prim_func
     def main(A: T.Tensor((N, K), "float32"), C: T.Tensor((N,), "float32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             for i in T.Parallel(N):
                 acc = T.alloc_local((2,), "float32")
                 acc[0] = 0.0
@@ -221,7 +221,7 @@ def test_atomic_add_accumulates_duplicates():
 def cumsum_kernel(N, reverse):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             S = T.alloc_shared((N,), "float32")
             T.copy(A, S)
             T.cumsum(S, dim=0, reverse=reverse)
@@ -262,7 +262,7 @@ def test_thread_view():
 def math_kernel(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
-        with T.Kernel(1) as bx:
+        with T.Kernel(1):
             for i in T.Parallel(N):
                 x = A[i]
                 B[i] = T.exp(x) * 0.25 + T.sigmoid(x) - T.tanh(x) + T.max(x, 0.5) + T.if_then_else(x > 0, T.sqrt(x), T.abs(x))

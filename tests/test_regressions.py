@@ -51,7 +51,7 @@ def test_copy_into_tile_with_unit_dim(factory, shape):
 def parallel_1x1():
     @T.prim_func
     def main(A: T.Tensor((1, 1), "float32"), C: T.Tensor((1, 1), "float32")):
-        with T.Kernel(1) as b:
+        with T.Kernel(1):
             X = T.alloc_fragment((1, 1), "float32")
             for i, j in T.Parallel(1, 1):
                 X[i, j] = A[i, j] * 2.0
@@ -73,7 +73,7 @@ def test_parallel_1x1_writes_1x1_fragment():
 def constant_tile():
     @T.prim_func
     def main(A: T.Tensor((4, 8), "float32"), C: T.Tensor((4, 8), "float32")):
-        with T.Kernel(1) as b:
+        with T.Kernel(1):
             X = T.alloc_fragment((4, 8), "float32")
             for i, j in T.Parallel(4, 8):
                 X[i, j] = 0.5

@@ -45,7 +45,8 @@ from .runtime.cache import stats
 from .runtime.kernel import JITKernel
 
 _MISSING = object()
-_TENSOR = "<tensor>"
+_TENSOR = "<tensor>"  # phase-1 key entry of a parameter given a tensor
+_ABSENT = "<absent>"  # ... and of one not given (compile() without the tensor)
 
 
 def _freeze(value):
@@ -65,52 +66,80 @@ def _freeze(value):
 class _Plan:
     """Phase-1 result for one set of compile-time values: how to bind constants at a call."""
 
-    def __init__(self, fn: EagerFunction, decls: EagerDecls):
+    def __init__(self, fn: EagerFunction, decls: EagerDecls, key: tuple):
         self.decls = decls
         self.const_names = list(decls.consts)
         names = fn.param_names
         # tensor parameters, in signature order
-        self.tensors = [(names.index(n), n, decls.tensors[n][0]) for n in names if n in decls.tensors]
-        self.tensor_index = {n: i for i, n, _ in self.tensors}
+        self.tensors = {names.index(n): (n, decls.tensors[n][0]) for n in names if n in decls.tensors}
         # kernel inputs: tensors and run-time scalars, in signature order
         self.inputs = [i for i, n in enumerate(names) if n in decls.tensors or n in fn.scalars]
         placeholder = {id(v): n for n, v in decls.consts.items()}
-        # where each constant appears directly: (param index, param name, "shape"/"stride", dim)
-        self.sources: dict[str, list] = {n: [] for n in self.const_names}
-        for i, name, ttype in self.tensors:
+        # where each constant appears directly: (param index, param name, "shape"/"stride", dim, declared type)
+        sources: dict[str, list] = {n: [] for n in self.const_names}
+        for i, (name, ttype) in self.tensors.items():
             for kind, dims in (("shape", ttype.shape), ("stride", ttype.strides or ())):
                 for d, dim in enumerate(dims):
                     if isinstance(dim, ir.VarRef) and id(dim.var) in placeholder:
-                        self.sources[placeholder[id(dim.var)]].append((i, name, kind, d))
-        self.flat = [(c, tuple(src)) for c, src in self.sources.items()]
+                        sources[placeholder[id(dim.var)]].append((i, name, kind, d, ttype))
+        self.flat = [(c, tuple(src)) for c, src in sources.items()]
+        # the kernel cache key part: a tensor given or not (compile()) binds the same kernel
+        self.kernel_key = tuple(_TENSOR if m is _ABSENT else m for m in key)
+        # what is wrong with calls of this key, found once (None: nothing)
+        self.call_error = self.compile_error = None
+        for i, name in enumerate(names):
+            marker = key[i]
+            if i in self.tensors:
+                if marker is _ABSENT:
+                    self.call_error = self.call_error or f"{fn.name}: missing tensor argument '{name}'"
+                elif marker is not _TENSOR:
+                    msg = (f"{fn.name}: parameter '{name}' expects a torch.Tensor declared {_fmt_type(self.tensors[i][1])}, "
+                           f"got {type(marker[1]).__name__} {marker[1]!r}")  # fmt: skip
+                    self.call_error = self.call_error or msg
+                    self.compile_error = self.compile_error or msg
+            elif name in fn.scalars:
+                if marker is _ABSENT:
+                    self.call_error = self.call_error or (
+                        f"{fn.name}: missing scalar argument '{name}' ({fn.scalars[name].name})"
+                    )
+            elif marker is _ABSENT:
+                self.call_error = self.compile_error = f"{fn.name}: missing argument '{name}'"
+            elif marker is _TENSOR:
+                msg = (f"{fn.name}: parameter '{name}' received a torch.Tensor, but the kernel body does not "
+                       f"declare it; add '{name}: T.Tensor(shape, dtype)' before T.Kernel")  # fmt: skip
+                self.call_error = self.compile_error = msg
 
     def const_values(self, fn: EagerFunction, values: list, extra: dict) -> tuple:
+        if extra:
+            unknown = [k for k in extra if k not in self.decls.consts]
+            if unknown:
+                raise KernelCallError(
+                    f"{fn.name}: unexpected keyword argument(s) {', '.join(unknown)} "
+                    f"(parameters: {', '.join(fn.param_names)}; T.const names: {', '.join(self.const_names) or 'none'})"
+                )
         result = []
         for const, sources in self.flat:
-            value, origin = extra.get(const, _MISSING), f"keyword argument {const}="
-            for i, pname, kind, d in sources:
+            value = extra.get(const, _MISSING) if extra else _MISSING
+            origin = f"keyword argument {const}="
+            for i, pname, kind, d, ttype in sources:
                 t = values[i]
                 if t is _MISSING:
                     continue
-                ttype = self.tensors[[j for j, *_ in self.tensors].index(i)][2]
-                if not isinstance(t, torch.Tensor):
-                    raise KernelCallError(
-                        f"{fn.name}: parameter '{pname}' expects a torch.Tensor declared {ttype!r}, "
-                        f"got {type(t).__name__}"
-                    )
                 if t.dim() != len(ttype.shape):
                     raise KernelCallError(
                         f"{fn.name}: parameter '{pname}' expects a {len(ttype.shape)}-D tensor "
                         f"{_fmt_decl(ttype.shape)}, got shape {tuple(t.shape)}"
                     )
                 actual = t.shape[d] if kind == "shape" else t.stride(d)
-                where = f"{pname}.{kind}[{d}]" if kind == "shape" else f"{pname}.stride()[{d}]"
                 if value is _MISSING:
-                    value, origin = actual, where
+                    value, origin = actual, (i, kind, d)
                 elif value != actual:
+                    if isinstance(origin, tuple):
+                        j, okind, od = origin
+                        origin = _where(fn.param_names[j], okind, od)
                     raise KernelCallError(
                         f"{fn.name}: T.const '{const}' is bound twice with different values: "
-                        f"{origin} = {value} but {where} = {actual}"
+                        f"{origin} = {value} but {_where(pname, kind, d)} = {actual}"
                     )
             if value is _MISSING:
                 raise KernelCallError(
@@ -122,10 +151,16 @@ class _Plan:
                     )
                     + f"; pass it as a keyword argument ({const}=...)"
                 )
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise KernelCallError(f"{fn.name}: T.const '{const}' must be an int, got {value!r}")
+            if value.__class__ is not int:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise KernelCallError(f"{fn.name}: T.const '{const}' must be an int, got {value!r}")
+                value = int(value)
             result.append(value)
         return tuple(result)
+
+
+def _where(pname: str, kind: str, d: int) -> str:
+    return f"{pname}.shape[{d}]" if kind == "shape" else f"{pname}.stride()[{d}]"
 
 
 class EagerFunction:
@@ -217,17 +252,22 @@ class EagerFunction:
         return values, extra
 
     def _phase1_key(self, values: list) -> tuple:
+        """One entry per parameter: the compile-time value, or a marker (tensor, absent, scalar given)."""
         key = []
-        for i in self._value_index:
-            v = values[i]
-            if v is _MISSING or isinstance(v, torch.Tensor):
+        for v in values:
+            if v is _MISSING:
+                key.append(_ABSENT)
+            elif isinstance(v, torch.Tensor):
                 key.append(_TENSOR)
             else:
                 try:
                     hash(v)
                     key.append((type(v), v))
                 except TypeError:
-                    key.append(_freeze(v))
+                    key.append((type(v), _freeze(v)))
+        for i in self.scalar_index:  # run-time scalars: only whether one was given is part of the key
+            if key[i] is not _ABSENT:
+                key[i] = None
         return tuple(key)
 
     def _plan_for(self, key: tuple, values: list) -> _Plan:
@@ -237,7 +277,7 @@ class EagerFunction:
                 plan = self._plans.get(key)
                 if plan is None:
                     decls = declare_eager(self.source, self._compile_values(values), self.scalars)
-                    plan = _Plan(self, decls)
+                    plan = _Plan(self, decls, key)
                     self._plans[key] = plan
         return plan
 
@@ -251,10 +291,12 @@ class EagerFunction:
 
     def _kernel_for(self, values: list, extra: dict, need_tensors: bool):
         key1 = self._phase1_key(values)
-        plan = self._plan_for(key1, values)
-        self._check_params(plan, values, extra, need_tensors)
+        plan = self._plans.get(key1) or self._plan_for(key1, values)
+        error = plan.call_error if need_tensors else plan.compile_error
+        if error is not None:
+            raise KernelCallError(error)
         consts = plan.const_values(self, values, extra)
-        key = (key1, consts)
+        key = (plan.kernel_key, consts)
         kernel = self._kernels.get(key)
         if kernel is None:
             with self._lock:
@@ -268,40 +310,6 @@ class EagerFunction:
                     kernel = JITKernel(func, target=self.options.get("target"))
                     self._kernels[key] = kernel
         return kernel, plan
-
-    def _check_params(self, plan: _Plan, values: list, extra: dict, need_tensors: bool) -> None:
-        # fast path: a call that looks like the last good one skips the detailed checks
-        for i, name in enumerate(self.param_names):
-            v = values[i]
-            if i in plan.tensor_index.values():
-                if v is _MISSING:
-                    if need_tensors:
-                        raise KernelCallError(f"{self.name}: missing tensor argument '{name}'")
-                elif not isinstance(v, torch.Tensor):
-                    ttype = plan.decls.tensors[name][0]
-                    raise KernelCallError(
-                        f"{self.name}: parameter '{name}' expects a torch.Tensor declared {_fmt_type(ttype)}, "
-                        f"got {type(v).__name__} {v!r}"
-                    )
-            elif name in self.scalars:
-                if v is _MISSING and need_tensors:
-                    raise KernelCallError(
-                        f"{self.name}: missing scalar argument '{name}' ({self.scalars[name].name})"
-                    )
-            elif v is _MISSING:
-                raise KernelCallError(f"{self.name}: missing argument '{name}'")
-            elif isinstance(v, torch.Tensor):
-                raise KernelCallError(
-                    f"{self.name}: parameter '{name}' received a torch.Tensor, but the kernel body does not "
-                    f"declare it; add '{name}: T.Tensor(shape, dtype)' before T.Kernel"
-                )
-        unknown = [k for k in extra if k not in plan.decls.consts]
-        if unknown:
-            consts = ", ".join(plan.const_names) or "none"
-            raise KernelCallError(
-                f"{self.name}: unexpected keyword argument(s) {', '.join(unknown)} "
-                f"(parameters: {', '.join(self.param_names)}; T.const names: {consts})"
-            )
 
 
 def _fmt_decl(shape) -> str:

@@ -202,6 +202,7 @@ class _Launcher:
     def __init__(self, module: TritonModule, loaded, plan: _CallPlan):
         self.module = module
         self.loaded = loaded
+        self.warm = False  # launched once (Triton compiled it, outside any interpreter mode)
         self.launches = []
         for launch in module.launches:
             grid_fns = [host_fn(g) for g in launch.grid]
@@ -270,15 +271,11 @@ class JITKernel:
         slots = [None] * plan.n_params
         values: dict = {}
         device = None
+        dev_index = None
         ok = True
         for spec, arg in zip(plan.specs, args):
             if spec.__class__ is _TensorSpec:
-                if (
-                    not isinstance(arg, torch.Tensor)
-                    or arg.dtype is not spec.dtype
-                    or arg.dim() != spec.ndim
-                    or (spec.contiguous and not arg.is_contiguous())
-                ):
+                if not isinstance(arg, torch.Tensor) or arg.dtype is not spec.dtype:
                     ok = False
                     break
                 if spec.static_shape is not None:
@@ -286,6 +283,9 @@ class JITKernel:
                         ok = False
                         break
                 else:
+                    if arg.ndim != spec.ndim:
+                        ok = False
+                        break
                     shape = arg.shape
                     for d, s in spec.checks:
                         if shape[d] != s:
@@ -295,10 +295,16 @@ class JITKernel:
                             ok = False
                     if not ok:
                         break
-                dev = arg.device
-                if device is None:
-                    device = dev
-                elif dev != device:
+                if spec.contiguous and not arg.is_contiguous():
+                    ok = False
+                    break
+                index = arg.get_device()  # an int: cheaper than comparing torch.device objects
+                if index < 0 and not arg.is_cpu:  # meta, mps, ...: the detailed check names it
+                    ok = False
+                    break
+                if dev_index is None:
+                    dev_index, device = index, arg.device
+                elif index != dev_index:
                     ok = False
                     break
                 slots[spec.index] = arg
@@ -327,11 +333,12 @@ class JITKernel:
         if plan.sizes:
             slots.extend(values[s] for s in plan.sizes)
         launcher = self._compiled.get(interpret) or self._compile(interpret)
-        if interpret or "TRITON_INTERPRET" in os.environ:
+        if launcher.warm and (not interpret or os.environ.get("TRITON_INTERPRET") == "1"):
+            self._launch(launcher, slots, values)
+        else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
             with interpreter_mode(interpret):
                 self._launch(launcher, slots, values)
-        else:
-            self._launch(launcher, slots, values)
+            launcher.warm = True
         if plan.single:
             return slots[plan.outputs[0][0]]
         if not plan.outputs:

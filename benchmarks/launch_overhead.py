@@ -1,0 +1,178 @@
+"""Host overhead of calling a tile2triton kernel vs calling its generated Triton kernel directly.
+
+A tiny copy kernel (one 256-element block), so the GPU time is negligible and what is measured
+is the host path: argument checks, output allocation, grid evaluation and Triton's own launch.
+Each row is the median over >= 1000 calls (wall clock per call, no synchronisation inside the
+loop; the stream is synchronised every 100 calls so the launch queue never fills up).
+
+Rows:
+  triton direct          fn[grid](a, b, ...) with `b` preallocated
+  triton direct + empty  torch.empty for the output, then fn[grid](...)  (what tile2triton does)
+  tile2triton JITKernel  kernel(a) (lazy style, out_idx=[-1]; allocates the output)
+  tile2triton inplace    kernel(a, b) (no outputs, so it compares with "triton direct")
+  tile2triton eager      eager_fn(a) (eager style: binds T.const from a.shape each call)
+  tile2triton dynamic    kernel(a) with T.dynamic N (reads N from the shape)
+
+Run on a GPU: PYTHONPATH=. python benchmarks/launch_overhead.py
+On a CPU it runs through Triton's interpreter with few iterations (a smoke test; the numbers
+then mostly measure the interpreter).
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton.runtime.cache import interpreter_mode
+from tile2triton.runtime.kernel import host_fn
+
+BLOCK = 256
+
+
+@tilelang.jit(out_idx=[-1])
+def copy_static(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
+            T.copy(A[bx * BLOCK : bx * BLOCK + BLOCK], B[bx * BLOCK : bx * BLOCK + BLOCK])
+
+    return main
+
+
+@tilelang.jit
+def copy_inplace(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
+            T.copy(A[bx * BLOCK : bx * BLOCK + BLOCK], B[bx * BLOCK : bx * BLOCK + BLOCK])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def copy_dynamic():
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
+            T.copy(A[bx * BLOCK : bx * BLOCK + BLOCK], B[bx * BLOCK : bx * BLOCK + BLOCK])
+
+    return main
+
+
+@tilelang.jit
+def copy_eager(A):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
+        T.copy(A[bx * BLOCK : bx * BLOCK + BLOCK], B[bx * BLOCK : bx * BLOCK + BLOCK])
+    return B
+
+
+def _direct(kernel, interpret: bool):
+    """The generated Triton function and a way to call it exactly as the runtime does."""
+    launcher = kernel._compile(interpret)  # noqa: SLF001 - the benchmark needs the raw Triton function
+    fn, static, grid_fns, _positions, num_warps = launcher.launches[0]
+    return fn, static, grid_fns, num_warps
+
+
+def bench(fn, n: int, sync) -> float:
+    """Median seconds per call of fn() over n calls."""
+    for _ in range(min(50, n)):
+        fn()
+    sync()
+    times = []
+    perf = time.perf_counter
+    for i in range(n):
+        t0 = perf()
+        fn()
+        times.append(perf() - t0)
+        if i % 100 == 99:
+            sync()
+    sync()
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iters", type=int, default=None, help="calls per row (default 5000 on GPU, 20 on CPU)")
+    parser.add_argument("--n", type=int, default=BLOCK, help="elements copied (default one block)")
+    args = parser.parse_args(argv)
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    iters = args.iters or (5000 if cuda else 20)
+    interpret = not cuda
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    n = args.n
+
+    a = torch.randn(n, device=device)
+    b = torch.empty(n, device=device)
+    k_static = copy_static(n)
+    k_inplace = copy_inplace(n)
+    k_dynamic = copy_dynamic()
+    assert torch.equal(k_static(a), a) and torch.equal(k_dynamic(a), a) and torch.equal(copy_eager(a), a)
+    fn, static, _, num_warps = _direct(k_inplace, interpret)
+    grid = static
+    dfn, _, dgrid_fns, dwarps = _direct(k_dynamic, interpret)
+    dgrid = tuple(host_fn(g)({k_dynamic.prim_func.sizes[0]: n}) if callable(host_fn(g)) else host_fn(g)
+                  for g in k_dynamic._compile(interpret).module.launches[0].grid)  # fmt: skip
+
+    def direct():
+        fn[grid](a, b, num_warps=num_warps)
+
+    def direct_empty():
+        out = torch.empty(n, device=device)
+        fn[grid](a, out, num_warps=num_warps)
+
+    def direct_dynamic():
+        out = torch.empty(n, device=device)
+        dfn[dgrid](a, out, n, num_warps=dwarps)
+
+    rows = []
+    ctx = interpreter_mode(True) if interpret else None
+    if ctx:
+        ctx.__enter__()
+    try:
+        t_direct = bench(direct, iters, sync)
+        t_direct_empty = bench(direct_empty, iters, sync)
+        t_direct_dyn = bench(direct_dynamic, iters, sync)
+    finally:
+        if ctx:
+            ctx.__exit__(None, None, None)
+    t_jit = bench(lambda: k_static(a), iters, sync)
+    t_inplace = bench(lambda: k_inplace(a, b), iters, sync)
+    t_eager = bench(lambda: copy_eager(a), iters, sync)
+    t_dyn = bench(lambda: k_dynamic(a), iters, sync)
+    rows = [
+        ("triton direct", t_direct, None),
+        ("triton direct + torch.empty", t_direct_empty, None),
+        ("tile2triton inplace (vs direct)", t_inplace, t_inplace - t_direct),
+        ("tile2triton JITKernel (vs direct + empty)", t_jit, t_jit - t_direct_empty),
+        ("tile2triton eager (vs direct + empty)", t_eager, t_eager - t_direct_empty),
+        ("triton direct dynamic + torch.empty", t_direct_dyn, None),
+        ("tile2triton dynamic (vs direct dynamic)", t_dyn, t_dyn - t_direct_dyn),
+    ]
+    gpu = torch.cuda.get_device_name() if cuda else "none (Triton interpreter)"
+    import triton
+
+    print(f"# launch overhead: {n} fp32 elements, median of {iters} calls per row")
+    print(f"# device: {gpu}; torch {torch.__version__}; triton {triton.__version__}; "
+          f"python {platform.python_version()}")  # fmt: skip
+    print(f"| {'call':<44} | {'median us':>10} | {'added us':>9} |")
+    print(f"|{'-' * 46}|{'-' * 12}|{'-' * 11}|")
+    for name, t, added in rows:
+        extra = f"{added * 1e6:9.2f}" if added is not None else f"{'':9}"
+        print(f"| {name:<44} | {t * 1e6:10.2f} | {extra} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

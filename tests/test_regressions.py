@@ -1,6 +1,6 @@
 """Minimal regression tests for tile2triton bugs found by the differential fuzzer (tests/test_fuzz.py).
 
-Each is marked ``xfail(strict=True)`` while the bug is open: when a fix makes it pass, pytest
+Each was marked ``xfail(strict=True)`` while its bug was open; all are fixed now, and pytest
 reports XPASS as a failure, so remove the marker (and the matching entry in
 ``tile2triton.fuzz.KNOWN_ISSUES``) together with the fix.
 """
@@ -37,8 +37,6 @@ def copy_column_tile():
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz bug 1: a T.copy into a shared/fragment tile with a unit dim ((1, n) or "
-                   "(n, 1)) is lowered as a partial-write merge into a tile never defined (UnboundLocalError)")  # fmt: skip
 @pytest.mark.parametrize("factory,shape", [(copy_row_tile, (1, 53)), (copy_column_tile, (30, 3))], ids=["row", "column"])
 def test_copy_into_tile_with_unit_dim(factory, shape):
     a = torch.randn(*shape)
@@ -60,8 +58,6 @@ def parallel_1x1():
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz bug 2: T.Parallel(1, 1) writing a (1, 1) fragment is rejected ('different "
-                   "T.Parallel iterations write the one element of X'); there is only one iteration")  # fmt: skip
 def test_parallel_1x1_writes_1x1_fragment():
     a = torch.randn(1, 1)
     c = parallel_1x1()(a)
@@ -82,9 +78,6 @@ def constant_tile():
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz bug 3: a T.Parallel store of a lane-independent constant to a whole "
-                   "fragment emits tl.broadcast_to(0.5, ...) on a Python float (AttributeError: 'float' object has "
-                   "no attribute 'type')")  # fmt: skip
 def test_constant_store_to_whole_fragment():
     c = constant_tile()(torch.randn(4, 8))
     torch.testing.assert_close(c, torch.full((4, 8), 0.5))

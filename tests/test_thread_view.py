@@ -6,8 +6,8 @@ import tile2triton as tilelang
 import tile2triton.language as T
 
 
-def poison(shape, dtype=torch.float32):
-    return torch.full(shape, float("nan"), dtype=dtype)
+def poison(shape, dtype=torch.float32, device="cpu"):
+    return torch.full(shape, float("nan"), dtype=dtype, device=device)
 
 
 @tilelang.jit(out_idx=[-1])
@@ -23,10 +23,10 @@ def thread_copy(N, BLOCK_N, threads):
     return main
 
 
-def test_thread_view_copy_is_one_masked_tile_per_iteration():
+def test_thread_view_copy_is_one_masked_tile_per_iteration(dev):
     N = 1000  # not a multiple of BLOCK_N = 1024... nor of the 256 threads
     kernel = thread_copy(N, 1024, 256)
-    a = torch.randn(N).half()
+    a = torch.randn(N, device=dev).half()
     torch.testing.assert_close(kernel(a), a, rtol=0, atol=0)
     src = kernel.get_kernel_source(interpret=False)
     assert "tx = tl.arange(0, 256)" in src
@@ -48,12 +48,12 @@ def shared_reverse(N, threads):
     return main
 
 
-def test_shared_memory_block_reversal():
+def test_shared_memory_block_reversal(dev):
     N, threads = 384, 128
-    a = torch.randn(N)
-    b = poison((N,))
+    a = torch.randn(N, device=dev)
+    b = poison((N,), device=dev)
     shared_reverse(N, threads)(a, b)
-    torch.testing.assert_close(b, a.view(-1, threads).flip(1).reshape(-1), rtol=0, atol=0)
+    torch.testing.assert_close(b.cpu(), a.cpu().view(-1, threads).flip(1).reshape(-1), rtol=0, atol=0)
 
 
 @tilelang.jit(out_idx=[-1])
@@ -84,11 +84,11 @@ def tree_sum(M, N, threads):
     return main
 
 
-def test_hand_written_tree_reduction():
+def test_hand_written_tree_reduction(dev):
     M, N = 5, 300
-    a = torch.randn(M, N)
+    a = torch.randn(M, N, device=dev)
     out = tree_sum(M, N, 128)(a)
-    torch.testing.assert_close(out.double(), a.double().sum(1), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(out.double().cpu(), a.double().sum(1).cpu(), rtol=1e-5, atol=1e-4)
 
 
 @tilelang.jit
@@ -111,14 +111,14 @@ def stencil(N, threads):
     return main
 
 
-def test_neighbour_stencil():
+def test_neighbour_stencil(dev):
     N, threads = 200, 64
-    a = torch.randn(N)
-    b = poison((N,))
+    a = torch.randn(N, device=dev)
+    b = poison((N,), device=dev)
     stencil(N, threads)(a, b)
-    padded = torch.nn.functional.pad(a.double(), (1, 1))
+    padded = torch.nn.functional.pad(a.double().cpu(), (1, 1))
     ref = padded[:-2] + 2 * padded[1:-1] + padded[2:]
-    torch.testing.assert_close(b.double(), ref, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(b.double().cpu(), ref, rtol=1e-6, atol=1e-6)
 
 
 @tilelang.jit(out_idx=[-1])
@@ -143,8 +143,8 @@ def thread_gemv(N, K, threads, BLOCK_K):
     return main
 
 
-def test_thread_view_gemv_with_local_accumulators():
+def test_thread_view_gemv_with_local_accumulators(dev):
     N, K = 150, 70
-    a, b = torch.randn(K).half(), torch.randn(N, K).half()
+    a, b = torch.randn(K, device=dev).half(), torch.randn(N, K, device=dev).half()
     out = thread_gemv(N, K, 64, 4)(a, b)
-    torch.testing.assert_close(out.double(), b.double() @ a.double(), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(out.double().cpu(), (b.double() @ a.double()).cpu(), rtol=1e-4, atol=1e-3)

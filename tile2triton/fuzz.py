@@ -50,11 +50,7 @@ def _constant_tile_store(p) -> bool:
     return False
 
 
-KNOWN_ISSUES: list = [
-    (_unit_dim_tile, "tests/test_regressions.py::test_copy_into_tile_with_unit_dim (bug 1); "
-                     "test_parallel_1x1_writes_1x1_fragment (bug 2)"),
-    (_constant_tile_store, "tests/test_regressions.py::test_constant_store_to_whole_fragment (bug 3)"),
-]
+KNOWN_ISSUES: list = []  # (predicate, regression test) pairs for open bugs the generator avoids
 
 
 class Divergence(AssertionError):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from . import pyast as P
-from .lower import KernelLowerer, LoweringOptions, Names, Tile, INT32
+from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
 
 HELPERS = {
     "_round_to_bf16": '''
@@ -96,7 +96,7 @@ def lower_kernel(kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions)
         lineno=0,
     )
     fn.t2t_origin = kernel.loc
-    return fn, KernelLaunch(fn.name, list(kernel.grid), max(1, kernel.threads // 32), args), lw.helpers
+    return fn, KernelLaunch(fn.name, list(kernel.grid), next_pow2(max(1, kernel.threads // 32)), args), lw.helpers
 
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:

@@ -438,6 +438,8 @@ class KernelLowerer:
 
     def reg_read(self, buf: ir.Buffer, indices) -> Tile:
         rb = self.reg(buf)
+        if not rb.shape:  # a one-element buffer is a scalar, whatever the (necessarily zero) index
+            return Tile(P.name(rb.name), buf.dtype)
         kinds = self.classify(rb, indices)
         if kinds is None:
             return self.flat_read(rb, indices)
@@ -474,7 +476,12 @@ class KernelLowerer:
         rb = self.reg(buf)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
-            if rb.lanes is None and (value.axes or self.cond_axes()):
+            if rb.lanes is None and self.lanes is not None and all(
+                self.lanes.padded[k] == 1 for k in value.axes | self.cond_axes()
+            ):
+                if value.axes:  # T.Parallel(1, 1): the single iteration's value
+                    value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
+            elif rb.lanes is None and (value.axes or self.cond_axes()):
                 raise self.error(
                     f"different T.Parallel iterations write the one element of '{buf.name}'; "
                     "allocate it inside the T.Parallel body or give it the loop's shape"
@@ -504,11 +511,13 @@ class KernelLowerer:
             node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
             mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
         for d, k in enumerate(kinds):
-            if k[0] == "at":
+            if k[0] == "at" and rb.shape[lead + d] > 1:  # a unit dim has only the one position
                 hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k[1].node)
                 mask = hit if mask is None else P.binop("&", mask, hit)
         if mask is None:
-            self.assign_to(rb.name, P.call("tl.broadcast_to", node, P.tuple_(rb.shape)) if _needs_bcast(value, rb, kinds) else node)
+            if _needs_bcast(value, rb, kinds):
+                node = self.broadcast(Tile(node, value.dtype, value.axes), rb.shape)
+            self.assign_to(rb.name, node)
         else:
             self.assign_to(rb.name, P.call("tl.where", mask, node, P.name(rb.name)))
 

@@ -362,8 +362,8 @@ def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
     else:
         kwargs = {}
         native_acc = acc_dt in (DTYPES["float32"], DTYPES["int32"]) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
-        if acc_dt == DTYPES["float16"] and a_dt == acc_dt:
-            kwargs["out_dtype"] = P.dtype(acc_dt)
+        if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
+            kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
         if native_acc:
             result = P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             if acc_in is None and not kwargs and acc_dt not in (DTYPES["float32"],) and not a_dt.is_int:
@@ -400,6 +400,14 @@ def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
     dim = s.dim
     if s.kind.startswith("abs"):
         x = P.call("tl.abs", x)
+    if rank == 0:  # a one-element source: reducing it is the element itself
+        r = x
+        if not s.clear:
+            old = P.name(rd.name)
+            op = _COMBINE[s.kind]
+            r = P.binop("+", old, r) if op == "+" else P.call(op, old, r)
+        lw.assign_to(rd.name, lw.broadcast(lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype), rd.shape) if rd.shape else lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
+        return
     extent = src_buf.shape[dim]
     if rank and rs.shape[dim] != extent:
         identity = _IDENTITY[s.kind]
@@ -409,8 +417,6 @@ def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
         x = P.call("tl.where", valid, x, P.const(identity))
     expected = tuple(d for i, d in enumerate(rs.shape) if i != dim)
     keep = False
-    if rank == 0:
-        raise lw.error("cannot reduce a one-element buffer")
     if tuple(rd.shape) == expected or (not rd.shape and len(expected) == 0):
         pass
     elif tuple(rd.shape) == tuple(1 if i == dim else d for i, d in enumerate(rs.shape)):

@@ -1,0 +1,50 @@
+"""pytest plugin: also emit the GPU (non-interpreter) source of every kernel the tests build, into
+$T2T_GPU_DUMP, with a '# sig:' line, so tools/compile_check.py can compile them for sm_90 offline.
+
+    T2T_GPU_DUMP=/tmp/gpu python -m pytest -p tools.gpu_sources_plugin tests
+    python tools/compile_check.py /tmp/gpu/*.py     # with the Triton version to check
+"""
+
+import hashlib
+import os
+
+from tile2triton import ir
+from tile2triton.codegen import emit
+from tile2triton.codegen.lower import LoweringOptions
+
+_TRITON = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "bool": "i1"}
+
+
+def _sig(func, launch):
+    parts = []
+    for a in launch.args:
+        if isinstance(a, ir.Buffer):
+            parts.append(f"{a.name}=*{_TRITON.get(a.dtype.name, a.dtype.name.replace('int', 'i').replace('ui', 'u'))}")
+        else:
+            parts.append(f"{a.name}={_TRITON.get(a.dtype.name, a.dtype.name.replace('int', 'i'))}")
+    return " ".join(parts)
+
+
+_original = emit.emit_module
+
+
+def emit_module(func, options):
+    module = _original(func, options)
+    if options.interpret:
+        gpu = _original(func, LoweringOptions(interpret=False))
+        out = os.environ.get("T2T_GPU_DUMP", "/tmp/t2t_gpu")
+        os.makedirs(out, exist_ok=True)
+        digest = hashlib.sha256(gpu.source.encode()).hexdigest()[:16]
+        sigs = "\n".join(f"# sig {launch.name}: {_sig(func, launch)}" for launch in gpu.launches)
+        with open(os.path.join(out, f"{func.name}_{digest}.py"), "w") as f:
+            f.write(gpu.source + "\n" + sigs + "\n")
+    return module
+
+
+emit.emit_module = emit_module
+try:
+    from tile2triton.runtime import kernel as _kernel
+
+    _kernel.emit_module = emit_module
+except ImportError:
+    pass

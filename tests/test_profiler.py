@@ -77,7 +77,7 @@ def test_supply_type_int_auto():
 def test_profiler_zero_supply_type_used():
     prof = axpy(64, 2.0).get_profiler(TensorSupplyType.One)
     out = prof.run_once()
-    torch.testing.assert_close(out, torch.full((64,), 3.0))
+    torch.testing.assert_close(out.cpu(), torch.full((64,), 3.0))
 
 
 def test_do_bench_returns_positive_ms():

@@ -164,3 +164,15 @@ def test_bad_name_and_kernel():
         tile2triton.register_op("no_namespace", axpy())
     with pytest.raises(RegisterOpError, match="compiled kernel"):
         tile2triton.register_op(_name("bad"), lambda x: x)
+
+
+def test_triton_op_form_with_cpu_tensors():
+    """The CUDA registration (triton_op) also serves CPU tensors, eagerly, compiled and in opcheck."""
+    name = _name("axpy_tritonop")
+    tile2triton.register_op(name, axpy(alpha=3.0), use_triton_op=True)
+    op = _op(name)
+    x, y = torch.randn(45), torch.randn(45)
+    torch.testing.assert_close(op(x, y), 3 * x + y)
+    f = torch.compile(lambda a, b: op(a, b) * 2, fullgraph=True)
+    torch.testing.assert_close(f(x, y), (3 * x + y) * 2)
+    torch.library.opcheck(op.default, (x, y))

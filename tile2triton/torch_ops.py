@@ -5,8 +5,8 @@
 * A fake (meta) implementation is built from the declared output shapes and dtypes, so the op
   works under ``torch.compile(fullgraph=True)`` and with dynamic shapes.
 * On CUDA the op is a ``torch.library.triton_op`` whose body launches the generated Triton
-  kernel through ``wrap_triton`` (Inductor sees into it); CPU tensors still run under Triton's
-  interpreter through a CPU kernel registered on the same op.
+  kernel through ``wrap_triton`` (Inductor sees into it); tensors off CUDA go to a companion
+  ``<name>_interpreter`` custom op that runs Triton's interpreter.
 * Without CUDA it is a ``torch.library.custom_op`` with ``register_fake`` (the only form
   ``torch.compile`` and ``opcheck`` accept for interpreter kernels).
 * ``backward=`` (and ``setup_context=``) register autograd with ``torch.library.register_autograd``.
@@ -64,9 +64,14 @@ def register_op(name: str, kernel=None, *, backward=None, setup_context=None, mu
     if use_triton_op is None:
         use_triton_op = torch.cuda.is_available()
     if use_triton_op:
+        # Tensors off CUDA go to a companion custom_op running the interpreter: torch.compile traces
+        # a triton_op's body, and that op keeps the interpreter call opaque to it.
+        interp = torch.library.custom_op(name + "_interpreter", spec.signed(spec.interpreter_impl),
+                                         mutates_args=mutates_args, schema=schema)
+        interp.register_fake(spec.signed(spec.fake_impl))
+        spec.off_cuda = interp
         # some torch versions infer the schema from the signature even when one is given
         op = torch.library.triton_op(name, spec.signed(spec.triton_impl), mutates_args=mutates_args, schema=schema)
-        op.register_kernel("cpu")(spec.signed(spec.interpreter_impl))
     else:
         op = torch.library.custom_op(name, spec.signed(spec.interpreter_impl), mutates_args=mutates_args, schema=schema)
         op.register_fake(spec.signed(spec.fake_impl))
@@ -210,7 +215,7 @@ class _OpSpec:
         tensors = [a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)]
         values, device = self.bind_values(tensors)
         if device is not None and device.type != "cuda":
-            return self.interpreter_impl(*args)
+            return self.off_cuda(*args)
         outs = self.new_outputs(tensors)
         slots = {}
         for i, a in zip(self.inputs, tensors):

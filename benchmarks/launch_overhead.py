@@ -136,34 +136,43 @@ def main(argv=None) -> int:
         out = torch.empty(n, device=device)
         dfn[dgrid](a, out, n, num_warps=dwarps)
 
-    rows = []
-    ctx = interpreter_mode(True) if interpret else None
-    if ctx:
-        ctx.__enter__()
-    try:
-        t_direct = bench(direct, iters, sync)
-        t_direct_empty = bench(direct_empty, iters, sync)
-        t_direct_dyn = bench(direct_dynamic, iters, sync)
-    finally:
-        if ctx:
-            ctx.__exit__(None, None, None)
-    t_jit = bench(lambda: k_static(a), iters, sync)
-    t_inplace = bench(lambda: k_inplace(a, b), iters, sync)
-    t_eager = bench(lambda: copy_eager(a), iters, sync)
-    t_dyn = bench(lambda: k_dynamic(a), iters, sync)
+    def direct_run():
+        fn.run(a, b, grid=grid, warmup=False, num_warps=num_warps)
+
+    cases = {
+        "direct": direct, "direct_run": direct_run, "direct_empty": direct_empty, "direct_dyn": direct_dynamic,
+        "jit": lambda: k_static(a), "inplace": lambda: k_inplace(a, b), "eager": lambda: copy_eager(a),
+        "dyn": lambda: k_dynamic(a),
+    }  # fmt: skip
+    # interleave the rows in rounds so that clock drift and noise hit every row alike
+    rounds = 5
+    samples = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, case in cases.items():
+            ctx = interpreter_mode(True) if interpret and name.startswith("direct") else None
+            if ctx:
+                ctx.__enter__()
+            try:
+                samples[name].append(bench(case, max(1, iters // rounds), sync))
+            finally:
+                if ctx:
+                    ctx.__exit__(None, None, None)
+    t = {name: statistics.median(v) for name, v in samples.items()}
     rows = [
-        ("triton direct", t_direct, None),
-        ("triton direct + torch.empty", t_direct_empty, None),
-        ("tile2triton inplace (vs direct)", t_inplace, t_inplace - t_direct),
-        ("tile2triton JITKernel (vs direct + empty)", t_jit, t_jit - t_direct_empty),
-        ("tile2triton eager (vs direct + empty)", t_eager, t_eager - t_direct_empty),
-        ("triton direct dynamic + torch.empty", t_direct_dyn, None),
-        ("tile2triton dynamic (vs direct dynamic)", t_dyn, t_dyn - t_direct_dyn),
+        ("triton direct: fn[grid](a, b)", t["direct"], None),
+        ("triton direct: fn.run(a, b, grid=...)", t["direct_run"], None),
+        ("triton direct + torch.empty", t["direct_empty"], None),
+        ("tile2triton inplace (vs direct)", t["inplace"], t["inplace"] - t["direct"]),
+        ("tile2triton JITKernel (vs direct + empty)", t["jit"], t["jit"] - t["direct_empty"]),
+        ("tile2triton eager (vs direct + empty)", t["eager"], t["eager"] - t["direct_empty"]),
+        ("triton direct dynamic + torch.empty", t["direct_dyn"], None),
+        ("tile2triton dynamic (vs direct dynamic)", t["dyn"], t["dyn"] - t["direct_dyn"]),
     ]
     gpu = torch.cuda.get_device_name() if cuda else "none (Triton interpreter)"
     import triton
 
-    print(f"# launch overhead: {n} fp32 elements, median of {iters} calls per row")
+    print(f"# launch overhead: {n} fp32 elements; per row the median of {rounds} interleaved rounds, "
+          f"each the median of {max(1, iters // rounds)} calls")
     print(f"# device: {gpu}; torch {torch.__version__}; triton {triton.__version__}; "
           f"python {platform.python_version()}")  # fmt: skip
     print(f"| {'call':<44} | {'median us':>10} | {'added us':>9} |")

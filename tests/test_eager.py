@@ -301,3 +301,17 @@ def test_const_used_only_in_an_expression_needs_a_keyword():
 def test_constant_rank_mismatch_names_parameter():
     with pytest.raises(KernelCallError, match=r"parameter 'A' expects a 2-D tensor \(M, N\), got shape \(12,\)"):
         scale_add(torch.randn(12), torch.randn(12))
+
+
+def test_fast_path_after_a_good_call_still_validates(dev):
+    a = torch.randn(50, device=dev)
+    assert_close(add_one(a, 32), a.double() + 1, 1e-6, 1e-6)
+    assert_close(add_one(a, 32), a.double() + 1, 1e-6, 1e-6)  # the remembered binding
+    b = torch.randn(51, device=dev)
+    assert_close(add_one(b, 32), b.double() + 1, 1e-6, 1e-6)  # another N under the same key
+    with pytest.raises(KernelCallError, match=r"parameter 'A' expects a 1-D tensor \(N,\), got shape \(5, 10\)"):
+        add_one(torch.randn(5, 10, device=dev), 32)
+    with pytest.raises(KernelCallError, match=r"parameter 'A' expects dtype torch.float32, got torch.float16"):
+        add_one(a.half(), 32)
+    with pytest.raises(KernelCallError, match=r"parameter 'A' must be contiguous"):
+        add_one(torch.randn(100, device=dev)[::2], 32)

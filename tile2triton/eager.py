@@ -206,13 +206,45 @@ class EagerFunction:
         self._value_index = [i for i, n in enumerate(self.param_names) if n not in self.scalars]
         self._plans: dict = {}
         self._kernels: dict = {}
+        self._fast: dict = {}  # all-positional calls: phase-1 key -> (shape readers, {consts: kernel}, inputs)
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- public API
     def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == len(self.param_names):
+            # fast path (every argument positional): phase-1 key from the non-tensor values, then
+            # the constants read straight from the shapes; anything unusual takes the full path
+            key = tuple([_TENSOR if isinstance(v, torch.Tensor) else (v.__class__, v) for v in args])
+            fast = self._fast.get(key)
+            if fast is not None:
+                readers, kernels, inputs = fast
+                try:
+                    consts = tuple([args[i].shape[d] for i, d, ndim in readers if args[i].ndim == ndim])
+                except (AttributeError, IndexError, TypeError):
+                    consts = None
+                kernel = kernels.get(consts) if consts is not None and len(consts) == len(readers) else None
+                if kernel is not None:
+                    return kernel(*args) if inputs is None else kernel(*[args[i] for i in inputs])
         values, extra = self._bind_args(args, kwargs)
         kernel, plan = self._kernel_for(values, extra, need_tensors=True)
+        if not kwargs and len(args) == len(self.param_names):
+            self._remember(args, plan, kernel)
         return kernel(*[values[i] for i in plan.inputs])
+
+    def _remember(self, args, plan: _Plan, kernel: JITKernel) -> None:
+        """Let later all-positional calls with these compile-time values skip the full binding."""
+        if self.scalars or any(len(src) != 1 or src[0][2] != "shape" for _, src in plan.flat):
+            return  # scalars would enter the key by value; shared or stride constants need the full check
+        try:
+            key = tuple([_TENSOR if isinstance(v, torch.Tensor) else (v.__class__, v) for v in args])
+            hash(key)
+        except TypeError:
+            return
+        readers = tuple((src[0][0], src[0][3], len(src[0][4].shape)) for _, src in plan.flat)
+        inputs = None if plan.inputs == list(range(len(args))) else tuple(plan.inputs)
+        consts = tuple(args[i].shape[d] for i, d, _ in readers)
+        entry = self._fast.setdefault(key, (readers, {}, inputs))
+        entry[1][consts] = kernel
 
     def compile(self, *args, **kwargs) -> JITKernel:
         """The kernel for these arguments; constants from tensors given or keyword arguments."""

@@ -20,6 +20,7 @@ from ..codegen.lower import LoweringOptions
 from ..errors import KernelCallError
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
+from .diagnostics import translate as translate_error
 
 _HOST_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
 
@@ -324,7 +325,7 @@ class JITKernel:
             device = torch.device(
                 "cpu" if self.target == "cpu" or (self.target is None and default_interpret()) else "cuda"
             )
-        interpret = device.type != "cuda"
+        interpret = dev_index < 0 if dev_index is not None and ok else device.type != "cuda"
         if plan.target is not None and (plan.target == "cpu") != interpret:
             self._wrong_target(args, device)
         for i, dtype, static, fns in plan.outputs:
@@ -351,7 +352,17 @@ class JITKernel:
             grid = static if static is not None else tuple([f(values) if callable(f) else f for f in grid_fns])
             if min(grid) <= 0:
                 continue
-            launch_mapped(launcher, fn, grid, [slots[k] for k in positions], num_warps)  # Triton errors -> TileLang line
+            run = getattr(fn, "run", None)
+            if run is None or not launcher.warm:  # first launch: Triton errors mapped to the TileLang line
+                launch_mapped(launcher, fn, grid, [slots[k] for k in positions], num_warps)
+                continue
+            try:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
+                run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
+            except Exception as exc:  # mapped to the TileLang line where possible, as launch_mapped does
+                mapped = translate_error(exc, launcher.module, getattr(launcher.loaded, "__file__", None))
+                if mapped is None:
+                    raise
+                raise mapped from exc
 
     # ---------------------------------------------------------------- validation (slow path)
     def _diagnose(self, args, slots) -> tuple[dict, torch.device | None]:

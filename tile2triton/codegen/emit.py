@@ -96,7 +96,33 @@ def lower_kernel(kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions)
         lineno=0,
     )
     fn.t2t_origin = kernel.loc
+    drop_dead_assignments(fn)
     return fn, KernelLaunch(fn.name, list(kernel.grid), next_pow2(max(1, kernel.threads // 32)), args), lw.helpers
+
+
+def drop_dead_assignments(fn: ast.FunctionDef) -> None:
+    """Remove ``name = <pure expression>`` whose name is never read (e.g. an unused T.Parallel
+    index): generated code should carry no dead code.  Assignments have no side effects here
+    (stores and atomics are expression statements)."""
+    while True:
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        removed = False
+        for node in ast.walk(fn):
+            for field in ("body", "orelse"):
+                stmts = getattr(node, field, None)
+                if not isinstance(stmts, list):
+                    continue
+                kept = [
+                    st
+                    for st in stmts
+                    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                            and st.targets[0].id not in used)  # fmt: skip
+                ]
+                if len(kept) != len(stmts):
+                    removed = True
+                    stmts[:] = kept or [ast.Pass()]
+        if not removed:
+            return
 
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:

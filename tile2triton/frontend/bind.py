@@ -183,6 +183,8 @@ class Binder:
     def bind_params(self, func_node: ast.FunctionDef, annotations: dict) -> None:
         for arg in func_node.args.args:
             ann = annotations.get(arg.arg)
+            if (ann is None or isinstance(ann, str)) and arg.annotation is not None:
+                ann = self.expr(arg.annotation)  # postponed annotations (from __future__ import annotations)
             loc = self.loc(arg)
             if isinstance(ann, TensorType):
                 buf = self.global_buffer(arg.arg, ann, loc)

@@ -24,6 +24,8 @@ import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from .interpreter import use_library
+
 _modules: dict[str, object] = {}
 _lock = threading.Lock()
 
@@ -163,9 +165,12 @@ class interpreter_mode:
             os.environ["TRITON_INTERPRET"] = "1"
         elif self.saved is not None:
             del os.environ["TRITON_INTERPRET"]
+        use_library(self.on)
 
     def __exit__(self, *exc):
         if self.saved is None:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = self.saved
+        if self.on:
+            use_library(False)  # the compiler's flavour is the default (torch.compile, other Triton code)

@@ -1,0 +1,56 @@
+"""Keep Triton's interpreter and its compiler usable in one process.
+
+Triton's standard library (``tl.zeros``, ``tl.sum``, ``tl.max``, ``tl.cumsum``, ``tl.sigmoid``,
+...) is written with ``@triton.jit``, which picks its flavour once, when ``triton.language`` is
+imported: a ``JITFunction`` (callable only by the compiler) or, if ``TRITON_INTERPRET`` was set
+then, an ``InterpretedFunction``.  Whichever it picked, the other mode then fails in that process
+("Cannot call @triton.jit'd outside of the scope of a kernel" under the interpreter;
+"'ir.value' object has no attribute 'dtype'" when compiling).  tile2triton runs CPU tensors through
+the interpreter and CUDA tensors through the compiler, so it switches those library functions to
+the flavour of the launch at hand, and back.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.RLock()
+_variants: dict = {}  # raw function -> (JITFunction, InterpretedFunction)
+
+
+def _namespaces():
+    import triton.language as tl
+
+    spaces = [tl, tl.tensor]
+    for name in ("standard", "random"):
+        module = getattr(tl, name, None)
+        if module is not None:
+            spaces.append(module)
+    return spaces
+
+
+def _pair(value):
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    fn = value.fn
+    if fn not in _variants:
+        if isinstance(value, JITFunction):
+            _variants[fn] = (value, InterpretedFunction(fn))
+        else:
+            _variants[fn] = (JITFunction(fn), value)
+    return _variants[fn]
+
+
+def use_library(interpret: bool) -> None:
+    """Make every Triton standard-library function the flavour for ``interpret``."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    with _lock:
+        for space in _namespaces():
+            for name, value in list(vars(space).items()):
+                if isinstance(value, (JITFunction, InterpretedFunction)) and hasattr(value, "fn"):
+                    wanted = _pair(value)[1 if interpret else 0]
+                    if value is not wanted:
+                        setattr(space, name, wanted)

@@ -61,6 +61,9 @@ def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
     node = value.node
     if isinstance(s.value, ir.VarRef) and isinstance(node, ast.Name) and lw.let_count.get(s.var, 0) == 1:
         lw.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
+        bounds = lw.ranges.of(s.value)
+        if bounds is not None:
+            lw.ranges.set(s.var, *bounds)
         return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
@@ -88,6 +91,9 @@ def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
 def lower_for(lw: KernelLowerer, s: ir.For) -> None:
+    if _is_map_loop(lw, s):
+        _lower_map_loop(lw, s)
+        return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
     lw.env[s.var] = Tile(P.name(var_name), INT32)
@@ -109,6 +115,61 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
         iterator = P.call("range", *args)
     body = lw.block(s.body)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
+
+
+def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
+    """A sequential loop whose iterations only move global data (``idx = f(i); B[idx] = g(A[idx])``)
+    has no dependence between iterations: it can become one more tile axis instead of a loop
+    (seed 000's thread-view copy then becomes the block view's single masked load and store)."""
+    if s.kind not in ("serial", "unroll") or static(s.start) != 0 or static(s.step) != 1:
+        return False
+    n = static(s.stop)
+    if n is None or n < 2 or n > 1024 or (lw.lanes is not None and not isinstance(lw.lanes.owner, ir.Kernel)):
+        return False
+    written, read = set(), set()
+    lets = set()
+    for st in s.body:
+        if isinstance(st, ir.Let):
+            if st.var in lw.env:
+                return False  # rebinding a name from outside the loop carries a value across iterations
+            lets.add(st.var)
+        elif isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL:
+            written.add(st.buffer)
+        else:
+            return False
+        for load in ir.loads_in(st):
+            if load.buffer.scope != ir.GLOBAL:
+                return False
+            read.add(load.buffer)
+    if written & read:
+        return False
+    used_after = {e.var for st in ir.walk(lw.following) for x in ir.stmt_exprs(st) for e in ir.iter_expr_tree(x)
+                  if isinstance(e, ir.VarRef)}  # fmt: skip
+    return not (lets & used_after)
+
+
+def _lower_map_loop(lw: KernelLowerer, s: ir.For) -> None:
+    n = static(s.stop)
+    saved_lanes, saved_env = lw.lanes, dict(lw.env)
+    if saved_lanes is None:
+        space = open_lanes(lw, [s.var], [n], s)
+    else:  # the thread view: the loop becomes a leading axis in front of the threads
+        padded = next_pow2(n)
+        name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, padded), 0, 2))
+        for var, tile in saved_env.items():
+            if tile.axes:
+                lw.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
+        lw.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
+        lw.ranges.set(s.var, 0, n - 1)
+        lw.lanes = LaneSpace([s.var] + saved_lanes.vars, [n] + saved_lanes.extents,
+                             [padded] + saved_lanes.padded, [name] + saved_lanes.names, saved_lanes.owner)  # fmt: skip
+        space = None
+    try:
+        lw.lower_stmts(s.body)
+    finally:
+        if space is not None:
+            close_lanes(lw, space)
+        lw.lanes, lw.env = saved_lanes, saved_env
 
 
 @lowers(ir.If)

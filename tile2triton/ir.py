@@ -268,6 +268,7 @@ class Kernel(Stmt):
     block_vars: list
     body: list
     thread_vars: list = field(default_factory=list)  # thread view: tx, ty, tz bound in the body
+    swizzle: tuple | None = None  # T.use_swizzle(panel, order): block rasterization (a bijection)
 
 
 @dataclass(eq=False)

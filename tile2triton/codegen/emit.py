@@ -73,8 +73,9 @@ def lower_kernel(kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions)
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.Let):
             lw.let_count[s.var] = lw.let_count.get(s.var, 0) + 1
+    swizzled = swizzle_block_ids(lw, kernel) if kernel.swizzle else {}
     for axis, var in enumerate(kernel.block_vars):
-        n = lw.assign(var.name, P.call("tl.program_id", axis))
+        n = lw.assign(var.name, swizzled.get(axis, P.call("tl.program_id", axis)))
         lw.env[var] = Tile(P.name(n), INT32)
         extent = kernel.grid[axis]
         if isinstance(extent, ir.Const):
@@ -98,6 +99,24 @@ def lower_kernel(kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions)
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
     return fn, KernelLaunch(fn.name, list(kernel.grid), next_pow2(max(1, kernel.threads // 32)), args), lw.helpers
+
+
+def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:
+    """``T.use_swizzle(panel)``: TileLang's ``rasterization2DRow/Column`` (a bijection on the grid
+    that walks it in panels of ``panel`` rows, serpentine), so neighbouring programs share tiles in L2."""
+    panel, order = kernel.swizzle
+    gx, gy = (lw.ev(g).node for g in kernel.grid[:2])
+    major, minor = (gx, gy) if order == "row" else (gy, gx)
+    block = lw.assign("block_idx", P.binop("+", P.call("tl.program_id", 0), P.binop("*", P.call("tl.program_id", 1), gx)))
+    panel_size = P.binop("*", P.const(panel), major)
+    panel_idx = lw.assign("panel_idx", P.binop("//", P.name(block), panel_size))
+    offset = lw.assign("panel_offset", P.binop("%", P.name(block), panel_size))
+    stride = lw.assign("panel_rows", P.call("tl.minimum", P.const(panel), P.binop("-", minor, P.binop("*", P.name(panel_idx), P.const(panel)))))
+    along = P.binop("//", P.name(offset), P.name(stride))
+    serpentine = P.call("tl.where", P.binop("==", P.binop("%", P.name(panel_idx), P.const(2)), P.const(1)),
+                        P.binop("-", P.binop("-", major, P.const(1)), along), along)  # fmt: skip
+    across = P.binop("+", P.binop("%", P.name(offset), P.name(stride)), P.binop("*", P.name(panel_idx), P.const(panel)))
+    return {0: serpentine, 1: across} if order == "row" else {0: across, 1: serpentine}
 
 
 def drop_dead_assignments(fn: ast.FunctionDef) -> None:

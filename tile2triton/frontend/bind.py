@@ -901,8 +901,19 @@ for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
 
 
-@rule("use_swizzle", "annotate_layout", "no_set_max_nreg")
+@rule("annotate_layout", "no_set_max_nreg")
 def bind_no_effect(b: Binder, node, args):
+    return None
+
+
+@rule("use_swizzle")
+def bind_use_swizzle(b: Binder, node, args):
+    panel, order, enable = args["panel_size"], args["order"], args["enable"]
+    if b.kernel is None or not enable or len(b.kernel.grid) < 2:
+        return None
+    if not isinstance(panel, int) or panel <= 0 or order not in ("row", "column"):
+        raise b.error("T.use_swizzle takes a positive int panel_size and order 'row' or 'column'", node)
+    b.kernel.swizzle = (panel, order)
     return None
 
 

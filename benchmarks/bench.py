@@ -242,11 +242,12 @@ def case_rows(quick: bool):
     def add(name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol=1e-2):
         rows.append((name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol))
 
-    n = (1 << 28) // s
-    a16 = lambda: [torch.randn(n, device=dev, dtype=torch.float16)]  # noqa: E731
-    for name, factory in (("copy fp16 (block view)", tl_copy), ("copy fp16 (thread view)", tl_copy_thread_view)):
-        add(name, lambda f=factory: f(n, 1024, 256), lambda x: _launch(hw_copy, (triton.cdiv(n, 1024),), x, torch.empty_like(x), n, BLOCK=1024),
-            lambda x: x.clone(), lambda x: x, a16, 2 * 2 * n, "GB/s")  # fmt: skip
+    for n in (1 << 20, (1 << 28) // s):
+        a16 = lambda n=n: [torch.randn(n, device=dev, dtype=torch.float16)]  # noqa: E731
+        for view, factory in (("block view", tl_copy), ("thread view", tl_copy_thread_view)):
+            add(f"copy fp16 2^{n.bit_length() - 1} ({view})", lambda f=factory, n=n: f(n, 1024, 256),
+                lambda x, n=n: _launch(hw_copy, (triton.cdiv(n, 1024),), x, torch.empty_like(x), n, BLOCK=1024),
+                lambda x: x.clone(), lambda x: x, a16, 2 * 2 * n, "GB/s")  # fmt: skip
     m = 16384 // s
     add("add fp32 16384^2", lambda: tl_add(m, 16384, 32, 256),
         lambda x, y: _launch_add(x, y), torch.add, torch.add,
@@ -271,8 +272,8 @@ def case_rows(quick: bool):
         2 * m * 16384, "GB/s", atol=0.25)  # fmt: skip
     for size in (4096, 8192 // (2 if quick else 1)):
         for dtype, tdt in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
-            for bm, bn, bk, stages, threads, sw in ((128, 256, 64, 3, 256, 8), (128, 128, 32, 3, 128, 0)):
-                add(f"GEMM {dtype} {size}^3 {bm}x{bn}x{bk}", lambda z=size, d=dtype, c=(bm, bn, bk, stages, threads, sw): tl_gemm(z, z, z, *c[:5], c[5], d),
+            for bm, bn, bk, stages, threads, sw in ((128, 256, 64, 3, 256, 8), (128, 128, 32, 3, 128, 0), (128, 128, 32, 3, 128, 8)):
+                add(f"GEMM {dtype} {size}^3 {bm}x{bn}x{bk}{' swizzle ' + str(sw) if sw else ''}", lambda z=size, d=dtype, c=(bm, bn, bk, stages, threads, sw): tl_gemm(z, z, z, *c[:5], c[5], d),
                     lambda a, b, c=(bm, bn, bk, stages, threads): _launch_gemm(a, b, *c),
                     torch.matmul, lambda a, b: (a.float() @ b.float()),
                     lambda z=size, t=tdt: [torch.randn(z, z, device=dev, dtype=t), torch.randn(z, z, device=dev, dtype=t)],

@@ -272,7 +272,11 @@ def case_rows(quick: bool):
         2 * m * 16384, "GB/s", atol=0.25)  # fmt: skip
     for size in (4096, 8192 // (2 if quick else 1)):
         for dtype, tdt in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
-            for bm, bn, bk, stages, threads, sw in ((128, 256, 64, 3, 256, 8), (128, 128, 32, 3, 128, 0), (128, 128, 32, 3, 128, 8)):
+            for bm, bn, bk, stages, threads, sw in (
+                (128, 256, 64, 3, 256, 8),
+                (128, 128, 32, 3, 128, 0),
+                (128, 128, 32, 3, 128, 8),
+            ):
                 add(f"GEMM {dtype} {size}^3 {bm}x{bn}x{bk}{' swizzle ' + str(sw) if sw else ''}", lambda z=size, d=dtype, c=(bm, bn, bk, stages, threads, sw): tl_gemm(z, z, z, *c[:5], c[5], d),
                     lambda a, b, c=(bm, bn, bk, stages, threads): _launch_gemm(a, b, *c),
                     torch.matmul, lambda a, b: (a.float() @ b.float()),

@@ -19,7 +19,6 @@ then mostly measure the interpreter).
 """
 
 import argparse
-import os
 import platform
 import statistics
 import sys
@@ -171,8 +170,10 @@ def main(argv=None) -> int:
     gpu = torch.cuda.get_device_name() if cuda else "none (Triton interpreter)"
     import triton
 
-    print(f"# launch overhead: {n} fp32 elements; per row the median of {rounds} interleaved rounds, "
-          f"each the median of {max(1, iters // rounds)} calls")
+    print(
+        f"# launch overhead: {n} fp32 elements; per row the median of {rounds} interleaved rounds, "
+        f"each the median of {max(1, iters // rounds)} calls"
+    )
     print(f"# device: {gpu}; torch {torch.__version__}; triton {triton.__version__}; "
           f"python {platform.python_version()}")  # fmt: skip
     print(f"| {'call':<44} | {'median us':>10} | {'added us':>9} |")

@@ -75,8 +75,6 @@ def tree_sum(M, N, threads):
                     acc[0] += A[bx, col]
             S[tx] = acc[0]
             T.sync_threads()
-            s = threads // 2
-            while_steps = 0
             for step in T.unroll(7):
                 stride = (threads // 2) >> step
                 if tx < stride:

@@ -6,6 +6,7 @@ from . import language
 from .compiler import compile
 from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
 from .jit import JITImpl, jit
+from .profiler import TensorSupplyType
 from .runtime.kernel import JITKernel
 from .torch_ops import register_op
 
@@ -15,14 +16,24 @@ __all__ = [
     "JITImpl",
     "JITKernel",
     "KernelCallError",
+    "TensorSupplyType",
     "Tile2TritonError",
     "TileLangCompileError",
     "compile",
     "jit",
     "language",
+    "register_op",
+    "cdiv",
+    "next_power_of_2",
     "__version__",
 ]
 
 
 def cdiv(a: int, b: int) -> int:
+    """``tilelang.cdiv``: integer ceil division."""
     return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    """``tilelang.next_power_of_2``."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()

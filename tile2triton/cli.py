@@ -66,7 +66,9 @@ class TileLangAliasFinder(importlib.abc.MetaPathFinder):
                 f"(running with 'tilelang' resolved to tile2triton)",
                 name=fullname,
             )
-        return importlib.util.spec_from_loader(fullname, _AliasLoader(real), is_package=found.submodule_search_locations is not None)
+        return importlib.util.spec_from_loader(
+            fullname, _AliasLoader(real), is_package=found.submodule_search_locations is not None
+        )
 
 
 def install_tilelang_alias() -> None:
@@ -279,7 +281,9 @@ def cmd_show(ns) -> int:
         import difflib
 
         close = difflib.get_close_matches(name, list(kernels), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else (f"; kernels: {', '.join(kernels)}" if kernels else "")
+        hint = (
+            f"; did you mean {', '.join(close)}?" if close else (f"; kernels: {', '.join(kernels)}" if kernels else "")
+        )
         raise UsageError(f"{path} has no kernel named '{name}'{hint}")
     out_idx = parse_out_idx(ns.out_idx)
     kernel = compile_named(kernels[name], name, args, out_idx)
@@ -330,13 +334,24 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show.add_argument("target", metavar="FILE.py[::NAME]")
-    show.add_argument("--arg", action="append", metavar="NAME=VALUE",
-                      help="a factory argument (repeatable; values are Python literals, bare words are strings)")
-    show.add_argument("--interpret", action="store_true",
-                      help="show the variant generated for Triton's CPU interpreter instead of the GPU one")
+    show.add_argument(
+        "--arg",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a factory argument (repeatable; values are Python literals, bare words are strings)",
+    )
+    show.add_argument(
+        "--interpret",
+        action="store_true",
+        help="show the variant generated for Triton's CPU interpreter instead of the GPU one",
+    )
     show.add_argument("--out-idx", metavar="IDX", help="out_idx for a top-level @T.prim_func (e.g. -1 or [2])")
-    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                      help="syntax highlighting (auto: on a terminal, when pygments is installed)")
+    show.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="syntax highlighting (auto: on a terminal, when pygments is installed)",
+    )
     run = sub.add_parser(
         "run",
         help="run a TileLang script with 'tilelang' resolved to tile2triton",

@@ -31,6 +31,7 @@ FLOAT_DTYPES = ["float32", "float16", "bfloat16"]
 TILE_SIZES = [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32]
 GEMM_TILES = [16, 32, 24, 48, 64]
 
+
 # Known tile2triton bugs the fuzzer found: (predicate on a Program, regression test).  Programs a
 # predicate matches are skipped (hypothesis ``assume``) so that the bounded CI run stays green
 # while the bug is open; delete the entry when the regression test passes.
@@ -247,23 +248,23 @@ def elementwise_program(draw) -> Program:
     pre = "bz, " if kind == "3d" else ""
     body = ""
     if stage in ("shared", "both"):
-        body += f"As = T.alloc_shared(({bm}, {bn}), \"{dtype}\")\nBs = T.alloc_shared(({bm}, {bn}), \"{dtype}\")\n"
+        body += f'As = T.alloc_shared(({bm}, {bn}), "{dtype}")\nBs = T.alloc_shared(({bm}, {bn}), "{dtype}")\n'
         body += f"T.copy(A[{pre}by * {bm}, bx * {bn}], As)\nT.copy(B[{pre}by * {bm}, bx * {bn}], Bs)\n"
         a, b = "As[i, j]", "Bs[i, j]"
     else:
         a, b = f"A[{pre}y, x]", f"B[{pre}y, x]"
     if stage in ("fragment_out", "both"):
-        body += f"Cf = T.alloc_fragment(({bm}, {bn}), \"{out_dtype}\")\n"
+        body += f'Cf = T.alloc_fragment(({bm}, {bn}), "{out_dtype}")\n'
     leaves = ["a", "b"] if dtype != "int32" else ["a", "b", "y", "x"]
     if dtype == "int32":
         expr = draw(int_expr(leaves))
     else:
         expr = draw(float_expr(leaves))
         if draw(st.booleans()):
-            expr = f"({expr} + T.cast(y - x, \"{dtype}\") * 0.125)"
+            expr = f'({expr} + T.cast(y - x, "{dtype}") * 0.125)'
     loop = f"for i, j in T.Parallel({bm}, {bn}):\n    y = by * {bm} + i\n    x = bx * {bn} + j\n"
     loop += f"    a = {a}\n    b = {b}\n"
-    value = expr if out_dtype == dtype else f"T.cast({expr}, \"{out_dtype}\")"
+    value = expr if out_dtype == dtype else f'T.cast({expr}, "{out_dtype}")'
     if stage in ("fragment_out", "both"):
         loop += f"    Cf[i, j] = {value}\n"
         body += loop + f"T.copy(Cf, C[{pre}by * {bm}, bx * {bn}])\n"
@@ -307,10 +308,10 @@ def reduction_program(draw) -> Program:
         loop_ext = 1
     out_dtype = "float32"
     init = draw(st.sampled_from([0.0, 1.0, -1.0]))
-    body = f"X = T.alloc_fragment(({bm}, {bn}), \"{dtype}\")\n"
+    body = f'X = T.alloc_fragment(({bm}, {bn}), "{dtype}")\n'
     rlen = bm if dim == 1 else bn
-    body += f"R = T.alloc_fragment(({rlen},), \"float32\")\n"
-    body += f"Xf = T.alloc_fragment(({bm}, {bn}), \"float32\")\n"
+    body += f'R = T.alloc_fragment(({rlen},), "float32")\n'
+    body += f'Xf = T.alloc_fragment(({bm}, {bn}), "float32")\n'
     if clear_mode == "loop":
         body += f"T.fill(R, {_lit(init)})\n"
     if loop_kind == "Pipelined":
@@ -324,7 +325,7 @@ def reduction_program(draw) -> Program:
     else:
         inner = f"T.copy(A[k * {bm}, b * {bn}], X)\n"
     f = draw(float_expr(["v"])) if premap else "v"
-    inner += f"for i, j in T.Parallel({bm}, {bn}):\n    v = T.cast(X[i, j], \"float32\")\n    Xf[i, j] = {f}\n"
+    inner += f'for i, j in T.Parallel({bm}, {bn}):\n    v = T.cast(X[i, j], "float32")\n    Xf[i, j] = {f}\n'
     clear = "True" if clear_mode == "single" else "False"
     inner += f"T.reduce_{kind}(Xf, R, dim={dim}{'' if kind == 'abssum' else ', clear=' + clear})\n"
     body += loop + _ind(inner, 4) + "\n"
@@ -336,7 +337,9 @@ def reduction_program(draw) -> Program:
     head = f"with T.Kernel({-(-keep // rlen)}, threads=128) as b:\n"
     params = [f'A: T.Tensor(({M}, {N}), "{dtype}")', f'C: T.Tensor(({keep},), "{out_dtype}")']
     source = _render(params, head + _ind(body, 4))
-    feats = dict(dtype=dtype, kind=kind, dim=dim, M=M, N=N, bm=bm, bn=bn, loop=loop_kind, mode=clear_mode, premap=premap)
+    feats = dict(
+        dtype=dtype, kind=kind, dim=dim, M=M, N=N, bm=bm, bn=bn, loop=loop_kind, mode=clear_mode, premap=premap
+    )
     return Program("reduction", source, [((M, N), dtype, -2.0, 2.0)], out_dtype, feats)
 
 
@@ -366,15 +369,15 @@ def gemm_program(draw) -> Program:
     else:
         c_shape = (M, N)
         head = f"with T.Kernel({gx}, {gy}, threads=128) as (bx, by):\n"
-    body = f"As = T.alloc_shared(({(bk, bm) if ta else (bm, bk)}), \"{dtype}\")\n".replace("((", "(").replace("))", ")")
-    body += f"Bs = T.alloc_shared(({(bn, bk) if tb else (bk, bn)}), \"{dtype}\")\n".replace("((", "(").replace("))", ")")
-    body += f"Cf = T.alloc_fragment(({bm}, {bn}), \"float32\")\n"
+    body = f'As = T.alloc_shared(({(bk, bm) if ta else (bm, bk)}), "{dtype}")\n'.replace("((", "(").replace("))", ")")
+    body += f'Bs = T.alloc_shared(({(bn, bk) if tb else (bk, bn)}), "{dtype}")\n'.replace("((", "(").replace("))", ")")
+    body += f'Cf = T.alloc_fragment(({bm}, {bn}), "float32")\n'
     if init == "clear":
         body += "T.clear(Cf)\n"
     elif init == "fill":
         body += "T.fill(Cf, 0.5)\n"
     elif init == "parallel_bias":
-        body += f"for i, j in T.Parallel({bm}, {bn}):\n    Cf[i, j] = T.cast(by * {bm} + i, \"float32\") * 0.01 - T.cast(j, \"float32\") * 0.02\n"
+        body += f'for i, j in T.Parallel({bm}, {bn}):\n    Cf[i, j] = T.cast(by * {bm} + i, "float32") * 0.01 - T.cast(j, "float32") * 0.02\n'
     if loop_kind == "Pipelined":
         body += f"for ko in T.Pipelined({kt}, num_stages={stages}):\n"
     elif loop_kind == "range":

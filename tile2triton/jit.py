@@ -39,7 +39,9 @@ class JITImpl:
             from .eager import EagerFunction
 
             if out_idx is not None:
-                raise ValueError("out_idx cannot be used with an eager-style @tilelang.jit kernel; return T.empty outputs")
+                raise ValueError(
+                    "out_idx cannot be used with an eager-style @tilelang.jit kernel; return T.empty outputs"
+                )
             self._eager = EagerFunction(source, options)
 
     def __call__(self, *args, **kwargs):

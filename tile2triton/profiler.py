@@ -54,8 +54,11 @@ def supply_tensor(shape, dtype: torch.dtype, supply_type: TensorSupplyType, devi
     if supply_type == TensorSupplyType.Uniform:
         return torch.empty(shape, dtype=torch.float32, device=device).uniform_(-1.0, 1.0).to(dtype)
     if supply_type in (TensorSupplyType.Normal, TensorSupplyType.Randn):
-        return torch.empty(shape, dtype=torch.float32, device=device).normal_(-1.0, 1.0).to(dtype) \
-            if supply_type == TensorSupplyType.Normal else torch.randn(shape, device=device).to(dtype)
+        return (
+            torch.empty(shape, dtype=torch.float32, device=device).normal_(-1.0, 1.0).to(dtype)
+            if supply_type == TensorSupplyType.Normal
+            else torch.randn(shape, device=device).to(dtype)
+        )
     if supply_type == TensorSupplyType.Zero:
         return torch.zeros(shape, dtype=dtype, device=device)
     if supply_type == TensorSupplyType.One:
@@ -136,16 +139,20 @@ class Profiler:
         return list(input_tensors) if input_tensors is not None else self._get_inputs()
 
     # ------------------------------------------------------------------ checks
-    def assert_allclose(self, reference_program, input_tensors=None, atol: float = 1e-2, rtol: float = 1e-2,
-                        max_mismatched_ratio: float = 0.01) -> None:
+    def assert_allclose(
+        self,
+        reference_program,
+        input_tensors=None,
+        atol: float = 1e-2,
+        rtol: float = 1e-2,
+        max_mismatched_ratio: float = 0.01,
+    ) -> None:
         """Run the kernel and ``reference_program`` on the same generated inputs; compare the outputs."""
         ins = self._inputs(input_tensors)
         ref_outs = _as_list(reference_program(*ins))
         lib_outs = _as_list(self.kernel(*ins))
         if len(ref_outs) != len(lib_outs):
-            raise AssertionError(
-                f"the reference returned {len(ref_outs)} output(s), the kernel {len(lib_outs)}"
-            )
+            raise AssertionError(f"the reference returned {len(ref_outs)} output(s), the kernel {len(lib_outs)}")
         for k, (lib, ref) in enumerate(zip(lib_outs, ref_outs)):
             if not isinstance(ref, torch.Tensor):
                 ref = torch.as_tensor(ref)
@@ -175,14 +182,34 @@ class Profiler:
         return (func or self.kernel)(*ins)
 
     # ------------------------------------------------------------------ timing
-    def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 0, n_repeat: int = 0,
-                 input_tensors=None, backend: str = "event", quantiles=None, return_mode: str = "mean",
-                 dynamic_symbolic_constraints=None, device=None, early_stop_baseline=None):
+    def do_bench(
+        self,
+        func=None,
+        warmup: int = 25,
+        rep: int = 100,
+        n_warmup: int = 0,
+        n_repeat: int = 0,
+        input_tensors=None,
+        backend: str = "event",
+        quantiles=None,
+        return_mode: str = "mean",
+        dynamic_symbolic_constraints=None,
+        device=None,
+        early_stop_baseline=None,
+    ):
         """Mean time of one call in milliseconds (``quantiles`` gives a list instead)."""
         ins = self._inputs(input_tensors)
         fn = func or self.kernel
-        return do_bench(lambda: fn(*ins), warmup=warmup, rep=rep, _n_warmup=n_warmup, _n_repeat=n_repeat,
-                        quantiles=quantiles, return_mode=return_mode, device=self._device_of(ins))
+        return do_bench(
+            lambda: fn(*ins),
+            warmup=warmup,
+            rep=rep,
+            _n_warmup=n_warmup,
+            _n_repeat=n_repeat,
+            quantiles=quantiles,
+            return_mode=return_mode,
+            device=self._device_of(ins),
+        )
 
     def _device_of(self, ins):
         for t in ins:
@@ -191,9 +218,20 @@ class Profiler:
         return self.device
 
 
-def do_bench(fn, warmup: float = 25, rep: float = 100, _n_warmup: int = 0, _n_repeat: int = 0, quantiles=None,
-             fast_flush: bool = True, backend: str = "event", return_mode: str = "mean", device=None,
-             cache_size: int = 256, early_stop_baseline=None):
+def do_bench(
+    fn,
+    warmup: float = 25,
+    rep: float = 100,
+    _n_warmup: int = 0,
+    _n_repeat: int = 0,
+    quantiles=None,
+    fast_flush: bool = True,
+    backend: str = "event",
+    return_mode: str = "mean",
+    device=None,
+    cache_size: int = 256,
+    early_stop_baseline=None,
+):
     """``tilelang.profiler.do_bench``: triton.testing.do_bench on CUDA, a wall-clock timer on the CPU."""
     dev = torch.device(device) if device is not None else _default_device()
     if dev.type == "cuda":

@@ -164,9 +164,9 @@ class _Block:
         if isinstance(e, ir.Compare):
             dt = binary_dtype("+", e.lhs, e.rhs)
             a, b = _lift2(self.ev_as(e.lhs, dt), self.ev_as(e.rhs, dt))
-            return {"<": torch.lt, "<=": torch.le, ">": torch.gt, ">=": torch.ge, "==": torch.eq, "!=": torch.ne}[
-                e.op
-            ](a, b)
+            return {"<": torch.lt, "<=": torch.le, ">": torch.gt, ">=": torch.ge, "==": torch.eq, "!=": torch.ne}[e.op](
+                a, b
+            )
         if isinstance(e, ir.UnaryOp):
             v = self.ev(e.operand)
             if e.op == "-":
@@ -282,7 +282,9 @@ class _Block:
     def _full_indices(self, st: _Storage, idx: list, rank: int) -> list:
         full = [self.lane_grid(d, rank) for d in st.lane_dims] + [_lift(t.to(torch.int64), rank) for t in idx]
         if len(full) != st.tensor.dim():
-            raise self.error(f"{len(full) - len(st.lane_dims)} indices for a {st.tensor.dim() - len(st.lane_dims)}-D buffer")
+            raise self.error(
+                f"{len(full) - len(st.lane_dims)} indices for a {st.tensor.dim() - len(st.lane_dims)}-D buffer"
+            )
         return full
 
     def load(self, buf: ir.Buffer, idx: list, rank: int) -> torch.Tensor:
@@ -560,7 +562,9 @@ class _Block:
                 b2 = b2.transpose(-1, -2)
             c2 = _last2(C, rank0, ec)
             if a2.shape[-1] != b2.shape[-2] or a2.shape[-2] != c2.shape[-2] or b2.shape[-1] != c2.shape[-1]:
-                raise self.error(f"T.gemm shapes do not agree: A {tuple(a2.shape)}, B {tuple(b2.shape)}, C {tuple(c2.shape)}")
+                raise self.error(
+                    f"T.gemm shapes do not agree: A {tuple(a2.shape)}, B {tuple(b2.shape)}, C {tuple(c2.shape)}"
+                )
             w = _wide(C.dtype)
             prod = torch.matmul(a2.to(w), b2.to(w))
             clear = self.ev(s.clear_accum).to(torch.bool)
@@ -858,7 +862,11 @@ def compare(kernel, *inputs, atol: float | None = None, rtol: float | None = Non
         a_tol = a_tol if atol is None else atol
         r_tol = r_tol if rtol is None else rtol
         if g.shape != r.shape:
-            res = Comparison(False, func.params[i].name, message=f"output '{func.params[i].name}' has shape {tuple(g.shape)}, reference {tuple(r.shape)}")
+            res = Comparison(
+                False,
+                func.params[i].name,
+                message=f"output '{func.params[i].name}' has shape {tuple(g.shape)}, reference {tuple(r.shape)}",
+            )
             break
         gd, rd = g.to(torch.float64), r.to(torch.float64)
         close = torch.isclose(gd, rd, atol=a_tol, rtol=r_tol, equal_nan=True)
@@ -868,7 +876,11 @@ def compare(kernel, *inputs, atol: float | None = None, rtol: float | None = Non
         first = tuple(int(x) for x in bad[0])
         writer = trace.writers[i][first].item() if i in trace.writers else -1
         stmt = trace.stmts[writer] if writer >= 0 else None
-        where = f"; the reference last wrote it in {type(stmt).__name__} at {stmt.loc}" if stmt is not None else "; the reference never wrote it"
+        where = (
+            f"; the reference last wrote it in {type(stmt).__name__} at {stmt.loc}"
+            if stmt is not None
+            else "; the reference never wrote it"
+        )
         msg = (
             f"output '{func.params[i].name}' diverges at {first}: tile2triton {gd[first].item()!r}, "
             f"reference {rd[first].item()!r} ({bad.shape[0]} of {close.numel()} elements differ, "

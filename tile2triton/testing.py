@@ -57,9 +57,21 @@ def set_random_seed(seed: int = 42) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
-def torch_assert_close(tensor_a, tensor_b, rtol=1e-2, atol=1e-3, max_mismatched_ratio=0.001, verbose=False,
-                       equal_nan=True, check_device=True, check_dtype=True, check_layout=True,
-                       check_stride=False, base_name="LHS", ref_name="RHS"):
+def torch_assert_close(
+    tensor_a,
+    tensor_b,
+    rtol=1e-2,
+    atol=1e-3,
+    max_mismatched_ratio=0.001,
+    verbose=False,
+    equal_nan=True,
+    check_device=True,
+    check_dtype=True,
+    check_layout=True,
+    check_stride=False,
+    base_name="LHS",
+    ref_name="RHS",
+):
     """Like ``torch.testing.assert_close``, but up to ``max_mismatched_ratio`` of elements may differ."""
     if check_device and tensor_a.device != tensor_b.device:
         raise AssertionError(f"device mismatch: {base_name} on {tensor_a.device}, {ref_name} on {tensor_b.device}")

@@ -29,8 +29,18 @@ class RegisterOpError(Tile2TritonError, ValueError):
     """``register_op`` was given something it cannot turn into a PyTorch op."""
 
 
-def register_op(name: str, kernel=None, *, backward=None, setup_context=None, mutates_args=None,
-                use_triton_op: bool | None = None, factory_args=(), factory_kwargs=None, out_idx=None):
+def register_op(
+    name: str,
+    kernel=None,
+    *,
+    backward=None,
+    setup_context=None,
+    mutates_args=None,
+    use_triton_op: bool | None = None,
+    factory_args=(),
+    factory_kwargs=None,
+    out_idx=None,
+):
     """Register ``kernel`` as ``torch.ops.<ns>.<name>``; returns the ``CustomOpDef`` (callable).
 
     ``kernel`` is a compiled kernel (what a ``@tilelang.jit`` factory returns), a ``@tilelang.jit``
@@ -44,10 +54,19 @@ def register_op(name: str, kernel=None, *, backward=None, setup_context=None, mu
         torch.ops.mylib.add(a, b)
     """
     if kernel is None:
+
         def decorate(k):
-            return register_op(name, k, backward=backward, setup_context=setup_context, mutates_args=mutates_args,
-                               use_triton_op=use_triton_op, factory_args=factory_args,
-                               factory_kwargs=factory_kwargs, out_idx=out_idx)
+            return register_op(
+                name,
+                k,
+                backward=backward,
+                setup_context=setup_context,
+                mutates_args=mutates_args,
+                use_triton_op=use_triton_op,
+                factory_args=factory_args,
+                factory_kwargs=factory_kwargs,
+                out_idx=out_idx,
+            )
 
         return decorate
     kernel = _as_kernel(kernel, factory_args, factory_kwargs or {}, out_idx)
@@ -66,8 +85,9 @@ def register_op(name: str, kernel=None, *, backward=None, setup_context=None, mu
     if use_triton_op:
         # Tensors off CUDA go to a companion custom_op running the interpreter: torch.compile traces
         # a triton_op's body, and that op keeps the interpreter call opaque to it.
-        interp = torch.library.custom_op(name + "_interpreter", spec.signed(spec.interpreter_impl),
-                                         mutates_args=mutates_args, schema=schema)
+        interp = torch.library.custom_op(
+            name + "_interpreter", spec.signed(spec.interpreter_impl), mutates_args=mutates_args, schema=schema
+        )
         interp.register_fake(spec.signed(spec.fake_impl))
         spec.off_cuda = interp
         # some torch versions infer the schema from the signature even when one is given
@@ -144,7 +164,11 @@ class _OpSpec:
         params = []
         for i in self.inputs:
             p = self.func.params[i]
-            ann = torch.Tensor if isinstance(p, ir.Buffer) else {"float": float, "int": int, "uint": int, "bool": bool}[p.dtype.kind]
+            ann = (
+                torch.Tensor
+                if isinstance(p, ir.Buffer)
+                else {"float": float, "int": int, "uint": int, "bool": bool}[p.dtype.kind]
+            )
             params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ann))
         n_out = len(self.out_idx)
         ret = None if n_out == 0 else torch.Tensor if n_out == 1 else tuple[(torch.Tensor,) * n_out]
@@ -197,7 +221,9 @@ class _OpSpec:
 
     def interpreter_impl(self, *args):
         """The kernel's own call path (validation included); inputs made contiguous first."""
-        args = [a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)]
+        args = [
+            a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)
+        ]
         out = self.kernel(*args)
         if out is None:
             return None
@@ -212,7 +238,9 @@ class _OpSpec:
         """Launch the generated Triton kernel(s) through ``wrap_triton`` (traceable by Inductor)."""
         from torch.library import wrap_triton
 
-        tensors = [a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)]
+        tensors = [
+            a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)
+        ]
         values, device = self.bind_values(tensors)
         if device is not None and device.type != "cuda":
             return self.off_cuda(*args)

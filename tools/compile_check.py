@@ -18,7 +18,7 @@ def file_signatures(path: str) -> dict:
     sigs = {}
     for line in open(path):
         if line.startswith("# sig "):
-            name, rest = line[len("# sig "):].split(":", 1)
+            name, rest = line[len("# sig ") :].split(":", 1)
             sigs[name.strip()] = dict(p.split("=", 1) for p in rest.split())
     return sigs
 
@@ -37,7 +37,9 @@ def check(path: str, sig: dict) -> bool:
         signature = {a: given.get(a, "*fp32") for a in fn.arg_names}
         try:
             # as the JIT specializes 16-byte-aligned pointers
-            attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(fn.arg_names) if signature[a].startswith("*")}
+            attrs = {
+                (i,): [["tt.divisibility", 16]] for i, a in enumerate(fn.arg_names) if signature[a].startswith("*")
+            }
             triton.compile(ASTSource(fn, signature, {}, attrs), target=GPUTarget("cuda", 90, 32))
             print("ok  ", path, name)
         except Exception:

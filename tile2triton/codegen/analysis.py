@@ -100,9 +100,11 @@ def _writes_whole(stmt, buf, lane_vars=None) -> bool:
         if lane_vars is None:
             return False
         used = [i.var for i in stmt.indices if isinstance(i, ir.VarRef)]
-        return len(used) == buf.ndim and all(
-            v in lane_vars and lane_vars[v] == buf.shape[d] for d, v in enumerate(used)
-        ) and len(set(used)) == len(used)
+        return (
+            len(used) == buf.ndim
+            and all(v in lane_vars and lane_vars[v] == buf.shape[d] for d, v in enumerate(used))
+            and len(set(used)) == len(used)
+        )
     return False
 
 

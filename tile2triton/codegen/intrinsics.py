@@ -39,7 +39,11 @@ def lower_call(lw, e: ir.Call) -> Tile:
         out = P.call("tl.exp2", P.binop("*", _math_operand(lw, x, e.dtype), P.const(math.log2(10.0))))
     elif fn == "tanh":
         # tanh(x) = 2 * sigmoid(2x) - 1: core Triton has no tanh, and this is exact enough in fp32
-        out = P.binop("-", P.binop("*", P.const(2.0), P.call("tl.sigmoid", P.binop("*", P.const(2.0), _math_operand(lw, x, e.dtype)))), P.const(1.0))
+        out = P.binop(
+            "-",
+            P.binop("*", P.const(2.0), P.call("tl.sigmoid", P.binop("*", P.const(2.0), _math_operand(lw, x, e.dtype)))),
+            P.const(1.0),
+        )
     elif fn == "tan":
         v = _math_operand(lw, x, e.dtype)
         out = P.binop("/", P.call("tl.sin", v), P.call("tl.cos", v))
@@ -53,7 +57,11 @@ def lower_call(lw, e: ir.Call) -> Tile:
     elif fn == "isinf":
         return Tile(P.binop("==", P.call("tl.abs", node), P.const(float("inf"))), BOOL, axes)
     elif fn == "isfinite":
-        return Tile(P.binop("&", P.binop("==", node, node), P.binop("!=", P.call("tl.abs", node), P.const(float("inf")))), BOOL, axes)
+        return Tile(
+            P.binop("&", P.binop("==", node, node), P.binop("!=", P.call("tl.abs", node), P.const(float("inf")))),
+            BOOL,
+            axes,
+        )
     elif fn == "pow":
         return _pow(lw, e, args, axes)
     elif fn == "fmod":

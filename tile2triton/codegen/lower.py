@@ -333,7 +333,9 @@ class KernelLowerer:
     def broadcast(self, t: Tile, shape) -> ast.expr:
         """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
         if not t.axes:
-            return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(t.dtype))))
+            return P.binop(
+                "+", _typed(self, t), P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(t.dtype)))
+            )
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
@@ -476,8 +478,10 @@ class KernelLowerer:
         rb = self.reg(buf)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
-            if rb.lanes is None and self.lanes is not None and all(
-                self.lanes.padded[k] == 1 for k in value.axes | self.cond_axes()
+            if (
+                rb.lanes is None
+                and self.lanes is not None
+                and all(self.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
             ):
                 if value.axes:  # T.Parallel(1, 1): the single iteration's value
                     value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)

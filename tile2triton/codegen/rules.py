@@ -10,8 +10,8 @@ from ..frontend.regions import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .analysis import first_access
-from .threads import block_level
 from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
+from .threads import block_level
 
 LOWERINGS: dict = {}
 
@@ -42,7 +42,9 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
         return
     lanes = {v: e for v, e in zip(lw.lanes.vars, lw.lanes.extents)} if lw.lanes is not None else None
     if first_access(lw.following, buf, lanes) != "write":
-        lw.assign_to(rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt))
+        lw.assign_to(
+            rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt)
+        )
 
 
 # ------------------------------------------------------------------------------ scalars
@@ -54,7 +56,11 @@ def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
         target = previous.node.id
         if lw.conds and lw.let_depth.get(s.var, 0) < len(lw.conds):
             mask = lw.lane_mask(frozenset())
-            value = Tile(P.call("tl.where", mask, value.node, previous.node), value.dtype, value.axes | previous.axes | lw.cond_axes())
+            value = Tile(
+                P.call("tl.where", mask, value.node, previous.node),
+                value.dtype,
+                value.axes | previous.axes | lw.cond_axes(),
+            )
         lw.assign_to(target, value.node)
         lw.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
         return
@@ -426,7 +432,9 @@ def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
         if native_acc:
-            result = P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
+            result = (
+                P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
+            )
             if acc_in is None and not kwargs and acc_dt not in (DTYPES["float32"],) and not a_dt.is_int:
                 result = P.to(result, acc_dt)
         else:
@@ -467,7 +475,12 @@ def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
             old = P.name(rd.name)
             op = _COMBINE[s.kind]
             r = P.binop("+", old, r) if op == "+" else P.call(op, old, r)
-        lw.assign_to(rd.name, lw.broadcast(lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype), rd.shape) if rd.shape else lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
+        lw.assign_to(
+            rd.name,
+            lw.broadcast(lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype), rd.shape)
+            if rd.shape
+            else lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node,
+        )
         return
     extent = src_buf.shape[dim]
     if rank and rs.shape[dim] != extent:

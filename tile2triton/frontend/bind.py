@@ -18,7 +18,7 @@ from .. import language as T
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
 from ..language.proxy import TensorType
-from .regions import const_int, extent_of, legalize_pairwise_extents, static, to_region, whole
+from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
 from .source import FunctionSource, MacroSource
 
 BOOL, INT32, FLOAT32 = DTYPES["bool"], DTYPES["int32"], DTYPES["float32"]
@@ -136,9 +136,7 @@ class Binder:
             return getattr(builtins, name)
         known = [n for s in self.scopes for n in s]
         close = difflib.get_close_matches(name, known, n=3)
-        raise self.error(
-            f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None
-        )
+        raise self.error(f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None)
 
     def bind_name(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -560,7 +558,12 @@ class Binder:
         return self.binop(op, pyop, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op, pyop, a, b, node):
-        if is_python_value(a) and is_python_value(b) and not isinstance(a, TypedLiteral) and not isinstance(b, TypedLiteral):
+        if (
+            is_python_value(a)
+            and is_python_value(b)
+            and not isinstance(a, TypedLiteral)
+            and not isinstance(b, TypedLiteral)
+        ):
             try:
                 return pyop(a, b)
             except Exception as exc:  # noqa: BLE001
@@ -576,9 +579,13 @@ class Binder:
     def expr_UnaryOp(self, node: ast.UnaryOp):
         v = self.expr(node.operand)
         if is_python_value(v):
-            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}[
-                type(node.op)
-            ](v) if not isinstance(v, TypedLiteral) else TypedLiteral(v.dtype, -v.value)
+            return (
+                {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}[
+                    type(node.op)
+                ](v)
+                if not isinstance(v, TypedLiteral)
+                else TypedLiteral(v.dtype, -v.value)
+            )
         v = as_expr(v)
         if isinstance(node.op, ast.UAdd):
             return v
@@ -670,7 +677,9 @@ class Binder:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
             if all(is_python_value(a) for a in list(args) + list(kwargs.values())):
-                raise self.error(f"calling {getattr(fn, '__name__', fn)!r} at compile time failed: {exc}", node) from None
+                raise self.error(
+                    f"calling {getattr(fn, '__name__', fn)!r} at compile time failed: {exc}", node
+                ) from None
             raise self.error(
                 f"cannot call {getattr(fn, '__name__', fn)!r} on kernel values inside a kernel "
                 "(use a @T.macro for reusable kernel code)",
@@ -1075,7 +1084,9 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         if ret.value is not None:
             raise TileLangCompileError("a lazy-style @T.prim_func returns nothing", binder.loc(source.tree)) from None
     if not binder.kernels:
-        raise TileLangCompileError("the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree))
+        raise TileLangCompileError(
+            "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
+        )
     return ir.PrimFunc(
         source.name,
         binder.params,
@@ -1153,7 +1164,7 @@ class EagerBinder(Binder):
     # --- T.const
     def declare_const(self, names, dtype, node):
         if not isinstance(names, str):
-            raise self.error(f"T.const takes a string of names, e.g. T.const(\"M, N\"), got {names!r}", node)
+            raise self.error(f'T.const takes a string of names, e.g. T.const("M, N"), got {names!r}', node)
         if self.kernel is not None:
             raise self.error("T.const must be declared before 'with T.Kernel(...)'", node)
         dt = self.dtype_arg(dtype, node)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 
-from .dtypes import DType, DTYPES, TypedLiteral, lookup_dtype, to_dtype
+from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
 from .proxy import Buffer, StridedTensor, Tensor, TensorType
 
 # dtype objects: T.float16, T.float32, T.float, ...
@@ -140,7 +140,17 @@ Vectorized = vectorized
 
 # --- tile operations ------------------------------------------------------------------------
 @_kernel_only("copy")
-def copy(src, dst, *, coalesced_width=None, disable_tma=False, eviction_policy=None, prefer_instruction=None, annotations=None, loop_layout=None):
+def copy(
+    src,
+    dst,
+    *,
+    coalesced_width=None,
+    disable_tma=False,
+    eviction_policy=None,
+    prefer_instruction=None,
+    annotations=None,
+    loop_layout=None,
+):
     """Copy a region between any two scopes, casting to dst's dtype, masking out-of-bounds."""
 
 
@@ -155,7 +165,19 @@ def clear(buffer, annotations=None):
 
 
 @_kernel_only("gemm")
-def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=None, clear_accum=False, k_pack=1, wg_wait=0, mbar=None, annotations=None):  # noqa: N803
+def gemm(
+    A,
+    B,
+    C,
+    transpose_A=False,
+    transpose_B=False,
+    policy=None,
+    clear_accum=False,
+    k_pack=1,
+    wg_wait=0,
+    mbar=None,
+    annotations=None,
+):  # noqa: N803
     """``C (+)= op(A) @ op(B)``, accumulating in C's dtype."""
 
 

@@ -116,8 +116,12 @@ class _TensorSpec:
         default = _row_major(shape)
         strides = tuple(param.strides) if param.strides is not None else default
         self.contiguous = _same_exprs(strides, default)
-        self.stride_binds = [] if self.contiguous else [(d, s.var) for d, s in enumerate(strides) if isinstance(s, ir.VarRef)]
-        self.stride_checks = [] if self.contiguous else [(d, s) for d, s in enumerate(strides) if not isinstance(s, ir.VarRef)]
+        self.stride_binds = (
+            [] if self.contiguous else [(d, s.var) for d, s in enumerate(strides) if isinstance(s, ir.VarRef)]
+        )
+        self.stride_checks = (
+            [] if self.contiguous else [(d, s) for d, s in enumerate(strides) if not isinstance(s, ir.VarRef)]
+        )
 
 
 def _row_major(shape) -> tuple:
@@ -467,7 +471,9 @@ class JITKernel:
         if dt.is_int and isinstance(arg, int) and dt.bits in _INT_RANGE:
             lo, hi = _INT_RANGE[dt.bits] if dt.kind == "int" else (0, 2**dt.bits)
             if not lo <= arg < hi:
-                raise KernelCallError(f"{fname}: parameter '{var.name}' expects a {dt.name} scalar, got {arg} (out of range)")
+                raise KernelCallError(
+                    f"{fname}: parameter '{var.name}' expects a {dt.name} scalar, got {arg} (out of range)"
+                )
 
     def _check_sizes(self, values: dict) -> None:
         for size in self._plan.sizes:

@@ -123,6 +123,19 @@ class Call(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class InlineAsm(Expr):
+    """``T.inline_asm``: element-wise inline PTX."""
+
+    asm: str
+    constraints: str
+    args: tuple
+    dtype: DType
+    is_pure: bool
+    pack: int
+    loc: Loc = UNKNOWN_LOC
+
+
+@dataclass(frozen=True, eq=False)
 class Cast(Expr):
     value: Expr
     dtype: DType
@@ -302,7 +315,7 @@ def child_exprs(e):
         return (e.operand,)
     if isinstance(e, Cast):
         return (e.value,)
-    if isinstance(e, Call):
+    if isinstance(e, (Call, InlineAsm)):
         return e.args
     if isinstance(e, Select):
         return (e.cond, e.true_value, e.false_value)

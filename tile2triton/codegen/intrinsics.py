@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import ir
+from . import ptx
 from . import pyast as P
 from .lower import BOOL, FLOAT32, Tile, convert
 
@@ -19,6 +20,8 @@ DIRECT = {
 
 
 def lower_call(lw, e: ir.Call) -> Tile:
+    if e.fn in ptx.HELPERS:
+        return ptx.lower_helper(lw, e)
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))
     fn = e.fn

@@ -234,6 +234,10 @@ class KernelLowerer:
             from .intrinsics import lower_call
 
             return lower_call(self, e)
+        if isinstance(e, ir.InlineAsm):
+            from .ptx import lower_inline_asm
+
+            return lower_inline_asm(self, e)
         raise self.error(f"cannot lower expression {e!r}")
 
     def ev_binop(self, e: ir.BinOp) -> Tile:

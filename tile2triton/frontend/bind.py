@@ -1058,6 +1058,41 @@ def bind_reinterpret(b: Binder, node, args):
     return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
 
 
+@rule("inline_asm")
+def bind_inline_asm(b: Binder, node, args):
+    asm, constraints = args["asm"], args["constraints"]
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise b.error("T.inline_asm needs the assembly and its constraints as compile-time strings", node)
+    operands = tuple(as_expr(a, b.loc(node)) for a in args["args"])
+    if not operands:
+        raise b.error("T.inline_asm needs at least one argument (it is element-wise over them)", node)
+    return ir.InlineAsm(asm, constraints, operands, b.dtype_arg(args["dtype"], node), bool(args["is_pure"]),
+                        int(args["pack"]), b.loc(node))  # fmt: skip
+
+
+def _ptx_rule(name, dtype):
+    def bind(b: Binder, node, args):
+        return ir.Call(name, tuple(as_expr(v, b.loc(node)) for v in args.values()), dtype)
+
+    return bind
+
+
+for _name in ("ptx_ex2", "ptx_tanh", "ptx_rcp", "ptx_rsqrt", "fast_rcp"):
+    RULES[_name] = _ptx_rule("ptx_rcp" if _name == "fast_rcp" else _name, FLOAT32)
+for _name in ("ptx_laneid", "ptx_warpid", "ptx_smid"):
+    RULES[_name] = _ptx_rule(_name, INT32)
+for _name in ("ptx_clock64", "ptx_globaltimer"):
+    RULES[_name] = _ptx_rule(_name, DTYPES["int64"])
+
+
+@rule("get_lane_idx", "get_warp_idx")
+def bind_lane_warp_idx(b: Binder, node, args):
+    tx = _thread_var(b, 0, node)
+    size = args["warp_size"] or 32
+    op = "%" if node.func.attr == "get_lane_idx" else "//"
+    return ir.BinOp(op, tx, const_int(size), INT32)
+
+
 @rule("infinity", "max_value", "min_value")
 def bind_typed_constant(b: Binder, node, args):
     raise b.error("the dtype argument must be a compile-time dtype", node)

@@ -428,6 +428,79 @@ def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
     """Device print."""
 
 
+# --- inline PTX: the escape hatch for what Triton cannot say portably (tile2triton extension) ------
+@_kernel_only("inline_asm")
+def inline_asm(asm, constraints, *args, dtype="float32", is_pure=True, pack=1):
+    """Element-wise inline PTX, lowered to ``tl.inline_asm_elementwise(asm, constraints, args,
+    dtype, is_pure, pack)``: ``$0`` is the result, ``$1...`` the arguments (``"=r,r"``: one 32-bit
+    result, one 32-bit argument).  GPU only: under Triton's interpreter it is a compile error."""
+
+
+@_kernel_only("ptx_ex2")
+def ptx_ex2(x):
+    """``ex2.approx.f32``: fast 2**x (max relative error ~2**-22). Interpreter: ``tl.exp2``."""
+
+
+@_kernel_only("ptx_tanh")
+def ptx_tanh(x):
+    """``tanh.approx.f32``: fast tanh (max abs error ~2**-10.9). Interpreter: exact-enough fp32 tanh."""
+
+
+@_kernel_only("ptx_rcp")
+def ptx_rcp(x):
+    """``rcp.approx.ftz.f32``: fast 1/x (denormals flushed). Interpreter: ``1.0 / x``."""
+
+
+@_kernel_only("ptx_rsqrt")
+def ptx_rsqrt(x):
+    """``rsqrt.approx.ftz.f32``: fast 1/sqrt(x). Interpreter: ``tl.rsqrt``."""
+
+
+@_kernel_only("ptx_laneid")
+def ptx_laneid():
+    """``%laneid`` of the hardware thread computing each element (int32).  Interpreter: the
+    element's logical thread index modulo 32."""
+
+
+@_kernel_only("ptx_warpid")
+def ptx_warpid():
+    """``%warpid`` of the hardware thread computing each element (int32; PTX documents it as
+    volatile).  Interpreter: the element's logical thread index // 32."""
+
+
+@_kernel_only("ptx_smid")
+def ptx_smid():
+    """``%smid``: the SM running this program (int32).  Interpreter: 0."""
+
+
+@_kernel_only("ptx_clock64")
+def ptx_clock64():
+    """``%clock64``: the SM's cycle counter (int64).  Interpreter: 0."""
+
+
+@_kernel_only("ptx_globaltimer")
+def ptx_globaltimer():
+    """``%globaltimer``: nanoseconds, a global clock (int64).  Interpreter: 0."""
+
+
+@_kernel_only("get_lane_idx")
+def get_lane_idx(warp_size=None):
+    """TileLang's lane index of the current thread: ``tx % 32``."""
+
+
+@_kernel_only("get_warp_idx")
+def get_warp_idx(warp_size=None):
+    """TileLang's warp index of the current thread: ``tx // 32``."""
+
+
+get_warp_idx_sync = get_warp_idx
+
+
+@_kernel_only("fast_rcp")
+def fast_rcp(x):
+    """TileLang's fast reciprocal: ``rcp.approx`` on the GPU."""
+
+
 # --- function definition -----------------------------------------------------------------------
 def prim_func(func=None, *, eager_jit=False):
     """Mark a kernel function; tile2triton reads its source when it is compiled."""

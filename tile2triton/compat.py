@@ -1,0 +1,420 @@
+"""TileLang ``T`` namespace compatibility matrix, generated from the code.
+
+``python -m tile2triton.compat > docs/compat.md`` prints a Markdown table with one row per
+symbol of TileLang's ``T`` namespace (``import tilelang.language as T``), each marked
+
+* **supported** — the binder has a rule for it (``tile2triton.frontend.bind.RULES``), or it is a
+  name of ``tile2triton.language`` that works as in TileLang (dtypes, ``T.Tensor``, ``T.macro``...);
+* **accepted, no effect** — listed in ``NO_EFFECT_REASONS`` below with the reason results do not change;
+* **unsupported** — listed in ``UNSUPPORTED_REASONS`` (or matched by ``UNSUPPORTED_PATTERNS``) with the reason.
+
+The list of TileLang's ``T`` symbols is ``tile2triton/data/tilelang_T_symbols.txt``, extracted
+from a TileLang wheel's Python sources without importing TileLang:
+``python -m tile2triton.compat --extract path/to/tilelang-*.whl > tile2triton/data/tilelang_T_symbols.txt``.
+``tests/test_compat.py`` fails when a symbol is in none of the three classes.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import fnmatch
+import re
+import sys
+import zipfile
+from importlib import resources
+
+SUPPORTED = "supported"
+NO_EFFECT = "accepted, no effect"
+UNSUPPORTED = "unsupported"
+
+# ----------------------------------------------------------------------------- classification
+# Names of tile2triton.language that are supported without a binder rule of their own
+# (the binder resolves them as values: dtypes, tensor annotations, decorators, aliases).
+LANGUAGE_VALUES = {
+    "Buffer": "parameter annotation (TileLang's deprecated alias of T.Tensor)",
+    "Tensor": "parameter annotation: pointer + shape + strides",
+    "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
+    "prim_func": "the kernel function; its source is read and lowered",
+    "macro": "inlined at each call",
+    "dynamic": "run-time size argument",
+    "symbolic": "deprecated alias of T.dynamic",
+    "dtype": "dtype constructor",
+    "cdiv": "alias of T.ceildiv",
+    "Select": "tl.where (both sides evaluated, as in TVM)",
+    "Serial": "alias of T.serial",
+    "Unroll": "alias of T.unroll",
+    "Vectorized": "alias of T.vectorized",
+}
+
+# Accepted and ignored: each is a hint that never changes results (symbol -> reason).
+NO_EFFECT_REASONS = {
+    "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
+    "no_set_max_nreg": "register-allocation hint for warp specialization",
+    "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",
+    "GemmWarpPolicy": "warp partition of the C tile; Triton partitions tl.dot itself",
+    "Layout": "layout objects only feed T.annotate_layout",
+    "Fragment": "layout objects only feed T.annotate_layout",
+    "PartialFragment": "layout objects only feed T.annotate_layout",
+}
+# (a symbol may be both in RULES and NO_EFFECT: the binder accepts it and it does nothing)
+
+# Unsupported: symbol -> reason.
+UNSUPPORTED_REASONS = {
+    # tile ops not implemented yet
+    "transpose": "not implemented yet (shared->shared 2-D transpose; use a T.Parallel copy with swapped indices)",
+    "im2col": "not implemented yet",
+    "c2d_im2col": "not implemented yet (deprecated alias of T.im2col)",
+    "cummax": "not implemented yet (Triton has tl.cumsum but no running max; needs tl.associative_scan)",
+    "reduce_bitand": "not implemented yet",
+    "reduce_bitor": "not implemented yet",
+    "reduce_bitxor": "not implemented yet",
+    "alloc_reducer": "reducers (v1/v2) not implemented; use a fragment and T.reduce_*",
+    "reducer_init": "reducers not implemented",
+    "reducer_update": "reducers not implemented",
+    "finalize_reducer": "reducers not implemented",
+    "gemm_sp": "2:4 structured-sparse GEMM has no Triton equivalent",
+    "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
+    "dp4a": "not implemented yet (an int8 T.gemm gives the same result)",
+    "any_of": "not implemented yet",
+    "all_of": "not implemented yet",
+    "reshape": "buffer views over the same storage are not implemented yet",
+    "view": "buffer views over the same storage are not implemented yet",
+    "loop_break": "not implemented yet",
+    "Persistent": "persistent tile loop not implemented yet",
+    "atomic_addx2": "vector atomics not implemented yet (use T.atomic_add per element)",
+    "atomic_addx4": "vector atomics not implemented yet (use T.atomic_add per element)",
+    "atomic_load": "scalar memory-order atomics not implemented yet",
+    "atomic_store": "scalar memory-order atomics not implemented yet",
+    "atomic_or": "not implemented yet",
+    "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
+    "alloc_global": "runtime-allocated device workspace not implemented yet",
+    "alloc_barrier": "mbarriers are below Triton's abstraction level",
+    "allocate": "raw TVM allocation",
+    "index_to_coordinates": "not implemented yet",
+    "clz": "not implemented yet",
+    "popcount": "not implemented yet",
+    # thread/warp level primitives below Triton's block abstraction
+    "get_thread_extent": "not implemented yet",
+    "get_thread_extents": "not implemented yet",
+    "get_block_bindings": "not implemented yet (use the T.Kernel 'as' targets)",
+    "get_block_extent": "not implemented yet",
+    "get_block_extents": "not implemented yet",
+    "sync_warp": "warp-level synchronization is below Triton's block abstraction",
+    "sync_grid": "grid-wide barrier has no Triton equivalent",
+    "syncthreads_and": "block vote barriers not implemented yet",
+    "syncthreads_or": "block vote barriers not implemented yet",
+    "syncthreads_count": "block vote barriers not implemented yet",
+    "access_ptr": "raw pointers into buffers only serve extern calls",
+    "import_source": "raw C/CUDA source cannot run under Triton",
+    "call_extern": "external CUDA device functions cannot be called from Triton",
+    "call_pure_extern": "external CUDA device functions cannot be called from Triton",
+    "make_tensor": "raw-pointer tensors (T.ptr) not implemented yet",
+    "make_tensor_from_addr": "raw-pointer tensors (T.ptr) not implemented yet",
+    "ptr": "raw-pointer parameters not implemented yet",
+    "inline": "meta-classes (JIT-time tile schedulers) not implemented yet",
+    "meta_class": "meta-classes (JIT-time tile schedulers) not implemented yet",
+    "BaseTileScheduler": "tile schedulers not implemented yet",
+    "PersistentTileScheduler": "tile schedulers not implemented yet",
+    "annotate_safe_value": "not implemented yet (out-of-bounds loads read 0)",
+    "device_assert": "not implemented yet",
+}
+
+# Families, matched with fnmatch when a symbol is in none of the tables above.
+UNSUPPORTED_PATTERNS = [
+    ("*x[0-9]*", "vector dtypes (lanes > 1) have no Triton equivalent; Triton vectorizes tiles itself"),
+    ("float8_*", "fp8 formats other than e4m3fn/e5m2 are not Triton dtypes"),
+    ("float6_*", "fp6 formats are not Triton dtypes"),
+    ("float4_*", "fp4 formats are not Triton dtypes"),
+    ("tfloat32", "TF32 is a tl.dot precision (input_precision), not a storage dtype"),
+    ("ptx_*", "raw PTX intrinsics: use T.gemm / T.copy, Triton emits the instructions"),
+    ("tvm_*", "TVM-internal intrinsics below the tile level"),
+    ("mbarrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
+    ("barrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
+    ("*barrier*", "barrier objects (TMA / cluster pipelines) are managed by Triton"),
+    ("tma_*", "explicit TMA is managed by Triton (tensor descriptors)"),
+    ("*tmem*", "Blackwell tensor memory is below Triton's abstraction"),
+    ("tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    ("wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
+    ("*wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
+    ("*cluster*", "thread-block clusters are not exposed portably by Triton"),
+    ("shfl_*", "warp shuffles not implemented (thread view lowers to whole-block tiles)"),
+    ("warp_reduce_*", "warp reductions not implemented (use T.reduce_* on a fragment)"),
+    ("*_sync", "warp votes not implemented (thread view lowers to whole-block tiles)"),
+    ("ballot", "warp votes not implemented"),
+    ("activemask", "warp votes not implemented"),
+    ("get_lane_idx", "lane/warp ids below the block abstraction"),
+    ("get_warp_*", "lane/warp ids below the block abstraction"),
+    ("shuffle_elect", "warp-level election below the block abstraction"),
+    ("*_max_nreg", "register-allocation hints (warp specialization)"),
+    ("*reg_alloc*", "register-allocation hints (warp specialization)"),
+    ("*reg_dealloc*", "register-allocation hints (warp specialization)"),
+    ("ld[gs][0-9]*", "explicit vector load instructions: Triton vectorizes loads itself"),
+    ("st[gs][0-9]*", "explicit vector store instructions: Triton vectorizes stores itself"),
+    ("WS*", "manual warp-specialization schedules are below Triton's abstraction"),
+    ("ws*", "manual warp-specialization schedules are below Triton's abstraction"),
+    ("annotate_ws_*", "manual warp-specialization schedules are below Triton's abstraction"),
+    ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
+    ("pdl_*", "programmatic dependent launch not implemented"),
+    ("rng_*", "device RNG not implemented (Triton has tl.rand; not mapped yet)"),
+    ("ieee_*", "explicit IEEE rounding-mode intrinsics not implemented"),
+    ("fast_rcp", "not implemented yet"),
+    ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),
+    ("call_*", "calls to external/LLVM/packed functions cannot run under Triton"),
+    ("*mma*", "explicit MMA instructions: T.gemm lowers to tl.dot"),
+    ("fence_*", "memory fences of TMA pipelines are managed by Triton"),
+    ("named_barrier_*", "named barriers are managed by Triton"),
+    ("*descriptor*", "TMA/MMA descriptors are managed by Triton"),
+    ("match_*", "warp match not implemented"),
+    ("CUDASourceCodeKernel", "hand-written CUDA kernels cannot run under Triton"),
+    ("KernelLaunchFrame", "frame object of T.Kernel; not a user construct here"),
+    ("*Buffer", "scope-typed annotation proxies for macro parameters not implemented"),
+]
+
+# TVM script (tirx) names TileLang re-exports: low-level TIR construction, not tile programs.
+TIR_REASON = "low-level TVM TIR construction (tvm.tirx.script); tile2triton lowers tile programs, not TIR"
+
+
+def symbols_path():
+    return resources.files("tile2triton") / "data" / "tilelang_T_symbols.txt"
+
+
+def load_symbols() -> tuple[str, list[str]]:
+    """(header, sorted symbol names) of TileLang's T namespace."""
+    lines = symbols_path().read_text().splitlines()
+    header = " ".join(line.lstrip("# ").strip() for line in lines if line.startswith("#"))
+    names = [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
+    return header, names
+
+
+def supported_names() -> dict:
+    """name -> how it is supported (a binder rule, or a language value)."""
+    from . import language as T
+    from .frontend.bind import RULES
+
+    out = {}
+    for name in getattr(T, "__all__", dir(T)):
+        obj = getattr(T, name, None)
+        tag = getattr(obj, "__t2t__", None)
+        if tag is not None and tag in RULES:
+            out[name] = "binder rule" if tag == name else f"binder rule ({tag})"
+        elif name in LANGUAGE_VALUES:
+            out[name] = LANGUAGE_VALUES[name]
+        elif isinstance(obj, T.DType):
+            out[name] = f"dtype ({obj.name})"
+    return out
+
+
+def _tir_names(all_symbols) -> set:
+    return {n for n in all_symbols if n in _TIR_NAMES}
+
+
+def classify(name: str, supported: dict | None = None, tir: set | None = None):
+    """(status, note) for one TileLang T symbol; status None when unclassified."""
+    supported = supported_names() if supported is None else supported
+    if name in NO_EFFECT_REASONS:
+        return NO_EFFECT, NO_EFFECT_REASONS[name]
+    if name in supported:
+        return SUPPORTED, supported[name]
+    if name in UNSUPPORTED_REASONS:
+        return UNSUPPORTED, UNSUPPORTED_REASONS[name]
+    for pattern, reason in UNSUPPORTED_PATTERNS:
+        if fnmatch.fnmatchcase(name, pattern):
+            return UNSUPPORTED, reason
+    if tir is not None and name in tir:
+        return UNSUPPORTED, TIR_REASON
+    return None, ""
+
+
+def matrix() -> list[tuple[str, str, str]]:
+    _header, names = load_symbols()
+    supported = supported_names()
+    tir = _tir_names(names)
+    return [(n, *classify(n, supported, tir)) for n in names]
+
+
+def render_markdown() -> str:
+    header, _names = load_symbols()
+    rows = matrix()
+    counts: dict = {}
+    for _n, status, _note in rows:
+        counts[status or "UNCLASSIFIED"] = counts.get(status or "UNCLASSIFIED", 0) + 1
+    out = [
+        "# TileLang `T` namespace: compatibility matrix",
+        "",
+        "Generated by `python -m tile2triton.compat > docs/compat.md`; do not edit by hand.",
+        f"Symbol list: `tile2triton/data/tilelang_T_symbols.txt` ({header}).",
+        "Supported = a binding rule in `tile2triton.frontend.bind.RULES` or a value of `tile2triton.language`;",
+        "the reasons for the other two classes are kept in `tile2triton/compat.py`.",
+        "",
+        " · ".join(f"{k}: {v}" for k, v in sorted(counts.items())),
+        "",
+        "| symbol | status | note |",
+        "|---|---|---|",
+    ]
+    for name, status, note in rows:
+        out.append(f"| `T.{name}` | {status or '**UNCLASSIFIED**'} | {note.replace('|', '/')} |")
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------------- extraction
+# Statically evaluate ``__all__`` of ``tilelang.language`` from a wheel's sources: module-level
+# literal assignments, ``+``/``*``-unpacking, ``tuple(dict.fromkeys(...))``, comprehensions, and
+# ``from M import __all__ as X`` / ``import M as X`` (X.__all__) are followed; nothing is imported.
+_SAFE_CALLS = {"tuple", "list", "set", "frozenset", "sorted", "dict", "fromkeys", "range", "str", "len"}
+
+
+class _ModuleView:
+    def __init__(self, ns):
+        self.__dict__.update(ns)
+
+
+class WheelReader:
+    def __init__(self, wheel_path: str):
+        self.zip = zipfile.ZipFile(wheel_path)
+        self.files = set(self.zip.namelist())
+        self.cache: dict = {}
+        self.roots = {"tilelang": "", "tvm": "tilelang/3rdparty/tvm/python/"}
+
+    def module_file(self, dotted: str):
+        root = dotted.split(".")[0]
+        prefix = self.roots.get(root)
+        if prefix is None:
+            return None
+        base = prefix + dotted.replace(".", "/")
+        for cand in (base + ".py", base + "/__init__.py"):
+            if cand in self.files:
+                return cand
+        return None
+
+    def resolve(self, current: str, is_pkg: bool, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        parts = current.split(".")
+        if not is_pkg:
+            parts = parts[:-1]
+        parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
+        return ".".join(parts + ([module] if module else []))
+
+    def namespace(self, dotted: str) -> dict:
+        if dotted in self.cache:
+            return self.cache[dotted]
+        ns: dict = {}
+        self.cache[dotted] = ns
+        path = self.module_file(dotted)
+        if path is None:
+            return ns
+        is_pkg = path.endswith("__init__.py")
+        tree = ast.parse(self.zip.read(path).decode())
+        self._run(tree.body, ns, dotted, is_pkg)
+        return ns
+
+    def exports(self, dotted: str) -> list:
+        ns = self.namespace(dotted)
+        if "__all__" in ns and isinstance(ns["__all__"], (list, tuple)):
+            return list(ns["__all__"])
+        return [k for k in ns if not k.startswith("_")]
+
+    def _run(self, body, ns, dotted, is_pkg):
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
+                mod = self.resolve(dotted, is_pkg, stmt.module, stmt.level)
+                for alias in stmt.names:
+                    if alias.name == "*":
+                        src = self.namespace(mod)
+                        for k in self.exports(mod):
+                            ns[k] = src.get(k, k)
+                    elif alias.name == "__all__":
+                        ns[alias.asname or "__all__"] = tuple(self.exports(mod))
+                    else:
+                        src = self.namespace(mod)
+                        sub = self.module_file(mod + "." + alias.name)
+                        value = _ModuleView(self.namespace(mod + "." + alias.name)) if sub else src.get(alias.name)
+                        ns[alias.asname or alias.name] = value if value is not None else alias.name
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        ns[alias.asname] = _ModuleView(self.namespace(alias.name))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                ns[stmt.name] = stmt.name
+            elif isinstance(stmt, ast.If):
+                test = ast.unparse(stmt.test)
+                if "TYPE_CHECKING" in test:
+                    self._run(stmt.orelse if not test.startswith("not") else stmt.body, ns, dotted, is_pkg)
+                else:
+                    self._run(stmt.body, ns, dotted, is_pkg)
+            elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)):
+                self._exec(stmt, ns)
+            elif isinstance(stmt, ast.Try):
+                self._run(stmt.body, ns, dotted, is_pkg)
+
+    def _exec(self, stmt, ns):
+        calls_ok = all(
+            not isinstance(n, ast.Call)
+            or (isinstance(n.func, ast.Name) and n.func.id in _SAFE_CALLS)
+            or (isinstance(n.func, ast.Attribute) and n.func.attr in _SAFE_CALLS)
+            for n in ast.walk(stmt)
+        )
+        if calls_ok:
+            try:
+                code = compile(ast.Module([stmt], []), "<tilelang>", "exec")
+                ns["__builtins__"] = {k: getattr(builtins, k) for k in _SAFE_CALLS if hasattr(builtins, k)}
+                try:
+                    exec(code, ns)  # noqa: S102  (literal list arithmetic only: calls are whitelisted)
+                finally:
+                    del ns["__builtins__"]
+                return
+            except Exception:  # noqa: BLE001
+                pass
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id not in ns:
+                    ns[n.id] = n.id
+
+
+def extract_symbols(wheel_path: str) -> tuple[str, list[str], list[str]]:
+    """(version, sorted T names, sorted names that come from TVM's tirx script parser)."""
+    reader = WheelReader(wheel_path)
+    names = sorted(set(reader.exports("tilelang.language")))
+    tir = set(reader.exports("tvm.tirx.script.parser"))
+    m = re.search(r"tilelang-([0-9][^-]*)-", wheel_path)
+    version = m.group(1) if m else "unknown"
+    return version, names, sorted(tir & set(names))
+
+
+# Names TileLang takes from TVM's TIR script parser (recorded by --extract, see the data file).
+def _load_tir_names() -> set:
+    try:
+        lines = symbols_path().read_text().splitlines()
+    except FileNotFoundError:
+        return set()
+    return {
+        line.split()[0]
+        for line in lines
+        if line.strip() and not line.startswith("#") and line.rstrip().endswith(" tir")
+    }
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--extract"]:
+        wheel = argv[1]
+        version, names, tir = extract_symbols(wheel)
+        tirset = set(tir)
+        print(f"# TileLang {version} T namespace (import tilelang.language as T): {len(names)} names")
+        print(f"# produced by: python -m tile2triton.compat --extract {wheel.rsplit('/', 1)[-1]}")
+        print(
+            "# (static evaluation of tilelang.language.__all__ and the modules it star-imports; 'tir' = from tvm.tirx)"
+        )
+        for n in names:
+            print(f"{n} tir" if n in tirset else n)
+        return 0
+    sys.stdout.write(render_markdown())
+    return 0
+
+
+_TIR_NAMES = _load_tir_names()
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -118,6 +118,35 @@ UNSUPPORTED_REASONS = {
     "PersistentTileScheduler": "tile schedulers not implemented yet",
     "annotate_safe_value": "not implemented yet (out-of-bounds loads read 0)",
     "device_assert": "not implemented yet",
+    "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
+    "fma": "not implemented yet (write a * b + c)",
+    "fmul": "not implemented yet (write a * b)",
+    "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
+    "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
+    "long": "dtype alias not provided yet (use T.int64)",
+    "short": "dtype alias not provided yet (use T.int16)",
+    "uint": "dtype alias not provided yet (use T.uint32)",
+    "Ref": "by-reference T.macro parameters not implemented yet",
+    "ClusterKernel": "thread-block clusters are not exposed portably by Triton",
+    "__ffs": "CUDA integer intrinsic not mapped yet",
+    "__fns": "CUDA integer intrinsic not mapped yet",
+    "__ldg": "read-only cache load: Triton chooses cache paths (use a plain load)",
+    "Any": "TVM expression class (type annotations of TIR code)",
+    "PrimExpr": "TVM expression class (type annotations of TIR code)",
+    "AnyDType": "type alias for annotations of TileLang's own code",
+    "PrimFunc": "TVM function class; tile2triton's @T.prim_func returns its own kernel source object",
+    "JITFunc": "TileLang's @tilelang.jit object class; use tile2triton.jit",
+    "get_let_value": "TileLang frontend internals (let-bound regions)",
+    "has_let_value": "TileLang frontend internals (let-bound regions)",
+    "get_tvm_dtype": "host-side TVM dtype helper",
+    "is_f8f6f4_family": "host-side dtype predicate of TileLang's gemm checks",
+    "is_float4": "host-side dtype predicate of TileLang's gemm checks",
+    "is_float4_e2m1_unpacked": "host-side dtype predicate of TileLang's gemm checks",
+    "is_float4_e2m1fn": "host-side dtype predicate of TileLang's gemm checks",
+    "validate_gemm_ab_dtypes": "host-side dtype check of TileLang's gemm",
+    "get_ldmatrix_offset": "MMA fragment layout helper (CUDA codegen internals)",
+    "get_swizzle_layout": "shared-memory swizzle helper (CUDA codegen internals)",
+    "make_blockscaled_gemm_layout": "block-scaled MMA layout helper (Blackwell)",
 }
 
 # Families, matched with fnmatch when a symbol is in none of the tables above.
@@ -166,6 +195,12 @@ UNSUPPORTED_PATTERNS = [
     ("named_barrier_*", "named barriers are managed by Triton"),
     ("*descriptor*", "TMA/MMA descriptors are managed by Triton"),
     ("match_*", "warp match not implemented"),
+    ("*Emitter*", "TensorCore instruction emitters (CUDA codegen internals)"),
+    ("*DescriptorParams", "TMA/MMA descriptors are managed by Triton"),
+    ("WarpSpecialize*", "manual warp specialization is below Triton's abstraction"),
+    ("*tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    ("clc_*", "cluster launch control (Blackwell) is not exposed by Triton"),
+    ("warpgroup_*", "explicit Hopper warpgroup synchronization (wgmma) is managed by Triton"),
     ("CUDASourceCodeKernel", "hand-written CUDA kernels cannot run under Triton"),
     ("KernelLaunchFrame", "frame object of T.Kernel; not a user construct here"),
     ("*Buffer", "scope-typed annotation proxies for macro parameters not implemented"),
@@ -193,7 +228,8 @@ def supported_names() -> dict:
     from .frontend.bind import RULES
 
     out = {}
-    for name in getattr(T, "__all__", dir(T)):
+    names = set(getattr(T, "__all__", ())) | {n for n in dir(T) if n.startswith("__") and not n.endswith("__")}
+    for name in sorted(names):
         obj = getattr(T, name, None)
         tag = getattr(obj, "__t2t__", None)
         if tag is not None and tag in RULES:

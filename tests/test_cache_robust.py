@@ -8,6 +8,7 @@
 The corruption and read-only tests run a fresh Python process (no in-memory module cache),
 pointed at the cache directory with ``TILE2TRITON_CACHE_DIR``.
 """
+
 import json
 import os
 import subprocess
@@ -50,7 +51,7 @@ def _run_fresh(cache_dir, extra_env=None):
     env.update(extra_env or {})
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
-    return proc, (json.loads(lines[-1][len("RESULT"):]) if lines else None)
+    return proc, (json.loads(lines[-1][len("RESULT") :]) if lines else None)
 
 
 def _generated_files(cache_dir):
@@ -120,11 +121,6 @@ def _threaded_scale(N, blk):
     return main
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JITKernel._compile has no lock: two threads making the first call of a new kernel both lower "
-    "and load it (JITImpl.compile is locked, the per-device lowering is not)",
-)
 def test_two_threads_compile_once(monkeypatch, tmp_path):
     from tile2triton.codegen import emit
     from tile2triton.runtime import kernel as kernel_mod

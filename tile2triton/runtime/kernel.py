@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 import os
+import threading
 
 import torch
 
@@ -225,6 +226,7 @@ class JITKernel:
         self.out_idx = list(func.out_idx)
         self.target = target_kind(target)
         self._compiled: dict[bool, _Launcher] = {}
+        self._compile_lock = threading.Lock()
         self._inputs = [i for i in range(len(func.params)) if i not in func.out_idx]
         self._plan = _CallPlan(self)
 
@@ -234,12 +236,16 @@ class JITKernel:
 
     def _compile(self, interpret: bool) -> _Launcher:
         launcher = self._compiled.get(interpret)
-        if launcher is None:
-            module = emit_module(self.prim_func, LoweringOptions(interpret=interpret))
-            loaded = load_module(module.source, self.prim_func.name, interpret)
-            stats.compiles += 1
-            launcher = _Launcher(module, loaded, self._plan)
-            self._compiled[interpret] = launcher
+        if launcher is not None:
+            return launcher
+        with self._compile_lock:  # two threads' first calls lower and load the kernel once
+            launcher = self._compiled.get(interpret)
+            if launcher is None:
+                module = emit_module(self.prim_func, LoweringOptions(interpret=interpret))
+                loaded = load_module(module.source, self.prim_func.name, interpret)
+                stats.compiles += 1
+                launcher = _Launcher(module, loaded, self._plan)
+                self._compiled[interpret] = launcher
         return launcher
 
     def get_kernel_source(self, kernel_only: bool = True, interpret: bool | None = None) -> str:

@@ -241,6 +241,13 @@ def supported_names() -> dict:
     return out
 
 
+def _accepted(name: str) -> bool:
+    """A no-effect symbol counts as accepted only when tile2triton.language defines it."""
+    from . import language as T
+
+    return hasattr(T, name)
+
+
 def _tir_names(all_symbols) -> set:
     return {n for n in all_symbols if n in _TIR_NAMES}
 
@@ -249,7 +256,9 @@ def classify(name: str, supported: dict | None = None, tir: set | None = None):
     """(status, note) for one TileLang T symbol; status None when unclassified."""
     supported = supported_names() if supported is None else supported
     if name in NO_EFFECT_REASONS:
-        return NO_EFFECT, NO_EFFECT_REASONS[name]
+        if _accepted(name):
+            return NO_EFFECT, NO_EFFECT_REASONS[name]
+        return UNSUPPORTED, f"not accepted yet (it would have no effect: {NO_EFFECT_REASONS[name]})"
     if name in supported:
         return SUPPORTED, supported[name]
     if name in UNSUPPORTED_REASONS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import os
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -87,9 +88,16 @@ class Names:
         return candidate
 
 
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value not in ("0", "", "false", "no")
+
+
 @dataclass
 class LoweringOptions:
     interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
+    # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
+    vectorize_loops: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_VECTORIZE_LOOPS", True))
 
 
 @dataclass

@@ -97,9 +97,14 @@ def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
 def lower_for(lw: KernelLowerer, s: ir.For) -> None:
-    if _is_map_loop(lw, s):
-        _lower_map_loop(lw, s)
-        return
+    if lw.options.vectorize_loops:
+        if _is_map_loop(lw, s):
+            _lower_map_loop(lw, s)
+            return
+        accumulation = _sum_loop(lw, s)
+        if accumulation is not None:
+            _lower_sum_loop(lw, s, *accumulation)
+            return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
     lw.env[s.var] = Tile(P.name(var_name), INT32)
@@ -123,17 +128,29 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
-def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
-    """A sequential loop whose iterations only move global data (``idx = f(i); B[idx] = g(A[idx])``)
-    has no dependence between iterations: it can become one more tile axis instead of a loop
-    (seed 000's thread-view copy then becomes the block view's single masked load and store)."""
-    if s.kind not in ("serial", "unroll") or static(s.start) != 0 or static(s.step) != 1:
-        return False
+# Sequential loops with no dependence between iterations become one more tile axis instead of a
+# loop (DESIGN.md's worked examples): a loop that only moves data (seed 000's thread-view copy, the
+# loads of seed 001's GEMV) is evaluated for every iteration at once, and a loop that only adds
+# into one element (the GEMV's ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis.
+
+
+def _trip_count(lw: KernelLowerer, s: ir.For) -> int | None:
+    if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
+        return None
     n = static(s.stop)
-    if n is None or n < 2 or n > 1024 or (lw.lanes is not None and not isinstance(lw.lanes.owner, ir.Kernel)):
+    return n if n is not None and 2 <= n <= 1024 else None
+
+
+def _block_level_reg(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+    rb = lw.regs.get(buf)
+    return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
+
+
+def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
+    n = _trip_count(lw, s)
+    if n is None:
         return False
-    written, read = set(), set()
-    lets = set()
+    written, read, lets = set(), set(), set()
     for st in s.body:
         if isinstance(st, ir.Let):
             if st.var in lw.env:
@@ -141,41 +158,116 @@ def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
             lets.add(st.var)
         elif isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL:
             written.add(st.buffer)
+        elif isinstance(st, ir.Store) and _block_level_reg(lw, st.buffer):
+            # each iteration writes its own slice: the loop variable indexes a dim of the loop's extent
+            dims = [d for d, i in enumerate(st.indices) if isinstance(i, ir.VarRef) and i.var is s.var]
+            if len(dims) != 1 or st.buffer.shape[dims[0]] != n:
+                return False
+            written.add(st.buffer)
         else:
             return False
         for load in ir.loads_in(st):
-            if load.buffer.scope != ir.GLOBAL:
+            if load.buffer.scope != ir.GLOBAL and not _block_level_reg(lw, load.buffer):
                 return False
             read.add(load.buffer)
     if written & read:
         return False
-    used_after = {e.var for st in ir.walk(lw.following) for x in ir.stmt_exprs(st) for e in ir.iter_expr_tree(x)
-                  if isinstance(e, ir.VarRef)}  # fmt: skip
-    return not (lets & used_after)
+    return not (lets & _vars_used(lw.following))
+
+
+def _vars_used(stmts) -> set:
+    return {
+        e.var
+        for st in ir.walk(stmts)
+        for x in ir.stmt_exprs(st)
+        for e in ir.iter_expr_tree(x)
+        if isinstance(e, ir.VarRef)
+    }
+
+
+def _sum_loop(lw: KernelLowerer, s: ir.For):
+    """``for k in T.serial(n): X[i] += f(k)`` with ``f`` not reading ``X``: returns (store, f)."""
+    if _trip_count(lw, s) is None or len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
+        return None
+    st = s.body[0]
+    value = st.value
+    if not (isinstance(value, ir.BinOp) and value.op == "+"):
+        return None
+    from ..frontend.bind import ir_key
+
+    target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
+
+    def is_target(e) -> bool:
+        return isinstance(e, ir.Load) and (id(e.buffer), tuple(ir_key(i) for i in e.indices)) == target
+
+    if is_target(value.lhs):
+        f = value.rhs
+    elif is_target(value.rhs):
+        f = value.lhs
+    else:
+        return None
+    if any(isinstance(i, ir.VarRef) and i.var is s.var for i in st.indices) or s.var in _expr_vars(st.indices):
+        return None
+    for e in ir.iter_expr_tree(f):
+        if isinstance(e, ir.Load) and (
+            e.buffer is st.buffer or (e.buffer.scope != ir.GLOBAL and not _block_level_reg(lw, e.buffer))
+        ):
+            return None
+    return st, f
+
+
+def _expr_vars(exprs) -> set:
+    return {e.var for x in exprs for e in ir.iter_expr_tree(x) if isinstance(e, ir.VarRef)}
+
+
+class _LoopAxis:
+    """The loop variable as a new leading lane axis, in front of the current lane space (if any)."""
+
+    def __init__(self, lw: KernelLowerer, s: ir.For):
+        self.lw, self.n = lw, static(s.stop)
+        self.saved = (lw.lanes, dict(lw.env), list(lw.conds))
+        lanes = lw.lanes
+        padded = next_pow2(self.n)
+        rank = 1 + (lanes.rank if lanes is not None else 0)
+        name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, padded), 0, rank))
+        for var, tile in self.saved[1].items():
+            if tile.axes:
+                lw.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
+        lw.conds = [Tile(c.node, c.dtype, frozenset(a + 1 for a in c.axes)) for c in lw.conds]
+        lw.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
+        lw.ranges.set(s.var, 0, self.n - 1)
+        owner = lanes.owner if lanes is not None else s
+        lw.lanes = LaneSpace([s.var] + (lanes.vars if lanes else []), [self.n] + (lanes.extents if lanes else []),
+                             [padded] + (lanes.padded if lanes else []), [name] + (lanes.names if lanes else []), owner)  # fmt: skip
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.lw.lanes, self.lw.env, self.lw.conds = self.saved
 
 
 def _lower_map_loop(lw: KernelLowerer, s: ir.For) -> None:
-    n = static(s.stop)
-    saved_lanes, saved_env = lw.lanes, dict(lw.env)
-    if saved_lanes is None:
-        space = open_lanes(lw, [s.var], [n], s)
-    else:  # the thread view: the loop becomes a leading axis in front of the threads
-        padded = next_pow2(n)
-        name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, padded), 0, 2))
-        for var, tile in saved_env.items():
-            if tile.axes:
-                lw.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
-        lw.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
-        lw.ranges.set(s.var, 0, n - 1)
-        lw.lanes = LaneSpace([s.var] + saved_lanes.vars, [n] + saved_lanes.extents,
-                             [padded] + saved_lanes.padded, [name] + saved_lanes.names, saved_lanes.owner)  # fmt: skip
-        space = None
-    try:
+    with _LoopAxis(lw, s):
         lw.lower_stmts(s.body)
-    finally:
-        if space is not None:
-            close_lanes(lw, space)
-        lw.lanes, lw.env = saved_lanes, saved_env
+
+
+def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
+    with _LoopAxis(lw, s) as axis:
+        term = lw.ev(f)
+        node = term.node
+        if 0 in term.axes:
+            if next_pow2(axis.n) != axis.n:
+                valid = P.binop("<", P.name(lw.lanes.names[0]), P.const(axis.n))
+                node = P.call("tl.where", valid, node, P.const(0))
+            node = P.call("tl.sum", node, axis=0)
+        else:
+            node = P.binop("*", node, P.const(axis.n))
+        total = Tile(node, term.dtype, frozenset(a - 1 for a in term.axes if a != 0))
+    acc = ir.Load(store.buffer, store.indices)
+    lower_store(
+        lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, _AsIs(total), store.value.dtype))
+    )
 
 
 @lowers(ir.If)

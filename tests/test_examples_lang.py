@@ -13,20 +13,14 @@ import tile2triton.language as T
 
 pytestmark = pytest.mark.poison_empty
 
-GEMM_WARP_POLICY = (
-    "T.GemmWarpPolicy is not accepted yet (TileLang's flash attention passes policy=T.GemmWarpPolicy.FullRow)"
-)
-
 
 # ------------------------------------------------------------------------------------ examples
-@pytest.mark.xfail(strict=True, reason=GEMM_WARP_POLICY)
 @pytest.mark.parametrize("dim", [32, 64])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
 def test_flash_attention(dev, dim, is_causal):
     load_example("flash_attention").check(dev, batch=2, heads=2, seq_q=70, seq_kv=70, dim=dim, is_causal=is_causal)
 
 
-@pytest.mark.xfail(strict=True, reason=GEMM_WARP_POLICY)
 def test_flash_attention_causal_shorter_queries(dev):
     load_example("flash_attention").check(dev, batch=1, heads=2, seq_q=40, seq_kv=90, dim=32, is_causal=True)
 
@@ -235,21 +229,7 @@ def atomic_count(S, M, N, bm, product_form):
     return main
 
 
-@pytest.mark.parametrize(
-    "product_form",
-    [
-        False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="slice extent (bx + 1) * bm - bx * bm is not simplified to bm when no other operand "
-                "bounds it: 'T.atomic_add needs static tile extents'",
-            ),
-        ),
-    ],
-    ids=["start_plus_bm", "bx_plus_1_times_bm"],
-)
+@pytest.mark.parametrize("product_form", [False, True], ids=["start_plus_bm", "bx_plus_1_times_bm"])
 def test_atomic_add_scalar_broadcast_to_region(dev, product_form):
     out = torch.zeros(37, 20, device=dev)
     atomic_count(4, 37, 20, 16, product_form)(out)
@@ -492,9 +472,6 @@ def test_gemm_fp16_accumulation(dev):
 
 
 # ------------------------------------------------------------------ known gaps (compiler issues)
-@pytest.mark.xfail(
-    strict=True, reason="T.shift_left/T.shift_right (and bitwise_*) bind their hidden '_n' default as an operand"
-)
 def test_shift_intrinsics(dev):
     @tilelang.jit(out_idx=[-1])
     def shifts(N):
@@ -510,7 +487,6 @@ def test_shift_intrinsics(dev):
     assert_equal(shifts(20)(a), (a << 4) >> 2)
 
 
-@pytest.mark.xfail(strict=True, reason=GEMM_WARP_POLICY)
 def test_gemm_warp_policy_accepted(dev):
     @tilelang.jit(out_idx=[-1])
     def gemm_policy(M, N, K):
@@ -532,10 +508,5 @@ def test_gemm_warp_policy_accepted(dev):
     assert_close(gemm_policy(32, 32, 32)(a, b), a.double() @ b.double(), 1e-2, 1e-2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P_s[i, j // 2] inside T.Parallel lowers to a one-hot gather over the whole flattened tile "
-    "(O(tile^2) elements): 'numel (2097152) exceeds triton maximum tensor numel' at 32x64",
-)
 def test_dequant_gemm_typical_tiles(dev):
     load_example("dequant_gemm").check(dev, M=40, N=40, K=128, block_M=32, block_N=32, block_K=64)

@@ -249,10 +249,13 @@ class Reduce(Stmt):
 
 @dataclass(eq=False)
 class Cumsum(Stmt):
+    """An inclusive scan: ``T.cumsum`` (kind "sum") or ``T.cummax`` (kind "max")."""
+
     src: Region
     dst: Region
     dim: int
     reverse: bool
+    kind: str = "sum"
 
 
 @dataclass(eq=False)

@@ -613,10 +613,11 @@ class _Block:
             D, didx, dr, _ = self.read_region(s.dst, rank0)
             x = X.to(_wide(X.dtype))
             axis = rank0 + s.dim
-            if s.reverse:
-                y = torch.flip(torch.cumsum(torch.flip(x, [axis]), axis), [axis])
-            else:
-                y = torch.cumsum(x, axis)
+
+            def scan(t):
+                return torch.cummax(t, axis).values if s.kind == "max" else torch.cumsum(t, axis)
+
+            y = torch.flip(scan(torch.flip(x, [axis])), [axis]) if s.reverse else scan(x)
             self.store(s.dst.buffer, didx, y, dr, mask)
 
     def s_Atomic(self, s: ir.Atomic) -> None:

@@ -13,6 +13,11 @@ from . import pyast as P
 from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
 
 HELPERS = {
+    "_max_combine": """
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+""",
     "_round_to_bf16": """
 @triton.jit
 def _round_to_bf16(x):

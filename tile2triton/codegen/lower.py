@@ -391,6 +391,56 @@ class KernelLowerer:
                 stride *= dims[d]
         return Tile(lin if lin is not None else P.const(0), INT32, axes)
 
+    def gather_read(self, rb: RegBuf, indices) -> Tile | None:
+        """``F[i, j // 2]``: one dim indexed by a lane-dependent expression, the others by lane
+        variables or fixed positions.  Select along that dim only: O(lanes x its extent)."""
+        if rb.lanes is not None or self.lanes is None:
+            return None
+        kinds, gather = [], None
+        used = set()
+        for d, e in enumerate(indices):
+            t = self.ev(e)
+            k = (
+                self.lanes.names.index(t.node.id)
+                if isinstance(t.node, ast.Name) and t.node.id in self.lanes.names
+                else None
+            )
+            if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
+                used.add(k)
+                kinds.append(("lane", k))
+            elif not t.axes:
+                kinds.append(("at", t, rb.shape[d]))
+            elif gather is None:
+                gather = d
+                kinds.append(("gather", t))
+            else:
+                return None
+        if gather is None:
+            return None
+        rank = self.lanes.rank
+        value = P.name(rb.name)
+        storage_rank = len(rb.shape)
+        for d in reversed(range(len(kinds))):
+            if kinds[d][0] == "at":
+                value = self.select_at(value, d, storage_rank, kinds[d][1], rb.shape[d])
+                storage_rank -= 1
+        kept = [k for k in kinds if k[0] != "at"]
+        lane_dims = [k[1] for k in kept if k[0] == "lane"]
+        order = sorted(
+            range(len(kept)), key=lambda i: (kept[i][0] == "gather", kept[i][1] if kept[i][0] == "lane" else 0)
+        )
+        if order != list(range(len(kept))):
+            value = P.call("tl.permute", value, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", value)
+        value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
+        index = kinds[gather][1]
+        size = rb.shape[gather]
+        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
+        hit = P.binop("==", positions, P.subscript_none(index.node, [True] * rank + [False]))
+        picked = P.call("tl.sum", P.call("tl.where", hit, value, P.const(0)), axis=rank)
+        if rb.buffer.dtype == BOOL:
+            picked = P.binop("!=", picked, P.const(0))
+        return Tile(picked, rb.buffer.dtype, frozenset(lane_dims) | index.axes)
+
     def flat_read(self, rb: RegBuf, indices) -> Tile:
         lin = self.flat_index(rb, indices)
         rank = self.lanes.rank
@@ -456,7 +506,7 @@ class KernelLowerer:
             return Tile(P.name(rb.name), buf.dtype)
         kinds = self.classify(rb, indices)
         if kinds is None:
-            return self.flat_read(rb, indices)
+            return self.gather_read(rb, indices) or self.flat_read(rb, indices)
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)

@@ -616,10 +616,17 @@ def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
     rd = lw.reg(s.dst.buffer)
     rank = len(rs.shape)
     extent = s.src.buffer.shape[s.dim]
-    if rs.shape[s.dim] != extent:
+    if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
         valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), s.dim, rank), P.const(extent))
-        x = P.call("tl.where", valid, x, P.const(0))
-    r = P.call("tl.cumsum", x, axis=s.dim, reverse=s.reverse) if s.reverse else P.call("tl.cumsum", x, axis=s.dim)
+        identity = float("-inf") if s.kind == "max" and s.src.buffer.dtype.is_float else 0
+        x = P.call("tl.where", valid, x, P.const(identity))
+    if s.kind == "max":
+        lw.helpers.add("_max_combine")
+        r = P.call("tl.associative_scan", x, s.dim, P.name("_max_combine"), reverse=s.reverse)
+    elif s.reverse:
+        r = P.call("tl.cumsum", x, axis=s.dim, reverse=True)
+    else:
+        r = P.call("tl.cumsum", x, axis=s.dim)
     lw.assign_to(rd.name, lw.cast(Tile(r, s.src.buffer.dtype), s.dst.buffer.dtype).node)
 
 

@@ -736,23 +736,35 @@ def _plain_kwargs(fn, args: dict) -> dict:
 
 
 def _static_difference(e):
-    """Evaluate ``(x + c1) - (x + c0)``-style differences to an int when the symbolic parts cancel."""
+    """The int value of a slice extent such as ``(off + n) - off`` or ``(bx + 1) * bm - bx * bm``:
+    expand it as a linear form over its symbolic terms; None unless they all cancel."""
     terms: dict = {}
 
-    def add(node, sign):
-        if isinstance(node, ir.Const) and isinstance(node.value, int):
-            terms[None] = terms.get(None, 0) + sign * node.value
-        elif isinstance(node, ir.BinOp) and node.op in "+-" and len(node.op) == 1:
-            add(node.lhs, sign)
-            add(node.rhs, sign if node.op == "+" else -sign)
+    def add(node, coef):
+        if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            terms[None] = terms.get(None, 0) + coef * node.value
+        elif isinstance(node, ir.BinOp) and node.op in ("+", "-"):
+            add(node.lhs, coef)
+            add(node.rhs, coef if node.op == "+" else -coef)
+        elif isinstance(node, ir.BinOp) and node.op == "*" and _int_const(node.rhs) is not None:
+            add(node.lhs, coef * _int_const(node.rhs))
+        elif isinstance(node, ir.BinOp) and node.op == "*" and _int_const(node.lhs) is not None:
+            add(node.rhs, coef * _int_const(node.lhs))
+        elif isinstance(node, ir.UnaryOp) and node.op == "-":
+            add(node.operand, -coef)
         else:
             key = ir_key(node)
-            terms[key] = terms.get(key, 0) + sign
-        return terms
+            terms[key] = terms.get(key, 0) + coef
 
     add(e, 1)
     if all(v == 0 for k, v in terms.items() if k is not None):
         return terms.get(None, 0)
+    return None
+
+
+def _int_const(node):
+    if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
     return None
 
 
@@ -877,12 +889,31 @@ def bind_reduce(b: Binder, node, args):
     _bind_reduce(b, node, args["reduce_type"], args, args["clear"])
 
 
-@rule("cumsum")
-def bind_cumsum(b: Binder, node, args):
+@rule("cumsum", "cummax")
+def bind_scan(b: Binder, node, args):
     src = _fill_region(b, args["src"], node)
     dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
     dim = args["dim"] % len(src.extents)
-    b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"])))
+    kind = "max" if node.func.attr == "cummax" else "sum"
+    b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
+
+
+@rule("transpose")
+def bind_transpose(b: Binder, node, args):
+    """``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]``, bound as the T.Parallel it means."""
+    src, dst = _fill_region(b, args["src"], node), _fill_region(b, args["dst"], node)
+    if not (src.is_whole() and dst.is_whole() and src.buffer.ndim == 2 and dst.buffer.ndim == 2):
+        raise b.error("T.transpose takes two whole 2-D buffers", node)
+    m, n = src.buffer.shape
+    if tuple(dst.buffer.shape) != (n, m):
+        raise b.error(f"T.transpose: dst must have shape {(n, m)}, got {tuple(dst.buffer.shape)}", node)
+    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
+    body = [
+        ir.Store(
+            b.loc(node), dst.buffer, (ir.VarRef(j), ir.VarRef(i)), ir.Load(src.buffer, (ir.VarRef(i), ir.VarRef(j)))
+        )
+    ]
+    b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
 
 
 def _atomic_rule(kind):
@@ -1003,7 +1034,7 @@ for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), 
                    ("bitwise_xor", "^"), ("shift_left", "<<"), ("shift_right", ">>")):  # fmt: skip
 
     def _op_rule(b, node, args, _op=_op):
-        x, y = (as_expr(v, b.loc(node)) for v in args.values())
+        x, y = (as_expr(args[k], b.loc(node)) for k in ("a", "b"))
         return ir.BinOp(_op, x, y, binary_dtype(_op, x, y))
 
     RULES[_name] = _op_rule

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 
+from ..layout import Fragment, Layout
 from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
 from .proxy import Buffer, StridedTensor, Tensor, TensorType
 
@@ -21,6 +22,9 @@ float = DTYPES["float32"]  # noqa: A001  (TileLang exports T.float)
 half = DTYPES["float16"]
 double = DTYPES["float64"]
 int = DTYPES["int32"]  # noqa: A001
+long = DTYPES["int64"]
+short = DTYPES["int16"]
+uint = DTYPES["uint32"]
 dtype = to_dtype
 
 
@@ -408,14 +412,34 @@ def min_value(dtype):
     return TypedLiteral(to_dtype(dtype), "min")
 
 
+def _binary_op(name: str):
+    def fn(a, b):
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name}."
+    return fn
+
+
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+    globals()[_name] = _binary_op(_name)
 
-    def _binary(a, b, _n=_name):
-        raise KernelOnlyError(f"T.{_n} can only be used inside a kernel body")
 
-    _binary.__name__ = _name
-    _binary.__t2t__ = _name
-    globals()[_name] = _binary
+class GemmWarpPolicy:
+    """TileLang's warp partition of a gemm's C tile: performance only, no effect under Triton."""
+
+    Square, FullRow, FullCol = 0, 1, 2
+
+
+@_kernel_only("transpose")
+def transpose(src, dst, annotations=None):
+    """``dst[j, i] = src[i, j]`` for 2-D shared/fragment tiles."""
+
+
+@_kernel_only("cummax")
+def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
+    """Inclusive running maximum along ``dim``."""
 
 
 @_kernel_only("bitwise_not")

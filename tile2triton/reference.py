@@ -26,7 +26,6 @@ How the block view is executed:
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 
 import torch
@@ -896,4 +895,3 @@ def compare(kernel, *inputs, atol: float | None = None, rtol: float | None = Non
     return res
 
 
-_ = math

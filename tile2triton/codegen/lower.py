@@ -289,7 +289,7 @@ class KernelLowerer:
             stride = buf.strides[d]
             term = t.node
             if not (isinstance(stride, int) and stride == 1):
-                term = P.binop("*", _paren(t.node), self.ev(ir_expr(stride)).node)
+                term = P.binop("*", t.node, self.ev(ir_expr(stride)).node)
             offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []
             if e is None or not self.ranges.below(e, buf.shape[d]):
@@ -321,7 +321,7 @@ class KernelLowerer:
             return ptr
         if isinstance(offs, ast.Name):
             return P.binop("+", ptr, offs)
-        return P.binop("+", ptr, _paren(offs))
+        return P.binop("+", ptr, offs)
 
     def global_store(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, value: Tile) -> None:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, value.axes | self.cond_axes())
@@ -667,10 +667,6 @@ def _is_literal(t: Tile) -> bool:
     if isinstance(n, ast.UnaryOp) and isinstance(n.operand, (ast.Constant, ast.Call)):
         return _is_literal(Tile(n.operand, t.dtype))
     return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"
-
-
-def _paren(node):
-    return node
 
 
 def ir_expr(v) -> ir.Expr:

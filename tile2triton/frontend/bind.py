@@ -651,7 +651,7 @@ class Binder:
             if getattr(fn, "__wrapped__", None) is None and all(
                 is_python_value(v) and not isinstance(v, TypedLiteral) for v in _flat(args.values())
             ):
-                return fn(**_plain_kwargs(fn, args))  # host-capable primitive on plain numbers
+                return fn(**args)  # host-capable primitive on plain numbers
             return rule(self, node, args)
         if isinstance(fn, DType):
             value = self.expr(node.args[0]) if node.args else 0
@@ -729,10 +729,6 @@ def _flat(values):
             yield from _flat(v)
         else:
             yield v
-
-
-def _plain_kwargs(fn, args: dict) -> dict:
-    return args
 
 
 def _static_difference(e):

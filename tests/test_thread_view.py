@@ -150,3 +150,59 @@ def test_thread_view_gemv_with_local_accumulators(dev):
     a, b = torch.randn(K, device=dev).half(), torch.randn(N, K, device=dev).half()
     out = thread_gemv(N, K, 64, 4)(a, b)
     torch.testing.assert_close(out.double().cpu(), (b.double() @ a.double()).cpu(), rtol=1e-4, atol=1e-3)
+
+
+@tilelang.jit(out_idx=[-1])
+def transpose_2d_threads(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((N, M), "float32")):
+        with T.Kernel(T.ceildiv(N, 16), T.ceildiv(M, 8), threads=(16, 8)) as (bx, by):
+            S = T.alloc_shared((8, 16), "float32")
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            S[ty, tx] = A[by * 8 + ty, bx * 16 + tx]
+            T.sync_threads()
+            B[bx * 16 + tx, by * 8 + ty] = S[ty, tx]
+
+    return main
+
+
+def test_two_dimensional_thread_bindings(dev):
+    M, N = 37, 50
+    a = torch.randn(M, N, device=dev)
+    torch.testing.assert_close(transpose_2d_threads(M, N)(a).cpu(), a.cpu().t(), rtol=0, atol=0)
+    src = transpose_2d_threads(M, N).get_kernel_source(interpret=False)
+    assert "ty = tl.arange(0, 8)[:, None]" in src and "tx = tl.arange(0, 16)[None, :]" in src
+
+
+@tilelang.jit(out_idx=[-1])
+def collatz_steps(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int32"), C: T.Tensor((N,), "int32")):
+        with T.Kernel(N, threads=32) as bx:
+            x = T.alloc_var("int32", 0)
+            steps = T.alloc_var("int32", 0)
+            x = A[bx]
+            while x != 1:
+                x = T.if_then_else(x % 2 == 0, x // 2, 3 * x + 1)
+                steps = steps + 1
+            C[bx] = steps
+
+    return main
+
+
+def _collatz(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_while_loop(dev):
+    a = torch.randint(1, 60, (13,), dtype=torch.int32, device=dev)
+    out = collatz_steps(13)(a).cpu()
+    assert out.tolist() == [_collatz(int(v)) for v in a.cpu()]
+    from tile2triton import reference
+
+    assert reference.run(collatz_steps(13), a.cpu()).tolist() == out.tolist()

@@ -210,6 +210,12 @@ class Parallel(Stmt):
 
 
 @dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list
+
+
+@dataclass(eq=False)
 class If(Stmt):
     cond: Expr
     then_body: list
@@ -283,7 +289,8 @@ class Kernel(Stmt):
     threads: int
     block_vars: list
     body: list
-    thread_vars: list = field(default_factory=list)  # thread view: tx, ty, tz bound in the body
+    thread_vars: list = field(default_factory=list)  # thread view: [tx, ty, tz][:len(thread_extents)], once used
+    thread_extents: tuple = ()  # threads per dim (x, y, z); ``threads`` is their product
     swizzle: tuple | None = None  # T.use_swizzle(panel, order): block rasterization (a bijection)
 
 
@@ -352,7 +359,7 @@ def stmt_exprs(s):
         return [s.init] if s.init is not None else []
     if isinstance(s, For):
         return [s.start, s.stop, s.step]
-    if isinstance(s, If):
+    if isinstance(s, (If, While)):
         return [s.cond]
     if isinstance(s, Copy):
         return region_exprs(s.src) + region_exprs(s.dst)

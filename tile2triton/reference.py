@@ -495,6 +495,15 @@ class _Block:
             del self.lane_kinds[base:]
             self.env = saved_env  # values bound inside the loop do not outlive it
 
+    def s_While(self, s: ir.While) -> None:
+        while True:
+            c = self.ev(s.cond).to(torch.bool)
+            if c.numel() != 1:
+                raise self.error("a while condition must be the same for every lane")
+            if not bool(c.reshape(())):
+                return
+            self.run(s.body)
+
     def s_If(self, s: ir.If) -> None:
         c = self.ev(s.cond).to(torch.bool)
         if c.dim() == 0:
@@ -768,10 +777,13 @@ def _execute(func: ir.PrimFunc, env: dict, tensors: dict, trace: _Trace | None, 
             for v, b in zip(kernel.block_vars, block):
                 benv[v] = torch.tensor(b, dtype=torch.int32)
             blk = _Block(benv, globals_, trace, poison)
-            if kernel.thread_vars:
-                blk.lanes.append(int(kernel.threads))
-                blk.lane_kinds.append("thread")
-                blk.env[kernel.thread_vars[0]] = blk.lane_grid(0, 1).to(torch.int32)
+            if kernel.thread_vars:  # one lane per thread dimension, threadIdx.x last
+                dims = list(reversed(range(len(kernel.thread_vars))))
+                for d in dims:
+                    blk.lanes.append(int(kernel.thread_extents[d]))
+                    blk.lane_kinds.append("thread")
+                for axis, d in enumerate(dims):
+                    blk.env[kernel.thread_vars[d]] = blk.lane_grid(axis, len(dims)).to(torch.int32)
             blk.run(kernel.body)
     for t, work in originals.values():
         if work is not t:
@@ -893,5 +905,3 @@ def compare(kernel, *inputs, atol: float | None = None, rtol: float | None = Non
     if raise_on_mismatch and not res.ok:
         raise AssertionError(res.message)
     return res
-
-

@@ -270,6 +270,12 @@ def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
     )
 
 
+@lowers(ir.While)
+def lower_while(lw: KernelLowerer, s: ir.While) -> None:
+    cond = lw.scalar(s.cond, "a while loop's condition")
+    lw.emit(ast.While(cond.node, lw.block(s.body), []))
+
+
 @lowers(ir.If)
 def lower_if(lw: KernelLowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)

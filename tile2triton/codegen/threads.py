@@ -12,12 +12,21 @@ from .lower import INT32, KernelLowerer, LaneSpace, Tile, next_pow2
 
 
 def open_thread_view(lw: KernelLowerer, kernel: ir.Kernel) -> None:
-    (tx,) = kernel.thread_vars
-    padded = next_pow2(kernel.threads)
-    name = lw.assign(tx.name, P.call("tl.arange", 0, padded))
-    lw.env[tx] = Tile(P.name(name), INT32, frozenset([0]))
-    lw.ranges.set(tx, 0, kernel.threads - 1)
-    lw.lanes = LaneSpace([tx], [kernel.threads], [padded], [name], kernel)
+    """One lane axis per thread dimension, threadIdx.x fastest (last): (tz, ty, tx)."""
+    dims = list(reversed(range(len(kernel.thread_vars))))
+    rank = len(dims)
+    vars_, extents, padded, names = [], [], [], []
+    for axis, d in enumerate(dims):
+        var, extent = kernel.thread_vars[d], kernel.thread_extents[d]
+        size = next_pow2(extent)
+        name = lw.assign(var.name, P.expand(P.call("tl.arange", 0, size), axis, rank))
+        lw.env[var] = Tile(P.name(name), INT32, frozenset([axis]))
+        lw.ranges.set(var, 0, extent - 1)
+        vars_.append(var)
+        extents.append(extent)
+        padded.append(size)
+        names.append(name)
+    lw.lanes = LaneSpace(vars_, extents, padded, names, kernel)
 
 
 def in_thread_view(lw: KernelLowerer) -> bool:

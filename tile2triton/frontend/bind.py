@@ -243,17 +243,17 @@ class Binder:
         threads = args["threads"]
         if threads is None:
             threads = 128
-        if isinstance(threads, (list, tuple)):
-            count = 1
-            for t in threads:
-                count *= t
-            threads = count
-        if not isinstance(threads, int) or threads <= 0:
-            raise self.error(f"threads must be a positive compile-time int, got {threads!r}", call)
+        extents = tuple(threads) if isinstance(threads, (list, tuple)) else (threads,)
+        if not 1 <= len(extents) <= 3 or not all(isinstance(t, int) and t > 0 for t in extents):
+            raise self.error(f"threads must be a positive compile-time int (or 1-3 of them), got {threads!r}", call)
+        threads = 1
+        for t in extents:
+            threads *= t
         names = ["bx", "by", "bz"]
         block_vars = [ir.Var(names[i], INT32, "block") for i in range(len(grid))]
         name = self.source.name if not self.kernels else f"{self.source.name}_{len(self.kernels)}"
         kernel = ir.Kernel(self.loc(node), name, [as_expr(g) for g in grid], threads, block_vars, [])
+        kernel.thread_extents = extents
         self.scopes.append({})
         target = item.optional_vars
         if isinstance(target, ast.Name):
@@ -352,8 +352,17 @@ class Binder:
         else_body = self.bind_block(node.orelse)
         self.emit(ir.If(self.loc(node), as_expr(cond), then_body, else_body))
 
-    def stmt_While(self, node) -> None:
-        raise self.error("while loops are not supported yet; use T.serial", node)
+    def stmt_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error("while/else is not supported", node)
+        cond = self.expr(node.test)
+        if is_python_value(cond):
+            if cond:
+                raise self.error(
+                    "a while loop in a kernel needs a kernel-value condition (this one is always true)", node
+                )
+            return
+        self.emit(ir.While(self.loc(node), as_expr(cond), self.bind_block(node.body)))
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:
@@ -968,11 +977,14 @@ def bind_print(b: Binder, node, args):
 def _thread_var(b: Binder, dim: int, node):
     if b.kernel is None:
         raise b.error("thread bindings exist only inside T.Kernel", node)
-    if dim != 0:
-        raise b.error("only threadIdx.x (dim 0) is supported; T.Kernel threads are one-dimensional", node)
+    extents = b.kernel.thread_extents
+    if not isinstance(dim, int) or not 0 <= dim < 3:
+        raise b.error(f"thread binding dim must be 0, 1 or 2, got {dim!r}", node)
+    if dim >= len(extents):
+        return 0  # threadIdx.y/z of a kernel with fewer thread dims
     if not b.kernel.thread_vars:
-        b.kernel.thread_vars.append(ir.Var("tx", INT32, "thread"))
-    return ir.VarRef(b.kernel.thread_vars[0])
+        b.kernel.thread_vars.extend(ir.Var(n, INT32, "thread") for n in ("tx", "ty", "tz")[: len(extents)])
+    return ir.VarRef(b.kernel.thread_vars[dim])
 
 
 @rule("get_thread_binding")
@@ -982,7 +994,7 @@ def bind_thread_binding(b: Binder, node, args):
 
 @rule("get_thread_bindings")
 def bind_thread_bindings(b: Binder, node, args):
-    return [_thread_var(b, 0, node), 0, 0]
+    return [_thread_var(b, d, node) for d in range(3)]
 
 
 @rule("get_block_binding")

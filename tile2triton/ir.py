@@ -37,6 +37,7 @@ class Buffer:
     dtype: DType
     loc: Loc = UNKNOWN_LOC
     strides: tuple | None = None  # global buffers: ints or Expr
+    alias_of: Buffer | None = None  # ``T.Tensor(shape, dtype, A.data)``: a view of A's memory
 
     @property
     def ndim(self) -> int:
@@ -44,6 +45,11 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.scope}, {self.shape}, {self.dtype.name})"
+
+    @property
+    def root(self) -> Buffer:
+        """The parameter whose memory this buffer is (itself unless it is a view)."""
+        return self.alias_of.root if self.alias_of is not None else self
 
 
 @dataclass(eq=False)

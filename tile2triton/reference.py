@@ -274,6 +274,10 @@ class _Block:
     # ------------------------------------------------------------------ memory
     def storage(self, buf: ir.Buffer) -> _Storage:
         st = self.bufs.get(buf)
+        if st is None and buf.alias_of is not None:  # T.Tensor(shape, dtype, A.data): a view of A
+            root = self.storage(buf.root)
+            shape = [self.scalar_int(d) for d in buf.shape]
+            st = self.bufs[buf] = _Storage(root.tensor.view(root.tensor.dtype).reshape(shape), (), True, None)
         if st is None:
             raise self.error(f"buffer '{buf.name}' is used before its allocation")
         return st

@@ -276,7 +276,7 @@ class KernelLowerer:
 
     # ------------------------------------------------------------------ global memory
     def pointer(self, buf: ir.Buffer) -> str:
-        return self.pointers[buf]
+        return self.pointers[buf.root]
 
     def global_address(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, extra_axes=frozenset()):
         """Offsets and mask of ``buf[idx]``: bounds per dimension unless provable."""

@@ -17,7 +17,7 @@ from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
-from ..language.proxy import TensorType
+from ..language.proxy import TensorType, _TensorProxy
 from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
 from .source import FunctionSource, MacroSource
 
@@ -505,6 +505,8 @@ class Binder:
                 return base.dtype
             if node.attr == "ndim":
                 return base.ndim
+            if node.attr == "data" and base.scope == ir.GLOBAL:
+                return _BufferData(base)
             raise self.error(f"buffers have no attribute '{node.attr}'", node)
         if isinstance(base, ir.Expr):
             if node.attr == "astype":
@@ -669,6 +671,10 @@ class Binder:
             return ir.Cast(as_expr(value), fn)
         if isinstance(fn, MacroSource):
             return self.inline_macro(fn, node)
+        if isinstance(fn, _TensorProxy):
+            view = self.tensor_view(fn, node)
+            if view is not None:
+                return view
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if fn in (builtins.max, builtins.min) and not all(is_python_value(a) for a in args):
@@ -694,6 +700,21 @@ class Binder:
                 "(use a @T.macro for reusable kernel code)",
                 node,
             ) from None
+
+    def tensor_view(self, proxy, node: ast.Call):
+        """``T.Tensor(shape, dtype, A.data)`` in a kernel: another shape over A's memory (e.g. a 4-D
+        weight seen as a 2-D matrix).  None for a plain ``T.Tensor(...)`` annotation value."""
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        bound = inspect.signature(type(proxy).__call__).bind(proxy, *args, **kwargs)
+        data = bound.arguments.get("data")
+        if not isinstance(data, _BufferData):
+            return None
+        ttype = proxy(bound.arguments["shape"], bound.arguments.get("dtype", "float32"))
+        base = data.buffer
+        view = self.global_buffer(self.fresh_name(f"{base.name}_view"), ttype, self.loc(node))
+        view.alias_of = base
+        return view
 
     def call_args(self, fn, node: ast.Call) -> dict:
         args = [self.expr(a) for a in node.args]
@@ -725,6 +746,13 @@ class Binder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+
+class _BufferData:
+    """``A.data``: the memory of global tensor A, for ``T.Tensor(shape, dtype, A.data)`` views."""
+
+    def __init__(self, buffer):
+        self.buffer = buffer
 
 
 class _Method:
@@ -901,6 +929,50 @@ def bind_scan(b: Binder, node, args):
     dim = args["dim"] % len(src.extents)
     kind = "max" if node.func.attr == "cummax" else "sum"
     b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
+
+
+@rule("im2col")
+def bind_im2col(b: Binder, node, args):
+    """TileLang's im2col (NHWC image, square kernel), bound as the T.Parallel it means: tile element
+    (i, j) is ``img[n, h, w, c]`` of output pixel ``m = nhw_step * block_m + i`` and patch column
+    ``k = c_step * block_k + j``, or 0 in the padding."""
+    img, col = args["img"], _fill_region(b, args["col"], node)
+    if not isinstance(img, ir.Buffer) or img.ndim != 4:
+        raise b.error("T.im2col takes an NHWC image tensor (4-D)", node)
+    if not col.is_whole() or col.buffer.ndim != 2:
+        raise b.error("T.im2col writes a whole 2-D tile", node)
+    K, s, d, p = (args[k] for k in ("kernel", "stride", "dilation", "pad"))
+    if not all(isinstance(v, int) for v in (K, s, d, p)):
+        raise b.error("T.im2col's kernel, stride, dilation and pad must be compile-time ints", node)
+    _, H, W, C = img.shape
+    block_m, block_k = col.buffer.shape
+
+    def op(o, x, y):
+        return b.binop(
+            o,
+            _PY_BINOPS[{"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%": ast.Mod}[o]][1],
+            x,
+            y,
+            node,
+        )
+
+    OH = op("+", op("//", op("-", op("-", op("+", H, 2 * p), (K - 1) * d), 1), s), 1)
+    OW = op("+", op("//", op("-", op("-", op("+", W, 2 * p), (K - 1) * d), 1), s), 1)
+    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
+    m = op("+", op("*", args["nhw_step"], block_m), ir.VarRef(i))
+    k = op("+", op("*", args["c_step"], block_k), ir.VarRef(j))
+    n, oh, ow = op("//", m, op("*", OH, OW)), op("//", op("%", m, op("*", OH, OW)), OW), op("%", m, OW)
+    kh, kw, c = op("//", k, K * C), op("%", op("//", k, C), K), op("%", k, C)
+    h = op("-", op("+", op("*", oh, s), op("*", kh, d)), p)
+    w = op("-", op("+", op("*", ow, s), op("*", kw, d)), p)
+    inside = [ir.Compare(cmp, as_expr(x), as_expr(lim), BOOL) for x in (h, w) for cmp, lim in ((">=", 0),)]
+    inside += [ir.Compare("<", as_expr(h), as_expr(H), BOOL), ir.Compare("<", as_expr(w), as_expr(W), BOOL)]
+    cond = inside[0]
+    for part in inside[1:]:
+        cond = ir.BinOp("and", cond, part, BOOL)
+    value = b.select(cond, ir.Load(img, tuple(as_expr(x) for x in (n, h, w, c))), 0)
+    store = ir.Store(b.loc(node), col.buffer, (ir.VarRef(i), ir.VarRef(j)), value)
+    b.emit(ir.Parallel(b.loc(node), [i, j], [block_m, block_k], [store]))
 
 
 @rule("transpose")

@@ -437,6 +437,14 @@ def transpose(src, dst, annotations=None):
     """``dst[j, i] = src[i, j]`` for 2-D shared/fragment tiles."""
 
 
+@_kernel_only("im2col")
+def im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None, annotations=None):
+    """One ``(block_m, block_k)`` tile of the NHWC im2col matrix of ``img`` (square kernel)."""
+
+
+c2d_im2col = im2col
+
+
 @_kernel_only("cummax")
 def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
     """Inclusive running maximum along ``dim``."""

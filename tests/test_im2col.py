@@ -59,3 +59,19 @@ def test_im2col_reference_executor_agrees():
     torch.testing.assert_close(
         reference.run(kernel, data, weight).double(), kernel(data, weight).double(), rtol=1e-2, atol=1e-2
     )
+
+
+@tilelang.jit(out_idx=[-1])
+def flat_copy(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M * N,), "float32")):
+        with T.Kernel(T.ceildiv(M * N, 64), threads=64) as bx:
+            flat = T.reshape(A, (M * N,))
+            T.copy(flat[bx * 64 : bx * 64 + 64], B[bx * 64 : bx * 64 + 64])
+
+    return main
+
+
+def test_reshape_view_of_a_global_tensor(dev):
+    a = torch.randn(7, 13, device=dev)
+    torch.testing.assert_close(flat_copy(7, 13)(a).cpu(), a.cpu().reshape(-1), rtol=0, atol=0)

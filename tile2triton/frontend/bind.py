@@ -975,6 +975,20 @@ def bind_im2col(b: Binder, node, args):
     b.emit(ir.Parallel(b.loc(node), [i, j], [block_m, block_k], [store]))
 
 
+@rule("reshape")
+def bind_reshape(b: Binder, node, args):
+    src, shape = args["src"], args["shape"]
+    if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
+        raise b.error("T.reshape is supported on global tensors (a view of their memory)", node)
+    view = b.global_buffer(
+        b.fresh_name(f"{src.name}_view"),
+        TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),
+        b.loc(node),
+    )
+    view.alias_of = src
+    return view
+
+
 @rule("transpose")
 def bind_transpose(b: Binder, node, args):
     """``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]``, bound as the T.Parallel it means."""

@@ -445,6 +445,11 @@ def im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_p
 c2d_im2col = im2col
 
 
+@_kernel_only("reshape")
+def reshape(src, shape):
+    """A same-storage view of a global tensor with another shape."""
+
+
 @_kernel_only("cummax")
 def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
     """Inclusive running maximum along ``dim``."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from . import language
+from . import language, utils
+from .autotuner import autotune
 from .compiler import compile
+from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
 from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
 from .jit import JITImpl, jit
 from .profiler import TensorSupplyType
@@ -13,6 +15,12 @@ from .torch_ops import register_op
 __version__ = "0.1.0"
 
 __all__ = [
+    "PassConfigKey",
+    "autotune",
+    "disable_cache",
+    "enable_cache",
+    "is_cache_enabled",
+    "set_log_level",
     "JITImpl",
     "JITKernel",
     "KernelCallError",
@@ -22,6 +30,7 @@ __all__ = [
     "compile",
     "jit",
     "language",
+    "utils",
     "register_op",
     "cdiv",
     "next_power_of_2",

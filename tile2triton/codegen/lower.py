@@ -186,14 +186,15 @@ class KernelLowerer:
         return Tile(convert(t.node, want, t.axes), dt, t.axes)
 
     # ------------------------------------------------------------------ lane spaces
-    def lane_mask(self, axes) -> ast.expr | None:
-        """Padding masks of ``axes`` and every active ``if`` condition."""
+    def lane_mask(self, axes, within: bool = False) -> ast.expr | None:
+        """Padding masks of ``axes`` and the active ``if`` conditions (with ``within``, only the
+        conditions that vary along ``axes`` alone: enough to keep a load in bounds)."""
         parts = []
         if self.lanes is not None:
             for k in sorted(axes):
                 if self.lanes.padded[k] != self.lanes.extents[k]:
                     parts.append(P.binop("<", P.name(self.lanes.names[k]), P.const(self.lanes.extents[k])))
-        parts += [c.node for c in self.conds]
+        parts += [c.node for c in self.conds if not within or c.axes <= frozenset(axes)]
         return P.and_all(parts)
 
     def cond_axes(self) -> frozenset:
@@ -278,8 +279,9 @@ class KernelLowerer:
     def pointer(self, buf: ir.Buffer) -> str:
         return self.pointers[buf.root]
 
-    def global_address(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, extra_axes=frozenset()):
-        """Offsets and mask of ``buf[idx]``: bounds per dimension unless provable."""
+    def global_address(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, extra_axes=frozenset(), load=False):
+        """Offsets and mask of ``buf[idx]``: bounds per dimension unless provable.  A load needs only
+        the conditions of its own lanes (its value is used under all of them anyway)."""
         offs = None
         axes = frozenset(extra_axes)
         mask_parts = []
@@ -298,14 +300,14 @@ class KernelLowerer:
                 in_bounds.append(P.binop(">=", t.node, P.const(0)))
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
-        lane = self.lane_mask(axes)
+        lane = self.lane_mask(axes, within=load)
         mask = P.and_all(mask_parts + ([lane] if lane is not None else []))
         if scalar_parts and mask is not None:
             mask = self.scalar_mask(mask, block=bool(axes))
         return offs if offs is not None else P.const(0), mask, axes
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
-        offs, mask, axes = self.global_address(buf, idx, idx_ir)
+        offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:
@@ -441,6 +443,74 @@ class KernelLowerer:
             picked = P.binop("!=", picked, P.const(0))
         return Tile(picked, rb.buffer.dtype, frozenset(lane_dims) | index.axes)
 
+    def scatter_write(self, rb: RegBuf, indices, value: Tile) -> bool:
+        """``D[i, 2 * j] = v``: one dim written at a lane-dependent position, the others at lane
+        variables or fixed positions.  Scatter along that dim only (O(lanes x its extent)), combining
+        the lanes that are not buffer dims.  False when the access has another shape."""
+        if rb.lanes is not None or self.lanes is None:
+            return False
+        kinds, scatter, used = [], None, set()
+        for d, e in enumerate(indices):
+            t = self.ev(e)
+            k = (
+                self.lanes.names.index(t.node.id)
+                if isinstance(t.node, ast.Name) and t.node.id in self.lanes.names
+                else None
+            )
+            if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
+                used.add(k)
+                kinds.append(("lane", k))
+            elif not t.axes:
+                kinds.append(("at", t, rb.shape[d]))
+            elif scatter is None:
+                scatter = d
+                kinds.append(("scatter", t))
+            else:
+                return False
+        if scatter is None:
+            return False
+        rank = self.lanes.rank
+        size = rb.shape[scatter]
+        value = self.cast(value, rb.buffer.dtype)
+        index = kinds[scatter][1]
+        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
+        hit = P.binop(
+            "==", P.subscript_none(self.broadcast(index, self.lanes.padded), [True] * rank + [False]), positions
+        )
+        active = self.lane_mask(frozenset(range(rank)))
+        if active is not None:
+            hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
+        hit_name = self.assign(f"{rb.name}_hit", hit)
+        vals = P.subscript_none(self.broadcast(value, self.lanes.padded), [True] * rank + [False])
+        written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
+        touched = P.to(P.name(hit_name), INT32)
+        # combine the lanes that are not a dim of the buffer (several writers of one position agree)
+        for k in sorted(set(range(rank)) - used, reverse=True):
+            written = P.call("tl.max", written, axis=k)
+            touched = P.call("tl.max", touched, axis=k)
+        # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
+        mapped = sorted(k[1] for k in kinds if k[0] == "lane")
+        current = [("lane", k) for k in mapped] + [("scatter",)]
+        wanted = [k[:2] if k[0] == "lane" else ("scatter",) for k in kinds if k[0] != "at"]
+        order = [current.index(w) for w in wanted]
+        if order != list(range(len(order))):
+            permute = (
+                (lambda n: P.call("tl.permute", n, P.tuple_(order)))
+                if len(order) > 2
+                else (lambda n: P.call("tl.trans", n))
+            )
+            written, touched = permute(written), permute(touched)
+        pattern = [k[0] != "at" for k in kinds]
+        mask = P.subscript_none(P.binop(">", touched, P.const(0)), pattern)
+        written = P.subscript_none(written, pattern)
+        for d, k in enumerate(kinds):
+            if k[0] == "at" and rb.shape[d] > 1:
+                mask = P.binop(
+                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k[1].node)
+                )
+        self.assign_to(rb.name, P.call("tl.where", mask, written, P.name(rb.name)))
+        return True
+
     def flat_read(self, rb: RegBuf, indices) -> Tile:
         lin = self.flat_index(rb, indices)
         rank = self.lanes.rank
@@ -556,7 +626,8 @@ class KernelLowerer:
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
-            self.flat_write(rb, indices, value)
+            if not self.scatter_write(rb, indices, value):
+                self.flat_write(rb, indices, value)
             return
         rank = len(rb.shape)
         value = self.cast(value, buf.dtype)

@@ -642,6 +642,11 @@ class Binder:
         a, b = as_expr(a), as_expr(b)
         return ir.Select(as_expr(cond), a, b, binary_dtype("+", a, b))
 
+    def expr_Lambda(self, node: ast.Lambda):
+        # lambdas appear in layout annotations (T.Fragment(..., forward_thread_fn=lambda i: ...)),
+        # which have no effect under Triton: keep them as opaque compile-time values
+        return _Opaque("lambda", self.loc(node))
+
     def expr_JoinedStr(self, node):
         return "".join(str(self.expr(v)) for v in node.values)
 
@@ -746,6 +751,16 @@ class Binder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+
+class _Opaque:
+    """A compile-time value tile2triton carries but never evaluates (a layout function)."""
+
+    def __init__(self, what: str, loc):
+        self.what, self.loc = what, loc
+
+    def __call__(self, *args, **kwargs):
+        raise TileLangCompileError(f"a {self.what} can only be used in a layout annotation", self.loc)
 
 
 class _BufferData:

@@ -13,7 +13,18 @@ import math
 
 from ..layout import Fragment, Layout
 from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
-from .proxy import Buffer, StridedTensor, Tensor, TensorType
+from .proxy import (
+    Buffer,
+    FragmentBuffer,
+    FragmentTensor,
+    LocalBuffer,
+    LocalTensor,
+    SharedBuffer,
+    SharedTensor,
+    StridedTensor,
+    Tensor,
+    TensorType,
+)
 
 # dtype objects: T.float16, T.float32, T.float, ...
 for _name, _dt in DTYPES.items():

@@ -56,3 +56,10 @@ class _StridedTensorProxy:
 Tensor = _TensorProxy()
 Buffer = _BufferProxy()
 StridedTensor = _StridedTensorProxy()
+
+
+# Annotation proxies TileLang uses for @T.macro parameters; a macro's arguments are bound by
+# position, so the annotations only document the expected scope.
+SharedBuffer = SharedTensor = Tensor
+FragmentBuffer = FragmentTensor = Tensor
+LocalBuffer = LocalTensor = Tensor

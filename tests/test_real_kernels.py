@@ -1,0 +1,145 @@
+"""Patterns from real TileLang kernels (tile-ai/tilelang examples, TileLang puzzles) that an
+earlier tile2triton refused or miscompiled, reduced to a few lines each."""
+
+import pytest
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+
+@tilelang.jit(out_idx=[-1], pass_configs={tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True})
+def copy_with_pass_configs(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                B[i] = A[i]
+
+    return main
+
+
+def test_pass_config_keys_are_accepted(dev):
+    a = torch.randn(24, device=dev)
+    torch.testing.assert_close(copy_with_pass_configs(24)(a), a)
+
+
+@tilelang.jit(out_idx=[-1])
+def macro_with_scope_annotations(N):
+    @T.macro
+    def inc(S: T.SharedBuffer([N], "float32"), F: T.FragmentBuffer([N], "float32")):
+        for i in T.Parallel(N):
+            F[i] = S[i] + 1
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            S = T.alloc_shared((N,), "float32")
+            F = T.alloc_fragment((N,), "float32")
+            T.copy(A, S)
+            inc(S, F)
+            T.copy(F, B)
+
+    return main
+
+
+def test_macro_parameters_annotated_with_buffer_scopes(dev):
+    a = torch.randn(20, device=dev)
+    torch.testing.assert_close(macro_with_scope_annotations(20)(a), a + 1)
+
+
+@tilelang.jit(out_idx=[-1])
+def fragment_layout_with_lambda(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            F = T.alloc_fragment((N,), "float32")
+            T.annotate_layout({F: T.Fragment(F.shape, forward_thread_fn=lambda i: i)})
+            T.copy(A, F)
+            T.copy(F, B)
+
+    return main
+
+
+def test_layout_annotation_with_a_lambda_is_accepted(dev):
+    a = torch.randn(100, device=dev)
+    torch.testing.assert_close(fragment_layout_with_lambda(100)(a), a)
+
+
+@tilelang.jit(out_idx=[-1])
+def conv1d_naive(L, KL):
+    @T.prim_func
+    def main(X: T.Tensor((L,), "float32"), K: T.Tensor((KL,), "float32"), O: T.Tensor((L,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            Acc = T.alloc_fragment((L,), "float32")
+            T.clear(Acc)
+            for j in T.Parallel(L):
+                for k in T.serial(KL):
+                    if j + k < L:
+                        Acc[j] += X[j + k] * K[k]
+            T.copy(Acc, O)
+
+    return main
+
+
+def test_serial_loop_with_a_guard_inside_parallel(dev):
+    x, w = torch.randn(37, device=dev), torch.randn(5, device=dev)
+    ref = torch.nn.functional.conv1d(torch.nn.functional.pad(x.cpu(), (0, 4))[None, None], w.cpu()[None, None])[0, 0]
+    torch.testing.assert_close(conv1d_naive(37, 5)(x, w).cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def unpack_int4(BK, BN):
+    @T.prim_func
+    def main(B: T.Tensor((BK, BN // 2), "uint8"), C: T.Tensor((BK, BN), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            P = T.alloc_shared((BK, BN // 2), "uint8")
+            D = T.alloc_shared((BK, BN), "float16")
+            T.copy(B, P)
+            for kk, j in T.Parallel(BK, BN // 2):
+                D[kk, 2 * j] = T.cast((P[kk, j] & 0x0F) - 8.0, "float16")
+                D[kk, 2 * j + 1] = T.cast(((P[kk, j] >> 4) & 0x0F) - 8.0, "float16")
+            T.copy(D, C)
+
+    return main
+
+
+def test_interleaved_writes_scatter_along_one_dim(dev):
+    # a 64x128 tile: the one-hot scatter over the whole flattened tile would exceed Triton's tensor size
+    b = torch.randint(0, 255, (64, 64), dtype=torch.uint8, device=dev)
+    ref = torch.stack([(b & 15).half() - 8, ((b >> 4) & 15).half() - 8], -1).view(64, 128)
+    assert torch.equal(unpack_int4(64, 128)(b), ref)
+    src = unpack_int4(64, 128).get_kernel_source(interpret=False)
+    assert "tl.arange(0, 8192)" not in src  # no flattened 64x128 one-hot
+
+
+def test_disable_cache_and_utils():
+    tilelang.disable_cache()
+    try:
+        assert not tilelang.is_cache_enabled()
+    finally:
+        tilelang.enable_cache()
+    assert tilelang.is_cache_enabled()
+    tilelang.utils.torch_assert_close(torch.ones(3), torch.ones(3))
+
+
+@tilelang.autotune(configs=[{"block": 32}, {"block": 64}], warmup=1, rep=1)
+@tilelang.jit(out_idx=[-1])
+def tuned_scale(N, block=None):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * 2.0
+
+    return main
+
+
+def test_autotune_picks_a_config_and_runs():
+    kernel = tuned_scale(100)
+    assert kernel.config in ({"block": 32}, {"block": 64}) and kernel.latency > 0
+    a = torch.randn(100)
+    torch.testing.assert_close(kernel(a), a * 2)
+    assert tuned_scale(100, block=32)(a).shape == (100,)

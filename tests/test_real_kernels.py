@@ -143,3 +143,25 @@ def test_autotune_picks_a_config_and_runs():
     a = torch.randn(100)
     torch.testing.assert_close(kernel(a), a * 2)
     assert tuned_scale(100, block=32)(a).shape == (100,)
+
+
+@tilelang.jit(out_idx=[-1])
+def cast_to(N, dtype):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                Y[i] = X[i]
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "dtype, torch_dtype, limit",
+    [("float8_e4m3fn", torch.float8_e4m3fn, 448.0), ("float8_e5m2", torch.float8_e5m2, 57344.0)],
+)
+def test_fp8_conversion_rounds_to_nearest(dev, dtype, torch_dtype, limit):
+    # normals, values whose rounding carries into the next power of two (124.3 -> 128), subnormals
+    x = torch.cat([torch.randn(300) * 100, torch.tensor([124.3, 125.6, 250.0]), torch.randn(100) * 1e-3]).to(dev)
+    out = cast_to(x.numel(), dtype)(x).float().cpu()
+    assert torch.equal(out, x.cpu().clamp(-limit, limit).to(torch_dtype).float())

@@ -13,6 +13,28 @@ from . import pyast as P
 from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
 
 HELPERS = {
+    "_round_to_e4m3": """
+@triton.jit
+def _round_to_e4m3(x):
+    # the interpreter's fp32 -> float8e4nv conversion rounds wrongly when rounding carries into
+    # the next power of two: round to the e4m3 grid (nearest even, saturating at 448) here,
+    # so the conversion after it is exact
+    x = tl.minimum(tl.maximum(x.to(tl.float32), -448.0), 448.0)
+    bits = x.to(tl.uint32, bitcast=True)
+    normal = ((bits + 0x7FFFF + ((bits >> 20) & 1)) & 0xFFF00000).to(tl.float32, bitcast=True)
+    tiny = (x * 512.0 + 12582912.0 - 12582912.0) / 512.0
+    return tl.where(tl.abs(x) < 0.015625, tiny, normal)
+""",
+    "_round_to_e5m2": """
+@triton.jit
+def _round_to_e5m2(x):
+    # as _round_to_e4m3, for float8e5 (2 mantissa bits, largest finite 57344)
+    x = tl.minimum(tl.maximum(x.to(tl.float32), -57344.0), 57344.0)
+    bits = x.to(tl.uint32, bitcast=True)
+    normal = ((bits + 0xFFFFF + ((bits >> 21) & 1)) & 0xFFE00000).to(tl.float32, bitcast=True)
+    tiny = (x * 65536.0 + 12582912.0 - 12582912.0) / 65536.0
+    return tl.where(tl.abs(x) < 0.00006103515625, tiny, normal)
+""",
     "_max_combine": """
 @triton.jit
 def _max_combine(a, b):

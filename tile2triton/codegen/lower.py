@@ -180,6 +180,10 @@ class KernelLowerer:
         if self.options.interpret and dt.name == "bfloat16":
             self.helpers.add("_round_to_bf16")
             return Tile(P.call("_round_to_bf16", t.node), dt, t.axes)
+        if self.options.interpret and dt.name in ("float8_e4m3fn", "float8_e5m2"):
+            helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"
+            self.helpers.add(helper)
+            return Tile(convert(P.call(helper, t.node), dt, t.axes), dt, t.axes)
         want = self.storage_dtype(dt)
         if self.storage_dtype(t.dtype) == want:
             return Tile(t.node, dt, t.axes)

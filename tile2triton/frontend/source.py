@@ -19,8 +19,16 @@ class FunctionSource:
 
     @classmethod
     def from_function(cls, func):
-        file = inspect.getsourcefile(func) or inspect.getfile(func)
-        lines, _ = inspect.findsource(func)
+        try:
+            file = inspect.getsourcefile(func) or inspect.getfile(func)
+            lines, _ = inspect.findsource(func)
+        except (OSError, TypeError) as exc:
+            from ..errors import Tile2TritonError
+
+            raise Tile2TritonError(
+                f"tile2triton reads a kernel's Python source, and the source of {getattr(func, '__qualname__', func)!r} "
+                f"is not available ({exc}): define kernels in a .py file, not in an interactive session or exec()"
+            ) from None
         first = func.__code__.co_firstlineno - 1
         # Decorators come before co_firstlineno on 3.8+? No: co_firstlineno is the first decorator.
         block = inspect.getblock(lines[first:])

@@ -165,3 +165,25 @@ def test_fp8_conversion_rounds_to_nearest(dev, dtype, torch_dtype, limit):
     x = torch.cat([torch.randn(300) * 100, torch.tensor([124.3, 125.6, 250.0]), torch.randn(100) * 1e-3]).to(dev)
     out = cast_to(x.numel(), dtype)(x).float().cpu()
     assert torch.equal(out, x.cpu().clamp(-limit, limit).to(torch_dtype).float())
+
+
+@tilelang.jit(out_idx=[-1])
+def reshape_fragment():
+    @T.prim_func
+    def main(A: T.Tensor((8, 16), "float32"), B: T.Tensor((2, 4, 16), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            F = T.alloc_fragment((8, 16), "float32")
+            T.copy(A, F)
+            R = T.reshape(F, (2, 4, 16))
+            for i, j, k in T.Parallel(2, 4, 16):
+                R[i, j, k] = R[i, j, k] * 2.0  # writes through the view
+            for i, j in T.Parallel(8, 16):
+                F[i, j] = F[i, j] + 1.0  # and the view sees the buffer's writes
+            T.copy(R, B)
+
+    return main
+
+
+def test_reshape_of_a_fragment_is_a_view(dev):
+    a = torch.randn(8, 16, device=dev)
+    torch.testing.assert_close(reshape_fragment()(a), (a * 2 + 1).view(2, 4, 16))

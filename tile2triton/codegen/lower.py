@@ -68,6 +68,7 @@ class RegBuf:
     name: str
     shape: tuple  # Triton storage shape; () for one-element buffers
     lanes: LaneSpace | None = None  # set for per-iteration locals allocated inside T.Parallel
+    view_of: RegBuf | None = None  # T.reshape of another buffer: same elements, another shape
 
     @property
     def local_shape(self) -> tuple:
@@ -131,9 +132,6 @@ class KernelLowerer:
         n = self.names.fresh(hint)
         self.emit(P.assign(n, value))
         return n
-
-    def assign_to(self, target: str, value: ast.expr) -> None:
-        self.emit(P.assign(target, value))
 
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
@@ -359,7 +357,20 @@ class KernelLowerer:
     def reg(self, buf: ir.Buffer) -> RegBuf:
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
-        return self.regs[buf]
+        rb = self.regs[buf]
+        if rb.view_of is not None:  # a T.reshape view: refresh it from the buffer it reshapes
+            refresh = P.assign(rb.name, P.call("tl.reshape", P.name(rb.view_of.name), P.tuple_(rb.shape or (1,))))
+            if not (self.out and ast.dump(self.out[-1]) == ast.dump(refresh)):
+                self.emit(refresh)
+        return rb
+
+    def assign_to(self, target: str, value: ast.expr) -> None:
+        self.emit(P.assign(target, value))
+        for rb in self.regs.values():  # writing a view writes the buffer it reshapes
+            if rb.view_of is not None and rb.name == target:
+                self.emit(
+                    P.assign(rb.view_of.name, P.call("tl.reshape", P.name(target), P.tuple_(rb.view_of.shape or (1,))))
+                )
 
     def classify(self, rb: RegBuf, indices) -> list | None:
         """Per buffer dim: ('lane', axis) when indexed by a lane variable spanning it, ('at', Tile, size)

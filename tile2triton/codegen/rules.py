@@ -34,6 +34,13 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
     private = lw.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
     shape = tuple(lw.lanes.padded) + local_shape if private else local_shape
     rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.lanes if private else None)
+    if buf.alias_of is not None:  # T.reshape of a register buffer
+        base = lw.regs.get(buf.alias_of)
+        if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
+            raise lw.error("T.reshape of a shared/fragment buffer needs power-of-two extents on both sides")
+        rb.view_of = base
+        lw.regs[buf] = rb
+        return
     lw.regs[buf] = rb
     dt = P.dtype(lw.storage_dtype(buf.dtype))
     if s.init is not None:

@@ -993,8 +993,22 @@ def bind_im2col(b: Binder, node, args):
 @rule("reshape")
 def bind_reshape(b: Binder, node, args):
     src, shape = args["src"], args["shape"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    if isinstance(src, ir.Buffer) and src.scope in (ir.SHARED, ir.FRAGMENT):
+        count = 1
+        for d in src.shape:
+            count *= d
+        new = 1
+        for d in shape:
+            new *= d if isinstance(d, int) else 0
+        if new != count:
+            raise b.error(f"T.reshape of '{src.name}' {tuple(src.shape)} to {shape} changes its size", node)
+        view = ir.Buffer(b.fresh_name(f"{src.name}_view"), src.scope, shape, src.dtype, b.loc(node))
+        view.alias_of = src
+        b.emit(ir.Alloc(b.loc(node), view))
+        return view
     if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
-        raise b.error("T.reshape is supported on global tensors (a view of their memory)", node)
+        raise b.error("T.reshape takes a global tensor or a shared/fragment buffer", node)
     view = b.global_buffer(
         b.fresh_name(f"{src.name}_view"),
         TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),

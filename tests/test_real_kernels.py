@@ -187,3 +187,35 @@ def reshape_fragment():
 def test_reshape_of_a_fragment_is_a_view(dev):
     a = torch.randn(8, 16, device=dev)
     torch.testing.assert_close(reshape_fragment()(a), (a * 2 + 1).view(2, 4, 16))
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_cleared_inside_a_loop(M, N, K):
+    @T.macro
+    def tile_gemm(A, B, C_local, k0):
+        T.clear(C_local)
+        for ko in T.serial(2):
+            A_s = T.alloc_shared((16, 16), "float16")
+            B_s = T.alloc_shared((16, 16), "float16")
+            T.copy(A[0, k0 + ko * 16], A_s)
+            T.copy(B[k0 + ko * 16, 0], B_s)
+            T.gemm(A_s, B_s, C_local)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            C_local = T.alloc_fragment((16, 16), "float32")
+            it = T.alloc_var("int32", 0)
+            while it < 1:
+                tile_gemm(A, B, C_local, it * 32)
+                it = it + 1
+            T.copy(C_local, C)
+
+    return main
+
+
+def test_no_uninitialized_gemm_warning_when_cleared_in_a_loop(dev, recwarn):
+    a, b = torch.randn(16, 32, device=dev).half(), torch.randn(32, 16, device=dev).half()
+    out = gemm_cleared_inside_a_loop(16, 16, 32)(a, b)
+    torch.testing.assert_close(out.cpu().double(), (a.double() @ b.double()).cpu(), rtol=1e-2, atol=1e-2)
+    assert not [w for w in recwarn if "never cleared" in str(w.message)]

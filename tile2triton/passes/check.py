@@ -87,6 +87,12 @@ def _first_reader_is_gemm(stmts, buf):
             return None
         if isinstance(s, ir.Store) and s.buffer is buf:
             return None
+        if (
+            isinstance(s, (ir.Fill, ir.Copy, ir.Reduce, ir.Cumsum))
+            and isinstance(s.dst, ir.Region)
+            and s.dst.buffer is buf
+        ):
+            return None  # cleared, filled or written (perhaps under a loop or branch) before the gemm
     return None
 
 

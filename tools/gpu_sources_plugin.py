@@ -12,7 +12,15 @@ from tile2triton import ir
 from tile2triton.codegen import emit
 from tile2triton.codegen.lower import LoweringOptions
 
-_TRITON = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "bool": "i1"}
+_TRITON = {
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
 
 
 def _sig(func, launch):

@@ -219,3 +219,29 @@ def test_no_uninitialized_gemm_warning_when_cleared_in_a_loop(dev, recwarn):
     out = gemm_cleared_inside_a_loop(16, 16, 32)(a, b)
     torch.testing.assert_close(out.cpu().double(), (a.double() @ b.double()).cpu(), rtol=1e-2, atol=1e-2)
     assert not [w for w in recwarn if "never cleared" in str(w.message)]
+
+
+@tilelang.jit(out_idx=[-1])
+def irregular_first_dim(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((2 * N, M), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            F = T.alloc_fragment((N, M), "float32")
+            G = T.alloc_fragment((2 * N, M), "float32")
+            for i, j in T.Parallel(M, N):
+                F[j, i] = A[i, j]
+            for i, j in T.Parallel(2 * N, M):
+                G[i, j] = 0.0
+            for j, i in T.Parallel(N, M):
+                G[2 * j + 1, i] = F[j, i]  # scatter along the first dim
+            for i, j in T.Parallel(2 * N, M):
+                B[i, j] = G[i, j] + F[i // 2, j]  # gather along the first dim
+
+    return main
+
+
+def test_gather_and_scatter_along_the_first_dim(dev):
+    a = torch.randn(8, 16, device=dev)
+    expected = a.t().repeat_interleave(2, 0).clone()
+    expected[1::2] *= 2
+    torch.testing.assert_close(irregular_first_dim(8, 16)(a), expected, rtol=0, atol=0)

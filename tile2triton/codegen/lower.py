@@ -408,32 +408,35 @@ class KernelLowerer:
                 stride *= dims[d]
         return Tile(lin if lin is not None else P.const(0), INT32, axes)
 
-    def gather_read(self, rb: RegBuf, indices) -> Tile | None:
-        """``F[i, j // 2]``: one dim indexed by a lane-dependent expression, the others by lane
-        variables or fixed positions.  Select along that dim only: O(lanes x its extent)."""
+    def one_irregular_dim(self, rb: RegBuf, indices):
+        """Kinds per dim as ``classify`` gives them, when exactly one dim is indexed by a
+        lane-dependent expression (its kind: ('irregular', Tile)); None for any other shape."""
         if rb.lanes is not None or self.lanes is None:
             return None
-        kinds, gather = [], None
-        used = set()
+        kinds, irregular, used = [], None, set()
         for d, e in enumerate(indices):
             t = self.ev(e)
-            k = (
-                self.lanes.names.index(t.node.id)
-                if isinstance(t.node, ast.Name) and t.node.id in self.lanes.names
-                else None
-            )
+            names = self.lanes.names
+            k = names.index(t.node.id) if isinstance(t.node, ast.Name) and t.node.id in names else None
             if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
                 used.add(k)
                 kinds.append(("lane", k))
             elif not t.axes:
                 kinds.append(("at", t, rb.shape[d]))
-            elif gather is None:
-                gather = d
-                kinds.append(("gather", t))
+            elif irregular is None:
+                irregular = d
+                kinds.append(("irregular", t))
             else:
                 return None
-        if gather is None:
+        return (kinds, irregular) if irregular is not None else None
+
+    def gather_read(self, rb: RegBuf, indices) -> Tile | None:
+        """``F[i, j // 2]``: one dim indexed by a lane-dependent expression, the others by lane
+        variables or fixed positions.  Select along that dim only: O(lanes x its extent)."""
+        split = self.one_irregular_dim(rb, indices)
+        if split is None:
             return None
+        kinds, gather = split
         rank = self.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
@@ -444,7 +447,7 @@ class KernelLowerer:
         kept = [k for k in kinds if k[0] != "at"]
         lane_dims = [k[1] for k in kept if k[0] == "lane"]
         order = sorted(
-            range(len(kept)), key=lambda i: (kept[i][0] == "gather", kept[i][1] if kept[i][0] == "lane" else 0)
+            range(len(kept)), key=lambda i: (kept[i][0] == "irregular", kept[i][1] if kept[i][0] == "lane" else 0)
         )
         if order != list(range(len(kept))):
             value = P.call("tl.permute", value, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", value)
@@ -462,28 +465,11 @@ class KernelLowerer:
         """``D[i, 2 * j] = v``: one dim written at a lane-dependent position, the others at lane
         variables or fixed positions.  Scatter along that dim only (O(lanes x its extent)), combining
         the lanes that are not buffer dims.  False when the access has another shape."""
-        if rb.lanes is not None or self.lanes is None:
+        split = self.one_irregular_dim(rb, indices)
+        if split is None:
             return False
-        kinds, scatter, used = [], None, set()
-        for d, e in enumerate(indices):
-            t = self.ev(e)
-            k = (
-                self.lanes.names.index(t.node.id)
-                if isinstance(t.node, ast.Name) and t.node.id in self.lanes.names
-                else None
-            )
-            if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
-                used.add(k)
-                kinds.append(("lane", k))
-            elif not t.axes:
-                kinds.append(("at", t, rb.shape[d]))
-            elif scatter is None:
-                scatter = d
-                kinds.append(("scatter", t))
-            else:
-                return False
-        if scatter is None:
-            return False
+        kinds, scatter = split
+        used = {k[1] for k in kinds if k[0] == "lane"}
         rank = self.lanes.rank
         size = rb.shape[scatter]
         value = self.cast(value, rb.buffer.dtype)
@@ -505,8 +491,8 @@ class KernelLowerer:
             touched = P.call("tl.max", touched, axis=k)
         # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
         mapped = sorted(k[1] for k in kinds if k[0] == "lane")
-        current = [("lane", k) for k in mapped] + [("scatter",)]
-        wanted = [k[:2] if k[0] == "lane" else ("scatter",) for k in kinds if k[0] != "at"]
+        current = [("lane", k) for k in mapped] + [("irregular",)]
+        wanted = [k[:2] if k[0] == "lane" else ("irregular",) for k in kinds if k[0] != "at"]
         order = [current.index(w) for w in wanted]
         if order != list(range(len(order))):
             permute = (

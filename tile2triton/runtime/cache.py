@@ -153,13 +153,20 @@ def load_module(source: str, stem: str, interpret: bool):
     return module
 
 
+_INTERPRETER_LOCK = threading.RLock()
+
+
 class interpreter_mode:
-    """Set TRITON_INTERPRET for the duration of a block (decoration and launch both read it)."""
+    """Set TRITON_INTERPRET for the duration of a block (decoration and launch both read it).
+    Interpreted launches are serialised: Triton's interpreter patches ``triton.language`` for the
+    duration of a launch, so two threads interpreting at once would undo each other's patches."""
 
     def __init__(self, on: bool):
         self.on = on
 
     def __enter__(self):
+        if self.on:
+            _INTERPRETER_LOCK.acquire()
         self.saved = os.environ.get("TRITON_INTERPRET")
         if self.on:
             os.environ["TRITON_INTERPRET"] = "1"
@@ -174,3 +181,4 @@ class interpreter_mode:
             os.environ["TRITON_INTERPRET"] = self.saved
         if self.on:
             use_library(False)  # the compiler's flavour is the default (torch.compile, other Triton code)
+            _INTERPRETER_LOCK.release()

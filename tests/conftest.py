@@ -13,6 +13,7 @@
   ``TILE2TRITON_TEST_DEVICE=cuda`` runs the execution tests on CUDA tensors only,
   ``TILE2TRITON_TEST_DEVICE=cpu`` on the interpreter only, ``cpu,cuda`` on both.
 """
+
 import os
 import pathlib
 import sys
@@ -67,8 +68,13 @@ def _seed_rng(request):
     yield
 
 
-_EMPTY_SENTINEL = {torch.uint8: 165, torch.int8: -91, torch.int16: -12345, torch.int32: -123456789,
-                   torch.int64: -123456789}
+_EMPTY_SENTINEL = {
+    torch.uint8: 165,
+    torch.int8: -91,
+    torch.int16: -12345,
+    torch.int32: -123456789,
+    torch.int64: -123456789,
+}
 
 
 @pytest.fixture(autouse=True)

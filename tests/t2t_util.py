@@ -1,4 +1,5 @@
 """Helpers shared by the tile2triton execution tests (imported as ``from t2t_util import ...``)."""
+
 import importlib.util
 import pathlib
 
@@ -43,7 +44,7 @@ class Guarded:
         self.tensor.fill_(fill)
 
     def check_tail(self):
-        tail = self.storage[self.n:]
+        tail = self.storage[self.n :]
         bad = (tail != self.sentinel).sum().item()
         assert bad == 0, f"{bad} element(s) written past the end of the output tensor"
 
@@ -53,7 +54,9 @@ def assert_close(out, ref, atol, rtol, msg=""):
     assert tuple(out.shape) == tuple(ref.shape), f"shape {tuple(out.shape)} != {tuple(ref.shape)} {msg}"
     o = out.detach().cpu().to(torch.float64)
     r = ref.detach().cpu().to(torch.float64)
-    torch.testing.assert_close(o, r, atol=atol, rtol=rtol, equal_nan=False, msg=(lambda m: f"{m}\n{msg}") if msg else None)
+    torch.testing.assert_close(
+        o, r, atol=atol, rtol=rtol, equal_nan=False, msg=(lambda m: f"{m}\n{msg}") if msg else None
+    )
 
 
 def assert_equal(out, ref):
@@ -63,8 +66,10 @@ def assert_equal(out, ref):
     r = ref.detach().cpu().to(o.dtype)
     if o.dtype.is_floating_point:
         assert not torch.isnan(o).any(), f"{torch.isnan(o).sum().item()} NaN element(s) (unwritten?)"
-    mism = (o != r)
-    assert not mism.any(), f"{mism.sum().item()} mismatching element(s); first at {mism.nonzero()[0].tolist()}: {o[tuple(mism.nonzero()[0])]} != {r[tuple(mism.nonzero()[0])]}"
+    mism = o != r
+    assert not mism.any(), (
+        f"{mism.sum().item()} mismatching element(s); first at {mism.nonzero()[0].tolist()}: {o[tuple(mism.nonzero()[0])]} != {r[tuple(mism.nonzero()[0])]}"
+    )
 
 
 def gemm_tol(dtype, device):

@@ -1,4 +1,5 @@
 """T.use_swizzle and T.annotate_layout are accepted and do not change results."""
+
 import pytest
 import torch
 from t2t_util import assert_close
@@ -19,10 +20,12 @@ def matmul_swizzled(M, N, K, bm, bn, bk, panel):
             A_shared = T.alloc_shared((bm, bk), "float16")
             B_shared = T.alloc_shared((bk, bn), "float16")
             C_local = T.alloc_fragment((bm, bn), "float32")
-            T.annotate_layout({
-                A_shared: make_swizzled_layout(A_shared),
-                B_shared: make_swizzled_layout(B_shared),
-            })
+            T.annotate_layout(
+                {
+                    A_shared: make_swizzled_layout(A_shared),
+                    B_shared: make_swizzled_layout(B_shared),
+                }
+            )
             T.use_swizzle(panel_size=panel)
             T.clear(C_local)
             for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
@@ -30,6 +33,7 @@ def matmul_swizzled(M, N, K, bm, bn, bk, panel):
                 T.copy(B[ko * bk, bx * bn], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
             T.copy(C_local, C[by * bm, bx * bn])
+
     return main
 
 
@@ -52,6 +56,7 @@ def swizzle_column_order(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] + 1.0
             T.copy(F, C[by * bm, bx * bn])
+
     return main
 
 

@@ -1,6 +1,7 @@
 """The compile cache: in-process (per function, constants and device kind), the on-disk files of
 generated source (content-addressed, atomic writes, TILE2TRITON_CACHE_DIR,
 TILE2TRITON_DISABLE_CACHE=1), and two processes compiling the same kernel at once."""
+
 import os
 import pathlib
 import subprocess

@@ -1,4 +1,5 @@
 """The tile2triton command, through a subprocess: show, list, run, bad path, bad argument."""
+
 import os
 import pathlib
 import subprocess
@@ -9,7 +10,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-ADD_FILE = textwrap.dedent('''
+ADD_FILE = textwrap.dedent("""
     import tilelang
     import tilelang.language as T
 
@@ -48,7 +49,7 @@ ADD_FILE = textwrap.dedent('''
         profiler.assert_allclose(lambda x, y: x + y)
         tilelang.testing.set_random_seed(0)
         print("tilelang is", tilelang.__name__, "T is", T.__name__, "args", sys.argv[1:])
-''')
+""")
 
 
 def _env():
@@ -59,8 +60,14 @@ def _env():
 
 
 def t2t(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "tile2triton", *map(str, args)], capture_output=True, text=True,
-                          env=_env(), cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tile2triton", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -108,7 +115,9 @@ def test_show_comma_separated_args_and_interpret(kfile):
 
 
 def test_show_example_file():
-    r = t2t("show", ROOT / "examples" / "matmul.py::matmul", "--arg", "M=128,N=128,K=64,block_M=64,block_N=64,block_K=32")
+    r = t2t(
+        "show", ROOT / "examples" / "matmul.py::matmul", "--arg", "M=128,N=128,K=64,block_M=64,block_N=64,block_K=32"
+    )
     assert r.returncode == 0, r.stderr
     assert "tl.dot" in r.stdout
 
@@ -152,7 +161,8 @@ def test_unknown_command():
 
 def test_compile_error_names_user_line(tmp_path):
     path = tmp_path / "bad.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent("""
         import tilelang
         import tilelang.language as T
 
@@ -167,7 +177,8 @@ def test_compile_error_names_user_line(tmp_path):
                     T.copy(S, B)
 
             return main
-    '''))
+    """)
+    )
     r = t2t("show", f"{path}::bad", "--arg", "N=32")
     assert r.returncode == 1
     assert "bad.py:12:" in r.stderr and "T.cpy" in r.stderr and "^" in r.stderr
@@ -199,7 +210,7 @@ def test_console_script_entry_point():
     assert main(["show", "/nonexistent/x.py"]) == 2
 
 
-EAGER_FILE = textwrap.dedent('''
+EAGER_FILE = textwrap.dedent("""
     import tilelang
     import tilelang.language as T
 
@@ -213,7 +224,7 @@ EAGER_FILE = textwrap.dedent('''
             for i in T.Parallel(BLOCK_N):
                 B[bx * BLOCK_N + i] = A[bx * BLOCK_N + i]
         return B
-''')
+""")
 
 
 def test_show_eager_kernel(tmp_path):

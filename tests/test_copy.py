@@ -1,6 +1,7 @@
 """T.copy in every direction, its operand forms (start-index, slice, mixed), extent
 inference, dtype cast, out-of-bounds reads (0) and writes (dropped); allocations of
 non-power-of-two shapes."""
+
 import pytest
 import torch
 from t2t_util import Guarded, assert_close, assert_equal, poison
@@ -17,8 +18,9 @@ def g2s2g(M, N, bm, bn, dtype):
     def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             A_shared = T.alloc_shared((bm, bn), dtype)
-            T.copy(A[by * bm, bx * bn], A_shared)      # global -> shared, start-index form
-            T.copy(A_shared, C[by * bm, bx * bn])      # shared -> global
+            T.copy(A[by * bm, bx * bn], A_shared)  # global -> shared, start-index form
+            T.copy(A_shared, C[by * bm, bx * bn])  # shared -> global
+
     return main
 
 
@@ -37,10 +39,11 @@ def g2f2g(M, N, bm, bn):
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             F = T.alloc_fragment((bm, bn), "float32")
-            T.copy(A[by * bm, bx * bn], F)             # global -> fragment
+            T.copy(A[by * bm, bx * bn], F)  # global -> fragment
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] * 2.0 - 1.0
-            T.copy(F, C[by * bm, bx * bn])             # fragment -> global
+            T.copy(F, C[by * bm, bx * bn])  # fragment -> global
+
     return main
 
 
@@ -63,11 +66,12 @@ def shared_fragment_roundtrip(M, N, bm, bn):
             S2 = T.alloc_shared((bm, bn), "float32")
             F = T.alloc_fragment((bm, bn), "float32")
             T.copy(A[by * bm, bx * bn], S1)
-            T.copy(S1, F)                              # shared -> fragment
+            T.copy(S1, F)  # shared -> fragment
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] + i * 0.5 + j
-            T.copy(F, S2)                              # fragment -> shared
+            T.copy(F, S2)  # fragment -> shared
             T.copy(S2, C[by * bm, bx * bn])
+
     return main
 
 
@@ -86,7 +90,8 @@ def global_to_global_1d(N, BLOCK_N, dtype):
     def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
         with T.Kernel(T.ceildiv(N, BLOCK_N), threads=256) as bx:
             offs = bx * BLOCK_N
-            T.copy(A[offs : offs + BLOCK_N], B[offs : offs + BLOCK_N])   # global -> global, slice form
+            T.copy(A[offs : offs + BLOCK_N], B[offs : offs + BLOCK_N])  # global -> global, slice form
+
     return main
 
 
@@ -104,6 +109,7 @@ def global_to_global_2d(M, N, bm, bn):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             # slice source, start-index destination (extents taken from the source)
             T.copy(A[by * bm : by * bm + bm, bx * bn : bx * bn + bn], C[by * bm, bx * bn])
+
     return main
 
 
@@ -130,6 +136,7 @@ def slice_into_shared(M, K, bm, bk):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += S[i, j]
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
@@ -149,10 +156,11 @@ def mixed_row_copy(M, N):
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(M, threads=128) as bx:
             row = T.alloc_fragment((N,), "float32")
-            T.copy(A[bx, 0:N], row)                    # mixed index/slice form
+            T.copy(A[bx, 0:N], row)  # mixed index/slice form
             for j in T.Parallel(N):
                 row[j] = row[j] * row[j]
-            T.copy(row, C[bx, :])                      # full-dimension slice
+            T.copy(row, C[bx, :])  # full-dimension slice
+
     return main
 
 
@@ -177,6 +185,7 @@ def row_chunk_start_index(M, K, bk):
                 for j in T.Parallel(bk):
                     acc[j] = T.max(acc[j], F[j])
             T.copy(acc, C[bx, 0])
+
     return main
 
 
@@ -196,8 +205,9 @@ def batched_tile_copy(Bt, M, N, bm, bn):
     def main(A: T.Tensor((Bt, M, N), "float32"), C: T.Tensor((Bt, M, N), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), Bt, threads=128) as (bx, by, bz):
             S = T.alloc_shared((bm, bn), "float32")
-            T.copy(A[bz, by * bm, bx * bn], S)        # 3-D start index -> 2-D tile
+            T.copy(A[bz, by * bm, bx * bn], S)  # 3-D start index -> 2-D tile
             T.copy(S, C[bz, by * bm, bx * bn])
+
     return main
 
 
@@ -215,9 +225,10 @@ def cast_chain(M, N, bm, bn):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             S = T.alloc_shared((bm, bn), "float16")
             F = T.alloc_fragment((bm, bn), "float32")
-            T.copy(A[by * bm, bx * bn], S)             # fp32 -> fp16 on copy
-            T.copy(S, F)                               # fp16 -> fp32 on copy
+            T.copy(A[by * bm, bx * bn], S)  # fp32 -> fp16 on copy
+            T.copy(S, F)  # fp16 -> fp32 on copy
             T.copy(F, C[by * bm, bx * bn])
+
     return main
 
 
@@ -237,8 +248,9 @@ def cast_fragment_out(M, N, bm, bn):
             T.copy(A[by * bm, bx * bn], F)
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] * 10.0
-            T.copy(F, H[by * bm, bx * bn])             # fp32 fragment -> bf16 global
-            T.copy(F, I[by * bm, bx * bn])             # fp32 fragment -> int32 global (truncation)
+            T.copy(F, H[by * bm, bx * bn])  # fp32 fragment -> bf16 global
+            T.copy(F, I[by * bm, bx * bn])  # fp32 fragment -> int32 global (truncation)
+
     return main
 
 
@@ -257,13 +269,13 @@ def oob_read_zero_2d(M, N, bm, bn):
     # C is sized to whole tiles, so every store is in bounds; A is not, so part of each
     # edge tile is read out of bounds and must arrive as 0 -- also over an earlier T.fill.
     @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"),
-             C: T.Tensor((T.ceildiv(M, bm) * bm, T.ceildiv(N, bn) * bn), "float32")):
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((T.ceildiv(M, bm) * bm, T.ceildiv(N, bn) * bn), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             F = T.alloc_fragment((bm, bn), "float32")
             T.fill(F, 3.0)
             T.copy(A[by * bm, bx * bn], F)
             T.copy(F, C[by * bm, bx * bn])
+
     return main
 
 
@@ -285,9 +297,10 @@ def oob_read_zero_sum(N, block):
             F = T.alloc_fragment((block,), "float32")
             s = T.alloc_fragment((1,), "float32")
             T.fill(F, 100.0)
-            T.copy(A[bx * block], F)                   # tail of the last block is out of bounds
+            T.copy(A[bx * block], F)  # tail of the last block is out of bounds
             T.reduce_sum(F, s, dim=0)
             S[bx] = s[0]
+
     return main
 
 
@@ -308,8 +321,9 @@ def oob_write_dropped(M, N, bm, bn):
             F = T.alloc_fragment((bm, bn), "float32")
             T.copy(A[by * bm, bx * bn], F)
             for i, j in T.Parallel(bm, bn):
-                F[i, j] = F[i, j] + 100.0              # padding lanes hold 100, not 0
-            T.copy(F, C[by * bm, bx * bn])             # edge tiles: OOB elements must not be written
+                F[i, j] = F[i, j] + 100.0  # padding lanes hold 100, not 0
+            T.copy(F, C[by * bm, bx * bn])  # edge tiles: OOB elements must not be written
+
     return main
 
 
@@ -338,6 +352,7 @@ def odd_allocs(N, block):
                 tmp[1] = F[i] * 2.0
                 tmp[2] = tmp[0] + tmp[1]
                 C[bx * block + i] = tmp[2]
+
     return main
 
 
@@ -358,6 +373,7 @@ def local_at_block_level(M, K):
             for k in T.serial(K):
                 acc[0] = acc[0] + A[bx, k] * (k % 3)
             C[bx] = acc[0]
+
     return main
 
 

@@ -1,4 +1,5 @@
 """One test per diagnostic: the message, and the user's file and line (with the caret)."""
+
 import pathlib
 import warnings
 
@@ -54,8 +55,12 @@ def copy_in_parallel():
 
 def test_collective_copy_inside_parallel():
     err = compile_error(copy_in_parallel)
-    assert_at(err, "copy-in-parallel", "T.copy is a collective tile operation and cannot stand inside T.Parallel",
-              "hint: move it before or after the T.Parallel loop")
+    assert_at(
+        err,
+        "copy-in-parallel",
+        "T.copy is a collective tile operation and cannot stand inside T.Parallel",
+        "hint: move it before or after the T.Parallel loop",
+    )
 
 
 def clear_shared_in_parallel():
@@ -275,7 +280,7 @@ def test_undefined_name():
     assert "did you mean scale" in text
     # the caret sits under the name
     src_line, caret_line = text.splitlines()[1], text.splitlines()[2]
-    assert src_line[caret_line.index("^"):].startswith("scael")
+    assert src_line[caret_line.index("^") :].startswith("scael")
 
 
 # ----------------------------------------------------------------------------- warning: seed 002

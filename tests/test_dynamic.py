@@ -1,6 +1,7 @@
 """T.dynamic sizes (and the deprecated T.symbolic) in both styles: one compiled kernel serves
 every size, and the size is a run-time argument of the generated Triton kernel; T.const and
 static shapes stay compile-time constants."""
+
 import re
 
 import pytest
@@ -121,9 +122,13 @@ def test_mixed_dynamic_and_static_dims(dev):
     for m in (3, 17):
         a, b = torch.randn(m, 24, device=dev), torch.randn(m, 24, device=dev)
         assert_close(k(a, b), a.double() + b.double(), 1e-6, 1e-6)
-    with pytest.raises(KernelCallError, match=r"parameter 'B' expects shape \(M, 24\), got \(3, 25\) \(dim 1 should be 24\)"):
+    with pytest.raises(
+        KernelCallError, match=r"parameter 'B' expects shape \(M, 24\), got \(3, 25\) \(dim 1 should be 24\)"
+    ):
         k(torch.randn(3, 24), torch.randn(3, 25))
-    with pytest.raises(KernelCallError, match=r"parameter 'B' has shape \(4, 24\): dim 0 gives M=4, but 'A' dim 0 gave M=3"):
+    with pytest.raises(
+        KernelCallError, match=r"parameter 'B' has shape \(4, 24\): dim 0 gives M=4, but 'A' dim 0 gave M=3"
+    ):
         k(torch.randn(3, 24), torch.randn(4, 24))
 
 

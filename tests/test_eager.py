@@ -1,5 +1,6 @@
 """Eager-style @tilelang.jit: T.const bound from shapes/strides/keywords, T.empty outputs,
 `.compile(**consts)`, scalar parameters, and the errors for what cannot be bound."""
+
 import pytest
 import torch
 from t2t_util import assert_close, assert_equal, load_example, poison
@@ -48,9 +49,9 @@ def scale_add(A, B, block_M=16, block_N=32, alpha: T.float32 = 2.0):
     C = T.empty((M, N), T.float32)
     with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
         for i, j in T.Parallel(block_M, block_N):
-            C[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j] * alpha + B[
-                by * block_M + i, bx * block_N + j
-            ]
+            C[by * block_M + i, bx * block_N + j] = (
+                A[by * block_M + i, bx * block_N + j] * alpha + B[by * block_M + i, bx * block_N + j]
+            )
     return C
 
 

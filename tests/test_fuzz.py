@@ -11,6 +11,7 @@ fresh programs instead of the fixed CI sequence.)  A divergence fails with the p
 and the first diverging output element; bugs found so far are in tests/test_regressions.py and
 in ``tile2triton.fuzz.KNOWN_ISSUES``.
 """
+
 import os
 import time
 import warnings
@@ -58,7 +59,11 @@ def test_generated_source_is_tilelang_text():
     """Programs are plain TileLang source (importable as a file), with shapes not multiples of tiles."""
     from hypothesis import find
 
-    prog = find(fuzz.gemm_program(), lambda p: p.features["M"] % p.features["bm"] != 0, settings=settings(database=None, derandomize=True))
+    prog = find(
+        fuzz.gemm_program(),
+        lambda p: p.features["M"] % p.features["bm"] != 0,
+        settings=settings(database=None, derandomize=True),
+    )
     assert "@T.prim_func" in prog.source and "T.gemm(" in prog.source
     kernel = prog.build()
     assert kernel.prim_func.name == "main"
@@ -72,6 +77,8 @@ def test_each_template_checks(strategy):
     def open_bug(p):
         return any(pred(p) for pred, _ in fuzz.KNOWN_ISSUES)
 
-    prog = find(getattr(fuzz, strategy)(), lambda p: not open_bug(p), settings=settings(database=None, derandomize=True))
+    prog = find(
+        getattr(fuzz, strategy)(), lambda p: not open_bug(p), settings=settings(database=None, derandomize=True)
+    )
     prog.seed = 1
     assert fuzz.check(prog).ok

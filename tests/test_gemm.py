@@ -1,5 +1,6 @@
 """T.gemm: operand dtypes (fp16, bf16, fp32, int8 -> int32), transpose_A / transpose_B,
 clear_accum, accumulation into a pre-filled fragment, fragment operands."""
+
 import pytest
 import torch
 from t2t_util import Guarded, assert_close, assert_equal, gemm_tol
@@ -24,6 +25,7 @@ def matmul_dt(M, N, K, bm, bn, bk, in_dtype, accum_dtype, out_dtype):
                 T.copy(B[ko * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_f)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -41,6 +43,7 @@ def matmul_tA(M, N, K, bm, bn, bk, in_dtype):
                 T.copy(B[ko * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_f, transpose_A=True)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -58,6 +61,7 @@ def matmul_tB(M, N, K, bm, bn, bk, in_dtype):
                 T.copy(B[bx * bn, ko * bk], B_s)
                 T.gemm(A_s, B_s, C_f, transpose_B=True)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -75,6 +79,7 @@ def matmul_tAtB(M, N, K, bm, bn, bk, in_dtype):
                 T.copy(B[bx * bn, ko * bk], B_s)
                 T.gemm(A_s, B_s, C_f, transpose_A=True, transpose_B=True)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -109,8 +114,9 @@ def test_gemm_dtypes(dev, name, tdtype, accum, out):
     M, N, K = 200, 136, 120
     in_dtype = name.split("_")[0]
     a, b, ref = _operands(M, N, K, tdtype, dev)
-    g = Guarded((M, N), dtype=getattr(torch, out), device=dev,
-                fill=-1234567 if out == "int32" else float("nan"), sentinel=7)
+    g = Guarded(
+        (M, N), dtype=getattr(torch, out), device=dev, fill=-1234567 if out == "int32" else float("nan"), sentinel=7
+    )
     matmul_dt(M, N, K, 64, 64, 32, in_dtype, accum, out)(a, b, g.tensor)
     if tdtype == torch.int8:
         assert_equal(g.tensor, ref.to(torch.int64))
@@ -143,8 +149,12 @@ def test_gemm_transpose_fp32(dev, tA, tB):
 def gemm_bias_accumulate(M, N, K, bm, bn, bk):
     # the accumulator is pre-filled from global memory; T.gemm (clear_accum=False) adds to it
     @T.prim_func
-    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
-             Bias: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+    def main(
+        A: T.Tensor((M, K), "float16"),
+        B: T.Tensor((K, N), "float16"),
+        Bias: T.Tensor((M, N), "float32"),
+        C: T.Tensor((M, N), "float32"),
+    ):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             A_s = T.alloc_shared((bm, bk), "float16")
             B_s = T.alloc_shared((bk, bn), "float16")
@@ -155,6 +165,7 @@ def gemm_bias_accumulate(M, N, K, bm, bn, bk):
                 T.copy(B[ko * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_f)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -179,11 +190,12 @@ def gemm_fill_then_accumulate(M, N, K, bm, bn, bk):
             T.copy(B[0, bx * bn], B_s)
             T.gemm(A_s, B_s, C_f)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
 def test_gemm_single_step_adds_to_fill(dev):
-    M, N, K = 70, 100, 32          # one K-step, bk == K
+    M, N, K = 70, 100, 32  # one K-step, bk == K
     a, b, ref = _operands(M, N, K, torch.float16, dev)
     c = gemm_fill_then_accumulate(M, N, K, 32, 64, 32)(a, b)
     assert_close(c, ref + 1.5, 1e-2, 1e-2)
@@ -203,6 +215,7 @@ def gemm_clear_accum(M, N, K, bm, bn, bk):
             T.copy(B[0, bx * bn], B_s)
             T.gemm(A_s, B_s, C_f, clear_accum=True)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -228,6 +241,7 @@ def gemm_clear_accum_expr(M, N, K, bm, bn, bk):
                 T.copy(B[ko * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_f, clear_accum=(ko == 0))
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -255,6 +269,7 @@ def gemm_fragment_operand(M, N, K, bm, bn, bk):
                 T.copy(B[ko * bk, bx * bn], B_s)
                 T.gemm(A_f, B_s, C_f)
             T.copy(C_f, C[by * bm, bx * bn])
+
     return main
 
 
@@ -281,6 +296,7 @@ def gemm_attention_scores(M, N, D, bm, bn):
                 acc_s[i, j] = T.if_then_else(by * bm + i >= bx * bn + j, 0, -T.infinity(acc_s.dtype))
             T.gemm(Q_s, K_s, acc_s, transpose_B=True)
             T.copy(acc_s, S[by * bm, bx * bn])
+
     return main
 
 

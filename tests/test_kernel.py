@@ -1,5 +1,6 @@
 """T.Kernel grids and threads, the jit/kernel object API (out_idx forms, outputs, source),
 dtype spellings and T.Buffer as an alias of T.Tensor."""
+
 import pytest
 import torch
 from t2t_util import Guarded, assert_close, assert_equal, poison
@@ -19,6 +20,7 @@ def grid1d(N, block, threads):
         with T.Kernel(T.ceildiv(N, block), threads=threads) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] * 3.0 + bx
+
     return main
 
 
@@ -32,7 +34,7 @@ def test_kernel_1d_grid(dev, threads):
     bx = torch.arange(N, dtype=torch.float64) // block
     assert_close(g.tensor, a.double().cpu() * 3.0 + bx, 1e-5, 1e-5)
     g.check_tail()
-    assert k.num_warps == threads // 32          # threads -> num_warps
+    assert k.num_warps == threads // 32  # threads -> num_warps
 
 
 @tilelang.jit(out_idx=[-1])
@@ -42,6 +44,7 @@ def grid1d_default_threads(N, block):
         with T.Kernel(T.ceildiv(N, block)) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] - 1.0
+
     return main
 
 
@@ -51,7 +54,7 @@ def test_kernel_default_threads(dev):
     k = grid1d_default_threads(N, block)
     c = k(a)
     assert_close(c, a.double() - 1.0, 1e-6, 1e-6)
-    assert k.num_warps == 4                      # TileLang's default is threads=128
+    assert k.num_warps == 4  # TileLang's default is threads=128
 
 
 @tilelang.jit
@@ -62,6 +65,7 @@ def grid2d(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 # grid index encodes which program wrote the element
                 C[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] + by * 1000 + bx
+
     return main
 
 
@@ -79,11 +83,13 @@ def test_kernel_2d_grid(dev):
 @tilelang.jit
 def grid3d(Bt, M, N, bm, bn):
     @T.prim_func
-    def main(A: T.Tensor((Bt, M, N), "float32"), B: T.Tensor((Bt, M, N), "float32"),
-             C: T.Tensor((Bt, M, N), "float32")):
+    def main(
+        A: T.Tensor((Bt, M, N), "float32"), B: T.Tensor((Bt, M, N), "float32"), C: T.Tensor((Bt, M, N), "float32")
+    ):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), Bt, threads=64) as (bx, by, bz):
             for i, j in T.Parallel(bm, bn):
                 C[bz, by * bm + i, bx * bn + j] = A[bz, by * bm + i, bx * bn + j] * B[bz, by * bm + i, bx * bn + j] + bz
+
     return main
 
 
@@ -110,6 +116,7 @@ def two_kernels(N, block):
             for i in T.Parallel(block):
                 # reads an element written by another program of the first launch
                 C[bx * block + i] = Tmp[N - 1 - (bx * block + i)] + 1.0
+
     return main
 
 
@@ -131,6 +138,7 @@ def out_idx_positive(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] - 2.0 * B[bx * block + i]
+
     return main
 
 
@@ -152,6 +160,7 @@ def out_idx_int(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] * A[bx * block + i]
+
     return main
 
 
@@ -171,6 +180,7 @@ def two_outputs(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 S[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] + 1.0
                 H[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] * 0.5
+
     return main
 
 
@@ -193,6 +203,7 @@ def no_out_idx(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] + 0.5
+
     return main
 
 
@@ -201,7 +212,7 @@ def test_no_out_idx_writes_into_caller_tensor(dev):
     a = torch.randn(N, device=dev)
     c = poison((N,), device=dev)
     ret = no_out_idx(N, 128)(a, c)
-    assert ret is None or len(ret) == 0     # TileLang returns an empty list
+    assert ret is None or len(ret) == 0  # TileLang returns an empty list
     assert_close(c, a.double() + 0.5, 1e-6, 1e-6)
 
 
@@ -226,6 +237,7 @@ def copy_dtype_str(N, block, dtype):
             T.copy(A[bx * block], A_frag)
             for i in T.Parallel(block):
                 C[bx * block + i] = A_frag[i]
+
     return main
 
 
@@ -237,7 +249,7 @@ def _random(N, tdtype, dev):
     if tdtype == torch.uint8:
         return torch.randint(1, 256, (N,), device=dev, dtype=torch.int32).to(tdtype)
     info = torch.iinfo(tdtype)
-    return torch.randint(max(info.min, -10**6), min(info.max, 10**6), (N,), device=dev, dtype=torch.int64).to(tdtype)
+    return torch.randint(max(info.min, -(10**6)), min(info.max, 10**6), (N,), device=dev, dtype=torch.int64).to(tdtype)
 
 
 DTYPE_STRINGS = [
@@ -292,6 +304,7 @@ def dtype_objects_in_body(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = T.cast(A_s[i, j], T.float32) * 2.0
             T.copy(F, C[by * bm, bx * bn])
+
     return main
 
 
@@ -311,6 +324,7 @@ def buffer_alias(M, N, bm, bn):
             A_s = T.alloc_shared((bm, bn), "float32")
             T.copy(A[by * bm, bx * bn], A_s)
             T.copy(A_s, C[by * bm, bx * bn])
+
     return main
 
 

@@ -1,4 +1,5 @@
 """T.serial (incl. start/stop/step), Python range, T.unroll, T.Pipelined(n, num_stages=s)."""
+
 import pytest
 import torch
 from t2t_util import assert_close
@@ -30,6 +31,7 @@ def serial_fold(M, K, bm, bk):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] = acc[i, j] + F[i, j] * (k + 1)
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
@@ -52,11 +54,12 @@ def python_range_fold(M, K, bm, bk):
             F = T.alloc_fragment((bm, bk), "float32")
             acc = T.alloc_fragment((bm, bk), "float32")
             T.clear(acc)
-            for k in range(T.ceildiv(K, bk)):           # Python range is T.serial
+            for k in range(T.ceildiv(K, bk)):  # Python range is T.serial
                 T.copy(A[bx * bm, k * bk], F)
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += F[i, j]
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
@@ -81,11 +84,12 @@ def serial_step(M, K, bm, bk):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += F[i, j]
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
 def test_serial_start_stop_step(dev):
-    M, K, bm, bk = 40, 150, 32, 32          # 5 chunks: 0, 2, 4 are summed
+    M, K, bm, bk = 40, 150, 32, 32  # 5 chunks: 0, 2, 4 are summed
     a = torch.randn(M, K, device=dev)
     c = serial_step(M, K, bm, bk)(a)
     pad = torch.zeros(M, 5 * bk, dtype=torch.float64)
@@ -107,6 +111,7 @@ def unroll_fold(M, K, bm, bk, nchunks):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += T.abs(F[i, j])
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
@@ -130,6 +135,7 @@ def pipelined_fold(M, K, bm, bk, stages):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += S[i, j] * S[i, j]
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
@@ -158,11 +164,12 @@ def pipelined_range_form(M, K, bm, bk):
                 for i, j in T.Parallel(bm, bk):
                     acc[i, j] += F[i, j]
             T.copy(acc, C[bx * bm, 0])
+
     return main
 
 
 def test_pipelined_start_stop(dev):
-    M, K, bm, bk = 40, 100, 32, 32           # chunks 1, 2, 3 (chunk 0 skipped)
+    M, K, bm, bk = 40, 100, 32, 32  # chunks 1, 2, 3 (chunk 0 skipped)
     a = torch.randn(M, K, device=dev)
     c = pipelined_range_form(M, K, bm, bk)(a)
     pad = torch.zeros(M, 4 * bk, dtype=torch.float64)
@@ -185,6 +192,7 @@ def nested_serial_scalar(M, N, bm):
                 for j in T.serial(N):
                     acc[0] += S[i, j] * S[i, N - 1 - j]
                 C[bx * bm + i] = acc[0]
+
     return main
 
 

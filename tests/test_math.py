@@ -1,5 +1,6 @@
 """Element math and scalars: T.exp, exp2, log, log2, sqrt, rsqrt, abs, tanh, max, min, pow,
 floor, ceil, T.cast / .astype, T.ceildiv, T.infinity, integer // and %."""
+
 import math
 
 import pytest
@@ -11,11 +12,12 @@ import tile2triton.language as T
 
 pytestmark = pytest.mark.poison_empty
 
-N = 300          # 1-D problem size (not a multiple of the block)
+N = 300  # 1-D problem size (not a multiple of the block)
 BLOCK = 128
 
 
 # One factory per op: the op has to appear literally in the kernel source.
+
 
 @tilelang.jit(out_idx=[-1])
 def k_exp(N, block):
@@ -24,6 +26,7 @@ def k_exp(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.exp(A[bx * block + i])
+
     return main
 
 
@@ -34,6 +37,7 @@ def k_exp2(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.exp2(A[bx * block + i])
+
     return main
 
 
@@ -44,6 +48,7 @@ def k_log(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.log(A[bx * block + i])
+
     return main
 
 
@@ -54,6 +59,7 @@ def k_log2(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.log2(A[bx * block + i])
+
     return main
 
 
@@ -64,6 +70,7 @@ def k_sqrt(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.sqrt(A[bx * block + i])
+
     return main
 
 
@@ -74,6 +81,7 @@ def k_rsqrt(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.rsqrt(A[bx * block + i])
+
     return main
 
 
@@ -84,6 +92,7 @@ def k_abs(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.abs(A[bx * block + i])
+
     return main
 
 
@@ -94,6 +103,7 @@ def k_tanh(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.tanh(A[bx * block + i])
+
     return main
 
 
@@ -104,6 +114,7 @@ def k_floor(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.floor(A[bx * block + i])
+
     return main
 
 
@@ -114,6 +125,7 @@ def k_ceil(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.ceil(A[bx * block + i])
+
     return main
 
 
@@ -146,8 +158,13 @@ def test_unary_math(dev, name, factory, prep, ref, atol, rtol):
 @tilelang.jit(out_idx=[-3, -2, -1])
 def k_binary(N, block):
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
-             Cmax: T.Tensor((N,), "float32"), Cmin: T.Tensor((N,), "float32"), Cpow: T.Tensor((N,), "float32")):
+    def main(
+        A: T.Tensor((N,), "float32"),
+        B: T.Tensor((N,), "float32"),
+        Cmax: T.Tensor((N,), "float32"),
+        Cmin: T.Tensor((N,), "float32"),
+        Cpow: T.Tensor((N,), "float32"),
+    ):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 a = A[bx * block + i]
@@ -155,6 +172,7 @@ def k_binary(N, block):
                 Cmax[bx * block + i] = T.max(a, b)
                 Cmin[bx * block + i] = T.min(a, b)
                 Cpow[bx * block + i] = T.pow(T.abs(a) + 0.5, b)
+
     return main
 
 
@@ -175,6 +193,7 @@ def k_math_fp16(N, block):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 C[bx * block + i] = T.exp(A[bx * block + i]) + T.sqrt(T.abs(A[bx * block + i]))
+
     return main
 
 
@@ -189,15 +208,21 @@ def test_math_on_fp16(dev):
 @tilelang.jit(out_idx=[-4, -3, -2, -1])
 def k_casts(N, block):
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32"), I: T.Tensor((N,), "int32"),
-             C_i: T.Tensor((N,), "int32"), C_h: T.Tensor((N,), "float16"),
-             C_f: T.Tensor((N,), "float32"), C_b: T.Tensor((N,), "float32")):
+    def main(
+        A: T.Tensor((N,), "float32"),
+        I: T.Tensor((N,), "int32"),
+        C_i: T.Tensor((N,), "int32"),
+        C_h: T.Tensor((N,), "float16"),
+        C_f: T.Tensor((N,), "float32"),
+        C_b: T.Tensor((N,), "float32"),
+    ):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
-                C_i[bx * block + i] = T.cast(A[bx * block + i], "int32")           # truncation
+                C_i[bx * block + i] = T.cast(A[bx * block + i], "int32")  # truncation
                 C_h[bx * block + i] = A[bx * block + i].astype("float16")
-                C_f[bx * block + i] = T.cast(I[bx * block + i], "float32") / 4.0    # true division
+                C_f[bx * block + i] = T.cast(I[bx * block + i], "float32") / 4.0  # true division
                 C_b[bx * block + i] = A[bx * block + i].astype("bfloat16").astype("float32")
+
     return main
 
 
@@ -215,13 +240,15 @@ def test_cast_and_astype(dev):
 @tilelang.jit(out_idx=[-3, -2, -1])
 def k_intdiv(N, block, d):
     @T.prim_func
-    def main(A: T.Tensor((N,), "int32"),
-             Q: T.Tensor((N,), "int32"), R: T.Tensor((N,), "int32"), CD: T.Tensor((N,), "int32")):
+    def main(
+        A: T.Tensor((N,), "int32"), Q: T.Tensor((N,), "int32"), R: T.Tensor((N,), "int32"), CD: T.Tensor((N,), "int32")
+    ):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
-                Q[bx * block + i] = A[bx * block + i] // d     # floor division (Python semantics)
-                R[bx * block + i] = A[bx * block + i] % d      # floor modulo
+                Q[bx * block + i] = A[bx * block + i] // d  # floor division (Python semantics)
+                R[bx * block + i] = A[bx * block + i] % d  # floor modulo
                 CD[bx * block + i] = T.ceildiv(T.abs(A[bx * block + i]), 7)
+
     return main
 
 
@@ -247,6 +274,7 @@ def k_flat_index(M, Ncols, block):
                 c = idx % Ncols
                 if idx < M * Ncols:
                     C[r, c] = A[r, c] + r * 0.25 - c
+
     return main
 
 
@@ -265,9 +293,10 @@ def k_infinity(N, block):
     def main(A: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
-                C[bx * block + i] = T.if_then_else(A[bx * block + i] > 0,
-                                                   T.infinity("float32"),
-                                                   T.max(A[bx * block + i], -T.infinity("float32")))
+                C[bx * block + i] = T.if_then_else(
+                    A[bx * block + i] > 0, T.infinity("float32"), T.max(A[bx * block + i], -T.infinity("float32"))
+                )
+
     return main
 
 
@@ -287,8 +316,9 @@ def test_ceildiv_host_side():
 @tilelang.jit(out_idx=[-1])
 def k_bf16_arith(M, Ncols, bm, bn):
     @T.prim_func
-    def main(A: T.Tensor((M, Ncols), "bfloat16"), B: T.Tensor((M, Ncols), "bfloat16"),
-             C: T.Tensor((M, Ncols), "bfloat16")):
+    def main(
+        A: T.Tensor((M, Ncols), "bfloat16"), B: T.Tensor((M, Ncols), "bfloat16"), C: T.Tensor((M, Ncols), "bfloat16")
+    ):
         with T.Kernel(T.ceildiv(Ncols, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             A_f = T.alloc_fragment((bm, bn), "bfloat16")
             s = T.alloc_fragment((bm,), "float32")
@@ -296,6 +326,7 @@ def k_bf16_arith(M, Ncols, bm, bn):
             T.reduce_sum(A_f, s, dim=1)
             for i, j in T.Parallel(bm, bn):
                 C[by * bm + i, bx * bn + j] = A_f[i, j] * B[by * bm + i, bx * bn + j] + T.exp(A_f[i, j]) - s[i] * 0.125
+
     return main
 
 
@@ -309,5 +340,5 @@ def test_bf16_arithmetic(dev):
     ad, bd = a.double().cpu(), b.double().cpu()
     pad = torch.zeros(M, 3 * bn, dtype=torch.float64)
     pad[:, :Nc] = ad
-    s = pad.view(M, 3, bn).sum(2).repeat_interleave(bn, dim=1)[:, :Nc]   # per-tile row sums
+    s = pad.view(M, 3, bn).sum(2).repeat_interleave(bn, dim=1)[:, :Nc]  # per-tile row sums
     assert_close(c, ad * bd + torch.exp(ad) - s * 0.125, 1e-1, 3e-2)

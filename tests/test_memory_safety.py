@@ -7,6 +7,7 @@ reference executor says (TileLang drops out-of-bounds stores per dimension, and 
 loads read 0).  Runs on the interpreter and, with the ``dev`` fixture, on CUDA (where the lead
 also runs it under ``compute-sanitizer --tool memcheck``).
 """
+
 import pytest
 import torch
 

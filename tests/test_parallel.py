@@ -1,6 +1,7 @@
 """T.clear / T.fill, and T.Parallel of rank 1-3: guards, T.if_then_else, reads of fragments at
 the parallel indices and broadcast reads of row / 1-element fragments, local scalars, partial
 writes that merge with a tile's old value."""
+
 import pytest
 import torch
 from t2t_util import Guarded, assert_close, assert_equal
@@ -22,15 +23,16 @@ def fill_and_clear(M, N, bm, bn, value):
             S = T.alloc_shared((bm, bn), "float32")
             Z = T.alloc_fragment((bm, bn), "float32")
             T.copy(A[by * bm, bx * bn], Z)
-            T.clear(Z)                                 # overwrite loaded data with 0
+            T.clear(Z)  # overwrite loaded data with 0
             T.copy(A[by * bm, bx * bn], S)
-            T.fill(S, value)                           # fill a shared tile
+            T.fill(S, value)  # fill a shared tile
             T.copy(S, F)
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] + A[by * bm + i, bx * bn + j]
                 Z[i, j] = Z[i, j] + A[by * bm + i, bx * bn + j] * 2.0
             T.copy(F, F_out[by * bm, bx * bn])
             T.copy(Z, Z_out[by * bm, bx * bn])
+
     return main
 
 
@@ -51,6 +53,7 @@ def fill_int(N, block):
             T.fill(F, 7)
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] * F[i]
+
     return main
 
 
@@ -66,7 +69,8 @@ def fill_global_region(N, block):
     @T.prim_func
     def main(C: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            T.fill(C[bx * block : bx * block + block], 2.5)   # last block partly out of bounds
+            T.fill(C[bx * block : bx * block + block], 2.5)  # last block partly out of bounds
+
     return main
 
 
@@ -91,6 +95,7 @@ def parallel_2d_guard(M, N, bm, bn):
                 x = bx * bn + j
                 if y < M and x < N:
                     C[y, x] = A[y, x] * 2.0 + 1.0
+
     return main
 
 
@@ -112,6 +117,7 @@ def parallel_partial_guard(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 if bx * bn + j >= by * bm + i:
                     C[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j]
+
     return main
 
 
@@ -132,6 +138,7 @@ def parallel_3d(Bt, M, N, bb, bm, bn):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), T.ceildiv(Bt, bb), threads=128) as (bx, by, bz):
             for b, i, j in T.Parallel(bb, bm, bn):
                 C[bz * bb + b, by * bm + i, bx * bn + j] = A[bz * bb + b, by * bm + i, bx * bn + j] * (b + 1)
+
     return main
 
 
@@ -152,7 +159,9 @@ def parallel_if_then_else_2d(M, N, bm, bn):
             T.copy(A[by * bm, bx * bn], A_f)
             for i, j in T.Parallel(bm, bn):
                 C[by * bm + i, bx * bn + j] = T.if_then_else(
-                    A_f[i, j] > B[by * bm + i, bx * bn + j], A_f[i, j], -B[by * bm + i, bx * bn + j])
+                    A_f[i, j] > B[by * bm + i, bx * bn + j], A_f[i, j], -B[by * bm + i, bx * bn + j]
+                )
+
     return main
 
 
@@ -184,6 +193,7 @@ def parallel_fragment_reads(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 F[i, j] = F[i, j] / row_sum[i]
             T.copy(F, C[bx * bm, 0])
+
     return main
 
 
@@ -202,13 +212,14 @@ def parallel_scalar_fragment(M, N, bn):
             row = T.alloc_fragment((bn,), "float32")
             s = T.alloc_fragment((1,), "float32")
             m = T.alloc_fragment((1,), "float32")
-            T.copy(A[bx, 0:bn], row)                   # columns >= N read as 0
+            T.copy(A[bx, 0:bn], row)  # columns >= N read as 0
             T.reduce_sum(row, s, dim=0)
             T.reduce_max(row, m, dim=0)
             for j in T.Parallel(bn):
-                t = row[j] - s[0] / N                  # local scalar from a 1-element fragment
+                t = row[j] - s[0] / N  # local scalar from a 1-element fragment
                 u = t * m[0]
                 C[bx, j] = u + t
+
     return main
 
 
@@ -231,11 +242,12 @@ def parallel_partial_fragment_write(M, N, bm, bn, cut):
             T.copy(A[by * bm, bx * bn], F)
             for i, j in T.Parallel(bm, bn):
                 if j < cut:
-                    F[i, j] = -1.0                     # other elements keep the loaded values
+                    F[i, j] = -1.0  # other elements keep the loaded values
             for i, j in T.Parallel(bm, bn):
                 if i == bm - 1 and j >= cut:
-                    F[i, j] = F[i, j] * 2.0 + 5.0      # last row of the tile, rest of the columns
+                    F[i, j] = F[i, j] * 2.0 + 5.0  # last row of the tile, rest of the columns
             T.copy(F, C[by * bm, bx * bn])
+
     return main
 
 
@@ -260,6 +272,7 @@ def parallel_non_pow2(M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 v = A[by * bm + i, bx * bn + j].astype("float32")
                 C[by * bm + i, bx * bn + j] = v * v + i - j
+
     return main
 
 

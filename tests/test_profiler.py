@@ -1,4 +1,5 @@
 """kernel.get_profiler(): TileLang-compatible do_bench / assert_allclose; tile2triton.testing helpers."""
+
 import pytest
 import torch
 

@@ -108,7 +108,7 @@ def raw_asm(n):
 
 def test_raw_inline_asm_generated_source():
     src = raw_asm(N).get_kernel_source(interpret=False)
-    assert "tl.inline_asm_elementwise('ex2.approx.f32 $0, $1;', '=r,r', [tl.load(A + (bx * 128 + i)" in src
+    assert "tl.inline_asm_elementwise('ex2.approx.f32 $0, $1;', '=r,r', [tl.load(A + offs, mask=mask, other=0)]" in src
     assert "dtype=tl.float32, is_pure=True, pack=1)" in src
 
 

@@ -1,5 +1,6 @@
 """T.reduce_sum / reduce_max / reduce_min / reduce_abssum / reduce_absmax with dim = 0, 1, -1
 and clear = True / False (clear=False combines with the old destination)."""
+
 import pytest
 import torch
 from t2t_util import assert_close, assert_equal
@@ -31,6 +32,7 @@ def k_reduce_sum(G, R, S, dim, clear):
             T.copy(Init[bx, 0], out)
             T.reduce_sum(F, out, dim=dim, clear=clear)
             T.copy(out, C[bx, 0])
+
     return main
 
 
@@ -47,6 +49,7 @@ def k_reduce_max(G, R, S, dim, clear):
             T.copy(Init[bx, 0], out)
             T.reduce_max(F, out, dim=dim, clear=clear)
             T.copy(out, C[bx, 0])
+
     return main
 
 
@@ -63,6 +66,7 @@ def k_reduce_min(G, R, S, dim, clear):
             T.copy(Init[bx, 0], out)
             T.reduce_min(F, out, dim=dim, clear=clear)
             T.copy(out, C[bx, 0])
+
     return main
 
 
@@ -79,6 +83,7 @@ def k_reduce_absmax(G, R, S, dim, clear):
             T.copy(Init[bx, 0], out)
             T.reduce_absmax(F, out, dim=dim, clear=clear)
             T.copy(out, C[bx, 0])
+
     return main
 
 
@@ -93,8 +98,9 @@ def k_reduce_abssum(G, R, S, dim):
             out = T.alloc_fragment((L,), "float32")
             T.copy(A[bx, 0, 0], F)
             T.copy(Init[bx, 0], out)
-            T.reduce_abssum(F, out, dim=dim)       # always clears
+            T.reduce_abssum(F, out, dim=dim)  # always clears
             T.copy(out, C[bx, 0])
+
     return main
 
 
@@ -157,6 +163,7 @@ def reduce_sum_plus_one(M, N):
             T.fill(out, 1.0)
             T.reduce_sum(F, out, dim=1, clear=False)
             T.copy(out, C)
+
     return main
 
 
@@ -179,12 +186,13 @@ def reduce_padded_tile(M, N, bm):
             T.copy(A[bx * bm, 0], F)
             T.reduce_max(F, colmax, dim=0)
             T.copy(colmax, Cmax[bx, 0])
+
     return main
 
 
 def test_reduce_over_partially_oob_tile(dev):
     M, N, bm = 100, 72, 48
-    a = torch.randn(M, N, device=dev) - 3.0        # mostly negative: padding zeros matter
+    a = torch.randn(M, N, device=dev) - 3.0  # mostly negative: padding zeros matter
     c = reduce_padded_tile(M, N, bm)(a)
     pad = torch.zeros(3 * bm, N, dtype=torch.float64)
     pad[:M] = a.double().cpu()
@@ -199,8 +207,9 @@ def reduce_shared_src(M, N, bm):
             S = T.alloc_shared((bm, N), "float32")
             out = T.alloc_fragment((bm,), "float32")
             T.copy(A[bx * bm, 0], S)
-            T.reduce_sum(S, out, dim=1)                # shared source
+            T.reduce_sum(S, out, dim=1)  # shared source
             T.copy(out, C[bx * bm])
+
     return main
 
 
@@ -224,12 +233,13 @@ def reduce_int(M, N, bm):
             T.reduce_max(F, m, dim=1)
             T.copy(s, Csum[bx * bm])
             T.copy(m, Cmax[bx * bm])
+
     return main
 
 
 def test_reduce_int32(dev):
     M, N, bm = 70, 60, 32
-    a = torch.randint(-1000, -1, (M, N), device=dev, dtype=torch.int32)   # all negative
+    a = torch.randint(-1000, -1, (M, N), device=dev, dtype=torch.int32)  # all negative
     s, m = reduce_int(M, N, bm)(a)
     assert_equal(s, a.long().sum(1))
     assert_equal(m, a.amax(1))

@@ -4,6 +4,7 @@ Checked three ways: on the seed kernels against torch, against tile2triton's int
 (``reference.compare``), and on small kernels that pin one TileLang rule each (copy bounds,
 gemm accumulation, reduce ``clear``, floor division, per-iteration locals, atomics, ...).
 """
+
 import pytest
 import torch
 from t2t_util import assert_close, load_example
@@ -60,11 +61,23 @@ def test_seed_gemv():
 
 # ---------------------------------------------------------------------------- vs tile2triton (interpreter)
 SEED_CASES = [
-    ("elementwise", lambda ex: ex.elementwise_op(70, 90, 32, 64, 128), lambda: (torch.randn(70, 90), torch.randn(70, 90))),
-    ("conditional_elementwise", lambda ex: ex.conditional_elementwise(300, 128), lambda: (torch.randn(300), torch.randn(300))),
+    (
+        "elementwise",
+        lambda ex: ex.elementwise_op(70, 90, 32, 64, 128),
+        lambda: (torch.randn(70, 90), torch.randn(70, 90)),
+    ),
+    (
+        "conditional_elementwise",
+        lambda ex: ex.conditional_elementwise(300, 128),
+        lambda: (torch.randn(300), torch.randn(300)),
+    ),
     ("reduction", lambda ex: ex.reduction_op(20, 300, 128), lambda: (torch.randn(20, 300),)),
     ("layer_norm", lambda ex: ex.layer_norm(12, 200, 128), lambda: (torch.randn(12, 200) * 2 + 0.5,)),
-    ("matmul", lambda ex: ex.matmul(100, 72, 80, 64, 64, 32), lambda: (torch.randn(100, 80).half(), torch.randn(80, 72).half())),
+    (
+        "matmul",
+        lambda ex: ex.matmul(100, 72, 80, 64, 64, 32),
+        lambda: (torch.randn(100, 80).half(), torch.randn(80, 72).half()),
+    ),
     ("gemv", lambda ex: ex.gemv(40, 70, 32, 32), lambda: (torch.randn(70).half(), torch.randn(40, 70).half())),
 ]
 
@@ -146,7 +159,13 @@ def test_reduce_clear_semantics(kind, clear):
     a = torch.randn(6, 9)
     c = reference.run(reduce_keep(6, 9, kind, clear), a)
     ad = a.double()
-    red = {"sum": ad.sum(1), "max": ad.amax(1), "min": ad.amin(1), "absmax": ad.abs().amax(1), "abssum": ad.abs().sum(1)}[kind]
+    red = {
+        "sum": ad.sum(1),
+        "max": ad.amax(1),
+        "min": ad.amin(1),
+        "absmax": ad.abs().amax(1),
+        "abssum": ad.abs().sum(1),
+    }[kind]
     if not clear and kind != "abssum":
         red = {"sum": red + 1, "max": red.clamp(min=1), "min": red.clamp(max=1), "absmax": red.clamp(min=1)}[kind]
     assert_close(c, red, 1e-6, 1e-6)
@@ -265,7 +284,13 @@ def math_kernel(N):
         with T.Kernel(1):
             for i in T.Parallel(N):
                 x = A[i]
-                B[i] = T.exp(x) * 0.25 + T.sigmoid(x) - T.tanh(x) + T.max(x, 0.5) + T.if_then_else(x > 0, T.sqrt(x), T.abs(x))
+                B[i] = (
+                    T.exp(x) * 0.25
+                    + T.sigmoid(x)
+                    - T.tanh(x)
+                    + T.max(x, 0.5)
+                    + T.if_then_else(x > 0, T.sqrt(x), T.abs(x))
+                )
 
     return main
 
@@ -274,7 +299,13 @@ def test_math_intrinsics():
     a = torch.randn(33)
     b = reference.run(math_kernel(33), a)
     x = a.double()
-    ref = torch.exp(x) * 0.25 + torch.sigmoid(x) - torch.tanh(x) + x.clamp(min=0.5) + torch.where(x > 0, x.clamp(min=0).sqrt(), x.abs())
+    ref = (
+        torch.exp(x) * 0.25
+        + torch.sigmoid(x)
+        - torch.tanh(x)
+        + x.clamp(min=0.5)
+        + torch.where(x > 0, x.clamp(min=0).sqrt(), x.abs())
+    )
     assert_close(b, ref, 1e-5, 1e-5)
 
 

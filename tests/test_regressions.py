@@ -4,6 +4,7 @@ Each was marked ``xfail(strict=True)`` while its bug was open; all are fixed now
 reports XPASS as a failure, so remove the marker (and the matching entry in
 ``tile2triton.fuzz.KNOWN_ISSUES``) together with the fix.
 """
+
 import pytest
 import torch
 
@@ -37,7 +38,9 @@ def copy_column_tile():
     return main
 
 
-@pytest.mark.parametrize("factory,shape", [(copy_row_tile, (1, 53)), (copy_column_tile, (30, 3))], ids=["row", "column"])
+@pytest.mark.parametrize(
+    "factory,shape", [(copy_row_tile, (1, 53)), (copy_column_tile, (30, 3))], ids=["row", "column"]
+)
 def test_copy_into_tile_with_unit_dim(factory, shape):
     a = torch.randn(*shape)
     c = factory()(a)

@@ -1,5 +1,6 @@
 """The block-view seed kernels of seed 001 (examples/*.py, copied as written there), run at
 sizes that are not multiples of their tiles; and the generated source of the seed matmul."""
+
 import re
 
 import pytest
@@ -90,7 +91,7 @@ def test_matmul_generated_source():
     assert re.search(r"num_stages\s*=\s*3\b", m.group(1)), m.group(0)
     loop_indent = len(src[: m.start()].rsplit("\n", 1)[-1])
     body = []
-    for line in src[m.end():].split("\n")[1:]:
+    for line in src[m.end() :].split("\n")[1:]:
         if line.strip() and len(line) - len(line.lstrip()) <= loop_indent:
             break
         body.append(line)

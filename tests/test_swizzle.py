@@ -18,7 +18,9 @@ def visit_count(gx, gy, panel, order):
     return main
 
 
-@pytest.mark.parametrize("gx, gy, panel, order", [(5, 7, 3, "row"), (6, 4, 4, "row"), (5, 7, 2, "column"), (3, 3, 8, "row")])
+@pytest.mark.parametrize(
+    "gx, gy, panel, order", [(5, 7, 3, "row"), (6, 4, 4, "row"), (5, 7, 2, "column"), (3, 3, 8, "row")]
+)
 def test_swizzle_visits_every_block_once(dev, gx, gy, panel, order):
     counts = torch.zeros(gy, gx, dtype=torch.int32, device=dev)
     visit_count(gx, gy, panel, order)(counts)

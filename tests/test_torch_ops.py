@@ -1,4 +1,5 @@
 """tile2triton.register_op: eager, torch.compile(fullgraph=True), opcheck, autograd, decorator form."""
+
 import itertools
 
 import pytest
@@ -38,8 +39,12 @@ def axpy(alpha=2.0, block=32):
 @tilelang.jit(out_idx=[2, 3])
 def sum_diff(M, N_, dtype="float16"):
     @T.prim_func
-    def main(A: T.Tensor((M, N_), dtype), B: T.Tensor((M, N_), dtype),
-             S: T.Tensor((M, N_), "float32"), D: T.Tensor((M, N_), dtype)):
+    def main(
+        A: T.Tensor((M, N_), dtype),
+        B: T.Tensor((M, N_), dtype),
+        S: T.Tensor((M, N_), "float32"),
+        D: T.Tensor((M, N_), dtype),
+    ):
         with T.Kernel(T.ceildiv(M, 16), threads=64) as bx:
             for i, j in T.Parallel(16, N_):
                 S[bx * 16 + i, j] = A[bx * 16 + i, j].astype("float32") + B[bx * 16 + i, j].astype("float32")

@@ -1,5 +1,6 @@
 """Call-time validation: every bad call gets one KernelCallError that names the parameter,
 what was expected and what was given (never a traceback from inside Triton)."""
+
 import pytest
 import torch
 from t2t_util import assert_close
@@ -54,7 +55,9 @@ def test_wrong_rank():
 
 def test_shape_contradicts_declaration():
     _, y = _xy()
-    with pytest.raises(KernelCallError, match=r"parameter 'X' expects shape \(6, N\), got \(5, 40\) \(dim 0 should be 6\)"):
+    with pytest.raises(
+        KernelCallError, match=r"parameter 'X' expects shape \(6, N\), got \(5, 40\) \(dim 0 should be 6\)"
+    ):
         axpy()(torch.randn(5, 40, dtype=torch.float16), y, 2.0, 1)
 
 
@@ -94,7 +97,9 @@ def test_scalar_errors():
     x, y = _xy()
     with pytest.raises(KernelCallError, match=r"parameter 'n' expects a int32 scalar, got float 1.5"):
         axpy()(x, y, 2.0, 1.5)
-    with pytest.raises(KernelCallError, match=r"parameter 'a' expects a float32 scalar, got a torch.Tensor of shape \(\)"):
+    with pytest.raises(
+        KernelCallError, match=r"parameter 'a' expects a float32 scalar, got a torch.Tensor of shape \(\)"
+    ):
         axpy()(x, y, torch.tensor(2.0), 1)
     with pytest.raises(KernelCallError, match=r"parameter 'n' expects a int32 scalar, got 4294967296 \(out of range\)"):
         axpy()(x, y, 2.0, 2**32)
@@ -109,7 +114,9 @@ def test_unsupported_device():
 @pytest.mark.gpu
 def test_tensors_on_different_devices():
     x, y = _xy()
-    with pytest.raises(KernelCallError, match=r"parameter 'Y' is on cuda:0, but 'X' is on cpu; all tensors must be on one device"):
+    with pytest.raises(
+        KernelCallError, match=r"parameter 'Y' is on cuda:0, but 'X' is on cpu; all tensors must be on one device"
+    ):
         axpy()(x, y.cuda(), 2.0, 1)
 
 

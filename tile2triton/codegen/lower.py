@@ -119,6 +119,8 @@ class KernelLowerer:
     let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     following: list = field(default_factory=list)  # statements after the one being lowered
     let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
+    statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
+    inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -150,6 +152,7 @@ class KernelLowerer:
 
         for position, s in enumerate(stmts):
             self.following = stmts[position + 1 :]
+            self.statement_names = {}
             rule = LOWERINGS.get(type(s))
             if rule is None:
                 raise self.error(f"{type(s).__name__} is not supported by tile2triton yet", s.loc)
@@ -306,7 +309,17 @@ class KernelLowerer:
         mask = P.and_all(mask_parts + ([lane] if lane is not None else []))
         if scalar_parts and mask is not None:
             mask = self.scalar_mask(mask, block=bool(axes))
-        return offs if offs is not None else P.const(0), mask, axes
+        return self.named(offs, "offs") if offs is not None else P.const(0), self.named(mask, "mask"), axes
+
+    def named(self, node: ast.expr | None, hint: str) -> ast.expr | None:
+        """Give an offset or mask expression a name, once per TileLang statement (the same mask
+        serves a statement's loads and its store), as a person writing Triton would."""
+        if node is None or isinstance(node, (ast.Name, ast.Constant)) or self.inline_only:
+            return node
+        key = ast.dump(node)
+        if key not in self.statement_names:
+            self.statement_names[key] = self.assign(hint, node)
+        return P.name(self.statement_names[key])
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)

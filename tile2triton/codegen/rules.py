@@ -279,7 +279,11 @@ def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
 
 @lowers(ir.While)
 def lower_while(lw: KernelLowerer, s: ir.While) -> None:
-    cond = lw.scalar(s.cond, "a while loop's condition")
+    lw.inline_only = True  # the condition is evaluated again before every iteration
+    try:
+        cond = lw.scalar(s.cond, "a while loop's condition")
+    finally:
+        lw.inline_only = False
     lw.emit(ast.While(cond.node, lw.block(s.body), []))
 
 

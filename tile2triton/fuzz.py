@@ -35,22 +35,6 @@ GEMM_TILES = [16, 32, 24, 48, 64]
 # Known tile2triton bugs the fuzzer found: (predicate on a Program, regression test).  Programs a
 # predicate matches are skipped (hypothesis ``assume``) so that the bounded CI run stays green
 # while the bug is open; delete the entry when the regression test passes.
-def _unit_dim_tile(p) -> bool:
-    staged = p.kind == "reduction" or (p.kind == "elementwise" and p.features.get("stage") != "none")
-    return staged and 1 in (p.features.get("bm"), p.features.get("bn"))
-
-
-def _constant_tile_store(p) -> bool:
-    import re
-
-    # a T.Parallel store whose value does not depend on the loop (the expression uses no leaf)
-    for line in p.source.splitlines():
-        m = re.match(r"\s*(Xf|Cf)\[i, j\] = (.*)$", line)
-        if m and not re.search(r"\b(v|a|b|x|y|i|j|Cf|Xf)\b", m.group(2).replace("T.cast", "")):
-            return True
-    return False
-
-
 KNOWN_ISSUES: list = []  # (predicate, regression test) pairs for open bugs the generator avoids
 
 

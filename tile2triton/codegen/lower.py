@@ -53,12 +53,6 @@ class LaneSpace:
     def rank(self) -> int:
         return len(self.vars)
 
-    def axis_of(self, var) -> int | None:
-        for k, v in enumerate(self.vars):
-            if v is var:
-                return k
-        return None
-
 
 @dataclass
 class RegBuf:
@@ -207,9 +201,6 @@ class KernelLowerer:
         for c in self.conds:
             axes |= c.axes
         return axes
-
-    def lane_shape(self) -> list:
-        return list(self.lanes.padded) if self.lanes is not None else []
 
     # ------------------------------------------------------------------ expressions
     def ev(self, e) -> Tile:

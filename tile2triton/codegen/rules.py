@@ -437,10 +437,6 @@ class _AsIs(ir.Expr):
         self.dtype = tile.dtype
 
 
-def _ev_as_is(lw, e):
-    return e.tile
-
-
 @lowers(ir.Fill)
 def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
     region = s.dst

@@ -39,14 +39,18 @@ _original = emit.emit_module
 def emit_module(func, options):
     module = _original(func, options)
     if options.interpret:
-        gpu = _original(func, LoweringOptions(interpret=False))
-        out = os.environ.get("T2T_GPU_DUMP", "/tmp/t2t_gpu")
-        os.makedirs(out, exist_ok=True)
-        digest = hashlib.sha256(gpu.source.encode()).hexdigest()[:16]
-        sigs = "\n".join(f"# sig {launch.name}: {_sig(func, launch)}" for launch in gpu.launches)
-        with open(os.path.join(out, f"{func.name}_{digest}.py"), "w") as f:
-            f.write(gpu.source + "\n" + sigs + "\n")
+        for descriptors in (False, True):  # Hopper sources use tensor descriptors
+            _dump(_original(func, LoweringOptions(interpret=False, tensor_descriptors=descriptors)), func)
     return module
+
+
+def _dump(gpu, func) -> None:
+    out = os.environ.get("T2T_GPU_DUMP", "/tmp/t2t_gpu")
+    os.makedirs(out, exist_ok=True)
+    digest = hashlib.sha256(gpu.source.encode()).hexdigest()[:16]
+    sigs = "\n".join(f"# sig {launch.name}: {_sig(func, launch)}" for launch in gpu.launches)
+    with open(os.path.join(out, f"{func.name}_{digest}.py"), "w") as f:
+        f.write(gpu.source + "\n" + sigs + "\n")
 
 
 emit.emit_module = emit_module

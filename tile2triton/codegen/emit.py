@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import linecache
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -73,6 +74,7 @@ class KernelLaunch:
     grid: list  # ir.Expr per axis, evaluated on the host
     num_warps: int
     args: list  # ir.Buffer / ir.Var in Triton parameter order
+    aligned: list = field(default_factory=list)  # args whose base address must be 16-byte aligned (TMA)
 
 
 @dataclass
@@ -119,7 +121,7 @@ def lower_kernel(
     fn = ast.FunctionDef(
         name=lw.names.fresh(kernel.name + "_kernel"),
         args=ast.arguments([], [ast.arg(n) for n in arg_names], None, [], [], None, []),
-        body=lw.out or [ast.Pass()],
+        body=lw.prologue + lw.out or [ast.Pass()],
         decorator_list=[P.attr("triton", "jit")],
         returns=None,
         type_params=[],
@@ -127,7 +129,9 @@ def lower_kernel(
     )
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
-    return fn, KernelLaunch(fn.name, list(kernel.grid), next_pow2(max(1, kernel.threads // 32)), args), lw.helpers
+    num_warps = next_pow2(max(1, kernel.threads // 32))
+    aligned = [p for p in args if p in lw.aligned_params]
+    return fn, KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned), lw.helpers
 
 
 def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:
@@ -157,29 +161,32 @@ def drop_dead_assignments(fn: ast.FunctionDef) -> None:
     """Remove ``name = <pure expression>`` whose name is never read (e.g. an unused T.Parallel
     index): generated code should carry no dead code.  Assignments have no side effects here
     (stores and atomics are expression statements)."""
-    while True:
-        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    reads = Counter(n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    blocks = [
+        stmts
+        for node in ast.walk(fn)
+        for stmts in (getattr(node, "body", None), getattr(node, "orelse", None))
+        if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt)
+    ]
+
+    def dead(st) -> bool:
+        return (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and not reads[st.targets[0].id]
+        )
+
+    removed = True
+    while removed:  # removing one assignment can make the names it read dead in turn
         removed = False
-        for node in ast.walk(fn):
-            for attr in ("body", "orelse"):
-                stmts = getattr(node, attr, None)
-                if not isinstance(stmts, list):
-                    continue
-                kept = [
-                    st
-                    for st in stmts
-                    if not (
-                        isinstance(st, ast.Assign)
-                        and len(st.targets) == 1
-                        and isinstance(st.targets[0], ast.Name)
-                        and st.targets[0].id not in used
-                    )  # fmt: skip
-                ]
-                if len(kept) != len(stmts):
-                    removed = True
-                    stmts[:] = kept or [ast.Pass()]
-        if not removed:
-            return
+        for stmts in blocks:
+            for st in [st for st in stmts if dead(st)]:
+                stmts.remove(st)
+                reads.subtract(n.id for n in ast.walk(st.value) if isinstance(n, ast.Name))
+                removed = True
+            if not stmts:
+                stmts.append(ast.Pass())
 
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:

@@ -93,6 +93,9 @@ class LoweringOptions:
     interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
     # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
     vectorize_loops: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_VECTORIZE_LOOPS", True))
+    # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
+    # for cards and Triton versions that have them
+    tensor_descriptors: bool = False
 
 
 @dataclass
@@ -115,6 +118,10 @@ class KernelLowerer:
     let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
+    loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
+    prologue: list = field(default_factory=list)  # hoisted to the top of the kernel (tensor descriptors)
+    descriptors: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
+    aligned_params: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:

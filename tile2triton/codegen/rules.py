@@ -10,6 +10,7 @@ from ..frontend.regions import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .analysis import first_access
+from .descriptors import descriptor_load
 from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
 from .threads import block_level
 
@@ -131,7 +132,11 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
         iterator = P.call("tl.static_range", *args)
     else:
         iterator = P.call("range", *args)
-    body = lw.block(s.body)
+    lw.loop_depth += 1
+    try:
+        body = lw.block(s.body)
+    finally:
+        lw.loop_depth -= 1
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
@@ -420,10 +425,11 @@ def _lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
     src, dst = s.src, s.dst
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
+    box = descriptor_load(lw, src, dst)
 
     def body(indices):
         src_idx, dst_idx = indices
-        value = lw.ev(ir.Load(src.buffer, src_idx))
+        value = box if box is not None else lw.ev(ir.Load(src.buffer, src_idx))
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(_AsIs(value), dst.buffer.dtype)))
 
     _elementwise(lw, [src, dst], base, "T.copy", body)

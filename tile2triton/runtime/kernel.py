@@ -14,6 +14,13 @@ import os
 import threading
 
 import torch
+import triton
+import triton.language as tl
+
+try:
+    from triton.runtime import _allocation
+except ImportError:  # a Triton without device-side allocations has no tensor descriptors either
+    _allocation = None
 
 from .. import ir
 from ..codegen.emit import TritonModule, emit_module
@@ -73,6 +80,28 @@ def host_fn(e):
 
 def default_interpret() -> bool:
     return not torch.cuda.is_available()
+
+
+def tensor_descriptors_supported(interpret: bool) -> bool:
+    """Tensor-descriptor (TMA) loads: on Hopper and newer with a Triton that has them.
+    ``TILE2TRITON_TENSOR_DESCRIPTORS=0`` turns them off, ``=1`` on (the interpreter runs them too)."""
+    forced = os.environ.get("TILE2TRITON_TENSOR_DESCRIPTORS")
+    if forced is not None:
+        return forced not in ("0", "", "false", "no")
+    if interpret or not hasattr(tl, "make_tensor_descriptor") or not torch.cuda.is_available():
+        return False
+    return torch.cuda.get_device_capability()[0] >= 9
+
+
+def _cuda_workspace(size: int, alignment: int, stream):
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def _ensure_allocator() -> None:
+    """Device-side tensor descriptors live in a workspace Triton asks an allocator for; install
+    one unless the user did (the setting is per thread: a context variable)."""
+    if _allocation is not None and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:
+        triton.set_allocator(_cuda_workspace)
 
 
 _GPU_TARGETS = ("cuda", "hip", "rocm", "gpu")
@@ -216,6 +245,8 @@ class _Launcher:
             positions = tuple(plan.slots[id(a)] for a in launch.args)
             fn = getattr(loaded, launch.name)
             self.launches.append((fn, static, grid_fns, positions, launch.num_warps))
+        # slots of tensors read through tensor descriptors: their base must be 16-byte aligned
+        self.aligned = sorted({plan.slots[id(a)] for launch in module.launches for a in launch.aligned})
 
 
 class JITKernel:
@@ -234,18 +265,24 @@ class JITKernel:
     def lowered(self, interpret: bool) -> TritonModule:
         return self._compile(interpret).module
 
-    def _compile(self, interpret: bool) -> _Launcher:
-        launcher = self._compiled.get(interpret)
+    def _compile(self, interpret: bool, descriptors: bool | None = None) -> _Launcher:
+        """The kernel lowered for the interpreter or the GPU; ``descriptors=False``: the variant
+        without tensor descriptors (for tensors whose base is not 16-byte aligned)."""
+        if descriptors is None:
+            descriptors = tensor_descriptors_supported(interpret)
+        key = interpret if descriptors == tensor_descriptors_supported(interpret) else (interpret, descriptors)
+        launcher = self._compiled.get(key)
         if launcher is not None:
             return launcher
         with self._compile_lock:  # two threads' first calls lower and load the kernel once
-            launcher = self._compiled.get(interpret)
+            launcher = self._compiled.get(key)
             if launcher is None:
-                module = emit_module(self.prim_func, LoweringOptions(interpret=interpret))
+                options = LoweringOptions(interpret=interpret, tensor_descriptors=descriptors)
+                module = emit_module(self.prim_func, options)
                 loaded = load_module(module.source, self.prim_func.name, interpret)
                 stats.compiles += 1
                 launcher = _Launcher(module, loaded, self._plan)
-                self._compiled[interpret] = launcher
+                self._compiled[key] = launcher
         return launcher
 
     def get_kernel_source(self, kernel_only: bool = True, interpret: bool | None = None) -> str:
@@ -344,6 +381,11 @@ class JITKernel:
         if plan.sizes:
             slots.extend(values[s] for s in plan.sizes)
         launcher = self._compiled.get(interpret) or self._compile(interpret)
+        if launcher.aligned:
+            if any(slots[k].data_ptr() % 16 for k in launcher.aligned):
+                launcher = self._compile(interpret, descriptors=False)
+            elif not interpret:
+                _ensure_allocator()
         if launcher.warm and (not interpret or os.environ.get("TRITON_INTERPRET") == "1"):
             self._launch(launcher, slots, values)
         else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles

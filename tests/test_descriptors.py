@@ -1,0 +1,129 @@
+"""Tensor-descriptor (TMA) loads of global boxes copied inside loops.
+
+On the GPU they are on by default on Hopper; here the interpreter runs them with
+TILE2TRITON_TENSOR_DESCRIPTORS=1 (Triton's interpreter implements descriptors, including the
+zero fill of box parts outside the tensor).
+"""
+
+import pytest
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+
+@pytest.fixture(autouse=True)
+def descriptors_on(monkeypatch, request):
+    if "dev" in request.fixturenames and request.getfixturevalue("dev") == "cpu":
+        monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
+
+
+def gemm(M, N, K, bM, bN, bK, dtype="float16", stages=2):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), dtype)
+            B_s = T.alloc_shared((bK, bN), dtype)
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
+                T.copy(A[by * bM, k * bK], A_s)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+def _uses_descriptors(kernel, dev) -> bool:
+    return "tl.make_tensor_descriptor" in kernel.get_kernel_source(interpret=dev == "cpu")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_gemm_tails_zero_filled(dev, dtype):
+    M, N, K = 72, 88, 104  # no multiple of the 32-wide tiles: the last boxes hang over every edge
+    kernel = tilelang.compile(gemm(M, N, K, 32, 32, 32, dtype), out_idx=[-1])
+    tdt = getattr(torch, dtype)
+    a = torch.randn(M, K, device=dev).to(tdt)
+    b = torch.randn(K, N, device=dev).to(tdt)
+    c = kernel(a, b)
+    assert _uses_descriptors(kernel, dev)
+    tol = 1e-2 if dtype == "float32" else 5e-2  # fp32 dot may run as tf32 on the GPU
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=tol, rtol=tol)
+
+
+def block_sum(B, H, S, D, BN, shift):
+    """Sum over a 4-D tensor's sequence blocks, each box starting ``shift`` rows early (negative
+    first start), through a fp32 shared tile (a copy that casts)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((B, H, S, D), "float16"), Out: T.Tensor((B, H, BN, D), "float32")):
+        with T.Kernel(H, B, threads=128) as (by, bz):
+            tile = T.alloc_shared((BN, D), "float32")
+            acc = T.alloc_fragment((BN, D), "float32")
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(S + shift, BN)):
+                T.copy(X[bz, by, k * BN - shift : (k + 1) * BN - shift, :], tile)
+                for i, j in T.Parallel(BN, D):
+                    acc[i, j] += tile[i, j]
+            T.copy(acc, Out[bz, by, :, :])
+
+    return main
+
+
+def test_4d_boxes_with_unit_dims_and_negative_starts(dev):
+    B, H, S, D, BN, shift = 2, 3, 50, 16, 16, 5
+    kernel = tilelang.compile(block_sum(B, H, S, D, BN, shift), out_idx=[-1])
+    x = torch.randn(B, H, S, D, device=dev).half()
+    out = kernel(x)
+    assert _uses_descriptors(kernel, dev)
+    blocks = -(-(S + shift) // BN)
+    padded = torch.zeros(B, H, blocks * BN, D, dtype=torch.float64, device=dev)
+    padded[:, :, shift : shift + S] = x.double()
+    ref = padded.view(B, H, blocks, BN, D).sum(2)
+    torch.testing.assert_close(out.double(), ref, atol=1e-3, rtol=1e-3)
+
+
+def test_misaligned_base_runs_the_pointer_variant(dev):
+    M, N, K = 40, 48, 64
+    kernel = tilelang.compile(gemm(M, N, K, 16, 16, 16), out_idx=[-1])
+    storage = torch.randn(M * K + 1, device=dev).half()
+    a = storage[1:].view(M, K)  # contiguous, but 2 bytes past a 16-byte boundary
+    assert a.data_ptr() % 16
+    b = torch.randn(K, N, device=dev).half()
+    c = kernel(a, b)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=5e-2, rtol=5e-2)
+    aligned = a.clone()
+    torch.testing.assert_close(kernel(aligned, b), c)
+
+
+def test_unaligned_strides_keep_the_pointer_path(dev):
+    M, N, K = 40, 48, 100  # fp16 rows of 200 bytes: not a multiple of 16, no descriptor for A
+    kernel = tilelang.compile(gemm(M, N, K, 16, 16, 16), out_idx=[-1])
+    a = torch.randn(M, K, device=dev).half()
+    b = torch.randn(K, N, device=dev).half()
+    c = kernel(a, b)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    assert "A_desc" not in source
+    assert ("B_desc" in source) == _uses_descriptors(kernel, dev)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=5e-2, rtol=5e-2)
+
+
+def test_generated_source(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
+    kernel = tilelang.compile(gemm(72, 88, 104, 32, 32, 32), out_idx=[-1])
+    source = kernel.get_kernel_source(interpret=True)
+    header, loop = source.split("for k in tl.range")
+    # created once per program, before the loop; loaded per iteration at the box's start
+    assert "A_desc = tl.make_tensor_descriptor(A, shape=[72, 104], strides=[104, 1], block_shape=[32, 32])" in header
+    assert "A_s = A_desc.load([by * 32, k * 32])" in loop
+    assert "B_s = B_desc.load([k * 32, bx * 32])" in loop
+    assert "tl.store(C + offs" in loop  # the epilogue (after the loop) stays a masked pointer store
+
+
+def test_off_by_default_in_the_interpreter(monkeypatch):
+    monkeypatch.delenv("TILE2TRITON_TENSOR_DESCRIPTORS", raising=False)
+    kernel = tilelang.compile(gemm(72, 88, 104, 32, 32, 32), out_idx=[-1])
+    assert "make_tensor_descriptor" not in kernel.get_kernel_source(interpret=True)

@@ -1,0 +1,91 @@
+"""Tensor-descriptor (TMA) loads for ``T.copy`` of a global box into a register tile.
+
+Inside a loop, a copy of a rectangular global region into a whole shared/fragment buffer is what
+Hopper's bulk tensor copy engine does: ``tl.make_tensor_descriptor`` once per program (hoisted to
+the top of the kernel) and ``desc.load([starts])`` per iteration.  The hardware zero-fills the
+parts of the box outside the tensor, which is what the masked-pointer path's ``other=0`` does.
+
+The descriptor needs 16-byte aligned strides (checked here, statically) and a 16-byte aligned
+base address (checked by the runtime per call: a misaligned tensor runs the pointer-path variant).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..frontend.regions import static
+from . import pyast as P
+from .lower import KernelLowerer, Tile, ir_expr
+
+MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled's limit)
+MAX_RANK = 5
+
+
+def descriptor_load(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
+    """``src`` loaded through a tensor descriptor as a tile over ``dst``'s non-unit extents (the
+    lane axes of the copy's element space), or None when the copy does not qualify."""
+    if not _qualifies(lw, src, dst):
+        return None
+    buf = src.buffer
+    box = tuple(static(e) for e in src.extents)
+    desc = _descriptor(lw, buf, box)
+    starts = [lw.scalar(e, "a copy offset").node for e in src.starts]
+    node = P.call(P.attr(desc, "load"), P.list_(starts))
+    kept = [e for e in box if e != 1]
+    if len(kept) != len(box):
+        node = P.call("tl.reshape", node, P.list_([P.const(e) for e in kept]))
+    if lw.storage_dtype(buf.dtype) != buf.dtype:
+        node = P.to(node, lw.storage_dtype(buf.dtype))
+    return Tile(node, buf.dtype, frozenset(range(len(kept))))
+
+
+def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
+    buf = src.buffer
+    if not lw.options.tensor_descriptors or lw.loop_depth == 0 or lw.lanes is not None or lw.conds:
+        return False
+    if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
+        return False
+    if buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
+        return False
+    rb = lw.regs.get(dst.buffer)
+    if rb is None or rb.lanes is not None or rb.view_of is not None:
+        return False
+    # the whole destination buffer, unpadded: the loaded box is the register tile as it is
+    dst_shape = tuple(static(d) for d in dst.buffer.shape)
+    if any(static(s) != 0 for s in dst.starts) or tuple(static(e) for e in dst.extents) != dst_shape:
+        return False
+    if tuple(rb.local_shape) != tuple(d for d in dst_shape if d != 1) and tuple(rb.local_shape) != dst_shape:
+        return False
+    box = [static(e) for e in src.extents]
+    if any(e is None or e & (e - 1) or e > MAX_BOX for e in box):
+        return False
+    if [e for e in box if e != 1] != [e for e in dst_shape if e != 1]:
+        return False
+    nbytes = buf.dtype.bits // 8
+    if box[-1] * nbytes < 16:
+        return False
+    strides = [static(s) for s in buf.strides]
+    if strides[-1] != 1 or any(s is None or (s * nbytes) % 16 for s in strides[:-1]):
+        return False
+    return True
+
+
+def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
+    """The descriptor of ``buf`` with block shape ``box``, created once at the top of the kernel."""
+    key = (buf, box)
+    name = lw.descriptors.get(key)
+    if name is None:
+        ptr = lw.pointer(buf)
+        name = lw.names.fresh(f"{ptr}_desc")
+        create = P.call(
+            "tl.make_tensor_descriptor",
+            P.name(ptr),
+            shape=P.list_([lw.ev(ir_expr(d)).node for d in buf.shape]),
+            strides=P.list_([lw.ev(ir_expr(s)).node for s in buf.strides]),
+            block_shape=P.list_([P.const(e) for e in box]),
+        )
+        stmt = P.assign(name, create)
+        stmt.t2t_origin = lw.origin
+        lw.prologue.append(stmt)
+        lw.descriptors[key] = name
+        lw.aligned_params.add(buf.root)
+    return name

@@ -108,10 +108,30 @@ def _writes_whole(stmt, buf, lane_vars=None) -> bool:
     return False
 
 
+def _referenced(stmt) -> frozenset:
+    """Every buffer a statement (with its body) names; cached on the statement, because each
+    allocation's analysis scans the rest of the kernel."""
+    cached = getattr(stmt, "_t2t_referenced", None)
+    if cached is None:
+        found = set()
+        for s in ir.walk([stmt]):
+            found.update(load.buffer for load in ir.loads_in(s))
+            for value in vars(s).values():
+                if isinstance(value, ir.Region):
+                    found.add(value.buffer)
+                elif isinstance(value, ir.Buffer):
+                    found.add(value)
+        cached = frozenset(found)
+        stmt._t2t_referenced = cached
+    return cached
+
+
 def first_access(stmts, buf, lane_vars=None) -> str | None:
     """'write' if ``buf`` is wholly written before it is read in ``stmts``, 'read' if it may be
     read (or partly written) first, None if untouched."""
     for k, s in enumerate(stmts):
+        if buf not in _referenced(s):
+            continue
         if _reads(s, buf):
             return "read"
         if _writes_whole(s, buf, lane_vars):
@@ -134,7 +154,7 @@ def first_access(stmts, buf, lane_vars=None) -> str | None:
 
 
 def _touched(stmts, buf) -> bool:
-    for s in ir.walk(stmts):
+    for s in ir.walk([s for s in stmts if buf in _referenced(s)]):
         if _reads(s, buf) or _writes_whole(s, buf, {}):
             return True
         if isinstance(s, ir.Store) and s.buffer is buf:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import functools
 import inspect
 import operator
 
@@ -52,6 +53,11 @@ UNARY_MATH = {
     "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
 }  # fmt: skip
 _PREDICATES = {"isnan", "isinf", "isfinite"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature(fn) -> inspect.Signature:
+    return inspect.signature(fn)  # computed once per T.* primitive, not once per call site
 
 
 class _Return(Exception):
@@ -711,7 +717,7 @@ class Binder:
         weight seen as a 2-D matrix).  None for a plain ``T.Tensor(...)`` annotation value."""
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        bound = inspect.signature(type(proxy).__call__).bind(proxy, *args, **kwargs)
+        bound = _signature(type(proxy).__call__).bind(proxy, *args, **kwargs)
         data = bound.arguments.get("data")
         if not isinstance(data, _BufferData):
             return None
@@ -724,7 +730,7 @@ class Binder:
     def call_args(self, fn, node: ast.Call) -> dict:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        sig = inspect.signature(getattr(fn, "__wrapped__", fn))
+        sig = _signature(getattr(fn, "__wrapped__", fn))
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
@@ -736,7 +742,7 @@ class Binder:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         params = [a.arg for a in macro.tree.args.args]
-        sig = inspect.signature(macro.func)
+        sig = _signature(macro.func)
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         saved_source, saved_file = self.source, self.file

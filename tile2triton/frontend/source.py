@@ -21,7 +21,7 @@ class FunctionSource:
     def from_function(cls, func):
         try:
             file = inspect.getsourcefile(func) or inspect.getfile(func)
-            lines, _ = inspect.findsource(func)
+            lines = None if func.__code__ in _TREES else inspect.findsource(func)[0]
         except (OSError, TypeError) as exc:
             from ..errors import Tile2TritonError
 
@@ -29,20 +29,7 @@ class FunctionSource:
                 f"tile2triton reads a kernel's Python source, and the source of {getattr(func, '__qualname__', func)!r} "
                 f"is not available ({exc}): define kernels in a .py file, not in an interactive session or exec()"
             ) from None
-        first = func.__code__.co_firstlineno - 1
-        # Decorators come before co_firstlineno on 3.8+? No: co_firstlineno is the first decorator.
-        block = inspect.getblock(lines[first:])
-        text = textwrap.dedent("".join(block))
-        indent = len(block[0]) - len(block[0].lstrip())
-        module = ast.parse(text)
-        ast.increment_lineno(module, first)
-        if indent:
-            for node in ast.walk(module):
-                if hasattr(node, "col_offset"):
-                    node.col_offset += indent
-                    if getattr(node, "end_col_offset", None) is not None:
-                        node.end_col_offset += indent
-        tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        tree = _function_tree(func.__code__, file, lines)
         scope = dict(func.__globals__)
         if func.__closure__:
             for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -55,6 +42,53 @@ class FunctionSource:
     @property
     def name(self) -> str:
         return self.func.__name__
+
+
+_TREES: dict = {}  # code object -> its FunctionDef (a factory builds the same inner kernel many times)
+_MODULES: dict = {}  # file -> (source lines, parsed module)
+
+
+def _function_tree(code, file: str, lines: list) -> ast.FunctionDef:
+    """The function's AST with file line numbers: found in the file's module AST (parsed once
+    per file), or, where that fails (source that does not parse as a whole), its own block."""
+    tree = _TREES.get(code)
+    if tree is not None:
+        return tree
+    cached = _MODULES.get(file)
+    if cached is None or cached[0] is not lines:
+        try:
+            cached = (lines, ast.parse("".join(lines)))
+        except SyntaxError:
+            cached = (lines, None)
+        _MODULES[file] = cached
+    first = code.co_firstlineno  # the first decorator's line, or the def's
+    tree = None
+    if cached[1] is not None:
+        for node in ast.walk(cached[1]):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+                start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if start == first:
+                    tree = node
+                    break
+    if tree is None:
+        tree = _block_tree(lines, first - 1)
+    _TREES[code] = tree
+    return tree
+
+
+def _block_tree(lines: list, first: int) -> ast.FunctionDef:
+    block = inspect.getblock(lines[first:])
+    text = textwrap.dedent("".join(block))
+    indent = len(block[0]) - len(block[0].lstrip())
+    module = ast.parse(text)
+    ast.increment_lineno(module, first)
+    if indent:
+        for node in ast.walk(module):
+            if hasattr(node, "col_offset"):
+                node.col_offset += indent
+                if getattr(node, "end_col_offset", None) is not None:
+                    node.end_col_offset += indent
+    return next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 class KernelSource(FunctionSource):

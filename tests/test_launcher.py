@@ -220,3 +220,104 @@ def test_cpu_and_cuda_calls_share_one_kernel():
     assert ".is_cpu" in source and ".is_cuda" in source
     args = (torch.randn(6, 40, dtype=torch.float16), torch.randn(6, 40, dtype=torch.float16, device="cuda"), 1.0, 0)
     assert _error(k, args) == _error(_cold(k), args)
+
+
+# ---------------------------------------------------------------- eager style: the generated entry
+
+
+@tilelang.jit
+def scale_add(A, B, block_M=16, block_N=32, alpha: T.float32 = 2.0):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B: T.Tensor((M, N), T.float32)
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        for i, j in T.Parallel(block_M, block_N):
+            C[by * block_M + i, bx * block_N + j] = (
+                A[by * block_M + i, bx * block_N + j] * alpha + B[by * block_M + i, bx * block_N + j]
+            )
+    return C
+
+
+@tilelang.jit
+def add_dyn(X, block=32):
+    N = T.dynamic("N")
+    X: T.Tensor((N,), T.float32)
+    Y = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            Y[bx * block + i] = X[bx * block + i] + 1.0
+    return Y
+
+
+@tilelang.jit
+def rows_plus_one(A, block=32):
+    M, N, sM = T.const("M, N, sM")
+    A: T.StridedTensor((M, N), (sM, 1), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, block), M, threads=32) as (bx, by):
+        for j in T.Parallel(block):
+            B[by, bx * block + j] = A[by, bx * block + j] + 1.0
+    return B
+
+
+def test_eager_repeat_calls_are_remembered(dev):
+    a, b = torch.randn(9, 40, device=dev), torch.randn(9, 40, device=dev)
+    calls = scale_add._eager._calls
+    for args, alpha in (((a, b), 2.0), ((a, b, 16, 32), 2.0), ((a, b, 8, 8, -1.5), -1.5)):
+        for _ in range(3):  # the first call binds, the next ones hit the remembered key
+            assert_close(scale_add(*args), a.double() * alpha + b.double(), 1e-5, 1e-5)
+    assert len(calls) >= 3
+    # a run-time scalar is not part of the key: another value, same entry, new result
+    assert_close(scale_add(a, b, 8, 8, 0.25), a.double() * 0.25 + b.double(), 1e-5, 1e-5)
+    n = len(calls)
+    assert_close(scale_add(a, b, 8, 8, 4.0), a.double() * 4 + b.double(), 1e-5, 1e-5)
+    assert len(calls) == n
+
+
+def test_eager_remembered_key_still_validates(dev):
+    a, b = torch.randn(9, 40, device=dev), torch.randn(9, 40, device=dev)
+    scale_add(a, b)
+    scale_add(a, b)
+    with pytest.raises(KernelCallError, match=r"parameter 'B' expects dtype torch.float32, got torch.float16"):
+        scale_add(a, b.half())
+    with pytest.raises(KernelCallError, match=r"parameter 'A' must be contiguous"):
+        scale_add(torch.randn(40, 9, device=dev).t(), b)
+    with pytest.raises(KernelCallError, match=r"T.const 'N' is bound twice with different values"):
+        scale_add(a, torch.randn(9, 41, device=dev))
+    with pytest.raises(KernelCallError, match=r"parameter 'alpha' expects a float32 scalar, got str 'x'"):
+        scale_add(a, b, 16, 32, "x")
+
+
+def test_eager_dynamic_sizes_share_one_kernel(dev, monkeypatch):
+    import tile2triton.eager as eager
+
+    monkeypatch.setattr(eager, "_MAX_CALLS", 3)  # past the cap, calls take the second tier
+    for n in (5, 40, 33, 64, 5, 100, 40):
+        x = torch.randn(n, device=dev)
+        assert_close(add_dyn(x), x.double() + 1, 1e-6, 1e-6)
+        assert_close(add_dyn(x, 16), x.double() + 1, 1e-6, 1e-6)
+    assert len(add_dyn._eager._calls) <= 3
+    assert add_dyn._eager.cache_info()["kernels"] == 2  # one per block size
+
+
+def test_eager_stride_constants_are_not_keyed_by_shape(dev):
+    base50, base60 = torch.randn(11, 50, device=dev), torch.randn(11, 60, device=dev)
+    for view in (base50[:, 3:40], base60[:, 3:40], base50[:, 3:40]):
+        assert_close(rows_plus_one(view), view.double() + 1, 1e-6, 1e-6)
+    assert not rows_plus_one._eager._calls
+
+
+def test_eager_unusual_arguments_take_the_full_path(dev):
+    a, b = torch.randn(9, 40, device=dev), torch.randn(9, 40, device=dev)
+    p = torch.nn.Parameter(a.clone(), requires_grad=False)
+    calls = scale_add._eager._calls
+    calls.clear()
+    assert_close(scale_add(p, b), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert_close(scale_add(p, b), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert not calls  # a tensor subclass would be keyed by identity
+    assert_close(scale_add(a, b, alpha=3.0), a.double() * 3 + b.double(), 1e-5, 1e-5)
+    assert not calls  # keyword arguments
+    assert_close(scale_add(A=a, B=b), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    with pytest.raises(KernelCallError, match=r"scale_add takes 5 positional argument"):
+        scale_add(a, b, 16, 32, 2.0, 7)

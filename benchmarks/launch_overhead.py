@@ -17,12 +17,15 @@ Run on a GPU: PYTHONPATH=. python benchmarks/launch_overhead.py
 On a CPU it runs through Triton's interpreter with few iterations (a smoke test; the numbers
 then mostly measure the interpreter).
 
-``--host-only`` (any machine; CPU tensors) measures only tile2triton's own Python: each
-kernel's Triton function gets a no-op ``run`` (what ``fn[grid](...)`` and the runtime call), and
-every row is compared with that same no-op called directly (plus ``torch.empty`` where the
-kernel allocates an output).  TRITON_INTERPRET=1 is set for the process so that a warm
-interpreted launch takes the same path as a GPU launch (no per-call switch into the
-interpreter); the remaining difference from the GPU path is the device-kind test.
+``--host-only`` (any machine; CPU tensors unless ``--device cuda``) measures only tile2triton's own Python: each
+kernel's Triton function gets a no-op ``run`` before its first call (``fn[grid](...)`` and the
+runtime's generated launcher both end in ``run``), and every row is compared with that same
+no-op called directly (plus ``torch.empty`` where the kernel allocates an output).
+TRITON_INTERPRET=1 is set for the process so that a warm interpreted launch takes the same
+path as a GPU launch (no per-call switch into the interpreter); what remains different from
+the GPU path is the device test (``is_cpu`` instead of ``is_cuda``/``get_device``) and the
+interpreted branch's TRITON_INTERPRET check.  Expect the GPU host's numbers to be lower by the
+ratio of the two machines' single-thread speed.
 """
 
 import argparse
@@ -108,67 +111,6 @@ def bench(fn, n: int, sync) -> float:
     return statistics.median(times)
 
 
-def _noop(*args, grid=None, warmup=False, **kwargs):
-    """Stands in for a Triton function's ``run`` (the launch itself) in --host-only mode."""
-    return None
-
-
-def host_only(iters: int, n: int) -> int:
-    """Median host time per call with the Triton launch replaced by a no-op (CPU tensors)."""
-    os.environ["TRITON_INTERPRET"] = "1"
-    a = torch.randn(n)
-    b = torch.empty(n)
-    k_static, k_inplace, k_dynamic = copy_static(n), copy_inplace(n), copy_dynamic()
-    k_eager = copy_eager.compile(a)
-    launches = {}
-    for name, k in (("static", k_static), ("inplace", k_inplace), ("dynamic", k_dynamic), ("eager", k_eager)):
-        fn, static, grid_fns, num_warps = _direct(k, True)
-        # the instance attribute shadows the method, before the first call: every launch ends here
-        fn.run = _noop
-        launches[name] = (static, num_warps)
-    # first calls (not timed): the kernels become warm, as after their first real launch
-    assert k_static(a).shape == a.shape and k_dynamic(a).shape == a.shape and copy_eager(a).shape == a.shape
-    assert k_inplace(a, b) is None
-    grid, nw = launches["inplace"]
-    dgrid = (triton_cdiv(n, BLOCK),)
-    dnw = launches["dynamic"][1]
-
-    def direct():
-        _noop(a, b, grid=grid, warmup=False, num_warps=nw)
-
-    def direct_empty():
-        out = torch.empty(n, dtype=torch.float32, device=a.device)
-        _noop(a, out, grid=grid, warmup=False, num_warps=nw)
-
-    def direct_dynamic():
-        out = torch.empty(n, dtype=torch.float32, device=a.device)
-        _noop(a, out, n, grid=dgrid, warmup=False, num_warps=dnw)
-
-    cases = {
-        "direct": direct, "direct_empty": direct_empty, "direct_dyn": direct_dynamic,
-        "inplace": lambda: k_inplace(a, b), "jit": lambda: k_static(a), "eager": lambda: copy_eager(a),
-        "dyn": lambda: k_dynamic(a),
-    }  # fmt: skip
-    t = _interleaved(cases, iters, lambda: None)
-    rows = [
-        ("no-op run(a, b, grid=...)", t["direct"], None),
-        ("torch.empty + no-op run", t["direct_empty"], None),
-        ("torch.empty + no-op run (dynamic: + n)", t["direct_dyn"], None),
-        ("tile2triton inplace (vs no-op)", t["inplace"], t["inplace"] - t["direct"]),
-        ("tile2triton JITKernel out_idx (vs empty + no-op)", t["jit"], t["jit"] - t["direct_empty"]),
-        ("tile2triton eager (vs empty + no-op)", t["eager"], t["eager"] - t["direct_empty"]),
-        ("tile2triton dynamic (vs empty + no-op dynamic)", t["dyn"], t["dyn"] - t["direct_dyn"]),
-    ]
-    print(f"# host-only launch overhead (Triton launch replaced by a no-op): {n} fp32 elements, CPU tensors; "
-          f"per row the median of {_ROUNDS} interleaved rounds, each the median of {max(1, iters // _ROUNDS)} calls")  # fmt: skip
-    _print_rows(rows)
-    return 0
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 _ROUNDS = 5
 
 
@@ -201,15 +143,75 @@ def _print_rows(rows) -> None:
         print(f"| {name:<48} | {t * 1e6:10.2f} | {extra} |")
 
 
+def _noop(*args, grid=None, warmup=False, **kwargs):
+    """Stands in for a Triton function's ``run`` (the launch itself) in --host-only mode."""
+    return None
+
+
+def host_only(iters: int, n: int, device: str) -> int:
+    """Median host time per call with the Triton launch replaced by a no-op."""
+    interpret = device == "cpu"
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    a = torch.randn(n, device=device)
+    b = torch.empty(n, device=device)
+    k_static, k_inplace, k_dynamic = copy_static(n), copy_inplace(n), copy_dynamic()
+    k_eager = copy_eager.compile(a)
+    launches = {}
+    for name, k in (("static", k_static), ("inplace", k_inplace), ("dynamic", k_dynamic), ("eager", k_eager)):
+        fn, static, grid_fns, num_warps = _direct(k, interpret)
+        # the instance attribute shadows the method, before the first call: every launch ends here
+        fn.run = _noop
+        launches[name] = (static, num_warps)
+    # first calls (not timed): the kernels become warm, as after their first real launch
+    assert k_static(a).shape == a.shape and k_dynamic(a).shape == a.shape and copy_eager(a).shape == a.shape
+    assert k_inplace(a, b) is None
+    grid, nw = launches["inplace"]
+    dgrid = (-(-n // BLOCK),)
+    dnw = launches["dynamic"][1]
+
+    def direct():
+        _noop(a, b, grid=grid, warmup=False, num_warps=nw)
+
+    def direct_empty():
+        out = torch.empty(n, dtype=torch.float32, device=a.device)
+        _noop(a, out, grid=grid, warmup=False, num_warps=nw)
+
+    def direct_dynamic():
+        out = torch.empty(n, dtype=torch.float32, device=a.device)
+        _noop(a, out, n, grid=dgrid, warmup=False, num_warps=dnw)
+
+    cases = {
+        "direct": direct, "direct_empty": direct_empty, "direct_dyn": direct_dynamic,
+        "inplace": lambda: k_inplace(a, b), "jit": lambda: k_static(a), "eager": lambda: copy_eager(a),
+        "dyn": lambda: k_dynamic(a),
+    }  # fmt: skip
+    t = _interleaved(cases, iters, lambda: None)
+    rows = [
+        ("no-op run(a, b, grid=...)", t["direct"], None),
+        ("torch.empty + no-op run", t["direct_empty"], None),
+        ("torch.empty + no-op run (dynamic: + n)", t["direct_dyn"], None),
+        ("tile2triton inplace (vs no-op)", t["inplace"], t["inplace"] - t["direct"]),
+        ("tile2triton JITKernel out_idx (vs empty + no-op)", t["jit"], t["jit"] - t["direct_empty"]),
+        ("tile2triton eager (vs empty + no-op)", t["eager"], t["eager"] - t["direct_empty"]),
+        ("tile2triton dynamic (vs empty + no-op dynamic)", t["dyn"], t["dyn"] - t["direct_dyn"]),
+    ]
+    print(f"# host-only launch overhead (Triton launch replaced by a no-op): {n} fp32 elements on {device}; "
+          f"per row the median of {_ROUNDS} interleaved rounds, each the median of {max(1, iters // _ROUNDS)} calls")  # fmt: skip
+    _print_rows(rows)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=None, help="calls per row (default 5000 on GPU, 20 on CPU)")
     parser.add_argument("--n", type=int, default=BLOCK, help="elements copied (default one block)")
     parser.add_argument("--host-only", action="store_true",
-                        help="CPU tensors, Triton launch replaced by a no-op: tile2triton's own host time")  # fmt: skip
+                        help="Triton launch replaced by a no-op: tile2triton's own host time")  # fmt: skip
+    parser.add_argument("--device", default="cpu", help="--host-only: the tensors' device (default cpu)")
     args = parser.parse_args(argv)
     if args.host_only:
-        return host_only(args.iters or 5000, args.n)
+        return host_only(args.iters or 5000, args.n, args.device)
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     iters = args.iters or (5000 if cuda else 20)

@@ -48,7 +48,7 @@ from .language.dtypes import DType
 from .language.proxy import TensorType
 from .passes.check import check
 from .runtime.cache import stats
-from .runtime.kernel import JITKernel
+from .runtime.kernel import JITKernel, exec_generated
 
 _MISSING = object()
 _TENSOR = "<tensor>"  # phase-1 key entry of a parameter given a tensor
@@ -223,7 +223,7 @@ class EagerFunction:
         # positional calls seen to work: call key (_key_source) -> (kernel, picker of its inputs or None)
         self._calls: dict = {}
         self._pickers: dict = {}
-        self._entry: Callable = _generate_entry(self)
+        self._entry, self._call_keys = _generate_entry(self)
 
     # ---------------------------------------------------------------- public API
     # ``fn(*args)`` is the generated entry (``_generate_entry``): a call whose shapes and values
@@ -419,11 +419,12 @@ def _key_source(fn: EagerFunction, n: int) -> str:
     return "(" + "".join(f"{p}, " for p in parts) + ")"
 
 
-def _generate_entry(fn: EagerFunction) -> Callable:
+def _generate_entry(fn: EagerFunction) -> tuple[Callable, dict]:
     """``fn(*args)``: a call of remembered shapes and values goes straight to its kernel's launcher.
 
     One branch per arity served; the key is built inline, looked up in ``fn._calls``, and the
-    kernel called with the arguments (or those its picker selects, defaults filled in).
+    kernel called with the arguments (or those its picker selects, defaults filled in).  Also
+    returns, per arity, the function computing the same key (to remember a call under it).
     """
     env = {"Tensor": torch.Tensor, "calls": fn._calls, "slow": fn._call}
     lines = ["def entry(*args, **kwargs):", "    if not kwargs:", "        n = len(args)"]
@@ -447,12 +448,8 @@ def _generate_entry(fn: EagerFunction) -> Callable:
             "                return kernel._entry(*pick(args))",
         ]
     lines.append("    return slow(*args, **kwargs)")
-    source = "\n".join(lines + list(keys.values())) + "\n"
-    exec(compile(source, f"<tile2triton entry {fn.name}>", "exec"), env)  # noqa: S102 - generated above
-    fn._call_keys = {n: env[f"key{n}"] for n in keys}
-    entry = env["entry"]
-    entry.source = source
-    return entry
+    entry = exec_generated("\n".join(lines + list(keys.values())) + "\n", f"entry {fn.name}", env, "entry")
+    return entry, {n: env[f"key{n}"] for n in keys}
 
 
 def _picker(inputs: tuple, n: int, defaults: list) -> Callable:

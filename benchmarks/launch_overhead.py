@@ -16,9 +16,20 @@ Rows:
 Run on a GPU: PYTHONPATH=. python benchmarks/launch_overhead.py
 On a CPU it runs through Triton's interpreter with few iterations (a smoke test; the numbers
 then mostly measure the interpreter).
+
+``--host-only`` (any machine; CPU tensors unless ``--device cuda``) measures only tile2triton's own Python: each
+kernel's Triton function gets a no-op ``run`` before its first call (``fn[grid](...)`` and the
+runtime's generated launcher both end in ``run``), and every row is compared with that same
+no-op called directly (plus ``torch.empty`` where the kernel allocates an output).
+TRITON_INTERPRET=1 is set for the process so that a warm interpreted launch takes the same
+path as a GPU launch (no per-call switch into the interpreter); what remains different from
+the GPU path is the device test (``is_cpu`` instead of ``is_cuda``/``get_device``) and the
+interpreted branch's TRITON_INTERPRET check.  Expect the GPU host's numbers to be lower by the
+ratio of the two machines' single-thread speed.
 """
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -100,11 +111,107 @@ def bench(fn, n: int, sync) -> float:
     return statistics.median(times)
 
 
+_ROUNDS = 5
+
+
+def _interleaved(cases: dict, iters: int, sync, interpret_direct: bool = False) -> dict:
+    """Per case the median of _ROUNDS rounds, the cases interleaved so that drift hits all alike."""
+    samples = {name: [] for name in cases}
+    for _ in range(_ROUNDS):
+        for name, case in cases.items():
+            ctx = interpreter_mode(True) if interpret_direct and name.startswith("direct") else None
+            if ctx:
+                ctx.__enter__()
+            try:
+                samples[name].append(bench(case, max(1, iters // _ROUNDS), sync))
+            finally:
+                if ctx:
+                    ctx.__exit__(None, None, None)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def _print_rows(rows) -> None:
+    import triton
+
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
+    print(f"# device: {gpu}; torch {torch.__version__}; triton {triton.__version__}; "
+          f"python {platform.python_version()}")  # fmt: skip
+    print(f"| {'call':<48} | {'median us':>10} | {'added us':>9} |")
+    print(f"|{'-' * 50}|{'-' * 12}|{'-' * 11}|")
+    for name, t, added in rows:
+        extra = f"{added * 1e6:9.2f}" if added is not None else f"{'':9}"
+        print(f"| {name:<48} | {t * 1e6:10.2f} | {extra} |")
+
+
+def _noop(*args, grid=None, warmup=False, **kwargs):
+    """Stands in for a Triton function's ``run`` (the launch itself) in --host-only mode."""
+    return None
+
+
+def host_only(iters: int, n: int, device: str) -> int:
+    """Median host time per call with the Triton launch replaced by a no-op."""
+    interpret = device == "cpu"
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    a = torch.randn(n, device=device)
+    b = torch.empty(n, device=device)
+    k_static, k_inplace, k_dynamic = copy_static(n), copy_inplace(n), copy_dynamic()
+    k_eager = copy_eager.compile(a)
+    launches = {}
+    for name, k in (("static", k_static), ("inplace", k_inplace), ("dynamic", k_dynamic), ("eager", k_eager)):
+        fn, static, grid_fns, num_warps = _direct(k, interpret)
+        # the instance attribute shadows the method, before the first call: every launch ends here
+        fn.run = _noop
+        launches[name] = (static, num_warps)
+    # first calls (not timed): the kernels become warm, as after their first real launch
+    assert k_static(a).shape == a.shape and k_dynamic(a).shape == a.shape and copy_eager(a).shape == a.shape
+    assert k_inplace(a, b) is None
+    grid, nw = launches["inplace"]
+    dgrid = (-(-n // BLOCK),)
+    dnw = launches["dynamic"][1]
+
+    def direct():
+        _noop(a, b, grid=grid, warmup=False, num_warps=nw)
+
+    def direct_empty():
+        out = torch.empty(n, dtype=torch.float32, device=a.device)
+        _noop(a, out, grid=grid, warmup=False, num_warps=nw)
+
+    def direct_dynamic():
+        out = torch.empty(n, dtype=torch.float32, device=a.device)
+        _noop(a, out, n, grid=dgrid, warmup=False, num_warps=dnw)
+
+    cases = {
+        "direct": direct, "direct_empty": direct_empty, "direct_dyn": direct_dynamic,
+        "inplace": lambda: k_inplace(a, b), "jit": lambda: k_static(a), "eager": lambda: copy_eager(a),
+        "dyn": lambda: k_dynamic(a),
+    }  # fmt: skip
+    t = _interleaved(cases, iters, lambda: None)
+    rows = [
+        ("no-op run(a, b, grid=...)", t["direct"], None),
+        ("torch.empty + no-op run", t["direct_empty"], None),
+        ("torch.empty + no-op run (dynamic: + n)", t["direct_dyn"], None),
+        ("tile2triton inplace (vs no-op)", t["inplace"], t["inplace"] - t["direct"]),
+        ("tile2triton JITKernel out_idx (vs empty + no-op)", t["jit"], t["jit"] - t["direct_empty"]),
+        ("tile2triton eager (vs empty + no-op)", t["eager"], t["eager"] - t["direct_empty"]),
+        ("tile2triton dynamic (vs empty + no-op dynamic)", t["dyn"], t["dyn"] - t["direct_dyn"]),
+    ]
+    print(f"# host-only launch overhead (Triton launch replaced by a no-op): {n} fp32 elements on {device}; "
+          f"per row the median of {_ROUNDS} interleaved rounds, each the median of {max(1, iters // _ROUNDS)} calls")  # fmt: skip
+    _print_rows(rows)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=None, help="calls per row (default 5000 on GPU, 20 on CPU)")
     parser.add_argument("--n", type=int, default=BLOCK, help="elements copied (default one block)")
+    parser.add_argument("--host-only", action="store_true",
+                        help="Triton launch replaced by a no-op: tile2triton's own host time")  # fmt: skip
+    parser.add_argument("--device", default="cpu", help="--host-only: the tensors' device (default cpu)")
     args = parser.parse_args(argv)
+    if args.host_only:
+        return host_only(args.iters or 5000, args.n, args.device)
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     iters = args.iters or (5000 if cuda else 20)
@@ -143,20 +250,7 @@ def main(argv=None) -> int:
         "jit": lambda: k_static(a), "inplace": lambda: k_inplace(a, b), "eager": lambda: copy_eager(a),
         "dyn": lambda: k_dynamic(a),
     }  # fmt: skip
-    # interleave the rows in rounds so that clock drift and noise hit every row alike
-    rounds = 5
-    samples = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, case in cases.items():
-            ctx = interpreter_mode(True) if interpret and name.startswith("direct") else None
-            if ctx:
-                ctx.__enter__()
-            try:
-                samples[name].append(bench(case, max(1, iters // rounds), sync))
-            finally:
-                if ctx:
-                    ctx.__exit__(None, None, None)
-    t = {name: statistics.median(v) for name, v in samples.items()}
+    t = _interleaved(cases, iters, sync, interpret_direct=interpret)
     rows = [
         ("triton direct: fn[grid](a, b)", t["direct"], None),
         ("triton direct: fn.run(a, b, grid=...)", t["direct_run"], None),
@@ -167,20 +261,11 @@ def main(argv=None) -> int:
         ("triton direct dynamic + torch.empty", t["direct_dyn"], None),
         ("tile2triton dynamic (vs direct dynamic)", t["dyn"], t["dyn"] - t["direct_dyn"]),
     ]
-    gpu = torch.cuda.get_device_name() if cuda else "none (Triton interpreter)"
-    import triton
-
     print(
-        f"# launch overhead: {n} fp32 elements; per row the median of {rounds} interleaved rounds, "
-        f"each the median of {max(1, iters // rounds)} calls"
+        f"# launch overhead: {n} fp32 elements; per row the median of {_ROUNDS} interleaved rounds, "
+        f"each the median of {max(1, iters // _ROUNDS)} calls" + ("" if cuda else " (Triton interpreter)")
     )
-    print(f"# device: {gpu}; torch {torch.__version__}; triton {triton.__version__}; "
-          f"python {platform.python_version()}")  # fmt: skip
-    print(f"| {'call':<44} | {'median us':>10} | {'added us':>9} |")
-    print(f"|{'-' * 46}|{'-' * 12}|{'-' * 11}|")
-    for name, t, added in rows:
-        extra = f"{added * 1e6:9.2f}" if added is not None else f"{'':9}"
-        print(f"| {name:<44} | {t * 1e6:10.2f} | {extra} |")
+    _print_rows(rows)
     return 0
 
 

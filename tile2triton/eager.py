@@ -25,12 +25,18 @@ constants' values) holds the compiled ``JITKernel``.  ``T.dynamic`` sizes are no
 key: one kernel serves every size.  The tensors' dtypes and device kind are not key parts either:
 dtypes are fixed by the declarations (themselves fixed by the compile-time values), a tensor of
 another dtype is a call error, and each ``JITKernel`` holds one lowering per device kind.
+
+In front of both, a call of positional arguments whose shapes and compile-time values were seen
+in a call that worked goes through a generated entry: its key (shapes, values) is one dict
+lookup to the kernel, whose own generated launcher then checks and launches.
 """
 
 from __future__ import annotations
 
 import ast
+import operator
 import threading
+from collections.abc import Callable
 
 import torch
 
@@ -42,7 +48,7 @@ from .language.dtypes import DType
 from .language.proxy import TensorType
 from .passes.check import check
 from .runtime.cache import stats
-from .runtime.kernel import JITKernel
+from .runtime.kernel import JITKernel, exec_generated
 
 _MISSING = object()
 _TENSOR = "<tensor>"  # phase-1 key entry of a parameter given a tensor
@@ -203,33 +209,84 @@ class EagerFunction:
             elif isinstance(ann, TensorType):
                 self.signature_tensors.add(a.arg)
         self.scalar_index = [self.index[n] for n in self.scalars]
+        # all-positional arities the generated entry serves: the parameters after them have defaults
+        kwonly = [a.arg for a in tree.args.kwonlyargs]
+        self.n_min = self.n_positional - len(func.__defaults__ or ())
+        if any(name not in self.defaults for name in kwonly):
+            self.n_min = self.n_positional + 1  # a keyword-only parameter must be given: none
         self._value_index = [i for i, n in enumerate(self.param_names) if n not in self.scalars]
         self._plans: dict = {}
         self._kernels: dict = {}
-        self._fast: dict = {}  # all-positional calls: phase-1 key -> (shape readers, {consts: kernel}, inputs)
+        # second tier, all-positional calls: phase-1 key -> (shape readers, {consts: kernel}, inputs, plan)
+        self._fast: dict = {}
         self._lock = threading.RLock()
+        # positional calls seen to work: call key (_key_source) -> (kernel, picker of its inputs or None)
+        self._calls: dict = {}
+        self._pickers: dict = {}
+        self._entry, self._call_keys = _generate_entry(self)
 
     # ---------------------------------------------------------------- public API
-    def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == len(self.param_names):
-            # fast path (every argument positional): phase-1 key from the non-tensor values, then
-            # the constants read straight from the shapes; anything unusual takes the full path
+    # ``fn(*args)`` is the generated entry (``_generate_entry``): a call whose shapes and values
+    # were seen before is one dict lookup, then the kernel's own launcher; others go to ``_call``
+    __call__ = property(operator.attrgetter("_entry"), doc="Bind the constants, compile if new, run the kernel.")
+
+    def _call(self, *args, **kwargs):
+        """Every call the generated entry does not serve: bind, compile if new, run, remember."""
+        positional = not kwargs and len(args) == len(self.param_names)
+        if positional:
+            # second tier (every argument positional): phase-1 key from the non-tensor values,
+            # then the constants read straight from the shapes; anything unusual takes the full path
             key = tuple([_TENSOR if isinstance(v, torch.Tensor) else (v.__class__, v) for v in args])
             fast = self._fast.get(key)
             if fast is not None:
-                readers, kernels, inputs = fast
+                readers, kernels, inputs, fast_plan = fast
                 try:
                     consts = tuple([args[i].shape[d] for i, d, ndim in readers if args[i].ndim == ndim])
                 except (AttributeError, IndexError, TypeError):
                     consts = None
                 kernel = kernels.get(consts) if consts is not None and len(consts) == len(readers) else None
                 if kernel is not None:
-                    return kernel(*args) if inputs is None else kernel(*[args[i] for i in inputs])
+                    out = kernel(*args) if inputs is None else kernel(*[args[i] for i in inputs])
+                    self._remember_call(args, fast_plan, kernel)
+                    return out
         values, extra = self._bind_args(args, kwargs)
         kernel, plan = self._kernel_for(values, extra, need_tensors=True)
-        if not kwargs and len(args) == len(self.param_names):
+        if positional:
             self._remember(args, plan, kernel)
-        return kernel(*[values[i] for i in plan.inputs])
+        out = kernel(*[values[i] for i in plan.inputs])
+        if not kwargs:
+            self._remember_call(args, plan, kernel)
+        return out
+
+    def _remember_call(self, args, plan: _Plan, kernel: JITKernel) -> None:
+        """Let the generated entry serve later calls with these argument shapes and values."""
+        if len(self._calls) >= _MAX_CALLS or not self._call_key_ok(args, plan):
+            return
+        try:
+            key = self._call_keys[len(args)](*args)
+            hash(key)
+        except TypeError:  # an unhashable compile-time value
+            return
+        inputs = tuple(plan.inputs)
+        n = len(args)
+        pick = None
+        if inputs != tuple(range(n)):
+            pick = self._pickers.get((n, inputs))
+            if pick is None:
+                pick = self._pickers[(n, inputs)] = _picker(inputs, n, [self._default(i) for i in inputs])
+        self._calls[key] = (kernel, pick)
+
+    def _call_key_ok(self, args, plan: _Plan) -> bool:
+        """Does the call key (shapes and compile-time values) determine the kernel for these arguments?"""
+        if not self.n_min <= len(args) <= self.n_positional:
+            return False
+        if any(src[2] != "shape" for _, sources in plan.flat for src in sources):
+            return False  # a constant read from a stride: strides are not in the key
+        # a tensor subclass enters the key as itself (by identity): never seen again
+        return all(a.__class__ is torch.Tensor for a in args if isinstance(a, torch.Tensor))
+
+    def _default(self, i: int):
+        return self.defaults.get(self.param_names[i], _MISSING)
 
     def _remember(self, args, plan: _Plan, kernel: JITKernel) -> None:
         """Let later all-positional calls with these compile-time values skip the full binding."""
@@ -243,7 +300,7 @@ class EagerFunction:
         readers = tuple((src[0][0], src[0][3], len(src[0][4].shape)) for _, src in plan.flat)
         inputs = None if plan.inputs == list(range(len(args))) else tuple(plan.inputs)
         consts = tuple(args[i].shape[d] for i, d, _ in readers)
-        entry = self._fast.setdefault(key, (readers, {}, inputs))
+        entry = self._fast.setdefault(key, (readers, {}, inputs, plan))
         entry[1][consts] = kernel
 
     def compile(self, *args, **kwargs) -> JITKernel:
@@ -342,6 +399,69 @@ class EagerFunction:
                     kernel = JITKernel(func, target=self.options.get("target"))
                     self._kernels[key] = kernel
         return kernel, plan
+
+
+# call keys remembered per function (T.dynamic sizes make one key per shape); calls of keys
+# past it take ``_call``
+_MAX_CALLS = 1024
+
+
+def _key_source(fn: EagerFunction, n: int) -> str:
+    """The call key of ``n`` positional arguments ``a0..``: per tensor its shape, per compile-time
+    value (class, value), per run-time scalar None (the kernel checks its value; the entry keeps
+    the key's length the arity, so a scalar given is never mistaken for its default)."""
+    parts = []
+    for i in range(n):
+        if i in fn.scalar_index:
+            parts.append("None")
+        else:
+            parts.append(f"a{i}.shape if a{i}.__class__ is Tensor else (a{i}.__class__, a{i})")
+    return "(" + "".join(f"{p}, " for p in parts) + ")"
+
+
+def _generate_entry(fn: EagerFunction) -> tuple[Callable, dict]:
+    """``fn(*args)``: a call of remembered shapes and values goes straight to its kernel's launcher.
+
+    One branch per arity served; the key is built inline, looked up in ``fn._calls``, and the
+    kernel called with the arguments (or those its picker selects, defaults filled in).  Also
+    returns, per arity, the function computing the same key (to remember a call under it).
+    """
+    env = {"Tensor": torch.Tensor, "calls": fn._calls, "slow": fn._call}
+    lines = ["def entry(*args, **kwargs):", "    if not kwargs:", "        n = len(args)"]
+    keys = {}
+    arities = list(range(fn.n_positional, fn.n_min - 1, -1))  # all given first: the common call
+    for k, n in enumerate(arities):
+        names = "".join(f"a{i}, " for i in range(n))
+        key = _key_source(fn, n)
+        keys[n] = f"def key{n}({names}):\n    return {key}"
+        lines += [
+            f"        {'if' if k == 0 else 'elif'} n == {n}:",
+            f"            {names}= args" if n else "            pass",
+            "            try:",
+            f"                hit = calls.get({key})",
+            "            except TypeError:  # an unhashable compile-time value",
+            "                hit = None",
+            "            if hit is not None:",
+            "                kernel, pick = hit",
+            "                if pick is None:",
+            f"                    return kernel._entry({names})",
+            "                return kernel._entry(*pick(args))",
+        ]
+    lines.append("    return slow(*args, **kwargs)")
+    entry = exec_generated("\n".join(lines + list(keys.values())) + "\n", f"entry {fn.name}", env, "entry")
+    return entry, {n: env[f"key{n}"] for n in keys}
+
+
+def _picker(inputs: tuple, n: int, defaults: list) -> Callable:
+    """``args -> kernel inputs``: the arguments at ``inputs``, defaults for those not given."""
+    env, parts = {}, []
+    for i, default in zip(inputs, defaults):
+        if i < n:
+            parts.append(f"args[{i}]")
+        else:
+            env[f"d{i}"] = default
+            parts.append(f"d{i}")
+    return eval("lambda args: (" + "".join(f"{p}, " for p in parts) + ")", env)  # noqa: S307 - indices only
 
 
 def _fmt_decl(shape) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import operator
 import threading
+from collections.abc import Callable
 
 from .compiler import compile as compile_prim_func
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
@@ -35,6 +37,7 @@ class JITImpl:
         source = FunctionSource.from_function(func)
         self.lazy = has_inner_prim_func(source.tree)
         self._eager = None
+        self._entry: Callable = self.compile  # lazy style: a call returns the kernel
         if not self.lazy:
             from .eager import EagerFunction
 
@@ -43,11 +46,10 @@ class JITImpl:
                     "out_idx cannot be used with an eager-style @tilelang.jit kernel; return T.empty outputs"
                 )
             self._eager = EagerFunction(source, options)
+            self._entry = self._eager._entry  # eager style: a call runs the kernel
 
-    def __call__(self, *args, **kwargs):
-        if self._eager is not None:
-            return self._eager(*args, **kwargs)
-        return self.compile(*args, **kwargs)
+    # ``fn(*args)`` is ``fn._entry(*args)`` without a forwarding frame (it is on every eager launch)
+    __call__ = property(operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it.")
 
     def compile(self, *args, **kwargs) -> JITKernel:
         if self._eager is not None:

@@ -9,9 +9,13 @@ to name the parameter, the expectation and what was given.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import linecache
 import operator
 import os
 import threading
+from collections.abc import Callable
 
 import torch
 import triton
@@ -102,6 +106,19 @@ def _ensure_allocator() -> None:
     one unless the user did (the setting is per thread: a context variable)."""
     if _allocation is not None and _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:
         triton.set_allocator(_cuda_workspace)
+
+
+# ``os.environ.get`` encodes the key on every call (microseconds); the mapping it reads is cheap
+_ENV_DATA = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey("TRITON_INTERPRET") if _ENV_DATA is not None else None
+_ENV_ONE = os.environ.encodevalue("1") if _ENV_DATA is not None else None
+
+
+def _interpret_env_on() -> bool:
+    """Is TRITON_INTERPRET=1 set now (a warm interpreted launch then needs no mode switch)?"""
+    if _ENV_DATA is not None:
+        return _ENV_DATA.get(_ENV_KEY) == _ENV_ONE
+    return os.environ.get("TRITON_INTERPRET") == "1"
 
 
 _GPU_TARGETS = ("cuda", "hip", "rocm", "gpu")
@@ -249,6 +266,239 @@ class _Launcher:
         self.aligned = sorted({plan.slots[id(a)] for launch in module.launches for a in launch.aligned})
 
 
+class _Unsupported(Exception):
+    """A signature the launcher generator does not handle: calls keep the generic path."""
+
+
+_MISSING = object()  # a generated launcher's default for arguments not given (then: the generic path)
+_NULL_CONTEXT = contextlib.nullcontext()
+
+
+class _Source:
+    """Lines of a generated launcher and the objects its names refer to."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.env: dict = {
+            "Tensor": torch.Tensor,
+            "torch": torch,  # looked up per call, so a patched torch.empty (the tests' poison) is seen
+            "MISSING": _MISSING,
+            "NULL_CONTEXT": _NULL_CONTEXT,
+            "interpreter_mode": interpreter_mode,
+            "interpret_env_on": _interpret_env_on,
+            "translate_error": translate_error,
+        }
+
+    def name(self, value, prefix: str) -> str:
+        """A global name of the generated function bound to ``value``."""
+        name = f"{prefix}{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def expr(self, e, names: dict) -> str:
+        """A grid, shape or stride expression as Python over the local names of the sizes."""
+        if isinstance(e, int):
+            return repr(e)
+        if isinstance(e, ir.Const):
+            return repr(e.value) if type(e.value) is int else self.name(e.value, "c")
+        if isinstance(e, ir.VarRef):
+            if e.var not in names:
+                raise _Unsupported(f"size {e.var.name} is not bound by the arguments")
+            return names[e.var]
+        if isinstance(e, ir.BinOp) and e.op in _HOST_OPS:
+            return f"({self.expr(e.lhs, names)} {e.op} {self.expr(e.rhs, names)})"
+        if isinstance(e, ir.Call) and e.fn in ("max", "min") and len(e.args) == 2:
+            return f"{e.fn}({self.expr(e.args[0], names)}, {self.expr(e.args[1], names)})"
+        if isinstance(e, ir.Cast):
+            return self.expr(e.value, names)
+        raise _Unsupported(f"cannot evaluate {e!r} on the host")
+
+
+def _all(conds: list) -> str:
+    return " and ".join(conds) if conds else "True"
+
+
+def _generate_launcher(kernel: JITKernel) -> Callable | None:
+    """A launcher specialised to ``kernel``'s signature and its warm lowerings, or None.
+
+    The generated function takes the call's arguments, runs the checks of the generic path
+    unrolled for this signature (cheapest first), and launches; an argument that fails any
+    check, or a device kind without a warm lowering, sends the call to ``kernel._call``.
+    """
+    plan = kernel._plan
+    kinds = [(interp, launcher) for interp, launcher in sorted(kernel._compiled.items(), key=lambda kv: str(kv[0]))
+             if isinstance(interp, bool)  # not the variants for misaligned tensors (the generic path's)
+             and launcher.warm and (plan.target is None or (plan.target == "cpu") == interp)]  # fmt: skip
+    tensors = [j for j, spec in enumerate(plan.specs) if spec.__class__ is _TensorSpec]
+    if not kinds or not tensors:
+        return None  # no tensor: the device comes from the target (the generic path decides)
+    try:
+        src = _launcher_source(kernel, plan, kinds, tensors)
+    except _Unsupported:
+        return None
+    src.env["slow"] = kernel._call
+    return exec_generated("\n".join(src.lines) + "\n", f"launcher {plan.name}", src.env, "launch")
+
+
+def exec_generated(source: str, what: str, env: dict, name: str) -> Callable:
+    """Define function ``name`` from generated ``source``; tracebacks show its lines, and
+    ``fn.source`` holds it (for debugging: ``kernel.__call__.source``)."""
+    filename = f"<tile2triton {what} {next(_GENERATED)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated by the caller from a signature
+    fn = env[name]
+    fn.source = source
+    return fn
+
+
+_GENERATED = itertools.count()
+
+
+def _launcher_source(kernel: JITKernel, plan: _CallPlan, kinds: list, tensors: list) -> _Source:
+    src = _Source()
+    args = [f"a{j}" for j in range(plan.n_in)]
+    names: dict = {}  # Var -> the local name holding its value
+    scalar_vars = set()
+    head = ["not more"]  # cheap checks first: argument count, classes, dtypes, scalars
+    for j, spec in enumerate(plan.specs):
+        a = args[j]
+        if spec.__class__ is _TensorSpec:  # the exact class: a subclass takes the generic path
+            head += [f"{a}.__class__ is Tensor", f"{a}.dtype is {src.name(spec.dtype, 'dtype')}"]
+        else:
+            _, var, types, lo, hi = spec
+            head += [f"{a}.__class__ in {src.name(types, 'types')}", f"{src.name(lo, 'lo')} <= {a} < {src.name(hi, 'hi')}"]  # fmt: skip
+            if var in names:
+                raise _Unsupported("a scalar given twice")
+            names[var] = a
+            scalar_vars.add(var)
+
+    ranks, binds, checks = [], [], []
+
+    def bind(var, value: str) -> None:
+        if var in scalar_vars:  # the generic path lets the scalar win without comparing
+            raise _Unsupported("a size that is also a scalar parameter")
+        if var in names:
+            checks.append(f"{value} == {names[var]}")
+        else:
+            names[var] = f"v{len(names)}"
+            binds.append(f"{names[var]} = {value}")
+
+    for j in tensors:
+        spec, a = plan.specs[j], args[j]
+        if spec.static_shape is not None:
+            ranks.append(f"s{j} == {spec.static_shape!r}")
+        else:
+            ranks.append(f"len(s{j}) == {spec.ndim}")
+            checks += [f"s{j}[{d}] == {want!r}" for d, want in spec.checks]
+            for d, var in spec.binds:
+                bind(var, f"s{j}[{d}]")
+        if spec.stride_binds or spec.stride_checks:
+            binds.append(f"t{j} = {a}.stride()")
+            for d, var in spec.stride_binds:
+                bind(var, f"t{j}[{d}]")
+    # checks of expressions over the sizes, once every size is bound
+    for spec, d, _ in plan.expr_dims:
+        checks.append(f"s{plan.specs.index(spec)}[{d}] == {src.expr(spec.param.shape[d], names)}")
+    for j in tensors:
+        spec = plan.specs[j]
+        for d, want in spec.stride_checks:  # as _check_strides: a dim of extent <= 1 has any stride
+            checks.append(f"(s{j}[{d}] <= 1 or t{j}[{d}] == {src.expr(want, names)})")
+        if spec.contiguous:
+            checks.append(f"{args[j]}.is_contiguous()")
+    for size in plan.sizes:
+        if size not in names:
+            raise _Unsupported(f"size {size.name} is not given by the arguments")
+
+    params = kernel.prim_func.params
+    slot = {i: args[j] for j, i in enumerate(kernel._inputs)}
+    slot.update({i: f"o{k}" for k, (i, *_) in enumerate(plan.outputs)})
+    slot.update({plan.n_params + k: names[size] for k, size in enumerate(plan.sizes)})
+    first = args[tensors[0]]
+    if plan.single:
+        result = "o0"
+    else:
+        result = "[" + ", ".join(f"o{k}" for k in range(len(plan.outputs))) + "]" if plan.outputs else "None"
+
+    src.emit(0, "def launch(" + "".join(f"{a}=MISSING, " for a in args) + "*more):")
+    src.emit(1, f"if {_all(head)}:")
+    for j in tensors:
+        src.emit(2, f"s{j} = {args[j]}.shape")
+    src.emit(2, f"if {_all(ranks)}:")
+    for line in binds:
+        src.emit(3, line)
+    src.emit(3, f"if {_all(checks)}:")
+    for interp, launcher in kinds:
+        # tensors read through tensor descriptors: a misaligned base takes the generic path
+        aligned = [f"{slot[k]}.data_ptr() % 16 == 0" for k in launcher.aligned if slot.get(k) in args]
+        if interp:  # Triton's interpreter: CPU tensors, under TRITON_INTERPRET=1
+            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned)}:")
+        else:  # all on one CUDA device
+            if len(tensors) > 1:
+                src.emit(4, f"dev = {first}.get_device()")
+            conds = [f"{first}.is_cuda"]
+            conds += [f"{args[j]}.is_cuda and {args[j]}.get_device() == dev" for j in tensors[1:]]
+            src.emit(4, f"if {_all(conds + aligned)}:")
+        for k, (i, dtype, static, _) in enumerate(plan.outputs):
+            shape = repr(static) if static is not None else (
+                "(" + "".join(f"{src.expr(d, names)}, " for d in params[i].shape) + ")")  # fmt: skip
+            src.emit(5, f"o{k} = torch.empty(size={shape}, dtype={src.name(dtype, 'dtype')}, device={first}.device)")
+        depth = 5
+        if launcher.aligned and not interp:
+            src.env["ensure_allocator"] = _ensure_allocator
+            src.emit(5, "ensure_allocator()")
+        if interp:
+            src.emit(5, "with NULL_CONTEXT if interpret_env_on() else interpreter_mode(True):")
+            depth = 6
+        _emit_launches(src, depth, launcher, names, slot)
+        src.emit(5, f"return {result}")
+    src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more)")
+    return src
+
+
+def _emit_launches(src: _Source, depth: int, launcher: _Launcher, names: dict, slot: dict) -> None:
+    """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``."""
+    module = src.name(launcher.module, "module")
+    path = src.name(getattr(launcher.loaded, "__file__", None), "path")
+    launched = False
+    for (fn, _, _, positions, num_warps), spec in zip(launcher.launches, launcher.module.launches):
+        run = getattr(fn, "run", None)
+        if run is None or any(k not in slot for k in positions):
+            raise _Unsupported("a launch the generic path makes")
+        grid, computed, positive = [], [], []
+        for g in spec.grid:
+            f = host_fn(g)
+            if callable(f):
+                grid.append(f"g{len(src.lines)}_{len(grid)}")
+                computed.append(f"{grid[-1]} = {src.expr(g, names)}")
+                positive.append(f"{grid[-1]} > 0")
+            elif f <= 0:
+                break
+            else:
+                grid.append(repr(f))
+        else:  # as _launch: a grid with an empty dimension launches nothing
+            for line in computed:
+                src.emit(depth, line)
+            d = depth
+            if positive:
+                src.emit(d, f"if {_all(positive)}:")
+                d += 1
+            call_args = "".join(f"{slot[k]}, " for k in positions)
+            grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
+            src.emit(d, "try:")
+            src.emit(d + 1, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})")
+            src.emit(d, "except Exception as exc:")
+            src.emit(d + 1, f"mapped = translate_error(exc, {module}, {path})")
+            src.emit(d + 1, "if mapped is None:")
+            src.emit(d + 2, "raise")
+            src.emit(d + 1, "raise mapped from exc")
+            launched = True
+    if not launched:
+        src.emit(depth, "pass")
+
+
 class JITKernel:
     """A compiled TileLang program (TileLang's ``JITKernel``)."""
 
@@ -260,6 +510,11 @@ class JITKernel:
         self._compile_lock = threading.Lock()
         self._inputs = [i for i in range(len(func.params)) if i not in func.out_idx]
         self._plan = _CallPlan(self)
+        self._entry: Callable = self._call  # what a call runs: the generic path until a lowering is warm
+
+    # ``kernel(*args)`` is ``kernel._entry(*args)`` without a Python frame in between (a method
+    # forwarding *args costs more than the generated launcher's checks)
+    __call__ = property(operator.attrgetter("_entry"), doc="Run the kernel: ``kernel(*inputs)`` -> its outputs.")
 
     # ---------------------------------------------------------------- compilation
     def lowered(self, interpret: bool) -> TritonModule:
@@ -310,7 +565,8 @@ class JITKernel:
         return Profiler(self, tensor_supply_type, device)
 
     # ---------------------------------------------------------------- calls
-    def __call__(self, *args):
+    def _call(self, *args):
+        """The generic call path: checks, allocation and launch driven by the call plan."""
         plan = self._plan
         if len(args) != plan.n_in:
             raise KernelCallError(
@@ -386,12 +642,14 @@ class JITKernel:
                 launcher = self._compile(interpret, descriptors=False)
             elif not interpret:
                 _ensure_allocator()
-        if launcher.warm and (not interpret or os.environ.get("TRITON_INTERPRET") == "1"):
+        if launcher.warm and (not interpret or _interpret_env_on()):
             self._launch(launcher, slots, values)
         else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
             with interpreter_mode(interpret):
                 self._launch(launcher, slots, values)
-            launcher.warm = True
+            if not launcher.warm:
+                launcher.warm = True
+                self._entry = _generate_launcher(self) or self._call
         if plan.single:
             return slots[plan.outputs[0][0]]
         if not plan.outputs:

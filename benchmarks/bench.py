@@ -284,7 +284,8 @@ def _hw_attn_desc(x, rows, HEAD_DIM: tl.constexpr, BLOCK: tl.constexpr):
 
 @triton.jit
 def _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    HEAD_DIM: tl.constexpr, N_CTX: tl.constexpr, STAGE: tl.constexpr, DESC: tl.constexpr):  # fmt: skip
+                    HEAD_DIM: tl.constexpr, N_CTX: tl.constexpr, STAGE: tl.constexpr, DESC: tl.constexpr,
+                    WARP_SPECIALIZE: tl.constexpr):  # fmt: skip
     # STAGE 1: key blocks left of the diagonal (no mask); 2: the diagonal block (masked); 3: all keys
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
@@ -296,7 +297,7 @@ def _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M: 
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    for start_n in tl.range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         if DESC:
             k = K.load([kv_row + start_n, 0]).T
@@ -327,7 +328,7 @@ def _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M: 
 
 @triton.jit
 def hw_attn_fwd(Q, K, V, Out, sm_scale, ZH, N_CTX: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, DESC: tl.constexpr):  # fmt: skip
+                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, DESC: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):  # fmt: skip
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     kv_row = off_hz * N_CTX  # first row of this (batch, head) in the (batch*heads*seq, dim) view
@@ -353,12 +354,12 @@ def hw_attn_fwd(Q, K, V, Out, sm_scale, ZH, N_CTX: tl.constexpr, HEAD_DIM: tl.co
     qk_scale = sm_scale * 1.44269504  # log2(e): exp(x) = exp2(x * log2(e))
     if CAUSAL:
         acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                        N_CTX, 1, DESC)  # fmt: skip
+                                        N_CTX, 1, DESC, WARP_SPECIALIZE)  # fmt: skip
         acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                        N_CTX, 2, DESC)  # fmt: skip
+                                        N_CTX, 2, DESC, WARP_SPECIALIZE)  # fmt: skip
     else:
         acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                        N_CTX, 3, DESC)  # fmt: skip
+                                        N_CTX, 3, DESC, WARP_SPECIALIZE)  # fmt: skip
     out = (acc / l_i[:, None]).to(tl.float16)
     if DESC:
         Out.store([q_row, 0], out)
@@ -455,7 +456,12 @@ FA_HAND_SWEEP = {
     128: [(128, 128, 2, 8), (128, 128, 3, 8), (128, 64, 3, 8), (128, 64, 4, 8), (64, 64, 3, 4)],
     64: [(128, 64, 3, 4), (128, 64, 4, 4), (128, 128, 2, 8), (128, 128, 3, 8), (64, 64, 3, 4)],
 }
-FA_HAND_VARIANTS = ("host", "device", "ptr")  # descriptors made on the host / in the kernel; pointer loads
+# the warp-specialized variant (non-causal only; Triton 3.6 specializes the loop at 4 warps, into 12)
+FA_HAND_WS_SWEEP = {128: [(128, 128, 2, 4), (128, 64, 3, 4), (128, 64, 4, 4)], 64: [(128, 64, 3, 4), (128, 128, 2, 4)]}
+# descriptors made on the host / in the kernel; pointer loads; in-kernel descriptors with the K/V loop
+# warp-specialized (what the tutorial runs for the non-causal forward on Hopper; Triton 3.6 fails to
+# compile it for sm_90 with host descriptors, or with the two loops of the causal case)
+FA_HAND_VARIANTS = ("host", "device", "ptr", "device-ws")
 # issue #8's figures (ms; fp16 forward 4x32x4096), printed under the table for comparison
 FA_ISSUE_MS = {
     "native TileLang": (2.137, 1.189, 1.336, 0.795),
@@ -481,7 +487,10 @@ def hw_attention(q, k, v, causal: bool, config, variant: str = "host"):
             f"hw_attention: seq {S} must be a multiple of BLOCK_M {bm}, and causal needs BLOCK_M % BLOCK_N == 0"
         )
     o = torch.empty_like(q)
-    if variant == "host":
+    desc, _, ws = variant.partition("-")
+    if variant not in FA_HAND_VARIANTS:
+        raise ValueError(f"unknown hand-written variant {variant!r}; one of {FA_HAND_VARIANTS}")
+    if desc == "host":
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         rows = B * H * S
@@ -489,16 +498,14 @@ def hw_attention(q, k, v, causal: bool, config, variant: str = "host"):
             TensorDescriptor(t.view(rows, D), [rows, D], [D, 1], [blk, D])
             for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))
         ]
-    elif variant in ("device", "ptr"):
-        if variant == "device" and q.is_cuda:
+    else:
+        if desc == "device" and q.is_cuda:
             triton.set_allocator(_descriptor_allocator)  # tl.make_tensor_descriptor's scratch memory
         args = [q, k, v, o]
-    else:
-        raise ValueError(f"unknown hand-written variant {variant!r}; one of {FA_HAND_VARIANTS}")
     launch = hw_attn_fwd[(S // bm, B * H)]
     with contextlib.nullcontext() if q.is_cuda else interpreter_mode(True):  # CPU: Triton's interpreter
         launch(*args, 1.0 / math.sqrt(D), B * H, N_CTX=S, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-               DESC=variant != "ptr", num_warps=warps, num_stages=stages)  # fmt: skip
+               DESC=desc != "ptr", WARP_SPECIALIZE=ws == "ws", num_warps=warps, num_stages=stages)  # fmt: skip
     return o
 
 
@@ -544,7 +551,7 @@ def fa_rows(batch, heads, seq, dev, tl_configs=None, hand_configs=None, variant=
             chosen = {
                 "tl": (tl_configs or FA_TL_CONFIG)[dim],
                 "hand": (hand_configs or FA_HAND_CONFIG)[dim],
-                "variant": variant,
+                "variant": variant.removesuffix("-ws") if causal else variant,  # see FA_HAND_VARIANTS
             }
 
             def make_tl(dim=dim, causal=causal, chosen=chosen):
@@ -575,8 +582,9 @@ def fa_rows(batch, heads, seq, dev, tl_configs=None, hand_configs=None, variant=
 
 
 def fa_tune(xs, batch, heads, seq, dim, causal, chosen, bench_kw) -> list:
-    """Time FA_TL_SWEEP / FA_HAND_SWEEP (plus the chosen configs) and keep the fastest of each in `chosen`;
-    then the other hand-written variants at the hand-written winner. Returns markdown lines."""
+    """Time FA_TL_SWEEP and FA_HAND_SWEEP (plus the chosen configs), the other hand-written variants at
+    the fastest hand-written config, FA_HAND_WS_SWEEP (non-causal); keep the fastest of each in `chosen`.
+    Returns markdown lines."""
     name = f"D{dim}{' causal' if causal else ''}"
     lines = []
 
@@ -600,23 +608,24 @@ def fa_tune(xs, batch, heads, seq, dim, causal, chosen, bench_kw) -> list:
         ms = timed(f"t2t {fa_config_str(cfg)} t{cfg[3]}", lambda kernel=kernel: kernel(*xs))
         if ms < best.get("tl", (float("inf"),))[0]:
             best["tl"] = (ms, cfg)
-    for cfg in dict.fromkeys([chosen["hand"], *FA_HAND_SWEEP[dim]]):
-        if causal and cfg[0] % cfg[1]:
-            continue
-        ms = timed(f"hand {chosen['variant']} {fa_config_str(cfg)} w{cfg[3]}",
-                   lambda cfg=cfg: hw_attention(*xs, causal, cfg, chosen["variant"]))  # fmt: skip
+
+    def try_hand(variant, cfg):
+        if (variant, cfg) in tried or (causal and (cfg[0] % cfg[1] or variant.endswith("-ws"))):
+            return
+        tried.add((variant, cfg))
+        ms = timed(f"hand {variant} {fa_config_str(cfg)} w{cfg[3]}",
+                   lambda: hw_attention(*xs, causal, cfg, variant))  # fmt: skip
         if ms < best.get("hand", (float("inf"),))[0]:
-            best["hand"] = (ms, cfg, chosen["variant"])
-    if "hand" in best:
+            best["hand"] = (ms, cfg, variant)
+
+    tried = set()
+    for cfg in [chosen["hand"], *FA_HAND_SWEEP[dim]]:
+        try_hand(chosen["variant"], cfg)
+    if "hand" in best:  # the other variants at the fastest config
         for variant in FA_HAND_VARIANTS:
-            if variant == chosen["variant"]:
-                continue
-            cfg = best["hand"][1]
-            ms = timed(
-                f"hand {variant} {fa_config_str(cfg)} w{cfg[3]}", lambda v=variant: hw_attention(*xs, causal, cfg, v)
-            )
-            if ms < best["hand"][0]:
-                best["hand"] = (ms, cfg, variant)
+            try_hand(variant, best["hand"][1])
+    for cfg in FA_HAND_WS_SWEEP[dim]:
+        try_hand("device-ws", cfg)
     if "tl" in best:
         chosen["tl"] = best["tl"][1]
     if "hand" in best:

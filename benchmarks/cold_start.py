@@ -121,7 +121,7 @@ def child(kernel: str, impl: str, cpu: bool) -> dict:
         out = kernel_obj(*xs)
         sync()
         t3 = time.perf_counter()
-        result.update(parse_bind=t1 - t0, lower_emit=t2 - t1, triton_run=t3 - t2)
+        result.update(parse_bind=t1 - t0, lower_emit=t2 - t1, tile2triton=t2 - t0, triton_run=t3 - t2)
     else:
         if cpu:
             with interpreter_mode(True):
@@ -212,8 +212,7 @@ def main(argv=None) -> int:
     names = {k: v[0] for k, v in specs(bench, cpu).items()}
     for k in kernels:
         t_tot, h_tot = med(k, "t2t", "total"), med(k, "hand", "total")
-        pb, le = med(k, "t2t", "parse_bind"), med(k, "t2t", "lower_emit")
-        tt = pb + le if pb is not None and le is not None else None
+        pb, le, tt = med(k, "t2t", "parse_bind"), med(k, "t2t", "lower_emit"), med(k, "t2t", "tile2triton")
         errors = sorted({x["error"] for i in IMPLS for x in results[(k, i)] if "error" in x})
         checks = [
             f"{i} {x['err']:.2g}{'' if x['ok'] else ' FAIL'}" for i in IMPLS for x in results[(k, i)][:1] if "err" in x

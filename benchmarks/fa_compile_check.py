@@ -1,14 +1,15 @@
 """Compile bench.py's flash-attention kernels for sm_90 without a GPU, with the Triton installed.
 
 For every (head dim, causal) case of bench.py: the transpiled examples/flash_attention.py at each
-FA_TL_* config, and hw_attn_fwd (host descriptors, in-kernel descriptors, pointer loads) at each
-FA_HAND_* config -- the signature and specialisation a launch would give them. Prints per kernel
+FA_TL_* config, and hw_attn_fwd (host descriptors, in-kernel descriptors, pointer loads, warp-specialized) at each
+FA_HAND_* config (every variant) -- the signature and specialisation a launch would give them. Prints per kernel
 the shared memory it needs (an H100/H200 block may have 232448 bytes) and, from ptxas -v,
 registers and spill bytes. Exit status 1 when any fails to compile or needs too much shared memory.
 
     TRITON_CACHE_DIR=$(mktemp -d) PYTHONPATH=. python benchmarks/fa_compile_check.py [--all]
 
-Without --all only the default configs (FA_TL_CONFIG, FA_HAND_CONFIG) are compiled.
+Without --all only the default configs (FA_TL_CONFIG, FA_HAND_CONFIG) are compiled; with it also
+FA_TL_SWEEP, FA_HAND_SWEEP and FA_HAND_WS_SWEEP.
 """
 
 from __future__ import annotations
@@ -72,12 +73,14 @@ _INT_VALUES = {"ZH": HEADS}
 def check_hand(dim: int, causal: bool, cfg, variant: str) -> tuple[bool, str]:
     bm, bn, stages, warps = cfg
     fn = bench.hw_attn_fwd
-    if variant == "host":
+    desc, _, ws = variant.partition("-")
+    if desc == "host":
         sig = {"Q": f"tensordesc<fp16[{bm},{dim}]>", "K": f"tensordesc<fp16[{bn},{dim}]>",
                "V": f"tensordesc<fp16[{bn},{dim}]>", "Out": f"tensordesc<fp16[{bm},{dim}]>"}  # fmt: skip
     else:
         sig = {n: "*fp16" for n in ("Q", "K", "V", "Out")}
-    consts = {"N_CTX": SEQ, "HEAD_DIM": dim, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "DESC": variant != "ptr"}
+    consts = {"N_CTX": SEQ, "HEAD_DIM": dim, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "DESC": desc != "ptr",
+              "WARP_SPECIALIZE": ws == "ws"}  # fmt: skip
     sig.update({"sm_scale": "fp32", "ZH": "i32", **{k: "constexpr" for k in consts}})
     compiled = _compile(fn, sig, consts, warps, stages)
     return compiled.metadata.shared <= SMEM_LIMIT, _describe(compiled)
@@ -119,7 +122,11 @@ def main(argv=None) -> int:
             hand_cfgs = dict.fromkeys([bench.FA_HAND_CONFIG[dim], *(bench.FA_HAND_SWEEP[dim] if args.all else [])])
             jobs = [(f"t2t {cfg}", lambda cfg=cfg: check_tl(dim, causal, cfg)) for cfg in tl_cfgs]
             jobs += [(f"hand {variant} {cfg}", lambda cfg=cfg, v=variant: check_hand(dim, causal, cfg, v))
-                     for cfg in hand_cfgs if not (causal and cfg[0] % cfg[1]) for variant in bench.FA_HAND_VARIANTS]  # fmt: skip
+                     for cfg in hand_cfgs if not (causal and cfg[0] % cfg[1]) for variant in bench.FA_HAND_VARIANTS
+                     if not (causal and variant.endswith("-ws"))]  # fmt: skip
+            if args.all and not causal:
+                jobs += [(f"hand device-ws {cfg}", lambda cfg=cfg: check_hand(dim, causal, cfg, "device-ws"))
+                         for cfg in bench.FA_HAND_WS_SWEEP[dim] if cfg not in hand_cfgs]  # fmt: skip
             for label, job in jobs:
                 start = time.perf_counter()
                 try:

@@ -3,13 +3,31 @@ hand-written in idiomatic Triton, and PyTorch -- timed in one process with
 ``triton.testing.do_bench`` (median), every output checked against torch.
 
     PYTHONPATH=. python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--out FILE.md]
+    PYTHONPATH=. python benchmarks/bench.py --only flash --fa-configs   # sweep the flash-attention tiles
+    PYTHONPATH=. python benchmarks/bench.py --cpu    # no GPU: flash attention at tiny sizes, interpreted, checked
+
+Flash attention (fp16 forward, (batch, heads, seq, dim)): examples/flash_attention.py transpiled,
+the same algorithm hand-written after Triton's tutorial 06-fused-attention.py (``hw_attn_fwd``;
+tensor descriptors made on the host, or in the kernel, or plain pointer loads: ``--fa-hand``), and
+``F.scaled_dot_product_attention`` (cuDNN when it takes the case: ``--sdpa``). Tile configs:
+FA_TL_CONFIG / FA_HAND_CONFIG below; ``--fa-configs`` times the FA_*_SWEEP candidates first and
+keeps the fastest of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import math
+import os
 import sys
 import time
+from pathlib import Path
+from typing import NamedTuple
+
+if __name__ == "__main__" and "--cpu" in sys.argv[1:]:
+    os.environ["TRITON_INTERPRET"] = "1"  # read when @triton.jit decorates the hand-written kernels below
 
 import torch
 import triton
@@ -17,6 +35,24 @@ import triton.language as tl
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton.runtime.cache import interpreter_mode
+
+
+def _load_example(name: str):
+    """examples/<name>.py as a module (the benchmark runs the example's TileLang kernel as written)."""
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    mod_name = f"tile2triton_example_{name}"
+    if mod_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[mod_name]
+
+
+fa_example = _load_example("flash_attention")
+# flashattn(batch, heads, seq_q, seq_kv, dim, is_causal, block_M, block_N, num_stages, threads)
+flashattn = fa_example.flashattn
 
 # ---------------------------------------------------------------------------- TileLang kernels
 
@@ -227,11 +263,130 @@ def hw_gemm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constex
     tl.store(C + rm[:, None] * N + rn[None, :], acc.to(C.dtype.element_ty))
 
 
+# Flash attention forward, after Triton's tutorial 06-fused-attention.py: one program per
+# (BLOCK_M queries, batch*head); online softmax in base 2; with CAUSAL, the key blocks left of the
+# diagonal run without a mask (stage 1) and the diagonal block with it (stage 2). Q/K/V/O are
+# (batch, heads, seq, dim) contiguous, seen as (batch*heads*seq, dim) rows. DESC: loads and the
+# store go through tensor descriptors (TMA on Hopper) -- made on the host (TensorDescriptor
+# arguments) or, when given pointers, in the kernel (tl.make_tensor_descriptor, which needs
+# triton.set_allocator); else plain pointer loads.
+
+
+@triton.jit
+def _hw_attn_desc(x, rows, HEAD_DIM: tl.constexpr, BLOCK: tl.constexpr):
+    if isinstance(x, tl.tensor_descriptor):
+        return x  # made on the host
+    else:
+        return tl.make_tensor_descriptor(
+            x, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK, HEAD_DIM]
+        )
+
+
+@triton.jit
+def _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    HEAD_DIM: tl.constexpr, N_CTX: tl.constexpr, STAGE: tl.constexpr, DESC: tl.constexpr,
+                    WARP_SPECIALIZE: tl.constexpr):  # fmt: skip
+    # STAGE 1: key blocks left of the diagonal (no mask); 2: the diagonal block (masked); 3: all keys
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        if DESC:
+            k = K.load([kv_row + start_n, 0]).T
+        else:
+            k = tl.load(K + (start_n + offs_n)[None, :] * HEAD_DIM + offs_d[:, None])
+        qk = tl.dot(q, k)
+        if STAGE == 2:
+            keep = offs_m[:, None] >= (start_n + offs_n)[None, :]
+            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_new = tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        if DESC:
+            v = V.load([kv_row + start_n, 0])
+        else:
+            v = tl.load(V + (start_n + offs_n)[:, None] * HEAD_DIM + offs_d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        l_i = l_i * alpha + l_new
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def hw_attn_fwd(Q, K, V, Out, sm_scale, ZH, N_CTX: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, DESC: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):  # fmt: skip
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    kv_row = off_hz * N_CTX  # first row of this (batch, head) in the (batch*heads*seq, dim) view
+    q_row = kv_row + start_m * BLOCK_M
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    if DESC:
+        Q = _hw_attn_desc(Q, ZH * N_CTX, HEAD_DIM, BLOCK_M)
+        K = _hw_attn_desc(K, ZH * N_CTX, HEAD_DIM, BLOCK_N)
+        V = _hw_attn_desc(V, ZH * N_CTX, HEAD_DIM, BLOCK_N)
+        Out = _hw_attn_desc(Out, ZH * N_CTX, HEAD_DIM, BLOCK_M)
+        q = Q.load([q_row, 0])
+    else:
+        head = off_hz.to(tl.int64) * N_CTX * HEAD_DIM
+        Q += head
+        K += head
+        V += head
+        Out += head
+        q = tl.load(Q + (start_m * BLOCK_M + offs_m)[:, None] * HEAD_DIM + offs_d[None, :])
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    qk_scale = sm_scale * 1.44269504  # log2(e): exp(x) = exp2(x * log2(e))
+    if CAUSAL:
+        acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
+                                        N_CTX, 1, DESC, WARP_SPECIALIZE)  # fmt: skip
+        acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
+                                        N_CTX, 2, DESC, WARP_SPECIALIZE)  # fmt: skip
+    else:
+        acc, l_i, m_i = _hw_attn_blocks(acc, l_i, m_i, q, K, V, kv_row, start_m, qk_scale, BLOCK_M, BLOCK_N, HEAD_DIM,
+                                        N_CTX, 3, DESC, WARP_SPECIALIZE)  # fmt: skip
+    out = (acc / l_i[:, None]).to(tl.float16)
+    if DESC:
+        Out.store([q_row, 0], out)
+    else:
+        tl.store(Out + (start_m * BLOCK_M + offs_m)[:, None] * HEAD_DIM + offs_d[None, :], out)
+
+
 # ---------------------------------------------------------------------------- the table
 
 
-def bench(fn):
-    return triton.testing.do_bench(fn, return_mode="median")
+def bench(fn, **kw):
+    return triton.testing.do_bench(fn, return_mode="median", **kw)
+
+
+class Row(NamedTuple):
+    name: str
+    make_tl: object  # () -> tile2triton kernel
+    hand: object  # (*inputs) -> output of the hand-written Triton
+    torch_fn: object
+    ref_fn: object  # (*inputs) -> reference in higher precision (of view(output) when view is given)
+    inputs: object  # () -> list of inputs
+    work: float  # bytes or FLOPs
+    unit: str
+    atol: float = 1e-2
+    view: object = None  # output -> the part the reference covers
+    tune: object = None  # (inputs) -> lines: time candidate configs, keep the fastest (--fa-configs)
+    describe: object = None  # () -> the configs used, appended to the name
 
 
 def case_rows(quick: bool):
@@ -240,7 +395,7 @@ def case_rows(quick: bool):
     rows = []
 
     def add(name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol=1e-2):
-        rows.append((name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol))
+        rows.append(Row(name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol))
 
     for n in (1 << 20, (1 << 28) // s):
         a16 = lambda n=n: [torch.randn(n, device=dev, dtype=torch.float16)]  # noqa: E731
@@ -285,6 +440,199 @@ def case_rows(quick: bool):
     return rows
 
 
+# ---------------------------------------------------------------------------- flash attention
+
+# (block_M, block_N, num_stages, threads) for examples/flash_attention.py, per head dim: TileLang's
+# own examples' tiles (example_mha_fwd_bhsd.py).
+FA_TL_CONFIG = {128: (128, 128, 2, 256), 64: (128, 64, 2, 128)}
+# (BLOCK_M, BLOCK_N, num_stages, num_warps) for hw_attn_fwd; causal needs BLOCK_M % BLOCK_N == 0.
+FA_HAND_CONFIG = {128: (128, 128, 3, 8), 64: (128, 64, 3, 4)}
+# --fa-configs times these (and the defaults above) and keeps the fastest of each.
+FA_TL_SWEEP = {
+    128: [(128, 128, 2, 256), (128, 64, 2, 256), (128, 64, 3, 256), (128, 128, 1, 256), (64, 64, 2, 128)],
+    64: [(128, 64, 2, 128), (128, 128, 2, 128), (128, 128, 2, 256), (128, 64, 3, 128), (64, 64, 2, 128)],
+}
+FA_HAND_SWEEP = {
+    128: [(128, 128, 2, 8), (128, 128, 3, 8), (128, 64, 3, 8), (128, 64, 4, 8), (64, 64, 3, 4)],
+    64: [(128, 64, 3, 4), (128, 64, 4, 4), (128, 128, 2, 8), (128, 128, 3, 8), (64, 64, 3, 4)],
+}
+# the warp-specialized variant (non-causal only; Triton 3.6 specializes the loop at 4 warps, into 12)
+FA_HAND_WS_SWEEP = {128: [(128, 128, 2, 4), (128, 64, 3, 4), (128, 64, 4, 4)], 64: [(128, 64, 3, 4), (128, 128, 2, 4)]}
+# descriptors made on the host / in the kernel; pointer loads; in-kernel descriptors with the K/V loop
+# warp-specialized (what the tutorial runs for the non-causal forward on Hopper; Triton 3.6 fails to
+# compile it for sm_90 with host descriptors, or with the two loops of the causal case)
+FA_HAND_VARIANTS = ("host", "device", "ptr", "device-ws")
+# issue #8's figures (ms; fp16 forward 4x32x4096), printed under the table for comparison
+FA_ISSUE_MS = {
+    "native TileLang": (2.137, 1.189, 1.336, 0.795),
+    "hand-written Triton": (2.249, 1.248, 1.297, 0.727),
+    "cuDNN SDPA": (1.906, 1.104, 1.262, 0.679),
+}
+
+
+def fa_config_str(cfg) -> str:
+    return "x".join(map(str, cfg[:2])) + f" s{cfg[2]}"
+
+
+def _descriptor_allocator(size: int, align: int, stream):
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def hw_attention(q, k, v, causal: bool, config, variant: str = "host"):
+    """Run hw_attn_fwd on (batch, heads, seq, dim) fp16 tensors; config = (BLOCK_M, BLOCK_N, num_stages, num_warps)."""
+    bm, bn, stages, warps = config
+    B, H, S, D = q.shape
+    if S % bm or (causal and bm % bn) or q.stride() != k.stride() or not q.is_contiguous():
+        raise ValueError(
+            f"hw_attention: seq {S} must be a multiple of BLOCK_M {bm}, and causal needs BLOCK_M % BLOCK_N == 0"
+        )
+    o = torch.empty_like(q)
+    desc, _, ws = variant.partition("-")
+    if variant not in FA_HAND_VARIANTS:
+        raise ValueError(f"unknown hand-written variant {variant!r}; one of {FA_HAND_VARIANTS}")
+    if desc == "host":
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        rows = B * H * S
+        args = [
+            TensorDescriptor(t.view(rows, D), [rows, D], [D, 1], [blk, D])
+            for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))
+        ]
+    else:
+        if desc == "device" and q.is_cuda:
+            triton.set_allocator(_descriptor_allocator)  # tl.make_tensor_descriptor's scratch memory
+        args = [q, k, v, o]
+    launch = hw_attn_fwd[(S // bm, B * H)]
+    with contextlib.nullcontext() if q.is_cuda else interpreter_mode(True):  # CPU: Triton's interpreter
+        launch(*args, 1.0 / math.sqrt(D), B * H, N_CTX=S, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
+               DESC=desc != "ptr", WARP_SPECIALIZE=ws == "ws", num_warps=warps, num_stages=stages)  # fmt: skip
+    return o
+
+
+_SDPA_USED: dict = {}  # (backend, shape, causal, device) -> the backend that ran: `backend` or "default"
+
+
+def _sdpa_key(backend, shape, causal, device_type):
+    return (backend, tuple(shape), bool(causal), device_type)
+
+
+def sdpa(q, k, v, causal: bool, backend: str = "cudnn"):
+    """torch's scaled_dot_product_attention through `backend` when it takes the case, else torch's default."""
+    F = torch.nn.functional
+    key = _sdpa_key(backend, q.shape, causal, q.device.type)
+    if backend != "default" and _SDPA_USED.get(key, backend) == backend:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        chosen = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+                  "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[backend]  # fmt: skip
+        try:
+            with sdpa_kernel([chosen]):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            _SDPA_USED[key] = backend
+            return out
+        except RuntimeError:  # this backend does not take the case: torch's default from now on
+            _SDPA_USED[key] = "default"
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def fa_rows(batch, heads, seq, dev, tl_configs=None, hand_configs=None, variant="host", sdpa_backend="cudnn",
+            dims=(128, 64), sweep=False, bench_kw=None):  # fmt: skip
+    """Rows for flash attention, (dim, causal) in dims x (False, True). The reference is float64 on a
+    sample of (batch, head) pairs: batches 0 and batch-1, heads 0 and heads-1."""
+    rows = []
+    bs = sorted({0, batch - 1})
+    hs = sorted({0, heads - 1})
+
+    def view(t):
+        return t[bs][:, hs]
+
+    for dim in dims:
+        for causal in (False, True):
+            chosen = {
+                "tl": (tl_configs or FA_TL_CONFIG)[dim],
+                "hand": (hand_configs or FA_HAND_CONFIG)[dim],
+                "variant": variant.removesuffix("-ws") if causal else variant,  # see FA_HAND_VARIANTS
+            }
+
+            def make_tl(dim=dim, causal=causal, chosen=chosen):
+                return flashattn(batch, heads, seq, seq, dim, causal, *chosen["tl"])
+
+            def hand(q, k, v, causal=causal, chosen=chosen):
+                return hw_attention(q, k, v, causal, chosen["hand"], chosen["variant"])
+
+            def inputs(dim=dim):
+                return [torch.randn(batch, heads, seq, dim, device=dev, dtype=torch.float16) for _ in range(3)]
+
+            def ref(q, k, v, causal=causal):
+                return fa_example.ref_program(view(q), view(k), view(v), causal)
+
+            def describe(chosen=chosen, dim=dim, causal=causal):
+                return (f"t2t {fa_config_str(chosen['tl'])} t{chosen['tl'][3]}, "
+                        f"hand {chosen['variant']} {fa_config_str(chosen['hand'])} w{chosen['hand'][3]}, "
+                        f"torch {_SDPA_USED.get(_sdpa_key(sdpa_backend, (batch, heads, seq, dim), causal, torch.device(dev).type), sdpa_backend)}")  # fmt: skip
+
+            def tune(xs, dim=dim, causal=causal, chosen=chosen):
+                return fa_tune(xs, batch, heads, seq, dim, causal, chosen, bench_kw or {})
+
+            flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)
+            rows.append(Row(f"flash attn fp16 {batch}x{heads}x{seq} D{dim}{' causal' if causal else ''}", make_tl, hand,
+                            lambda q, k, v, causal=causal: sdpa(q, k, v, causal, sdpa_backend), ref, inputs, flops,
+                            "TFLOP/s", atol=1e-2, view=view, tune=tune if sweep else None, describe=describe))  # fmt: skip
+    return rows
+
+
+def fa_tune(xs, batch, heads, seq, dim, causal, chosen, bench_kw) -> list:
+    """Time FA_TL_SWEEP and FA_HAND_SWEEP (plus the chosen configs), the other hand-written variants at
+    the fastest hand-written config, FA_HAND_WS_SWEEP (non-causal); keep the fastest of each in `chosen`.
+    Returns markdown lines."""
+    name = f"D{dim}{' causal' if causal else ''}"
+    lines = []
+
+    def timed(label, fn):
+        try:
+            ms = bench(fn, **bench_kw)
+        except Exception as exc:  # noqa: BLE001 - a config that does not compile or fit is reported and skipped
+            lines.append(f"| {name} | {label} | error: {type(exc).__name__}: {str(exc).splitlines()[0][:100]} |")
+            return float("inf")
+        lines.append(f"| {name} | {label} | {ms:.3f} |")
+        return ms
+
+    best = {}
+    for cfg in dict.fromkeys([chosen["tl"], *FA_TL_SWEEP[dim]]):
+        kernel = None
+        try:
+            kernel = flashattn(batch, heads, seq, seq, dim, causal, *cfg)
+        except Exception as exc:  # noqa: BLE001
+            lines.append(f"| {name} | t2t {cfg} | error: {type(exc).__name__}: {str(exc).splitlines()[0][:100]} |")
+            continue
+        ms = timed(f"t2t {fa_config_str(cfg)} t{cfg[3]}", lambda kernel=kernel: kernel(*xs))
+        if ms < best.get("tl", (float("inf"),))[0]:
+            best["tl"] = (ms, cfg)
+
+    def try_hand(variant, cfg):
+        if (variant, cfg) in tried or (causal and (cfg[0] % cfg[1] or variant.endswith("-ws"))):
+            return
+        tried.add((variant, cfg))
+        ms = timed(f"hand {variant} {fa_config_str(cfg)} w{cfg[3]}",
+                   lambda: hw_attention(*xs, causal, cfg, variant))  # fmt: skip
+        if ms < best.get("hand", (float("inf"),))[0]:
+            best["hand"] = (ms, cfg, variant)
+
+    tried = set()
+    for cfg in [chosen["hand"], *FA_HAND_SWEEP[dim]]:
+        try_hand(chosen["variant"], cfg)
+    if "hand" in best:  # the other variants at the fastest config
+        for variant in FA_HAND_VARIANTS:
+            try_hand(variant, best["hand"][1])
+    for cfg in FA_HAND_WS_SWEEP[dim]:
+        try_hand("device-ws", cfg)
+    if "tl" in best:
+        chosen["tl"] = best["tl"][1]
+    if "hand" in best:
+        chosen["hand"], chosen["variant"] = best["hand"][1], best["hand"][2]
+    return lines
+
+
 def _launch(kernel, grid, *args, num_warps=4, **meta):
     out = [a for a in args if isinstance(a, torch.Tensor)][-1]
     kernel[grid](*args, num_warps=num_warps, **meta)
@@ -314,14 +662,85 @@ def _launch_gemm(a, b, bm, bn, bk, stages, threads):
     return c
 
 
+def run_rows(rows, only: str = "", timer=None) -> tuple[list, list]:
+    """Check and time each row (those whose name contains one of the comma-separated `only`); print
+    and return its table line, and the --fa-configs lines."""
+    timer = timer or bench
+    lines, sweep_lines = [], []
+    for row in rows:
+        if only and not any(o.strip() in row.name for o in only.split(",")):
+            continue
+        name = row.name
+        try:
+            xs = row.inputs()
+            if row.tune is not None:
+                found = row.tune(xs)
+                sweep_lines += found
+                print("\n".join(f"<!-- {x} -->" for x in found), file=sys.stderr, flush=True)
+            if row.describe is not None:
+                name = f"{row.name} ({row.describe()})"
+            kernel = row.make_tl()
+            view = row.view or (lambda t: t)
+            out = view(kernel(*xs))
+            ref = row.ref_fn(*xs).double()
+            hand_out = view(row.hand(*xs))
+            scale = max(1.0, ref.abs().max().item() * (1 if row.unit == "GB/s" else 0.01))
+            err = (out.double() - ref).abs().max().item()
+            hand_err = (hand_out.double() - ref).abs().max().item()
+            ok, hand_ok = err <= row.atol * scale, hand_err <= row.atol * scale
+            del out, hand_out, ref
+            t_t2t = timer(lambda: kernel(*xs))
+            t_hand = timer(lambda: row.hand(*xs))
+            t_torch = timer(lambda: row.torch_fn(*xs))
+            if row.describe is not None:  # the torch backend is known once it ran
+                name = f"{row.name} ({row.describe()})"
+            work_scale = 1e-9 if row.unit == "GB/s" else 1e-12
+
+            def rate(ms, row=row, work_scale=work_scale):
+                return f"{row.work * work_scale / (ms * 1e-3):.0f} {row.unit}"
+
+            line = (f"| {name} | {t_t2t:.3f} | {t_hand:.3f} | {t_torch:.3f} | {rate(t_t2t)} | {rate(t_hand)} | {rate(t_torch)} | "
+                    f"{t_t2t / t_hand:.2f} | {t_t2t / t_torch:.2f} | {err:.2g}{'' if ok else ' FAIL'} "
+                    f"(hand {hand_err:.2g}{'' if hand_ok else ' FAIL'}) |")  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - report and go on to the next kernel
+            line = f"| {name} | error: {type(exc).__name__}: {str(exc).splitlines()[0][:150]} |"
+        print(line, flush=True)
+        lines.append(line)
+    return lines, sweep_lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="")
-    parser.add_argument("--out", default="")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--only", default="", help="rows whose name contains one of these (comma-separated)")
+    parser.add_argument("--out", default="", help="also write the table to this markdown file")
+    parser.add_argument(
+        "--fa-configs",
+        action="store_true",
+        help="flash attention: time the FA_*_SWEEP configs first, keep the fastest of each",
+    )
+    parser.add_argument(
+        "--fa-hand",
+        default="host",
+        choices=FA_HAND_VARIANTS,
+        help="hand-written flash attention: descriptors made on the host (tutorial's Hopper path), in the kernel, or pointer loads",
+    )
+    parser.add_argument(
+        "--sdpa",
+        default="cudnn",
+        choices=("cudnn", "flash", "efficient", "default"),
+        help="torch SDPA backend for the flash-attention rows (falls back to torch's default when it refuses a case)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="no GPU: flash attention at tiny sizes through Triton's interpreter, checked, not timed",
+    )
     args = parser.parse_args(argv)
+    if args.cpu:
+        return cpu_smoke(args)
     if not torch.cuda.is_available():
-        print("benchmarks need a CUDA GPU")
+        print("benchmarks need a CUDA GPU (--cpu: an interpreted correctness smoke run)")
         return 0
     torch.manual_seed(0)
     lines = [
@@ -332,34 +751,70 @@ def main(argv=None) -> int:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
-    for name, make_tl, hand, torch_fn, ref_fn, inputs, work, unit, atol in case_rows(args.quick):
-        if args.only and not any(o.strip() in name for o in args.only.split(",")):
-            continue
-        try:
-            xs = inputs()
-            kernel = make_tl()
-            out = kernel(*xs)
-            ref = ref_fn(*xs)
-            err = (out.double() - ref.double()).abs().max().item()
-            hand_out = hand(*xs)
-            hand_err = (hand_out.double() - ref.double()).abs().max().item()
-            ok = err <= atol * max(1.0, ref.double().abs().max().item() * (1 if unit == "GB/s" else 0.01))
-            t_t2t, t_hand, t_torch = bench(lambda: kernel(*xs)), bench(lambda: hand(*xs)), bench(lambda: torch_fn(*xs))
-            scale = 1e-9 if unit == "GB/s" else 1e-12
-
-            def rate(ms):
-                return f"{work * scale / (ms * 1e-3):.0f} {unit}"
-
-            line = (f"| {name} | {t_t2t:.3f} | {t_hand:.3f} | {t_torch:.3f} | {rate(t_t2t)} | {rate(t_hand)} | {rate(t_torch)} | "
-                    f"{t_t2t / t_hand:.2f} | {t_t2t / t_torch:.2f} | {err:.2g}{'' if ok else ' FAIL'} (hand {hand_err:.2g}) |")  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - report and go on to the next kernel
-            line = f"| {name} | error: {type(exc).__name__}: {str(exc).splitlines()[0][:150]} |"
-        print(line, flush=True)
-        lines.append(line)
+    seq = 4096 // (4 if args.quick else 1)
+    rows = case_rows(args.quick) + fa_rows(4, 32, seq, "cuda", variant=args.fa_hand, sdpa_backend=args.sdpa,
+                                           sweep=args.fa_configs, bench_kw={"warmup": 10, "rep": 40})  # fmt: skip
+    table, sweep_lines = run_rows(rows, args.only)
+    lines += table
+    if any(line.startswith("| flash attn") for line in table) and not args.quick:
+        extra = ["", "Issue #8's flash-attention figures (ms; D128, D128 causal, D64, D64 causal): "
+                 + "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in FA_ISSUE_MS.items())]  # fmt: skip
+        print("\n".join(extra), flush=True)
+        lines += extra
+    if sweep_lines:
+        extra = ["", "Flash-attention configs timed (--fa-configs; do_bench warmup 10 ms, rep 40 ms):", "",
+                 "| case | config (block_M x block_N, stages, threads / warps) | ms |", "|---|---|---|", *sweep_lines]  # fmt: skip
+        print("\n".join(extra), flush=True)
+        lines += extra
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")
     return 0
+
+
+def cpu_smoke(args) -> int:
+    """Flash attention at tiny sizes on the CPU: the transpiled kernel and the hand-written one (every
+    variant) through Triton's interpreter, each checked against the float64 reference. Not timed."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        print("--cpu needs TRITON_INTERPRET=1 before triton is imported (run this file as a script)")
+        return 1
+    torch.manual_seed(0)
+    print(f"CPU smoke (Triton interpreter) | torch {torch.__version__} | triton {triton.__version__}")
+    print(
+        "| case | tile2triton max err | "
+        + " | ".join(f"hand {v} max err" for v in FA_HAND_VARIANTS)
+        + " | torch max err |"
+    )
+    print("|---|---|" + "---|" * len(FA_HAND_VARIANTS) + "---|")
+    configs_tl = {128: (64, 32, 2, 128), 64: (64, 64, 2, 128), 32: (32, 16, 1, 128)}
+    configs_hand = {128: (64, 32, 2, 4), 64: (64, 64, 2, 4), 32: (32, 16, 1, 4)}
+    failed = 0
+    for row in fa_rows(2, 3, 128, "cpu", configs_tl, configs_hand, sdpa_backend="default", dims=(128, 64, 32)):
+        if args.only and not any(o.strip() in row.name for o in args.only.split(",")):
+            continue
+        xs = row.inputs()
+        ref = row.ref_fn(*xs)
+        errs = []
+        outs = [lambda: row.make_tl()(*xs)]
+        outs += [
+            lambda v=v: hw_attention(*xs, "causal" in row.name, configs_hand[xs[0].shape[-1]], v)
+            for v in FA_HAND_VARIANTS
+        ]
+        outs.append(lambda: row.torch_fn(*xs))
+        for run in outs:
+            try:
+                # tile2triton switches Triton's library functions back to the compiler's flavour after each
+                # interpreted launch; interpreter_mode puts the interpreter's back for the hand-written ones
+                with interpreter_mode(True):
+                    out = run()
+                err = (row.view(out).double() - ref).abs().max().item()
+                errs.append(f"{err:.2g}" + ("" if err <= row.atol else " FAIL"))
+                failed += err > row.atol
+            except Exception as exc:  # noqa: BLE001
+                errs.append(f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}")
+                failed += 1
+        print(f"| {row.name} | " + " | ".join(errs) + " |", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

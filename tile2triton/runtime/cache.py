@@ -179,6 +179,10 @@ class interpreter_mode:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = self.saved
+        # back to the flavour the process's own TRITON_INTERPRET asks for (other Triton code,
+        # torch.compile, and our warm launches, which skip this block when it is already "1")
+        default = self.saved == "1"
+        if self.on != default:
+            use_library(default)
         if self.on:
-            use_library(False)  # the compiler's flavour is the default (torch.compile, other Triton code)
             _INTERPRETER_LOCK.release()

@@ -180,7 +180,10 @@ class Binder:
             strides, running = [], 1
             for d in reversed(shape):
                 strides.append(running)
-                running = running * d if isinstance(running, int) and isinstance(d, int) else self.mul(running, d)
+                if isinstance(running, int) and isinstance(d, int):
+                    running = running * d
+                else:
+                    running = d if isinstance(running, int) and running == 1 else self.mul(running, d)
             strides = tuple(reversed(strides))
         return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
 

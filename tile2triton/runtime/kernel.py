@@ -175,7 +175,10 @@ def _row_major(shape) -> tuple:
     strides, running = [], 1
     for d in reversed(shape):
         strides.append(running)
-        running = running * d if isinstance(running, int) and isinstance(d, int) else ("*", running, d)
+        if isinstance(running, int) and isinstance(d, int):
+            running = running * d
+        else:  # as the binder builds them: the innermost dynamic extent is its own stride
+            running = d if isinstance(running, int) and running == 1 else ("*", running, d)
     return tuple(reversed(strides))
 
 

@@ -95,6 +95,21 @@ def tl_add(M, N, block_M, block_N):
 
 
 @tilelang.jit(out_idx=[-1])
+def tl_add_dynamic(block_M, block_N):  # one kernel for every size: M and N are run-time arguments
+    M, N = T.dynamic("M"), T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            for local_y, local_x in T.Parallel(block_M, block_N):
+                y = by * block_M + local_y
+                x = bx * block_N + local_x
+                C[y, x] = A[y, x] + B[y, x]
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
 def tl_rowsum(M, N, block_size):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M,), "float32")):
@@ -367,6 +382,28 @@ def hw_attn_fwd(Q, K, V, Out, sm_scale, ZH, N_CTX: tl.constexpr, HEAD_DIM: tl.co
         tl.store(Out + (start_m * BLOCK_M + offs_m)[:, None] * HEAD_DIM + offs_d[None, :], out)
 
 
+@triton.jit
+def hw_gemm_tma(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr,
+                STAGES: tl.constexpr):  # fmt: skip
+    """The same GEMM with tensor-descriptor (TMA) loads and store, as Triton's Hopper tutorials write it."""
+    a_desc = tl.make_tensor_descriptor(A, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(B, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(C, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid = tl.program_id(0)
+    num_m, num_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    group = pid // (GROUP * num_n)
+    first_m = group * GROUP
+    size_m = min(num_m - first_m, GROUP)
+    pid_m = first_m + (pid % (GROUP * num_n)) % size_m
+    pid_n = (pid % (GROUP * num_n)) // size_m
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), num_stages=STAGES):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(C.dtype.element_ty))
+
+
 # ---------------------------------------------------------------------------- the table
 
 
@@ -399,12 +436,19 @@ def case_rows(quick: bool):
 
     for n in (1 << 20, (1 << 28) // s):
         a16 = lambda n=n: [torch.randn(n, device=dev, dtype=torch.float16)]  # noqa: E731
-        for view, factory in (("block view", tl_copy), ("thread view", tl_copy_thread_view)):
-            add(f"copy fp16 2^{n.bit_length() - 1} ({view})", lambda f=factory, n=n: f(n, 1024, 256),
-                lambda x, n=n: _launch(hw_copy, (triton.cdiv(n, 1024),), x, torch.empty_like(x), n, BLOCK=1024),
+        # the hand-written copy runs with the TileLang kernel's threads as num_warps (the same kernel)
+        variants = [("block view", tl_copy, 256), ("thread view", tl_copy_thread_view, 256)]
+        if n > 1 << 20:  # 128 threads: 8 fp16 = 16 bytes per thread and access, 256 threads move 8 bytes
+            variants.append(("block view", tl_copy, 128))
+        for view, factory, threads in variants:
+            add(f"copy fp16 2^{n.bit_length() - 1} ({view}, {threads} threads)", lambda f=factory, n=n, t=threads: f(n, 1024, t),
+                lambda x, n=n, t=threads: _launch(hw_copy, (triton.cdiv(n, 1024),), x, torch.empty_like(x), n, BLOCK=1024, num_warps=t // 32),
                 lambda x: x.clone(), lambda x: x, a16, 2 * 2 * n, "GB/s")  # fmt: skip
     m = 16384 // s
     add("add fp32 16384^2", lambda: tl_add(m, 16384, 32, 256),
+        lambda x, y: _launch_add(x, y), torch.add, torch.add,
+        lambda: [torch.randn(m, 16384, device=dev), torch.randn(m, 16384, device=dev)], 3 * 4 * m * 16384, "GB/s")  # fmt: skip
+    add("add fp32 16384^2 (T.dynamic M, N)", lambda: tl_add_dynamic(32, 256),
         lambda x, y: _launch_add(x, y), torch.add, torch.add,
         lambda: [torch.randn(m, 16384, device=dev), torch.randn(m, 16384, device=dev)], 3 * 4 * m * 16384, "GB/s")  # fmt: skip
     add("row sum fp32 16384x4096", lambda: tl_rowsum(m, 4096, 128),
@@ -444,7 +488,13 @@ def case_rows(quick: bool):
 
 # (block_M, block_N, num_stages, threads) for examples/flash_attention.py, per head dim: TileLang's
 # own examples' tiles (example_mha_fwd_bhsd.py).
-FA_TL_CONFIG = {128: (128, 128, 2, 256), 64: (128, 64, 2, 128)}
+# Per (dim, causal): the fastest of a sweep on the H200 (docs/gpu_runs/2026-11-29_s2_fa_sweep_h200.log).
+FA_TL_CONFIG = {
+    (128, False): (128, 64, 2, 128),
+    (128, True): (128, 64, 2, 128),
+    (64, False): (128, 64, 3, 128),
+    (64, True): (64, 64, 2, 128),
+}
 # (BLOCK_M, BLOCK_N, num_stages, num_warps) for hw_attn_fwd; causal needs BLOCK_M % BLOCK_N == 0.
 FA_HAND_CONFIG = {128: (128, 128, 3, 8), 64: (128, 64, 3, 4)}
 # --fa-configs times these (and the defaults above) and keeps the fastest of each.
@@ -549,7 +599,7 @@ def fa_rows(batch, heads, seq, dev, tl_configs=None, hand_configs=None, variant=
     for dim in dims:
         for causal in (False, True):
             chosen = {
-                "tl": (tl_configs or FA_TL_CONFIG)[dim],
+                "tl": tl_configs[dim] if tl_configs else FA_TL_CONFIG[dim, causal],
                 "hand": (hand_configs or FA_HAND_CONFIG)[dim],
                 "variant": variant.removesuffix("-ws") if causal else variant,  # see FA_HAND_VARIANTS
             }
@@ -658,8 +708,17 @@ def _launch_gemm(a, b, bm, bn, bk, stages, threads):
     N = b.shape[1]
     c = torch.empty(M, N, device=a.device, dtype=a.dtype)
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-    hw_gemm[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, GROUP=8, STAGES=stages, num_warps=threads // 32)
+    kernel = hw_gemm_tma if _has_tma(a) else hw_gemm
+    kernel[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, GROUP=8, STAGES=stages, num_warps=threads // 32)
     return c
+
+
+def _has_tma(t) -> bool:
+    """Hopper or newer, and a Triton with in-kernel tensor descriptors (their workspace allocator set)."""
+    if not (t.is_cuda and hasattr(tl, "make_tensor_descriptor") and torch.cuda.get_device_capability(t.device)[0] >= 9):
+        return False
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=t.device))
+    return True
 
 
 def run_rows(rows, only: str = "", timer=None) -> tuple[list, list]:

@@ -477,7 +477,7 @@ def case_rows(quick: bool):
                 (128, 128, 32, 3, 128, 8),
             ):
                 add(f"GEMM {dtype} {size}^3 {bm}x{bn}x{bk}{' swizzle ' + str(sw) if sw else ''}", lambda z=size, d=dtype, c=(bm, bn, bk, stages, threads, sw): tl_gemm(z, z, z, *c[:5], c[5], d),
-                    lambda a, b, c=(bm, bn, bk, stages, threads): _launch_gemm(a, b, *c),
+                    lambda a, b, c=(bm, bn, bk, stages, threads, sw or 1): _launch_gemm(a, b, *c),
                     torch.matmul, lambda a, b: (a.float() @ b.float()),
                     lambda z=size, t=tdt: [torch.randn(z, z, device=dev, dtype=t), torch.randn(z, z, device=dev, dtype=t)],
                     2 * size**3, "TFLOP/s", atol=0.5)  # fmt: skip
@@ -703,13 +703,14 @@ def hw_add(X, Y, Z, N, BLOCK: tl.constexpr):
     tl.store(Z + offs, tl.load(X + offs, mask=mask) + tl.load(Y + offs, mask=mask), mask=mask)
 
 
-def _launch_gemm(a, b, bm, bn, bk, stages, threads):
+def _launch_gemm(a, b, bm, bn, bk, stages, threads, group):
+    """``group`` rows of tiles per panel, as the TileLang kernel's T.use_swizzle (1: row-major order)."""
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty(M, N, device=a.device, dtype=a.dtype)
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
     kernel = hw_gemm_tma if _has_tma(a) else hw_gemm
-    kernel[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, GROUP=8, STAGES=stages, num_warps=threads // 32)
+    kernel[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, GROUP=group, STAGES=stages, num_warps=threads // 32)
     return c
 
 

@@ -49,14 +49,14 @@ def specs(bench, cpu: bool) -> dict:
     gm, gb = (64, (32, 32, 32, 2, 128)) if cpu else (4096, (128, 256, 64, 3, 256))
     sm, sn = (4, 1024) if cpu else (16384, 4096)
     fb, fh, fs, fd = (1, 2, 128, 64) if cpu else (4, 32, 4096, 128)
-    fa_tl = (64, 32, 2, 128) if cpu else bench.FA_TL_CONFIG[fd]
+    fa_tl = (64, 32, 2, 128) if cpu else bench.FA_TL_CONFIG[fd, False]
     fa_hand = (64, 32, 2, 4) if cpu else bench.FA_HAND_CONFIG[fd]
     fa_view = lambda t: t[[0, fb - 1]][:, [0, fh - 1]]  # noqa: E731
     return {
         "gemm": (
             f"GEMM fp16 {gm}^3 {'x'.join(map(str, gb[:3]))}",
             bench.tl_gemm, (gm, gm, gm, *gb, 0 if cpu else 8, "float16"),
-            lambda a, b: bench._launch_gemm(a, b, *gb),
+            lambda a, b: bench._launch_gemm(a, b, *gb, 1 if cpu else 8),
             lambda: [torch.randn(gm, gm, device=dev, dtype=f16), torch.randn(gm, gm, device=dev, dtype=f16)],
             lambda out, a, b: (out.double() - (a.float() @ b.float()).double()).abs().max().item(), 0.5,
         ),

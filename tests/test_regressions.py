@@ -92,3 +92,34 @@ def test_regression_kernels_run_in_the_reference():
     torch.testing.assert_close(reference.run(copy_column_tile(), a := torch.randn(30, 3)), a)
     torch.testing.assert_close(reference.run(parallel_1x1(), a := torch.randn(1, 1)), a * 2)
     torch.testing.assert_close(reference.run(constant_tile(), torch.randn(4, 8)), torch.full((4, 8), 0.5))
+
+
+# ---------------------------------------------------------------------------- provable conditions
+@tilelang.jit(out_idx=[-1])
+def guarded_tail(M, N, bn):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), threads=128) as b:
+            R = T.alloc_fragment((bn,), "float32")
+            T.clear(R)
+            for i in T.serial(M):
+                for j in T.Parallel(bn):
+                    # a condition the value ranges decide (always true here): no select, same result
+                    R[j] += T.if_then_else(b * bn + j < N + bn, A[i, b * bn + j], 0.0)
+            for j in T.Parallel(bn):
+                if b * bn + j < N + bn:  # always true: the branch is taken without a mask
+                    if b * bn + j < N:
+                        C[b * bn + j] = R[j]
+
+    return main
+
+
+@pytest.mark.poison_empty
+def test_conditions_decided_by_value_ranges(dev):
+    kernel = guarded_tail(7, 60, 8)  # N = 60 is no multiple of 8: the last block's tail is guarded
+    a = torch.randn(7, 60, device=dev)
+    torch.testing.assert_close(kernel(a).double(), a.double().sum(0), atol=1e-5, rtol=1e-5)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    assert "< 68" not in code and "tl.where" not in code  # both provable conditions folded away
+    assert "< 60" in code  # the real guard stays

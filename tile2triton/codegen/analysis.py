@@ -52,6 +52,23 @@ class Ranges:
             return (pick(a[0], b[0]), pick(a[1], b[1]))
         return None
 
+    def compare(self, op: str, lhs, rhs) -> bool | None:
+        """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None."""
+        a, b = self.of(lhs), self.of(rhs)
+        if a is None or b is None:
+            return None
+        if op in (">", ">="):
+            op, a, b = {">": "<", ">=": "<="}[op], b, a
+        if op == "<":
+            return True if a[1] < b[0] else False if a[0] >= b[1] else None
+        if op == "<=":
+            return True if a[1] <= b[0] else False if a[0] > b[1] else None
+        if op == "==" and a[0] == a[1] == b[0] == b[1]:
+            return True
+        if op in ("==", "!=") and (a[1] < b[0] or b[1] < a[0]):
+            return op == "!="
+        return None
+
     def nonneg(self, e) -> bool:
         r = self.of(e)
         return r is not None and r[0] >= 0

@@ -227,6 +227,9 @@ class KernelLowerer:
         if isinstance(e, ir.BinOp):
             return self.ev_binop(e)
         if isinstance(e, ir.Compare):
+            known = self.ranges.compare(e.op, e.lhs, e.rhs)
+            if known is not None:  # e.g. a key index that never reaches the sequence's end
+                return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
@@ -239,7 +242,10 @@ class KernelLowerer:
         if isinstance(e, ir.Cast):
             return self.cast(self.ev(e.value), e.dtype)
         if isinstance(e, ir.Select):
-            c, a, b = self.ev(e.cond), self.ev(e.true_value), self.ev(e.false_value)
+            c = self.ev(e.cond)
+            if _is_bool_literal(c):
+                return self.cast(self.ev(e.true_value if c.node.value else e.false_value), e.dtype)
+            a, b = self.ev(e.true_value), self.ev(e.false_value)
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
             return Tile(P.call("tl.where", c.node, a.node, b.node), e.dtype, c.axes | a.axes | b.axes)
         if isinstance(e, ir.Call):
@@ -256,8 +262,14 @@ class KernelLowerer:
         a, b = self.ev(e.lhs), self.ev(e.rhs)
         axes = a.axes | b.axes
         op = e.op
-        if op in ("and", "or"):
-            return Tile(P.binop("&" if op == "and" else "|", a.node, b.node), BOOL, axes)
+        if op in ("and", "or") or (op in ("&", "|") and a.dtype == b.dtype == BOOL):
+            conjunction = op in ("and", "&")
+            for known, other in ((a, b), (b, a)):
+                if _is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
+                    return other if known.node.value == conjunction else known
+            return Tile(P.binop("&" if conjunction else "|", a.node, b.node), BOOL, axes)
+        if op in ("+", "-") and e.dtype.is_int and _literal(b.node) == 0 and a.dtype == e.dtype:
+            return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:
             if not (self.ranges.nonneg(e.lhs) and self.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
@@ -360,9 +372,12 @@ class KernelLowerer:
     def broadcast(self, t: Tile, shape) -> ast.expr:
         """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
         if not t.axes:
-            return P.binop(
-                "+", _typed(self, t), P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(t.dtype)))
-            )
+            dtype = P.dtype(self.storage_dtype(t.dtype))
+            if _is_literal(t):
+                if _literal(t.node) == 0:
+                    return P.call("tl.zeros", P.list_(shape), dtype)
+                return P.call("tl.full", P.list_(shape), t.node, dtype)
+            return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), dtype))
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
@@ -741,6 +756,10 @@ def _literal(node):
     if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
         return -node.operand.value
     return None
+
+
+def _is_bool_literal(t: Tile) -> bool:
+    return isinstance(t.node, ast.Constant) and type(t.node.value) is bool
 
 
 def _is_literal(t: Tile) -> bool:

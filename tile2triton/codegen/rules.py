@@ -295,6 +295,9 @@ def lower_while(lw: KernelLowerer, s: ir.While) -> None:
 @lowers(ir.If)
 def lower_if(lw: KernelLowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
+    if isinstance(cond.node, ast.Constant) and type(cond.node.value) is bool:  # decided by value ranges
+        lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
+        return
     if lw.lanes is None and not cond.axes:
         then_body = lw.block(s.then_body)
         else_body = lw.block(s.else_body) if s.else_body else []

@@ -42,8 +42,18 @@ def _pair(value):
     return _variants[fn]
 
 
+def _library_interpreted() -> bool | None:
+    """The flavour the library has now, read off one of its functions (None: cannot tell)."""
+    import triton.language as tl
+
+    kind = type(getattr(tl, "sigmoid", None)).__name__
+    return {"InterpretedFunction": True, "JITFunction": False}.get(kind)
+
+
 def use_library(interpret: bool) -> None:
     """Make every Triton standard-library function the flavour for ``interpret``."""
+    if _library_interpreted() is interpret:  # nothing to switch (and no interpreter to import)
+        return
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 

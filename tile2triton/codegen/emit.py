@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from .. import ir
 from . import pyast as P
 from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
+from .scratch import NeedsScratch
+from .scratch import prologue as scratch_prologue
 
 HELPERS = {
     "_round_to_e4m3": """
@@ -73,6 +75,10 @@ class KernelLaunch:
     grid: list  # ir.Expr per axis, evaluated on the host
     num_warps: int
     args: list  # ir.Buffer / ir.Var in Triton parameter order
+    # shared buffers in global scratch: bytes per program, passed as the hidden last argument
+    # ``scratch_param`` (runtime/scratch.py allocates it)
+    scratch_bytes: int = 0
+    scratch_param: str | None = None
 
 
 @dataclass
@@ -85,7 +91,22 @@ class TritonModule:
 def lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    lw = KernelLowerer(kernel, func.params, options)
+    """Lower one kernel; where the register path hands a shared buffer over to global scratch
+    (scratch.py), lower it again with that buffer there."""
+    choice: set = set()
+    while True:
+        try:
+            return _lower_kernel(kernel, func, options, choice)
+        except NeedsScratch as need:
+            if need.buffer in choice:  # cannot happen: its accesses no longer take the register path
+                raise (need.__cause__ or need) from None
+            choice.add(need.buffer)
+
+
+def _lower_kernel(
+    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set
+) -> tuple[ast.FunctionDef, KernelLaunch, set]:
+    lw = KernelLowerer(kernel, func.params, options, scratch_choice=scratch_choice)
     args = []
     arg_names = []
     for p in list(func.params) + list(func.sizes):
@@ -115,7 +136,11 @@ def lower_kernel(
         from .threads import open_thread_view
 
         open_thread_view(lw, kernel)
+    prologue_at = len(lw.out)
     lw.lower_stmts(kernel.body)
+    if lw.scratch_bytes:
+        lw.out[prologue_at:prologue_at] = scratch_prologue(lw, kernel)
+        arg_names.append(lw.scratch_param)
     fn = ast.FunctionDef(
         name=lw.names.fresh(kernel.name + "_kernel"),
         args=ast.arguments([], [ast.arg(n) for n in arg_names], None, [], [], None, []),
@@ -127,7 +152,9 @@ def lower_kernel(
     )
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
-    return fn, KernelLaunch(fn.name, list(kernel.grid), next_pow2(max(1, kernel.threads // 32)), args), lw.helpers
+    num_warps = next_pow2(max(1, kernel.threads // 32))
+    launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, lw.scratch_bytes, lw.scratch_param)
+    return fn, launch, lw.helpers
 
 
 def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:

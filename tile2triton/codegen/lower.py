@@ -93,6 +93,8 @@ class LoweringOptions:
     interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
     # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
     vectorize_loops: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_VECTORIZE_LOOPS", True))
+    # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
+    shared_scratch: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_SHARED_SCRATCH", False))
 
 
 @dataclass
@@ -115,6 +117,16 @@ class KernelLowerer:
     let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
+    statement_serial: int = 0  # counts the TileLang statements lowered so far
+    # shared buffers in per-program global scratch (scratch.py)
+    scratch_choice: set = field(default_factory=set)  # allocations the register path handed over
+    scratch: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
+    scratch_base: str | None = None  # this program's slice (bytes)
+    scratch_param: str | None = None  # the hidden kernel argument
+    scratch_bytes: int = 0  # per program
+    scratch_tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
+    scratch_stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
+    scratch_loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -131,12 +143,15 @@ class KernelLowerer:
 
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
+        from .scratch import body
+
         saved, self.out = self.out, []
         try:
-            if fn is not None:
-                fn()
-            else:
-                self.lower_stmts(stmts)
+            with body(self, stmts if fn is None else None):
+                if fn is not None:
+                    fn()
+                else:
+                    self.lower_stmts(stmts)
             return self.out or [ast.Pass()]
         finally:
             self.out = saved
@@ -147,6 +162,7 @@ class KernelLowerer:
         for position, s in enumerate(stmts):
             self.following = stmts[position + 1 :]
             self.statement_names = {}
+            self.statement_serial += 1
             rule = LOWERINGS.get(type(s))
             if rule is None:
                 raise self.error(f"{type(s).__name__} is not supported by tile2triton yet", s.loc)
@@ -216,7 +232,12 @@ class KernelLowerer:
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
-            return self.reg_read(e.buffer, e.indices)
+            from . import scratch
+
+            if e.buffer in self.scratch:
+                return scratch.load(self, e.buffer, e.indices)
+            with scratch.register_path(self, e.buffer):
+                return self.reg_read(e.buffer, e.indices)
         if isinstance(e, ir.BinOp):
             return self.ev_binop(e)
         if isinstance(e, ir.Compare):
@@ -359,6 +380,10 @@ class KernelLowerer:
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
+        if buf in self.scratch:  # a tile operation's operand: the whole buffer as a tile
+            from .scratch import tile
+
+            return tile(self, buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         rb = self.regs[buf]
@@ -370,6 +395,10 @@ class KernelLowerer:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
+        if target in self.scratch_tiles:  # a tile operation's result: back to its scratch buffer
+            from .scratch import write_back
+
+            write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes
             if rb.view_of is not None and rb.name == target:
                 self.emit(
@@ -441,6 +470,7 @@ class KernelLowerer:
         if split is None:
             return None
         kinds, gather = split
+        _check_one_hot(self, rb, rb.shape[gather])
         rank = self.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
@@ -473,6 +503,7 @@ class KernelLowerer:
         if split is None:
             return False
         kinds, scatter = split
+        _check_one_hot(self, rb, rb.shape[scatter])
         used = {k[1] for k in kinds if k[0] == "lane"}
         rank = self.lanes.rank
         size = rb.shape[scatter]
@@ -517,6 +548,7 @@ class KernelLowerer:
         return True
 
     def flat_read(self, rb: RegBuf, indices) -> Tile:
+        _check_one_hot(self, rb, _prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         rank = self.lanes.rank
         size = _prod(rb.local_shape)
@@ -536,6 +568,7 @@ class KernelLowerer:
         return Tile(picked, rb.buffer.dtype, axes)
 
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
+        _check_one_hot(self, rb, _prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         lanes = self.lanes
         rank = lanes.rank
@@ -705,6 +738,12 @@ def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
     lane_dims = [k for k in kinds if k[0] == "lane"]
     return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
+
+
+def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
+    from .scratch import check_one_hot
+
+    check_one_hot(lw, rb, positions)
 
 
 def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:

@@ -305,6 +305,8 @@ class KernelLowerer:
         scalar_parts = False
         for d, (t, e) in enumerate(zip(idx, idx_ir)):
             axes |= t.axes
+            if _loads(t.node):  # a data-dependent index (``H[A[i] % n]``): loaded once, named
+                t = Tile(self.named(t.node, "idx"), t.dtype, t.axes)
             stride = buf.strides[d]
             term = t.node
             if not (isinstance(stride, int) and stride == 1):
@@ -738,6 +740,10 @@ def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
     lane_dims = [k for k in kinds if k[0] == "lane"]
     return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
+
+
+def _loads(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load" for n in ast.walk(node))
 
 
 def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:

@@ -273,6 +273,8 @@ def test_forced_gemm_operands_in_scratch(dev, monkeypatch):
     # the copies store into scratch, the gemm loads each operand whole
     assert "A_s_tile = tl.load(A_s + " in code and "B_s_tile = tl.load(B_s + " in code
     assert "tl.dot(A_s_tile, B_s_tile, acc)" in code
+    # not software-pipelined: the next iteration's scratch loads must not overtake this one's stores
+    assert "for k in tl.range(0, 3, num_stages=1):" in code and "num_stages=2" not in code
 
 
 # ------------------------------------------------------------------------------ runtime

@@ -132,11 +132,16 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
     args = [start.node, stop.node] if not (lo == 0 and st == 1) else [stop.node]
     if st != 1:
         args = [start.node, stop.node, step.node]
-    if s.kind == "pipelined" and s.num_stages:
+    unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
+    if not unrolled and scratch.touches(lw, s.body):
+        # Triton's software pipeliner (num_stages, T.Pipelined's or the launch default) would issue
+        # the next iteration's scratch loads ahead of this iteration's stores and barriers
+        iterator = P.call("tl.range", *([P.const(0)] + args if len(args) == 1 else args), num_stages=1)
+    elif s.kind == "pipelined" and s.num_stages:
         if len(args) == 1:
             args = [P.const(0)] + args
         iterator = P.call("tl.range", *args, num_stages=s.num_stages)
-    elif s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step)):
+    elif unrolled:
         iterator = P.call("tl.static_range", *args)
     else:
         iterator = P.call("range", *args)

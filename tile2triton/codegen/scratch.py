@@ -232,20 +232,25 @@ def barrier(lw: KernelLowerer) -> None:
 
 @contextlib.contextmanager
 def body(lw: KernelLowerer, stmts):
-    """A loop or branch body.  When it reaches shared memory, nothing is known at its start (the
-    loop's previous iteration) nor after it; when it does not, its barriers change nothing after
-    it (the body may not run)."""
+    """A loop or branch body.  When it reaches a buffer in scratch, nothing is known at its start
+    (the loop's previous iteration) nor after it; when it does not, its barriers change nothing
+    after it (the body may not run)."""
     saved = lw.scratch_stored, lw.scratch_loaded
-    touches = stmts is None or any(b.scope == ir.SHARED for s in ir.walk(stmts) for b in _buffers(s))
-    if touches:
+    reaches = stmts is None or touches(lw, stmts)
+    if reaches:
         lw.scratch_stored = lw.scratch_loaded = UNKNOWN
     try:
         yield
     finally:
-        if touches:
+        if reaches:
             lw.scratch_stored = lw.scratch_loaded = UNKNOWN
         else:
             lw.scratch_stored, lw.scratch_loaded = saved
+
+
+def touches(lw: KernelLowerer, stmts) -> bool:
+    """Do ``stmts`` reach a shared buffer kept in scratch?"""
+    return any(wanted(lw, b) for s in ir.walk(stmts) for b in _buffers(s))
 
 
 def _buffers(s: ir.Stmt):

@@ -133,7 +133,7 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
     if st != 1:
         args = [start.node, stop.node, step.node]
     unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
-    if not unrolled and scratch.touches(lw, s.body):
+    if not unrolled and scratch.unsafe_to_pipeline(lw, s.body):
         # Triton's software pipeliner (num_stages, T.Pipelined's or the launch default) would issue
         # the next iteration's scratch loads ahead of this iteration's stores and barriers
         iterator = P.call("tl.range", *([P.const(0)] + args if len(args) == 1 else args), num_stages=1)

@@ -232,41 +232,65 @@ def barrier(lw: KernelLowerer) -> None:
 
 @contextlib.contextmanager
 def body(lw: KernelLowerer, stmts):
-    """A loop or branch body.  When it reaches a buffer in scratch, nothing is known at its start
-    (the loop's previous iteration) nor after it; when it does not, its barriers change nothing
-    after it (the body may not run)."""
+    """A loop or branch body: at its start, what was pending before it and whatever it accesses
+    itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
     saved = lw.scratch_stored, lw.scratch_loaded
-    reaches = stmts is None or touches(lw, stmts)
-    if reaches:
-        lw.scratch_stored = lw.scratch_loaded = UNKNOWN
+    stored, loaded = (UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
+    merged = _merge(saved, stored, loaded)
+    lw.scratch_stored, lw.scratch_loaded = merged
     try:
         yield
     finally:
-        if reaches:
-            lw.scratch_stored = lw.scratch_loaded = UNKNOWN
-        else:
-            lw.scratch_stored, lw.scratch_loaded = saved
+        lw.scratch_stored, lw.scratch_loaded = _merge(merged, set(), set())
 
 
-def touches(lw: KernelLowerer, stmts) -> bool:
-    """Do ``stmts`` reach a shared buffer kept in scratch?"""
-    return any(wanted(lw, b) for s in ir.walk(stmts) for b in _buffers(s))
+def _merge(state, stored, loaded):
+    """``state`` (stores, loads) plus these stores and loads (as loads by an earlier statement)."""
+    before_stored, before_loaded = state
+    if stored is UNKNOWN or before_stored is UNKNOWN:
+        out_stored = UNKNOWN
+    else:
+        out_stored = set(before_stored) | stored
+    if loaded is UNKNOWN or before_loaded is UNKNOWN:
+        out_loaded = UNKNOWN
+    else:
+        out_loaded = dict(before_loaded)
+        for root in loaded:
+            out_loaded[root] = -1
+    return out_stored, out_loaded
 
 
-def _buffers(s: ir.Stmt):
-    """The buffers statement ``s`` itself reads or writes."""
+def unsafe_to_pipeline(lw: KernelLowerer, stmts) -> bool:
+    """Does a loop body load a scratch buffer it also stores?  Triton's software pipeliner would
+    issue the next iteration's loads ahead of this iteration's stores and barriers."""
+    stored, loaded = _reached(lw, stmts)
+    return bool(stored & loaded)
+
+
+def _reached(lw: KernelLowerer, stmts) -> tuple[set, set]:
+    """The scratch allocations ``stmts`` store and load."""
+    stored, loaded = set(), set()
+    for st in ir.walk(stmts):
+        for b, is_store in _accesses(st):
+            if wanted(lw, b):
+                (stored if is_store else loaded).add(b.root)
+    return stored, loaded
+
+
+def _accesses(s: ir.Stmt):
+    """(buffer, written?) for the buffers statement ``s`` itself reads or writes."""
     for load in ir.loads_in(s):
-        yield load.buffer
-    if isinstance(s, (ir.Store, ir.Alloc)):
-        yield s.buffer
+        yield load.buffer, False
+    if isinstance(s, ir.Store):
+        yield s.buffer, True
+    written = {"dst", "c"}
     for attr in ("src", "dst", "a", "b", "c", "value"):
         part = getattr(s, attr, None)
-        if isinstance(part, ir.Region):
-            yield part.buffer
-        elif isinstance(part, ir.Buffer):
-            yield part
-        elif isinstance(part, ir.Load):
-            yield part.buffer
+        buf = part.buffer if isinstance(part, (ir.Region, ir.Load)) else part
+        if isinstance(buf, ir.Buffer):
+            yield buf, False
+            if attr in written:
+                yield buf, True
 
 
 def _prod(items) -> int:

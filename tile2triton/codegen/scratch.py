@@ -18,8 +18,9 @@ mapping, so one TileLang thread's accesses to an element in two statements may r
 hardware threads.  ``tl.debug_barrier()`` stands at every ``T.sync_threads()`` (rules.py), and
 before a scratch access that could otherwise overtake an earlier one to the same buffer: a load
 after a store, a store after a store, a store after another statement's load.  (Within one
-statement the loads feed its store, which orders them.)  At the start and end of a loop or branch
-body nothing is known, so its first such access gets a barrier.
+statement the loads feed its store, which orders them.)  A loop or branch body starts from what
+was pending before it plus every scratch access it makes itself (the previous iteration).  A loop
+that stores and loads one scratch buffer is not software-pipelined (``num_stages=1``).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ from ..language.dtypes import DTYPES
 from . import pyast as P
 from .lower import KernelLowerer, RegBuf, Tile, next_pow2
 
-# Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile costs more than
-# the round trip through global memory: at 256 threads it is 128 registers per hardware thread for
-# one intermediate (Triton refuses tensors over 2**20 elements; registers spill long before).
+# Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
+# more than a round trip through global memory: at 256 threads it is already 128 values per hardware
+# thread for one intermediate (Triton refuses tensors over 2**20 elements; registers spill long
+# before).  A judgement, not a GPU measurement.
 ONE_HOT_LIMIT = 1 << 15
 
-UNKNOWN = None  # hazard state at the start/end of a loop or branch body: anything may be pending
+UNKNOWN = None  # barrier state when nothing is known: anything may be pending
 
 
 class NeedsScratch(Exception):

@@ -19,6 +19,7 @@ import torch
 from . import ir
 from .errors import Tile2TritonError
 from .runtime.kernel import host_eval
+from .runtime.scratch import scratch_tensor
 
 __all__ = ["register_op"]
 
@@ -256,6 +257,8 @@ class _OpSpec:
             if all(isinstance(g, int) for g in grid) and min(grid) <= 0:
                 continue
             launch_args = [slots[id(a)] if isinstance(a, ir.Buffer) else values[a] for a in launch.args]
+            if launch.scratch_bytes:  # shared buffers in global scratch: the hidden last argument
+                launch_args.append(scratch_tensor(launch.scratch_bytes, grid, device or torch.device("cuda")))
             wrap_triton(getattr(loaded, launch.name))[grid](*launch_args, num_warps=launch.num_warps)
         return self._result(outs)
 

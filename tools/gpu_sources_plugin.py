@@ -30,6 +30,8 @@ def _sig(func, launch):
             parts.append(f"{a.name}=*{_TRITON.get(a.dtype.name, a.dtype.name.replace('int', 'i').replace('ui', 'u'))}")
         else:
             parts.append(f"{a.name}={_TRITON.get(a.dtype.name, a.dtype.name.replace('int', 'i'))}")
+    if launch.scratch_bytes:  # shared buffers in global scratch: the hidden last argument (bytes)
+        parts.append(f"{launch.scratch_param}=*u8")
     return " ".join(parts)
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from .. import ir
 from . import pyast as P
 from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
+from .scratch import NeedsScratch
+from .scratch import prologue as scratch_prologue
 
 HELPERS = {
     "_round_to_e4m3": """
@@ -75,6 +77,10 @@ class KernelLaunch:
     num_warps: int
     args: list  # ir.Buffer / ir.Var in Triton parameter order
     aligned: list = field(default_factory=list)  # args whose base address must be 16-byte aligned (TMA)
+    # shared buffers in global scratch: bytes per program, passed as the hidden last argument
+    # ``scratch_param`` (runtime/scratch.py allocates it)
+    scratch_bytes: int = 0
+    scratch_param: str | None = None
 
 
 @dataclass
@@ -87,7 +93,22 @@ class TritonModule:
 def lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    lw = KernelLowerer(kernel, func.params, options)
+    """Lower one kernel; where the register path hands a shared buffer over to global scratch
+    (scratch.py), lower it again with that buffer there."""
+    choice: set = set()
+    while True:
+        try:
+            return _lower_kernel(kernel, func, options, choice)
+        except NeedsScratch as need:
+            if need.buffer in choice:  # cannot happen: its accesses no longer take the register path
+                raise (need.__cause__ or need) from None
+            choice.add(need.buffer)
+
+
+def _lower_kernel(
+    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set
+) -> tuple[ast.FunctionDef, KernelLaunch, set]:
+    lw = KernelLowerer(kernel, func.params, options, scratch_choice=scratch_choice)
     args = []
     arg_names = []
     for p in list(func.params) + list(func.sizes):
@@ -117,7 +138,11 @@ def lower_kernel(
         from .threads import open_thread_view
 
         open_thread_view(lw, kernel)
+    prologue_at = len(lw.out)
     lw.lower_stmts(kernel.body)
+    if lw.scratch_bytes:
+        lw.out[prologue_at:prologue_at] = scratch_prologue(lw, kernel)
+        arg_names.append(lw.scratch_param)
     fn = ast.FunctionDef(
         name=lw.names.fresh(kernel.name + "_kernel"),
         args=ast.arguments([], [ast.arg(n) for n in arg_names], None, [], [], None, []),
@@ -131,7 +156,8 @@ def lower_kernel(
     drop_dead_assignments(fn)
     num_warps = next_pow2(max(1, kernel.threads // 32))
     aligned = [p for p in args if p in lw.aligned_params]
-    return fn, KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned), lw.helpers
+    launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch_bytes, lw.scratch_param)
+    return fn, launch, lw.helpers
 
 
 def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:

@@ -96,6 +96,8 @@ class LoweringOptions:
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
     # for cards and Triton versions that have them
     tensor_descriptors: bool = False
+    # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
+    shared_scratch: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_SHARED_SCRATCH", False))
 
 
 @dataclass
@@ -122,6 +124,16 @@ class KernelLowerer:
     prologue: list = field(default_factory=list)  # hoisted to the top of the kernel (tensor descriptors)
     descriptors: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
     aligned_params: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
+    statement_serial: int = 0  # counts the TileLang statements lowered so far
+    # shared buffers in per-program global scratch (scratch.py)
+    scratch_choice: set = field(default_factory=set)  # allocations the register path handed over
+    scratch: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
+    scratch_base: str | None = None  # this program's slice (bytes)
+    scratch_param: str | None = None  # the hidden kernel argument
+    scratch_bytes: int = 0  # per program
+    scratch_tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
+    scratch_stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
+    scratch_loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -138,12 +150,15 @@ class KernelLowerer:
 
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
+        from .scratch import body
+
         saved, self.out = self.out, []
         try:
-            if fn is not None:
-                fn()
-            else:
-                self.lower_stmts(stmts)
+            with body(self, stmts if fn is None else None):
+                if fn is not None:
+                    fn()
+                else:
+                    self.lower_stmts(stmts)
             return self.out or [ast.Pass()]
         finally:
             self.out = saved
@@ -154,6 +169,7 @@ class KernelLowerer:
         for position, s in enumerate(stmts):
             self.following = stmts[position + 1 :]
             self.statement_names = {}
+            self.statement_serial += 1
             rule = LOWERINGS.get(type(s))
             if rule is None:
                 raise self.error(f"{type(s).__name__} is not supported by tile2triton yet", s.loc)
@@ -223,7 +239,12 @@ class KernelLowerer:
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
-            return self.reg_read(e.buffer, e.indices)
+            from . import scratch
+
+            if e.buffer in self.scratch:
+                return scratch.load(self, e.buffer, e.indices)
+            with scratch.register_path(self, e.buffer):
+                return self.reg_read(e.buffer, e.indices)
         if isinstance(e, ir.BinOp):
             return self.ev_binop(e)
         if isinstance(e, ir.Compare):
@@ -303,6 +324,8 @@ class KernelLowerer:
         scalar_parts = False
         for d, (t, e) in enumerate(zip(idx, idx_ir)):
             axes |= t.axes
+            if _loads(t.node):  # a data-dependent index (``H[A[i] % n]``): loaded once, named
+                t = Tile(self.named(t.node, "idx"), t.dtype, t.axes)
             stride = buf.strides[d]
             term = t.node
             if not (isinstance(stride, int) and stride == 1):
@@ -381,6 +404,10 @@ class KernelLowerer:
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
+        if buf in self.scratch:  # a tile operation's operand: the whole buffer as a tile
+            from .scratch import tile
+
+            return tile(self, buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         rb = self.regs[buf]
@@ -392,6 +419,10 @@ class KernelLowerer:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
+        if target in self.scratch_tiles:  # a tile operation's result: back to its scratch buffer
+            from .scratch import write_back
+
+            write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes
             if rb.view_of is not None and rb.name == target:
                 self.emit(
@@ -463,6 +494,7 @@ class KernelLowerer:
         if split is None:
             return None
         kinds, gather = split
+        _check_one_hot(self, rb, rb.shape[gather])
         rank = self.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
@@ -495,6 +527,7 @@ class KernelLowerer:
         if split is None:
             return False
         kinds, scatter = split
+        _check_one_hot(self, rb, rb.shape[scatter])
         used = {k[1] for k in kinds if k[0] == "lane"}
         rank = self.lanes.rank
         size = rb.shape[scatter]
@@ -539,6 +572,7 @@ class KernelLowerer:
         return True
 
     def flat_read(self, rb: RegBuf, indices) -> Tile:
+        _check_one_hot(self, rb, _prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         rank = self.lanes.rank
         size = _prod(rb.local_shape)
@@ -558,6 +592,7 @@ class KernelLowerer:
         return Tile(picked, rb.buffer.dtype, axes)
 
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
+        _check_one_hot(self, rb, _prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         lanes = self.lanes
         rank = lanes.rank
@@ -727,6 +762,16 @@ def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
     lane_dims = [k for k in kinds if k[0] == "lane"]
     return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
+
+
+def _loads(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load" for n in ast.walk(node))
+
+
+def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
+    from .scratch import check_one_hot
+
+    check_one_hot(lw, rb, positions)
 
 
 def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:

@@ -9,6 +9,7 @@ from .. import ir
 from ..frontend.regions import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
+from . import scratch
 from .analysis import first_access
 from .descriptors import descriptor_load
 from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
@@ -29,6 +30,9 @@ def lowers(node_type):
 @lowers(ir.Alloc)
 def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
     buf = s.buffer
+    if scratch.wanted(lw, buf):
+        scratch.alloc(lw, buf)
+        return
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
@@ -38,6 +42,8 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
+            if buf.scope == ir.SHARED and base is not None and base.lanes is None:
+                raise scratch.NeedsScratch(buf.root, "T.reshape with extents that are not powers of two")
             raise lw.error("T.reshape of a shared/fragment buffer needs power-of-two extents on both sides")
         rb.view_of = base
         lw.regs[buf] = rb
@@ -98,8 +104,11 @@ def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
     value = lw.ev(s.value)
     if s.buffer.scope == ir.GLOBAL:
         lw.global_store(s.buffer, [lw.ev(i) for i in s.indices], list(s.indices), value)
+    elif s.buffer in lw.scratch:
+        scratch.store(lw, s.buffer, s.indices, value)
     else:
-        lw.reg_write(s.buffer, s.indices, value)
+        with scratch.register_path(lw, s.buffer):
+            lw.reg_write(s.buffer, s.indices, value)
 
 
 # ------------------------------------------------------------------------------ control flow
@@ -124,11 +133,16 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
     args = [start.node, stop.node] if not (lo == 0 and st == 1) else [stop.node]
     if st != 1:
         args = [start.node, stop.node, step.node]
-    if s.kind == "pipelined" and s.num_stages:
+    unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
+    if not unrolled and scratch.unsafe_to_pipeline(lw, s.body):
+        # Triton's software pipeliner (num_stages, T.Pipelined's or the launch default) would issue
+        # the next iteration's scratch loads ahead of this iteration's stores and barriers
+        iterator = P.call("tl.range", *([P.const(0)] + args if len(args) == 1 else args), num_stages=1)
+    elif s.kind == "pipelined" and s.num_stages:
         if len(args) == 1:
             args = [P.const(0)] + args
         iterator = P.call("tl.range", *args, num_stages=s.num_stages)
-    elif s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step)):
+    elif unrolled:
         iterator = P.call("tl.static_range", *args)
     else:
         iterator = P.call("range", *args)
@@ -158,6 +172,11 @@ def _block_level_reg(lw: KernelLowerer, buf: ir.Buffer) -> bool:
     return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
 
 
+def _in_memory(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+    """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
+    return buf.scope == ir.GLOBAL or buf in lw.scratch
+
+
 def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
     n = _trip_count(lw, s)
     if n is None:
@@ -168,7 +187,7 @@ def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
             if st.var in lw.env:
                 return False  # rebinding a name from outside the loop carries a value across iterations
             lets.add(st.var)
-        elif isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL:
+        elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
             written.add(st.buffer)
         elif isinstance(st, ir.Store) and _block_level_reg(lw, st.buffer):
             # each iteration writes its own slice: the loop variable indexes a dim of the loop's extent
@@ -179,7 +198,7 @@ def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
         else:
             return False
         for load in ir.loads_in(st):
-            if load.buffer.scope != ir.GLOBAL and not _block_level_reg(lw, load.buffer):
+            if not _in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
                 return False
             read.add(load.buffer)
     if written & read:
@@ -222,7 +241,7 @@ def _sum_loop(lw: KernelLowerer, s: ir.For):
         return None
     for e in ir.iter_expr_tree(f):
         if isinstance(e, ir.Load) and (
-            e.buffer is st.buffer or (e.buffer.scope != ir.GLOBAL and not _block_level_reg(lw, e.buffer))
+            e.buffer is st.buffer or (not _in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
         ):
             return None
     return st, f
@@ -657,7 +676,9 @@ def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile):
-        if dst_buf.scope != ir.GLOBAL:
+        if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
+            dst_buf = scratch.atomic_target(lw, dst_buf)
+        elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
         idx = [lw.ev(i) for i in dst_idx]
         offs, mask, _ = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
@@ -681,7 +702,7 @@ def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
 
 @lowers(ir.Barrier)
 def lower_barrier(lw: KernelLowerer, s: ir.Barrier) -> None:
-    lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
+    scratch.barrier(lw)
 
 
 @lowers(ir.Print)

@@ -33,6 +33,7 @@ from ..errors import KernelCallError
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
+from .scratch import WithScratch
 
 _HOST_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
 
@@ -264,6 +265,8 @@ class _Launcher:
             static = None if any(callable(f) for f in grid_fns) else tuple(grid_fns)
             positions = tuple(plan.slots[id(a)] for a in launch.args)
             fn = getattr(loaded, launch.name)
+            if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
+                fn = WithScratch(fn, launch.scratch_bytes)
             self.launches.append((fn, static, grid_fns, positions, launch.num_warps))
         # slots of tensors read through tensor descriptors: their base must be 16-byte aligned
         self.aligned = sorted({plan.slots[id(a)] for launch in module.launches for a in launch.aligned})

@@ -1,0 +1,302 @@
+"""Shared memory's universal fallback (DESIGN.md): a shared buffer kept in a per-program scratch
+area of global memory instead of a register tile.
+
+When: per shared buffer, where the register path would build a one-hot gather/scatter tile of more
+than ``ONE_HOT_LIMIT`` elements or cannot express an access at all (the kernel is then lowered
+again with that buffer in scratch: ``NeedsScratch``), and for every shared buffer with
+``TILE2TRITON_SHARED_SCRATCH=1`` (testing, debugging).
+
+How: the kernel takes one more, hidden, last argument (``scratch_ptr``, bytes); the runtime gives
+it ``programs x scratch bytes per program`` (runtime/scratch.py) and each program offsets by its
+linear program id.  Each buffer is a typed pointer into that slice, read and written like a
+row-major global tensor (masked loads and stores: padded lanes and out-of-range indices touch
+nothing).  Tile operations (gemm, reduce, ...) load the whole buffer as a tile and store results
+back.
+
+Barriers: Triton spreads a tile over hardware threads in its own layout, not TileLang's thread
+mapping, so one TileLang thread's accesses to an element in two statements may run on two
+hardware threads.  ``tl.debug_barrier()`` stands at every ``T.sync_threads()`` (rules.py), and
+before a scratch access that could otherwise overtake an earlier one to the same buffer: a load
+after a store, a store after a store, a store after another statement's load.  (Within one
+statement the loads feed its store, which orders them.)  A loop or branch body starts from what
+was pending before it plus every scratch access it makes itself (the previous iteration).  A loop
+that stores and loads one scratch buffer is not software-pipelined (``num_stages=1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from .. import ir
+from ..errors import TileLangCompileError
+from ..language.dtypes import DTYPES
+from . import pyast as P
+from .lower import KernelLowerer, RegBuf, Tile, next_pow2
+
+# Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
+# more than a round trip through global memory: at 256 threads it is already 128 values per hardware
+# thread for one intermediate (Triton refuses tensors over 2**20 elements; registers spill long
+# before).  A judgement, not a GPU measurement.
+ONE_HOT_LIMIT = 1 << 15
+
+UNKNOWN = None  # barrier state when nothing is known: anything may be pending
+
+
+class NeedsScratch(Exception):
+    """Lowering restarts with ``buffer`` in global scratch (raised by the register path)."""
+
+    def __init__(self, buffer: ir.Buffer, reason: str):
+        super().__init__(f"shared buffer '{buffer.name}' moves to global scratch: {reason}")
+        self.buffer = buffer
+
+
+def wanted(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+    """Is this shared allocation kept in scratch?"""
+    if buf.scope != ir.SHARED:
+        return False
+    if buf.alias_of is not None and buf.alias_of in lw.scratch:
+        return True
+    return lw.options.shared_scratch or buf.root in lw.scratch_choice
+
+
+@contextlib.contextmanager
+def register_path(lw: KernelLowerer, buf: ir.Buffer):
+    """An access to a register-resident buffer: for a shared buffer, what the register path
+    refuses moves the buffer to scratch instead of failing."""
+    if buf.scope != ir.SHARED:
+        yield
+        return
+    try:
+        yield
+    except TileLangCompileError as exc:
+        raise NeedsScratch(buf.root, exc.message) from exc
+
+
+def check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
+    """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built."""
+    if rb.buffer.scope != ir.SHARED or lw.lanes is None:
+        return
+    lanes = 1
+    for p in lw.lanes.padded:
+        lanes *= p
+    if lanes * positions > ONE_HOT_LIMIT:
+        raise NeedsScratch(rb.buffer.root, f"a one-hot access of {lanes} lanes x {positions} positions")
+
+
+# ------------------------------------------------------------------------------ allocation
+def alloc(lw: KernelLowerer, buf: ir.Buffer) -> None:
+    """This program's slice of ``buf``: a typed pointer, named as the buffer."""
+    if lw.scratch_base is None:
+        lw.scratch_base = lw.names.fresh("scratch")
+        lw.scratch_param = lw.names.fresh("scratch_ptr")
+    if buf.alias_of is not None:  # T.reshape: the same memory, another shape
+        base = lw.scratch[buf.alias_of]
+        lw.scratch[buf] = _view(lw, buf, lw.pointers[base], base.t2t_root)
+        return
+    offset = lw.scratch_bytes
+    size = _prod(buf.shape) * max(1, buf.dtype.bits // 8)
+    lw.scratch_bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
+    at = P.name(lw.scratch_base) if offset == 0 else P.binop("+", P.name(lw.scratch_base), P.const(offset))
+    typed = P.call(P.attr(at, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
+    pointer = lw.assign(buf.name, typed)
+    lw.scratch[buf] = _view(lw, buf, pointer, buf)
+
+
+def _view(lw: KernelLowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
+    """``buf`` as a row-major global tensor at ``pointer`` (so global loads and stores serve it);
+    ``t2t_root`` is the allocation whose memory it is (barriers are placed per allocation)."""
+    strides, running = [], 1
+    for d in reversed(buf.shape):
+        strides.append(running)
+        running *= d
+    view = ir.Buffer(buf.name, ir.GLOBAL, tuple(buf.shape), buf.dtype, buf.loc, tuple(reversed(strides)))
+    view.t2t_root = root
+    lw.pointers[view] = pointer
+    return view
+
+
+def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
+    """``scratch``: this program's slice (the program's linear id times the bytes per program)."""
+    program = None
+    scale = None
+    for axis in range(len(kernel.grid)):
+        pid = P.call("tl.program_id", axis)
+        term = pid if scale is None else P.binop("*", pid, scale)
+        program = term if program is None else P.binop("+", program, term)
+        count = P.call("tl.num_programs", axis)
+        scale = count if scale is None else P.binop("*", scale, count)
+    program_name = lw.names.fresh("program")
+    offset = P.binop("*", P.to(P.name(program_name), DTYPES["int64"]), P.const(lw.scratch_bytes))
+    stmts = [
+        P.assign(program_name, program),
+        P.assign(lw.scratch_base, P.binop("+", P.name(lw.scratch_param), offset)),
+    ]
+    for s in stmts:
+        s.t2t_origin = kernel.loc
+    return stmts
+
+
+# ------------------------------------------------------------------------------ element access
+def load(lw: KernelLowerer, buf: ir.Buffer, indices) -> Tile:
+    view = lw.scratch[buf]
+    idx = [lw.ev(i) for i in indices]
+    before_access(lw, view, store=False)
+    return lw.global_load(view, idx, list(indices))
+
+
+def store(lw: KernelLowerer, buf: ir.Buffer, indices, value: Tile) -> None:
+    view = lw.scratch[buf]
+    idx = [lw.ev(i) for i in indices]
+    before_access(lw, view, store=True)
+    lw.global_store(view, idx, list(indices), value)
+
+
+def atomic_target(lw: KernelLowerer, buf: ir.Buffer) -> ir.Buffer:
+    """The global view an atomic on shared ``buf`` updates (the buffer moves to scratch)."""
+    if buf not in lw.scratch:
+        raise NeedsScratch(buf.root, "an atomic on shared memory")
+    view = lw.scratch[buf]
+    before_access(lw, view, store=True)
+    return view
+
+
+# ------------------------------------------------------------------------------ whole tiles
+def tile(lw: KernelLowerer, buf: ir.Buffer) -> RegBuf:
+    """``buf`` loaded whole as a padded register tile, for a tile operation; a tile operation that
+    assigns it stores it back (``write_back``)."""
+    view = lw.scratch[buf]
+    shape = tuple(next_pow2(d) for d in buf.shape)
+    if all(d == 1 for d in buf.shape):
+        shape = ()
+    offs, mask = _whole(lw, view, shape)
+    before_access(lw, view, store=False)
+    ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
+    node = P.call("tl.load", ptr, mask=mask, other=P.const(0)) if mask is not None else P.call("tl.load", ptr)
+    if lw.storage_dtype(buf.dtype) != buf.dtype:
+        node = P.to(node, lw.storage_dtype(buf.dtype))
+    name = lw.assign(f"{buf.name}_tile", node)
+    lw.scratch_tiles[name] = buf
+    return RegBuf(buf, name, shape)
+
+
+def write_back(lw: KernelLowerer, name: str) -> None:
+    buf = lw.scratch_tiles.get(name)
+    if buf is None:
+        return
+    view = lw.scratch[buf]
+    shape = tuple(next_pow2(d) for d in buf.shape) if not all(d == 1 for d in buf.shape) else ()
+    offs, mask = _whole(lw, view, shape)
+    before_access(lw, view, store=True)
+    ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
+    value = P.name(name)
+    if lw.options.interpret and buf.dtype.name == "bfloat16":
+        lw.helpers.add("_round_to_bf16")
+        value = P.call("_round_to_bf16", value)
+    kwargs = {"mask": mask} if mask is not None else {}
+    lw.emit(P.expr_stmt(P.call("tl.store", ptr, value, **kwargs)))
+
+
+def _whole(lw: KernelLowerer, view: ir.Buffer, shape: tuple):
+    """Offsets and mask of every element of ``view``, laid out as a tile of ``shape``."""
+    if not shape:
+        return None, None
+    rank = len(shape)
+    offs, parts = None, []
+    for d, (extent, padded) in enumerate(zip(view.shape, shape)):
+        position = P.expand(P.call("tl.arange", 0, padded), d, rank)
+        term = position if view.strides[d] == 1 else P.binop("*", position, P.const(view.strides[d]))
+        offs = term if offs is None else P.binop("+", offs, term)
+        if padded != extent:
+            parts.append(P.binop("<", position, P.const(extent)))
+    return lw.named(offs, "offs"), lw.named(P.and_all(parts), "mask")
+
+
+# ------------------------------------------------------------------------------ barriers
+def before_access(lw: KernelLowerer, view: ir.Buffer, store: bool) -> None:
+    """Place a barrier if this access could overtake an earlier one to the same buffer."""
+    root = view.t2t_root
+    stored, loaded = lw.scratch_stored, lw.scratch_loaded
+    need = stored is UNKNOWN or root in stored
+    if store and not need:  # a load by an earlier statement (the loads of this one feed the store)
+        need = loaded is UNKNOWN or loaded.get(root, lw.statement_serial) != lw.statement_serial
+    if need:
+        barrier(lw)
+    if store:
+        lw.scratch_stored.add(root)
+    elif lw.scratch_loaded is not UNKNOWN:
+        lw.scratch_loaded.setdefault(root, lw.statement_serial)
+
+
+def barrier(lw: KernelLowerer) -> None:
+    lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
+    lw.scratch_stored, lw.scratch_loaded = set(), {}
+
+
+@contextlib.contextmanager
+def body(lw: KernelLowerer, stmts):
+    """A loop or branch body: at its start, what was pending before it and whatever it accesses
+    itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
+    saved = lw.scratch_stored, lw.scratch_loaded
+    stored, loaded = (UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
+    merged = _merge(saved, stored, loaded)
+    lw.scratch_stored, lw.scratch_loaded = merged
+    try:
+        yield
+    finally:
+        lw.scratch_stored, lw.scratch_loaded = _merge(merged, set(), set())
+
+
+def _merge(state, stored, loaded):
+    """``state`` (stores, loads) plus these stores and loads (as loads by an earlier statement)."""
+    before_stored, before_loaded = state
+    if stored is UNKNOWN or before_stored is UNKNOWN:
+        out_stored = UNKNOWN
+    else:
+        out_stored = set(before_stored) | stored
+    if loaded is UNKNOWN or before_loaded is UNKNOWN:
+        out_loaded = UNKNOWN
+    else:
+        out_loaded = dict(before_loaded)
+        for root in loaded:
+            out_loaded[root] = -1
+    return out_stored, out_loaded
+
+
+def unsafe_to_pipeline(lw: KernelLowerer, stmts) -> bool:
+    """Does a loop body load a scratch buffer it also stores?  Triton's software pipeliner would
+    issue the next iteration's loads ahead of this iteration's stores and barriers."""
+    stored, loaded = _reached(lw, stmts)
+    return bool(stored & loaded)
+
+
+def _reached(lw: KernelLowerer, stmts) -> tuple[set, set]:
+    """The scratch allocations ``stmts`` store and load."""
+    stored, loaded = set(), set()
+    for st in ir.walk(stmts):
+        for b, is_store in _accesses(st):
+            if wanted(lw, b):
+                (stored if is_store else loaded).add(b.root)
+    return stored, loaded
+
+
+def _accesses(s: ir.Stmt):
+    """(buffer, written?) for the buffers statement ``s`` itself reads or writes."""
+    for load in ir.loads_in(s):
+        yield load.buffer, False
+    if isinstance(s, ir.Store):
+        yield s.buffer, True
+    written = {"dst", "c"}
+    for attr in ("src", "dst", "a", "b", "c", "value"):
+        part = getattr(s, attr, None)
+        buf = part.buffer if isinstance(part, (ir.Region, ir.Load)) else part
+        if isinstance(buf, ir.Buffer):
+            yield buf, False
+            if attr in written:
+                yield buf, True
+
+
+def _prod(items) -> int:
+    out = 1
+    for i in items:
+        out *= i
+    return out

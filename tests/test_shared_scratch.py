@@ -143,12 +143,14 @@ def shared_reverse(N, threads):
     return main
 
 
-def test_threshold_chooses_per_buffer(dev, automatic):
-    # 128 lanes x 128 positions stays a register one-hot; 256 x 256 goes over the limit
+def test_one_irregular_dim_gathers_in_registers(dev, automatic):
+    # S[threads - 1 - tx]: one dim at a lane-dependent position is a tl.gather, at any size (the
+    # one-hot it replaced would be 256 x 256 elements, over ONE_HOT_LIMIT)
     assert 128 * 128 <= codegen_scratch.ONE_HOT_LIMIT < 256 * 256
     small, large = shared_reverse(384, 128), shared_reverse(1000, 256)
-    assert "scratch_ptr" not in small.get_kernel_source(interpret=False)
-    assert "scratch_ptr" in large.get_kernel_source(interpret=False)
+    for kernel in (small, large):
+        source = kernel.get_kernel_source(interpret=False)
+        assert "scratch_ptr" not in source and "tl.gather(S, " in source
     for kernel, n, t in ((small, 384, 128), (large, 1000, 256)):
         a = torch.randn(n, device=dev)
         b = poison((n,), device=dev)

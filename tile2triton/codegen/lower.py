@@ -494,7 +494,11 @@ class KernelLowerer:
         if split is None:
             return None
         kinds, gather = split
-        _check_one_hot(self, rb, rb.shape[gather])
+        kept = [k for k in kinds if k[0] != "at"]
+        lane_dims = [k[1] for k in kept if k[0] == "lane"]
+        extra = sorted(kinds[gather][1].axes - set(lane_dims))
+        if len(extra) != 1 or rb.buffer.dtype == BOOL:
+            _check_one_hot(self, rb, rb.shape[gather])
         rank = self.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
@@ -502,8 +506,8 @@ class KernelLowerer:
             if kinds[d][0] == "at":
                 value = self.select_at(value, d, storage_rank, kinds[d][1], rb.shape[d])
                 storage_rank -= 1
-        kept = [k for k in kinds if k[0] != "at"]
-        lane_dims = [k[1] for k in kept if k[0] == "lane"]
+        if len(extra) == 1 and rb.buffer.dtype != BOOL:
+            return self.gather_along(value, kept, kinds[gather][1], extra[0], rb.shape[gather], rb.buffer.dtype)
         order = sorted(
             range(len(kept)), key=lambda i: (kept[i][0] == "irregular", kept[i][1] if kept[i][0] == "lane" else 0)
         )
@@ -518,6 +522,31 @@ class KernelLowerer:
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))
         return Tile(picked, rb.buffer.dtype, frozenset(lane_dims) | index.axes)
+
+    def gather_along(self, value: ast.expr, kept: list, index: Tile, extra: int, size: int, dtype) -> Tile:
+        """``tl.gather`` along the irregular dim: ``value`` holds the buffer's dims indexed by lane
+        variables and the irregular one (buffer order); the index varies along those lanes and one
+        more, ``extra``, whose extent becomes the gathered axis's.  Exact, and no one-hot tile."""
+        rank = self.lanes.rank
+        axis = next(p for p, k in enumerate(kept) if k[0] == "irregular")
+        order = [extra if k[0] == "irregular" else k[1] for k in kept]  # the lane of each result dim
+        union = sorted(order)
+        # padded lanes may compute positions past the buffer: keep every read inside it
+        idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
+        full = [self.lanes.padded[k] if k in union else 1 for k in range(rank)]
+        idx = P.call("tl.broadcast_to", idx, P.tuple_(full))
+        if len(union) != rank:
+            idx = P.call("tl.reshape", idx, P.list_([self.lanes.padded[k] for k in union]))
+        perm = [union.index(k) for k in order]
+        if perm != list(range(len(perm))):
+            idx = P.call("tl.permute", idx, P.tuple_(perm)) if len(perm) > 2 else P.call("tl.trans", idx)
+        out = P.call("tl.gather", value, self.named(idx, "index"), axis)
+        back = [order.index(k) for k in union]  # result dims in lane order
+        if back != list(range(len(back))):
+            out = P.call("tl.permute", out, P.tuple_(back)) if len(back) > 2 else P.call("tl.trans", out)
+        if len(union) != rank:
+            out = P.subscript_none(out, [k in union for k in range(rank)])
+        return Tile(out, dtype, frozenset(union))
 
     def scatter_write(self, rb: RegBuf, indices, value: Tile) -> bool:
         """``D[i, 2 * j] = v``: one dim written at a lane-dependent position, the others at lane

@@ -95,21 +95,6 @@ def tl_add(M, N, block_M, block_N):
 
 
 @tilelang.jit(out_idx=[-1])
-def tl_add_dynamic(block_M, block_N):  # one kernel for every size: M and N are run-time arguments
-    M, N = T.dynamic("M"), T.dynamic("N")
-
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
-            for local_y, local_x in T.Parallel(block_M, block_N):
-                y = by * block_M + local_y
-                x = bx * block_N + local_x
-                C[y, x] = A[y, x] + B[y, x]
-
-    return main
-
-
-@tilelang.jit(out_idx=[-1])
 def tl_rowsum(M, N, block_size):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M,), "float32")):
@@ -448,7 +433,7 @@ def case_rows(quick: bool):
     add("add fp32 16384^2", lambda: tl_add(m, 16384, 32, 256),
         lambda x, y: _launch_add(x, y), torch.add, torch.add,
         lambda: [torch.randn(m, 16384, device=dev), torch.randn(m, 16384, device=dev)], 3 * 4 * m * 16384, "GB/s")  # fmt: skip
-    add("add fp32 16384^2 (T.dynamic M, N)", lambda: tl_add_dynamic(32, 256),
+    add("add fp32 16384^2 (T.dynamic M, N)", lambda: tl_add(T.dynamic("M"), T.dynamic("N"), 32, 256),
         lambda x, y: _launch_add(x, y), torch.add, torch.add,
         lambda: [torch.randn(m, 16384, device=dev), torch.randn(m, 16384, device=dev)], 3 * 4 * m * 16384, "GB/s")  # fmt: skip
     add("row sum fp32 16384x4096", lambda: tl_rowsum(m, 4096, 128),

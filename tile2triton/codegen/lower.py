@@ -121,6 +121,7 @@ class KernelLowerer:
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
+    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (split.py)
     prologue: list = field(default_factory=list)  # hoisted to the top of the kernel (tensor descriptors)
     descriptors: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
     aligned_params: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
@@ -248,7 +249,7 @@ class KernelLowerer:
         if isinstance(e, ir.BinOp):
             return self.ev_binop(e)
         if isinstance(e, ir.Compare):
-            known = self.ranges.compare(e.op, e.lhs, e.rhs)
+            known = True if e in self.known_true else self.ranges.compare(e.op, e.lhs, e.rhs)
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)

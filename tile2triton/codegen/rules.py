@@ -13,6 +13,7 @@ from . import scratch
 from .analysis import first_access
 from .descriptors import descriptor_load
 from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
+from .split import find_split
 from .threads import block_level
 
 LOWERINGS: dict = {}
@@ -130,9 +131,26 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
         lw.ranges.set(s.var, lo, hi - 1)
     elif lw.ranges.of(s.start) is not None and lw.ranges.of(s.stop) is not None and st == 1:
         lw.ranges.set(s.var, lw.ranges.of(s.start)[0], lw.ranges.of(s.stop)[1] - 1)
-    args = [start.node, stop.node] if not (lo == 0 and st == 1) else [stop.node]
+    split = find_split(s, lw.ranges) if lw.lanes is None else None
+    if split is not None:
+        # two loops: the iterations where the conditions hold for every lane, then the rest
+        at, known = split
+        middle = P.name(lw.assign(f"{var_name}_split", lw.scalar(at, "a loop split").node))
+        lw.known_true |= known
+        try:
+            _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0)
+        finally:
+            lw.known_true -= known
+        _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
+        return
+    _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
+
+
+def _emit_loop(lw: KernelLowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
+    st = static(s.step)
+    args = [start, stop] if not (from_zero and st == 1) else [stop]
     if st != 1:
-        args = [start.node, stop.node, step.node]
+        args = [start, stop, step]
     unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
     if not unrolled and scratch.unsafe_to_pipeline(lw, s.body):
         # Triton's software pipeliner (num_stages, T.Pipelined's or the launch default) would issue

@@ -1,0 +1,89 @@
+"""Index-set splitting (codegen/split.py): a loop whose T.Parallel conditions hold for every lane
+in a prefix of its iterations runs as two loops, the first without those conditions."""
+
+import pytest
+import torch
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+
+@tilelang.jit(out_idx=[-1])
+def causal_row_sums(M, N, BM, BN, use_if):
+    """out[r] = sum of A[r, c] for c <= r + shift: a lower-triangular mask built per K block, as
+    causal attention does, either with T.if_then_else or with an ``if`` in the T.Parallel."""
+    shift = N - M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, BM), threads=128) as bx:
+            acc = T.alloc_fragment((BM, BN), "float32")
+            total = T.alloc_fragment((BM,), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(N, BN), num_stages=2):
+                for i, j in T.Parallel(BM, BN):
+                    row = bx * BM + i + shift
+                    col = k * BN + j
+                    if use_if:
+                        if (row >= col) & (col < N):
+                            acc[i, j] += A[bx * BM + i, col]
+                    else:
+                        acc[i, j] += T.if_then_else((row >= col) & (col < N), A[bx * BM + i, col], 0.0)
+            T.reduce_sum(acc, total, dim=1)
+            for i in T.Parallel(BM):
+                Out[bx * BM + i] = total[i]
+
+    return main
+
+
+@pytest.mark.parametrize("use_if", [False, True])
+@pytest.mark.parametrize("M, N, BM, BN", [(70, 70, 16, 16), (45, 90, 32, 16), (100, 130, 16, 32)])
+def test_split_causal_mask(dev, M, N, BM, BN, use_if):
+    kernel = causal_row_sums(M, N, BM, BN, use_if)
+    a = torch.randn(M, N, device=dev)
+    rows = torch.arange(M, device=dev)[:, None] + (N - M)
+    cols = torch.arange(N, device=dev)[None, :]
+    ref = torch.where(cols <= rows, a.double(), 0).sum(1)
+    torch.testing.assert_close(kernel(a).double(), ref, atol=1e-4, rtol=1e-4)
+
+
+def test_split_source():
+    source = causal_row_sums(70, 70, 16, 16, False).get_kernel_source(interpret=True)
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    # below the diagonal the mask is known true: the first loop adds without a select
+    assert "k_split = " in code
+    first, second = code.split("for k in tl.range(k_split")
+    assert "for k in tl.range(0, k_split" in first
+    assert "tl.where" not in first.split("for k in tl.range(0, k_split")[1]
+    assert "tl.where" in second
+    assert "num_stages=2" in first and "num_stages=2" in second
+
+
+@tilelang.jit(out_idx=[-1])
+def upper_mask(N, BN):
+    """A condition true for a suffix of the iterations (col >= row): not split."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N, N), "float32"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), threads=128) as bx:
+            acc = T.alloc_fragment((BN, BN), "float32")
+            total = T.alloc_fragment((BN,), "float32")
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(N, BN)):
+                for i, j in T.Parallel(BN, BN):
+                    acc[i, j] += T.if_then_else(k * BN + j >= bx * BN + i, A[bx * BN + i, k * BN + j], 0.0)
+            T.reduce_sum(acc, total, dim=1)
+            for i in T.Parallel(BN):
+                Out[bx * BN + i] = total[i]
+
+    return main
+
+
+def test_suffix_conditions_stay_one_loop(dev):
+    kernel = upper_mask(50, 16)
+    assert "k_split" not in kernel.get_kernel_source(interpret=dev == "cpu")
+    a = torch.randn(50, 50, device=dev)
+    ref = torch.triu(a.double()).sum(1)
+    torch.testing.assert_close(kernel(a).double(), ref, atol=1e-4, rtol=1e-4)

@@ -1,0 +1,203 @@
+"""Index-set splitting: a loop whose T.Parallel conditions hold for every lane in a prefix of its
+iterations runs as two loops, the first with those conditions known true.
+
+Causal attention is the case in point: ``T.if_then_else(q_idx >= k_idx, 0, -inf)`` with
+``q_idx = bx * M + i`` and ``k_idx = k * N + j`` is all-true while ``k * N + N - 1 <= bx * M``, so
+the blocks below the diagonal need no mask; Triton's own attention tutorial splits its loop the
+same way by hand.  A condition qualifies when it is an integer comparison affine in the loop
+variable (negative coefficient: true for a prefix) and in the lane variables, with loop-invariant
+rest; the split point is computed once before the loops.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..frontend.regions import static
+from ..language.dtypes import DTYPES
+
+INT32 = DTYPES["int32"]
+
+
+def find_split(s: ir.For, ranges) -> tuple[ir.Expr, set] | None:
+    """The first iteration where some qualifying condition may be false (an expression of
+    loop-invariant values, clamped to the loop's range) and the conditions known true before it;
+    None when no condition qualifies."""
+    if s.kind not in ("serial", "pipelined") or static(s.step) != 1:
+        return None
+    inner = _bound_inside(s)
+    if not _invariant(s.start, inner) or not _invariant(s.stop, inner):
+        return None
+    bounds, known = [], set()
+    for par in _parallels(s.body):
+        lets = _single_lets(par.body)
+        lanes = dict(zip(par.vars, par.extents))
+        for cmp in _conditions(par.body):
+            bound = _prefix_bound(cmp, s.var, lanes, lets, inner, ranges)
+            if bound is not None:
+                bounds.append(bound)
+                known.add(cmp)
+    if not bounds:
+        return None
+    split = bounds[0]
+    for b in bounds[1:]:
+        split = ir.Call("min", (split, b), INT32)
+    split = ir.Call("min", (ir.Call("max", (split, s.start), INT32), s.stop), INT32)
+    return split, known
+
+
+# ---------------------------------------------------------------------------- the loop body
+def _parallels(stmts):
+    """T.Parallel statements of the loop body, not inside a nested loop."""
+    for st in stmts:
+        if isinstance(st, ir.Parallel):
+            yield st
+        elif isinstance(st, ir.If):
+            yield from _parallels(st.then_body)
+            yield from _parallels(st.else_body)
+
+
+def _single_lets(stmts) -> dict:
+    """Let-bound values of a Parallel body, for names bound exactly once."""
+    counts, values = {}, {}
+    for st in ir.walk(stmts):
+        if isinstance(st, ir.Let):
+            counts[st.var] = counts.get(st.var, 0) + 1
+            values[st.var] = st.value
+    return {v: e for v, e in values.items() if counts[v] == 1}
+
+
+def _conditions(stmts):
+    """Comparisons that decide a select or an ``if``: the conjuncts of their conditions."""
+    for st in ir.walk(stmts):
+        exprs = [st.cond] if isinstance(st, ir.If) else ir.stmt_exprs(st)
+        for e in exprs:
+            for sub in ir.iter_expr_tree(e):
+                if isinstance(sub, ir.Select):
+                    yield from _conjuncts(sub.cond)
+        if isinstance(st, ir.If):
+            yield from _conjuncts(st.cond)
+
+
+def _conjuncts(e):
+    if isinstance(e, ir.BinOp) and e.op in ("and", "&"):
+        yield from _conjuncts(e.lhs)
+        yield from _conjuncts(e.rhs)
+    elif isinstance(e, ir.Compare):
+        yield e
+
+
+def _bound_inside(s: ir.For) -> set:
+    """Variables that change inside the loop: its own, and every name bound in its body."""
+    inside = {s.var}
+    for st in ir.walk(s.body):
+        if isinstance(st, ir.Let):
+            inside.add(st.var)
+        elif isinstance(st, ir.For):
+            inside.add(st.var)
+        elif isinstance(st, ir.Parallel):
+            inside.update(st.vars)
+    return inside
+
+
+def _invariant(e, inside: set) -> bool:
+    """A pure integer expression of values that do not change inside the loop."""
+    for sub in ir.iter_expr_tree(e):
+        if isinstance(sub, ir.VarRef) and sub.var in inside:
+            return False
+        if not isinstance(sub, (ir.VarRef, ir.Const, ir.BinOp, ir.Cast, ir.Call)):
+            return False
+        if isinstance(sub, ir.Call) and sub.fn not in ("min", "max"):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------- affine forms
+def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
+    """``e`` as {term: integer coefficient}: terms are the loop and lane Vars, loop-invariant
+    expressions, and 1 (the constant); None when ``e`` is not affine in the loop and lane vars."""
+    if depth > 32 or not e.dtype.is_int:
+        return None
+    if isinstance(e, ir.Const):
+        return {1: int(e.value)}
+    if isinstance(e, ir.VarRef):
+        if e.var in lets:
+            return _affine(lets[e.var], lets, inside, depth + 1)
+        return {e.var: 1} if e.var in inside else {e: 1}
+    if isinstance(e, ir.Cast):
+        return _affine(e.value, lets, inside, depth + 1)
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        a, b = _affine(e.lhs, lets, inside, depth + 1), _affine(e.rhs, lets, inside, depth + 1)
+        if a is None or b is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(a)
+        for t, c in b.items():
+            out[t] = out.get(t, 0) + sign * c
+        return out
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        for scale, other in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            k = static(scale)
+            if isinstance(k, int) and not isinstance(k, bool):
+                form = _affine(other, lets, inside, depth + 1)
+                return None if form is None else {t: k * c for t, c in form.items()}
+    if _invariant(e, inside | set(lets)):
+        return {e: 1}
+    return None
+
+
+def _prefix_bound(cmp: ir.Compare, k: ir.Var, lanes: dict, lets: dict, inside: set, ranges) -> ir.Expr | None:
+    """For ``cmp`` true at every lane exactly while ``k`` is below some bound: that bound (None
+    as well when value ranges already prove it for every iteration: nothing to split)."""
+    if cmp.op not in ("<", "<=", ">", ">=") or not (cmp.lhs.dtype.is_int and cmp.rhs.dtype.is_int):
+        return None
+    big, small = (cmp.lhs, cmp.rhs) if cmp.op in (">", ">=") else (cmp.rhs, cmp.lhs)
+    a, b = _affine(big, lets, inside), _affine(small, lets, inside)
+    if a is None or b is None:
+        return None
+    diff = dict(a)  # cmp holds iff diff >= 0
+    for t, c in b.items():
+        diff[t] = diff.get(t, 0) - c
+    if cmp.op in ("<", ">"):
+        diff[1] = diff.get(1, 0) - 1
+    if _always_nonnegative(diff, lanes, ranges):
+        return None
+    ck = diff.pop(k, 0)
+    if ck >= 0:
+        return None
+    lowest = diff.pop(1, 0)
+    for v in list(diff):
+        if isinstance(v, ir.Var):
+            if v not in lanes:
+                return None  # varies inside the loop in a way the bound cannot follow
+            lowest += min(0, diff.pop(v) * (lanes[v] - 1))
+    # all lanes hold iff ck * k + lowest + rest >= 0  <=>  k <= (lowest + rest) // -ck
+    total = None
+    for term, c in diff.items():
+        if c:
+            scaled = term if c == 1 else ir.BinOp("*", term, ir.Const(c, INT32), INT32)
+            total = scaled if total is None else ir.BinOp("+", total, scaled, INT32)
+    if total is None:
+        total = ir.Const(lowest, INT32)
+    elif lowest:
+        total = ir.BinOp("-" if lowest < 0 else "+", total, ir.Const(abs(lowest), INT32), INT32)
+    last = ir.BinOp("//", total, ir.Const(-ck, INT32), INT32)
+    return ir.BinOp("+", last, ir.Const(1, INT32), INT32)
+
+
+def _always_nonnegative(diff: dict, lanes: dict, ranges) -> bool:
+    low = 0
+    for term, c in diff.items():
+        if term == 1:
+            span = (c, c)
+        elif isinstance(term, ir.Var):
+            r = (0, lanes[term] - 1) if term in lanes else ranges.var_range.get(term)
+            if r is None:
+                return False
+            span = (c * r[0], c * r[1])
+        else:
+            r = ranges.of(term)
+            if r is None:
+                return False
+            span = (c * r[0], c * r[1])
+        low += min(span)
+    return low >= 0

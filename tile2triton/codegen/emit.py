@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import linecache
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -184,35 +183,47 @@ def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:
 
 
 def drop_dead_assignments(fn: ast.FunctionDef) -> None:
-    """Remove ``name = <pure expression>`` whose name is never read (e.g. an unused T.Parallel
-    index): generated code should carry no dead code.  Assignments have no side effects here
-    (stores and atomics are expression statements)."""
-    reads = Counter(n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-    blocks = [
-        stmts
-        for node in ast.walk(fn)
-        for stmts in (getattr(node, "body", None), getattr(node, "orelse", None))
-        if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt)
-    ]
+    """Remove ``name = <pure expression>`` whose value is never read (an unused T.Parallel index,
+    the mask a split loop no longer needs): generated code should carry no dead code.  A backward
+    liveness pass over the structured body; assignments have no side effects here (stores and
+    atomics are expression statements)."""
+    _live_before(fn.body, set(), remove=True)
 
-    def dead(st) -> bool:
-        return (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-            and not reads[st.targets[0].id]
-        )
 
-    removed = True
-    while removed:  # removing one assignment can make the names it read dead in turn
-        removed = False
-        for stmts in blocks:
-            for st in [st for st in stmts if dead(st)]:
-                stmts.remove(st)
-                reads.subtract(n.id for n in ast.walk(st.value) if isinstance(n, ast.Name))
-                removed = True
-            if not stmts:
-                stmts.append(ast.Pass())
+def _reads(node) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _live_before(stmts: list, live_after: set, remove: bool) -> set:
+    live = set(live_after)
+    kept = []
+    for st in reversed(stmts):
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            target = st.targets[0].id
+            if target not in live:
+                continue  # dead: dropped (when removing) and its reads not made live
+            live = (live - {target}) | _reads(st.value)
+        elif isinstance(st, ast.If):
+            then_live = _live_before(st.body, live, remove)
+            else_live = _live_before(st.orelse, live, remove) if st.orelse else live
+            live = then_live | else_live | _reads(st.test)
+        elif isinstance(st, (ast.For, ast.While)):
+            head = _reads(st.iter) if isinstance(st, ast.For) else _reads(st.test)
+            loop_live = set(live) | head  # live where an iteration ends: after the loop, or the next one
+            while True:
+                start = _live_before(st.body, loop_live, remove=False)
+                grown = loop_live | start
+                if grown == loop_live:
+                    break
+                loop_live = grown
+            start = _live_before(st.body, loop_live, remove)
+            live = live | start | head  # zero iterations: what is live after is live before
+        else:
+            live |= _reads(st)
+        kept.append(st)
+    if remove:
+        stmts[:] = list(reversed(kept)) or [ast.Pass()]
+    return live
 
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:

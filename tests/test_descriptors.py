@@ -127,3 +127,38 @@ def test_off_by_default_in_the_interpreter(monkeypatch):
     monkeypatch.delenv("TILE2TRITON_TENSOR_DESCRIPTORS", raising=False)
     kernel = tilelang.compile(gemm(72, 88, 104, 32, 32, 32), out_idx=[-1])
     assert "make_tensor_descriptor" not in kernel.get_kernel_source(interpret=True)
+
+
+def accumulate_in_place(M, N, BM, dtype):
+    """Reads boxes of a tensor the kernel also writes, and of a bool tensor: neither through TMA (a
+    TMA read after a store needs a proxy fence; bool has no descriptor element type)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Keep: T.Tensor((M, N), "bool"), Out: T.Tensor((BM, N), dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            tile = T.alloc_shared((BM, N), dtype)
+            keep = T.alloc_shared((BM, N), "bool")
+            acc = T.alloc_fragment((BM, N), "float32")
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(M, BM)):
+                T.copy(X[k * BM, 0], tile)
+                T.copy(Keep[k * BM, 0], keep)
+                for i, j in T.Parallel(BM, N):
+                    acc[i, j] += T.if_then_else(keep[i, j], T.cast(tile[i, j], "float32"), 0.0)
+                T.copy(tile, X[k * BM, 0])
+            T.copy(acc, Out[0, 0])
+
+    return main
+
+
+def test_no_descriptors_for_written_or_bool_tensors(dev):
+    M, N, BM = 40, 32, 16
+    kernel = tilelang.compile(accumulate_in_place(M, N, BM, "float16"), out_idx=[-1])
+    x = torch.randn(M, N, device=dev).half()
+    keep = torch.rand(M, N, device=dev) > 0.5
+    out = kernel(x, keep)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    assert "X_desc" not in source and "Keep_desc" not in source
+    padded = torch.zeros(48, N, dtype=torch.float64, device=dev)
+    padded[:M] = torch.where(keep, x.double(), 0)
+    torch.testing.assert_close(out.double(), padded.view(3, BM, N).sum(0), atol=1e-2, rtol=1e-2)

@@ -123,3 +123,123 @@ def test_conditions_decided_by_value_ranges(dev):
     code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
     assert "< 68" not in code and "tl.where" not in code  # both provable conditions folded away
     assert "< 60" in code  # the real guard stays
+
+
+# ---------------------------------------------------------------------------- review of the split/folding work
+@tilelang.jit(out_idx=[-1])
+def rebound_let_in_loop():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32"), Out: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = bx  # (0, 0) at its first binding, but rebound below: no range to fold with
+            acc = T.alloc_fragment((4,), "float32")
+            T.clear(acc)
+            for kk in T.serial(4):
+                for i in T.Parallel(4):
+                    acc[i] += T.if_then_else(x < 2, A[i], 0.0)
+                x = x + 1
+            for i in T.Parallel(4):
+                Out[i] = acc[i]
+
+    return main
+
+
+@tilelang.jit
+def rebound_index_stays_guarded():
+    @T.prim_func
+    def main(Out: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = bx
+            for kk in T.serial(3):
+                for i in T.Parallel(4):
+                    Out[x + i] = 1.0 * kk  # x grows: the bound check must stay
+                x = x + 2
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def let_rebound_after_use_in_split_loop(B, NK):
+    @T.prim_func
+    def main(A: T.Tensor((B,), "int32"), Out: T.Tensor((B,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            acc = T.alloc_fragment((B,), "float32")
+            T.clear(acc)
+            x = A[0] - 100
+            for kk in T.serial(NK):
+                for i in T.Parallel(B):
+                    acc[i] += T.if_then_else(x >= kk * B + i, 1.0, 0.0)
+                    x = bx * B + 2 * B  # rebinding after the use: the use sees the old value first
+            for i in T.Parallel(B):
+                Out[i] = acc[i]
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def let_under_lane_if_in_split_loop(G, B, NK):
+    @T.prim_func
+    def main(A: T.Tensor((G * B, NK * B), "float32"), Out: T.Tensor((G * B, B), "float32")):
+        with T.Kernel(G, threads=32) as bx:
+            acc = T.alloc_fragment((B, B), "float32")
+            T.clear(acc)
+            for kk in T.serial(NK):
+                for i, j in T.Parallel(B, B):
+                    if bx * B + i >= kk * B + j:
+                        v = A[bx * B + i, kk * B + j] * 2.0
+                        acc[i, j] += v
+            T.copy(acc, Out[bx * B, 0])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def folded_conditions():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32"), Out: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            acc = T.alloc_fragment((4,), "float32")
+            T.clear(acc)
+            for kk in T.serial(5):  # a split bound of constants only
+                for i in T.Parallel(4):
+                    if -3 * kk + i - 4 >= kk - i + 3:
+                        acc[i] += kk * 10 + 1.0
+                    else:
+                        acc[i] += 1000.0
+            for i in T.Parallel(4):
+                y = T.cast(bx + 300, "uint8")  # 44: a wrapping cast keeps no range
+                Out[i] = acc[i] + T.if_then_else(y < 100, A[i], -1.0) + T.if_then_else(~(i < 100), 100.0, 0.0)
+
+    return main
+
+
+def test_rebound_names_keep_their_checks(dev):
+    a = torch.randn(4, device=dev)
+    torch.testing.assert_close(rebound_let_in_loop()(a), 2 * a)
+    out = torch.full((12,), float("nan"), device=dev)
+    rebound_index_stays_guarded()(out[:4])
+    assert out[4:].isnan().all()  # nothing written past the tensor
+    torch.testing.assert_close(out[:4], torch.tensor([0.0, 0.0, 1.0, 1.0], device=dev))
+
+
+def test_split_loops_with_rebound_and_conditional_lets(dev):
+    B, NK = 4, 3
+    a = torch.zeros(B, dtype=torch.int32, device=dev)
+    # x = -100 at kk = 0 (i.e. never >= kk*B+i), then 2B = 8 >= kk*B+i for the rest of the entries
+    cols = torch.arange(B * NK, device=dev).view(NK, B)
+    ref = (cols[1:] <= 2 * B).sum(0).float()
+    torch.testing.assert_close(let_rebound_after_use_in_split_loop(B, NK)(a), ref)
+    G = 3
+    x = torch.randn(G * B, NK * B, device=dev)
+    rows = torch.arange(G * B, device=dev)[:, None]
+    keep = (rows >= torch.arange(NK * B, device=dev)[None, :]).double()
+    ref = (2 * x.double() * keep).view(G * B, NK, B).sum(1)
+    torch.testing.assert_close(let_under_lane_if_in_split_loop(G, B, NK)(x).double(), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_folded_constants_casts_and_negations(dev):
+    a = torch.randn(4, device=dev)
+    kk = torch.arange(5, device=dev)[:, None].double()
+    i = torch.arange(4, device=dev)[None, :].double()
+    acc = torch.where(-3 * kk + i - 4 >= kk - i + 3, kk * 10 + 1, 1000.0).sum(0)
+    torch.testing.assert_close(folded_conditions()(a).double(), acc + a.double())

@@ -25,7 +25,12 @@ class Ranges:
         if isinstance(e, ir.VarRef):
             return self.var_range.get(e.var)
         if isinstance(e, ir.Cast):
-            return self.of(e.value) if not e.dtype.is_float else None
+            r = self.of(e.value) if e.dtype.is_int else None
+            if r is None:
+                return None
+            bits = e.dtype.bits
+            lo, hi = (0, 2**bits - 1) if e.dtype.kind == "uint" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+            return r if lo <= r[0] and r[1] <= hi else None  # a cast that may wrap keeps no range
         if isinstance(e, ir.BinOp):
             a, b = self.of(e.lhs), self.of(e.rhs)
             if a is None or b is None:
@@ -54,6 +59,10 @@ class Ranges:
 
     def compare(self, op: str, lhs, rhs) -> bool | None:
         """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None."""
+        if not (getattr(lhs, "dtype", None) and getattr(rhs, "dtype", None)):
+            return None
+        if lhs.dtype.kind != "int" or rhs.dtype.kind != "int":  # unsigned arithmetic wraps
+            return None
         a, b = self.of(lhs), self.of(rhs)
         if a is None or b is None:
             return None

@@ -44,7 +44,9 @@ def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
-    if buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
+    if buf.dtype.kind == "bool" or buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
+        return False
+    if buf.root in _written_globals(lw):  # a TMA read after a store would need a proxy fence
         return False
     rb = lw.regs.get(dst.buffer)
     if rb is None or rb.lanes is not None or rb.view_of is not None:
@@ -89,3 +91,22 @@ def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
         lw.descriptors[key] = name
         lw.aligned_params.add(buf.root)
     return name
+
+
+def _written_globals(lw: KernelLowerer) -> set:
+    """Global tensors the kernel writes (stores, copies, fills, atomics), by root buffer."""
+    written = getattr(lw, "_t2t_written", None)
+    if written is None:
+        written = set()
+        for st in ir.walk(lw.kernel.body):
+            if isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL:
+                written.add(st.buffer.root)
+            for value in vars(st).values():
+                if (
+                    isinstance(value, ir.Region)
+                    and value.buffer.scope == ir.GLOBAL
+                    and value is not getattr(st, "src", None)
+                ):
+                    written.add(value.buffer.root)
+        lw._t2t_written = written
+    return written

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import operator
 import os
 from dataclasses import dataclass, field
 
@@ -256,6 +257,8 @@ class KernelLowerer:
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
             a = self.ev(e.operand)
+            if _is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
+                return Tile(P.const(not a.node.value), BOOL)
             if e.op == "-":
                 return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
             if e.op == "~":
@@ -284,6 +287,9 @@ class KernelLowerer:
         a, b = self.ev(e.lhs), self.ev(e.rhs)
         axes = a.axes | b.axes
         op = e.op
+        x, y = _literal(a.node), _literal(b.node)
+        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_INT_OPS and (y or op in "+-*"):
+            return Tile(P.const(_HOST_INT_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
         if op in ("and", "or") or (op in ("&", "|") and a.dtype == b.dtype == BOOL):
             conjunction = op in ("and", "&")
             for known, other in ((a, b), (b, a)):
@@ -828,9 +834,12 @@ def _lowest(dt: DType):
 def _literal(node):
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -node.operand.value
     return None
+
+
+_HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
 
 
 def _is_bool_literal(t: Tile) -> bool:

@@ -92,7 +92,7 @@ def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
     lw.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
     lw.let_depth[s.var] = len(lw.conds)
     bounds = lw.ranges.of(s.value)
-    if bounds is not None:
+    if bounds is not None and lw.let_count.get(s.var, 0) == 1:  # a rebound name's range is unknown
         lw.ranges.set(s.var, *bounds)
 
 
@@ -131,16 +131,19 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
         lw.ranges.set(s.var, lo, hi - 1)
     elif lw.ranges.of(s.start) is not None and lw.ranges.of(s.stop) is not None and st == 1:
         lw.ranges.set(s.var, lw.ranges.of(s.start)[0], lw.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.ranges) if lw.lanes is None else None
+    split = find_split(s, lw.ranges, lw.let_count) if lw.lanes is None else None
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
         middle = P.name(lw.assign(f"{var_name}_split", lw.scalar(at, "a loop split").node))
-        lw.known_true |= known
+        before = dict(lw.env), dict(lw.let_depth), dict(lw.ranges.var_range)
+        lw.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
         try:
             _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0)
         finally:
             lw.known_true -= known
+        # the second copy of the body starts from the state before the loop, as the first did
+        lw.env, lw.let_depth, lw.ranges.var_range = dict(before[0]), dict(before[1]), dict(before[2])
         _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
         return
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)

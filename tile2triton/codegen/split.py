@@ -18,7 +18,7 @@ from ..language.dtypes import DTYPES
 INT32 = DTYPES["int32"]
 
 
-def find_split(s: ir.For, ranges) -> tuple[ir.Expr, set] | None:
+def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None:
     """The first iteration where some qualifying condition may be false (an expression of
     loop-invariant values, clamped to the loop's range) and the conditions known true before it;
     None when no condition qualifies."""
@@ -29,13 +29,16 @@ def find_split(s: ir.For, ranges) -> tuple[ir.Expr, set] | None:
         return None
     bounds, known = [], set()
     for par in _parallels(s.body):
-        lets = _single_lets(par.body)
         lanes = dict(zip(par.vars, par.extents))
-        for cmp in _conditions(par.body):
-            bound = _prefix_bound(cmp, s.var, lanes, lets, inner, ranges)
-            if bound is not None:
-                bounds.append(bound)
-                known.add(cmp)
+        lets = {}  # names bound once in the kernel, by a statement before the condition's
+        for st in par.body:
+            for cmp in _conditions([st]):
+                bound = _prefix_bound(cmp, s.var, lanes, lets, inner, ranges)
+                if bound is not None:
+                    bounds.append(bound)
+                    known.add(cmp)
+            if isinstance(st, ir.Let) and let_count.get(st.var, 0) == 1:
+                lets[st.var] = st.value
     if not bounds:
         return None
     split = bounds[0]
@@ -54,16 +57,6 @@ def _parallels(stmts):
         elif isinstance(st, ir.If):
             yield from _parallels(st.then_body)
             yield from _parallels(st.else_body)
-
-
-def _single_lets(stmts) -> dict:
-    """Let-bound values of a Parallel body, for names bound exactly once."""
-    counts, values = {}, {}
-    for st in ir.walk(stmts):
-        if isinstance(st, ir.Let):
-            counts[st.var] = counts.get(st.var, 0) + 1
-            values[st.var] = st.value
-    return {v: e for v, e in values.items() if counts[v] == 1}
 
 
 def _conditions(stmts):
@@ -115,7 +108,7 @@ def _invariant(e, inside: set) -> bool:
 def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
     """``e`` as {term: integer coefficient}: terms are the loop and lane Vars, loop-invariant
     expressions, and 1 (the constant); None when ``e`` is not affine in the loop and lane vars."""
-    if depth > 32 or not e.dtype.is_int:
+    if depth > 32 or e.dtype.kind != "int":  # signed: no wrap-around in the range of interest
         return None
     if isinstance(e, ir.Const):
         return {1: int(e.value)}
@@ -124,6 +117,9 @@ def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
             return _affine(lets[e.var], lets, inside, depth + 1)
         return {e.var: 1} if e.var in inside else {e: 1}
     if isinstance(e, ir.Cast):
+        source = e.value.dtype
+        if source.kind != "int" or source.bits > e.dtype.bits:
+            return None  # a narrowing cast may wrap
         return _affine(e.value, lets, inside, depth + 1)
     if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
         a, b = _affine(e.lhs, lets, inside, depth + 1), _affine(e.rhs, lets, inside, depth + 1)
@@ -148,7 +144,7 @@ def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
 def _prefix_bound(cmp: ir.Compare, k: ir.Var, lanes: dict, lets: dict, inside: set, ranges) -> ir.Expr | None:
     """For ``cmp`` true at every lane exactly while ``k`` is below some bound: that bound (None
     as well when value ranges already prove it for every iteration: nothing to split)."""
-    if cmp.op not in ("<", "<=", ">", ">=") or not (cmp.lhs.dtype.is_int and cmp.rhs.dtype.is_int):
+    if cmp.op not in ("<", "<=", ">", ">=") or not (cmp.lhs.dtype.kind == cmp.rhs.dtype.kind == "int"):
         return None
     big, small = (cmp.lhs, cmp.rhs) if cmp.op in (">", ">=") else (cmp.rhs, cmp.lhs)
     a, b = _affine(big, lets, inside), _affine(small, lets, inside)

@@ -243,3 +243,26 @@ def test_folded_constants_casts_and_negations(dev):
     i = torch.arange(4, device=dev)[None, :].double()
     acc = torch.where(-3 * kk + i - 4 >= kk - i + 3, kk * 10 + 1, 1000.0).sum(0)
     torch.testing.assert_close(folded_conditions()(a).double(), acc + a.double())
+
+
+# ---------------------------------------------------------------------------- bf16 intermediates
+@tilelang.jit(out_idx=[-1])
+def bf16_compare_of_math(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "bfloat16"), C: T.Tensor((N,), "bfloat16")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                a = A[i]
+                C[i] = T.if_then_else(T.tanh(a) > a, 0.5, a)  # tanh(a) rounded to bf16 first
+
+    return main
+
+
+def test_bf16_intermediate_results_are_rounded(dev):
+    # found by the random fuzzer: tanh(-0.0727) is -0.07262 in fp32 but -0.0727 in bf16, so the
+    # comparison is false on the GPU; the interpreter (bf16 kept in fp32) must round as well
+    a = torch.full((5,), -0.07275390625, device=dev).bfloat16()
+    a[1:] = torch.tensor([-0.5, 0.25, -3.0, 1.0], device=dev).bfloat16()
+    t = torch.tanh(a.float()).bfloat16()
+    ref = torch.where(t > a, torch.tensor(0.5, device=dev).bfloat16(), a)
+    torch.testing.assert_close(bf16_compare_of_math(5)(a), ref, atol=0, rtol=0)

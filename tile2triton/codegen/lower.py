@@ -248,7 +248,7 @@ class KernelLowerer:
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
         if isinstance(e, ir.BinOp):
-            return self.ev_binop(e)
+            return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
             known = True if e in self.known_true else self.ranges.compare(e.op, e.lhs, e.rhs)
             if known is not None:  # e.g. a key index that never reaches the sequence's end
@@ -276,12 +276,20 @@ class KernelLowerer:
         if isinstance(e, ir.Call):
             from .intrinsics import lower_call
 
-            return lower_call(self, e)
+            return self.rounded(lower_call(self, e))
         if isinstance(e, ir.InlineAsm):
             from .ptx import lower_inline_asm
 
             return lower_inline_asm(self, e)
         raise self.error(f"cannot lower expression {e!r}")
+
+    def rounded(self, t: Tile) -> Tile:
+        """Under the interpreter bf16 values are kept in fp32: round each bf16 result, as the GPU's
+        bf16 arithmetic does, so that comparisons of intermediate values agree with it."""
+        if not (self.options.interpret and t.dtype.name == "bfloat16") or _is_literal(t):
+            return t
+        self.helpers.add("_round_to_bf16")
+        return Tile(P.call("_round_to_bf16", t.node), t.dtype, t.axes)
 
     def ev_binop(self, e: ir.BinOp) -> Tile:
         a, b = self.ev(e.lhs), self.ev(e.rhs)

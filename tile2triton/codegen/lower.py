@@ -526,8 +526,7 @@ class KernelLowerer:
         order = sorted(
             range(len(kept)), key=lambda i: (kept[i][0] == "irregular", kept[i][1] if kept[i][0] == "lane" else 0)
         )
-        if order != list(range(len(kept))):
-            value = P.call("tl.permute", value, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", value)
+        value = P.permute(value, order)
         value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
         index = kinds[gather][1]
         size = rb.shape[gather]
@@ -552,13 +551,9 @@ class KernelLowerer:
         idx = P.call("tl.broadcast_to", idx, P.tuple_(full))
         if len(union) != rank:
             idx = P.call("tl.reshape", idx, P.list_([self.lanes.padded[k] for k in union]))
-        perm = [union.index(k) for k in order]
-        if perm != list(range(len(perm))):
-            idx = P.call("tl.permute", idx, P.tuple_(perm)) if len(perm) > 2 else P.call("tl.trans", idx)
+        idx = P.permute(idx, [union.index(k) for k in order])
         out = P.call("tl.gather", value, self.named(idx, "index"), axis)
-        back = [order.index(k) for k in union]  # result dims in lane order
-        if back != list(range(len(back))):
-            out = P.call("tl.permute", out, P.tuple_(back)) if len(back) > 2 else P.call("tl.trans", out)
+        out = P.permute(out, [order.index(k) for k in union])  # result dims in lane order
         if len(union) != rank:
             out = P.subscript_none(out, [k in union for k in range(rank)])
         return Tile(out, dtype, frozenset(union))
@@ -597,13 +592,7 @@ class KernelLowerer:
         current = [("lane", k) for k in mapped] + [("irregular",)]
         wanted = [k[:2] if k[0] == "lane" else ("irregular",) for k in kinds if k[0] != "at"]
         order = [current.index(w) for w in wanted]
-        if order != list(range(len(order))):
-            permute = (
-                (lambda n: P.call("tl.permute", n, P.tuple_(order)))
-                if len(order) > 2
-                else (lambda n: P.call("tl.trans", n))
-            )
-            written, touched = permute(written), permute(touched)
+        written, touched = P.permute(written, order), P.permute(touched, order)
         pattern = [k[0] != "at" for k in kinds]
         mask = P.subscript_none(P.binop(">", touched, P.const(0)), pattern)
         written = P.subscript_none(written, pattern)
@@ -696,8 +685,7 @@ class KernelLowerer:
         lane_dims = [k[1] for k in kinds if k[0] == "lane"]
         if lane_dims:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
-            if order != list(range(len(lane_dims))):
-                value = P.call("tl.permute", value, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", value)
+            value = P.permute(value, order)
             present = sorted(lane_dims)
             value = P.subscript_none(value, [k in present for k in range(self.lanes.rank)])
             axes = frozenset(lane_dims)
@@ -781,8 +769,7 @@ class KernelLowerer:
             elif set(axes) != set(keep):
                 node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
             order = [sorted(lane_axes).index(k) for k in lane_axes]
-            if order != sorted(order):
-                node = P.call("tl.permute", node, P.tuple_(order)) if len(order) > 2 else P.call("tl.trans", node)
+            node = P.permute(node, order)
         pattern = [k[0] == "lane" for k in kinds]
         return P.subscript_none(node, pattern) if axes else node
 
@@ -809,7 +796,14 @@ def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
 
 
 def _loads(node: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load" for n in ast.walk(node))
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "load"
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "tl"
+        for n in ast.walk(node)
+    )
 
 
 def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:

@@ -65,6 +65,13 @@ def tuple_(items) -> ast.Tuple:
     return ast.Tuple([i if isinstance(i, ast.AST) else const(i) for i in items], ast.Load())
 
 
+def permute(value: ast.expr, order: list) -> ast.expr:
+    """``value`` with its dims in ``order``; unchanged for the identity (``tl.trans`` for 2-D)."""
+    if list(order) == list(range(len(order))):
+        return value
+    return call("tl.permute", value, tuple_(order)) if len(order) > 2 else call("tl.trans", value)
+
+
 def list_(items) -> ast.List:
     return ast.List([i if isinstance(i, ast.AST) else const(i) for i in items], ast.Load())
 

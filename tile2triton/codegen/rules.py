@@ -12,7 +12,7 @@ from . import pyast as P
 from . import scratch
 from .analysis import first_access
 from .descriptors import descriptor_load
-from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, next_pow2
+from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, _is_bool_literal, next_pow2
 from .split import find_split
 from .threads import block_level
 
@@ -335,7 +335,7 @@ def lower_while(lw: KernelLowerer, s: ir.While) -> None:
 @lowers(ir.If)
 def lower_if(lw: KernelLowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
-    if isinstance(cond.node, ast.Constant) and type(cond.node.value) is bool:  # decided by value ranges
+    if _is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
     if lw.lanes is None and not cond.axes:

@@ -529,9 +529,10 @@ class JITKernel:
     def _compile(self, interpret: bool, descriptors: bool | None = None) -> _Launcher:
         """The kernel lowered for the interpreter or the GPU; ``descriptors=False``: the variant
         without tensor descriptors (for tensors whose base is not 16-byte aligned)."""
+        default = tensor_descriptors_supported(interpret)
         if descriptors is None:
-            descriptors = tensor_descriptors_supported(interpret)
-        key = interpret if descriptors == tensor_descriptors_supported(interpret) else (interpret, descriptors)
+            descriptors = default
+        key = interpret if descriptors == default else (interpret, descriptors)
         launcher = self._compiled.get(key)
         if launcher is not None:
             return launcher

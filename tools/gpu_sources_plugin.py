@@ -3,6 +3,8 @@ $T2T_GPU_DUMP, with a '# sig:' line, so tools/compile_check.py can compile them 
 
     T2T_GPU_DUMP=/tmp/gpu python -m pytest -p tools.gpu_sources_plugin tests
     python tools/compile_check.py /tmp/gpu/*.py     # with the Triton version to check
+
+With $T2T_INTERP_DUMP set, the interpreter sources go there too (to diff a refactor's output).
 """
 
 import hashlib
@@ -40,14 +42,16 @@ _original = emit.emit_module
 
 def emit_module(func, options):
     module = _original(func, options)
+    if options.interpret and os.environ.get("T2T_INTERP_DUMP"):
+        _dump(module, func, os.environ["T2T_INTERP_DUMP"])
     if options.interpret:
         for descriptors in (False, True):  # Hopper sources use tensor descriptors
             _dump(_original(func, LoweringOptions(interpret=False, tensor_descriptors=descriptors)), func)
     return module
 
 
-def _dump(gpu, func) -> None:
-    out = os.environ.get("T2T_GPU_DUMP", "/tmp/t2t_gpu")
+def _dump(gpu, func, out=None) -> None:
+    out = out or os.environ.get("T2T_GPU_DUMP", "/tmp/t2t_gpu")
     os.makedirs(out, exist_ok=True)
     digest = hashlib.sha256(gpu.source.encode()).hexdigest()[:16]
     sigs = "\n".join(f"# sig {launch.name}: {_sig(func, launch)}" for launch in gpu.launches)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .language.dtypes import DType
+from ..language.dtypes import DType
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,13 @@ from __future__ import annotations
 from .. import ir
 from ..frontend.regions import static
 from . import pyast as P
-from .lower import KernelLowerer, Tile, ir_expr
+from .values import Lowerer, Tile, ir_expr
 
 MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled's limit)
 MAX_RANK = 5
 
 
-def descriptor_load(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
+def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
     """``src`` loaded through a tensor descriptor as a tile over ``dst``'s non-unit extents (the
     lane axes of the copy's element space), or None when the copy does not qualify."""
     if not _qualifies(lw, src, dst):
@@ -38,7 +38,7 @@ def descriptor_load(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> Tile |
     return Tile(node, buf.dtype, frozenset(range(len(kept))))
 
 
-def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
+def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
     if not lw.options.tensor_descriptors or lw.loop_depth == 0 or lw.lanes is not None or lw.conds:
         return False
@@ -71,7 +71,7 @@ def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
     return True
 
 
-def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
+def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
     """The descriptor of ``buf`` with block shape ``box``, created once at the top of the kernel."""
     key = (buf, box)
     name = lw.descriptors.get(key)
@@ -93,7 +93,7 @@ def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
     return name
 
 
-def _written_globals(lw: KernelLowerer) -> set:
+def _written_globals(lw: Lowerer) -> set:
     """Global tensors the kernel writes (stores, copies, fills, atomics), by root buffer."""
     written = getattr(lw, "_t2t_written", None)
     if written is None:

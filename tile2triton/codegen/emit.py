@@ -9,10 +9,13 @@ import os
 from dataclasses import dataclass, field
 
 from .. import ir
+from ..ir import INT32
 from . import pyast as P
-from .lower import INT32, KernelLowerer, LoweringOptions, Tile, next_pow2
+from .lower import KernelLowerer, LoweringOptions
 from .scratch import NeedsScratch
 from .scratch import prologue as scratch_prologue
+from .threads import open_thread_view
+from .values import Tile, next_pow2
 
 HELPERS = {
     "_round_to_e4m3": """
@@ -134,8 +137,6 @@ def _lower_kernel(
         elif lw.ranges.of(extent) is not None:
             lw.ranges.set(var, 0, lw.ranges.of(extent)[1] - 1)
     if kernel.thread_vars:
-        from .threads import open_thread_view
-
         open_thread_view(lw, kernel)
     prologue_at = len(lw.out)
     lw.lower_stmts(kernel.body)

@@ -18,56 +18,27 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..language.dtypes import DTYPES, DType
+from ..ir import BOOL, FLOAT32, INT32
+from ..language.dtypes import DType
 from . import pyast as P
+from . import scratch
 from .analysis import Ranges
+from .intrinsics import lower_call
+from .ptx import lower_inline_asm
+from .rules import LOWERINGS
+from .values import (
+    LaneSpace,
+    RegBuf,
+    Tile,
+    convert,
+    ir_expr,
+    is_bool_literal,
+    is_literal,
+    literal_value,
+    prod,
+)
 
-BOOL, INT32, FLOAT32 = DTYPES["bool"], DTYPES["int32"], DTYPES["float32"]
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
-
-
-def next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-
-
-@dataclass(frozen=True)
-class Tile:
-    """A lowered value: Triton AST, TileLang dtype, and the lane axes it varies along."""
-
-    node: ast.expr
-    dtype: DType
-    axes: frozenset = frozenset()
-
-
-@dataclass
-class LaneSpace:
-    vars: list
-    extents: list
-    padded: list
-    names: list
-    owner: object = None  # the Parallel statement (or Kernel, in the thread view)
-
-    @property
-    def rank(self) -> int:
-        return len(self.vars)
-
-
-@dataclass
-class RegBuf:
-    """Where a register-resident buffer lives: a Triton variable of a padded shape."""
-
-    buffer: ir.Buffer
-    name: str
-    shape: tuple  # Triton storage shape; () for one-element buffers
-    lanes: LaneSpace | None = None  # set for per-iteration locals allocated inside T.Parallel
-    view_of: RegBuf | None = None  # T.reshape of another buffer: same elements, another shape
-
-    @property
-    def local_shape(self) -> tuple:
-        return self.shape[self.lanes.rank :] if self.lanes is not None else self.shape
 
 
 class Names:
@@ -152,11 +123,9 @@ class KernelLowerer:
 
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
-        from .scratch import body
-
         saved, self.out = self.out, []
         try:
-            with body(self, stmts if fn is None else None):
+            with scratch.body(self, stmts if fn is None else None):
                 if fn is not None:
                     fn()
                 else:
@@ -166,8 +135,6 @@ class KernelLowerer:
             self.out = saved
 
     def lower_stmts(self, stmts) -> None:
-        from .rules import LOWERINGS
-
         for position, s in enumerate(stmts):
             self.following = stmts[position + 1 :]
             self.statement_names = {}
@@ -192,8 +159,8 @@ class KernelLowerer:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
             return t
-        if _is_literal(t):
-            value = _literal(t.node)
+        if is_literal(t):
+            value = literal_value(t.node)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
             return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)
@@ -241,8 +208,6 @@ class KernelLowerer:
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
-            from . import scratch
-
             if e.buffer in self.scratch:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
@@ -257,7 +222,7 @@ class KernelLowerer:
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
             a = self.ev(e.operand)
-            if _is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
+            if is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
                 return Tile(P.const(not a.node.value), BOOL)
             if e.op == "-":
                 return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
@@ -268,25 +233,21 @@ class KernelLowerer:
             return self.cast(self.ev(e.value), e.dtype)
         if isinstance(e, ir.Select):
             c = self.ev(e.cond)
-            if _is_bool_literal(c):
+            if is_bool_literal(c):
                 return self.cast(self.ev(e.true_value if c.node.value else e.false_value), e.dtype)
             a, b = self.ev(e.true_value), self.ev(e.false_value)
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
             return Tile(P.call("tl.where", c.node, a.node, b.node), e.dtype, c.axes | a.axes | b.axes)
         if isinstance(e, ir.Call):
-            from .intrinsics import lower_call
-
             return self.rounded(lower_call(self, e))
         if isinstance(e, ir.InlineAsm):
-            from .ptx import lower_inline_asm
-
             return lower_inline_asm(self, e)
         raise self.error(f"cannot lower expression {e!r}")
 
     def rounded(self, t: Tile) -> Tile:
         """Under the interpreter bf16 values are kept in fp32: round each bf16 result, as the GPU's
         bf16 arithmetic does, so that comparisons of intermediate values agree with it."""
-        if not (self.options.interpret and t.dtype.name == "bfloat16") or _is_literal(t):
+        if not (self.options.interpret and t.dtype.name == "bfloat16") or is_literal(t):
             return t
         self.helpers.add("_round_to_bf16")
         return Tile(P.call("_round_to_bf16", t.node), t.dtype, t.axes)
@@ -295,16 +256,16 @@ class KernelLowerer:
         a, b = self.ev(e.lhs), self.ev(e.rhs)
         axes = a.axes | b.axes
         op = e.op
-        x, y = _literal(a.node), _literal(b.node)
+        x, y = literal_value(a.node), literal_value(b.node)
         if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_INT_OPS and (y or op in "+-*"):
             return Tile(P.const(_HOST_INT_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
         if op in ("and", "or") or (op in ("&", "|") and a.dtype == b.dtype == BOOL):
             conjunction = op in ("and", "&")
             for known, other in ((a, b), (b, a)):
-                if _is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
+                if is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
                     return other if known.node.value == conjunction else known
             return Tile(P.binop("&" if conjunction else "|", a.node, b.node), BOOL, axes)
-        if op in ("+", "-") and e.dtype.is_int and _literal(b.node) == 0 and a.dtype == e.dtype:
+        if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:
             if not (self.ranges.nonneg(e.lhs) and self.ranges.nonneg(e.rhs)):
@@ -316,7 +277,7 @@ class KernelLowerer:
             return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates
         if op == "//" and e.dtype.is_float:
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
-        if e.dtype.is_float and a.dtype != b.dtype and not (_is_literal(a) or _is_literal(b)):
+        if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
 
@@ -411,8 +372,8 @@ class KernelLowerer:
         """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
         if not t.axes:
             dtype = P.dtype(self.storage_dtype(t.dtype))
-            if _is_literal(t):
-                if _literal(t.node) == 0:
+            if is_literal(t):
+                if literal_value(t.node) == 0:
                     return P.call("tl.zeros", P.list_(shape), dtype)
                 return P.call("tl.full", P.list_(shape), t.node, dtype)
             return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), dtype))
@@ -420,9 +381,7 @@ class KernelLowerer:
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
         if buf in self.scratch:  # a tile operation's operand: the whole buffer as a tile
-            from .scratch import tile
-
-            return tile(self, buf)
+            return scratch.tile(self, buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         rb = self.regs[buf]
@@ -435,9 +394,7 @@ class KernelLowerer:
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
         if target in self.scratch_tiles:  # a tile operation's result: back to its scratch buffer
-            from .scratch import write_back
-
-            write_back(self, target)
+            scratch.write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes
             if rb.view_of is not None and rb.name == target:
                 self.emit(
@@ -513,7 +470,7 @@ class KernelLowerer:
         lane_dims = [k[1] for k in kept if k[0] == "lane"]
         extra = sorted(kinds[gather][1].axes - set(lane_dims))
         if len(extra) != 1 or rb.buffer.dtype == BOOL:
-            _check_one_hot(self, rb, rb.shape[gather])
+            scratch.check_one_hot(self, rb, rb.shape[gather])
         rank = self.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
@@ -566,7 +523,7 @@ class KernelLowerer:
         if split is None:
             return False
         kinds, scatter = split
-        _check_one_hot(self, rb, rb.shape[scatter])
+        scratch.check_one_hot(self, rb, rb.shape[scatter])
         used = {k[1] for k in kinds if k[0] == "lane"}
         rank = self.lanes.rank
         size = rb.shape[scatter]
@@ -605,10 +562,10 @@ class KernelLowerer:
         return True
 
     def flat_read(self, rb: RegBuf, indices) -> Tile:
-        _check_one_hot(self, rb, _prod(rb.local_shape))
+        scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         rank = self.lanes.rank
-        size = _prod(rb.local_shape)
+        size = prod(rb.local_shape)
         storage = P.name(rb.name)
         if rb.lanes is None:
             flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
@@ -625,11 +582,11 @@ class KernelLowerer:
         return Tile(picked, rb.buffer.dtype, axes)
 
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
-        _check_one_hot(self, rb, _prod(rb.local_shape))
+        scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
         lanes = self.lanes
         rank = lanes.rank
-        size = _prod(rb.local_shape)
+        size = prod(rb.local_shape)
         value = self.cast(value, rb.buffer.dtype)
         active = self.lane_mask(frozenset(range(rank)))
         positions = P.call("tl.arange", 0, size)
@@ -644,7 +601,7 @@ class KernelLowerer:
             self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)))
             return
         # shared/fragment buffer written by many lanes: a scatter (lanes flattened to one axis)
-        n_lanes = _prod(lanes.padded)
+        n_lanes = prod(lanes.padded)
 
         def lanes_1d(t: Tile):
             return P.call("tl.reshape", self.broadcast(t, lanes.padded), P.tuple_([n_lanes]))
@@ -778,16 +735,11 @@ class KernelLowerer:
         node = value.node
         if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
             node = P.call("tl.broadcast_to", _typed(self, value), P.tuple_(rb.shape))
-        elif not rb.shape and not value.axes and _is_literal(value):
+        elif not rb.shape and not value.axes and is_literal(value):
             node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
         if mask is not None:
             node = P.call("tl.where", mask, node, P.name(rb.name))
         self.assign_to(rb.name, node)
-
-
-def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
-    """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
-    return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
@@ -806,23 +758,10 @@ def _loads(node: ast.expr) -> bool:
     )
 
 
-def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
-    from .scratch import check_one_hot
-
-    check_one_hot(lw, rb, positions)
-
-
 def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
-    if _is_literal(value):
+    if is_literal(value):
         return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
     return value.node
-
-
-def _prod(items) -> int:
-    out = 1
-    for i in items:
-        out *= i
-    return out
 
 
 def _lowest(dt: DType):
@@ -833,31 +772,4 @@ def _lowest(dt: DType):
     return -(2 ** (dt.bits - 1)) if dt.kind == "int" else 0
 
 
-def _literal(node):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -node.operand.value
-    return None
-
-
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
-
-
-def _is_bool_literal(t: Tile) -> bool:
-    return isinstance(t.node, ast.Constant) and type(t.node.value) is bool
-
-
-def _is_literal(t: Tile) -> bool:
-    n = t.node
-    if isinstance(n, ast.Constant):
-        return True
-    if isinstance(n, ast.UnaryOp) and isinstance(n.operand, (ast.Constant, ast.Call)):
-        return _is_literal(Tile(n.operand, t.dtype))
-    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"
-
-
-def ir_expr(v) -> ir.Expr:
-    if isinstance(v, ir.Expr):
-        return v
-    return ir.Const(v, INT32, weak=True)

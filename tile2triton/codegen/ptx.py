@@ -8,9 +8,10 @@ at the user's line.
 from __future__ import annotations
 
 from .. import ir
+from ..ir import FLOAT32, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .lower import FLOAT32, INT32, Tile, convert
+from .values import Tile, convert
 
 INT64 = DTYPES["int64"]
 

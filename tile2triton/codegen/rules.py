@@ -7,14 +7,15 @@ import ast
 
 from .. import ir
 from ..frontend.regions import static
+from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from . import scratch
 from .analysis import first_access
 from .descriptors import descriptor_load
-from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, _is_bool_literal, next_pow2
 from .split import find_split
 from .threads import block_level
+from .values import LaneSpace, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -29,7 +30,7 @@ def lowers(node_type):
 
 # ------------------------------------------------------------------------------ allocation
 @lowers(ir.Alloc)
-def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
+def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     buf = s.buffer
     if scratch.wanted(lw, buf):
         scratch.alloc(lw, buf)
@@ -64,7 +65,7 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
 
 # ------------------------------------------------------------------------------ scalars
 @lowers(ir.Let)
-def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
+def lower_let(lw: Lowerer, s: ir.Let) -> None:
     value = lw.ev(s.value)
     previous = lw.env.get(s.var)
     if previous is not None and isinstance(previous.node, ast.Name):
@@ -101,7 +102,7 @@ def _is_constant(node) -> bool:
 
 
 @lowers(ir.Store)
-def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
+def lower_store(lw: Lowerer, s: ir.Store) -> None:
     value = lw.ev(s.value)
     if s.buffer.scope == ir.GLOBAL:
         lw.global_store(s.buffer, [lw.ev(i) for i in s.indices], list(s.indices), value)
@@ -114,7 +115,7 @@ def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
 
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
-def lower_for(lw: KernelLowerer, s: ir.For) -> None:
+def lower_for(lw: Lowerer, s: ir.For) -> None:
     if lw.options.vectorize_loops:
         if _is_map_loop(lw, s):
             _lower_map_loop(lw, s)
@@ -149,7 +150,7 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
 
 
-def _emit_loop(lw: KernelLowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
+def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
     st = static(s.step)
     args = [start, stop] if not (from_zero and st == 1) else [stop]
     if st != 1:
@@ -181,24 +182,24 @@ def _emit_loop(lw: KernelLowerer, s: ir.For, var_name: str, start, stop, step, f
 # into one element (the GEMV's ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis.
 
 
-def _trip_count(lw: KernelLowerer, s: ir.For) -> int | None:
+def _trip_count(lw: Lowerer, s: ir.For) -> int | None:
     if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
         return None
     n = static(s.stop)
     return n if n is not None and 2 <= n <= 1024 else None
 
 
-def _block_level_reg(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def _block_level_reg(lw: Lowerer, buf: ir.Buffer) -> bool:
     rb = lw.regs.get(buf)
     return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
 
 
-def _in_memory(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
     """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
     return buf.scope == ir.GLOBAL or buf in lw.scratch
 
 
-def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
+def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
     n = _trip_count(lw, s)
     if n is None:
         return False
@@ -237,7 +238,7 @@ def _vars_used(stmts) -> set:
     }
 
 
-def _sum_loop(lw: KernelLowerer, s: ir.For):
+def _sum_loop(lw: Lowerer, s: ir.For):
     """``for k in T.serial(n): X[i] += f(k)`` with ``f`` not reading ``X``: returns (store, f)."""
     if _trip_count(lw, s) is None or len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
         return None
@@ -275,7 +276,7 @@ def _expr_vars(exprs) -> set:
 class _LoopAxis:
     """The loop variable as a new leading lane axis, in front of the current lane space (if any)."""
 
-    def __init__(self, lw: KernelLowerer, s: ir.For):
+    def __init__(self, lw: Lowerer, s: ir.For):
         self.lw, self.n = lw, static(s.stop)
         self.saved = (lw.lanes, dict(lw.env), list(lw.conds))
         lanes = lw.lanes
@@ -299,12 +300,12 @@ class _LoopAxis:
         self.lw.lanes, self.lw.env, self.lw.conds = self.saved
 
 
-def _lower_map_loop(lw: KernelLowerer, s: ir.For) -> None:
+def _lower_map_loop(lw: Lowerer, s: ir.For) -> None:
     with _LoopAxis(lw, s):
         lw.lower_stmts(s.body)
 
 
-def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
+def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     with _LoopAxis(lw, s) as axis:
         term = lw.ev(f)
         node = term.node
@@ -323,7 +324,7 @@ def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
 
 
 @lowers(ir.While)
-def lower_while(lw: KernelLowerer, s: ir.While) -> None:
+def lower_while(lw: Lowerer, s: ir.While) -> None:
     lw.inline_only = True  # the condition is evaluated again before every iteration
     try:
         cond = lw.scalar(s.cond, "a while loop's condition")
@@ -333,9 +334,9 @@ def lower_while(lw: KernelLowerer, s: ir.While) -> None:
 
 
 @lowers(ir.If)
-def lower_if(lw: KernelLowerer, s: ir.If) -> None:
+def lower_if(lw: Lowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
-    if _is_bool_literal(cond):  # decided by value ranges
+    if is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
     if lw.lanes is None and not cond.axes:
@@ -361,7 +362,7 @@ def lower_if(lw: KernelLowerer, s: ir.If) -> None:
 
 
 @lowers(ir.Parallel)
-def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
+def lower_parallel(lw: Lowerer, s: ir.Parallel) -> None:
     with block_level(lw, "T.Parallel"):
         if lw.lanes is not None:
             raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
@@ -372,7 +373,7 @@ def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
             close_lanes(lw, space)
 
 
-def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpace:
+def open_lanes(lw: Lowerer, vars_, extents, owner, named=True) -> LaneSpace:
     padded = [next_pow2(e) for e in extents]
     names = []
     rank = len(vars_)
@@ -387,7 +388,7 @@ def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpac
     return space
 
 
-def close_lanes(lw: KernelLowerer, space: LaneSpace) -> None:
+def close_lanes(lw: Lowerer, space: LaneSpace) -> None:
     lw.lanes = None
     for v in space.vars:
         lw.env.pop(v, None)
@@ -402,7 +403,7 @@ def _non_unit(region: ir.Region) -> list[int]:
     return [d for d, e in enumerate(region.extents) if static(e) != 1]
 
 
-def _element_space(lw: KernelLowerer, regions: list[ir.Region], base: ir.Region, what: str):
+def _element_space(lw: Lowerer, regions: list[ir.Region], base: ir.Region, what: str):
     """Synthetic T.Parallel variables spanning ``base``'s non-unit extents, and each region's
     element indices in terms of them (unit dims keep their start)."""
     dims = _non_unit(base)
@@ -434,7 +435,7 @@ def _fmt(r: ir.Region) -> str:
     return "[" + ", ".join(str(static(e)) if static(e) is not None else "?" for e in r.extents) + "]"
 
 
-def _check_collective(lw: KernelLowerer, buffers, what: str) -> None:
+def _check_collective(lw: Lowerer, buffers, what: str) -> None:
     if lw.lanes is None:
         return
     for b in buffers:
@@ -446,7 +447,7 @@ def _check_collective(lw: KernelLowerer, buffers, what: str) -> None:
             )
 
 
-def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
+def _elementwise(lw: Lowerer, regions, base, what, body_fn) -> None:
     vars_, extents, indices = _element_space(lw, regions, base, what)
     if not vars_:  # every extent is 1: a single element
         body_fn(indices)
@@ -459,12 +460,12 @@ def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
 
 
 @lowers(ir.Copy)
-def lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+def lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     with block_level(lw, "a tile operation"):
         _lower_copy(lw, s)
 
 
-def _lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     src, dst = s.src, s.dst
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
@@ -487,7 +488,7 @@ class _AsIs(ir.Expr):
 
 
 @lowers(ir.Fill)
-def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
+def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
     region = s.dst
     buf = region.buffer
     _check_collective(lw, [buf], "T.fill / T.clear")
@@ -510,7 +511,7 @@ def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
     _elementwise(lw, [region], region, "T.fill", body)
 
 
-def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:
+def _whole_value(lw: Lowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:
     """A register buffer used whole by a tile op: its tile, with unit dims dropped."""
     buf = region.buffer
     if buf.scope == ir.GLOBAL:
@@ -528,12 +529,12 @@ def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.e
 
 
 @lowers(ir.Gemm)
-def lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+def lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     with block_level(lw, "a tile operation"):
         _lower_gemm(lw, s)
 
 
-def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     _check_collective(lw, [s.a.buffer, s.b.buffer, s.c.buffer], "T.gemm")
     a, a_dims, ra = _whole_value(lw, s.a, "T.gemm")
     b, b_dims, rbb = _whole_value(lw, s.b, "T.gemm")
@@ -605,12 +606,12 @@ _REDUCER = {"sum": "tl.sum", "abssum": "tl.sum", "max": "tl.max", "absmax": "tl.
 
 
 @lowers(ir.Reduce)
-def lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+def lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     with block_level(lw, "a tile operation"):
         _lower_reduce(lw, s)
 
 
-def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], f"T.reduce_{s.kind}")
     if s.kind not in _REDUCER:
         raise lw.error(f"T.reduce with reduce_type={s.kind!r} is not supported yet")
@@ -667,12 +668,12 @@ def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
 
 
 @lowers(ir.Cumsum)
-def lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+def lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
     with block_level(lw, "a tile operation"):
         _lower_cumsum(lw, s)
 
 
-def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+def _lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
@@ -693,7 +694,7 @@ def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
 
 
 @lowers(ir.Atomic)
-def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
+def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile):
@@ -722,12 +723,12 @@ def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
 
 
 @lowers(ir.Barrier)
-def lower_barrier(lw: KernelLowerer, s: ir.Barrier) -> None:
+def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
     scratch.barrier(lw)
 
 
 @lowers(ir.Print)
-def lower_print(lw: KernelLowerer, s: ir.Print) -> None:
+def lower_print(lw: Lowerer, s: ir.Print) -> None:
     if s.value is None:
         lw.emit(P.expr_stmt(P.call("tl.device_print", P.const(s.msg or ""))))
         return

@@ -31,7 +31,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .lower import KernelLowerer, RegBuf, Tile, next_pow2
+from .values import Lowerer, RegBuf, Tile, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
 # more than a round trip through global memory: at 256 threads it is already 128 values per hardware
@@ -50,7 +50,7 @@ class NeedsScratch(Exception):
         self.buffer = buffer
 
 
-def wanted(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
     """Is this shared allocation kept in scratch?"""
     if buf.scope != ir.SHARED:
         return False
@@ -60,7 +60,7 @@ def wanted(lw: KernelLowerer, buf: ir.Buffer) -> bool:
 
 
 @contextlib.contextmanager
-def register_path(lw: KernelLowerer, buf: ir.Buffer):
+def register_path(lw: Lowerer, buf: ir.Buffer):
     """An access to a register-resident buffer: for a shared buffer, what the register path
     refuses moves the buffer to scratch instead of failing."""
     if buf.scope != ir.SHARED:
@@ -72,7 +72,7 @@ def register_path(lw: KernelLowerer, buf: ir.Buffer):
         raise NeedsScratch(buf.root, exc.message) from exc
 
 
-def check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
+def check_one_hot(lw: Lowerer, rb: RegBuf, positions: int) -> None:
     """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built."""
     if rb.buffer.scope != ir.SHARED or lw.lanes is None:
         return
@@ -84,7 +84,7 @@ def check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
 
 
 # ------------------------------------------------------------------------------ allocation
-def alloc(lw: KernelLowerer, buf: ir.Buffer) -> None:
+def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
     """This program's slice of ``buf``: a typed pointer, named as the buffer."""
     if lw.scratch_base is None:
         lw.scratch_base = lw.names.fresh("scratch")
@@ -94,7 +94,7 @@ def alloc(lw: KernelLowerer, buf: ir.Buffer) -> None:
         lw.scratch[buf] = _view(lw, buf, lw.pointers[base], base.t2t_root)
         return
     offset = lw.scratch_bytes
-    size = _prod(buf.shape) * max(1, buf.dtype.bits // 8)
+    size = prod(buf.shape) * max(1, buf.dtype.bits // 8)
     lw.scratch_bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
     at = P.name(lw.scratch_base) if offset == 0 else P.binop("+", P.name(lw.scratch_base), P.const(offset))
     typed = P.call(P.attr(at, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
@@ -102,7 +102,7 @@ def alloc(lw: KernelLowerer, buf: ir.Buffer) -> None:
     lw.scratch[buf] = _view(lw, buf, pointer, buf)
 
 
-def _view(lw: KernelLowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
+def _view(lw: Lowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
     """``buf`` as a row-major global tensor at ``pointer`` (so global loads and stores serve it);
     ``t2t_root`` is the allocation whose memory it is (barriers are placed per allocation)."""
     strides, running = [], 1
@@ -115,7 +115,7 @@ def _view(lw: KernelLowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> i
     return view
 
 
-def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
+def prologue(lw: Lowerer, kernel: ir.Kernel) -> list:
     """``scratch``: this program's slice (the program's linear id times the bytes per program)."""
     program = None
     scale = None
@@ -137,21 +137,21 @@ def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
 
 
 # ------------------------------------------------------------------------------ element access
-def load(lw: KernelLowerer, buf: ir.Buffer, indices) -> Tile:
+def load(lw: Lowerer, buf: ir.Buffer, indices) -> Tile:
     view = lw.scratch[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=False)
     return lw.global_load(view, idx, list(indices))
 
 
-def store(lw: KernelLowerer, buf: ir.Buffer, indices, value: Tile) -> None:
+def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
     view = lw.scratch[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=True)
     lw.global_store(view, idx, list(indices), value)
 
 
-def atomic_target(lw: KernelLowerer, buf: ir.Buffer) -> ir.Buffer:
+def atomic_target(lw: Lowerer, buf: ir.Buffer) -> ir.Buffer:
     """The global view an atomic on shared ``buf`` updates (the buffer moves to scratch)."""
     if buf not in lw.scratch:
         raise NeedsScratch(buf.root, "an atomic on shared memory")
@@ -161,7 +161,7 @@ def atomic_target(lw: KernelLowerer, buf: ir.Buffer) -> ir.Buffer:
 
 
 # ------------------------------------------------------------------------------ whole tiles
-def tile(lw: KernelLowerer, buf: ir.Buffer) -> RegBuf:
+def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     """``buf`` loaded whole as a padded register tile, for a tile operation; a tile operation that
     assigns it stores it back (``write_back``)."""
     view = lw.scratch[buf]
@@ -179,7 +179,7 @@ def tile(lw: KernelLowerer, buf: ir.Buffer) -> RegBuf:
     return RegBuf(buf, name, shape)
 
 
-def write_back(lw: KernelLowerer, name: str) -> None:
+def write_back(lw: Lowerer, name: str) -> None:
     buf = lw.scratch_tiles.get(name)
     if buf is None:
         return
@@ -196,7 +196,7 @@ def write_back(lw: KernelLowerer, name: str) -> None:
     lw.emit(P.expr_stmt(P.call("tl.store", ptr, value, **kwargs)))
 
 
-def _whole(lw: KernelLowerer, view: ir.Buffer, shape: tuple):
+def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
     """Offsets and mask of every element of ``view``, laid out as a tile of ``shape``."""
     if not shape:
         return None, None
@@ -212,7 +212,7 @@ def _whole(lw: KernelLowerer, view: ir.Buffer, shape: tuple):
 
 
 # ------------------------------------------------------------------------------ barriers
-def before_access(lw: KernelLowerer, view: ir.Buffer, store: bool) -> None:
+def before_access(lw: Lowerer, view: ir.Buffer, store: bool) -> None:
     """Place a barrier if this access could overtake an earlier one to the same buffer."""
     root = view.t2t_root
     stored, loaded = lw.scratch_stored, lw.scratch_loaded
@@ -227,13 +227,13 @@ def before_access(lw: KernelLowerer, view: ir.Buffer, store: bool) -> None:
         lw.scratch_loaded.setdefault(root, lw.statement_serial)
 
 
-def barrier(lw: KernelLowerer) -> None:
+def barrier(lw: Lowerer) -> None:
     lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
     lw.scratch_stored, lw.scratch_loaded = set(), {}
 
 
 @contextlib.contextmanager
-def body(lw: KernelLowerer, stmts):
+def body(lw: Lowerer, stmts):
     """A loop or branch body: at its start, what was pending before it and whatever it accesses
     itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
     saved = lw.scratch_stored, lw.scratch_loaded
@@ -262,14 +262,14 @@ def _merge(state, stored, loaded):
     return out_stored, out_loaded
 
 
-def unsafe_to_pipeline(lw: KernelLowerer, stmts) -> bool:
+def unsafe_to_pipeline(lw: Lowerer, stmts) -> bool:
     """Does a loop body load a scratch buffer it also stores?  Triton's software pipeliner would
     issue the next iteration's loads ahead of this iteration's stores and barriers."""
     stored, loaded = _reached(lw, stmts)
     return bool(stored & loaded)
 
 
-def _reached(lw: KernelLowerer, stmts) -> tuple[set, set]:
+def _reached(lw: Lowerer, stmts) -> tuple[set, set]:
     """The scratch allocations ``stmts`` store and load."""
     stored, loaded = set(), set()
     for st in ir.walk(stmts):
@@ -293,10 +293,3 @@ def _accesses(s: ir.Stmt):
             yield buf, False
             if attr in written:
                 yield buf, True
-
-
-def _prod(items) -> int:
-    out = 1
-    for i in items:
-        out *= i
-    return out

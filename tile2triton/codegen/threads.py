@@ -7,11 +7,12 @@ from __future__ import annotations
 import contextlib
 
 from .. import ir
+from ..ir import INT32
 from . import pyast as P
-from .lower import INT32, KernelLowerer, LaneSpace, Tile, next_pow2
+from .values import LaneSpace, Lowerer, Tile, next_pow2
 
 
-def open_thread_view(lw: KernelLowerer, kernel: ir.Kernel) -> None:
+def open_thread_view(lw: Lowerer, kernel: ir.Kernel) -> None:
     """One lane axis per thread dimension, threadIdx.x fastest (last): (tz, ty, tx)."""
     dims = list(reversed(range(len(kernel.thread_vars))))
     rank = len(dims)
@@ -29,12 +30,12 @@ def open_thread_view(lw: KernelLowerer, kernel: ir.Kernel) -> None:
     lw.lanes = LaneSpace(vars_, extents, padded, names, kernel)
 
 
-def in_thread_view(lw: KernelLowerer) -> bool:
+def in_thread_view(lw: Lowerer) -> bool:
     return lw.lanes is not None and isinstance(lw.lanes.owner, ir.Kernel)
 
 
 @contextlib.contextmanager
-def block_level(lw: KernelLowerer, what: str):
+def block_level(lw: Lowerer, what: str):
     """Tile operations in a thread-view kernel act for the whole block (the mixed style)."""
     if not in_thread_view(lw):
         yield

@@ -21,7 +21,7 @@ DIRECT = {
 
 
 def lower_call(lw, e: ir.Call) -> Tile:
-    if e.fn in ptx.HELPERS:
+    if e.fn in ptx.PTX_HELPERS:
         return ptx.lower_helper(lw, e)
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))

@@ -20,12 +20,14 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DType
+from ..passes.analysis import Ranges
 from . import pyast as P
 from . import scratch
-from .analysis import Ranges
+from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
 from .rules import LOWERINGS
+from .scratch import ScratchState
 from .values import (
     LaneSpace,
     RegBuf,
@@ -93,20 +95,10 @@ class KernelLowerer:
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
-    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (split.py)
-    prologue: list = field(default_factory=list)  # hoisted to the top of the kernel (tensor descriptors)
-    descriptors: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
-    aligned_params: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
+    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
+    descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
     statement_serial: int = 0  # counts the TileLang statements lowered so far
-    # shared buffers in per-program global scratch (scratch.py)
-    scratch_choice: set = field(default_factory=set)  # allocations the register path handed over
-    scratch: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
-    scratch_base: str | None = None  # this program's slice (bytes)
-    scratch_param: str | None = None  # the hidden kernel argument
-    scratch_bytes: int = 0  # per program
-    scratch_tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
-    scratch_stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
-    scratch_loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
+    scratch: ScratchState = field(default_factory=ScratchState)  # shared buffers in global scratch
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -208,7 +200,7 @@ class KernelLowerer:
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
-            if e.buffer in self.scratch:
+            if e.buffer in self.scratch.views:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
@@ -380,7 +372,7 @@ class KernelLowerer:
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
-        if buf in self.scratch:  # a tile operation's operand: the whole buffer as a tile
+        if buf in self.scratch.views:  # a tile operation's operand: the whole buffer as a tile
             return scratch.tile(self, buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
@@ -393,7 +385,7 @@ class KernelLowerer:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
-        if target in self.scratch_tiles:  # a tile operation's result: back to its scratch buffer
+        if target in self.scratch.tiles:  # a tile operation's result: back to its scratch buffer
             scratch.write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes
             if rb.view_of is not None and rb.name == target:

@@ -15,8 +15,9 @@ from .values import Tile, convert
 
 INT64 = DTYPES["int64"]
 
-# helper -> (PTX, constraints, result dtype, pure)
-HELPERS = {
+# the ready T.ptx_* helpers: name -> (PTX, constraints, result dtype, pure).  Not to be confused
+# with emit.JIT_HELPER_SOURCES, the @triton.jit functions printed into a generated module.
+PTX_HELPERS = {
     "ptx_ex2": ("ex2.approx.f32 $0, $1;", "=r,r", FLOAT32, True),
     "ptx_tanh": ("tanh.approx.f32 $0, $1;", "=r,r", FLOAT32, True),
     "ptx_rcp": ("rcp.approx.ftz.f32 $0, $1;", "=r,r", FLOAT32, True),
@@ -70,7 +71,7 @@ def _shape_source(lw) -> Tile:
 
 
 def lower_helper(lw, e: ir.Call) -> Tile:
-    asm, constraints, dtype, pure = HELPERS[e.fn]
+    asm, constraints, dtype, pure = PTX_HELPERS[e.fn]
     if e.args:
         x = lw.ev(e.args[0])
         x = Tile(convert(x.node, FLOAT32, x.axes), FLOAT32, x.axes) if x.dtype != FLOAT32 else x

@@ -9,11 +9,11 @@ from .. import ir
 from ..frontend.regions import static
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
+from ..passes.analysis import first_access
+from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
-from .analysis import first_access
 from .descriptors import descriptor_load
-from .split import find_split
 from .threads import block_level
 from .values import LaneSpace, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
 
@@ -106,7 +106,7 @@ def lower_store(lw: Lowerer, s: ir.Store) -> None:
     value = lw.ev(s.value)
     if s.buffer.scope == ir.GLOBAL:
         lw.global_store(s.buffer, [lw.ev(i) for i in s.indices], list(s.indices), value)
-    elif s.buffer in lw.scratch:
+    elif s.buffer in lw.scratch.views:
         scratch.store(lw, s.buffer, s.indices, value)
     else:
         with scratch.register_path(lw, s.buffer):
@@ -177,9 +177,9 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a
-# loop (DESIGN.md's worked examples): a loop that only moves data (seed 000's thread-view copy, the
-# loads of seed 001's GEMV) is evaluated for every iteration at once, and a loop that only adds
-# into one element (the GEMV's ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis.
+# loop: a loop that only moves data (a thread-view copy of a row, the loads of a GEMV) is evaluated
+# for every iteration at once, and a loop that only adds into one element (a GEMV's
+# ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis (tests/test_loop_vectorize.py).
 
 
 def _trip_count(lw: Lowerer, s: ir.For) -> int | None:
@@ -196,7 +196,7 @@ def _block_level_reg(lw: Lowerer, buf: ir.Buffer) -> bool:
 
 def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
     """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
-    return buf.scope == ir.GLOBAL or buf in lw.scratch
+    return buf.scope == ir.GLOBAL or buf in lw.scratch.views
 
 
 def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:

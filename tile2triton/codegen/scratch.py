@@ -1,5 +1,5 @@
-"""Shared memory's universal fallback (DESIGN.md): a shared buffer kept in a per-program scratch
-area of global memory instead of a register tile.
+"""Shared memory's universal fallback: a shared buffer kept in a per-program scratch area of
+global memory instead of a register tile (it serves every access the register path cannot).
 
 When: per shared buffer, where the register path would build a one-hot gather/scatter tile of more
 than ``ONE_HOT_LIMIT`` elements or cannot express an access at all (the kernel is then lowered
@@ -26,6 +26,7 @@ that stores and loads one scratch buffer is not software-pipelined (``num_stages
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
@@ -42,6 +43,21 @@ ONE_HOT_LIMIT = 1 << 15
 UNKNOWN = None  # barrier state when nothing is known: anything may be pending
 
 
+@dataclass
+class ScratchState:
+    """What the lowering of one kernel knows of its scratch buffers (``lw.scratch``)."""
+
+    choice: set = field(default_factory=set)  # allocations the register path handed over (NeedsScratch)
+    views: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
+    roots: dict = field(default_factory=dict)  # global view -> the allocation whose memory it is
+    base: str | None = None  # this program's slice (bytes)
+    param: str | None = None  # the hidden kernel argument
+    bytes: int = 0  # per program
+    tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
+    stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
+    loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
+
+
 class NeedsScratch(Exception):
     """Lowering restarts with ``buffer`` in global scratch (raised by the register path)."""
 
@@ -54,9 +70,9 @@ def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
     """Is this shared allocation kept in scratch?"""
     if buf.scope != ir.SHARED:
         return False
-    if buf.alias_of is not None and buf.alias_of in lw.scratch:
+    if buf.alias_of is not None and buf.alias_of in lw.scratch.views:
         return True
-    return lw.options.shared_scratch or buf.root in lw.scratch_choice
+    return lw.options.shared_scratch or buf.root in lw.scratch.choice
 
 
 @contextlib.contextmanager
@@ -86,31 +102,31 @@ def check_one_hot(lw: Lowerer, rb: RegBuf, positions: int) -> None:
 # ------------------------------------------------------------------------------ allocation
 def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
     """This program's slice of ``buf``: a typed pointer, named as the buffer."""
-    if lw.scratch_base is None:
-        lw.scratch_base = lw.names.fresh("scratch")
-        lw.scratch_param = lw.names.fresh("scratch_ptr")
+    if lw.scratch.base is None:
+        lw.scratch.base = lw.names.fresh("scratch")
+        lw.scratch.param = lw.names.fresh("scratch_ptr")
     if buf.alias_of is not None:  # T.reshape: the same memory, another shape
-        base = lw.scratch[buf.alias_of]
-        lw.scratch[buf] = _view(lw, buf, lw.pointers[base], base.t2t_root)
+        base = lw.scratch.views[buf.alias_of]
+        lw.scratch.views[buf] = _view(lw, buf, lw.pointers[base], lw.scratch.roots[base])
         return
-    offset = lw.scratch_bytes
+    offset = lw.scratch.bytes
     size = prod(buf.shape) * max(1, buf.dtype.bits // 8)
-    lw.scratch_bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
-    at = P.name(lw.scratch_base) if offset == 0 else P.binop("+", P.name(lw.scratch_base), P.const(offset))
+    lw.scratch.bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
+    at = P.name(lw.scratch.base) if offset == 0 else P.binop("+", P.name(lw.scratch.base), P.const(offset))
     typed = P.call(P.attr(at, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
     pointer = lw.assign(buf.name, typed)
-    lw.scratch[buf] = _view(lw, buf, pointer, buf)
+    lw.scratch.views[buf] = _view(lw, buf, pointer, buf)
 
 
 def _view(lw: Lowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
     """``buf`` as a row-major global tensor at ``pointer`` (so global loads and stores serve it);
-    ``t2t_root`` is the allocation whose memory it is (barriers are placed per allocation)."""
+    ``roots`` records the allocation whose memory it is (barriers are placed per allocation)."""
     strides, running = [], 1
     for d in reversed(buf.shape):
         strides.append(running)
         running *= d
     view = ir.Buffer(buf.name, ir.GLOBAL, tuple(buf.shape), buf.dtype, buf.loc, tuple(reversed(strides)))
-    view.t2t_root = root
+    lw.scratch.roots[view] = root
     lw.pointers[view] = pointer
     return view
 
@@ -126,10 +142,10 @@ def prologue(lw: Lowerer, kernel: ir.Kernel) -> list:
         count = P.call("tl.num_programs", axis)
         scale = count if scale is None else P.binop("*", scale, count)
     program_name = lw.names.fresh("program")
-    offset = P.binop("*", P.to(P.name(program_name), DTYPES["int64"]), P.const(lw.scratch_bytes))
+    offset = P.binop("*", P.to(P.name(program_name), DTYPES["int64"]), P.const(lw.scratch.bytes))
     stmts = [
         P.assign(program_name, program),
-        P.assign(lw.scratch_base, P.binop("+", P.name(lw.scratch_param), offset)),
+        P.assign(lw.scratch.base, P.binop("+", P.name(lw.scratch.param), offset)),
     ]
     for s in stmts:
         s.t2t_origin = kernel.loc
@@ -138,14 +154,14 @@ def prologue(lw: Lowerer, kernel: ir.Kernel) -> list:
 
 # ------------------------------------------------------------------------------ element access
 def load(lw: Lowerer, buf: ir.Buffer, indices) -> Tile:
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=False)
     return lw.global_load(view, idx, list(indices))
 
 
 def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=True)
     lw.global_store(view, idx, list(indices), value)
@@ -153,9 +169,9 @@ def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
 
 def atomic_target(lw: Lowerer, buf: ir.Buffer) -> ir.Buffer:
     """The global view an atomic on shared ``buf`` updates (the buffer moves to scratch)."""
-    if buf not in lw.scratch:
+    if buf not in lw.scratch.views:
         raise NeedsScratch(buf.root, "an atomic on shared memory")
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     before_access(lw, view, store=True)
     return view
 
@@ -164,7 +180,7 @@ def atomic_target(lw: Lowerer, buf: ir.Buffer) -> ir.Buffer:
 def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     """``buf`` loaded whole as a padded register tile, for a tile operation; a tile operation that
     assigns it stores it back (``write_back``)."""
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         shape = ()
@@ -175,15 +191,15 @@ def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     if lw.storage_dtype(buf.dtype) != buf.dtype:
         node = P.to(node, lw.storage_dtype(buf.dtype))
     name = lw.assign(f"{buf.name}_tile", node)
-    lw.scratch_tiles[name] = buf
+    lw.scratch.tiles[name] = buf
     return RegBuf(buf, name, shape)
 
 
 def write_back(lw: Lowerer, name: str) -> None:
-    buf = lw.scratch_tiles.get(name)
+    buf = lw.scratch.tiles.get(name)
     if buf is None:
         return
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     shape = tuple(next_pow2(d) for d in buf.shape) if not all(d == 1 for d in buf.shape) else ()
     offs, mask = _whole(lw, view, shape)
     before_access(lw, view, store=True)
@@ -214,36 +230,36 @@ def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
 # ------------------------------------------------------------------------------ barriers
 def before_access(lw: Lowerer, view: ir.Buffer, store: bool) -> None:
     """Place a barrier if this access could overtake an earlier one to the same buffer."""
-    root = view.t2t_root
-    stored, loaded = lw.scratch_stored, lw.scratch_loaded
+    root = lw.scratch.roots[view]
+    stored, loaded = lw.scratch.stored, lw.scratch.loaded
     need = stored is UNKNOWN or root in stored
     if store and not need:  # a load by an earlier statement (the loads of this one feed the store)
         need = loaded is UNKNOWN or loaded.get(root, lw.statement_serial) != lw.statement_serial
     if need:
         barrier(lw)
     if store:
-        lw.scratch_stored.add(root)
-    elif lw.scratch_loaded is not UNKNOWN:
-        lw.scratch_loaded.setdefault(root, lw.statement_serial)
+        lw.scratch.stored.add(root)
+    elif lw.scratch.loaded is not UNKNOWN:
+        lw.scratch.loaded.setdefault(root, lw.statement_serial)
 
 
 def barrier(lw: Lowerer) -> None:
     lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
-    lw.scratch_stored, lw.scratch_loaded = set(), {}
+    lw.scratch.stored, lw.scratch.loaded = set(), {}
 
 
 @contextlib.contextmanager
 def body(lw: Lowerer, stmts):
     """A loop or branch body: at its start, what was pending before it and whatever it accesses
     itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
-    saved = lw.scratch_stored, lw.scratch_loaded
+    saved = lw.scratch.stored, lw.scratch.loaded
     stored, loaded = (UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
     merged = _merge(saved, stored, loaded)
-    lw.scratch_stored, lw.scratch_loaded = merged
+    lw.scratch.stored, lw.scratch.loaded = merged
     try:
         yield
     finally:
-        lw.scratch_stored, lw.scratch_loaded = _merge(merged, set(), set())
+        lw.scratch.stored, lw.scratch.loaded = _merge(merged, set(), set())
 
 
 def _merge(state, stored, loaded):

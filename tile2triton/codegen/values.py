@@ -114,7 +114,7 @@ class Lowerer(Protocol):
     pointers: dict
     lanes: LaneSpace | None
     conds: list
-    ranges: object  # analysis.Ranges
+    ranges: object  # passes.analysis.Ranges
     origin: ir.Loc | None
     helpers: set
     following: list

@@ -1,7 +1,9 @@
-"""Static facts the lowering needs: value ranges (to drop provably-true bounds checks) and
-whether a buffer must be initialised where it is allocated."""
+"""Static facts about the IR that checking and lowering need: value ranges (to drop provably-true
+bounds checks) and whether a buffer must be initialised where it is allocated."""
 
 from __future__ import annotations
+
+import weakref
 
 from .. import ir
 from ..frontend.regions import static
@@ -134,10 +136,14 @@ def _writes_whole(stmt, buf, lane_vars=None) -> bool:
     return False
 
 
-def _referenced(stmt) -> frozenset:
-    """Every buffer a statement (with its body) names; cached on the statement, because each
-    allocation's analysis scans the rest of the kernel."""
-    cached = getattr(stmt, "_t2t_referenced", None)
+# statement -> every buffer it (with its body) names.  Each allocation's analysis scans the rest of
+# the kernel, so this is computed once per statement; weak keys: it lives as long as the IR does.
+_REFERENCED: weakref.WeakKeyDictionary[ir.Stmt, frozenset] = weakref.WeakKeyDictionary()
+
+
+def _referenced(stmt: ir.Stmt) -> frozenset:
+    """Every buffer a statement (with its body) names."""
+    cached = _REFERENCED.get(stmt)
     if cached is None:
         found = set()
         for s in ir.walk([stmt]):
@@ -148,7 +154,7 @@ def _referenced(stmt) -> frozenset:
                 elif isinstance(value, ir.Buffer):
                     found.add(value)
         cached = frozenset(found)
-        stmt._t2t_referenced = cached
+        _REFERENCED[stmt] = cached
     return cached
 
 

@@ -52,7 +52,7 @@ def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
 
 def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
-    if not lw.options.tensor_descriptors or lw.loop_depth == 0 or lw.lanes is not None or lw.conds:
+    if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False

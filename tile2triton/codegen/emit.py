@@ -120,9 +120,9 @@ def _lower_kernel(
         if isinstance(p, ir.Buffer):
             lw.pointers[p] = n
         else:
-            lw.env[p] = Tile(P.name(n), p.dtype)
+            lw.scope.env[p] = Tile(P.name(n), p.dtype)
             if p.kind == "size":
-                lw.ranges.set(p, 0, 2**31 - 1)
+                lw.scope.ranges.set(p, 0, 2**31 - 1)
         args.append(p)
         arg_names.append(n)
     lw.origin = kernel.loc
@@ -132,12 +132,12 @@ def _lower_kernel(
     swizzled = swizzle_block_ids(lw, kernel) if kernel.swizzle else {}
     for axis, var in enumerate(kernel.block_vars):
         n = lw.assign(var.name, swizzled.get(axis, P.call("tl.program_id", axis)))
-        lw.env[var] = Tile(P.name(n), INT32)
+        lw.scope.env[var] = Tile(P.name(n), INT32)
         extent = kernel.grid[axis]
         if isinstance(extent, ir.Const):
-            lw.ranges.set(var, 0, extent.value - 1)
-        elif lw.ranges.of(extent) is not None:
-            lw.ranges.set(var, 0, lw.ranges.of(extent)[1] - 1)
+            lw.scope.ranges.set(var, 0, extent.value - 1)
+        elif lw.scope.ranges.of(extent) is not None:
+            lw.scope.ranges.set(var, 0, lw.scope.ranges.of(extent)[1] - 1)
     if kernel.thread_vars:
         open_thread_view(lw, kernel)
     prologue_at = len(lw.out)

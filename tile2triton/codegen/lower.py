@@ -11,6 +11,7 @@ rules live in rules.py, one per TileIR statement.
 from __future__ import annotations
 
 import ast
+import contextlib
 import keyword
 import operator
 import os
@@ -20,7 +21,6 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DType
-from ..passes.analysis import Ranges
 from . import pyast as P
 from . import scratch
 from .descriptors import DescriptorState
@@ -29,8 +29,8 @@ from .ptx import lower_inline_asm
 from .rules import LOWERINGS
 from .scratch import ScratchState
 from .values import (
-    LaneSpace,
     RegBuf,
+    Scope,
     Tile,
     convert,
     ir_expr,
@@ -79,26 +79,22 @@ class KernelLowerer:
     kernel: ir.Kernel
     params: list  # Buffer / Var of the PrimFunc, in order
     options: LoweringOptions
-    names: Names = field(default_factory=Names)
-    env: dict = field(default_factory=dict)  # ir.Var -> Tile
+    let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound (the whole kernel)
+    # what the statement being lowered sees (values, lane space, masks); saved and restored whole
+    scope: Scope = field(default_factory=Scope)
+    # where values live
     regs: dict = field(default_factory=dict)  # ir.Buffer -> RegBuf
     pointers: dict = field(default_factory=dict)  # global ir.Buffer -> Triton name
-    lanes: LaneSpace | None = None
-    conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
-    ranges: Ranges = field(default_factory=Ranges)
-    out: list = field(default_factory=list)
-    origin: ir.Loc | None = None
-    helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
-    let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
-    following: list = field(default_factory=list)  # statements after the one being lowered
-    let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
-    statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
-    inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
-    loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
-    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
-    descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
-    statement_serial: int = 0  # counts the TileLang statements lowered so far
     scratch: ScratchState = field(default_factory=ScratchState)  # shared buffers in global scratch
+    descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
+    # the code being generated
+    names: Names = field(default_factory=Names)
+    out: list = field(default_factory=list)  # statements of the body being lowered
+    origin: ir.Loc | None = None  # the TileLang statement being lowered
+    helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
+    following: list = field(default_factory=list)  # statements after the one being lowered
+    statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
+    statement_serial: int = 0  # counts the TileLang statements lowered so far
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -107,6 +103,18 @@ class KernelLowerer:
     def emit(self, stmt: ast.stmt) -> None:
         stmt.t2t_origin = self.origin
         self.out.append(stmt)
+
+    @contextlib.contextmanager
+    def scoped(self, **changes):
+        """Lower something with these ``Scope`` fields changed; they are put back after."""
+        saved = {name: getattr(self.scope, name) for name in changes}
+        for name, value in changes.items():
+            setattr(self.scope, name, value)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(self.scope, name, value)
 
     def assign(self, hint: str, value: ast.expr) -> str:
         n = self.names.fresh(hint)
@@ -173,16 +181,16 @@ class KernelLowerer:
         """Padding masks of ``axes`` and the active ``if`` conditions (with ``within``, only the
         conditions that vary along ``axes`` alone: enough to keep a load in bounds)."""
         parts = []
-        if self.lanes is not None:
+        if self.scope.lanes is not None:
             for k in sorted(axes):
-                if self.lanes.padded[k] != self.lanes.extents[k]:
-                    parts.append(P.binop("<", P.name(self.lanes.names[k]), P.const(self.lanes.extents[k])))
-        parts += [c.node for c in self.conds if not within or c.axes <= frozenset(axes)]
+                if self.scope.lanes.padded[k] != self.scope.lanes.extents[k]:
+                    parts.append(P.binop("<", P.name(self.scope.lanes.names[k]), P.const(self.scope.lanes.extents[k])))
+        parts += [c.node for c in self.scope.conds if not within or c.axes <= frozenset(axes)]
         return P.and_all(parts)
 
     def cond_axes(self) -> frozenset:
         axes = frozenset()
-        for c in self.conds:
+        for c in self.scope.conds:
             axes |= c.axes
         return axes
 
@@ -194,9 +202,9 @@ class KernelLowerer:
         if isinstance(e, ir.Const):
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
-            if e.var not in self.env:
+            if e.var not in self.scope.env:
                 raise self.error(f"'{e.var.name}' is used outside the region where it is defined")
-            return self.env[e.var]
+            return self.scope.env[e.var]
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
@@ -207,7 +215,7 @@ class KernelLowerer:
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
-            known = True if e in self.known_true else self.ranges.compare(e.op, e.lhs, e.rhs)
+            known = True if e in self.scope.known_true else self.scope.ranges.compare(e.op, e.lhs, e.rhs)
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
@@ -260,7 +268,7 @@ class KernelLowerer:
         if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:
-            if not (self.ranges.nonneg(e.lhs) and self.ranges.nonneg(e.rhs)):
+            if not (self.scope.ranges.nonneg(e.lhs) and self.scope.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
                 self.helpers.add(helper)
                 return Tile(P.call(helper, a.node, b.node), e.dtype, axes)
@@ -300,9 +308,9 @@ class KernelLowerer:
                 term = P.binop("*", t.node, self.ev(ir_expr(stride)).node)
             offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []
-            if e is None or not self.ranges.below(e, buf.shape[d]):
+            if e is None or not self.scope.ranges.below(e, buf.shape[d]):
                 in_bounds.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
-            if e is None or not self.ranges.nonneg(e):
+            if e is None or not self.scope.ranges.nonneg(e):
                 in_bounds.append(P.binop(">=", t.node, P.const(0)))
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
@@ -315,7 +323,7 @@ class KernelLowerer:
     def named(self, node: ast.expr | None, hint: str) -> ast.expr | None:
         """Give an offset or mask expression a name, once per TileLang statement (the same mask
         serves a statement's loads and its store), as a person writing Triton would."""
-        if node is None or isinstance(node, (ast.Name, ast.Constant)) or self.inline_only:
+        if node is None or isinstance(node, (ast.Name, ast.Constant)) or self.scope.inline_only:
             return node
         key = ast.dump(node)
         if key not in self.statement_names:
@@ -345,7 +353,7 @@ class KernelLowerer:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, value.axes | self.cond_axes())
         if (value.axes | self.cond_axes()) - frozenset().union(*(t.axes for t in idx)):
             # several iterations write one element (TileLang leaves the winner unspecified)
-            spread = [self.lanes.padded[k] if k in axes else 1 for k in range(self.lanes.rank)]
+            spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
@@ -402,9 +410,9 @@ class KernelLowerer:
         used_axes = set()
         for d, e in enumerate(indices):
             t = self.ev(e)
-            if rb.lanes is None and self.lanes is not None and isinstance(t.node, ast.Name):
-                k = self.lanes.names.index(t.node.id) if t.node.id in self.lanes.names else None
-                if k is not None and self.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
+            if rb.lanes is None and self.scope.lanes is not None and isinstance(t.node, ast.Name):
+                k = self.scope.lanes.names.index(t.node.id) if t.node.id in self.scope.lanes.names else None
+                if k is not None and self.scope.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
                     used_axes.add(k)
                     kinds.append(("lane", k))
                     continue
@@ -432,14 +440,14 @@ class KernelLowerer:
     def one_irregular_dim(self, rb: RegBuf, indices):
         """Kinds per dim as ``classify`` gives them, when exactly one dim is indexed by a
         lane-dependent expression (its kind: ('irregular', Tile)); None for any other shape."""
-        if rb.lanes is not None or self.lanes is None:
+        if rb.lanes is not None or self.scope.lanes is None:
             return None
         kinds, irregular, used = [], None, set()
         for d, e in enumerate(indices):
             t = self.ev(e)
-            names = self.lanes.names
+            names = self.scope.lanes.names
             k = names.index(t.node.id) if isinstance(t.node, ast.Name) and t.node.id in names else None
-            if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
+            if k is not None and k not in used and self.scope.lanes.extents[k] == rb.buffer.shape[d]:
                 used.add(k)
                 kinds.append(("lane", k))
             elif not t.axes:
@@ -463,7 +471,7 @@ class KernelLowerer:
         extra = sorted(kinds[gather][1].axes - set(lane_dims))
         if len(extra) != 1 or rb.buffer.dtype == BOOL:
             scratch.check_one_hot(self, rb, rb.shape[gather])
-        rank = self.lanes.rank
+        rank = self.scope.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
         for d in reversed(range(len(kinds))):
@@ -490,16 +498,16 @@ class KernelLowerer:
         """``tl.gather`` along the irregular dim: ``value`` holds the buffer's dims indexed by lane
         variables and the irregular one (buffer order); the index varies along those lanes and one
         more, ``extra``, whose extent becomes the gathered axis's.  Exact, and no one-hot tile."""
-        rank = self.lanes.rank
+        rank = self.scope.lanes.rank
         axis = next(p for p, k in enumerate(kept) if k[0] == "irregular")
         order = [extra if k[0] == "irregular" else k[1] for k in kept]  # the lane of each result dim
         union = sorted(order)
         # padded lanes may compute positions past the buffer: keep every read inside it
         idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
-        full = [self.lanes.padded[k] if k in union else 1 for k in range(rank)]
+        full = [self.scope.lanes.padded[k] if k in union else 1 for k in range(rank)]
         idx = P.call("tl.broadcast_to", idx, P.tuple_(full))
         if len(union) != rank:
-            idx = P.call("tl.reshape", idx, P.list_([self.lanes.padded[k] for k in union]))
+            idx = P.call("tl.reshape", idx, P.list_([self.scope.lanes.padded[k] for k in union]))
         idx = P.permute(idx, [union.index(k) for k in order])
         out = P.call("tl.gather", value, self.named(idx, "index"), axis)
         out = P.permute(out, [order.index(k) for k in union])  # result dims in lane order
@@ -517,19 +525,19 @@ class KernelLowerer:
         kinds, scatter = split
         scratch.check_one_hot(self, rb, rb.shape[scatter])
         used = {k[1] for k in kinds if k[0] == "lane"}
-        rank = self.lanes.rank
+        rank = self.scope.lanes.rank
         size = rb.shape[scatter]
         value = self.cast(value, rb.buffer.dtype)
         index = kinds[scatter][1]
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop(
-            "==", P.subscript_none(self.broadcast(index, self.lanes.padded), [True] * rank + [False]), positions
+            "==", P.subscript_none(self.broadcast(index, self.scope.lanes.padded), [True] * rank + [False]), positions
         )
         active = self.lane_mask(frozenset(range(rank)))
         if active is not None:
             hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
         hit_name = self.assign(f"{rb.name}_hit", hit)
-        vals = P.subscript_none(self.broadcast(value, self.lanes.padded), [True] * rank + [False])
+        vals = P.subscript_none(self.broadcast(value, self.scope.lanes.padded), [True] * rank + [False])
         written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
         touched = P.to(P.name(hit_name), INT32)
         # combine the lanes that are not a dim of the buffer (several writers of one position agree)
@@ -556,7 +564,7 @@ class KernelLowerer:
     def flat_read(self, rb: RegBuf, indices) -> Tile:
         scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
-        rank = self.lanes.rank
+        rank = self.scope.lanes.rank
         size = prod(rb.local_shape)
         storage = P.name(rb.name)
         if rb.lanes is None:
@@ -564,7 +572,7 @@ class KernelLowerer:
             flat = P.subscript_none(flat, [False] * rank + [True])
             axes = lin.axes
         else:
-            flat = P.call("tl.reshape", storage, P.tuple_(list(self.lanes.padded) + [size]))
+            flat = P.call("tl.reshape", storage, P.tuple_(list(self.scope.lanes.padded) + [size]))
             axes = frozenset(range(rank))
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * rank + [False]))
@@ -576,7 +584,7 @@ class KernelLowerer:
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
         scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
-        lanes = self.lanes
+        lanes = self.scope.lanes
         rank = lanes.rank
         size = prod(rb.local_shape)
         value = self.cast(value, rb.buffer.dtype)
@@ -636,7 +644,7 @@ class KernelLowerer:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
             value = P.permute(value, order)
             present = sorted(lane_dims)
-            value = P.subscript_none(value, [k in present for k in range(self.lanes.rank)])
+            value = P.subscript_none(value, [k in present for k in range(self.scope.lanes.rank)])
             axes = frozenset(lane_dims)
         dt = buf.dtype
         return Tile(value, dt, axes)
@@ -655,8 +663,8 @@ class KernelLowerer:
         if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
             if (
                 rb.lanes is None
-                and self.lanes is not None
-                and all(self.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
+                and self.scope.lanes is not None
+                and all(self.scope.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
             ):
                 if value.axes:  # T.Parallel(1, 1): the single iteration's value
                     value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
@@ -665,7 +673,7 @@ class KernelLowerer:
                     f"different T.Parallel iterations write the one element of '{buf.name}'; "
                     "allocate it inside the T.Parallel body or give it the loop's shape"
                 )
-            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.conds else None)
+            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.scope.conds else None)
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
@@ -674,7 +682,7 @@ class KernelLowerer:
             return
         rank = len(rb.shape)
         value = self.cast(value, buf.dtype)
-        conds = self.lane_mask(frozenset()) if self.conds else None
+        conds = self.lane_mask(frozenset()) if self.scope.conds else None
         cond_axes = self.cond_axes()
         if rb.lanes is not None:
             node, mask = _typed(self, value), conds
@@ -706,7 +714,7 @@ class KernelLowerer:
         lane_axes = [k[1] for k in kinds if k[0] == "lane"]
         if not lane_axes:
             return node
-        lanes = self.lanes
+        lanes = self.scope.lanes
         if axes:
             # drop lane axes the buffer is not indexed by (the value is constant along them)
             keep = sorted(lane_axes)

@@ -57,17 +57,17 @@ def lower_inline_asm(lw, e: ir.InlineAsm) -> Tile:
 
 def _shape_source(lw) -> Tile:
     """Special registers take no operand; the element-wise call needs one to shape its result."""
-    if lw.lanes is None:
+    if lw.scope.lanes is None:
         return Tile(P.const(0), INT32)
     flat = None
-    for k in range(lw.lanes.rank):
-        ar = P.name(lw.lanes.names[k])
+    for k in range(lw.scope.lanes.rank):
+        ar = P.name(lw.scope.lanes.names[k])
         stride = 1
-        for j in range(k + 1, lw.lanes.rank):
-            stride *= lw.lanes.padded[j]
+        for j in range(k + 1, lw.scope.lanes.rank):
+            stride *= lw.scope.lanes.padded[j]
         term = ar if stride == 1 else P.binop("*", ar, P.const(stride))
         flat = term if flat is None else P.binop("+", flat, term)
-    return Tile(flat, INT32, frozenset(range(lw.lanes.rank)))
+    return Tile(flat, INT32, frozenset(range(lw.scope.lanes.rank)))
 
 
 def lower_helper(lw, e: ir.Call) -> Tile:
@@ -79,7 +79,7 @@ def lower_helper(lw, e: ir.Call) -> Tile:
         x = _shape_source(lw)
     if lw.options.interpret:
         return Tile(_fallback(lw, e.fn, x), dtype, x.axes)
-    operand = x.node if e.args or lw.lanes is not None else P.call("tl.full", P.list_([]), 0, P.dtype(INT32))
+    operand = x.node if e.args or lw.scope.lanes is not None else P.call("tl.full", P.list_([]), 0, P.dtype(INT32))
     return Tile(inline_asm(asm, constraints, [operand], dtype, pure, 1), dtype, x.axes)
 
 

@@ -38,9 +38,9 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
-    private = lw.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
-    shape = tuple(lw.lanes.padded) + local_shape if private else local_shape
-    rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.lanes if private else None)
+    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
+    shape = tuple(lw.scope.lanes.padded) + local_shape if private else local_shape
+    rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
@@ -56,7 +56,7 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
         init = lw.ev(s.init)
         lw.assign_to(rb.name, P.call("tl.full", P.list_(shape), init.node, dt) if not init.axes else init.node)
         return
-    lanes = {v: e for v, e in zip(lw.lanes.vars, lw.lanes.extents)} if lw.lanes is not None else None
+    lanes = {v: e for v, e in zip(lw.scope.lanes.vars, lw.scope.lanes.extents)} if lw.scope.lanes is not None else None
     if first_access(lw.following, buf, lanes) != "write":
         lw.assign_to(
             rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt)
@@ -67,10 +67,10 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
 @lowers(ir.Let)
 def lower_let(lw: Lowerer, s: ir.Let) -> None:
     value = lw.ev(s.value)
-    previous = lw.env.get(s.var)
+    previous = lw.scope.env.get(s.var)
     if previous is not None and isinstance(previous.node, ast.Name):
         target = previous.node.id
-        if lw.conds and lw.let_depth.get(s.var, 0) < len(lw.conds):
+        if lw.scope.conds and lw.scope.let_depth.get(s.var, 0) < len(lw.scope.conds):
             mask = lw.lane_mask(frozenset())
             value = Tile(
                 P.call("tl.where", mask, value.node, previous.node),
@@ -78,23 +78,23 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
                 value.axes | previous.axes | lw.cond_axes(),
             )
         lw.assign_to(target, value.node)
-        lw.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
+        lw.scope.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
         return
     node = value.node
     if isinstance(s.value, ir.VarRef) and isinstance(node, ast.Name) and lw.let_count.get(s.var, 0) == 1:
-        lw.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
-        bounds = lw.ranges.of(s.value)
+        lw.scope.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
+        bounds = lw.scope.ranges.of(s.value)
         if bounds is not None:
-            lw.ranges.set(s.var, *bounds)
+            lw.scope.ranges.set(s.var, *bounds)
         return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
     name = lw.assign(s.var.name, node)
-    lw.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
-    lw.let_depth[s.var] = len(lw.conds)
-    bounds = lw.ranges.of(s.value)
+    lw.scope.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
+    lw.scope.let_depth[s.var] = len(lw.scope.conds)
+    bounds = lw.scope.ranges.of(s.value)
     if bounds is not None and lw.let_count.get(s.var, 0) == 1:  # a rebound name's range is unknown
-        lw.ranges.set(s.var, *bounds)
+        lw.scope.ranges.set(s.var, *bounds)
 
 
 def _is_constant(node) -> bool:
@@ -126,25 +126,25 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
             return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
-    lw.env[s.var] = Tile(P.name(var_name), INT32)
+    lw.scope.env[s.var] = Tile(P.name(var_name), INT32)
     lo, hi, st = static(s.start), static(s.stop), static(s.step)
     if lo is not None and hi is not None and st == 1:
-        lw.ranges.set(s.var, lo, hi - 1)
-    elif lw.ranges.of(s.start) is not None and lw.ranges.of(s.stop) is not None and st == 1:
-        lw.ranges.set(s.var, lw.ranges.of(s.start)[0], lw.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.ranges, lw.let_count) if lw.lanes is None else None
+        lw.scope.ranges.set(s.var, lo, hi - 1)
+    elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
+        lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
+    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None else None
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
         middle = P.name(lw.assign(f"{var_name}_split", lw.scalar(at, "a loop split").node))
-        before = dict(lw.env), dict(lw.let_depth), dict(lw.ranges.var_range)
-        lw.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
+        before = lw.scope.snapshot()
+        lw.scope.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
         try:
             _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0)
         finally:
-            lw.known_true -= known
-        # the second copy of the body starts from the state before the loop, as the first did
-        lw.env, lw.let_depth, lw.ranges.var_range = dict(before[0]), dict(before[1]), dict(before[2])
+            # the second copy of the body starts from the scope before the loop, as the first did
+            # (scratch barrier state carries on: the second loop runs after the first)
+            lw.scope.restore(before)
         _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
         return
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
@@ -168,11 +168,8 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         iterator = P.call("tl.static_range", *args)
     else:
         iterator = P.call("range", *args)
-    lw.loop_depth += 1
-    try:
+    with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
         body = lw.block(s.body)
-    finally:
-        lw.loop_depth -= 1
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
@@ -206,7 +203,7 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
     written, read, lets = set(), set(), set()
     for st in s.body:
         if isinstance(st, ir.Let):
-            if st.var in lw.env:
+            if st.var in lw.scope.env:
                 return False  # rebinding a name from outside the loop carries a value across iterations
             lets.add(st.var)
         elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
@@ -278,26 +275,31 @@ class _LoopAxis:
 
     def __init__(self, lw: Lowerer, s: ir.For):
         self.lw, self.n = lw, static(s.stop)
-        self.saved = (lw.lanes, dict(lw.env), list(lw.conds))
-        lanes = lw.lanes
+        self.saved = lw.scope.snapshot()
+        lanes = lw.scope.lanes
         padded = next_pow2(self.n)
         rank = 1 + (lanes.rank if lanes is not None else 0)
         name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, padded), 0, rank))
-        for var, tile in self.saved[1].items():
+        for var, tile in self.saved.env.items():
             if tile.axes:
-                lw.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
-        lw.conds = [Tile(c.node, c.dtype, frozenset(a + 1 for a in c.axes)) for c in lw.conds]
-        lw.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
-        lw.ranges.set(s.var, 0, self.n - 1)
+                lw.scope.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
+        lw.scope.conds = [Tile(c.node, c.dtype, frozenset(a + 1 for a in c.axes)) for c in lw.scope.conds]
+        lw.scope.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
+        lw.scope.ranges.set(s.var, 0, self.n - 1)
         owner = lanes.owner if lanes is not None else s
-        lw.lanes = LaneSpace([s.var] + (lanes.vars if lanes else []), [self.n] + (lanes.extents if lanes else []),
-                             [padded] + (lanes.padded if lanes else []), [name] + (lanes.names if lanes else []), owner)  # fmt: skip
+        lw.scope.lanes = LaneSpace(
+            [s.var] + (lanes.vars if lanes else []),
+            [self.n] + (lanes.extents if lanes else []),
+            [padded] + (lanes.padded if lanes else []),
+            [name] + (lanes.names if lanes else []),
+            owner,
+        )
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.lw.lanes, self.lw.env, self.lw.conds = self.saved
+        self.lw.scope.restore(self.saved)
 
 
 def _lower_map_loop(lw: Lowerer, s: ir.For) -> None:
@@ -311,7 +313,7 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
         node = term.node
         if 0 in term.axes:
             if next_pow2(axis.n) != axis.n:
-                valid = P.binop("<", P.name(lw.lanes.names[0]), P.const(axis.n))
+                valid = P.binop("<", P.name(lw.scope.lanes.names[0]), P.const(axis.n))
                 node = P.call("tl.where", valid, node, P.const(0))
             node = P.call("tl.sum", node, axis=0)
         else:
@@ -325,11 +327,8 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
 
 @lowers(ir.While)
 def lower_while(lw: Lowerer, s: ir.While) -> None:
-    lw.inline_only = True  # the condition is evaluated again before every iteration
-    try:
+    with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
         cond = lw.scalar(s.cond, "a while loop's condition")
-    finally:
-        lw.inline_only = False
     lw.emit(ast.While(cond.node, lw.block(s.body), []))
 
 
@@ -339,7 +338,7 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     if is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
-    if lw.lanes is None and not cond.axes:
+    if lw.scope.lanes is None and not cond.axes:
         then_body = lw.block(s.then_body)
         else_body = lw.block(s.else_body) if s.else_body else []
         lw.emit(ast.If(cond.node, then_body, else_body))
@@ -348,23 +347,23 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     node = lw.scalar_mask(cond.node) if not cond.axes else cond.node
     name = lw.assign("cond", node) if not isinstance(node, ast.Name) else node.id
     cond = Tile(P.name(name), BOOL, cond.axes)
-    lw.conds.append(cond)
+    lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
     finally:
-        lw.conds.pop()
+        lw.scope.conds.pop()
     if s.else_body:
-        lw.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
+        lw.scope.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
         try:
             lw.lower_stmts(s.else_body)
         finally:
-            lw.conds.pop()
+            lw.scope.conds.pop()
 
 
 @lowers(ir.Parallel)
 def lower_parallel(lw: Lowerer, s: ir.Parallel) -> None:
     with block_level(lw, "T.Parallel"):
-        if lw.lanes is not None:
+        if lw.scope.lanes is not None:
             raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
         space = open_lanes(lw, s.vars, s.extents, s)
         try:
@@ -381,17 +380,17 @@ def open_lanes(lw: Lowerer, vars_, extents, owner, named=True) -> LaneSpace:
         node = P.expand(P.call("tl.arange", 0, p), k, rank)
         n = lw.assign(v.name, node)
         names.append(n)
-        lw.env[v] = Tile(P.name(n), INT32, frozenset([k]))
-        lw.ranges.set(v, 0, extents[k] - 1)
+        lw.scope.env[v] = Tile(P.name(n), INT32, frozenset([k]))
+        lw.scope.ranges.set(v, 0, extents[k] - 1)
     space = LaneSpace(list(vars_), list(extents), padded, names, owner)
-    lw.lanes = space
+    lw.scope.lanes = space
     return space
 
 
 def close_lanes(lw: Lowerer, space: LaneSpace) -> None:
-    lw.lanes = None
+    lw.scope.lanes = None
     for v in space.vars:
-        lw.env.pop(v, None)
+        lw.scope.env.pop(v, None)
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -436,11 +435,11 @@ def _fmt(r: ir.Region) -> str:
 
 
 def _check_collective(lw: Lowerer, buffers, what: str) -> None:
-    if lw.lanes is None:
+    if lw.scope.lanes is None:
         return
     for b in buffers:
         rb = lw.regs.get(b)
-        if rb is None or rb.lanes is not lw.lanes:
+        if rb is None or rb.lanes is not lw.scope.lanes:
             raise lw.error(
                 f"{what} is a collective tile operation and cannot stand inside T.Parallel "
                 f"(only buffers allocated inside the same T.Parallel body may be filled there)"
@@ -500,7 +499,7 @@ def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
             node = P.call("tl.zeros", P.list_(rb.shape), dt) if rb.shape else P.call("tl.full", P.list_([]), 0, dt)
         else:
             node = P.call("tl.full", P.list_(rb.shape), lw.cast(value, buf.dtype).node, dt)
-        if lw.conds:
+        if lw.scope.conds:
             node = P.call("tl.where", lw.lane_mask(frozenset()), node, P.name(rb.name))
         lw.assign_to(rb.name, node)
         return

@@ -90,10 +90,10 @@ def register_path(lw: Lowerer, buf: ir.Buffer):
 
 def check_one_hot(lw: Lowerer, rb: RegBuf, positions: int) -> None:
     """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built."""
-    if rb.buffer.scope != ir.SHARED or lw.lanes is None:
+    if rb.buffer.scope != ir.SHARED or lw.scope.lanes is None:
         return
     lanes = 1
-    for p in lw.lanes.padded:
+    for p in lw.scope.lanes.padded:
         lanes *= p
     if lanes * positions > ONE_HOT_LIMIT:
         raise NeedsScratch(rb.buffer.root, f"a one-hot access of {lanes} lanes x {positions} positions")

@@ -8,12 +8,15 @@ argument, typed with the ``Lowerer`` protocol below.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import copy
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType
+from ..passes.analysis import Ranges
 from . import pyast as P
 
 
@@ -68,6 +71,39 @@ class RegBuf:
         return self.shape[self.lanes.rank :] if self.lanes is not None else self.shape
 
 
+@dataclass
+class Scope:
+    """What the statement being lowered sees: bound values, the lane space, the active masks and
+    the facts known about them.  Lane spaces, loop axes and split loops change it and put it back
+    whole (``snapshot`` / ``restore``); a single field is changed for a while with
+    ``KernelLowerer.scoped``.  Scratch barrier state is not part of it: it follows the generated
+    code's order (scratch.py), not the TileLang program's nesting."""
+
+    env: dict = field(default_factory=dict)  # ir.Var -> Tile
+    lanes: LaneSpace | None = None
+    conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
+    let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
+    ranges: Ranges = field(default_factory=Ranges)  # proven value ranges of the variables bound here
+    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
+    loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
+    inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
+
+    def snapshot(self) -> Scope:
+        """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
+        return Scope(**{f.name: _copied(getattr(self, f.name)) for f in fields(self)})
+
+    def restore(self, snapshot: Scope) -> None:
+        """Back to ``snapshot``, in place (the snapshot stays usable for another restore)."""
+        for f in fields(self):
+            setattr(self, f.name, _copied(getattr(snapshot, f.name)))
+
+
+def _copied(value):
+    if isinstance(value, Ranges):
+        return value.copy()
+    return copy.copy(value) if isinstance(value, (dict, list, set)) else value
+
+
 def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
     """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
     return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
@@ -109,17 +145,19 @@ class Lowerer(Protocol):
     kernel: ir.Kernel
     options: object  # lower.LoweringOptions
     names: object  # lower.Names
-    env: dict
+    scope: Scope
     regs: dict
     pointers: dict
-    lanes: LaneSpace | None
-    conds: list
-    ranges: object  # passes.analysis.Ranges
     origin: ir.Loc | None
     helpers: set
     following: list
+    let_count: dict
+    statement_serial: int
+    scratch: object  # scratch.ScratchState
+    descriptors: object  # descriptors.DescriptorState
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
+    def scoped(self, **changes) -> AbstractContextManager: ...
     def emit(self, stmt: ast.stmt) -> None: ...
     def assign(self, hint: str, value: ast.expr) -> str: ...
     def assign_to(self, target: str, value: ast.expr) -> None: ...

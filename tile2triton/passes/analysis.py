@@ -15,6 +15,11 @@ class Ranges:
     def __init__(self):
         self.var_range: dict[ir.Var, tuple[int, int]] = {}
 
+    def copy(self) -> Ranges:
+        out = Ranges()
+        out.var_range = dict(self.var_range)
+        return out
+
     def set(self, var: ir.Var, lo: int | None, hi: int | None) -> None:
         if lo is not None and hi is not None and lo <= hi:
             self.var_range[var] = (lo, hi)

@@ -29,6 +29,10 @@ from .ptx import lower_inline_asm
 from .rules import LOWERINGS
 from .scratch import ScratchState
 from .values import (
+    AtDim,
+    DimIndex,
+    IrregularDim,
+    LaneDim,
     RegBuf,
     Scope,
     Tile,
@@ -401,10 +405,10 @@ class KernelLowerer:
                     P.assign(rb.view_of.name, P.call("tl.reshape", P.name(target), P.tuple_(rb.view_of.shape or (1,))))
                 )
 
-    def classify(self, rb: RegBuf, indices) -> list | None:
-        """Per buffer dim: ('lane', axis) when indexed by a lane variable spanning it, ('at', Tile, size)
-        when the index is the same for every lane; None when some index varies otherwise
-        (a gather or scatter: see ``flat_read`` / ``flat_write``)."""
+    def classify(self, rb: RegBuf, indices) -> list[LaneDim | AtDim] | None:
+        """Per buffer dim: ``LaneDim`` when indexed by a lane variable spanning it, ``AtDim`` when the
+        index is the same for every lane; None when some index varies otherwise (a gather or
+        scatter: see ``flat_read`` / ``flat_write``)."""
         kinds = []
         dims = rb.local_shape if rb.lanes is not None else rb.buffer.shape
         used_axes = set()
@@ -414,11 +418,11 @@ class KernelLowerer:
                 k = self.scope.lanes.names.index(t.node.id) if t.node.id in self.scope.lanes.names else None
                 if k is not None and self.scope.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
                     used_axes.add(k)
-                    kinds.append(("lane", k))
+                    kinds.append(LaneDim(k))
                     continue
             if t.axes:
                 return None
-            kinds.append(("at", t, dims[d] if d < len(dims) else 1))
+            kinds.append(AtDim(t, dims[d] if d < len(dims) else 1))
         return kinds
 
     # A buffer read or written at lane-dependent positions that are not a lane variable itself
@@ -437,9 +441,9 @@ class KernelLowerer:
                 stride *= dims[d]
         return Tile(lin if lin is not None else P.const(0), INT32, axes)
 
-    def one_irregular_dim(self, rb: RegBuf, indices):
-        """Kinds per dim as ``classify`` gives them, when exactly one dim is indexed by a
-        lane-dependent expression (its kind: ('irregular', Tile)); None for any other shape."""
+    def one_irregular_dim(self, rb: RegBuf, indices) -> tuple[list[DimIndex], int] | None:
+        """Kinds per dim as ``classify`` gives them, and the position of the one dim indexed by a
+        lane-dependent expression (an ``IrregularDim``); None for any other shape."""
         if rb.lanes is not None or self.scope.lanes is None:
             return None
         kinds, irregular, used = [], None, set()
@@ -449,12 +453,12 @@ class KernelLowerer:
             k = names.index(t.node.id) if isinstance(t.node, ast.Name) and t.node.id in names else None
             if k is not None and k not in used and self.scope.lanes.extents[k] == rb.buffer.shape[d]:
                 used.add(k)
-                kinds.append(("lane", k))
+                kinds.append(LaneDim(k))
             elif not t.axes:
-                kinds.append(("at", t, rb.shape[d]))
+                kinds.append(AtDim(t, rb.shape[d]))
             elif irregular is None:
                 irregular = d
-                kinds.append(("irregular", t))
+                kinds.append(IrregularDim(t))
             else:
                 return None
         return (kinds, irregular) if irregular is not None else None
@@ -466,26 +470,27 @@ class KernelLowerer:
         if split is None:
             return None
         kinds, gather = split
-        kept = [k for k in kinds if k[0] != "at"]
-        lane_dims = [k[1] for k in kept if k[0] == "lane"]
-        extra = sorted(kinds[gather][1].axes - set(lane_dims))
+        kept = [k for k in kinds if not isinstance(k, AtDim)]
+        lane_dims = [k.axis for k in kept if isinstance(k, LaneDim)]
+        extra = sorted(kinds[gather].index.axes - set(lane_dims))
         if len(extra) != 1 or rb.buffer.dtype == BOOL:
             scratch.check_one_hot(self, rb, rb.shape[gather])
         rank = self.scope.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
         for d in reversed(range(len(kinds))):
-            if kinds[d][0] == "at":
-                value = self.select_at(value, d, storage_rank, kinds[d][1], rb.shape[d])
+            if isinstance(kinds[d], AtDim):
+                value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d])
                 storage_rank -= 1
         if len(extra) == 1 and rb.buffer.dtype != BOOL:
-            return self.gather_along(value, kept, kinds[gather][1], extra[0], rb.shape[gather], rb.buffer.dtype)
+            return self.gather_along(value, kept, kinds[gather].index, extra[0], rb.shape[gather], rb.buffer.dtype)
         order = sorted(
-            range(len(kept)), key=lambda i: (kept[i][0] == "irregular", kept[i][1] if kept[i][0] == "lane" else 0)
+            range(len(kept)),
+            key=lambda i: (isinstance(kept[i], IrregularDim), kept[i].axis if isinstance(kept[i], LaneDim) else 0),
         )
         value = P.permute(value, order)
         value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
-        index = kinds[gather][1]
+        index = kinds[gather].index
         size = rb.shape[gather]
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(index.node, [True] * rank + [False]))
@@ -499,8 +504,8 @@ class KernelLowerer:
         variables and the irregular one (buffer order); the index varies along those lanes and one
         more, ``extra``, whose extent becomes the gathered axis's.  Exact, and no one-hot tile."""
         rank = self.scope.lanes.rank
-        axis = next(p for p, k in enumerate(kept) if k[0] == "irregular")
-        order = [extra if k[0] == "irregular" else k[1] for k in kept]  # the lane of each result dim
+        axis = next(p for p, k in enumerate(kept) if isinstance(k, IrregularDim))
+        order = [extra if isinstance(k, IrregularDim) else k.axis for k in kept]  # the lane of each result dim
         union = sorted(order)
         # padded lanes may compute positions past the buffer: keep every read inside it
         idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
@@ -524,11 +529,11 @@ class KernelLowerer:
             return False
         kinds, scatter = split
         scratch.check_one_hot(self, rb, rb.shape[scatter])
-        used = {k[1] for k in kinds if k[0] == "lane"}
+        used = {k.axis for k in kinds if isinstance(k, LaneDim)}
         rank = self.scope.lanes.rank
         size = rb.shape[scatter]
         value = self.cast(value, rb.buffer.dtype)
-        index = kinds[scatter][1]
+        index = kinds[scatter].index
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop(
             "==", P.subscript_none(self.broadcast(index, self.scope.lanes.padded), [True] * rank + [False]), positions
@@ -545,18 +550,18 @@ class KernelLowerer:
             written = P.call("tl.max", written, axis=k)
             touched = P.call("tl.max", touched, axis=k)
         # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
-        mapped = sorted(k[1] for k in kinds if k[0] == "lane")
-        current = [("lane", k) for k in mapped] + [("irregular",)]
-        wanted = [k[:2] if k[0] == "lane" else ("irregular",) for k in kinds if k[0] != "at"]
-        order = [current.index(w) for w in wanted]
+        mapped = sorted(k.axis for k in kinds if isinstance(k, LaneDim))
+        order = [
+            mapped.index(k.axis) if isinstance(k, LaneDim) else len(mapped) for k in kinds if not isinstance(k, AtDim)
+        ]
         written, touched = P.permute(written, order), P.permute(touched, order)
-        pattern = [k[0] != "at" for k in kinds]
+        pattern = [not isinstance(k, AtDim) for k in kinds]
         mask = P.subscript_none(P.binop(">", touched, P.const(0)), pattern)
         written = P.subscript_none(written, pattern)
         for d, k in enumerate(kinds):
-            if k[0] == "at" and rb.shape[d] > 1:
+            if isinstance(k, AtDim) and rb.shape[d] > 1:
                 mask = P.binop(
-                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k[1].node)
+                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k.index.node)
                 )
         self.assign_to(rb.name, P.call("tl.where", mask, written, P.name(rb.name)))
         return True
@@ -635,11 +640,11 @@ class KernelLowerer:
         # select fixed positions, last dim first so earlier dim numbers stay valid
         has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
         for d in reversed(range(len(kinds))):
-            if kinds[d][0] == "at" and has_local_dims:
-                value = self.select_at(value, lead + d, storage_rank, kinds[d][1], rb.shape[lead + d])
+            if isinstance(kinds[d], AtDim) and has_local_dims:
+                value = self.select_at(value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d])
                 storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
-        lane_dims = [k[1] for k in kinds if k[0] == "lane"]
+        lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if lane_dims:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
             value = P.permute(value, order)
@@ -691,7 +696,7 @@ class KernelLowerer:
             if mask is not None:
                 mask = P.subscript_none(mask, pattern) if rank > lead else mask
         else:
-            lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+            lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
             if (value.axes | cond_axes) - set(lane_axes):
                 # the written element is chosen per lane (``if tx == 0: S[0] = v``): a scatter
                 self.flat_write(rb, indices, value)
@@ -699,8 +704,8 @@ class KernelLowerer:
             node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
             mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
         for d, k in enumerate(kinds):
-            if k[0] == "at" and rb.shape[lead + d] > 1:  # a unit dim has only the one position
-                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k[1].node)
+            if isinstance(k, AtDim) and rb.shape[lead + d] > 1:  # a unit dim has only the one position
+                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k.index.node)
                 mask = hit if mask is None else P.binop("&", mask, hit)
         if mask is None:
             if _needs_bcast(value, rb, kinds):
@@ -711,7 +716,7 @@ class KernelLowerer:
 
     def to_buffer_layout(self, node, axes, kinds, rank) -> ast.expr:
         """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
-        lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+        lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if not lane_axes:
             return node
         lanes = self.scope.lanes
@@ -727,7 +732,7 @@ class KernelLowerer:
                 node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
             order = [sorted(lane_axes).index(k) for k in lane_axes]
             node = P.permute(node, order)
-        pattern = [k[0] == "lane" for k in kinds]
+        pattern = [isinstance(k, LaneDim) for k in kinds]
         return P.subscript_none(node, pattern) if axes else node
 
     def assign_whole(self, rb: RegBuf, value: Tile, mask) -> None:
@@ -743,7 +748,7 @@ class KernelLowerer:
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
-    lane_dims = [k for k in kinds if k[0] == "lane"]
+    lane_dims = [k for k in kinds if isinstance(k, LaneDim)]
     return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
 
 

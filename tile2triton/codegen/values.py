@@ -104,6 +104,33 @@ def _copied(value):
     return copy.copy(value) if isinstance(value, (dict, list, set)) else value
 
 
+# How a buffer access indexes each dim of a register buffer inside a lane space
+# (``KernelLowerer.classify`` / ``one_irregular_dim``).
+@dataclass(frozen=True)
+class LaneDim:
+    """Indexed by the lane variable of lane axis ``axis``, which spans the dim."""
+
+    axis: int
+
+
+@dataclass(frozen=True)
+class AtDim:
+    """Indexed by ``index``, the same for every lane; ``size`` is the dim's storage extent."""
+
+    index: Tile
+    size: int
+
+
+@dataclass(frozen=True)
+class IrregularDim:
+    """Indexed by ``index``, which varies with the lanes but is not a lane variable (a gather/scatter)."""
+
+    index: Tile
+
+
+DimIndex = LaneDim | AtDim | IrregularDim
+
+
 def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
     """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
     return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))

@@ -582,14 +582,14 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         result = out if acc_in is None else P.binop("+", acc_in, out)
     else:
         kwargs = {}
-        native_acc = acc_dt in (DTYPES["float32"], DTYPES["int32"]) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
+        native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
         if native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             )
-            if acc_in is None and not kwargs and acc_dt not in (DTYPES["float32"],) and not a_dt.is_int:
+            if acc_in is None and not kwargs and acc_dt != FLOAT32 and not a_dt.is_int:
                 result = P.to(result, acc_dt)
         else:
             product = P.call("tl.dot", a, b)

@@ -33,6 +33,7 @@ from .values import (
     DimIndex,
     IrregularDim,
     LaneDim,
+    Lowered,
     RegBuf,
     Scope,
     Tile,
@@ -200,9 +201,8 @@ class KernelLowerer:
 
     # ------------------------------------------------------------------ expressions
     def ev(self, e) -> Tile:
-        lowered = getattr(e, "tile", None)
-        if lowered is not None:  # a value the rule already lowered
-            return lowered
+        if isinstance(e, Lowered):  # a value the rule already lowered
+            return e.tile
         if isinstance(e, ir.Const):
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):

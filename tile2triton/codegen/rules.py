@@ -15,7 +15,7 @@ from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
 from .threads import block_level
-from .values import LaneSpace, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -321,7 +321,7 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
         total = Tile(node, term.dtype, frozenset(a - 1 for a in term.axes if a != 0))
     acc = ir.Load(store.buffer, store.indices)
     lower_store(
-        lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, _AsIs(total), store.value.dtype))
+        lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
     )
 
 
@@ -473,17 +473,9 @@ def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     def body(indices):
         src_idx, dst_idx = indices
         value = box if box is not None else lw.ev(ir.Load(src.buffer, src_idx))
-        lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(_AsIs(value), dst.buffer.dtype)))
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(Lowered(value), dst.buffer.dtype)))
 
     _elementwise(lw, [src, dst], base, "T.copy", body)
-
-
-class _AsIs(ir.Expr):
-    """An already-lowered value placed back into a TileIR expression."""
-
-    def __init__(self, tile: Tile):
-        self.tile = tile
-        self.dtype = tile.dtype
 
 
 @lowers(ir.Fill)

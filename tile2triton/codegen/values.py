@@ -104,6 +104,15 @@ def _copied(value):
     return copy.copy(value) if isinstance(value, (dict, list, set)) else value
 
 
+class Lowered(ir.Expr):
+    """An already-lowered value placed back into a TileIR expression (a tile op lowered through
+    the element rules: the copied value, a loop's sum)."""
+
+    def __init__(self, tile: Tile):
+        self.tile = tile
+        self.dtype = tile.dtype
+
+
 # How a buffer access indexes each dim of a register buffer inside a lane space
 # (``KernelLowerer.classify`` / ``one_irregular_dim``).
 @dataclass(frozen=True)

@@ -4,8 +4,11 @@ Model: shared, fragment and local buffers live in registers as Triton tiles whos
 are padded to powers of two (padded lanes hold junk and are masked where they could be
 observed: reductions, dot products, stores).  ``T.Parallel`` opens a *lane space*: its loop
 variables become broadcast ``tl.arange`` tiles and the body is evaluated once, as tile
-expressions.  Global memory is reached through masked pointer arithmetic.  The statement
-rules live in rules.py, one per TileIR statement.
+expressions.  Global memory is reached through masked pointer arithmetic.
+
+``KernelLowerer.lower_stmts`` drives the statement rules (rules.py, one per TileIR statement);
+they, and the helpers for scratch, threads, descriptors, intrinsics and PTX, are handed the
+lowerer and see it through ``values.Lowerer``: none of them imports this module.
 """
 
 from __future__ import annotations

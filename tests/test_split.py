@@ -1,4 +1,4 @@
-"""Index-set splitting (codegen/split.py): a loop whose T.Parallel conditions hold for every lane
+"""Index-set splitting (passes/split.py): a loop whose T.Parallel conditions hold for every lane
 in a prefix of its iterations runs as two loops, the first without those conditions."""
 
 import pytest

@@ -11,16 +11,28 @@ base address (checked by the runtime per call: a misaligned tensor runs the poin
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .. import ir
 from ..frontend.regions import static
 from . import pyast as P
-from .lower import KernelLowerer, Tile, ir_expr
+from .values import Lowerer, Tile, ir_expr
 
 MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled's limit)
 MAX_RANK = 5
 
 
-def descriptor_load(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
+@dataclass
+class DescriptorState:
+    """The tensor descriptors of the kernel being lowered (``lw.descriptors``)."""
+
+    by_key: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
+    prologue: list = field(default_factory=list)  # their creation, hoisted to the top of the kernel
+    aligned: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
+    written: set | None = None  # global tensors the kernel writes (root buffers), once computed
+
+
+def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
     """``src`` loaded through a tensor descriptor as a tile over ``dst``'s non-unit extents (the
     lane axes of the copy's element space), or None when the copy does not qualify."""
     if not _qualifies(lw, src, dst):
@@ -38,9 +50,9 @@ def descriptor_load(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> Tile |
     return Tile(node, buf.dtype, frozenset(range(len(kept))))
 
 
-def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
+def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
-    if not lw.options.tensor_descriptors or lw.loop_depth == 0 or lw.lanes is not None or lw.conds:
+    if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
@@ -71,10 +83,10 @@ def _qualifies(lw: KernelLowerer, src: ir.Region, dst: ir.Region) -> bool:
     return True
 
 
-def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
+def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
     """The descriptor of ``buf`` with block shape ``box``, created once at the top of the kernel."""
     key = (buf, box)
-    name = lw.descriptors.get(key)
+    name = lw.descriptors.by_key.get(key)
     if name is None:
         ptr = lw.pointer(buf)
         name = lw.names.fresh(f"{ptr}_desc")
@@ -87,15 +99,15 @@ def _descriptor(lw: KernelLowerer, buf: ir.Buffer, box: tuple) -> str:
         )
         stmt = P.assign(name, create)
         stmt.t2t_origin = lw.origin
-        lw.prologue.append(stmt)
-        lw.descriptors[key] = name
-        lw.aligned_params.add(buf.root)
+        lw.descriptors.prologue.append(stmt)
+        lw.descriptors.by_key[key] = name
+        lw.descriptors.aligned.add(buf.root)
     return name
 
 
-def _written_globals(lw: KernelLowerer) -> set:
+def _written_globals(lw: Lowerer) -> set:
     """Global tensors the kernel writes (stores, copies, fills, atomics), by root buffer."""
-    written = getattr(lw, "_t2t_written", None)
+    written = lw.descriptors.written
     if written is None:
         written = set()
         for st in ir.walk(lw.kernel.body):
@@ -108,5 +120,5 @@ def _written_globals(lw: KernelLowerer) -> set:
                     and value is not getattr(st, "src", None)
                 ):
                     written.add(value.buffer.root)
-        lw._t2t_written = written
+        lw.descriptors.written = written
     return written

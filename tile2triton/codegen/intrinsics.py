@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 from .. import ir
+from ..ir import BOOL, FLOAT32
 from . import ptx
 from . import pyast as P
-from .lower import BOOL, FLOAT32, Tile, convert
+from .values import Tile, convert, is_literal, literal_value
 
 LOG10_E = 1.0 / math.log(10.0)
 
@@ -20,7 +21,7 @@ DIRECT = {
 
 
 def lower_call(lw, e: ir.Call) -> Tile:
-    if e.fn in ptx.HELPERS:
+    if e.fn in ptx.PTX_HELPERS:
         return ptx.lower_helper(lw, e)
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))
@@ -82,9 +83,7 @@ def lower_call(lw, e: ir.Call) -> Tile:
 
 
 def _weak(t: Tile) -> bool:
-    from .lower import _is_literal
-
-    return _is_literal(t)
+    return is_literal(t)
 
 
 def _math_operand(lw, x: Tile, dtype):
@@ -102,9 +101,7 @@ def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:
 
 def _pow(lw, e: ir.Call, args, axes) -> Tile:
     base, exp = args
-    from .lower import _literal
-
-    k = _literal(exp.node)
+    k = literal_value(exp.node)
     b = _math_operand(lw, base, e.dtype)
     if isinstance(k, (int, float)) and float(k).is_integer() and 0 <= k <= 8:
         if k == 0:

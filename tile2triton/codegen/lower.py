@@ -4,13 +4,17 @@ Model: shared, fragment and local buffers live in registers as Triton tiles whos
 are padded to powers of two (padded lanes hold junk and are masked where they could be
 observed: reductions, dot products, stores).  ``T.Parallel`` opens a *lane space*: its loop
 variables become broadcast ``tl.arange`` tiles and the body is evaluated once, as tile
-expressions.  Global memory is reached through masked pointer arithmetic.  The statement
-rules live in rules.py, one per TileIR statement.
+expressions.  Global memory is reached through masked pointer arithmetic.
+
+``KernelLowerer.lower_stmts`` drives the statement rules (rules.py, one per TileIR statement);
+they, and the helpers for scratch, threads, descriptors, intrinsics and PTX, are handed the
+lowerer and see it through ``values.Lowerer``: none of them imports this module.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import keyword
 import operator
 import os
@@ -18,56 +22,33 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..language.dtypes import DTYPES, DType
+from ..ir import BOOL, FLOAT32, INT32
+from ..language.dtypes import DType
 from . import pyast as P
-from .analysis import Ranges
+from . import scratch
+from .descriptors import DescriptorState
+from .intrinsics import lower_call
+from .ptx import lower_inline_asm
+from .rules import LOWERINGS
+from .scratch import ScratchState
+from .values import (
+    AtDim,
+    DimIndex,
+    IrregularDim,
+    LaneDim,
+    Lowered,
+    RegBuf,
+    Scope,
+    Tile,
+    convert,
+    ir_expr,
+    is_bool_literal,
+    is_literal,
+    literal_value,
+    prod,
+)
 
-BOOL, INT32, FLOAT32 = DTYPES["bool"], DTYPES["int32"], DTYPES["float32"]
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
-
-
-def next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-
-
-@dataclass(frozen=True)
-class Tile:
-    """A lowered value: Triton AST, TileLang dtype, and the lane axes it varies along."""
-
-    node: ast.expr
-    dtype: DType
-    axes: frozenset = frozenset()
-
-
-@dataclass
-class LaneSpace:
-    vars: list
-    extents: list
-    padded: list
-    names: list
-    owner: object = None  # the Parallel statement (or Kernel, in the thread view)
-
-    @property
-    def rank(self) -> int:
-        return len(self.vars)
-
-
-@dataclass
-class RegBuf:
-    """Where a register-resident buffer lives: a Triton variable of a padded shape."""
-
-    buffer: ir.Buffer
-    name: str
-    shape: tuple  # Triton storage shape; () for one-element buffers
-    lanes: LaneSpace | None = None  # set for per-iteration locals allocated inside T.Parallel
-    view_of: RegBuf | None = None  # T.reshape of another buffer: same elements, another shape
-
-    @property
-    def local_shape(self) -> tuple:
-        return self.shape[self.lanes.rank :] if self.lanes is not None else self.shape
 
 
 class Names:
@@ -106,36 +87,22 @@ class KernelLowerer:
     kernel: ir.Kernel
     params: list  # Buffer / Var of the PrimFunc, in order
     options: LoweringOptions
-    names: Names = field(default_factory=Names)
-    env: dict = field(default_factory=dict)  # ir.Var -> Tile
+    let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound (the whole kernel)
+    # what the statement being lowered sees (values, lane space, masks); saved and restored whole
+    scope: Scope = field(default_factory=Scope)
+    # where values live
     regs: dict = field(default_factory=dict)  # ir.Buffer -> RegBuf
     pointers: dict = field(default_factory=dict)  # global ir.Buffer -> Triton name
-    lanes: LaneSpace | None = None
-    conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
-    ranges: Ranges = field(default_factory=Ranges)
-    out: list = field(default_factory=list)
-    origin: ir.Loc | None = None
+    scratch: ScratchState = field(default_factory=ScratchState)  # shared buffers in global scratch
+    descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
+    # the code being generated
+    names: Names = field(default_factory=Names)
+    out: list = field(default_factory=list)  # statements of the body being lowered
+    origin: ir.Loc | None = None  # the TileLang statement being lowered
     helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
-    let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     following: list = field(default_factory=list)  # statements after the one being lowered
-    let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
-    inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
-    loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
-    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (split.py)
-    prologue: list = field(default_factory=list)  # hoisted to the top of the kernel (tensor descriptors)
-    descriptors: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
-    aligned_params: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
     statement_serial: int = 0  # counts the TileLang statements lowered so far
-    # shared buffers in per-program global scratch (scratch.py)
-    scratch_choice: set = field(default_factory=set)  # allocations the register path handed over
-    scratch: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
-    scratch_base: str | None = None  # this program's slice (bytes)
-    scratch_param: str | None = None  # the hidden kernel argument
-    scratch_bytes: int = 0  # per program
-    scratch_tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
-    scratch_stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
-    scratch_loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -145,6 +112,18 @@ class KernelLowerer:
         stmt.t2t_origin = self.origin
         self.out.append(stmt)
 
+    @contextlib.contextmanager
+    def scoped(self, **changes):
+        """Lower something with these ``Scope`` fields changed; they are put back after."""
+        saved = {name: getattr(self.scope, name) for name in changes}
+        for name, value in changes.items():
+            setattr(self.scope, name, value)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(self.scope, name, value)
+
     def assign(self, hint: str, value: ast.expr) -> str:
         n = self.names.fresh(hint)
         self.emit(P.assign(n, value))
@@ -152,11 +131,9 @@ class KernelLowerer:
 
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
-        from .scratch import body
-
         saved, self.out = self.out, []
         try:
-            with body(self, stmts if fn is None else None):
+            with scratch.body(self, stmts if fn is None else None):
                 if fn is not None:
                     fn()
                 else:
@@ -166,8 +143,6 @@ class KernelLowerer:
             self.out = saved
 
     def lower_stmts(self, stmts) -> None:
-        from .rules import LOWERINGS
-
         for position, s in enumerate(stmts):
             self.following = stmts[position + 1 :]
             self.statement_names = {}
@@ -192,8 +167,8 @@ class KernelLowerer:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
             return t
-        if _is_literal(t):
-            value = _literal(t.node)
+        if is_literal(t):
+            value = literal_value(t.node)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
             return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)
@@ -214,50 +189,47 @@ class KernelLowerer:
         """Padding masks of ``axes`` and the active ``if`` conditions (with ``within``, only the
         conditions that vary along ``axes`` alone: enough to keep a load in bounds)."""
         parts = []
-        if self.lanes is not None:
+        if self.scope.lanes is not None:
             for k in sorted(axes):
-                if self.lanes.padded[k] != self.lanes.extents[k]:
-                    parts.append(P.binop("<", P.name(self.lanes.names[k]), P.const(self.lanes.extents[k])))
-        parts += [c.node for c in self.conds if not within or c.axes <= frozenset(axes)]
+                if self.scope.lanes.padded[k] != self.scope.lanes.extents[k]:
+                    parts.append(P.binop("<", P.name(self.scope.lanes.names[k]), P.const(self.scope.lanes.extents[k])))
+        parts += [c.node for c in self.scope.conds if not within or c.axes <= frozenset(axes)]
         return P.and_all(parts)
 
     def cond_axes(self) -> frozenset:
         axes = frozenset()
-        for c in self.conds:
+        for c in self.scope.conds:
             axes |= c.axes
         return axes
 
     # ------------------------------------------------------------------ expressions
     def ev(self, e) -> Tile:
-        lowered = getattr(e, "tile", None)
-        if lowered is not None:  # a value the rule already lowered
-            return lowered
+        if isinstance(e, Lowered):  # a value the rule already lowered
+            return e.tile
         if isinstance(e, ir.Const):
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
-            if e.var not in self.env:
+            if e.var not in self.scope.env:
                 raise self.error(f"'{e.var.name}' is used outside the region where it is defined")
-            return self.env[e.var]
+            return self.scope.env[e.var]
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
-            from . import scratch
-
-            if e.buffer in self.scratch:
+            if e.buffer in self.scratch.views:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
-            known = True if e in self.known_true else self.ranges.compare(e.op, e.lhs, e.rhs)
+            known = True if e in self.scope.known_true else self.scope.ranges.compare(e.op, e.lhs, e.rhs)
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
             a = self.ev(e.operand)
-            if _is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
+            if is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
                 return Tile(P.const(not a.node.value), BOOL)
             if e.op == "-":
                 return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
@@ -268,25 +240,21 @@ class KernelLowerer:
             return self.cast(self.ev(e.value), e.dtype)
         if isinstance(e, ir.Select):
             c = self.ev(e.cond)
-            if _is_bool_literal(c):
+            if is_bool_literal(c):
                 return self.cast(self.ev(e.true_value if c.node.value else e.false_value), e.dtype)
             a, b = self.ev(e.true_value), self.ev(e.false_value)
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
             return Tile(P.call("tl.where", c.node, a.node, b.node), e.dtype, c.axes | a.axes | b.axes)
         if isinstance(e, ir.Call):
-            from .intrinsics import lower_call
-
             return self.rounded(lower_call(self, e))
         if isinstance(e, ir.InlineAsm):
-            from .ptx import lower_inline_asm
-
             return lower_inline_asm(self, e)
         raise self.error(f"cannot lower expression {e!r}")
 
     def rounded(self, t: Tile) -> Tile:
         """Under the interpreter bf16 values are kept in fp32: round each bf16 result, as the GPU's
         bf16 arithmetic does, so that comparisons of intermediate values agree with it."""
-        if not (self.options.interpret and t.dtype.name == "bfloat16") or _is_literal(t):
+        if not (self.options.interpret and t.dtype.name == "bfloat16") or is_literal(t):
             return t
         self.helpers.add("_round_to_bf16")
         return Tile(P.call("_round_to_bf16", t.node), t.dtype, t.axes)
@@ -295,19 +263,19 @@ class KernelLowerer:
         a, b = self.ev(e.lhs), self.ev(e.rhs)
         axes = a.axes | b.axes
         op = e.op
-        x, y = _literal(a.node), _literal(b.node)
+        x, y = literal_value(a.node), literal_value(b.node)
         if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_INT_OPS and (y or op in "+-*"):
             return Tile(P.const(_HOST_INT_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
         if op in ("and", "or") or (op in ("&", "|") and a.dtype == b.dtype == BOOL):
             conjunction = op in ("and", "&")
             for known, other in ((a, b), (b, a)):
-                if _is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
+                if is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
                     return other if known.node.value == conjunction else known
             return Tile(P.binop("&" if conjunction else "|", a.node, b.node), BOOL, axes)
-        if op in ("+", "-") and e.dtype.is_int and _literal(b.node) == 0 and a.dtype == e.dtype:
+        if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:
-            if not (self.ranges.nonneg(e.lhs) and self.ranges.nonneg(e.rhs)):
+            if not (self.scope.ranges.nonneg(e.lhs) and self.scope.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
                 self.helpers.add(helper)
                 return Tile(P.call(helper, a.node, b.node), e.dtype, axes)
@@ -316,7 +284,7 @@ class KernelLowerer:
             return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates
         if op == "//" and e.dtype.is_float:
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
-        if e.dtype.is_float and a.dtype != b.dtype and not (_is_literal(a) or _is_literal(b)):
+        if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
 
@@ -347,9 +315,9 @@ class KernelLowerer:
                 term = P.binop("*", t.node, self.ev(ir_expr(stride)).node)
             offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []
-            if e is None or not self.ranges.below(e, buf.shape[d]):
+            if e is None or not self.scope.ranges.below(e, buf.shape[d]):
                 in_bounds.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
-            if e is None or not self.ranges.nonneg(e):
+            if e is None or not self.scope.ranges.nonneg(e):
                 in_bounds.append(P.binop(">=", t.node, P.const(0)))
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
@@ -362,7 +330,7 @@ class KernelLowerer:
     def named(self, node: ast.expr | None, hint: str) -> ast.expr | None:
         """Give an offset or mask expression a name, once per TileLang statement (the same mask
         serves a statement's loads and its store), as a person writing Triton would."""
-        if node is None or isinstance(node, (ast.Name, ast.Constant)) or self.inline_only:
+        if node is None or isinstance(node, (ast.Name, ast.Constant)) or self.scope.inline_only:
             return node
         key = ast.dump(node)
         if key not in self.statement_names:
@@ -392,7 +360,7 @@ class KernelLowerer:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, value.axes | self.cond_axes())
         if (value.axes | self.cond_axes()) - frozenset().union(*(t.axes for t in idx)):
             # several iterations write one element (TileLang leaves the winner unspecified)
-            spread = [self.lanes.padded[k] if k in axes else 1 for k in range(self.lanes.rank)]
+            spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
@@ -411,18 +379,16 @@ class KernelLowerer:
         """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
         if not t.axes:
             dtype = P.dtype(self.storage_dtype(t.dtype))
-            if _is_literal(t):
-                if _literal(t.node) == 0:
+            if is_literal(t):
+                if literal_value(t.node) == 0:
                     return P.call("tl.zeros", P.list_(shape), dtype)
                 return P.call("tl.full", P.list_(shape), t.node, dtype)
             return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), dtype))
         return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
-        if buf in self.scratch:  # a tile operation's operand: the whole buffer as a tile
-            from .scratch import tile
-
-            return tile(self, buf)
+        if buf in self.scratch.views:  # a tile operation's operand: the whole buffer as a tile
+            return scratch.tile(self, buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         rb = self.regs[buf]
@@ -434,34 +400,32 @@ class KernelLowerer:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
-        if target in self.scratch_tiles:  # a tile operation's result: back to its scratch buffer
-            from .scratch import write_back
-
-            write_back(self, target)
+        if target in self.scratch.tiles:  # a tile operation's result: back to its scratch buffer
+            scratch.write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes
             if rb.view_of is not None and rb.name == target:
                 self.emit(
                     P.assign(rb.view_of.name, P.call("tl.reshape", P.name(target), P.tuple_(rb.view_of.shape or (1,))))
                 )
 
-    def classify(self, rb: RegBuf, indices) -> list | None:
-        """Per buffer dim: ('lane', axis) when indexed by a lane variable spanning it, ('at', Tile, size)
-        when the index is the same for every lane; None when some index varies otherwise
-        (a gather or scatter: see ``flat_read`` / ``flat_write``)."""
+    def classify(self, rb: RegBuf, indices) -> list[LaneDim | AtDim] | None:
+        """Per buffer dim: ``LaneDim`` when indexed by a lane variable spanning it, ``AtDim`` when the
+        index is the same for every lane; None when some index varies otherwise (a gather or
+        scatter: see ``flat_read`` / ``flat_write``)."""
         kinds = []
         dims = rb.local_shape if rb.lanes is not None else rb.buffer.shape
         used_axes = set()
         for d, e in enumerate(indices):
             t = self.ev(e)
-            if rb.lanes is None and self.lanes is not None and isinstance(t.node, ast.Name):
-                k = self.lanes.names.index(t.node.id) if t.node.id in self.lanes.names else None
-                if k is not None and self.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
+            if rb.lanes is None and self.scope.lanes is not None and isinstance(t.node, ast.Name):
+                k = self.scope.lanes.names.index(t.node.id) if t.node.id in self.scope.lanes.names else None
+                if k is not None and self.scope.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
                     used_axes.add(k)
-                    kinds.append(("lane", k))
+                    kinds.append(LaneDim(k))
                     continue
             if t.axes:
                 return None
-            kinds.append(("at", t, dims[d] if d < len(dims) else 1))
+            kinds.append(AtDim(t, dims[d] if d < len(dims) else 1))
         return kinds
 
     # A buffer read or written at lane-dependent positions that are not a lane variable itself
@@ -480,24 +444,24 @@ class KernelLowerer:
                 stride *= dims[d]
         return Tile(lin if lin is not None else P.const(0), INT32, axes)
 
-    def one_irregular_dim(self, rb: RegBuf, indices):
-        """Kinds per dim as ``classify`` gives them, when exactly one dim is indexed by a
-        lane-dependent expression (its kind: ('irregular', Tile)); None for any other shape."""
-        if rb.lanes is not None or self.lanes is None:
+    def one_irregular_dim(self, rb: RegBuf, indices) -> tuple[list[DimIndex], int] | None:
+        """Kinds per dim as ``classify`` gives them, and the position of the one dim indexed by a
+        lane-dependent expression (an ``IrregularDim``); None for any other shape."""
+        if rb.lanes is not None or self.scope.lanes is None:
             return None
         kinds, irregular, used = [], None, set()
         for d, e in enumerate(indices):
             t = self.ev(e)
-            names = self.lanes.names
+            names = self.scope.lanes.names
             k = names.index(t.node.id) if isinstance(t.node, ast.Name) and t.node.id in names else None
-            if k is not None and k not in used and self.lanes.extents[k] == rb.buffer.shape[d]:
+            if k is not None and k not in used and self.scope.lanes.extents[k] == rb.buffer.shape[d]:
                 used.add(k)
-                kinds.append(("lane", k))
+                kinds.append(LaneDim(k))
             elif not t.axes:
-                kinds.append(("at", t, rb.shape[d]))
+                kinds.append(AtDim(t, rb.shape[d]))
             elif irregular is None:
                 irregular = d
-                kinds.append(("irregular", t))
+                kinds.append(IrregularDim(t))
             else:
                 return None
         return (kinds, irregular) if irregular is not None else None
@@ -509,26 +473,27 @@ class KernelLowerer:
         if split is None:
             return None
         kinds, gather = split
-        kept = [k for k in kinds if k[0] != "at"]
-        lane_dims = [k[1] for k in kept if k[0] == "lane"]
-        extra = sorted(kinds[gather][1].axes - set(lane_dims))
+        kept = [k for k in kinds if not isinstance(k, AtDim)]
+        lane_dims = [k.axis for k in kept if isinstance(k, LaneDim)]
+        extra = sorted(kinds[gather].index.axes - set(lane_dims))
         if len(extra) != 1 or rb.buffer.dtype == BOOL:
-            _check_one_hot(self, rb, rb.shape[gather])
-        rank = self.lanes.rank
+            scratch.check_one_hot(self, rb, rb.shape[gather])
+        rank = self.scope.lanes.rank
         value = P.name(rb.name)
         storage_rank = len(rb.shape)
         for d in reversed(range(len(kinds))):
-            if kinds[d][0] == "at":
-                value = self.select_at(value, d, storage_rank, kinds[d][1], rb.shape[d])
+            if isinstance(kinds[d], AtDim):
+                value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d])
                 storage_rank -= 1
         if len(extra) == 1 and rb.buffer.dtype != BOOL:
-            return self.gather_along(value, kept, kinds[gather][1], extra[0], rb.shape[gather], rb.buffer.dtype)
+            return self.gather_along(value, kept, kinds[gather].index, extra[0], rb.shape[gather], rb.buffer.dtype)
         order = sorted(
-            range(len(kept)), key=lambda i: (kept[i][0] == "irregular", kept[i][1] if kept[i][0] == "lane" else 0)
+            range(len(kept)),
+            key=lambda i: (isinstance(kept[i], IrregularDim), kept[i].axis if isinstance(kept[i], LaneDim) else 0),
         )
         value = P.permute(value, order)
         value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
-        index = kinds[gather][1]
+        index = kinds[gather].index
         size = rb.shape[gather]
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(index.node, [True] * rank + [False]))
@@ -541,16 +506,16 @@ class KernelLowerer:
         """``tl.gather`` along the irregular dim: ``value`` holds the buffer's dims indexed by lane
         variables and the irregular one (buffer order); the index varies along those lanes and one
         more, ``extra``, whose extent becomes the gathered axis's.  Exact, and no one-hot tile."""
-        rank = self.lanes.rank
-        axis = next(p for p, k in enumerate(kept) if k[0] == "irregular")
-        order = [extra if k[0] == "irregular" else k[1] for k in kept]  # the lane of each result dim
+        rank = self.scope.lanes.rank
+        axis = next(p for p, k in enumerate(kept) if isinstance(k, IrregularDim))
+        order = [extra if isinstance(k, IrregularDim) else k.axis for k in kept]  # the lane of each result dim
         union = sorted(order)
         # padded lanes may compute positions past the buffer: keep every read inside it
         idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
-        full = [self.lanes.padded[k] if k in union else 1 for k in range(rank)]
+        full = [self.scope.lanes.padded[k] if k in union else 1 for k in range(rank)]
         idx = P.call("tl.broadcast_to", idx, P.tuple_(full))
         if len(union) != rank:
-            idx = P.call("tl.reshape", idx, P.list_([self.lanes.padded[k] for k in union]))
+            idx = P.call("tl.reshape", idx, P.list_([self.scope.lanes.padded[k] for k in union]))
         idx = P.permute(idx, [union.index(k) for k in order])
         out = P.call("tl.gather", value, self.named(idx, "index"), axis)
         out = P.permute(out, [order.index(k) for k in union])  # result dims in lane order
@@ -566,21 +531,21 @@ class KernelLowerer:
         if split is None:
             return False
         kinds, scatter = split
-        _check_one_hot(self, rb, rb.shape[scatter])
-        used = {k[1] for k in kinds if k[0] == "lane"}
-        rank = self.lanes.rank
+        scratch.check_one_hot(self, rb, rb.shape[scatter])
+        used = {k.axis for k in kinds if isinstance(k, LaneDim)}
+        rank = self.scope.lanes.rank
         size = rb.shape[scatter]
         value = self.cast(value, rb.buffer.dtype)
-        index = kinds[scatter][1]
+        index = kinds[scatter].index
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop(
-            "==", P.subscript_none(self.broadcast(index, self.lanes.padded), [True] * rank + [False]), positions
+            "==", P.subscript_none(self.broadcast(index, self.scope.lanes.padded), [True] * rank + [False]), positions
         )
         active = self.lane_mask(frozenset(range(rank)))
         if active is not None:
             hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
         hit_name = self.assign(f"{rb.name}_hit", hit)
-        vals = P.subscript_none(self.broadcast(value, self.lanes.padded), [True] * rank + [False])
+        vals = P.subscript_none(self.broadcast(value, self.scope.lanes.padded), [True] * rank + [False])
         written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
         touched = P.to(P.name(hit_name), INT32)
         # combine the lanes that are not a dim of the buffer (several writers of one position agree)
@@ -588,34 +553,34 @@ class KernelLowerer:
             written = P.call("tl.max", written, axis=k)
             touched = P.call("tl.max", touched, axis=k)
         # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
-        mapped = sorted(k[1] for k in kinds if k[0] == "lane")
-        current = [("lane", k) for k in mapped] + [("irregular",)]
-        wanted = [k[:2] if k[0] == "lane" else ("irregular",) for k in kinds if k[0] != "at"]
-        order = [current.index(w) for w in wanted]
+        mapped = sorted(k.axis for k in kinds if isinstance(k, LaneDim))
+        order = [
+            mapped.index(k.axis) if isinstance(k, LaneDim) else len(mapped) for k in kinds if not isinstance(k, AtDim)
+        ]
         written, touched = P.permute(written, order), P.permute(touched, order)
-        pattern = [k[0] != "at" for k in kinds]
+        pattern = [not isinstance(k, AtDim) for k in kinds]
         mask = P.subscript_none(P.binop(">", touched, P.const(0)), pattern)
         written = P.subscript_none(written, pattern)
         for d, k in enumerate(kinds):
-            if k[0] == "at" and rb.shape[d] > 1:
+            if isinstance(k, AtDim) and rb.shape[d] > 1:
                 mask = P.binop(
-                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k[1].node)
+                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k.index.node)
                 )
         self.assign_to(rb.name, P.call("tl.where", mask, written, P.name(rb.name)))
         return True
 
     def flat_read(self, rb: RegBuf, indices) -> Tile:
-        _check_one_hot(self, rb, _prod(rb.local_shape))
+        scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
-        rank = self.lanes.rank
-        size = _prod(rb.local_shape)
+        rank = self.scope.lanes.rank
+        size = prod(rb.local_shape)
         storage = P.name(rb.name)
         if rb.lanes is None:
             flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
             flat = P.subscript_none(flat, [False] * rank + [True])
             axes = lin.axes
         else:
-            flat = P.call("tl.reshape", storage, P.tuple_(list(self.lanes.padded) + [size]))
+            flat = P.call("tl.reshape", storage, P.tuple_(list(self.scope.lanes.padded) + [size]))
             axes = frozenset(range(rank))
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * rank + [False]))
@@ -625,11 +590,11 @@ class KernelLowerer:
         return Tile(picked, rb.buffer.dtype, axes)
 
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
-        _check_one_hot(self, rb, _prod(rb.local_shape))
+        scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
-        lanes = self.lanes
+        lanes = self.scope.lanes
         rank = lanes.rank
-        size = _prod(rb.local_shape)
+        size = prod(rb.local_shape)
         value = self.cast(value, rb.buffer.dtype)
         active = self.lane_mask(frozenset(range(rank)))
         positions = P.call("tl.arange", 0, size)
@@ -644,7 +609,7 @@ class KernelLowerer:
             self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)))
             return
         # shared/fragment buffer written by many lanes: a scatter (lanes flattened to one axis)
-        n_lanes = _prod(lanes.padded)
+        n_lanes = prod(lanes.padded)
 
         def lanes_1d(t: Tile):
             return P.call("tl.reshape", self.broadcast(t, lanes.padded), P.tuple_([n_lanes]))
@@ -678,16 +643,16 @@ class KernelLowerer:
         # select fixed positions, last dim first so earlier dim numbers stay valid
         has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
         for d in reversed(range(len(kinds))):
-            if kinds[d][0] == "at" and has_local_dims:
-                value = self.select_at(value, lead + d, storage_rank, kinds[d][1], rb.shape[lead + d])
+            if isinstance(kinds[d], AtDim) and has_local_dims:
+                value = self.select_at(value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d])
                 storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
-        lane_dims = [k[1] for k in kinds if k[0] == "lane"]
+        lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if lane_dims:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
             value = P.permute(value, order)
             present = sorted(lane_dims)
-            value = P.subscript_none(value, [k in present for k in range(self.lanes.rank)])
+            value = P.subscript_none(value, [k in present for k in range(self.scope.lanes.rank)])
             axes = frozenset(lane_dims)
         dt = buf.dtype
         return Tile(value, dt, axes)
@@ -706,8 +671,8 @@ class KernelLowerer:
         if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
             if (
                 rb.lanes is None
-                and self.lanes is not None
-                and all(self.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
+                and self.scope.lanes is not None
+                and all(self.scope.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
             ):
                 if value.axes:  # T.Parallel(1, 1): the single iteration's value
                     value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
@@ -716,7 +681,7 @@ class KernelLowerer:
                     f"different T.Parallel iterations write the one element of '{buf.name}'; "
                     "allocate it inside the T.Parallel body or give it the loop's shape"
                 )
-            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.conds else None)
+            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.scope.conds else None)
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
@@ -725,7 +690,7 @@ class KernelLowerer:
             return
         rank = len(rb.shape)
         value = self.cast(value, buf.dtype)
-        conds = self.lane_mask(frozenset()) if self.conds else None
+        conds = self.lane_mask(frozenset()) if self.scope.conds else None
         cond_axes = self.cond_axes()
         if rb.lanes is not None:
             node, mask = _typed(self, value), conds
@@ -734,7 +699,7 @@ class KernelLowerer:
             if mask is not None:
                 mask = P.subscript_none(mask, pattern) if rank > lead else mask
         else:
-            lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+            lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
             if (value.axes | cond_axes) - set(lane_axes):
                 # the written element is chosen per lane (``if tx == 0: S[0] = v``): a scatter
                 self.flat_write(rb, indices, value)
@@ -742,8 +707,8 @@ class KernelLowerer:
             node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
             mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
         for d, k in enumerate(kinds):
-            if k[0] == "at" and rb.shape[lead + d] > 1:  # a unit dim has only the one position
-                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k[1].node)
+            if isinstance(k, AtDim) and rb.shape[lead + d] > 1:  # a unit dim has only the one position
+                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k.index.node)
                 mask = hit if mask is None else P.binop("&", mask, hit)
         if mask is None:
             if _needs_bcast(value, rb, kinds):
@@ -754,10 +719,10 @@ class KernelLowerer:
 
     def to_buffer_layout(self, node, axes, kinds, rank) -> ast.expr:
         """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
-        lane_axes = [k[1] for k in kinds if k[0] == "lane"]
+        lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if not lane_axes:
             return node
-        lanes = self.lanes
+        lanes = self.scope.lanes
         if axes:
             # drop lane axes the buffer is not indexed by (the value is constant along them)
             keep = sorted(lane_axes)
@@ -770,7 +735,7 @@ class KernelLowerer:
                 node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
             order = [sorted(lane_axes).index(k) for k in lane_axes]
             node = P.permute(node, order)
-        pattern = [k[0] == "lane" for k in kinds]
+        pattern = [isinstance(k, LaneDim) for k in kinds]
         return P.subscript_none(node, pattern) if axes else node
 
     def assign_whole(self, rb: RegBuf, value: Tile, mask) -> None:
@@ -778,20 +743,15 @@ class KernelLowerer:
         node = value.node
         if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
             node = P.call("tl.broadcast_to", _typed(self, value), P.tuple_(rb.shape))
-        elif not rb.shape and not value.axes and _is_literal(value):
+        elif not rb.shape and not value.axes and is_literal(value):
             node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
         if mask is not None:
             node = P.call("tl.where", mask, node, P.name(rb.name))
         self.assign_to(rb.name, node)
 
 
-def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
-    """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
-    return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
-
-
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
-    lane_dims = [k for k in kinds if k[0] == "lane"]
+    lane_dims = [k for k in kinds if isinstance(k, LaneDim)]
     return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
 
 
@@ -806,23 +766,10 @@ def _loads(node: ast.expr) -> bool:
     )
 
 
-def _check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
-    from .scratch import check_one_hot
-
-    check_one_hot(lw, rb, positions)
-
-
 def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
-    if _is_literal(value):
+    if is_literal(value):
         return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
     return value.node
-
-
-def _prod(items) -> int:
-    out = 1
-    for i in items:
-        out *= i
-    return out
 
 
 def _lowest(dt: DType):
@@ -833,31 +780,4 @@ def _lowest(dt: DType):
     return -(2 ** (dt.bits - 1)) if dt.kind == "int" else 0
 
 
-def _literal(node):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -node.operand.value
-    return None
-
-
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
-
-
-def _is_bool_literal(t: Tile) -> bool:
-    return isinstance(t.node, ast.Constant) and type(t.node.value) is bool
-
-
-def _is_literal(t: Tile) -> bool:
-    n = t.node
-    if isinstance(n, ast.Constant):
-        return True
-    if isinstance(n, ast.UnaryOp) and isinstance(n.operand, (ast.Constant, ast.Call)):
-        return _is_literal(Tile(n.operand, t.dtype))
-    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"
-
-
-def ir_expr(v) -> ir.Expr:
-    if isinstance(v, ir.Expr):
-        return v
-    return ir.Const(v, INT32, weak=True)

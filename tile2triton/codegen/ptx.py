@@ -8,14 +8,16 @@ at the user's line.
 from __future__ import annotations
 
 from .. import ir
+from ..ir import FLOAT32, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .lower import FLOAT32, INT32, Tile, convert
+from .values import Tile, convert
 
 INT64 = DTYPES["int64"]
 
-# helper -> (PTX, constraints, result dtype, pure)
-HELPERS = {
+# the ready T.ptx_* helpers: name -> (PTX, constraints, result dtype, pure).  Not to be confused
+# with emit.JIT_HELPER_SOURCES, the @triton.jit functions printed into a generated module.
+PTX_HELPERS = {
     "ptx_ex2": ("ex2.approx.f32 $0, $1;", "=r,r", FLOAT32, True),
     "ptx_tanh": ("tanh.approx.f32 $0, $1;", "=r,r", FLOAT32, True),
     "ptx_rcp": ("rcp.approx.ftz.f32 $0, $1;", "=r,r", FLOAT32, True),
@@ -55,21 +57,21 @@ def lower_inline_asm(lw, e: ir.InlineAsm) -> Tile:
 
 def _shape_source(lw) -> Tile:
     """Special registers take no operand; the element-wise call needs one to shape its result."""
-    if lw.lanes is None:
+    if lw.scope.lanes is None:
         return Tile(P.const(0), INT32)
     flat = None
-    for k in range(lw.lanes.rank):
-        ar = P.name(lw.lanes.names[k])
+    for k in range(lw.scope.lanes.rank):
+        ar = P.name(lw.scope.lanes.names[k])
         stride = 1
-        for j in range(k + 1, lw.lanes.rank):
-            stride *= lw.lanes.padded[j]
+        for j in range(k + 1, lw.scope.lanes.rank):
+            stride *= lw.scope.lanes.padded[j]
         term = ar if stride == 1 else P.binop("*", ar, P.const(stride))
         flat = term if flat is None else P.binop("+", flat, term)
-    return Tile(flat, INT32, frozenset(range(lw.lanes.rank)))
+    return Tile(flat, INT32, frozenset(range(lw.scope.lanes.rank)))
 
 
 def lower_helper(lw, e: ir.Call) -> Tile:
-    asm, constraints, dtype, pure = HELPERS[e.fn]
+    asm, constraints, dtype, pure = PTX_HELPERS[e.fn]
     if e.args:
         x = lw.ev(e.args[0])
         x = Tile(convert(x.node, FLOAT32, x.axes), FLOAT32, x.axes) if x.dtype != FLOAT32 else x
@@ -77,7 +79,7 @@ def lower_helper(lw, e: ir.Call) -> Tile:
         x = _shape_source(lw)
     if lw.options.interpret:
         return Tile(_fallback(lw, e.fn, x), dtype, x.axes)
-    operand = x.node if e.args or lw.lanes is not None else P.call("tl.full", P.list_([]), 0, P.dtype(INT32))
+    operand = x.node if e.args or lw.scope.lanes is not None else P.call("tl.full", P.list_([]), 0, P.dtype(INT32))
     return Tile(inline_asm(asm, constraints, [operand], dtype, pure, 1), dtype, x.axes)
 
 

@@ -7,14 +7,15 @@ import ast
 
 from .. import ir
 from ..frontend.regions import static
+from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
+from ..passes.analysis import first_access
+from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
-from .analysis import first_access
 from .descriptors import descriptor_load
-from .lower import BOOL, FLOAT32, INT32, KernelLowerer, LaneSpace, RegBuf, Tile, _is_bool_literal, next_pow2
-from .split import find_split
 from .threads import block_level
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -29,7 +30,7 @@ def lowers(node_type):
 
 # ------------------------------------------------------------------------------ allocation
 @lowers(ir.Alloc)
-def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
+def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     buf = s.buffer
     if scratch.wanted(lw, buf):
         scratch.alloc(lw, buf)
@@ -37,9 +38,9 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
-    private = lw.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
-    shape = tuple(lw.lanes.padded) + local_shape if private else local_shape
-    rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.lanes if private else None)
+    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
+    shape = tuple(lw.scope.lanes.padded) + local_shape if private else local_shape
+    rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
@@ -55,7 +56,7 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
         init = lw.ev(s.init)
         lw.assign_to(rb.name, P.call("tl.full", P.list_(shape), init.node, dt) if not init.axes else init.node)
         return
-    lanes = {v: e for v, e in zip(lw.lanes.vars, lw.lanes.extents)} if lw.lanes is not None else None
+    lanes = {v: e for v, e in zip(lw.scope.lanes.vars, lw.scope.lanes.extents)} if lw.scope.lanes is not None else None
     if first_access(lw.following, buf, lanes) != "write":
         lw.assign_to(
             rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt)
@@ -64,12 +65,12 @@ def lower_alloc(lw: KernelLowerer, s: ir.Alloc) -> None:
 
 # ------------------------------------------------------------------------------ scalars
 @lowers(ir.Let)
-def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
+def lower_let(lw: Lowerer, s: ir.Let) -> None:
     value = lw.ev(s.value)
-    previous = lw.env.get(s.var)
+    previous = lw.scope.env.get(s.var)
     if previous is not None and isinstance(previous.node, ast.Name):
         target = previous.node.id
-        if lw.conds and lw.let_depth.get(s.var, 0) < len(lw.conds):
+        if lw.scope.conds and lw.scope.let_depth.get(s.var, 0) < len(lw.scope.conds):
             mask = lw.lane_mask(frozenset())
             value = Tile(
                 P.call("tl.where", mask, value.node, previous.node),
@@ -77,23 +78,23 @@ def lower_let(lw: KernelLowerer, s: ir.Let) -> None:
                 value.axes | previous.axes | lw.cond_axes(),
             )
         lw.assign_to(target, value.node)
-        lw.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
+        lw.scope.env[s.var] = Tile(P.name(target), s.var.dtype, value.axes | previous.axes)
         return
     node = value.node
     if isinstance(s.value, ir.VarRef) and isinstance(node, ast.Name) and lw.let_count.get(s.var, 0) == 1:
-        lw.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
-        bounds = lw.ranges.of(s.value)
+        lw.scope.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
+        bounds = lw.scope.ranges.of(s.value)
         if bounds is not None:
-            lw.ranges.set(s.var, *bounds)
+            lw.scope.ranges.set(s.var, *bounds)
         return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
     name = lw.assign(s.var.name, node)
-    lw.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
-    lw.let_depth[s.var] = len(lw.conds)
-    bounds = lw.ranges.of(s.value)
+    lw.scope.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
+    lw.scope.let_depth[s.var] = len(lw.scope.conds)
+    bounds = lw.scope.ranges.of(s.value)
     if bounds is not None and lw.let_count.get(s.var, 0) == 1:  # a rebound name's range is unknown
-        lw.ranges.set(s.var, *bounds)
+        lw.scope.ranges.set(s.var, *bounds)
 
 
 def _is_constant(node) -> bool:
@@ -101,11 +102,11 @@ def _is_constant(node) -> bool:
 
 
 @lowers(ir.Store)
-def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
+def lower_store(lw: Lowerer, s: ir.Store) -> None:
     value = lw.ev(s.value)
     if s.buffer.scope == ir.GLOBAL:
         lw.global_store(s.buffer, [lw.ev(i) for i in s.indices], list(s.indices), value)
-    elif s.buffer in lw.scratch:
+    elif s.buffer in lw.scratch.views:
         scratch.store(lw, s.buffer, s.indices, value)
     else:
         with scratch.register_path(lw, s.buffer):
@@ -114,7 +115,7 @@ def lower_store(lw: KernelLowerer, s: ir.Store) -> None:
 
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
-def lower_for(lw: KernelLowerer, s: ir.For) -> None:
+def lower_for(lw: Lowerer, s: ir.For) -> None:
     if lw.options.vectorize_loops:
         if _is_map_loop(lw, s):
             _lower_map_loop(lw, s)
@@ -125,31 +126,31 @@ def lower_for(lw: KernelLowerer, s: ir.For) -> None:
             return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
-    lw.env[s.var] = Tile(P.name(var_name), INT32)
+    lw.scope.env[s.var] = Tile(P.name(var_name), INT32)
     lo, hi, st = static(s.start), static(s.stop), static(s.step)
     if lo is not None and hi is not None and st == 1:
-        lw.ranges.set(s.var, lo, hi - 1)
-    elif lw.ranges.of(s.start) is not None and lw.ranges.of(s.stop) is not None and st == 1:
-        lw.ranges.set(s.var, lw.ranges.of(s.start)[0], lw.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.ranges, lw.let_count) if lw.lanes is None else None
+        lw.scope.ranges.set(s.var, lo, hi - 1)
+    elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
+        lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
+    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None else None
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
         middle = P.name(lw.assign(f"{var_name}_split", lw.scalar(at, "a loop split").node))
-        before = dict(lw.env), dict(lw.let_depth), dict(lw.ranges.var_range)
-        lw.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
+        before = lw.scope.snapshot()
+        lw.scope.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
         try:
             _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0)
         finally:
-            lw.known_true -= known
-        # the second copy of the body starts from the state before the loop, as the first did
-        lw.env, lw.let_depth, lw.ranges.var_range = dict(before[0]), dict(before[1]), dict(before[2])
+            # the second copy of the body starts from the scope before the loop, as the first did
+            # (scratch barrier state carries on: the second loop runs after the first)
+            lw.scope.restore(before)
         _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
         return
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
 
 
-def _emit_loop(lw: KernelLowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
+def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
     st = static(s.step)
     args = [start, stop] if not (from_zero and st == 1) else [stop]
     if st != 1:
@@ -167,45 +168,42 @@ def _emit_loop(lw: KernelLowerer, s: ir.For, var_name: str, start, stop, step, f
         iterator = P.call("tl.static_range", *args)
     else:
         iterator = P.call("range", *args)
-    lw.loop_depth += 1
-    try:
+    with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
         body = lw.block(s.body)
-    finally:
-        lw.loop_depth -= 1
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a
-# loop (DESIGN.md's worked examples): a loop that only moves data (seed 000's thread-view copy, the
-# loads of seed 001's GEMV) is evaluated for every iteration at once, and a loop that only adds
-# into one element (the GEMV's ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis.
+# loop: a loop that only moves data (a thread-view copy of a row, the loads of a GEMV) is evaluated
+# for every iteration at once, and a loop that only adds into one element (a GEMV's
+# ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis (tests/test_loop_vectorize.py).
 
 
-def _trip_count(lw: KernelLowerer, s: ir.For) -> int | None:
+def _trip_count(lw: Lowerer, s: ir.For) -> int | None:
     if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
         return None
     n = static(s.stop)
     return n if n is not None and 2 <= n <= 1024 else None
 
 
-def _block_level_reg(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def _block_level_reg(lw: Lowerer, buf: ir.Buffer) -> bool:
     rb = lw.regs.get(buf)
     return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
 
 
-def _in_memory(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
     """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
-    return buf.scope == ir.GLOBAL or buf in lw.scratch
+    return buf.scope == ir.GLOBAL or buf in lw.scratch.views
 
 
-def _is_map_loop(lw: KernelLowerer, s: ir.For) -> bool:
+def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
     n = _trip_count(lw, s)
     if n is None:
         return False
     written, read, lets = set(), set(), set()
     for st in s.body:
         if isinstance(st, ir.Let):
-            if st.var in lw.env:
+            if st.var in lw.scope.env:
                 return False  # rebinding a name from outside the loop carries a value across iterations
             lets.add(st.var)
         elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
@@ -237,7 +235,7 @@ def _vars_used(stmts) -> set:
     }
 
 
-def _sum_loop(lw: KernelLowerer, s: ir.For):
+def _sum_loop(lw: Lowerer, s: ir.For):
     """``for k in T.serial(n): X[i] += f(k)`` with ``f`` not reading ``X``: returns (store, f)."""
     if _trip_count(lw, s) is None or len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
         return None
@@ -275,42 +273,47 @@ def _expr_vars(exprs) -> set:
 class _LoopAxis:
     """The loop variable as a new leading lane axis, in front of the current lane space (if any)."""
 
-    def __init__(self, lw: KernelLowerer, s: ir.For):
+    def __init__(self, lw: Lowerer, s: ir.For):
         self.lw, self.n = lw, static(s.stop)
-        self.saved = (lw.lanes, dict(lw.env), list(lw.conds))
-        lanes = lw.lanes
+        self.saved = lw.scope.snapshot()
+        lanes = lw.scope.lanes
         padded = next_pow2(self.n)
         rank = 1 + (lanes.rank if lanes is not None else 0)
         name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, padded), 0, rank))
-        for var, tile in self.saved[1].items():
+        for var, tile in self.saved.env.items():
             if tile.axes:
-                lw.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
-        lw.conds = [Tile(c.node, c.dtype, frozenset(a + 1 for a in c.axes)) for c in lw.conds]
-        lw.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
-        lw.ranges.set(s.var, 0, self.n - 1)
+                lw.scope.env[var] = Tile(tile.node, tile.dtype, frozenset(a + 1 for a in tile.axes))
+        lw.scope.conds = [Tile(c.node, c.dtype, frozenset(a + 1 for a in c.axes)) for c in lw.scope.conds]
+        lw.scope.env[s.var] = Tile(P.name(name), INT32, frozenset([0]))
+        lw.scope.ranges.set(s.var, 0, self.n - 1)
         owner = lanes.owner if lanes is not None else s
-        lw.lanes = LaneSpace([s.var] + (lanes.vars if lanes else []), [self.n] + (lanes.extents if lanes else []),
-                             [padded] + (lanes.padded if lanes else []), [name] + (lanes.names if lanes else []), owner)  # fmt: skip
+        lw.scope.lanes = LaneSpace(
+            [s.var] + (lanes.vars if lanes else []),
+            [self.n] + (lanes.extents if lanes else []),
+            [padded] + (lanes.padded if lanes else []),
+            [name] + (lanes.names if lanes else []),
+            owner,
+        )
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.lw.lanes, self.lw.env, self.lw.conds = self.saved
+        self.lw.scope.restore(self.saved)
 
 
-def _lower_map_loop(lw: KernelLowerer, s: ir.For) -> None:
+def _lower_map_loop(lw: Lowerer, s: ir.For) -> None:
     with _LoopAxis(lw, s):
         lw.lower_stmts(s.body)
 
 
-def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
+def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     with _LoopAxis(lw, s) as axis:
         term = lw.ev(f)
         node = term.node
         if 0 in term.axes:
             if next_pow2(axis.n) != axis.n:
-                valid = P.binop("<", P.name(lw.lanes.names[0]), P.const(axis.n))
+                valid = P.binop("<", P.name(lw.scope.lanes.names[0]), P.const(axis.n))
                 node = P.call("tl.where", valid, node, P.const(0))
             node = P.call("tl.sum", node, axis=0)
         else:
@@ -318,27 +321,24 @@ def _lower_sum_loop(lw: KernelLowerer, s: ir.For, store: ir.Store, f) -> None:
         total = Tile(node, term.dtype, frozenset(a - 1 for a in term.axes if a != 0))
     acc = ir.Load(store.buffer, store.indices)
     lower_store(
-        lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, _AsIs(total), store.value.dtype))
+        lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
     )
 
 
 @lowers(ir.While)
-def lower_while(lw: KernelLowerer, s: ir.While) -> None:
-    lw.inline_only = True  # the condition is evaluated again before every iteration
-    try:
+def lower_while(lw: Lowerer, s: ir.While) -> None:
+    with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
         cond = lw.scalar(s.cond, "a while loop's condition")
-    finally:
-        lw.inline_only = False
     lw.emit(ast.While(cond.node, lw.block(s.body), []))
 
 
 @lowers(ir.If)
-def lower_if(lw: KernelLowerer, s: ir.If) -> None:
+def lower_if(lw: Lowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
-    if _is_bool_literal(cond):  # decided by value ranges
+    if is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
-    if lw.lanes is None and not cond.axes:
+    if lw.scope.lanes is None and not cond.axes:
         then_body = lw.block(s.then_body)
         else_body = lw.block(s.else_body) if s.else_body else []
         lw.emit(ast.If(cond.node, then_body, else_body))
@@ -347,23 +347,23 @@ def lower_if(lw: KernelLowerer, s: ir.If) -> None:
     node = lw.scalar_mask(cond.node) if not cond.axes else cond.node
     name = lw.assign("cond", node) if not isinstance(node, ast.Name) else node.id
     cond = Tile(P.name(name), BOOL, cond.axes)
-    lw.conds.append(cond)
+    lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
     finally:
-        lw.conds.pop()
+        lw.scope.conds.pop()
     if s.else_body:
-        lw.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
+        lw.scope.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
         try:
             lw.lower_stmts(s.else_body)
         finally:
-            lw.conds.pop()
+            lw.scope.conds.pop()
 
 
 @lowers(ir.Parallel)
-def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
+def lower_parallel(lw: Lowerer, s: ir.Parallel) -> None:
     with block_level(lw, "T.Parallel"):
-        if lw.lanes is not None:
+        if lw.scope.lanes is not None:
             raise lw.error("T.Parallel inside another T.Parallel body must be directly nested (one region)")
         space = open_lanes(lw, s.vars, s.extents, s)
         try:
@@ -372,7 +372,7 @@ def lower_parallel(lw: KernelLowerer, s: ir.Parallel) -> None:
             close_lanes(lw, space)
 
 
-def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpace:
+def open_lanes(lw: Lowerer, vars_, extents, owner, named=True) -> LaneSpace:
     padded = [next_pow2(e) for e in extents]
     names = []
     rank = len(vars_)
@@ -380,17 +380,17 @@ def open_lanes(lw: KernelLowerer, vars_, extents, owner, named=True) -> LaneSpac
         node = P.expand(P.call("tl.arange", 0, p), k, rank)
         n = lw.assign(v.name, node)
         names.append(n)
-        lw.env[v] = Tile(P.name(n), INT32, frozenset([k]))
-        lw.ranges.set(v, 0, extents[k] - 1)
+        lw.scope.env[v] = Tile(P.name(n), INT32, frozenset([k]))
+        lw.scope.ranges.set(v, 0, extents[k] - 1)
     space = LaneSpace(list(vars_), list(extents), padded, names, owner)
-    lw.lanes = space
+    lw.scope.lanes = space
     return space
 
 
-def close_lanes(lw: KernelLowerer, space: LaneSpace) -> None:
-    lw.lanes = None
+def close_lanes(lw: Lowerer, space: LaneSpace) -> None:
+    lw.scope.lanes = None
     for v in space.vars:
-        lw.env.pop(v, None)
+        lw.scope.env.pop(v, None)
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -402,7 +402,7 @@ def _non_unit(region: ir.Region) -> list[int]:
     return [d for d, e in enumerate(region.extents) if static(e) != 1]
 
 
-def _element_space(lw: KernelLowerer, regions: list[ir.Region], base: ir.Region, what: str):
+def _element_space(lw: Lowerer, regions: list[ir.Region], base: ir.Region, what: str):
     """Synthetic T.Parallel variables spanning ``base``'s non-unit extents, and each region's
     element indices in terms of them (unit dims keep their start)."""
     dims = _non_unit(base)
@@ -434,19 +434,19 @@ def _fmt(r: ir.Region) -> str:
     return "[" + ", ".join(str(static(e)) if static(e) is not None else "?" for e in r.extents) + "]"
 
 
-def _check_collective(lw: KernelLowerer, buffers, what: str) -> None:
-    if lw.lanes is None:
+def _check_collective(lw: Lowerer, buffers, what: str) -> None:
+    if lw.scope.lanes is None:
         return
     for b in buffers:
         rb = lw.regs.get(b)
-        if rb is None or rb.lanes is not lw.lanes:
+        if rb is None or rb.lanes is not lw.scope.lanes:
             raise lw.error(
                 f"{what} is a collective tile operation and cannot stand inside T.Parallel "
                 f"(only buffers allocated inside the same T.Parallel body may be filled there)"
             )
 
 
-def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
+def _elementwise(lw: Lowerer, regions, base, what, body_fn) -> None:
     vars_, extents, indices = _element_space(lw, regions, base, what)
     if not vars_:  # every extent is 1: a single element
         body_fn(indices)
@@ -459,12 +459,12 @@ def _elementwise(lw: KernelLowerer, regions, base, what, body_fn) -> None:
 
 
 @lowers(ir.Copy)
-def lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+def lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     with block_level(lw, "a tile operation"):
         _lower_copy(lw, s)
 
 
-def _lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
+def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     src, dst = s.src, s.dst
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
@@ -473,21 +473,13 @@ def _lower_copy(lw: KernelLowerer, s: ir.Copy) -> None:
     def body(indices):
         src_idx, dst_idx = indices
         value = box if box is not None else lw.ev(ir.Load(src.buffer, src_idx))
-        lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(_AsIs(value), dst.buffer.dtype)))
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(Lowered(value), dst.buffer.dtype)))
 
     _elementwise(lw, [src, dst], base, "T.copy", body)
 
 
-class _AsIs(ir.Expr):
-    """An already-lowered value placed back into a TileIR expression."""
-
-    def __init__(self, tile: Tile):
-        self.tile = tile
-        self.dtype = tile.dtype
-
-
 @lowers(ir.Fill)
-def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
+def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
     region = s.dst
     buf = region.buffer
     _check_collective(lw, [buf], "T.fill / T.clear")
@@ -499,7 +491,7 @@ def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
             node = P.call("tl.zeros", P.list_(rb.shape), dt) if rb.shape else P.call("tl.full", P.list_([]), 0, dt)
         else:
             node = P.call("tl.full", P.list_(rb.shape), lw.cast(value, buf.dtype).node, dt)
-        if lw.conds:
+        if lw.scope.conds:
             node = P.call("tl.where", lw.lane_mask(frozenset()), node, P.name(rb.name))
         lw.assign_to(rb.name, node)
         return
@@ -510,7 +502,7 @@ def lower_fill(lw: KernelLowerer, s: ir.Fill) -> None:
     _elementwise(lw, [region], region, "T.fill", body)
 
 
-def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:
+def _whole_value(lw: Lowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:
     """A register buffer used whole by a tile op: its tile, with unit dims dropped."""
     buf = region.buffer
     if buf.scope == ir.GLOBAL:
@@ -528,12 +520,12 @@ def _whole_value(lw: KernelLowerer, region: ir.Region, what: str) -> tuple[ast.e
 
 
 @lowers(ir.Gemm)
-def lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+def lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     with block_level(lw, "a tile operation"):
         _lower_gemm(lw, s)
 
 
-def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
+def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     _check_collective(lw, [s.a.buffer, s.b.buffer, s.c.buffer], "T.gemm")
     a, a_dims, ra = _whole_value(lw, s.a, "T.gemm")
     b, b_dims, rbb = _whole_value(lw, s.b, "T.gemm")
@@ -582,14 +574,14 @@ def _lower_gemm(lw: KernelLowerer, s: ir.Gemm) -> None:
         result = out if acc_in is None else P.binop("+", acc_in, out)
     else:
         kwargs = {}
-        native_acc = acc_dt in (DTYPES["float32"], DTYPES["int32"]) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
+        native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
         if native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             )
-            if acc_in is None and not kwargs and acc_dt not in (DTYPES["float32"],) and not a_dt.is_int:
+            if acc_in is None and not kwargs and acc_dt != FLOAT32 and not a_dt.is_int:
                 result = P.to(result, acc_dt)
         else:
             product = P.call("tl.dot", a, b)
@@ -605,12 +597,12 @@ _REDUCER = {"sum": "tl.sum", "abssum": "tl.sum", "max": "tl.max", "absmax": "tl.
 
 
 @lowers(ir.Reduce)
-def lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+def lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     with block_level(lw, "a tile operation"):
         _lower_reduce(lw, s)
 
 
-def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
+def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], f"T.reduce_{s.kind}")
     if s.kind not in _REDUCER:
         raise lw.error(f"T.reduce with reduce_type={s.kind!r} is not supported yet")
@@ -667,12 +659,12 @@ def _lower_reduce(lw: KernelLowerer, s: ir.Reduce) -> None:
 
 
 @lowers(ir.Cumsum)
-def lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+def lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
     with block_level(lw, "a tile operation"):
         _lower_cumsum(lw, s)
 
 
-def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
+def _lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
@@ -693,7 +685,7 @@ def _lower_cumsum(lw: KernelLowerer, s: ir.Cumsum) -> None:
 
 
 @lowers(ir.Atomic)
-def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
+def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile):
@@ -722,12 +714,12 @@ def lower_atomic(lw: KernelLowerer, s: ir.Atomic) -> None:
 
 
 @lowers(ir.Barrier)
-def lower_barrier(lw: KernelLowerer, s: ir.Barrier) -> None:
+def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
     scratch.barrier(lw)
 
 
 @lowers(ir.Print)
-def lower_print(lw: KernelLowerer, s: ir.Print) -> None:
+def lower_print(lw: Lowerer, s: ir.Print) -> None:
     if s.value is None:
         lw.emit(P.expr_stmt(P.call("tl.device_print", P.const(s.msg or ""))))
         return

@@ -1,5 +1,5 @@
-"""Shared memory's universal fallback (DESIGN.md): a shared buffer kept in a per-program scratch
-area of global memory instead of a register tile.
+"""Shared memory's universal fallback: a shared buffer kept in a per-program scratch area of
+global memory instead of a register tile (it serves every access the register path cannot).
 
 When: per shared buffer, where the register path would build a one-hot gather/scatter tile of more
 than ``ONE_HOT_LIMIT`` elements or cannot express an access at all (the kernel is then lowered
@@ -26,12 +26,13 @@ that stores and loads one scratch buffer is not software-pipelined (``num_stages
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .lower import KernelLowerer, RegBuf, Tile, next_pow2
+from .values import Lowerer, RegBuf, Tile, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
 # more than a round trip through global memory: at 256 threads it is already 128 values per hardware
@@ -42,6 +43,21 @@ ONE_HOT_LIMIT = 1 << 15
 UNKNOWN = None  # barrier state when nothing is known: anything may be pending
 
 
+@dataclass
+class ScratchState:
+    """What the lowering of one kernel knows of its scratch buffers (``lw.scratch``)."""
+
+    choice: set = field(default_factory=set)  # allocations the register path handed over (NeedsScratch)
+    views: dict = field(default_factory=dict)  # shared ir.Buffer -> its global view
+    roots: dict = field(default_factory=dict)  # global view -> the allocation whose memory it is
+    base: str | None = None  # this program's slice (bytes)
+    param: str | None = None  # the hidden kernel argument
+    bytes: int = 0  # per program
+    tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
+    stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
+    loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
+
+
 class NeedsScratch(Exception):
     """Lowering restarts with ``buffer`` in global scratch (raised by the register path)."""
 
@@ -50,17 +66,17 @@ class NeedsScratch(Exception):
         self.buffer = buffer
 
 
-def wanted(lw: KernelLowerer, buf: ir.Buffer) -> bool:
+def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
     """Is this shared allocation kept in scratch?"""
     if buf.scope != ir.SHARED:
         return False
-    if buf.alias_of is not None and buf.alias_of in lw.scratch:
+    if buf.alias_of is not None and buf.alias_of in lw.scratch.views:
         return True
-    return lw.options.shared_scratch or buf.root in lw.scratch_choice
+    return lw.options.shared_scratch or buf.root in lw.scratch.choice
 
 
 @contextlib.contextmanager
-def register_path(lw: KernelLowerer, buf: ir.Buffer):
+def register_path(lw: Lowerer, buf: ir.Buffer):
     """An access to a register-resident buffer: for a shared buffer, what the register path
     refuses moves the buffer to scratch instead of failing."""
     if buf.scope != ir.SHARED:
@@ -72,50 +88,50 @@ def register_path(lw: KernelLowerer, buf: ir.Buffer):
         raise NeedsScratch(buf.root, exc.message) from exc
 
 
-def check_one_hot(lw: KernelLowerer, rb: RegBuf, positions: int) -> None:
+def check_one_hot(lw: Lowerer, rb: RegBuf, positions: int) -> None:
     """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built."""
-    if rb.buffer.scope != ir.SHARED or lw.lanes is None:
+    if rb.buffer.scope != ir.SHARED or lw.scope.lanes is None:
         return
     lanes = 1
-    for p in lw.lanes.padded:
+    for p in lw.scope.lanes.padded:
         lanes *= p
     if lanes * positions > ONE_HOT_LIMIT:
         raise NeedsScratch(rb.buffer.root, f"a one-hot access of {lanes} lanes x {positions} positions")
 
 
 # ------------------------------------------------------------------------------ allocation
-def alloc(lw: KernelLowerer, buf: ir.Buffer) -> None:
+def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
     """This program's slice of ``buf``: a typed pointer, named as the buffer."""
-    if lw.scratch_base is None:
-        lw.scratch_base = lw.names.fresh("scratch")
-        lw.scratch_param = lw.names.fresh("scratch_ptr")
+    if lw.scratch.base is None:
+        lw.scratch.base = lw.names.fresh("scratch")
+        lw.scratch.param = lw.names.fresh("scratch_ptr")
     if buf.alias_of is not None:  # T.reshape: the same memory, another shape
-        base = lw.scratch[buf.alias_of]
-        lw.scratch[buf] = _view(lw, buf, lw.pointers[base], base.t2t_root)
+        base = lw.scratch.views[buf.alias_of]
+        lw.scratch.views[buf] = _view(lw, buf, lw.pointers[base], lw.scratch.roots[base])
         return
-    offset = lw.scratch_bytes
-    size = _prod(buf.shape) * max(1, buf.dtype.bits // 8)
-    lw.scratch_bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
-    at = P.name(lw.scratch_base) if offset == 0 else P.binop("+", P.name(lw.scratch_base), P.const(offset))
+    offset = lw.scratch.bytes
+    size = prod(buf.shape) * max(1, buf.dtype.bits // 8)
+    lw.scratch.bytes = offset + (size + 15) // 16 * 16  # every buffer 16-byte aligned
+    at = P.name(lw.scratch.base) if offset == 0 else P.binop("+", P.name(lw.scratch.base), P.const(offset))
     typed = P.call(P.attr(at, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
     pointer = lw.assign(buf.name, typed)
-    lw.scratch[buf] = _view(lw, buf, pointer, buf)
+    lw.scratch.views[buf] = _view(lw, buf, pointer, buf)
 
 
-def _view(lw: KernelLowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
+def _view(lw: Lowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buffer:
     """``buf`` as a row-major global tensor at ``pointer`` (so global loads and stores serve it);
-    ``t2t_root`` is the allocation whose memory it is (barriers are placed per allocation)."""
+    ``roots`` records the allocation whose memory it is (barriers are placed per allocation)."""
     strides, running = [], 1
     for d in reversed(buf.shape):
         strides.append(running)
         running *= d
     view = ir.Buffer(buf.name, ir.GLOBAL, tuple(buf.shape), buf.dtype, buf.loc, tuple(reversed(strides)))
-    view.t2t_root = root
+    lw.scratch.roots[view] = root
     lw.pointers[view] = pointer
     return view
 
 
-def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
+def prologue(lw: Lowerer, kernel: ir.Kernel) -> list:
     """``scratch``: this program's slice (the program's linear id times the bytes per program)."""
     program = None
     scale = None
@@ -126,10 +142,10 @@ def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
         count = P.call("tl.num_programs", axis)
         scale = count if scale is None else P.binop("*", scale, count)
     program_name = lw.names.fresh("program")
-    offset = P.binop("*", P.to(P.name(program_name), DTYPES["int64"]), P.const(lw.scratch_bytes))
+    offset = P.binop("*", P.to(P.name(program_name), DTYPES["int64"]), P.const(lw.scratch.bytes))
     stmts = [
         P.assign(program_name, program),
-        P.assign(lw.scratch_base, P.binop("+", P.name(lw.scratch_param), offset)),
+        P.assign(lw.scratch.base, P.binop("+", P.name(lw.scratch.param), offset)),
     ]
     for s in stmts:
         s.t2t_origin = kernel.loc
@@ -137,34 +153,34 @@ def prologue(lw: KernelLowerer, kernel: ir.Kernel) -> list:
 
 
 # ------------------------------------------------------------------------------ element access
-def load(lw: KernelLowerer, buf: ir.Buffer, indices) -> Tile:
-    view = lw.scratch[buf]
+def load(lw: Lowerer, buf: ir.Buffer, indices) -> Tile:
+    view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=False)
     return lw.global_load(view, idx, list(indices))
 
 
-def store(lw: KernelLowerer, buf: ir.Buffer, indices, value: Tile) -> None:
-    view = lw.scratch[buf]
+def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
+    view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=True)
     lw.global_store(view, idx, list(indices), value)
 
 
-def atomic_target(lw: KernelLowerer, buf: ir.Buffer) -> ir.Buffer:
+def atomic_target(lw: Lowerer, buf: ir.Buffer) -> ir.Buffer:
     """The global view an atomic on shared ``buf`` updates (the buffer moves to scratch)."""
-    if buf not in lw.scratch:
+    if buf not in lw.scratch.views:
         raise NeedsScratch(buf.root, "an atomic on shared memory")
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     before_access(lw, view, store=True)
     return view
 
 
 # ------------------------------------------------------------------------------ whole tiles
-def tile(lw: KernelLowerer, buf: ir.Buffer) -> RegBuf:
+def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     """``buf`` loaded whole as a padded register tile, for a tile operation; a tile operation that
     assigns it stores it back (``write_back``)."""
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         shape = ()
@@ -175,15 +191,15 @@ def tile(lw: KernelLowerer, buf: ir.Buffer) -> RegBuf:
     if lw.storage_dtype(buf.dtype) != buf.dtype:
         node = P.to(node, lw.storage_dtype(buf.dtype))
     name = lw.assign(f"{buf.name}_tile", node)
-    lw.scratch_tiles[name] = buf
+    lw.scratch.tiles[name] = buf
     return RegBuf(buf, name, shape)
 
 
-def write_back(lw: KernelLowerer, name: str) -> None:
-    buf = lw.scratch_tiles.get(name)
+def write_back(lw: Lowerer, name: str) -> None:
+    buf = lw.scratch.tiles.get(name)
     if buf is None:
         return
-    view = lw.scratch[buf]
+    view = lw.scratch.views[buf]
     shape = tuple(next_pow2(d) for d in buf.shape) if not all(d == 1 for d in buf.shape) else ()
     offs, mask = _whole(lw, view, shape)
     before_access(lw, view, store=True)
@@ -196,7 +212,7 @@ def write_back(lw: KernelLowerer, name: str) -> None:
     lw.emit(P.expr_stmt(P.call("tl.store", ptr, value, **kwargs)))
 
 
-def _whole(lw: KernelLowerer, view: ir.Buffer, shape: tuple):
+def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
     """Offsets and mask of every element of ``view``, laid out as a tile of ``shape``."""
     if not shape:
         return None, None
@@ -212,38 +228,38 @@ def _whole(lw: KernelLowerer, view: ir.Buffer, shape: tuple):
 
 
 # ------------------------------------------------------------------------------ barriers
-def before_access(lw: KernelLowerer, view: ir.Buffer, store: bool) -> None:
+def before_access(lw: Lowerer, view: ir.Buffer, store: bool) -> None:
     """Place a barrier if this access could overtake an earlier one to the same buffer."""
-    root = view.t2t_root
-    stored, loaded = lw.scratch_stored, lw.scratch_loaded
+    root = lw.scratch.roots[view]
+    stored, loaded = lw.scratch.stored, lw.scratch.loaded
     need = stored is UNKNOWN or root in stored
     if store and not need:  # a load by an earlier statement (the loads of this one feed the store)
         need = loaded is UNKNOWN or loaded.get(root, lw.statement_serial) != lw.statement_serial
     if need:
         barrier(lw)
     if store:
-        lw.scratch_stored.add(root)
-    elif lw.scratch_loaded is not UNKNOWN:
-        lw.scratch_loaded.setdefault(root, lw.statement_serial)
+        lw.scratch.stored.add(root)
+    elif lw.scratch.loaded is not UNKNOWN:
+        lw.scratch.loaded.setdefault(root, lw.statement_serial)
 
 
-def barrier(lw: KernelLowerer) -> None:
+def barrier(lw: Lowerer) -> None:
     lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
-    lw.scratch_stored, lw.scratch_loaded = set(), {}
+    lw.scratch.stored, lw.scratch.loaded = set(), {}
 
 
 @contextlib.contextmanager
-def body(lw: KernelLowerer, stmts):
+def body(lw: Lowerer, stmts):
     """A loop or branch body: at its start, what was pending before it and whatever it accesses
     itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
-    saved = lw.scratch_stored, lw.scratch_loaded
+    saved = lw.scratch.stored, lw.scratch.loaded
     stored, loaded = (UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
     merged = _merge(saved, stored, loaded)
-    lw.scratch_stored, lw.scratch_loaded = merged
+    lw.scratch.stored, lw.scratch.loaded = merged
     try:
         yield
     finally:
-        lw.scratch_stored, lw.scratch_loaded = _merge(merged, set(), set())
+        lw.scratch.stored, lw.scratch.loaded = _merge(merged, set(), set())
 
 
 def _merge(state, stored, loaded):
@@ -262,14 +278,14 @@ def _merge(state, stored, loaded):
     return out_stored, out_loaded
 
 
-def unsafe_to_pipeline(lw: KernelLowerer, stmts) -> bool:
+def unsafe_to_pipeline(lw: Lowerer, stmts) -> bool:
     """Does a loop body load a scratch buffer it also stores?  Triton's software pipeliner would
     issue the next iteration's loads ahead of this iteration's stores and barriers."""
     stored, loaded = _reached(lw, stmts)
     return bool(stored & loaded)
 
 
-def _reached(lw: KernelLowerer, stmts) -> tuple[set, set]:
+def _reached(lw: Lowerer, stmts) -> tuple[set, set]:
     """The scratch allocations ``stmts`` store and load."""
     stored, loaded = set(), set()
     for st in ir.walk(stmts):
@@ -293,10 +309,3 @@ def _accesses(s: ir.Stmt):
             yield buf, False
             if attr in written:
                 yield buf, True
-
-
-def _prod(items) -> int:
-    out = 1
-    for i in items:
-        out *= i
-    return out

@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 
 from .. import ir
-from ..codegen.analysis import first_access
 from ..errors import TileLangCompileError
+from .analysis import first_access
 
 _COLLECTIVE = (ir.Copy, ir.Gemm, ir.Reduce, ir.Fill, ir.Cumsum)
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..frontend.regions import static
-from ..language.dtypes import DTYPES
-
-INT32 = DTYPES["int32"]
+from ..ir import INT32
 
 
 def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None:

@@ -1,7 +1,9 @@
-"""Static facts the lowering needs: value ranges (to drop provably-true bounds checks) and
-whether a buffer must be initialised where it is allocated."""
+"""Static facts about the IR that checking and lowering need: value ranges (to drop provably-true
+bounds checks) and whether a buffer must be initialised where it is allocated."""
 
 from __future__ import annotations
+
+import weakref
 
 from .. import ir
 from ..frontend.regions import static
@@ -12,6 +14,11 @@ class Ranges:
 
     def __init__(self):
         self.var_range: dict[ir.Var, tuple[int, int]] = {}
+
+    def copy(self) -> Ranges:
+        out = Ranges()
+        out.var_range = dict(self.var_range)
+        return out
 
     def set(self, var: ir.Var, lo: int | None, hi: int | None) -> None:
         if lo is not None and hi is not None and lo <= hi:
@@ -134,10 +141,14 @@ def _writes_whole(stmt, buf, lane_vars=None) -> bool:
     return False
 
 
-def _referenced(stmt) -> frozenset:
-    """Every buffer a statement (with its body) names; cached on the statement, because each
-    allocation's analysis scans the rest of the kernel."""
-    cached = getattr(stmt, "_t2t_referenced", None)
+# statement -> every buffer it (with its body) names.  Each allocation's analysis scans the rest of
+# the kernel, so this is computed once per statement; weak keys: it lives as long as the IR does.
+_REFERENCED: weakref.WeakKeyDictionary[ir.Stmt, frozenset] = weakref.WeakKeyDictionary()
+
+
+def _referenced(stmt: ir.Stmt) -> frozenset:
+    """Every buffer a statement (with its body) names."""
+    cached = _REFERENCED.get(stmt)
     if cached is None:
         found = set()
         for s in ir.walk([stmt]):
@@ -148,7 +159,7 @@ def _referenced(stmt) -> frozenset:
                 elif isinstance(value, ir.Buffer):
                     found.add(value)
         cached = frozenset(found)
-        stmt._t2t_referenced = cached
+        _REFERENCED[stmt] = cached
     return cached
 
 

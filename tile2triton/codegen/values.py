@@ -1,0 +1,217 @@
+"""The values the lowering passes around, and the lowerer's interface as its helpers see it.
+
+Every codegen module depends on this one (and on ``ir``); none of the helpers (rules, scratch,
+threads, descriptors, intrinsics, ptx) imports ``lower.py``.  They are handed the lowerer as an
+argument, typed with the ``Lowerer`` protocol below.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, fields
+from typing import Protocol
+
+from .. import ir
+from ..errors import TileLangCompileError
+from ..language.dtypes import DType
+from ..passes.analysis import Ranges
+from . import pyast as P
+
+
+def next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def prod(items) -> int:
+    out = 1
+    for i in items:
+        out *= i
+    return out
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A lowered value: Triton AST, TileLang dtype, and the lane axes it varies along."""
+
+    node: ast.expr
+    dtype: DType
+    axes: frozenset = frozenset()
+
+
+@dataclass
+class LaneSpace:
+    vars: list
+    extents: list
+    padded: list
+    names: list
+    owner: object = None  # the Parallel statement (or Kernel, in the thread view)
+
+    @property
+    def rank(self) -> int:
+        return len(self.vars)
+
+
+@dataclass
+class RegBuf:
+    """Where a register-resident buffer lives: a Triton variable of a padded shape."""
+
+    buffer: ir.Buffer
+    name: str
+    shape: tuple  # Triton storage shape; () for one-element buffers
+    lanes: LaneSpace | None = None  # set for per-iteration locals allocated inside T.Parallel
+    view_of: RegBuf | None = None  # T.reshape of another buffer: same elements, another shape
+
+    @property
+    def local_shape(self) -> tuple:
+        return self.shape[self.lanes.rank :] if self.lanes is not None else self.shape
+
+
+@dataclass
+class Scope:
+    """What the statement being lowered sees: bound values, the lane space, the active masks and
+    the facts known about them.  Lane spaces, loop axes and split loops change it and put it back
+    whole (``snapshot`` / ``restore``); a single field is changed for a while with
+    ``KernelLowerer.scoped``.  Scratch barrier state is not part of it: it follows the generated
+    code's order (scratch.py), not the TileLang program's nesting."""
+
+    env: dict = field(default_factory=dict)  # ir.Var -> Tile
+    lanes: LaneSpace | None = None
+    conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
+    let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
+    ranges: Ranges = field(default_factory=Ranges)  # proven value ranges of the variables bound here
+    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
+    loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
+    inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
+
+    def snapshot(self) -> Scope:
+        """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
+        return Scope(**{f.name: _copied(getattr(self, f.name)) for f in fields(self)})
+
+    def restore(self, snapshot: Scope) -> None:
+        """Back to ``snapshot``, in place (the snapshot stays usable for another restore)."""
+        for f in fields(self):
+            setattr(self, f.name, _copied(getattr(snapshot, f.name)))
+
+
+def _copied(value):
+    if isinstance(value, Ranges):
+        return value.copy()
+    return copy.copy(value) if isinstance(value, (dict, list, set)) else value
+
+
+class Lowered(ir.Expr):
+    """An already-lowered value placed back into a TileIR expression (a tile op lowered through
+    the element rules: the copied value, a loop's sum)."""
+
+    def __init__(self, tile: Tile):
+        self.tile = tile
+        self.dtype = tile.dtype
+
+
+# How a buffer access indexes each dim of a register buffer inside a lane space
+# (``KernelLowerer.classify`` / ``one_irregular_dim``).
+@dataclass(frozen=True)
+class LaneDim:
+    """Indexed by the lane variable of lane axis ``axis``, which spans the dim."""
+
+    axis: int
+
+
+@dataclass(frozen=True)
+class AtDim:
+    """Indexed by ``index``, the same for every lane; ``size`` is the dim's storage extent."""
+
+    index: Tile
+    size: int
+
+
+@dataclass(frozen=True)
+class IrregularDim:
+    """Indexed by ``index``, which varies with the lanes but is not a lane variable (a gather/scatter)."""
+
+    index: Tile
+
+
+DimIndex = LaneDim | AtDim | IrregularDim
+
+
+def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
+    """``x.to(dt)``; ``tl.cast`` for scalars, which may be plain ints under the interpreter."""
+    return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
+
+
+def literal_value(node):
+    """The Python value of a constant node (``-c`` included), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value
+    return None
+
+
+def is_bool_literal(t: Tile) -> bool:
+    return isinstance(t.node, ast.Constant) and type(t.node.value) is bool
+
+
+def is_literal(t: Tile) -> bool:
+    """A Python literal in the generated code (it adopts the type of the operand it meets)."""
+    n = t.node
+    if isinstance(n, ast.Constant):
+        return True
+    if isinstance(n, ast.UnaryOp) and isinstance(n.operand, (ast.Constant, ast.Call)):
+        return is_literal(Tile(n.operand, t.dtype))
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float"
+
+
+def ir_expr(v) -> ir.Expr:
+    """A shape or stride (an int or an IR expression) as an IR expression."""
+    if isinstance(v, ir.Expr):
+        return v
+    return ir.Const(v, ir.INT32, weak=True)
+
+
+class Lowerer(Protocol):
+    """What the statement rules and the helper modules use of ``lower.KernelLowerer``."""
+
+    kernel: ir.Kernel
+    options: object  # lower.LoweringOptions
+    names: object  # lower.Names
+    scope: Scope
+    regs: dict
+    pointers: dict
+    origin: ir.Loc | None
+    helpers: set
+    following: list
+    let_count: dict
+    statement_serial: int
+    scratch: object  # scratch.ScratchState
+    descriptors: object  # descriptors.DescriptorState
+
+    def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
+    def scoped(self, **changes) -> AbstractContextManager: ...
+    def emit(self, stmt: ast.stmt) -> None: ...
+    def assign(self, hint: str, value: ast.expr) -> str: ...
+    def assign_to(self, target: str, value: ast.expr) -> None: ...
+    def block(self, stmts, fn=None) -> list: ...
+    def lower_stmts(self, stmts) -> None: ...
+    def storage_dtype(self, dt: DType) -> DType: ...
+    def cast(self, t: Tile, dt: DType) -> Tile: ...
+    def ev(self, e) -> Tile: ...
+    def scalar(self, e, what: str) -> Tile: ...
+    def lane_mask(self, axes, within: bool = False) -> ast.expr | None: ...
+    def cond_axes(self) -> frozenset: ...
+    def named(self, node: ast.expr | None, hint: str) -> ast.expr | None: ...
+    def pointer(self, buf: ir.Buffer) -> str: ...
+    def scalar_mask(self, node: ast.expr, block: bool = False) -> ast.expr: ...
+    def broadcast(self, t: Tile, shape) -> ast.expr: ...
+    def global_address(self, buf: ir.Buffer, idx: list, idx_ir: list, extra_axes=frozenset(), load=False): ...
+    def named_offsets(self, buf: ir.Buffer, offs: ast.expr) -> ast.expr: ...
+    def global_load(self, buf: ir.Buffer, idx: list, idx_ir: list) -> Tile: ...
+    def global_store(self, buf: ir.Buffer, idx: list, idx_ir: list, value: Tile) -> None: ...
+    def reg(self, buf: ir.Buffer) -> RegBuf: ...
+    def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None: ...

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from . import scratch
@@ -245,7 +245,7 @@ def _sum_loop(lw: KernelLowerer, s: ir.For):
     value = st.value
     if not (isinstance(value, ir.BinOp) and value.op == "+"):
         return None
-    from ..frontend.bind import ir_key
+    from ..ir.exprs import ir_key
 
     target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
 

@@ -158,8 +158,8 @@ def bind_scan(b: BinderLike, node, args):
     src = _fill_region(b, args["src"], node)
     dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
     dim = args["dim"] % len(src.extents)
-    kind = "max" if node.func.attr == "cummax" else "sum"
-    b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
+    op = "max" if node.func.attr == "cummax" else "sum"
+    b.emit(ir.Scan(b.loc(node), src, dst, dim, bool(args["reverse"]), op))
 
 
 @rule("im2col")

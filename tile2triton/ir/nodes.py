@@ -260,14 +260,14 @@ class Reduce(Stmt):
 
 
 @dataclass(eq=False)
-class Cumsum(Stmt):
-    """An inclusive scan: ``T.cumsum`` (kind "sum") or ``T.cummax`` (kind "max")."""
+class Scan(Stmt):
+    """An inclusive scan along ``dim``: ``T.cumsum`` (op "sum") or ``T.cummax`` (op "max")."""
 
     src: Region
     dst: Region
     dim: int
     reverse: bool
-    kind: str = "sum"
+    op: str  # "sum" or "max"
 
 
 @dataclass(eq=False)
@@ -373,7 +373,7 @@ def stmt_exprs(s):
         return region_exprs(s.dst) + [s.value]
     if isinstance(s, Gemm):
         return region_exprs(s.a) + region_exprs(s.b) + region_exprs(s.c) + [s.clear_accum]
-    if isinstance(s, (Reduce, Cumsum)):
+    if isinstance(s, (Reduce, Scan)):
         return region_exprs(s.src) + region_exprs(s.dst)
     if isinstance(s, Atomic):
         return region_exprs(s.dst) + region_exprs(s.value)

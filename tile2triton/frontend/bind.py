@@ -223,8 +223,9 @@ class Binder:
         names = ["bx", "by", "bz"]
         block_vars = [ir.Var(names[i], INT32, "block") for i in range(len(grid))]
         name = self.source.name if not self.kernels else f"{self.source.name}_{len(self.kernels)}"
-        kernel = ir.Kernel(self.loc(node), name, [as_expr(g) for g in grid], threads, block_vars, [])
-        kernel.thread_extents = extents
+        kernel = ir.Kernel(
+            self.loc(node), name, [as_expr(g) for g in grid], threads, block_vars, [], thread_extents=extents
+        )
         self.scopes.append({})
         target = item.optional_vars
         if isinstance(target, ast.Name):

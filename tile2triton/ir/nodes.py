@@ -323,7 +323,7 @@ def walk(stmts):
 
 def child_exprs(e):
     """The direct sub-expressions of an expression."""
-    if isinstance(e, ir_Load):
+    if isinstance(e, Load):
         return e.indices
     if isinstance(e, (BinOp, Compare)):
         return (e.lhs, e.rhs)
@@ -336,9 +336,6 @@ def child_exprs(e):
     if isinstance(e, Select):
         return (e.cond, e.true_value, e.false_value)
     return ()
-
-
-ir_Load = Load
 
 
 def iter_expr_tree(e):

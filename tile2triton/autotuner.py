@@ -7,7 +7,8 @@ import inspect
 import itertools
 import threading
 
-from .jit import JITImpl, _freeze
+from .compiler import argument_key
+from .jit import JITImpl
 
 
 class AutoTuneImpl:
@@ -42,7 +43,7 @@ class AutoTuneImpl:
         tunable = {k for c in configs for k in c}
         if tunable & set(kwargs) or not configs:  # a tunable argument given explicitly: no tuning
             return self.jit_impl.compile(*args, **kwargs), None
-        key = (_freeze(args), _freeze(kwargs))
+        key = (argument_key(args), argument_key(kwargs))
         with self._lock:
             if key in self._best:
                 return self._best[key]

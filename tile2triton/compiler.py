@@ -8,6 +8,23 @@ from .passes.check import check
 from .runtime.kernel import JITKernel
 
 
+def argument_key(value):
+    """A hashable cache key for a compile-time argument (of a ``@tilelang.jit`` factory, an eager
+    kernel or an autotuned function): hashable values as they are; lists, tuples and dicts frozen
+    with their type's name, so ``[1, 2]``, ``(1, 2)`` and a dict's items stay apart; anything
+    else by its type and repr."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if isinstance(value, dict):
+        return ("dict",) + tuple(sorted((k, argument_key(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(argument_key(v) for v in value)
+    return ("repr", type(value).__name__, repr(value))
+
+
 def compile(func: KernelSource, out_idx=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind."""
     if not isinstance(func, KernelSource):

@@ -41,8 +41,10 @@ from collections.abc import Callable
 import torch
 
 from . import ir
+from .compiler import argument_key
 from .errors import KernelCallError, TileLangCompileError
-from .frontend.bind import Binder, EagerDecls, _eager_args, bind_eager, declare_eager
+from .frontend.bind import Binder
+from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args
 from .frontend.source import FunctionSource
 from .language.dtypes import DType
 from .language.proxy import TensorType
@@ -53,20 +55,6 @@ from .runtime.kernel import JITKernel, exec_generated
 _MISSING = object()
 _TENSOR = "<tensor>"  # phase-1 key entry of a parameter given a tensor
 _ABSENT = "<absent>"  # ... and of one not given (compile() without the tensor)
-
-
-def _freeze(value):
-    """A hashable key for a compile-time argument (lists and dicts frozen, dtypes by name)."""
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        pass
-    if isinstance(value, dict):
-        return ("dict",) + tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__,) + tuple(_freeze(v) for v in value)
-    return ("repr", type(value).__name__, repr(value))
 
 
 class _Plan:
@@ -183,7 +171,7 @@ class EagerFunction:
                 f"{'**' + tree.args.kwarg.arg if tree.args.kwarg else ''}",
                 ir.Loc(source.file, tree.lineno, tree.col_offset),
             )
-        args = _eager_args(tree)
+        args = eager_args(tree)
         self.param_names = [a.arg for a in args]
         self.n_positional = len(tree.args.posonlyargs) + len(tree.args.args)
         self.index = {n: i for i, n in enumerate(self.param_names)}
@@ -353,7 +341,7 @@ class EagerFunction:
                     hash(v)
                     key.append((type(v), v))
                 except TypeError:
-                    key.append((type(v), _freeze(v)))
+                    key.append((type(v), argument_key(v)))
         for i in self.scalar_index:  # run-time scalars: only whether one was given is part of the key
             if key[i] is not _ABSENT:
                 key[i] = None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import linecache
 import os
+from typing import TYPE_CHECKING
 
-from .ir import Loc
+if TYPE_CHECKING:
+    from .ir import Loc
 
 
 class Tile2TritonError(Exception):

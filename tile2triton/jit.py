@@ -7,21 +7,10 @@ import operator
 import threading
 from collections.abc import Callable
 
+from .compiler import argument_key
 from .compiler import compile as compile_prim_func
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
-
-
-def _freeze(value):
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    try:
-        hash(value)
-    except TypeError:
-        return repr(value)
-    return value
 
 
 class JITImpl:
@@ -54,7 +43,7 @@ class JITImpl:
     def compile(self, *args, **kwargs) -> JITKernel:
         if self._eager is not None:
             return self._eager.compile(*args, **kwargs)
-        key = (_freeze(args), _freeze(kwargs))
+        key = (argument_key(args), argument_key(kwargs))
         kernel = self._kernels.get(key)
         if kernel is not None:
             return kernel

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import ir
-from .frontend.bind import binary_dtype
+from .ir.exprs import binary_dtype
 from .language.dtypes import DTYPES, DType
 
 __all__ = ["run", "compare", "Comparison", "ReferenceError"]
@@ -618,7 +618,7 @@ class _Block:
                     red = torch.minimum(old, red)
             self.store(s.dst.buffer, didx, red, dr, mask)
 
-    def s_Cumsum(self, s: ir.Cumsum) -> None:
+    def s_Scan(self, s: ir.Scan) -> None:
         rank0, mask = self._collective(s.src, s.dst)
         with _lane_view(self, rank0, mask):
             X, _, _, _ = self.read_region(s.src, rank0)
@@ -627,7 +627,7 @@ class _Block:
             axis = rank0 + s.dim
 
             def scan(t):
-                return torch.cummax(t, axis).values if s.kind == "max" else torch.cumsum(t, axis)
+                return torch.cummax(t, axis).values if s.op == "max" else torch.cumsum(t, axis)
 
             y = torch.flip(scan(torch.flip(x, [axis])), [axis]) if s.reverse else scan(x)
             self.store(s.dst.buffer, didx, y, dr, mask)

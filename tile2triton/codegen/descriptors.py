@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 from . import pyast as P
 from .values import Lowerer, Tile, ir_expr
 

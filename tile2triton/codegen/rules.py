@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..frontend.regions import static
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import find_split
@@ -243,7 +243,7 @@ def _sum_loop(lw: Lowerer, s: ir.For):
     value = st.value
     if not (isinstance(value, ir.BinOp) and value.op == "+"):
         return None
-    from ..frontend.bind import ir_key
+    from ..ir.exprs import ir_key
 
     target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
 
@@ -658,13 +658,13 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     lw.assign_to(rd.name, lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
 
 
-@lowers(ir.Cumsum)
-def lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
+@lowers(ir.Scan)
+def lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
     with block_level(lw, "a tile operation"):
         _lower_cumsum(lw, s)
 
 
-def _lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
+def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
@@ -672,9 +672,9 @@ def _lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
     extent = s.src.buffer.shape[s.dim]
     if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
         valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), s.dim, rank), P.const(extent))
-        identity = float("-inf") if s.kind == "max" and s.src.buffer.dtype.is_float else 0
+        identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
         x = P.call("tl.where", valid, x, P.const(identity))
-    if s.kind == "max":
+    if s.op == "max":
         lw.helpers.add("_max_combine")
         r = P.call("tl.associative_scan", x, s.dim, P.name("_max_combine"), reverse=s.reverse)
     elif s.reverse:

@@ -7,6 +7,8 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 
+from ..language import _sources
+
 
 @dataclass
 class FunctionSource:
@@ -116,3 +118,8 @@ def has_inner_prim_func(tree: ast.FunctionDef) -> bool:
             if isinstance(target, ast.Name) and target.id == "prim_func":
                 return True
     return False
+
+
+# ``@T.prim_func`` / ``@T.macro`` (``language/__init__.py``) return these
+_sources.register_reader("prim_func", KernelSource.from_function)
+_sources.register_reader("macro", MacroSource.from_function)

@@ -260,14 +260,14 @@ class Reduce(Stmt):
 
 
 @dataclass(eq=False)
-class Cumsum(Stmt):
-    """An inclusive scan: ``T.cumsum`` (kind "sum") or ``T.cummax`` (kind "max")."""
+class Scan(Stmt):
+    """An inclusive scan along ``dim``: ``T.cumsum`` (op "sum") or ``T.cummax`` (op "max")."""
 
     src: Region
     dst: Region
     dim: int
     reverse: bool
-    kind: str = "sum"
+    op: str  # "sum" or "max"
 
 
 @dataclass(eq=False)
@@ -323,7 +323,7 @@ def walk(stmts):
 
 def child_exprs(e):
     """The direct sub-expressions of an expression."""
-    if isinstance(e, ir_Load):
+    if isinstance(e, Load):
         return e.indices
     if isinstance(e, (BinOp, Compare)):
         return (e.lhs, e.rhs)
@@ -336,9 +336,6 @@ def child_exprs(e):
     if isinstance(e, Select):
         return (e.cond, e.true_value, e.false_value)
     return ()
-
-
-ir_Load = Load
 
 
 def iter_expr_tree(e):
@@ -373,7 +370,7 @@ def stmt_exprs(s):
         return region_exprs(s.dst) + [s.value]
     if isinstance(s, Gemm):
         return region_exprs(s.a) + region_exprs(s.b) + region_exprs(s.c) + [s.clear_accum]
-    if isinstance(s, (Reduce, Cumsum)):
+    if isinstance(s, (Reduce, Scan)):
         return region_exprs(s.src) + region_exprs(s.dst)
     if isinstance(s, Atomic):
         return region_exprs(s.dst) + region_exprs(s.value)

@@ -12,6 +12,7 @@ import builtins
 import math
 
 from ..layout import Fragment, Layout
+from . import _sources
 from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
 from .proxy import (
     Buffer,
@@ -552,20 +553,16 @@ def fast_rcp(x):
 # --- function definition -----------------------------------------------------------------------
 def prim_func(func=None, *, eager_jit=False):
     """Mark a kernel function; tile2triton reads its source when it is compiled."""
-    from ..frontend.source import KernelSource
-
     if func is None:
-        return lambda f: KernelSource.from_function(f)
-    return KernelSource.from_function(func)
+        return lambda f: _sources.read("prim_func", f)
+    return _sources.read("prim_func", func)
 
 
 def macro(func=None):
     """A helper inlined at each call inside a kernel body."""
-    from ..frontend.source import MacroSource
-
     if func is None:
-        return lambda f: MacroSource.from_function(f)
-    return MacroSource.from_function(func)
+        return lambda f: _sources.read("macro", f)
+    return _sources.read("macro", func)
 
 
 class Dynamic:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import weakref
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 
 
 class Ranges:
@@ -105,7 +105,7 @@ def _reads(stmt, buf) -> bool:
         if stmt.a.buffer is buf or stmt.b.buffer is buf:
             return True
         return stmt.c.buffer is buf and not _const_true(stmt.clear_accum)
-    if isinstance(stmt, (ir.Reduce, ir.Cumsum)):
+    if isinstance(stmt, (ir.Reduce, ir.Scan)):
         return stmt.src.buffer is buf or (stmt.dst.buffer is buf and not getattr(stmt, "clear", True))
     if isinstance(stmt, ir.Atomic) and isinstance(stmt.value, ir.Region) and stmt.value.buffer is buf:
         return True
@@ -123,7 +123,7 @@ def _writes_whole(stmt, buf, lane_vars=None) -> bool:
         return isinstance(stmt.dst, ir.Region) and stmt.dst.buffer is buf and stmt.dst.is_whole()
     if isinstance(stmt, ir.Reduce):
         return stmt.dst.buffer is buf and stmt.clear and stmt.dst.is_whole()
-    if isinstance(stmt, ir.Cumsum):
+    if isinstance(stmt, ir.Scan):
         return stmt.dst.buffer is buf and stmt.dst is not stmt.src and stmt.dst.is_whole()
     if isinstance(stmt, ir.Gemm):
         return stmt.c.buffer is buf and _const_true(stmt.clear_accum)

@@ -8,7 +8,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from .analysis import first_access
 
-_COLLECTIVE = (ir.Copy, ir.Gemm, ir.Reduce, ir.Fill, ir.Cumsum)
+_COLLECTIVE = (ir.Copy, ir.Gemm, ir.Reduce, ir.Fill, ir.Scan)
 
 
 class TileLangWarning(UserWarning):
@@ -37,7 +37,7 @@ def check_collectives(stmts, private: set | None = None) -> None:
                 private.add(s.buffer)
             if isinstance(s, _COLLECTIVE) and any(b not in private for b in _tile_buffers(s)):
                 name = {ir.Copy: "copy", ir.Gemm: "gemm", ir.Reduce: "reduce_*", ir.Fill: "fill / T.clear",
-                        ir.Cumsum: "cumsum"}[type(s)]  # fmt: skip
+                        ir.Scan: "cumsum"}[type(s)]  # fmt: skip
                 raise TileLangCompileError(
                     f"T.{name} is a collective tile operation and cannot stand inside T.Parallel",
                     s.loc,
@@ -83,12 +83,12 @@ def _first_reader_is_gemm(stmts, buf):
             return None if isinstance(clear, ir.Const) and clear.value else s
         if any(load.buffer is buf for load in ir.loads_in(s)):
             return None
-        if isinstance(s, (ir.Copy, ir.Reduce, ir.Cumsum)) and s.src.buffer is buf:
+        if isinstance(s, (ir.Copy, ir.Reduce, ir.Scan)) and s.src.buffer is buf:
             return None
         if isinstance(s, ir.Store) and s.buffer is buf:
             return None
         if (
-            isinstance(s, (ir.Fill, ir.Copy, ir.Reduce, ir.Cumsum))
+            isinstance(s, (ir.Fill, ir.Copy, ir.Reduce, ir.Scan))
             and isinstance(s.dst, ir.Region)
             and s.dst.buffer is buf
         ):

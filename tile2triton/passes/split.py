@@ -12,8 +12,8 @@ rest; the split point is computed once before the loops.
 from __future__ import annotations
 
 from .. import ir
-from ..frontend.regions import static
 from ..ir import INT32
+from ..ir.exprs import static
 
 
 def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None:

@@ -17,6 +17,7 @@ import operator
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
+from ..ir.evaluate import row_major_strides
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
 from ..language.proxy import TensorType, _TensorProxy
 from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
@@ -177,14 +178,7 @@ class Binder:
         if ttype.strides is not None:
             strides = tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
         else:
-            strides, running = [], 1
-            for d in reversed(shape):
-                strides.append(running)
-                if isinstance(running, int) and isinstance(d, int):
-                    running = running * d
-                else:
-                    running = d if isinstance(running, int) and running == 1 else self.mul(running, d)
-            strides = tuple(reversed(strides))
+            strides = row_major_strides(shape)
         return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
 
     def bind_params(self, func_node: ast.FunctionDef, annotations: dict) -> None:

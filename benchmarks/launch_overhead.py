@@ -39,8 +39,8 @@ import torch
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton.ir.evaluate import host_fn
 from tile2triton.runtime.cache import interpreter_mode
-from tile2triton.runtime.kernel import host_fn
 
 BLOCK = 256
 

@@ -25,10 +25,11 @@ def argument_key(value):
     return ("repr", type(value).__name__, repr(value))
 
 
-def compile(func: KernelSource, out_idx=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
-    """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind."""
+def compile(func: KernelSource, out_idx=None, target=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
+    """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
+    ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py)."""
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
     prim = bind_prim_func(func, out_idx)
     check(prim)
-    return JITKernel(prim)
+    return JITKernel(prim, target=target)

@@ -51,6 +51,7 @@ from .language.proxy import TensorType
 from .passes.check import check
 from .runtime.cache import stats
 from .runtime.kernel import JITKernel, exec_generated
+from .runtime.validate import describe
 
 _MISSING = object()
 _TENSOR = "<tensor>"  # phase-1 key entry of a parameter given a tensor
@@ -88,7 +89,7 @@ class _Plan:
                     self.call_error = self.call_error or f"{fn.name}: missing tensor argument '{name}'"
                 elif marker is not _TENSOR:
                     msg = (f"{fn.name}: parameter '{name}' expects a torch.Tensor declared {_fmt_type(self.tensors[i][1])}, "
-                           f"got {type(marker[1]).__name__} {marker[1]!r}")  # fmt: skip
+                           f"got {marker[2] if len(marker) == 3 else describe(marker[1])}")  # fmt: skip
                     self.call_error = self.call_error or msg
                     self.compile_error = self.compile_error or msg
             elif name in fn.scalars:
@@ -225,7 +226,10 @@ class EagerFunction:
             # second tier (every argument positional): phase-1 key from the non-tensor values,
             # then the constants read straight from the shapes; anything unusual takes the full path
             key = tuple([_TENSOR if isinstance(v, torch.Tensor) else (v.__class__, v) for v in args])
-            fast = self._fast.get(key)
+            try:
+                fast = self._fast.get(key)
+            except TypeError:  # an unhashable value (a numpy array): the full path names it
+                fast = None
             if fast is not None:
                 readers, kernels, inputs, fast_plan = fast
                 try:
@@ -340,8 +344,8 @@ class EagerFunction:
                 try:
                     hash(v)
                     key.append((type(v), v))
-                except TypeError:
-                    key.append((type(v), argument_key(v)))
+                except TypeError:  # kept with its description, for an error naming it (an array)
+                    key.append((type(v), argument_key(v), describe(v)))
         for i in self.scalar_index:  # run-time scalars: only whether one was given is part of the key
             if key[i] is not _ABSENT:
                 key[i] = None

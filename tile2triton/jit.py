@@ -11,6 +11,7 @@ from .compiler import argument_key
 from .compiler import compile as compile_prim_func
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
+from .runtime.target import target_kind
 
 
 class JITImpl:
@@ -55,7 +56,7 @@ class JITImpl:
                     raise TypeError(
                         f"@tilelang.jit factory {self.func.__name__} must return a @T.prim_func, got {type(prim).__name__}"
                     )
-                kernel = compile_prim_func(prim, self.out_idx)
+                kernel = compile_prim_func(prim, self.out_idx, target=self.options.get("target"))
                 self._kernels[key] = kernel
         return kernel
 
@@ -65,7 +66,10 @@ class JITImpl:
 
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,
         pass_configs=None, debug_root_path=None, compile_flags=None):  # fmt: skip
-    """Drop-in for ``tilelang.jit``; the backend options are accepted and ignored (Triton decides)."""
+    """Drop-in for ``tilelang.jit``.  ``target``: ``"auto"``/None (follow the tensors), ``"cuda"``
+    (``"cuda -arch=sm_90"``: Triton picks the architecture) or ``"cpu"`` (Triton's interpreter); others
+    are an error.  The other backend options are accepted and ignored (Triton decides)."""
+    target_kind(target)  # a target tile2triton cannot run on is an error here, at the decorator
     options = {"target": target, "pass_configs": pass_configs}
 
     def wrap(f):

@@ -18,8 +18,10 @@ import torch
 
 from . import ir
 from .errors import Tile2TritonError
-from .runtime.kernel import host_eval
+from .ir.evaluate import host_eval
 from .runtime.scratch import scratch_tensor
+from .runtime.target import NULL_CONTEXT, cuda_device_guard
+from .runtime.validate import one_device
 
 __all__ = ["register_op"]
 
@@ -187,18 +189,17 @@ class _OpSpec:
 
     # ------------------------------------------------------------------ shapes
     def bind_values(self, args) -> tuple[dict, torch.device | None]:
-        values, device = {}, None
+        values, devices = {}, []
         for i, arg in zip(self.inputs, args):
             p = self.func.params[i]
             if isinstance(p, ir.Buffer):
-                if device is None:
-                    device = arg.device
+                devices.append((p.name, arg.device))
                 for dim, actual in zip(p.shape, arg.shape):
                     if isinstance(dim, ir.VarRef):
                         values.setdefault(dim.var, actual)
             else:
                 values[p] = arg
-        return values, device
+        return values, one_device(self.fname, devices, runnable=False)  # several devices: an error naming them
 
     def new_outputs(self, args) -> list:
         values, device = self.bind_values(args)
@@ -237,8 +238,6 @@ class _OpSpec:
 
     def triton_impl(self, *args):
         """Launch the generated Triton kernel(s) through ``wrap_triton`` (traceable by Inductor)."""
-        from torch.library import wrap_triton
-
         tensors = [
             a.contiguous() if isinstance(a, torch.Tensor) and not self._mutated(k) else a for k, a in enumerate(args)
         ]
@@ -252,6 +251,15 @@ class _OpSpec:
         for i, o in zip(self.out_idx, outs):
             slots[id(self.func.params[i])] = o
         module, loaded = _module_and_loaded(self.kernel, interpret=False)
+        # Triton launches on the current CUDA device: make the tensors' device current
+        with NULL_CONTEXT if device is None or device.index is None else cuda_device_guard(device.index):
+            self._launch_all(module, loaded, slots, values, device)
+        return self._result(outs)
+
+    @staticmethod
+    def _launch_all(module, loaded, slots: dict, values: dict, device) -> None:
+        from torch.library import wrap_triton
+
         for launch in module.launches:
             grid = tuple(host_eval(g, values) for g in launch.grid)
             if all(isinstance(g, int) for g in grid) and min(grid) <= 0:
@@ -260,7 +268,6 @@ class _OpSpec:
             if launch.scratch_bytes:  # shared buffers in global scratch: the hidden last argument
                 launch_args.append(scratch_tensor(launch.scratch_bytes, grid, device or torch.device("cuda")))
             wrap_triton(getattr(loaded, launch.name))[grid](*launch_args, num_warps=launch.num_warps)
-        return self._result(outs)
 
 
 def _module_and_loaded(kernel, interpret: bool):

@@ -19,6 +19,7 @@ from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
@@ -139,14 +140,7 @@ class Binder:
         if ttype.strides is not None:
             strides = tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
         else:
-            strides, running = [], 1
-            for d in reversed(shape):
-                strides.append(running)
-                if isinstance(running, int) and isinstance(d, int):
-                    running = running * d
-                else:
-                    running = d if isinstance(running, int) and running == 1 else self.mul(running, d)
-            strides = tuple(reversed(strides))
+            strides = row_major_strides(shape)
         return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
 
     def bind_params(self, func_node: ast.FunctionDef, annotations: dict) -> None:
@@ -167,9 +161,6 @@ class Binder:
                 raise TileLangCompileError(
                     f"parameter '{arg.arg}' needs a T.Tensor(shape, dtype) or scalar dtype annotation, got {ann!r}", loc
                 )
-
-    def mul(self, a, b):
-        return ir.BinOp("*", as_expr(a), as_expr(b), INT32)
 
     # ------------------------------------------------------------------ statements
     def stmt(self, node: ast.stmt) -> None:

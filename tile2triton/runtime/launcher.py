@@ -1,0 +1,277 @@
+"""Launchers: one lowering's Triton functions resolved (``Lowered``), and the Python launcher
+generated for a kernel's signature once a lowering is warm (``generate_launcher``).
+
+The generated function takes the call's arguments, runs the generic path's checks unrolled for
+this signature (cheapest first), allocates the outputs and launches; an argument that fails any
+check, or a device kind without a warm lowering, sends the call to the generic path
+(``JITKernel._call`` in runtime/kernel.py), which names what is wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable
+
+import torch
+
+from ..codegen.emit import TritonModule
+from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
+from .cache import interpreter_mode
+from .diagnostics import translate as translate_error
+from .plan import CallPlan, TensorSpec, plan_host_fn
+from .scratch import WithScratch
+from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator, interpret_env_on
+
+
+class Lowered:
+    """One lowering of a kernel for one device kind, with its Triton functions resolved."""
+
+    def __init__(self, module: TritonModule, loaded, plan: CallPlan):
+        self.module = module
+        self.loaded = loaded
+        self.warm = False  # launched once (Triton compiled it, outside any interpreter mode)
+        self.launches = []
+        for launch in module.launches:
+            grid_fns = [plan_host_fn(g) for g in launch.grid]
+            static = None if any(callable(f) for f in grid_fns) else tuple(grid_fns)
+            positions = tuple(plan.slots[id(a)] for a in launch.args)
+            fn = getattr(loaded, launch.name)
+            if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
+                fn = WithScratch(fn, launch.scratch_bytes)
+            self.launches.append((fn, static, grid_fns, positions, launch.num_warps))
+        # slots of tensors read through tensor descriptors: their base must be 16-byte aligned
+        self.aligned = sorted({plan.slots[id(a)] for launch in module.launches for a in launch.aligned})
+
+
+class _Unsupported(Exception):
+    """A signature the launcher generator does not handle: calls keep the generic path."""
+
+
+_MISSING = object()  # a generated launcher's default for arguments not given (then: the generic path)
+
+
+class _Source:
+    """Lines of a generated launcher and the objects its names refer to."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.env: dict = {
+            "Tensor": torch.Tensor,
+            "torch": torch,  # looked up per call, so a patched torch.empty (the tests' poison) is seen
+            "MISSING": _MISSING,
+            "NULL_CONTEXT": NULL_CONTEXT,
+            "interpreter_mode": interpreter_mode,
+            "interpret_env_on": interpret_env_on,
+            "translate_error": translate_error,
+        }
+
+    def name(self, value, prefix: str) -> str:
+        """A global name of the generated function bound to ``value``."""
+        name = f"{prefix}{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def expr(self, e, names: dict) -> str:
+        """A grid, shape or stride expression as Python over the local names of the sizes."""
+        try:
+            return _LauncherExpr(self, names).visit(e)
+        except NotHostEvaluable as exc:
+            raise _Unsupported(str(exc)) from None
+
+
+class _LauncherExpr(PythonSource):
+    def __init__(self, src: _Source, names: dict):
+        self.src = src
+        self.names = names
+
+    def const(self, value):
+        return repr(value) if type(value) is int else self.src.name(value, "c")
+
+    def var(self, var):
+        if var not in self.names:
+            raise _Unsupported(f"size {var.name} is not bound by the arguments")
+        return self.names[var]
+
+
+def _all(conds: list) -> str:
+    return " and ".join(conds) if conds else "True"
+
+
+def generate_launcher(plan: CallPlan, compiled: dict, slow: Callable) -> Callable | None:
+    """A launcher specialised to the plan's signature and the warm lowerings in ``compiled``
+    (device kind -> ``Lowered``), or None; ``slow`` is the generic path it falls back to."""
+    kinds = [(interp, lowered) for interp, lowered in sorted(compiled.items(), key=lambda kv: str(kv[0]))
+             if isinstance(interp, bool)  # not the variants for misaligned tensors (the generic path's)
+             and lowered.warm and (plan.target is None or (plan.target == "cpu") == interp)]  # fmt: skip
+    tensors = [j for j, spec in enumerate(plan.specs) if spec.__class__ is TensorSpec]
+    if not kinds or not tensors:
+        return None  # no tensor: the device comes from the target (the generic path decides)
+    try:
+        src = _launcher_source(plan, kinds, tensors)
+    except _Unsupported:
+        return None
+    src.env["slow"] = slow
+    return exec_generated("\n".join(src.lines) + "\n", f"launcher {plan.name}", src.env, "launch")
+
+
+def exec_generated(source: str, what: str, env: dict, name: str) -> Callable:
+    """Define function ``name`` from generated ``source``; tracebacks show its lines, and
+    ``fn.source`` holds it (for debugging: ``kernel.__call__.source``)."""
+    filename = f"<tile2triton {what} {next(_GENERATED)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated by the caller from a signature
+    fn = env[name]
+    fn.source = source
+    return fn
+
+
+_GENERATED = itertools.count()
+
+
+def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
+    src = _Source()
+    args = [f"a{j}" for j in range(plan.n_in)]
+    names: dict = {}  # Var -> the local name holding its value
+    scalar_vars = set()
+    head = ["not more"]  # cheap checks first: argument count, classes, dtypes, scalars
+    for j, spec in enumerate(plan.specs):
+        a = args[j]
+        if spec.__class__ is TensorSpec:  # the exact class: a subclass takes the generic path
+            head += [f"{a}.__class__ is Tensor", f"{a}.dtype is {src.name(spec.dtype, 'dtype')}"]
+        else:
+            _, var, types, lo, hi = spec
+            head += [f"{a}.__class__ in {src.name(types, 'types')}", f"{src.name(lo, 'lo')} <= {a} < {src.name(hi, 'hi')}"]  # fmt: skip
+            if var in names:
+                raise _Unsupported("a scalar given twice")
+            names[var] = a
+            scalar_vars.add(var)
+
+    ranks, binds, checks = [], [], []
+
+    def bind(var, value: str) -> None:
+        if var in scalar_vars:  # the generic path lets the scalar win without comparing
+            raise _Unsupported("a size that is also a scalar parameter")
+        if var in names:
+            checks.append(f"{value} == {names[var]}")
+        else:
+            names[var] = f"v{len(names)}"
+            binds.append(f"{names[var]} = {value}")
+
+    for j in tensors:
+        spec, a = plan.specs[j], args[j]
+        if spec.static_shape is not None:
+            ranks.append(f"s{j} == {spec.static_shape!r}")
+        else:
+            ranks.append(f"len(s{j}) == {spec.ndim}")
+            checks += [f"s{j}[{d}] == {want!r}" for d, want in spec.checks]
+            for d, var in spec.binds:
+                bind(var, f"s{j}[{d}]")
+        if spec.stride_binds or spec.stride_checks:
+            binds.append(f"t{j} = {a}.stride()")
+            for d, var in spec.stride_binds:
+                bind(var, f"t{j}[{d}]")
+    # checks of expressions over the sizes, once every size is bound
+    for spec, d, _ in plan.expr_dims:
+        checks.append(f"s{plan.specs.index(spec)}[{d}] == {src.expr(spec.param.shape[d], names)}")
+    for j in tensors:
+        spec = plan.specs[j]
+        for d, want in spec.stride_checks:  # as _check_strides: a dim of extent <= 1 has any stride
+            checks.append(f"(s{j}[{d}] <= 1 or t{j}[{d}] == {src.expr(want, names)})")
+        if spec.contiguous:
+            checks.append(f"{args[j]}.is_contiguous()")
+    for size in plan.sizes:
+        if size not in names:
+            raise _Unsupported(f"size {size.name} is not given by the arguments")
+
+    params = plan.params
+    slot = {i: args[j] for j, i in enumerate(plan.inputs)}
+    slot.update({i: f"o{k}" for k, (i, *_) in enumerate(plan.outputs)})
+    slot.update({plan.n_params + k: names[size] for k, size in enumerate(plan.sizes)})
+    first = args[tensors[0]]
+    if plan.single:
+        result = "o0"
+    else:
+        result = "[" + ", ".join(f"o{k}" for k in range(len(plan.outputs))) + "]" if plan.outputs else "None"
+
+    src.emit(0, "def launch(" + "".join(f"{a}=MISSING, " for a in args) + "*more):")
+    src.emit(1, f"if {_all(head)}:")
+    for j in tensors:
+        src.emit(2, f"s{j} = {args[j]}.shape")
+    src.emit(2, f"if {_all(ranks)}:")
+    for line in binds:
+        src.emit(3, line)
+    src.emit(3, f"if {_all(checks)}:")
+    for interp, launcher in kinds:
+        # tensors read through tensor descriptors: a misaligned base takes the generic path
+        aligned = [f"{slot[k]}.data_ptr() % 16 == 0" for k in launcher.aligned if slot.get(k) in args]
+        if interp:  # Triton's interpreter: CPU tensors, under TRITON_INTERPRET=1
+            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned)}:")
+        else:  # all on one CUDA device
+            src.emit(4, f"dev = {first}.get_device()")
+            conds = [f"{first}.is_cuda"]
+            conds += [f"{args[j]}.is_cuda and {args[j]}.get_device() == dev" for j in tensors[1:]]
+            src.emit(4, f"if {_all(conds + aligned)}:")
+        for k, (i, dtype, static, _) in enumerate(plan.outputs):
+            shape = repr(static) if static is not None else (
+                "(" + "".join(f"{src.expr(d, names)}, " for d in params[i].shape) + ")")  # fmt: skip
+            src.emit(5, f"o{k} = torch.empty(size={shape}, dtype={src.name(dtype, 'dtype')}, device={first}.device)")
+        depth = 5
+        if launcher.aligned and not interp:
+            src.env["ensure_allocator"] = ensure_allocator
+            src.emit(5, "ensure_allocator()")
+        if interp:
+            src.emit(5, "with NULL_CONTEXT if interpret_env_on() else interpreter_mode(True):")
+        else:  # Triton launches on the current device: make the tensors' device current
+            src.env["current_device"] = torch.cuda.current_device
+            src.env["device_guard"] = cuda_device_guard
+            src.emit(5, "with NULL_CONTEXT if dev == current_device() else device_guard(dev):")
+        depth = 6
+        _emit_launches(src, depth, launcher, names, slot)
+        src.emit(5, f"return {result}")
+    src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more)")
+    return src
+
+
+def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict) -> None:
+    """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``."""
+    module = src.name(launcher.module, "module")
+    path = src.name(getattr(launcher.loaded, "__file__", None), "path")
+    launched = False
+    for (fn, _, _, positions, num_warps), spec in zip(launcher.launches, launcher.module.launches):
+        run = getattr(fn, "run", None)
+        if run is None or any(k not in slot for k in positions):
+            raise _Unsupported("a launch the generic path makes")
+        grid, computed, positive = [], [], []
+        for g in spec.grid:
+            f = host_fn(g)
+            if callable(f):
+                grid.append(f"g{len(src.lines)}_{len(grid)}")
+                computed.append(f"{grid[-1]} = {src.expr(g, names)}")
+                positive.append(f"{grid[-1]} > 0")
+            elif f <= 0:
+                break
+            else:
+                grid.append(repr(f))
+        else:  # as _launch: a grid with an empty dimension launches nothing
+            for line in computed:
+                src.emit(depth, line)
+            d = depth
+            if positive:
+                src.emit(d, f"if {_all(positive)}:")
+                d += 1
+            call_args = "".join(f"{slot[k]}, " for k in positions)
+            grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
+            src.emit(d, "try:")
+            src.emit(d + 1, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})")
+            src.emit(d, "except Exception as exc:")
+            src.emit(d + 1, f"mapped = translate_error(exc, {module}, {path})")
+            src.emit(d + 1, "if mapped is None:")
+            src.emit(d + 2, "raise")
+            src.emit(d + 1, "raise mapped from exc")
+            launched = True
+    if not launched:
+        src.emit(depth, "pass")

@@ -1,0 +1,101 @@
+"""The call plan: everything about a kernel's calls that does not depend on the argument values.
+
+Built once per kernel: per input a small record of what to check (dtype object, rank, static
+shape, sizes to bind, contiguity), output shapes folded to constants where static, and the
+Triton arguments as positions in one slot list (the kernel's parameters, then its sizes).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..errors import KernelCallError
+from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
+
+INT_RANGE = {8: (-(2**7), 2**7), 16: (-(2**15), 2**15), 32: (-(2**31), 2**31), 64: (-(2**63), 2**63)}
+
+
+def plan_host_fn(e):
+    """``host_fn`` for the plan: an expression the host cannot evaluate is the caller's error."""
+    try:
+        return host_fn(e)
+    except NotHostEvaluable as exc:
+        raise KernelCallError(str(exc)) from None
+
+
+class TensorSpec:
+    """What an input tensor must be (built once; checked on every call)."""
+
+    __slots__ = ("index", "name", "param", "dtype", "ndim", "static_shape", "checks", "binds", "contiguous",
+                 "stride_binds", "stride_checks")  # fmt: skip
+
+    def __init__(self, index: int, param: ir.Buffer):
+        self.index = index
+        self.param = param
+        self.name = param.name
+        self.dtype = param.dtype.as_torch()
+        self.ndim = param.ndim
+        shape = tuple(param.shape)
+        self.static_shape = shape if all(isinstance(d, int) for d in shape) else None
+        self.checks = [(d, s) for d, s in enumerate(shape) if isinstance(s, int)]
+        self.binds = [(d, s.var) for d, s in enumerate(shape) if isinstance(s, ir.VarRef)]
+        default = row_major_strides(shape)
+        strides = tuple(param.strides) if param.strides is not None else default
+        self.contiguous = same_exprs(strides, default)
+        self.stride_binds = (
+            [] if self.contiguous else [(d, s.var) for d, s in enumerate(strides) if isinstance(s, ir.VarRef)]
+        )
+        self.stride_checks = (
+            [] if self.contiguous else [(d, s) for d, s in enumerate(strides) if not isinstance(s, ir.VarRef)]
+        )
+
+
+def scalar_spec(index: int, var: ir.Var) -> tuple:
+    """(index, var, accepted Python types, low, high) of a run-time scalar parameter."""
+    dt = var.dtype
+    if dt.is_float:
+        return (index, var, (float, int, bool), float("-inf"), float("inf"))
+    if dt.kind == "bool":
+        return (index, var, (bool, int), 0, 2)
+    lo, hi = INT_RANGE.get(dt.bits, (-(2**63), 2**63))
+    if dt.kind == "uint":
+        lo, hi = 0, 2**dt.bits
+    return (index, var, (int, bool), lo, hi)
+
+
+class CallPlan:
+    """Everything about a call that does not depend on the argument values."""
+
+    def __init__(self, func: ir.PrimFunc, target: str | None):
+        self.func = func
+        self.name = func.name
+        self.params = list(func.params)
+        self.inputs = [i for i in range(len(func.params)) if i not in func.out_idx]
+        self.n_in = len(self.inputs)
+        self.input_names = [func.params[i].name for i in self.inputs]
+        self.specs = []  # TensorSpec, or scalar_spec's tuple
+        for i in self.inputs:
+            p = func.params[i]
+            self.specs.append(TensorSpec(i, p) if isinstance(p, ir.Buffer) else scalar_spec(i, p))
+        self.n_params = len(func.params)
+        self.sizes = list(func.sizes)
+        self.outputs = []  # (index, torch dtype, static shape or None, [host fns])
+        for i in func.out_idx:
+            p = func.params[i]
+            fns = [plan_host_fn(d) for d in p.shape]
+            static = None if any(callable(f) for f in fns) else tuple(fns)
+            self.outputs.append((i, p.dtype.as_torch(), static, fns))
+        # deferred checks: dims/strides given by expressions of sizes (e.g. 2 * N)
+        self.expr_dims = []
+        for spec in self.specs:
+            if isinstance(spec, TensorSpec):
+                for d, s in enumerate(spec.param.shape):
+                    if not isinstance(s, (int, ir.VarRef)):
+                        self.expr_dims.append((spec, d, plan_host_fn(s)))
+        self.simple = not self.expr_dims and not any(
+            isinstance(s, TensorSpec) and (s.stride_binds or s.stride_checks) for s in self.specs
+        )
+        slots = {id(p): k for k, p in enumerate(func.params)}
+        slots.update({id(v): self.n_params + k for k, v in enumerate(self.sizes)})
+        self.slots = slots
+        self.single = len(func.out_idx) == 1
+        self.target = target

@@ -1,0 +1,194 @@
+"""The detailed validation of a call's arguments (the slow path): runs when a cheap check of the
+call plan fails, or for plans whose checks need the sizes first, and raises a ``KernelCallError``
+naming the parameter, what it expects and what was given (by type, shape, dtype and device,
+never by contents)."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import ir
+from ..errors import KernelCallError
+from ..ir.evaluate import format_expr, host_eval
+from .plan import INT_RANGE, CallPlan, TensorSpec
+
+_SHORT = 40  # longest repr of a scalar or string an error message shows
+
+
+def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | None]:
+    """Check every argument in detail; raise a KernelCallError naming the first bad one.
+    Fills ``slots`` with the arguments; returns the sizes' values and the tensors' device."""
+    values: dict = {}
+    bound_by: dict = {}
+    devices = []  # (parameter name, device) of the tensor arguments
+    for spec, arg in zip(plan.specs, args):
+        if isinstance(spec, TensorSpec):
+            _check_tensor(plan, spec, arg, values, bound_by)
+            devices.append((spec.name, arg.device))
+            one_device(plan.name, devices)
+            slots[spec.index] = arg
+        else:
+            i, var = spec[:2]
+            _check_scalar(plan, var, arg)
+            values[var] = slots[i] = arg
+    for spec, d, fn in plan.expr_dims:
+        arg = args[plan.inputs.index(spec.index)]
+        want = fn(values) if callable(fn) else fn
+        if arg.shape[d] != want:
+            raise KernelCallError(
+                f"{plan.name}: parameter '{spec.name}' expects shape {fmt_shape(spec.param.shape, values)}, "
+                f"got {tuple(arg.shape)} (dim {d} should be {want})"
+            )
+    for spec, arg in zip(plan.specs, args):
+        if isinstance(spec, TensorSpec) and not spec.contiguous:
+            _check_strides(plan, spec, arg, values)
+    return values, devices[0][1] if devices else None
+
+
+def one_device(fname: str, devices: list, runnable: bool = True) -> torch.device | None:
+    """The one device of the tensor arguments, given as (parameter name, device) pairs; an error
+    naming the parameters if they are on several, or (``runnable``) on a device Triton does not
+    run on (meta tensors are fine for shape inference)."""
+    for name, device in devices:
+        if runnable and device.type not in ("cuda", "cpu"):
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' is on {device}; tile2triton runs on cuda tensors "
+                "(Triton) or cpu tensors (Triton's interpreter)"
+            )
+    if not devices:
+        return None
+    first, device = devices[0]
+    for name, other in devices[1:]:
+        if other != device:
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' is on {other}, but '{first}' is on {device}; "
+                "all tensors must be on one device"
+            )
+    return device
+
+
+def _check_tensor(plan: CallPlan, spec: TensorSpec, arg, values: dict, bound_by: dict) -> None:
+    fname, name, param = plan.name, spec.name, spec.param
+    decl = f"T.Tensor({fmt_shape(param.shape)}, {param.dtype.name})"
+    if not isinstance(arg, torch.Tensor):
+        raise KernelCallError(f"{fname}: parameter '{name}' expects a torch.Tensor {decl}, got {describe(arg)}")
+    if arg.dtype != spec.dtype:
+        raise KernelCallError(f"{fname}: parameter '{name}' expects dtype {spec.dtype}, got {arg.dtype}")
+    if arg.dim() != spec.ndim:
+        raise KernelCallError(
+            f"{fname}: parameter '{name}' expects a {spec.ndim}-D tensor of shape {fmt_shape(param.shape)}, "
+            f"got a {arg.dim()}-D tensor of shape {tuple(arg.shape)}"
+        )
+    for d, want in spec.checks:
+        if arg.shape[d] != want:
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' expects shape {fmt_shape(param.shape)}, got {tuple(arg.shape)} "
+                f"(dim {d} should be {want})"
+            )
+    for d, var in spec.binds:
+        actual = arg.shape[d]
+        if var in values and values[var] != actual:
+            other, od = bound_by[var]
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' has shape {tuple(arg.shape)}: dim {d} gives {var.name}={actual}, "
+                f"but '{other}' dim {od} gave {var.name}={values[var]}"
+            )
+        values[var] = actual
+        bound_by.setdefault(var, (name, d))
+    for d, var in spec.stride_binds:
+        actual = arg.stride(d)
+        if var in values and values[var] != actual:
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' stride {d} gives {var.name}={actual}, "
+                f"but {var.name}={values[var]} elsewhere"
+            )
+        values[var] = actual
+    if spec.contiguous and not arg.is_contiguous():
+        raise KernelCallError(
+            f"{fname}: parameter '{name}' must be contiguous (row-major strides "
+            f"{fmt_shape(_row_major_values(arg.shape))}), got strides {tuple(arg.stride())}; "
+            "pass .contiguous(), or declare it with T.StridedTensor(shape, strides, dtype)"
+        )
+
+
+def _check_strides(plan: CallPlan, spec: TensorSpec, arg, values: dict) -> None:
+    for d, s in spec.stride_checks:
+        want = host_eval(s, values)
+        if arg.shape[d] > 1 and arg.stride(d) != want:
+            raise KernelCallError(
+                f"{plan.name}: parameter '{spec.name}' expects stride {want} in dim {d} "
+                f"(declared strides {fmt_shape(spec.param.strides, values)}), got strides {tuple(arg.stride())}"
+            )
+
+
+def _check_scalar(plan: CallPlan, var: ir.Var, arg) -> None:
+    fname, dt = plan.name, var.dtype
+    ok = isinstance(arg, (int, float, bool)) and not isinstance(arg, torch.Tensor)
+    if ok and not dt.is_float and isinstance(arg, float):
+        ok = False
+    if not ok:
+        raise KernelCallError(f"{fname}: parameter '{var.name}' expects a {dt.name} scalar, got {describe(arg)}")
+    if dt.is_int and isinstance(arg, int) and dt.bits in INT_RANGE:
+        lo, hi = INT_RANGE[dt.bits] if dt.kind == "int" else (0, 2**dt.bits)
+        if not lo <= arg < hi:
+            raise KernelCallError(
+                f"{fname}: parameter '{var.name}' expects a {dt.name} scalar, got {arg} (out of range)"
+            )
+
+
+def check_sizes(plan: CallPlan, values: dict) -> None:
+    for size in plan.sizes:
+        if size not in values:
+            raise KernelCallError(f"{plan.name}: size '{size.name}' is not given by any input tensor's shape")
+
+
+def wrong_target(plan: CallPlan, target: str, device) -> None:
+    name = next((s.name for s in plan.specs if isinstance(s, TensorSpec)), None)
+    where = f"parameter '{name}' is on {device}" if name else f"the outputs would be on {device}"
+    raise KernelCallError(
+        f"{plan.name}: compiled for target '{target}', but {where}"
+        + ("; move the tensors to the GPU" if target == "cuda" else "; pass CPU tensors")
+    )
+
+
+def describe(arg) -> str:
+    """A wrong argument as an error message shows it: its type, and its shape, dtype and device
+    where it has them (an array), its length (a sequence) or its value (a short scalar)."""
+    if isinstance(arg, torch.Tensor):
+        where = "" if arg.device.type == "cpu" else f" on {arg.device}"
+        return f"a torch.Tensor of shape {tuple(arg.shape)} and dtype {arg.dtype}{where}"
+    kind = type(arg)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__qualname__}"
+    shape = getattr(arg, "shape", None)
+    if isinstance(shape, tuple) or (shape is not None and hasattr(shape, "__len__") and not callable(shape)):
+        parts = [f"shape {tuple(shape)}"]
+        dtype = getattr(arg, "dtype", None)
+        if dtype is not None:
+            parts.append(f"dtype {dtype}")
+        text = f"a {name} of " + " and ".join(parts)
+        if kind.__module__.split(".")[0] == "numpy" and kind.__name__ == "ndarray":
+            text += " (convert it with torch.from_numpy(...))"
+        return text
+    if arg is None or isinstance(arg, (bool, int, float, complex, str, bytes)):
+        text = repr(arg)
+        if len(text) <= _SHORT:
+            return f"{name} {text}"
+        return f"{name} of length {len(arg)}" if isinstance(arg, (str, bytes)) else name
+    if isinstance(arg, (list, tuple, dict, set, frozenset)):
+        return f"{name} of length {len(arg)}"
+    return f"a value of type {name}"
+
+
+def _row_major_values(shape) -> tuple:
+    strides, running = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(running)
+        running *= d
+    return tuple(reversed(strides))
+
+
+def fmt_shape(shape, values: dict | None = None) -> str:
+    """A declared shape or strides as the user wrote them: ``(M, N=40, (2 * K))``."""
+    parts = [str(d) if isinstance(d, int) else format_expr(d, values if isinstance(d, ir.VarRef) else None)
+             for d in shape]  # fmt: skip
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"

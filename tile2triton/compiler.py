@@ -8,10 +8,11 @@ from .passes.check import check
 from .runtime.kernel import JITKernel
 
 
-def compile(func: KernelSource, out_idx=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
-    """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind."""
+def compile(func: KernelSource, out_idx=None, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
+    """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
+    ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
     prim = bind_prim_func(func, out_idx)
     check(prim)
-    return JITKernel(prim)
+    return JITKernel(prim, pass_configs=pass_configs)

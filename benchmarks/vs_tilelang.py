@@ -208,6 +208,51 @@ def rows(cpu: bool) -> list[Row]:
                 torch_name="torch (cuBLAS)",
             )
         )
+    # dequantized (int4 weights) GEMM and batched GEMM
+    dm, dn, dk = (100, 136, 200) if cpu else (4096, 4096, 4096)
+    dcfg = (64, 64, 64, 2, 128) if cpu else (128, 128, 64, 2, 128)
+
+    def dequant_inputs(dev):
+        packed = torch.randint(0, 256, (dn, dk // 2), device=dev, dtype=torch.uint8)
+        return [randn(dm, dk)(dev), packed, (torch.rand(dn, device=dev) * 0.1 + 0.01).to(f16)]
+
+    def dequant_ref(a, packed, scale):
+        low, high = (packed & 15).double() - 8, (packed >> 4).double() - 8
+        w = torch.stack([low, high], dim=-1).reshape(packed.shape[0], -1)
+        return (a.double() @ w.T) * scale.double()
+
+    def dequant_torch(a, packed, scale):
+        low, high = (packed & 15).to(f16) - 8, (packed >> 4).to(f16) - 8
+        return (a @ torch.stack([low, high], dim=-1).reshape(packed.shape[0], -1).T) * scale
+
+    out.append(
+        Row(
+            f"dequant GEMM fp16 x int4 {dm}x{dn}x{dk} {'x'.join(map(str, dcfg[:3]))} s{dcfg[3]} t{dcfg[4]}",
+            "dequant_gemm",
+            (dm, dn, dk, *dcfg),
+            [3],
+            dequant_inputs,
+            dequant_ref,
+            dequant_torch,
+            work=2 * dm * dn * dk,
+            torch_name="torch (unpack + cuBLAS)",
+        )
+    )
+    bb, bs = (2, 100) if cpu else (16, 2048)
+    bcfg = (64, 64, 32, 2, 128) if cpu else (128, 128, 32, 3, 128)
+    out.append(
+        Row(
+            f"batched GEMM fp16 {bb}x{bs}^3 {'x'.join(map(str, bcfg[:3]))} s{bcfg[3]} t{bcfg[4]}",
+            "batched_gemm",
+            (bb, bs, bs, bs, *bcfg),
+            [2],
+            lambda dev: [randn(bb, bs, bs)(dev), randn(bb, bs, bs)(dev)],
+            lambda a, b_: torch.bmm(a.double(), b_.double()) if cpu else torch.bmm(a.float(), b_.float()),
+            lambda a, b_: torch.bmm(a, b_),
+            work=2 * bb * bs**3,
+            torch_name="torch (cuBLAS)",
+        )
+    )
     # GEMV, softmax, layernorm, RMSNorm: memory-bound (GB/s)
     gn, gk = (300, 200) if cpu else (16384, 16384)
     out.append(

@@ -272,3 +272,57 @@ def rmsnorm(M, N, threads):
                 Y[bx, j] = x[j] * T.rsqrt(s[0] / N + 1e-6)
 
     return main
+
+
+def dequant_gemm(M, N, K, block_M, block_N, block_K, num_stages, threads):
+    """C = A @ dequant(B).T * scale: B holds int4 weights two per byte (low nibble first, zero point
+    8), unpacked into a shared fp16 tile inside the K loop (TileLang's dequantize_gemm style)."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), "float16"),
+        B_packed: T.Tensor((N, K // 2), "uint8"),
+        Scale: T.Tensor((N,), "float16"),
+        C: T.Tensor((M, N), "float16"),
+    ):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_N, block_K // 2), "uint8")
+            B_dequant = T.alloc_shared((block_N, block_K), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float")
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B_packed[bx * block_N, ko * block_K // 2], B_shared)
+                for i, j in T.Parallel(block_N, block_K):
+                    nibble = (T.cast(B_shared[i, j // 2], "int32") >> ((j % 2) * 4)) & 15
+                    B_dequant[i, j] = T.cast(nibble - 8, "float16")
+                T.gemm(A_shared, B_dequant, C_local, transpose_B=True)
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = C_local[i, j] * Scale[bx * block_N + j]
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def batched_gemm(batch, M, N, K, block_M, block_N, block_K, num_stages, threads):
+    """C[b] = A[b] @ B[b] for every b: a GEMM per block of the grid's third axis."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((batch, M, K), "float16"),
+        B: T.Tensor((batch, K, N), "float16"),
+        C: T.Tensor((batch, M, N), "float16"),
+    ):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), batch, threads=threads) as (bx, by, bz):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float")
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[bz, by * block_M : (by + 1) * block_M, ko * block_K : (ko + 1) * block_K], A_shared)
+                T.copy(B[bz, ko * block_K : (ko + 1) * block_K, bx * block_N : (bx + 1) * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[bz, by * block_M : (by + 1) * block_M, bx * block_N : (bx + 1) * block_N])
+
+    return main

@@ -121,10 +121,26 @@ def test_heuristic_stages_follow_shared_memory():
     assert shape.acc_elems <= tuning.REGS_PER_THREAD * 32 * choice.num_warps
 
 
-def test_gemm_and_other_kernels_keep_the_source_launch():
+def test_gemm_keeps_its_warps_and_gets_at_least_three_stages():
     kernel = prim(gemm, 200, 136, 120, 64, 64, 32, 3, 128)
     assert tuning.shape_of(kernel.prim_func).kind == "gemm"
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LITERAL
+    assert tuning.heuristic(prim(gemm, 200, 136, 120, 64, 64, 32, 4, 128).prim_func, HOPPER) == tuning.LITERAL
+    two = prim(gemm, 200, 136, 120, 64, 64, 32, 2, 128).prim_func
+    assert tuning.heuristic(two, HOPPER) == tuning.LaunchChoice(None, 3)
+    # 256x256x128 fp16 tiles: 3 stages (384 KiB) do not fit, the source's 2 stay
+    big = prim(gemm, 600, 600, 600, 256, 256, 128, 2, 256).prim_func
+    assert tuning.heuristic(big, HOPPER) == tuning.LITERAL
+
+
+def test_element_wise_kernels_keep_the_source_launch():
+    @T.prim_func
+    def add(A: T.Tensor((300,), "float32"), B: T.Tensor((300,), "float32")):
+        with T.Kernel(3, threads=256) as bx:
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = A[bx * 128 + i] + 1.0
+
+    assert tuning.heuristic(tilelang.compile(add, out_idx=[1]).prim_func, HOPPER) == tuning.LITERAL
 
 
 @pytest.mark.parametrize("capability", [None, (8, 0), (8, 9)])
@@ -276,3 +292,15 @@ def test_fast_math_kernel_is_exact(dev):
     ref = torch.tanh(x) + torch.sin(x) + torch.cos(x) + torch.log(x.abs() + 1) + torch.log2(x * x + 2)
     assert_close(out, ref, atol=1e-3 if out.is_cuda else 1e-5, rtol=1e-3 if out.is_cuda else 1e-5)
     assert math.isfinite(float(out.sum()))
+
+
+def test_search_is_off_under_the_interpreter(monkeypatch):
+    """TILE2TRITON_TUNE=search times candidates on a GPU only: interpreted calls stay deterministic."""
+    monkeypatch.setenv(tuning.ENV, "search")
+    kernel = prim(gemm, 70, 90, 100, 32, 32, 32, 2, 128)
+    a = torch.randn(70, 100, dtype=torch.float16)
+    b = torch.randn(100, 90, dtype=torch.float16)
+    out = kernel(a, b)
+    assert kernel.tuning is None
+    assert kernel.launch_choice is None  # nothing chosen: launch parameters do not exist there
+    assert_close(out, a.double() @ b.double(), atol=2e-2, rtol=1e-2)

@@ -8,7 +8,7 @@ from .passes.check import check
 from .runtime.kernel import JITKernel
 
 
-def compile(func: KernelSource, out_idx=None, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
+def compile(func: KernelSource, out_idx=None, *, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
     ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
     if not isinstance(func, KernelSource):

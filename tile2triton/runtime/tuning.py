@@ -2,8 +2,8 @@
 
 A TileLang kernel names its threads and its ``T.Pipelined`` stage count; the literal translation
 launches ``threads / 32`` warps and pipelines with that stage count.  TileLang's compiler and
-Triton's schedule the same tile program differently (TileLang warp-specializes a TMA producer on
-Hopper), so the literal numbers are not always Triton's fastest for that program.  Tile sizes and
+Triton's schedule the same tile program differently, so the literal numbers are not always
+Triton's fastest for that program (BENCHMARKS.md measures by how much).  Tile sizes and
 results never change here: only ``num_warps``, the pipeline depth and Triton's warp
 specialization, which a Triton programmer would tune for the same kernel.
 
@@ -159,18 +159,20 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
     * a loop with two dependent gemms (attention): the fewest warps (4, 8, 16) that hold its
       accumulators in at most REGS_PER_THREAD registers a thread, and 3 pipeline stages where
       they fit in shared memory (else 2; 4 was slower wherever it fit);
-    * everything else (GEMM, reductions, element-wise) as written: measured at parity or faster.
+    * a loop with one gemm: the source's warps, and at least 3 stages where they fit (2 stages
+      were slower than 3 on every GEMM measured; more than 3 gained nothing, so more stay);
+    * everything else (reductions, element-wise) as written: measured at parity or faster.
     """
     if capability is None or capability < (9, 0):
         return LITERAL  # measured on Hopper only: elsewhere the literal translation
     shape = shape_of(func)
-    if shape.kind != "attention" or not shape.stages:
+    if not shape.stages or shape.kind == "other":
         return LITERAL
+    fits = [n for n in (3, 2) if n * shape.stage_bytes + shape.fixed_bytes <= SMEM_LIMIT - SMEM_SLACK]
+    if shape.kind == "gemm":
+        return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
     warps = next((w for w in (4, 8, 16) if shape.acc_elems <= REGS_PER_THREAD * 32 * w), max(16, shape.threads // 32))
-    stages = next(
-        (n for n in (3, 2) if n * shape.stage_bytes + shape.fixed_bytes <= SMEM_LIMIT - SMEM_SLACK), shape.stages
-    )
-    return LaunchChoice(warps, stages)
+    return LaunchChoice(warps, fits[0] if fits else shape.stages)
 
 
 def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[LaunchChoice]:

@@ -8,7 +8,7 @@ and ``pass_configs`` on both, checks both outputs against torch in higher precis
 both and torch with ``triton.testing.do_bench`` (L2 flushed between runs; the figure is the median
 of all timed runs, their count printed).  The last column is ``TileLang ms / tile2triton ms``.
 
-On the GPU machine (real TileLang from the carried wheels, see /work/shared/tools/with-tilelang.sh):
+On the GPU machine, with real TileLang installed next to tile2triton (from carried wheels there):
 
     source .whl/with-tilelang.sh && PYTHONPATH=$PYTHONPATH:. python benchmarks/vs_tilelang.py [--sweep] [--only fa]
 

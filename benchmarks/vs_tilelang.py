@@ -10,9 +10,9 @@ of all timed runs, their count printed).  The last column is ``TileLang ms / til
 
 On the GPU machine, with real TileLang installed next to tile2triton (from carried wheels there):
 
-    source .whl/with-tilelang.sh && PYTHONPATH=$PYTHONPATH:. python benchmarks/vs_tilelang.py [--sweep] [--only fa]
+    PYTHONPATH=<TileLang's site folder>:. python benchmarks/vs_tilelang.py [--sweep narrow] [--only FA]
 
-``--sweep`` also times tile2triton under each launch choice ``runtime/tuning.candidates`` gives
+``--sweep narrow|wide`` also times tile2triton under each launch choice ``runtime/tuning.candidates`` gives
 (the data behind ``tuning.heuristic``); ``--literal`` sets ``TILE2TRITON_TUNE=0`` (the before
 column); ``--cpu`` runs the tile2triton side alone on tiny sizes through Triton's interpreter.
 Compiles run first in ``--jobs`` worker processes (both compilers cache on disk), so the main

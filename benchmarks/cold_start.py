@@ -17,6 +17,11 @@ output is checked against torch. "import" is `import tile2triton` after torch an
 
     PYTHONPATH=. python benchmarks/cold_start.py [--runs 3] [--only gemm,softmax,layernorm,flash_attn]
     PYTHONPATH=. python benchmarks/cold_start.py --cpu   # no GPU: Triton's interpreter, tiny sizes, 1 run
+    PYTHONPATH=$PYTHONPATH:. python benchmarks/cold_start.py --tilelang 0,10,16   # against real TileLang
+
+``--tilelang ROWS`` compares with real TileLang instead (it must be importable): the first call of
+benchmarks/vs_tilelang.py's rows, the same source through both, each in a fresh process with empty
+Triton, tile2triton and TileLang caches (vs_tilelang.cold_table).
 """
 
 from __future__ import annotations
@@ -170,7 +175,13 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu", action="store_true", help="Triton's interpreter at tiny sizes (no GPU needed)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
     parser.add_argument("--child", nargs=2, metavar=("KERNEL", "IMPL"), help=argparse.SUPPRESS)
+    parser.add_argument("--tilelang", default="", help="vs_tilelang.py row numbers: first call against TileLang")
     args = parser.parse_args(argv)
+    if args.tilelang:
+        import vs_tilelang
+
+        vs_tilelang.cold_table([int(x) for x in args.tilelang.split(",")], vs_tilelang.rows(False), True)
+        return 0
     if args.child:
         result = child(args.child[0], args.child[1], args.cpu)
         print("COLD_RESULT " + json.dumps(result), flush=True)

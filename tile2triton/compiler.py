@@ -25,11 +25,12 @@ def argument_key(value):
     return ("repr", type(value).__name__, repr(value))
 
 
-def compile(func: KernelSource, out_idx=None, target=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
+def compile(func: KernelSource, out_idx=None, target=None, *, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
-    ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py)."""
+    ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py).
+    ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
     prim = bind_prim_func(func, out_idx)
     check(prim)
-    return JITKernel(prim, target=target)
+    return JITKernel(prim, target=target, pass_configs=pass_configs)

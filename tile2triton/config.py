@@ -6,8 +6,10 @@ import os
 
 
 class PassConfigKey:
-    """TileLang's pass-configuration keys.  They tune TileLang's own compiler passes; Triton
-    compiles tile2triton's output, so ``pass_configs`` are accepted and have no effect."""
+    """TileLang's pass-configuration keys.  ``TL_ENABLE_FAST_MATH`` changes the generated code
+    (approximate tanh/sin/cos/log, ``codegen/intrinsics.py``); the others tune TileLang's own
+    compiler passes, and since Triton compiles tile2triton's output they are accepted and have no
+    effect."""
 
     TL_DISABLE_WARP_SPECIALIZED = "tl.disable_warp_specialized"
     TL_DISABLE_TMA_LOWER = "tl.disable_tma_lower"

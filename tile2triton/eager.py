@@ -388,7 +388,9 @@ class EagerFunction:
                     )
                     check(func)
                     stats.binds += 1
-                    kernel = JITKernel(func, target=self.options.get("target"))
+                    kernel = JITKernel(
+                        func, target=self.options.get("target"), pass_configs=self.options.get("pass_configs")
+                    )
                     self._kernels[key] = kernel
         return kernel, plan
 

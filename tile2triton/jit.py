@@ -56,7 +56,9 @@ class JITImpl:
                     raise TypeError(
                         f"@tilelang.jit factory {self.func.__name__} must return a @T.prim_func, got {type(prim).__name__}"
                     )
-                kernel = compile_prim_func(prim, self.out_idx, target=self.options.get("target"))
+                kernel = compile_prim_func(
+                    prim, self.out_idx, target=self.options.get("target"), pass_configs=self.options.get("pass_configs")
+                )
                 self._kernels[key] = kernel
         return kernel
 

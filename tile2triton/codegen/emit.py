@@ -156,7 +156,7 @@ def _lower_kernel(
     )
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
-    num_warps = next_pow2(max(1, kernel.threads // 32))
+    num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // 32))
     aligned = [p for p in args if p in lw.descriptors.aligned]
     launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param)
     return fn, launch, lw.helpers

@@ -20,12 +20,28 @@ DIRECT = {
 }  # fmt: skip
 
 
+# ``TL_ENABLE_FAST_MATH``: the functions Triton computes accurately (libdevice or a longer formula)
+# get the GPU's approximate instruction, as nvcc's --use_fast_math gives TileLang.  Triton already
+# uses the approximate instructions for exp, exp2, sqrt, rsqrt and division, so those stay.
+# TileLang name -> (PTX of the approximation, factor applied to its result)
+FAST_MATH = {
+    "tanh": ("tanh.approx.f32 $0, $1;", None),
+    "sin": ("sin.approx.ftz.f32 $0, $1;", None),
+    "cos": ("cos.approx.ftz.f32 $0, $1;", None),
+    "log2": ("lg2.approx.ftz.f32 $0, $1;", None),
+    "log": ("lg2.approx.ftz.f32 $0, $1;", math.log(2.0)),
+    "log10": ("lg2.approx.ftz.f32 $0, $1;", math.log10(2.0)),
+}
+
+
 def lower_call(lw, e: ir.Call) -> Tile:
     if e.fn in ptx.PTX_HELPERS:
         return ptx.lower_helper(lw, e)
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))
     fn = e.fn
+    if fn in FAST_MATH and lw.options.fast_math and not lw.options.interpret and e.dtype.bits <= 32:
+        return _fast_math(lw, e, args[0], axes)
     if fn in ("max", "min"):
         a, b = (lw.cast(x, e.dtype) if not _weak(x) else x for x in args)
         return Tile(P.call("tl." + DIRECT[fn], a.node, b.node), e.dtype, axes)
@@ -116,3 +132,12 @@ def _pow(lw, e: ir.Call, args, axes) -> Tile:
     else:
         out = P.call("tl.exp2", P.binop("*", exp.node, P.call("tl.log2", b)))
     return _result(lw, out, base, e, axes)
+
+
+def _fast_math(lw, e: ir.Call, x: Tile, axes) -> Tile:
+    asm, factor = FAST_MATH[e.fn]
+    operand = convert(x.node, FLOAT32, x.axes) if x.dtype != FLOAT32 else x.node
+    out = ptx.inline_asm(asm, "=r,r", [operand], FLOAT32, True, 1)
+    if factor is not None:
+        out = P.binop("*", out, P.const(factor))
+    return _result(lw, out, x, e, axes)

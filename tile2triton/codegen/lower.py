@@ -80,6 +80,20 @@ class LoweringOptions:
     tensor_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_SHARED_SCRATCH", False))
+    # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
+    # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
+    num_warps: int | None = None
+    num_stages: int | None = None
+    warp_specialize: bool = False
+    # pass_configs' TL_ENABLE_FAST_MATH: approximate PTX for the functions Triton computes accurately
+    fast_math: bool = False
+
+    def pipeline_kwargs(self, source_stages: int) -> dict:
+        """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
+        kwargs = {"num_stages": self.num_stages or source_stages}
+        if self.warp_specialize and not self.interpret:
+            kwargs["warp_specialize"] = True
+        return kwargs
 
 
 @dataclass

@@ -163,7 +163,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     elif s.kind == "pipelined" and s.num_stages:
         if len(args) == 1:
             args = [P.const(0)] + args
-        iterator = P.call("tl.range", *args, num_stages=s.num_stages)
+        iterator = P.call("tl.range", *args, **lw.options.pipeline_kwargs(s.num_stages))
     elif unrolled:
         iterator = P.call("tl.static_range", *args)
     else:

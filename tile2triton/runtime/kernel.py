@@ -20,6 +20,7 @@ from .. import ir
 from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
 from ..errors import KernelCallError
+from . import tuning
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
@@ -42,8 +43,11 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 class JITKernel:
     """A compiled TileLang program (TileLang's ``JITKernel``)."""
 
-    def __init__(self, func: ir.PrimFunc, target=None):
+    def __init__(self, func: ir.PrimFunc, target=None, pass_configs=None, launch: tuning.LaunchChoice | None = None):
         self.prim_func = func
+        self.pass_configs = dict(pass_configs or {})
+        self.launch_choice = launch  # None: chosen on the first GPU compile (runtime/tuning.py)
+        self.tuning: tuning.SearchReport | None = None  # what a first-call search did
         self.out_idx = list(func.out_idx)
         self.target = resolve_target(target)
         self._compiled: dict[bool | tuple, Lowered] = {}
@@ -72,13 +76,84 @@ class JITKernel:
         with self._compile_lock:  # two threads' first calls lower and load the kernel once
             launcher = self._compiled.get(key)
             if launcher is None:
-                options = LoweringOptions(interpret=interpret, tensor_descriptors=descriptors)
+                options = LoweringOptions(
+                    interpret=interpret, tensor_descriptors=descriptors, **self._launch_options(interpret)
+                )
                 module = emit_module(self.prim_func, options)
                 loaded = load_module(module.source, self.prim_func.name, interpret)
                 stats.compiles += 1
                 launcher = Lowered(module, loaded, self._plan)
                 self._compiled[key] = launcher
         return launcher
+
+    def _launch_options(self, interpret: bool) -> dict:
+        """Lowering options from the launch choice (runtime/tuning.py) and the pass configs."""
+        options = {"fast_math": tuning.fast_math(self.pass_configs)}
+        if interpret:
+            return options
+        if self.launch_choice is None:
+            self.launch_choice = tuning.LITERAL
+            if tuning.mode() != "off" and torch.cuda.is_available():
+                self.launch_choice = tuning.heuristic(self.prim_func, torch.cuda.get_device_capability())
+        return {**options, **self.launch_choice.lowering()}
+
+    def _search_launch(self, launcher: Lowered, slots: list, values: dict) -> Lowered:
+        """``TILE2TRITON_TUNE=search``: time a few launch choices on this first call, keep the fastest."""
+        key = next(k for k, v in self._compiled.items() if v is launcher)
+        descriptors = None if key is False else False
+        cache_key = tuning.cache_key(launcher.module.source)
+        built = {self.launch_choice: launcher}
+
+        def compile_choice(choice):
+            if choice not in built:
+                built[choice] = self._variant(choice, descriptors)
+            return built[choice]
+
+        def launch(variant):
+            with interpreter_mode(False):
+                self._launch(variant, slots, values)
+
+        choice = tuning.load_cached(cache_key)
+        if choice is not None:
+            self.tuning = tuning.SearchReport(choice, {}, 0.0, True)
+        else:
+            self.tuning = tuning.search(compile_choice, launch, self.prim_func, torch.cuda.get_device_capability())
+            choice = self.tuning.choice
+            tuning.store_cached(cache_key, choice, self.tuning.timings_ms)
+        if choice == self.launch_choice:
+            return launcher
+        chosen = compile_choice(choice)
+        self.launch_choice = choice
+        for stale in [k for k in self._compiled if k is False or k == (False, False)]:
+            del self._compiled[stale]
+        self._compiled[key] = chosen
+        return chosen
+
+    def _literal_launcher(self, launcher: Lowered) -> Lowered | None:
+        """The GPU lowering launched as the source says, replacing ``launcher`` whose launch choice
+        failed to build; None when ``launcher`` already is that."""
+        if self.launch_choice in (None, tuning.LITERAL):
+            return None
+        key = next(k for k, v in self._compiled.items() if v is launcher)
+        self.launch_choice = tuning.LITERAL
+        for stale in [k for k in self._compiled if k is False or k == (False, False)]:
+            del self._compiled[stale]
+        return self._compile(False, None if key is False else False)
+
+    def _variant(self, choice: tuning.LaunchChoice, descriptors: bool | None) -> Lowered:
+        """The GPU lowering under another launch choice (not cached on the kernel)."""
+        saved = self.launch_choice
+        self.launch_choice = choice
+        try:
+            default = tensor_descriptors_supported(False)
+            use = default if descriptors is None else descriptors
+            options = LoweringOptions(interpret=False, tensor_descriptors=use, **self._launch_options(False))
+            module = emit_module(self.prim_func, options)
+            loaded = load_module(module.source, self.prim_func.name, False)
+            stats.compiles += 1
+            return Lowered(module, loaded, self._plan)
+        finally:
+            self.launch_choice = saved
 
     def get_kernel_source(self, kernel_only: bool = True, interpret: bool | None = None) -> str:
         """The generated Triton source (for the GPU unless this machine has none)."""
@@ -188,11 +263,21 @@ class JITKernel:
                 ensure_allocator()
         # Triton launches on the current CUDA device: make the tensors' device current
         with NULL_CONTEXT if interpret or device.index is None else cuda_device_guard(device.index):
+            if not launcher.warm and not interpret and self.tuning is None and tuning.mode() == "search":
+                if tuning.searchable(self.prim_func):
+                    launcher = self._search_launch(launcher, slots, values)
             if launcher.warm and (not interpret or interpret_env_on()):
                 self._launch(launcher, slots, values)
             else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
                 with interpreter_mode(interpret):
-                    self._launch(launcher, slots, values)
+                    try:
+                        self._launch(launcher, slots, values)
+                    except Exception:
+                        literal = None if interpret or launcher.warm else self._literal_launcher(launcher)
+                        if literal is None:
+                            raise
+                        launcher = literal  # the chosen launch did not build (shared memory): as written
+                        self._launch(launcher, slots, values)
                 if not launcher.warm:
                     launcher.warm = True
                     self._entry = generate_launcher(plan, self._compiled, self._call) or self._call

@@ -1,0 +1,306 @@
+"""Launch parameters chosen for speed (runtime/tuning.py) and pass configs that change code
+(TL_ENABLE_FAST_MATH): the choices, the generated source, and that results stay exact."""
+
+import math
+
+import pytest
+import torch
+from t2t_util import assert_close
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton.runtime import tuning
+from tile2triton.runtime.kernel import JITKernel
+
+
+def attention(batch, heads, seq, dim, block_M, block_N, num_stages, threads, causal=False):
+    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    shape = [batch, heads, seq, dim]
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"), V: T.Tensor(shape, "float16"),
+             Output: T.Tensor(shape, "float16")):  # fmt: skip
+        with T.Kernel(T.ceildiv(seq, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_M, dim], "float16")
+            K_shared = T.alloc_shared([block_N, dim], "float16")
+            V_shared = T.alloc_shared([block_N, dim], "float16")
+            acc_s = T.alloc_fragment([block_M, block_N], "float")
+            acc_s_cast = T.alloc_fragment([block_M, block_N], "float16")
+            acc_o = T.alloc_fragment([block_M, dim], "float")
+            m = T.alloc_fragment([block_M], "float")
+            m_prev = T.alloc_fragment([block_M], "float")
+            rescale = T.alloc_fragment([block_M], "float")
+            row_sum = T.alloc_fragment([block_M], "float")
+            denom = T.alloc_fragment([block_M], "float")
+            T.copy(Q[bz, by, bx * block_M : (bx + 1) * block_M, :], Q_shared)
+            T.fill(acc_o, 0)
+            T.fill(denom, 0)
+            T.fill(m, -T.infinity("float"))
+            stop = (
+                T.min(T.ceildiv(seq, block_N), T.ceildiv((bx + 1) * block_M, block_N))
+                if causal
+                else T.ceildiv(seq, block_N)
+            )
+            for k in T.Pipelined(stop, num_stages=num_stages):
+                T.copy(K[bz, by, k * block_N : (k + 1) * block_N, :], K_shared)
+                for i, j in T.Parallel(block_M, block_N):
+                    keep = (k * block_N + j < seq) & ((bx * block_M + i >= k * block_N + j) | (not causal))
+                    acc_s[i, j] = T.if_then_else(keep, 0, -T.infinity("float"))
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True)
+                T.copy(m, m_prev)
+                T.reduce_max(acc_s, m, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    rescale[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(acc_s, row_sum, dim=1)
+                for i in T.Parallel(block_M):
+                    denom[i] = denom[i] * rescale[i] + row_sum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(block_M, dim):
+                    acc_o[i, j] *= rescale[i]
+                T.copy(V[bz, by, k * block_N : (k + 1) * block_N, :], V_shared)
+                T.gemm(acc_s_cast, V_shared, acc_o)
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] /= denom[i]
+            T.copy(acc_o, Output[bz, by, bx * block_M : (bx + 1) * block_M, :])
+
+    return main
+
+
+def gemm(M, N, K, bm, bn, bk, stages, threads):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_f = T.alloc_fragment((bm, bn), "float")
+            T.clear(C_f)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[ko * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * bm, bx * bn])
+
+    return main
+
+
+def prim(factory, *args, pass_configs=None):
+    return tilelang.jit(out_idx=[-1], pass_configs=pass_configs)(factory)(*args)
+
+
+def attention_ref(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal)
+
+
+HOPPER = (9, 0)
+
+
+# ----------------------------------------------------------------------------- the heuristic
+def test_attention_shape_and_heuristic_d128():
+    """TileLang's example config (128x128 tiles, 256 threads, 2 stages, D128): 8 warps hold the
+    two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory."""
+    kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
+    shape = tuning.shape_of(kernel.prim_func)
+    assert shape == tuning.KernelShape("attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2)
+    assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(8, 3)
+
+
+def test_heuristic_d64_takes_four_warps():
+    kernel = prim(attention, 1, 2, 200, 64, 128, 128, 2, 256)
+    assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(4, 3)
+
+
+def test_heuristic_stages_follow_shared_memory():
+    """256-row Q tiles at D128: three stages of K and V no longer fit beside Q, so two; 16 warps."""
+    kernel = prim(attention, 1, 1, 300, 128, 256, 128, 3, 256)
+    choice = tuning.heuristic(kernel.prim_func, HOPPER)
+    shape = tuning.shape_of(kernel.prim_func)
+    assert 3 * shape.stage_bytes + shape.fixed_bytes > tuning.SMEM_LIMIT - tuning.SMEM_SLACK
+    assert choice == tuning.LaunchChoice(16, 2)
+    assert shape.acc_elems <= tuning.REGS_PER_THREAD * 32 * choice.num_warps
+
+
+def test_gemm_keeps_its_warps_and_gets_at_least_three_stages():
+    kernel = prim(gemm, 200, 136, 120, 64, 64, 32, 3, 128)
+    assert tuning.shape_of(kernel.prim_func).kind == "gemm"
+    assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LITERAL
+    assert tuning.heuristic(prim(gemm, 200, 136, 120, 64, 64, 32, 4, 128).prim_func, HOPPER) == tuning.LITERAL
+    two = prim(gemm, 200, 136, 120, 64, 64, 32, 2, 128).prim_func
+    assert tuning.heuristic(two, HOPPER) == tuning.LaunchChoice(None, 3)
+    # 256x256x128 fp16 tiles: 3 stages (384 KiB) do not fit, the source's 2 stay
+    big = prim(gemm, 600, 600, 600, 256, 256, 128, 2, 256).prim_func
+    assert tuning.heuristic(big, HOPPER) == tuning.LITERAL
+
+
+def test_element_wise_kernels_keep_the_source_launch():
+    @T.prim_func
+    def add(A: T.Tensor((300,), "float32"), B: T.Tensor((300,), "float32")):
+        with T.Kernel(3, threads=256) as bx:
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = A[bx * 128 + i] + 1.0
+
+    assert tuning.heuristic(tilelang.compile(add, out_idx=[1]).prim_func, HOPPER) == tuning.LITERAL
+
+
+@pytest.mark.parametrize("capability", [None, (8, 0), (8, 9)])
+def test_heuristic_only_on_hopper(capability):
+    kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
+    assert tuning.heuristic(kernel.prim_func, capability) == tuning.LITERAL
+
+
+def test_candidates_start_with_the_literal_launch_and_are_unique():
+    kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
+    cands = tuning.candidates(kernel.prim_func, HOPPER)
+    assert cands[0] == tuning.LaunchChoice(8, 2) and cands[1] == tuning.LaunchChoice(8, 3)
+    assert len(set(cands)) == len(cands)
+    assert tuning.LaunchChoice(8, 3, True) in cands
+    wide = tuning.candidates(kernel.prim_func, HOPPER, wide=True)
+    assert set(cands) <= set(wide) and tuning.LaunchChoice(4, 1) in wide
+    # warp specialization is offered with 8 warps or more only (Triton 3.6 fails to build it with 4)
+    d64 = tuning.candidates(prim(attention, 1, 2, 200, 64, 128, 128, 2, 256).prim_func, HOPPER)
+    assert not any(c.warp_specialize and c.num_warps < 8 for c in d64)
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"), [(None, "heuristic"), ("", "heuristic"), ("1", "heuristic"), ("0", "off"), ("off", "off"),
+                        ("search", "search")],
+)  # fmt: skip
+def test_mode_from_environment(monkeypatch, value, mode):
+    if value is None:
+        monkeypatch.delenv(tuning.ENV, raising=False)
+    else:
+        monkeypatch.setenv(tuning.ENV, value)
+    assert tuning.mode() == mode
+
+
+# ----------------------------------------------------------------------------- generated code
+def test_launch_choice_reaches_the_generated_source():
+    kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
+    tuned = JITKernel(kernel.prim_func, launch=tuning.LaunchChoice(8, 3, True))
+    source = tuned.get_kernel_source(interpret=False)
+    assert "num_stages=3, warp_specialize=True" in source
+    assert tuned.lowered(False).launches[0].num_warps == 8
+    literal = JITKernel(kernel.prim_func, launch=tuning.LITERAL)
+    assert "num_stages=2)" in literal.get_kernel_source(interpret=False)
+    assert "warp_specialize" not in literal.get_kernel_source(interpret=False)
+    # under the interpreter launch parameters do not exist: no warp specialization asked for
+    assert "warp_specialize" not in tuned.get_kernel_source(interpret=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_tuned_attention_is_exact(dev, causal):
+    """A launch choice changes how Triton schedules the program, never what it computes."""
+    b, h, s, d = 1, 2, 150, 64
+    kernel = prim(attention, b, h, s, d, 64, 32, 2, 128, causal)
+    tuned = JITKernel(kernel.prim_func, launch=tuning.LaunchChoice(4, 3))
+    q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.float16) for _ in range(3))
+    out = tuned(q, k, v)
+    assert_close(out, attention_ref(q, k, v, causal), atol=2e-3, rtol=2e-3)
+
+
+def test_searchable_only_when_every_write_is_a_runtime_output():
+    assert tuning.searchable(prim(gemm, 200, 136, 120, 64, 64, 32, 3, 128).prim_func)
+
+    @T.prim_func
+    def in_place(A: T.Tensor((100,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(100):
+                A[i] = A[i] * 2.0
+
+    assert not tuning.searchable(tilelang.compile(in_place).prim_func)
+
+    @T.prim_func
+    def atomics(A: T.Tensor((100,), "float32"), S: T.Tensor((1,), "float32")):
+        with T.Kernel(4, threads=128):
+            for i in T.Parallel(100):
+                T.atomic_add(S[0], A[i])
+
+    assert not tuning.searchable(tilelang.compile(atomics, out_idx=[1]).prim_func)
+
+
+def test_search_cache_round_trip(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILE2TRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TILE2TRITON_DISABLE_CACHE", raising=False)
+    choice = tuning.LaunchChoice(4, 3, True)
+    tuning.store_cached("k1", choice, {"w4 s3 ws": 1.0})
+    tuning.store_cached("k2", tuning.LITERAL, {})
+    assert tuning.load_cached("k1") == choice
+    assert tuning.load_cached("k2") == tuning.LITERAL
+    assert tuning.load_cached("missing") is None
+    (tmp_path / "tuning.json").write_text("not json")
+    assert tuning.load_cached("k1") is None
+
+
+def test_search_keeps_the_fastest_and_skips_what_fails(monkeypatch):
+    kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
+    cands = tuning.candidates(kernel.prim_func, HOPPER)
+    fake_ms = {c: 5.0 - i for i, c in enumerate(cands)}  # the last candidate is fastest...
+    broken = cands[-1]  # ...but does not build
+    launched = []
+
+    def compile_choice(choice):  # the "launcher" is the choice itself here
+        if choice == broken:
+            raise RuntimeError("out of resource: shared memory")
+        return choice
+
+    monkeypatch.setattr(tuning, "time_launch", lambda run, reps=10: run() or fake_ms[launched[-1]])
+    report = tuning.search(compile_choice, launched.append, kernel.prim_func, HOPPER)
+    assert report.choice == cands[-2]
+    assert broken.label() not in report.timings_ms
+    assert len(report.timings_ms) == len(cands) - 1
+    assert set(launched) == set(cands) - {broken}
+
+
+# ----------------------------------------------------------------------------- fast math
+def math_kernel(N, fast):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                x = A[bx * 128 + i]
+                B[bx * 128 + i] = T.tanh(x) + T.sin(x) + T.cos(x) + T.log(T.abs(x) + 1.0) + T.log2(x * x + 2.0)
+
+    configs = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True} if fast else None
+    return tilelang.compile(main, out_idx=[1], pass_configs=configs)
+
+
+def test_fast_math_changes_the_gpu_source_only_when_asked():
+    fast = math_kernel(300, True).get_kernel_source(interpret=False)
+    for asm in ("tanh.approx.f32", "sin.approx.ftz.f32", "cos.approx.ftz.f32", "lg2.approx.ftz.f32"):
+        assert asm in fast
+    plain = math_kernel(300, False).get_kernel_source(interpret=False)
+    assert "inline_asm" not in plain
+    # Triton's interpreter cannot run PTX: the same kernel keeps the accurate functions there
+    assert "inline_asm" not in math_kernel(300, True).get_kernel_source(interpret=True)
+
+
+def test_fast_math_flag_from_pass_configs():
+    assert tuning.fast_math({"tl.enable_fast_math": True})
+    assert tuning.fast_math({tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: 1})
+    assert not tuning.fast_math({"tl.enable_fast_math": False})
+    assert not tuning.fast_math(None)
+    assert not tuning.fast_math({"tl.disable_tma_lower": True})
+
+
+def test_fast_math_kernel_is_exact(dev):
+    """Under the interpreter (and within the approximations' error on a GPU) the result is torch's."""
+    n = 300
+    a = torch.randn(n, device=dev) * 3
+    out = math_kernel(n, True)(a)
+    x = a.double()
+    ref = torch.tanh(x) + torch.sin(x) + torch.cos(x) + torch.log(x.abs() + 1) + torch.log2(x * x + 2)
+    assert_close(out, ref, atol=1e-3 if out.is_cuda else 1e-5, rtol=1e-3 if out.is_cuda else 1e-5)
+    assert math.isfinite(float(out.sum()))
+
+
+def test_search_is_off_under_the_interpreter(monkeypatch):
+    """TILE2TRITON_TUNE=search times candidates on a GPU only: interpreted calls stay deterministic."""
+    monkeypatch.setenv(tuning.ENV, "search")
+    kernel = prim(gemm, 70, 90, 100, 32, 32, 32, 2, 128)
+    a = torch.randn(70, 100, dtype=torch.float16)
+    b = torch.randn(100, 90, dtype=torch.float16)
+    out = kernel(a, b)
+    assert kernel.tuning is None
+    assert kernel.launch_choice is None  # nothing chosen: launch parameters do not exist there
+    assert_close(out, a.double() @ b.double(), atol=2e-2, rtol=1e-2)

@@ -1,0 +1,330 @@
+"""Launch parameters chosen for speed from the user's own source (issue 14).
+
+A TileLang kernel names its threads and its ``T.Pipelined`` stage count; the literal translation
+launches ``threads / 32`` warps and pipelines with that stage count.  TileLang's compiler and
+Triton's schedule the same tile program differently, so the literal numbers are not always
+Triton's fastest for that program (BENCHMARKS.md measures by how much).  Tile sizes and
+results never change here: only ``num_warps``, the pipeline depth and Triton's warp
+specialization, which a Triton programmer would tune for the same kernel.
+
+Two routes, in this order:
+
+* ``heuristic`` -- a table measured on an H200 by kernel shape (``KernelShape``): what the
+  program's pipelined loop holds (two dependent ``T.gemm`` = attention, one = GEMM) and its tiles.
+  No cold-start cost.  ``BENCHMARKS.md`` has the measurements behind each entry.
+* ``search`` -- with ``TILE2TRITON_TUNE=search``, the first call on a GPU compiles a few
+  candidates around the heuristic's choice (``candidates``), times each on the call's own
+  arguments and keeps the fastest, remembered on disk per kernel source, GPU and Triton version
+  (``<TILE2TRITON_CACHE_DIR>/tuning.json``).  Only kernels whose every global write goes to an
+  output the runtime allocates (no atomics, no in-place updates) are searched, since a candidate
+  runs several times.
+
+``TILE2TRITON_TUNE=0`` turns both off (the literal ``threads / 32`` warps and stage count).
+Under Triton's interpreter nothing is chosen: launch parameters do not exist there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from .. import ir
+
+ENV = "TILE2TRITON_TUNE"
+
+
+@dataclass(frozen=True)
+class LaunchChoice:
+    """Triton launch parameters for one kernel; ``None`` keeps what the source says."""
+
+    num_warps: int | None = None
+    num_stages: int | None = None  # replaces every T.Pipelined loop's num_stages
+    warp_specialize: bool = False
+
+    def lowering(self) -> dict:
+        """The ``LoweringOptions`` fields this choice sets."""
+        return {
+            "num_warps": self.num_warps,
+            "num_stages": self.num_stages,
+            "warp_specialize": self.warp_specialize,
+        }
+
+    def label(self) -> str:
+        parts = [
+            f"w{self.num_warps}" if self.num_warps else "w=src",
+            f"s{self.num_stages}" if self.num_stages else "s=src",
+        ]
+        if self.warp_specialize:
+            parts.append("ws")
+        return " ".join(parts)
+
+
+LITERAL = LaunchChoice()
+
+
+def mode() -> str:
+    """``"off"``, ``"heuristic"`` (the default) or ``"search"``, from ``TILE2TRITON_TUNE``."""
+    value = os.environ.get(ENV, "").strip().lower()
+    if value in ("0", "off", "false", "no"):
+        return "off"
+    if value in ("search", "2"):
+        return "search"
+    return "heuristic"
+
+
+def fast_math(pass_configs) -> bool:
+    """``pass_configs={"tl.enable_fast_math": True}`` (``PassConfigKey.TL_ENABLE_FAST_MATH``)."""
+    if not pass_configs:
+        return False
+    value = dict(pass_configs).get("tl.enable_fast_math", False)
+    return value not in (False, 0, None, "0", "false", "False")
+
+
+# ------------------------------------------------------------------------------ kernel shape
+SMEM_LIMIT = 232448  # bytes of shared memory one block may use on sm_90
+SMEM_SLACK = 2048  # barriers and Triton's own scratch (1856 bytes in the attention loops measured)
+REGS_PER_THREAD = 192  # accumulator elements per thread above which the loop spills (measured)
+
+
+@dataclass(frozen=True)
+class KernelShape:
+    """What the heuristic looks at: the gemms of the loop with the most of them, and the threads."""
+
+    kind: str  # "attention" (>= 2 gemms in one loop), "gemm" (1), "other"
+    threads: int
+    acc_elems: int  # elements of the loop's gemm accumulators together
+    stages: int  # the loop's num_stages (0 when it has none)
+    stage_bytes: int = 0  # shared bytes the loop's global->shared copies fill per iteration
+    fixed_bytes: int = 0  # other shared gemm operands (a Q tile loaded once)
+
+
+def shape_of(func: ir.PrimFunc) -> KernelShape:
+    kernel = func.kernels[0] if len(func.kernels) == 1 else None
+    if kernel is None:
+        return KernelShape("other", 128, 0, 0)
+    best, best_key = KernelShape("other", kernel.threads, 0, 0), (0, 0)
+    for st in ir.walk(kernel.body):
+        if not isinstance(st, ir.For):
+            continue
+        body = list(ir.walk(st.body))
+        gemms = [g for g in body if isinstance(g, ir.Gemm)]
+        if not gemms:
+            continue
+        accs = {g.c.buffer for g in gemms}
+        filled = {c.dst.buffer for c in body if isinstance(c, ir.Copy) and _global_to_shared(c)}
+        operands = {r.buffer for g in gemms for r in (g.a, g.b) if r.buffer.scope == ir.SHARED}
+        key = (len(gemms), sum(_elems(b.shape) for b in accs))
+        if key > best_key:
+            best_key = key
+            best = KernelShape(
+                "attention" if len(gemms) >= 2 else "gemm",
+                kernel.threads,
+                key[1],
+                st.num_stages or 0,
+                sum(_bytes(b) for b in filled),
+                sum(_bytes(b) for b in operands - filled),
+            )
+    return best
+
+
+def _global_to_shared(c: ir.Copy) -> bool:
+    src, dst = c.src, c.dst
+    return (
+        isinstance(src, ir.Region)
+        and isinstance(dst, ir.Region)
+        and src.buffer.scope == ir.GLOBAL
+        and dst.buffer.scope == ir.SHARED
+    )
+
+
+def _elems(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d if isinstance(d, int) else 1
+    return n
+
+
+def _bytes(buffer: ir.Buffer) -> int:
+    return _elems(buffer.shape) * max(1, buffer.dtype.bits // 8)
+
+
+# ------------------------------------------------------------------------------ the heuristic
+def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchChoice:
+    """The table measured on an H200 with Triton 3.6 (BENCHMARKS.md, "Launch parameters"):
+
+    * a loop with two dependent gemms (attention): the fewest warps (4, 8, 16) that hold its
+      accumulators in at most REGS_PER_THREAD registers a thread, and 3 pipeline stages where
+      they fit in shared memory (else 2; 4 was slower wherever it fit);
+    * a loop with one gemm: the source's warps, and at least 3 stages where they fit (2 stages
+      were slower than 3 on every GEMM measured; more than 3 gained nothing, so more stay);
+    * everything else (reductions, element-wise) as written: measured at parity or faster.
+    """
+    if capability is None or capability < (9, 0):
+        return LITERAL  # measured on Hopper only: elsewhere the literal translation
+    shape = shape_of(func)
+    if not shape.stages or shape.kind == "other":
+        return LITERAL
+    fits = [n for n in (3, 2) if n * shape.stage_bytes + shape.fixed_bytes <= SMEM_LIMIT - SMEM_SLACK]
+    if shape.kind == "gemm":
+        return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
+    warps = next((w for w in (4, 8, 16) if shape.acc_elems <= REGS_PER_THREAD * 32 * w), max(16, shape.threads // 32))
+    return LaunchChoice(warps, fits[0] if fits else shape.stages)
+
+
+def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[LaunchChoice]:
+    """What a first-call search times: the literal launch, the heuristic's choice and its
+    neighbours (2 or 3 stages; warp specialization with 8 warps or more, where Triton 3.6 builds
+    it).  ``wide`` (benchmarks/vs_tilelang.py --sweep wide): also 1 and 4 stages and half and
+    double the warps, for measuring the table."""
+    shape = shape_of(func)
+    literal = LaunchChoice(_pow2(max(1, shape.threads // 32)), shape.stages or None)
+    base = resolve(heuristic(func, capability), literal)
+    out = [literal, base]
+    if shape.kind in ("attention", "gemm") and shape.stages:
+        warps = [base.num_warps]
+        if wide:
+            warps += [w for w in (base.num_warps // 2, base.num_warps * 2) if 4 <= w <= 8]
+        for w in warps:
+            for stages in (1, 2, 3, 4) if wide else (2, 3):
+                out.append(LaunchChoice(w, stages))
+            if capability is not None and capability >= (9, 0) and (wide or w >= 8):
+                for stages in (2, 3) if wide else (base.num_stages,):
+                    out.append(LaunchChoice(w, stages, True))
+    unique: list = []
+    for c in out:
+        if c not in unique:
+            unique.append(c)
+    return unique
+
+
+def resolve(choice: LaunchChoice, literal: LaunchChoice) -> LaunchChoice:
+    """``choice`` with the source's values filled in where it keeps them."""
+    return LaunchChoice(
+        choice.num_warps or literal.num_warps, choice.num_stages or literal.num_stages, choice.warp_specialize
+    )
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+# ------------------------------------------------------------------------------ first-call search
+_lock = threading.Lock()
+
+
+def searchable(func: ir.PrimFunc) -> bool:
+    """Every global write goes to a runtime-allocated output, and none is an atomic."""
+    outputs = {func.params[i] for i in func.out_idx}
+    for kernel in func.kernels:
+        for st in ir.walk(kernel.body):
+            if isinstance(st, ir.Atomic):
+                return False
+            if isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL and st.buffer.root not in outputs:
+                return False
+            dst = getattr(st, "dst", None)
+            if isinstance(dst, ir.Region) and dst.buffer.scope == ir.GLOBAL and dst.buffer.root not in outputs:
+                return False
+    return bool(outputs)
+
+
+def _cache_path() -> str:
+    from .cache import cache_dir
+
+    return os.path.join(cache_dir(), "tuning.json")
+
+
+def _device_key() -> str:
+    import torch
+    import triton
+
+    return f"{torch.cuda.get_device_name()}|triton {triton.__version__}"
+
+
+def cache_key(source: str) -> str:
+    return hashlib.sha256(f"{_device_key()}\n{source}".encode()).hexdigest()[:24]
+
+
+def load_cached(key: str) -> LaunchChoice | None:
+    try:
+        with open(_cache_path()) as f:
+            entry = json.load(f).get(key)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    try:
+        return LaunchChoice(entry.get("num_warps"), entry.get("num_stages"), bool(entry.get("warp_specialize")))
+    except TypeError:
+        return None
+
+
+def store_cached(key: str, choice: LaunchChoice, timings: dict) -> None:
+    path = _cache_path()
+    with _lock:
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            data = {}
+        data[key] = {**choice.lowering(), "timings_ms": timings}
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:  # an unwritable cache: the choice still holds for this process
+            pass
+
+
+def time_launch(run, reps: int = 10) -> float:
+    """Median milliseconds of ``run()`` on the current CUDA stream (after one warm-up)."""
+    import torch
+
+    run()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+@dataclass
+class SearchReport:
+    """What the last search of a kernel did (``JITKernel.tuning``)."""
+
+    choice: LaunchChoice
+    timings_ms: dict
+    seconds: float
+    from_cache: bool
+
+
+def search(compile_choice, launch, func: ir.PrimFunc, capability) -> SearchReport:
+    """Time each candidate: ``compile_choice(choice)`` -> launcher, ``launch(launcher)`` runs it."""
+    t0 = time.perf_counter()
+    timings: dict = {}
+    best, best_ms = None, float("inf")
+    for choice in candidates(func, capability):
+        try:
+            launcher = compile_choice(choice)
+            ms = time_launch(lambda launcher=launcher: launch(launcher))
+        except Exception:  # a candidate Triton cannot build (shared memory, warp specialization): skip it
+            continue
+        timings[choice.label()] = round(ms, 4)
+        if ms < best_ms:
+            best, best_ms = choice, ms
+    if best is None:
+        best = LITERAL
+    return SearchReport(best, timings, time.perf_counter() - t0, False)

@@ -1,0 +1,261 @@
+"""TileLang code as people write it (issue 12, language patterns and lowering bugs).
+
+Each test is a small kernel in the style of a TileLang example or test file, checked against a
+torch reference computed in float64, with random inputs and NaN-filled outputs.
+"""
+
+import pytest
+import torch
+from t2t_util import assert_close, poison
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+
+# ------------------------------------------------------------------ a factory whose prim_func a helper builds
+def _build_scale(M, N, block, factor):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block)) as bx:
+            for i, j in T.Parallel(block, N):
+                B[bx * block + i, j] = A[bx * block + i, j] * factor
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def scale_by_helper(M, N, block=16, factor=1.5):
+    return _build_scale(M, N, block, factor)
+
+
+@tilelang.jit
+def scale_by_helper_no_out_idx(M, N, block=16, factor=1.5):
+    kernel = _build_scale(M, N, block, factor)
+    return kernel
+
+
+def test_lazy_factory_returning_a_helpers_prim_func(dev):
+    a = torch.randn(37, 21, device=dev)
+    b = scale_by_helper(37, 21, factor=-2.5)(a)
+    assert_close(b, a.double() * -2.5, 1e-6, 1e-6)
+    out = poison((37, 21), device=dev)
+    scale_by_helper_no_out_idx(37, 21, block=8)(a, out)
+    assert_close(out, a.double() * 1.5, 1e-6, 1e-6)
+
+
+# ------------------------------------------------------------------ plain Python helpers with kernel values
+def _axpy(x, y, alpha=1.0):
+    return x * alpha + y
+
+
+def _store_rows(dst, src, row0, *, rows, cols, **opts):
+    # a plain function (no @T.macro) that opens a T.Parallel: TileLang runs it while building
+    for i, j in T.Parallel(rows, cols):
+        dst[row0 + i, j] = _axpy(src[i, j], opts["shift"], alpha=opts["alpha"])
+
+
+@tilelang.jit(out_idx=[-1])
+def helper_calls(M, N, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block)) as bx:
+            tile = T.alloc_fragment((block, N), "float32")
+            for i, j in T.Parallel(block, N):
+                tile[i, j] = _axpy(A[bx * block + i, j], 1.0, alpha=3.0)
+            opts = {"alpha": 0.5, "shift": -2.0}
+            _store_rows(B, tile, bx * block, rows=block, cols=N, **opts)
+
+    return main
+
+
+@pytest.mark.xfail(strict=True, reason="plain helpers with kernel values are not inlined yet")
+def test_plain_python_helpers_inline(dev):
+    a = torch.randn(45, 19, device=dev)
+    b = helper_calls(45, 19)(a)
+    assert_close(b, (a.double() * 3.0 + 1.0) * 0.5 - 2.0, 1e-5, 1e-5)
+
+
+# ------------------------------------------------------------------ comprehensions over compile-time values
+@tilelang.jit(out_idx=[-1])
+def comprehension_sum(M, N, parts=3, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((parts, M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        grid = [T.ceildiv(d, block) for d in (M,)]
+        with T.Kernel(*grid) as bx:
+            weights = [float(p + 1) for p in range(parts)]
+            for i, j in T.Parallel(block, N):
+                B[bx * block + i, j] = sum(A[p, bx * block + i, j] * w for p, w in enumerate(weights))
+
+    return main
+
+
+@pytest.mark.xfail(strict=True, reason="comprehensions not bound yet")
+def test_comprehensions_and_generators(dev):
+    a = torch.randn(3, 29, 13, device=dev)
+    b = comprehension_sum(29, 13)(a)
+    ref = sum(a[p].double() * (p + 1) for p in range(3))
+    assert_close(b, ref, 1e-5, 1e-5)
+
+
+@tilelang.jit
+def eager_comprehension(A, block: int = 16):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(*[T.ceildiv(d, block) for d in (M,)]) as bx:
+        coefs = {k: k * 0.25 for k in range(1, 3)}
+        for i, j in T.Parallel(block, N):
+            B[bx * block + i, j] = max(A[bx * block + i, j] * c for c in coefs.values())
+    return B
+
+
+@pytest.mark.xfail(strict=True, reason="comprehensions not bound yet")
+def test_comprehensions_in_eager_body(dev):
+    a = torch.randn(33, 17, device=dev)
+    b = eager_comprehension(a)
+    ref = torch.maximum(a.double() * 0.25, a.double() * 0.5)
+    assert_close(b, ref, 1e-6, 1e-6)
+
+
+# ------------------------------------------------------------------ module globals are read at compile time
+SCALE_AT_COMPILE = 1.0
+
+
+@tilelang.jit
+def scale_by_global(A, block: int = 16):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block)) as bx:
+        for i in T.Parallel(block):
+            B[bx * block + i] = A[bx * block + i] * SCALE_AT_COMPILE
+    return B
+
+
+@T.prim_func
+def scale_by_global_prim(A: T.Tensor((41,), "float32"), B: T.Tensor((41,), "float32")):
+    with T.Kernel(3) as bx:
+        for i in T.Parallel(16):
+            B[bx * 16 + i] = A[bx * 16 + i] * SCALE_AT_COMPILE
+
+
+@pytest.mark.xfail(strict=True, reason="globals are copied at decoration")
+def test_module_globals_read_at_compile_time(dev):
+    global SCALE_AT_COMPILE
+    SCALE_AT_COMPILE = -3.5  # set after the decorators ran
+    a = torch.randn(41, device=dev)
+    assert_close(scale_by_global(a), a.double() * -3.5, 1e-6, 1e-6)
+    kernel = tilelang.compile(scale_by_global_prim, out_idx=[-1])
+    assert_close(kernel(a), a.double() * -3.5, 1e-6, 1e-6)
+
+
+# ------------------------------------------------------------------ T.Kernel(threads=...) without grid dims
+@tilelang.jit(out_idx=[-1])
+def threads_only(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(threads=64):  # one block; TileLang binds no block index
+            for i in T.Parallel(N):
+                B[i] = A[i] * 2.0
+
+    return main
+
+
+@pytest.mark.xfail(strict=True, reason="T.Kernel needs a grid extent")
+def test_kernel_with_threads_only(dev):
+    a = torch.randn(50, device=dev)
+    assert_close(threads_only(50)(a), a.double() * 2.0, 1e-6, 1e-6)
+
+
+# ------------------------------------------------------------------ a primitive called through a variable
+@tilelang.jit(out_idx=[-1])
+def cumsum_through_variable(N, reverse=False):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64):
+            S = T.alloc_shared((N,), "float32")
+            T.copy(A, S)
+            op = T.cumsum
+            op(S, dim=0, reverse=reverse)
+            T.copy(S, B)
+
+    return main
+
+
+@pytest.mark.xfail(strict=True, reason="the binder reads the primitive's name from the call's attribute")
+@pytest.mark.parametrize("reverse", [False, True])
+def test_primitive_called_through_variable(dev, reverse):
+    a = torch.randn(50, device=dev)
+    ref = a.double().flip(0).cumsum(0).flip(0) if reverse else a.double().cumsum(0)
+    assert_close(cumsum_through_variable(50, reverse)(a), ref, 1e-5, 1e-5)
+
+
+# ------------------------------------------------------------------ 2-D thread block, atomics into shared[tn]
+@tilelang.jit
+def splitk_gemv(A, B, BLOCK_N: int, reduce_threads: int, TILE_K: int):
+    N, K = T.const("N, K")
+    A: T.Tensor((K,), T.float32)
+    B: T.Tensor((N, K), T.float32)
+    C = T.empty((N,), T.float32)
+    BLOCK_K = reduce_threads * TILE_K
+    with T.Kernel(T.ceildiv(N, BLOCK_N), threads=(BLOCK_N, reduce_threads)) as bn:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        A_local = T.alloc_local((TILE_K,), T.float32)
+        B_local = T.alloc_local((TILE_K,), T.float32)
+        C_shared = T.alloc_shared((BLOCK_N,), T.float32)
+        C_accum = T.alloc_local((1,), T.float32)
+        if tk == 0:
+            C_shared[tn] = 0
+        T.clear(C_accum)
+        for bk in T.serial(T.ceildiv(K, BLOCK_K)):
+            for k in T.serial(TILE_K):
+                A_local[k] = A[bk * BLOCK_K + tk * TILE_K + k]
+                B_local[k] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk * TILE_K + k]
+            for k in T.serial(TILE_K):
+                C_accum[0] += A_local[k] * B_local[k]
+        T.atomic_add(C_shared[tn], C_accum[0])
+        C[bn * BLOCK_N + tn] = C_shared[tn]
+    return C
+
+
+@pytest.mark.xfail(strict=True, reason="Triton rejects the atomic's pointer/value shapes")
+@pytest.mark.parametrize("tile_k", [1, 3])
+def test_2d_thread_block_atomic_into_shared(dev, tile_k):
+    # K a multiple of the block's K (TileLang's example reads past K otherwise)
+    a = torch.randn(4 * 3 * tile_k * 5, device=dev)
+    b = torch.randn(37, a.numel(), device=dev)
+    c = splitk_gemv(a, b, 8, 4, tile_k)
+    assert_close(c, b.double() @ a.double(), 1e-4, 1e-4)
+
+
+# ------------------------------------------------------------------ T.Parallel(1, D) accumulation
+@tilelang.jit(out_idx=[-1])
+def column_sums(N, D, blk_m=4):
+    @T.prim_func
+    def main(X: T.Tensor((N, D), "float32"), Y: T.Tensor((N, D), "float32"), S: T.Tensor((D,), "float32")):
+        with T.Kernel(1, threads=128):
+            X_smem = T.alloc_shared((1, D), "float32")
+            acc = T.alloc_fragment((D,), "float32")
+            T.clear(acc)
+            for k in T.serial(N):
+                T.copy(X[k, 0], X_smem)
+                for i, j in T.Parallel(1, D):
+                    acc[j] += X_smem[i, j] * Y[k, j]
+            for j in T.Parallel(D):
+                S[j] = acc[j]
+
+    return main
+
+
+@pytest.mark.xfail(strict=True, reason="one-hot scatter over D*D")
+def test_parallel_one_by_d_accumulation(dev):
+    x = torch.randn(13, 200, device=dev)
+    y = torch.randn(13, 200, device=dev)
+    kernel = column_sums(13, 200)
+    assert_close(kernel(x, y), (x.double() * y.double()).sum(0), 1e-4, 1e-4)
+    # acc[j] is written at its own lane: a plain tile update, not a one-hot scatter over D * D
+    # elements (Triton refuses those tiles for TileLang's layernorm D = 8192)
+    assert "acc_hit" not in kernel.get_kernel_source()

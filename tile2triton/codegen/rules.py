@@ -293,11 +293,14 @@ class _LoopAxis:
         lw.lanes = LaneSpace([s.var] + (lanes.vars if lanes else []), [self.n] + (lanes.extents if lanes else []),
                              [padded] + (lanes.padded if lanes else []), [name] + (lanes.names if lanes else []), owner)  # fmt: skip
 
+        lw.loop_axes += 1
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.lw.lanes, self.lw.env, self.lw.conds = self.saved
+        self.lw.loop_axes -= 1
 
 
 def _lower_map_loop(lw: Lowerer, s: ir.For) -> None:
@@ -703,7 +706,12 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
         idx = [lw.ev(i) for i in dst_idx]
-        offs, mask, _ = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
+        offs, mask, axes = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
+        if value.axes - frozenset().union(*(t.axes for t in idx)):
+            # lanes the address does not depend on (the other threads of a 2-D block) each add
+            # their own value: the pointer tile takes the value's shape
+            spread = [lw.lanes.padded[k] if k in axes else 1 for k in range(lw.lanes.rank)]
+            offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = lw.named_offsets(dst_buf, offs)
         value = lw.cast(value, dst_buf.dtype)
         kwargs = {"mask": mask} if mask is not None else {}

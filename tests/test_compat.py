@@ -34,7 +34,7 @@ def test_every_row_has_a_reason_or_support_note():
 
 
 def test_supported_comes_from_the_code():
-    from tile2triton.frontend.bind import RULES
+    from tile2triton.frontend.rules import RULES
 
     rows = {name: status for name, status, _ in compat.matrix()}
     for name in ("copy", "gemm", "atomic_add", "cumsum", "reduce_sum", "exp2", "alloc_var"):

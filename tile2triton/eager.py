@@ -42,7 +42,8 @@ import torch
 
 from . import ir
 from .errors import KernelCallError, TileLangCompileError
-from .frontend.bind import Binder, EagerDecls, _eager_args, bind_eager, declare_eager
+from .frontend.bind import Binder
+from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args
 from .frontend.source import FunctionSource
 from .language.dtypes import DType
 from .language.proxy import TensorType
@@ -183,7 +184,7 @@ class EagerFunction:
                 f"{'**' + tree.args.kwarg.arg if tree.args.kwarg else ''}",
                 ir.Loc(source.file, tree.lineno, tree.col_offset),
             )
-        args = _eager_args(tree)
+        args = eager_args(tree)
         self.param_names = [a.arg for a in args]
         self.n_positional = len(tree.args.posonlyargs) + len(tree.args.args)
         self.index = {n: i for i, n in enumerate(self.param_names)}

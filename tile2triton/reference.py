@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import ir
-from .frontend.bind import binary_dtype
+from .ir.exprs import binary_dtype
 from .language.dtypes import DTYPES, DType
 
 __all__ = ["run", "compare", "Comparison", "ReferenceError"]

@@ -4,7 +4,7 @@ whether a buffer must be initialised where it is allocated."""
 from __future__ import annotations
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 
 
 class Ranges:

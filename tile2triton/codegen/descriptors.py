@@ -12,7 +12,7 @@ base address (checked by the runtime per call: a misaligned tensor runs the poin
 from __future__ import annotations
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 from . import pyast as P
 from .values import Lowerer, Tile, ir_expr
 

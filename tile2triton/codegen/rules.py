@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..frontend.regions import static
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from . import scratch
@@ -246,7 +246,7 @@ def _sum_loop(lw: Lowerer, s: ir.For):
     value = st.value
     if not (isinstance(value, ir.BinOp) and value.op == "+"):
         return None
-    from ..frontend.bind import ir_key
+    from ..ir.exprs import ir_key
 
     target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
 

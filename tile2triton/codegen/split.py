@@ -12,7 +12,7 @@ rest; the split point is computed once before the loops.
 from __future__ import annotations
 
 from .. import ir
-from ..frontend.regions import static
+from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 
 INT32 = DTYPES["int32"]

@@ -2,7 +2,8 @@
 
 Compile-time Python (factory arguments, block sizes, ``if`` on constants, helper functions)
 is evaluated here; everything that depends on kernel values becomes TileIR.  Each ``T.*``
-primitive has one binding rule in ``RULES``.
+primitive has one binding rule in ``RULES`` (``rules.py``); eager-style kernels are bound by
+``eager_bind.py``'s subclass of the ``Binder``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import operator
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
-from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
+from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
+from ..language.dtypes import DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
-from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
+from .rules import RULES
 from .source import FunctionSource, MacroSource
-
-BOOL, INT32, FLOAT32 = DTYPES["bool"], DTYPES["int32"], DTYPES["float32"]
 
 _PY_BINOPS = {
     ast.Add: ("+", operator.add),
@@ -47,12 +48,6 @@ _PY_CMPS = {
     ast.NotEq: ("!=", operator.ne),
 }
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
-UNARY_MATH = {
-    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
-    "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
-    "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
-}  # fmt: skip
-_PREDICATES = {"isnan", "isinf", "isfinite"}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -60,50 +55,18 @@ def _signature(fn) -> inspect.Signature:
     return inspect.signature(fn)  # computed once per T.* primitive, not once per call site
 
 
-class _Return(Exception):
+class KernelReturn(Exception):
+    """A ``return`` statement, carrying its value up to the function being bound or inlined."""
+
     def __init__(self, value):
         self.value = value
 
 
-def is_python_value(v) -> bool:
-    return not isinstance(v, (ir.Expr, ir.Buffer, ir.Region, ir.Var))
-
-
-def as_expr(value, loc: ir.Loc | None = None) -> ir.Expr:
-    """Lift a compile-time Python value into a TileIR constant."""
-    if isinstance(value, ir.Expr):
-        return value
-    if isinstance(value, ir.Var):
-        return ir.VarRef(value)
-    if isinstance(value, bool):
-        return ir.Const(value, BOOL, weak=True)
-    if isinstance(value, int):
-        return ir.Const(value, INT32, weak=True)
-    if isinstance(value, float):
-        return ir.Const(value, FLOAT32, weak=True)
-    if isinstance(value, TypedLiteral):
-        return ir.Const(value.value if value.value is not None else 0, value.dtype)
-    raise TileLangCompileError(f"{value!r} cannot be used as a kernel value", loc)
-
-
-def is_weak(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Const) and e.weak
-
-
-def binary_dtype(op: str, a: ir.Expr, b: ir.Expr) -> DType:
-    """TVM's typing of a binary op; Python literals adopt the other operand's type."""
-    if op in ("and", "or"):
-        return BOOL
-    if is_weak(a) and not is_weak(b):
-        a, b = b, a
-    if is_weak(b) and not is_weak(a):
-        if b.dtype.is_float and not a.dtype.is_float:
-            return FLOAT32
-        return a.dtype
-    return promote(a.dtype, b.dtype)
-
-
 class Binder:
+    """Binds one ``@T.prim_func`` (lazy style); ``RULES`` are handed this object."""
+
+    eager = False  # T.const / T.empty are for eager-style kernels (``eager_bind.EagerBinder``)
+
     def __init__(self, source: FunctionSource):
         self.source = source
         self.file = source.file
@@ -114,7 +77,6 @@ class Binder:
         self.params: list = []
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
-        self.parallel_depth = 0
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -233,7 +195,7 @@ class Binder:
         raise self.error("nested function definitions are not supported inside a kernel; use @T.macro", node)
 
     def stmt_Return(self, node: ast.Return) -> None:
-        raise _Return(self.expr(node.value) if node.value is not None else None)
+        raise KernelReturn(self.expr(node.value) if node.value is not None else None)
 
     def stmt_With(self, node: ast.With) -> None:
         if len(node.items) != 1:
@@ -334,11 +296,9 @@ class Binder:
             raise self.error(f"T.Parallel has {len(extents)} extents but {len(targets)} loop names", node.target)
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
         self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
-        self.parallel_depth += 1
         try:
             body = self.bind_block(node.body)
         finally:
-            self.parallel_depth -= 1
             self.scopes.pop()
         # ``for i in T.Parallel(m): for j in T.Parallel(n):`` is one (m, n) region in TileLang.
         if len(body) == 1 and isinstance(body[0], ir.Parallel):
@@ -570,7 +530,7 @@ class Binder:
 
     def simplify_extent(self, ext: ir.Expr, node):
         """``x + n - x`` -> ``n``: slice extents like ``A[off : off + BLOCK]`` are static."""
-        value = _static_difference(ext)
+        value = static_difference(ext)
         return value if value is not None else ext
 
     def expr_BinOp(self, node: ast.BinOp):
@@ -754,7 +714,7 @@ class Binder:
         try:
             for s in macro.tree.body:
                 self.stmt(s)
-        except _Return as ret:
+        except KernelReturn as ret:
             return ret.value
         finally:
             self.scopes.pop()
@@ -792,485 +752,6 @@ def _flat(values):
             yield v
 
 
-def _static_difference(e):
-    """The int value of a slice extent such as ``(off + n) - off`` or ``(bx + 1) * bm - bx * bm``:
-    expand it as a linear form over its symbolic terms; None unless they all cancel."""
-    terms: dict = {}
-
-    def add(node, coef):
-        if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            terms[None] = terms.get(None, 0) + coef * node.value
-        elif isinstance(node, ir.BinOp) and node.op in ("+", "-"):
-            add(node.lhs, coef)
-            add(node.rhs, coef if node.op == "+" else -coef)
-        elif isinstance(node, ir.BinOp) and node.op == "*" and _int_const(node.rhs) is not None:
-            add(node.lhs, coef * _int_const(node.rhs))
-        elif isinstance(node, ir.BinOp) and node.op == "*" and _int_const(node.lhs) is not None:
-            add(node.rhs, coef * _int_const(node.lhs))
-        elif isinstance(node, ir.UnaryOp) and node.op == "-":
-            add(node.operand, -coef)
-        else:
-            key = ir_key(node)
-            terms[key] = terms.get(key, 0) + coef
-
-    add(e, 1)
-    if all(v == 0 for k, v in terms.items() if k is not None):
-        return terms.get(None, 0)
-    return None
-
-
-def _int_const(node):
-    if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    return None
-
-
-def ir_key(node):
-    """A structural key for an expression (for cancelling equal terms)."""
-    if isinstance(node, ir.VarRef):
-        return ("var", id(node.var))
-    if isinstance(node, ir.Const):
-        return ("const", node.value)
-    if isinstance(node, ir.BinOp):
-        return ("bin", node.op, ir_key(node.lhs), ir_key(node.rhs))
-    if isinstance(node, ir.Load):
-        return ("load", id(node.buffer), tuple(ir_key(i) for i in node.indices))
-    return ("node", id(node))
-
-
-# ====================================================================== binding rules
-RULES: dict = {}
-
-
-def rule(*names):
-    def register(fn):
-        for n in names:
-            RULES[n] = fn
-        return fn
-
-    return register
-
-
-def _operand(b: Binder, value, node, what: str):
-    if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
-        return value
-    raise b.error(f"{what} must be a buffer, a buffer region or a buffer element, got {value!r}", node)
-
-
-@rule("copy")
-def bind_copy(b: Binder, node, args):
-    src = _operand(b, args["src"], node, "T.copy source")
-    dst = _operand(b, args["dst"], node, "T.copy destination")
-    src_ext, dst_ext = extent_of(src), extent_of(dst)
-    if src_ext is None and dst_ext is None:
-        b.emit(ir.Store(b.loc(node), dst.buffer, dst.indices, ir.Cast(src, dst.buffer.dtype)))
-        return None
-    if isinstance(src, ir.Buffer) and isinstance(dst, ir.Buffer) and tuple(src.shape) != tuple(dst.shape):
-        raise b.error(f"T.copy between whole buffers needs equal shapes: {src.shape} vs {dst.shape}", node)
-    src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
-    dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
-    src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
-    b.emit(ir.Copy(b.loc(node), to_region(src, src_ext), to_region(dst, dst_ext)))
-    return None
-
-
-def _fill_region(b: Binder, target, node) -> ir.Region:
-    if isinstance(target, ir.Buffer):
-        return whole(target)
-    if isinstance(target, ir.Region):
-        return target
-    if isinstance(target, ir.Load):
-        return to_region(target, [1] * target.buffer.ndim)
-    raise b.error("T.fill / T.clear take a buffer or a region", node)
-
-
-@rule("fill")
-def bind_fill(b: Binder, node, args):
-    region = _fill_region(b, args["buffer"], node)
-    b.emit(ir.Fill(b.loc(node), region, as_expr(args["value"], b.loc(node))))
-
-
-@rule("clear")
-def bind_clear(b: Binder, node, args):
-    region = _fill_region(b, args["buffer"], node)
-    b.emit(ir.Fill(b.loc(node), region, const_int(0)))
-
-
-def _gemm_operand(b: Binder, value, node, what) -> ir.Region:
-    if isinstance(value, ir.Buffer):
-        return whole(value)
-    if isinstance(value, ir.Region):
-        return value
-    raise b.error(f"T.gemm operand {what} must be a shared or fragment buffer (or a region of one)", node)
-
-
-@rule("gemm")
-def bind_gemm(b: Binder, node, args):
-    a = _gemm_operand(b, args["A"], node, "A")
-    bb = _gemm_operand(b, args["B"], node, "B")
-    c = _gemm_operand(b, args["C"], node, "C")
-    ta, tb = args["transpose_A"], args["transpose_B"]
-    if not isinstance(ta, bool) or not isinstance(tb, bool):
-        raise b.error("transpose_A / transpose_B must be compile-time bools", node)
-    b.emit(ir.Gemm(b.loc(node), a, bb, c, ta, tb, as_expr(args["clear_accum"])))
-
-
-def _bind_reduce(b: Binder, node, kind, args, clear):
-    src, dst = args["buffer"], args["out"]
-    src = src if isinstance(src, ir.Region) else whole(src) if isinstance(src, ir.Buffer) else None
-    dst = dst if isinstance(dst, ir.Region) else whole(dst) if isinstance(dst, ir.Buffer) else None
-    if src is None or dst is None:
-        raise b.error("T.reduce_* take a source buffer and an output buffer", node)
-    dim = args["dim"]
-    ndim = len(src.extents)
-    if not isinstance(dim, int) or not -ndim <= dim < ndim:
-        raise b.error(f"reduction dim {dim!r} is out of range for a {ndim}-D buffer", node)
-    if not isinstance(clear, bool):
-        raise b.error("clear must be a compile-time bool", node)
-    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
-
-
-def _reduce_rule(kind):
-    def bind(b, node, args):
-        _bind_reduce(b, node, kind, args, args.get("clear", True))
-
-    return bind
-
-
-for _kind in ("sum", "max", "min", "absmax", "abssum"):
-    RULES["reduce_" + _kind] = _reduce_rule(_kind)
-
-
-@rule("reduce")
-def bind_reduce(b: Binder, node, args):
-    _bind_reduce(b, node, args["reduce_type"], args, args["clear"])
-
-
-@rule("cumsum", "cummax")
-def bind_scan(b: Binder, node, args):
-    src = _fill_region(b, args["src"], node)
-    dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
-    dim = args["dim"] % len(src.extents)
-    kind = "max" if node.func.attr == "cummax" else "sum"
-    b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
-
-
-@rule("im2col")
-def bind_im2col(b: Binder, node, args):
-    """TileLang's im2col (NHWC image, square kernel), bound as the T.Parallel it means: tile element
-    (i, j) is ``img[n, h, w, c]`` of output pixel ``m = nhw_step * block_m + i`` and patch column
-    ``k = c_step * block_k + j``, or 0 in the padding."""
-    img, col = args["img"], _fill_region(b, args["col"], node)
-    if not isinstance(img, ir.Buffer) or img.ndim != 4:
-        raise b.error("T.im2col takes an NHWC image tensor (4-D)", node)
-    if not col.is_whole() or col.buffer.ndim != 2:
-        raise b.error("T.im2col writes a whole 2-D tile", node)
-    K, s, d, p = (args[k] for k in ("kernel", "stride", "dilation", "pad"))
-    if not all(isinstance(v, int) for v in (K, s, d, p)):
-        raise b.error("T.im2col's kernel, stride, dilation and pad must be compile-time ints", node)
-    _, H, W, C = img.shape
-    block_m, block_k = col.buffer.shape
-
-    def op(o, x, y):
-        return b.binop(
-            o,
-            _PY_BINOPS[{"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%": ast.Mod}[o]][1],
-            x,
-            y,
-            node,
-        )
-
-    OH = op("+", op("//", op("-", op("-", op("+", H, 2 * p), (K - 1) * d), 1), s), 1)
-    OW = op("+", op("//", op("-", op("-", op("+", W, 2 * p), (K - 1) * d), 1), s), 1)
-    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
-    m = op("+", op("*", args["nhw_step"], block_m), ir.VarRef(i))
-    k = op("+", op("*", args["c_step"], block_k), ir.VarRef(j))
-    n, oh, ow = op("//", m, op("*", OH, OW)), op("//", op("%", m, op("*", OH, OW)), OW), op("%", m, OW)
-    kh, kw, c = op("//", k, K * C), op("%", op("//", k, C), K), op("%", k, C)
-    h = op("-", op("+", op("*", oh, s), op("*", kh, d)), p)
-    w = op("-", op("+", op("*", ow, s), op("*", kw, d)), p)
-    inside = [ir.Compare(cmp, as_expr(x), as_expr(lim), BOOL) for x in (h, w) for cmp, lim in ((">=", 0),)]
-    inside += [ir.Compare("<", as_expr(h), as_expr(H), BOOL), ir.Compare("<", as_expr(w), as_expr(W), BOOL)]
-    cond = inside[0]
-    for part in inside[1:]:
-        cond = ir.BinOp("and", cond, part, BOOL)
-    value = b.select(cond, ir.Load(img, tuple(as_expr(x) for x in (n, h, w, c))), 0)
-    store = ir.Store(b.loc(node), col.buffer, (ir.VarRef(i), ir.VarRef(j)), value)
-    b.emit(ir.Parallel(b.loc(node), [i, j], [block_m, block_k], [store]))
-
-
-@rule("reshape")
-def bind_reshape(b: Binder, node, args):
-    src, shape = args["src"], args["shape"]
-    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-    if isinstance(src, ir.Buffer) and src.scope in (ir.SHARED, ir.FRAGMENT):
-        count = 1
-        for d in src.shape:
-            count *= d
-        new = 1
-        for d in shape:
-            new *= d if isinstance(d, int) else 0
-        if new != count:
-            raise b.error(f"T.reshape of '{src.name}' {tuple(src.shape)} to {shape} changes its size", node)
-        view = ir.Buffer(b.fresh_name(f"{src.name}_view"), src.scope, shape, src.dtype, b.loc(node))
-        view.alias_of = src
-        b.emit(ir.Alloc(b.loc(node), view))
-        return view
-    if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
-        raise b.error("T.reshape takes a global tensor or a shared/fragment buffer", node)
-    view = b.global_buffer(
-        b.fresh_name(f"{src.name}_view"),
-        TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),
-        b.loc(node),
-    )
-    view.alias_of = src
-    return view
-
-
-@rule("transpose")
-def bind_transpose(b: Binder, node, args):
-    """``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]``, bound as the T.Parallel it means."""
-    src, dst = _fill_region(b, args["src"], node), _fill_region(b, args["dst"], node)
-    if not (src.is_whole() and dst.is_whole() and src.buffer.ndim == 2 and dst.buffer.ndim == 2):
-        raise b.error("T.transpose takes two whole 2-D buffers", node)
-    m, n = src.buffer.shape
-    if tuple(dst.buffer.shape) != (n, m):
-        raise b.error(f"T.transpose: dst must have shape {(n, m)}, got {tuple(dst.buffer.shape)}", node)
-    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
-    body = [
-        ir.Store(
-            b.loc(node), dst.buffer, (ir.VarRef(j), ir.VarRef(i)), ir.Load(src.buffer, (ir.VarRef(i), ir.VarRef(j)))
-        )
-    ]
-    b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
-
-
-def _atomic_rule(kind):
-    def bind(b: Binder, node, args):
-        dst, value = args["dst"], args["value"]
-        if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
-            b.emit(ir.Atomic(b.loc(node), kind, dst, as_expr(value)))
-            return None
-        dst = _operand(b, dst, node, "atomic destination")
-        if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
-            src_ext, dst_ext = extent_of(value), extent_of(dst)
-            src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
-            dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
-            src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
-            b.emit(ir.Atomic(b.loc(node), kind, to_region(dst, dst_ext), to_region(value, src_ext)))
-        else:
-            region = dst if isinstance(dst, ir.Region) else whole(dst)
-            b.emit(ir.Atomic(b.loc(node), kind, region, as_expr(value)))
-        return None
-
-    return bind
-
-
-for _kind in ("add", "max", "min"):
-    RULES["atomic_" + _kind] = _atomic_rule(_kind)
-
-
-@rule("annotate_layout", "no_set_max_nreg")
-def bind_no_effect(b: Binder, node, args):
-    return None
-
-
-@rule("use_swizzle")
-def bind_use_swizzle(b: Binder, node, args):
-    panel, order, enable = args["panel_size"], args["order"], args["enable"]
-    if b.kernel is None or not enable or len(b.kernel.grid) < 2:
-        return None
-    if not isinstance(panel, int) or panel <= 0 or order not in ("row", "column"):
-        raise b.error("T.use_swizzle takes a positive int panel_size and order 'row' or 'column'", node)
-    b.kernel.swizzle = (panel, order)
-    return None
-
-
-@rule("sync_threads")
-def bind_sync(b: Binder, node, args):
-    b.emit(ir.Barrier(b.loc(node)))
-
-
-@rule("print")
-def bind_print(b: Binder, node, args):
-    obj = args["obj"]
-    b.emit(ir.Print(b.loc(node), None if obj is None else as_expr(obj) if not isinstance(obj, ir.Buffer) else obj,
-                    args["msg"]))  # fmt: skip
-
-
-def _thread_var(b: Binder, dim: int, node):
-    if b.kernel is None:
-        raise b.error("thread bindings exist only inside T.Kernel", node)
-    extents = b.kernel.thread_extents
-    if not isinstance(dim, int) or not 0 <= dim < 3:
-        raise b.error(f"thread binding dim must be 0, 1 or 2, got {dim!r}", node)
-    if dim >= len(extents):
-        return 0  # threadIdx.y/z of a kernel with fewer thread dims
-    if not b.kernel.thread_vars:
-        b.kernel.thread_vars.extend(ir.Var(n, INT32, "thread") for n in ("tx", "ty", "tz")[: len(extents)])
-    return ir.VarRef(b.kernel.thread_vars[dim])
-
-
-@rule("get_thread_binding")
-def bind_thread_binding(b: Binder, node, args):
-    return _thread_var(b, args["dim"], node)
-
-
-@rule("get_thread_bindings")
-def bind_thread_bindings(b: Binder, node, args):
-    return [_thread_var(b, d, node) for d in range(3)]
-
-
-@rule("get_block_binding")
-def bind_block_binding(b: Binder, node, args):
-    return ir.VarRef(b.kernel.block_vars[args["dim"]])
-
-
-# --- element-wise intrinsics
-def _math_rule(name):
-    def bind(b: Binder, node, args):
-        (x,) = args.values()
-        x = as_expr(x, b.loc(node))
-        if name in _PREDICATES:
-            dtype = BOOL
-        elif name in ("abs", "floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
-            dtype = x.dtype
-        else:
-            dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32
-        if name in ("floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
-            return x
-        return ir.Call(name.lstrip("_"), (x,), dtype)
-
-    return bind
-
-
-for _name in UNARY_MATH:
-    RULES[_name] = _math_rule(_name)
-
-
-def _binary_call(name):
-    def bind(b: Binder, node, args):
-        x, y = (as_expr(v, b.loc(node)) for v in args.values())
-        dtype = binary_dtype("+", x, y)
-        if name in ("pow", "atan2", "fmod") and not dtype.is_float:
-            dtype = FLOAT32
-        return ir.Call(name, (x, y), dtype)
-
-    return bind
-
-
-for _name in ("max", "min", "pow", "atan2", "fmod"):
-    RULES[_name] = _binary_call(_name)
-
-for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), ("bitwise_or", "|"),
-                   ("bitwise_xor", "^"), ("shift_left", "<<"), ("shift_right", ">>")):  # fmt: skip
-
-    def _op_rule(b, node, args, _op=_op):
-        x, y = (as_expr(args[k], b.loc(node)) for k in ("a", "b"))
-        return ir.BinOp(_op, x, y, binary_dtype(_op, x, y))
-
-    RULES[_name] = _op_rule
-
-
-@rule("truncdiv", "truncmod")
-def bind_trunc(b: Binder, node, args):
-    x, y = as_expr(args["a"]), as_expr(args["b"])
-    return ir.Call("truncdiv" if node.func.attr == "truncdiv" else "truncmod", (x, y), binary_dtype("+", x, y))
-
-
-@rule("bitwise_not")
-def bind_bitwise_not(b: Binder, node, args):
-    x = as_expr(args["x"])
-    return ir.UnaryOp("~", x, x.dtype)
-
-
-@rule("ceildiv")
-def bind_ceildiv(b: Binder, node, args):
-    x, y = as_expr(args["a"]), as_expr(args["b"])
-    dtype = binary_dtype("+", x, y)
-    return ir.BinOp("//", ir.BinOp("-", ir.BinOp("+", x, y, dtype), const_int(1), dtype), y, dtype)
-
-
-@rule("if_then_else")
-def bind_if_then_else(b: Binder, node, args):
-    cond = args["cond"]
-    if is_python_value(cond):
-        return args["true_value"] if cond else args["false_value"]
-    return b.select(cond, args["true_value"], args["false_value"])
-
-
-@rule("clamp")
-def bind_clamp(b: Binder, node, args):
-    x, lo, hi = (as_expr(args[k]) for k in ("x", "lo", "hi"))
-    dtype = binary_dtype("+", x, lo)
-    return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
-
-
-@rule("cast")
-def bind_cast(b: Binder, node, args):
-    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
-
-
-@rule("Cast")
-def bind_tvm_cast(b: Binder, node, args):
-    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
-
-
-@rule("reinterpret")
-def bind_reinterpret(b: Binder, node, args):
-    return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
-
-
-@rule("inline_asm")
-def bind_inline_asm(b: Binder, node, args):
-    asm, constraints = args["asm"], args["constraints"]
-    if not isinstance(asm, str) or not isinstance(constraints, str):
-        raise b.error("T.inline_asm needs the assembly and its constraints as compile-time strings", node)
-    operands = tuple(as_expr(a, b.loc(node)) for a in args["args"])
-    if not operands:
-        raise b.error("T.inline_asm needs at least one argument (it is element-wise over them)", node)
-    return ir.InlineAsm(asm, constraints, operands, b.dtype_arg(args["dtype"], node), bool(args["is_pure"]),
-                        int(args["pack"]), b.loc(node))  # fmt: skip
-
-
-def _ptx_rule(name, dtype):
-    def bind(b: Binder, node, args):
-        return ir.Call(name, tuple(as_expr(v, b.loc(node)) for v in args.values()), dtype)
-
-    return bind
-
-
-for _name in ("ptx_ex2", "ptx_tanh", "ptx_rcp", "ptx_rsqrt", "fast_rcp"):
-    RULES[_name] = _ptx_rule("ptx_rcp" if _name == "fast_rcp" else _name, FLOAT32)
-for _name in ("ptx_laneid", "ptx_warpid", "ptx_smid"):
-    RULES[_name] = _ptx_rule(_name, INT32)
-for _name in ("ptx_clock64", "ptx_globaltimer"):
-    RULES[_name] = _ptx_rule(_name, DTYPES["int64"])
-
-
-@rule("get_lane_idx", "get_warp_idx")
-def bind_lane_warp_idx(b: Binder, node, args):
-    tx = _thread_var(b, 0, node)
-    size = args["warp_size"] or 32
-    op = "%" if node.func.attr == "get_lane_idx" else "//"
-    return ir.BinOp(op, tx, const_int(size), INT32)
-
-
-@rule("infinity", "max_value", "min_value")
-def bind_typed_constant(b: Binder, node, args):
-    raise b.error("the dtype argument must be a compile-time dtype", node)
-
-
-@rule("Kernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized")
-def bind_misplaced_construct(b: Binder, node, args):
-    raise b.error("this construct belongs in a 'with' or 'for' statement", node)
-
-
-@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var")
-def bind_misplaced_alloc(b: Binder, node, args):
-    raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
-
-
 # ====================================================================== entry points
 def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     """Lazy style: a ``@T.prim_func`` whose parameters are annotated with T.Tensor."""
@@ -1278,7 +759,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
     try:
         binder.bind_block(source.tree.body)
-    except _Return as ret:
+    except KernelReturn as ret:
         if ret.value is not None:
             raise TileLangCompileError("a lazy-style @T.prim_func returns nothing", binder.loc(source.tree)) from None
     if not binder.kernels:
@@ -1305,261 +786,3 @@ def normalize_out_idx(out_idx, n_params: int, loc) -> list[int]:
             raise TileLangCompileError(f"out_idx {i!r} is out of range for a kernel with {n_params} parameters", loc)
         result.append(i % n_params)
     return result
-
-
-# ====================================================================== eager style
-# ``@tilelang.jit`` on a function that receives the tensors themselves: ``N = T.const("N")``,
-# ``A: T.Tensor((N,), dtype)`` in the body, ``B = T.empty(...)`` and ``return B``.  Binding runs
-# in two phases (TileLang's ``JITFunc``): phase 1 binds only the declarations before the first
-# ``T.Kernel``, with each ``T.const`` a placeholder, to learn where every constant appears in the
-# tensor shapes; phase 2 binds the whole body with the constants' values.  runtime in eager.py.
-class _StopDeclarations(Exception):
-    """Phase 1 ends at the first ``with T.Kernel``: declarations come before it."""
-
-
-class PendingTensor:
-    """A tensor parameter whose ``A: T.Tensor(...)`` declaration has not been bound yet."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<tensor parameter {self.name}>"
-
-
-class EagerDecls:
-    """What phase 1 learns: the constants and each tensor parameter's declared type."""
-
-    def __init__(self, consts: dict, tensors: dict, loc: ir.Loc):
-        self.consts = consts  # name -> ir.Var placeholder (kind "const"), declaration order
-        self.tensors = tensors  # param name -> (TensorType with placeholders in it, Loc)
-        self.loc = loc
-
-
-class EagerBinder(Binder):
-    """The binder for an eager-style kernel (phase 1 when ``const_values`` is None)."""
-
-    def __init__(self, source: FunctionSource, values: dict, scalars: dict, const_values: dict | None = None):
-        super().__init__(source)
-        self.declaring = const_values is None
-        self.const_values = const_values or {}
-        self.param_names = [a.arg for a in _eager_args(source.tree)]
-        self.consts: dict = {}
-        self.tensor_decls: dict = {}
-        self.param_buffers: dict = {}
-        self.scalar_vars: dict = {}
-        self.outputs: list = []
-        for name in self.param_names:
-            if name in scalars:
-                var = ir.Var(name, scalars[name], "param")
-                self.scalar_vars[name] = var
-                self.bind_name(name, ir.VarRef(var))
-            elif name in values:
-                self.bind_name(name, values[name])
-            else:
-                self.bind_name(name, PendingTensor(name))
-
-    # --- T.const
-    def declare_const(self, names, dtype, node):
-        if not isinstance(names, str):
-            raise self.error(f'T.const takes a string of names, e.g. T.const("M, N"), got {names!r}', node)
-        if self.kernel is not None:
-            raise self.error("T.const must be declared before 'with T.Kernel(...)'", node)
-        dt = self.dtype_arg(dtype, node)
-        parts = [n for n in names.replace(",", " ").split() if n]
-        if not parts:
-            raise self.error("T.const needs at least one name", node)
-        result = []
-        for n in parts:
-            if not n.isidentifier():
-                raise self.error(f"T.const name {n!r} is not an identifier", node)
-            if n in self.consts:
-                raise self.error(f"T.const '{n}' is declared twice", node)
-            if n in self.param_names:
-                raise self.error(f"T.const '{n}' has the name of a function parameter", node)
-            if self.declaring:
-                self.consts[n] = ir.Var(n, dt, "const")
-                result.append(ir.VarRef(self.consts[n]))
-            else:
-                if n not in self.const_values:
-                    raise self.error(f"no value for T.const '{n}'", node)
-                self.consts[n] = self.const_values[n]
-                result.append(self.const_values[n])
-        return result[0] if len(result) == 1 else tuple(result)
-
-    # --- A: T.Tensor(...) for a parameter
-    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
-        target = node.target
-        if node.value is not None or not isinstance(target, ast.Name) or target.id not in self.param_names:
-            if node.value is None:
-                raise self.error(
-                    "an annotation without a value declares a tensor parameter; "
-                    f"'{ast.unparse(target)}' is not a parameter of {self.source.name}", node)  # fmt: skip
-            return super().stmt_AnnAssign(node)
-        name = target.id
-        if self.kernel is not None:
-            raise self.error(f"declare parameter '{name}' before 'with T.Kernel(...)'", node)
-        if name in self.scalar_vars:
-            raise self.error(f"parameter '{name}' is already a scalar ({self.scalar_vars[name].dtype.name})", node)
-        if name in self.tensor_decls:
-            raise self.error(f"parameter '{name}' is declared twice", node)
-        ann = self.expr(node.annotation)
-        if not isinstance(ann, TensorType):
-            raise self.error(
-                f"parameter '{name}' must be declared with T.Tensor(shape, dtype) or T.StridedTensor, got {ann!r}",
-                node.annotation)  # fmt: skip
-        current = self.lookup(name, target)
-        if not isinstance(current, PendingTensor) and not self.declaring:  # phase 1: the runtime reports it
-            raise self.error(
-                f"parameter '{name}' is declared as a tensor, but the call passed {type(current).__name__} "
-                f"{current!r}", node)  # fmt: skip
-        loc = self.loc(node)
-        self.tensor_decls[name] = (ann, loc)
-        if not self.declaring:
-            buf = self.global_buffer(name, ann, loc)
-            self.param_buffers[name] = buf
-            self.bind_name(name, buf)
-
-    # --- B = T.empty(...)
-    def maybe_alloc(self, name: str, call: ast.Call):
-        fn = self.expr(call.func)
-        if getattr(fn, "__t2t__", None) != "empty":
-            return super().maybe_alloc(name, call)
-        if self.kernel is not None:
-            raise self.error("T.empty declares an output tensor: call it before 'with T.Kernel(...)'", call)
-        args = [self.expr(a) for a in call.args]
-        kwargs = {k.arg: self.expr(k.value) for k in call.keywords}
-        dtype = kwargs.pop("dtype", None)
-        if kwargs:
-            raise self.error(f"T.empty got unexpected keyword argument(s) {', '.join(kwargs)}", call)
-        if dtype is None and len(args) > 1 and lookup_dtype(args[-1]) is not None and not isinstance(args[-1], int):
-            dtype = args.pop()
-        if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            shape = tuple(args[0])
-        else:
-            shape = tuple(args)
-        if not shape:
-            raise self.error("T.empty needs a shape", call)
-        dt = self.dtype_arg("float32" if dtype is None else dtype, call)
-        if self.declaring:
-            return PendingTensor(name)
-        buf = self.global_buffer(self.fresh_name(name), TensorType(shape, dt), self.loc(call))
-        self.outputs.append(buf)
-        return buf
-
-    # --- scalars computed before the kernel (from T.dynamic sizes or, in phase 1, constants)
-    def assign_name(self, name: str, value, node) -> None:
-        if self.kernel is None and isinstance(value, (ir.Expr, ir.Var)):
-            self.bind_name(name, value)  # a pure expression: inlined where it is used
-            return
-        super().assign_name(name, value, node)
-
-    def stmt_With(self, node: ast.With) -> None:
-        if self.declaring and self.kernel is None:
-            raise _StopDeclarations()
-        super().stmt_With(node)
-
-    def stmt_Return(self, node: ast.Return) -> None:
-        if self.kernel is not None:
-            raise self.error("'return' inside T.Kernel: return the T.empty outputs after the kernel", node)
-        if self.declaring:
-            raise _StopDeclarations()
-        value = self.expr(node.value) if node.value is not None else None
-        raise _Return((value, node))
-
-
-def _eager_args(tree: ast.FunctionDef) -> list:
-    args = tree.args
-    return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
-
-
-@rule("const")
-def bind_const(b: Binder, node, args):
-    if not isinstance(b, EagerBinder):
-        raise b.error(
-            "T.const is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
-            "in a @T.prim_func use a factory argument, or T.dynamic for a run-time size")  # fmt: skip
-    return b.declare_const(args["name"], args["dtype"], node)
-
-
-@rule("empty")
-def bind_empty(b: Binder, node, args):
-    if not isinstance(b, EagerBinder):
-        raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
-                      "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
-    raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)
-
-
-def declare_eager(source: FunctionSource, values: dict, scalars: dict) -> EagerDecls:
-    """Phase 1: bind the declarations before the first T.Kernel with constants as placeholders."""
-    binder = EagerBinder(source, values, scalars)
-    _signature_tensors(binder, source)
-    try:
-        binder.bind_block(source.tree.body)
-    except (_StopDeclarations, _Return):
-        pass
-    return EagerDecls(binder.consts, binder.tensor_decls, binder.loc(source.tree))
-
-
-def _signature_tensors(binder: EagerBinder, source: FunctionSource) -> None:
-    """``def f(A: T.Tensor((128,), T.float32), ...)``: a tensor declared in the signature."""
-    for arg in _eager_args(source.tree):
-        if arg.annotation is None or arg.arg in binder.scalar_vars:
-            continue
-        try:
-            ann = binder.expr(arg.annotation)
-        except TileLangCompileError:
-            continue
-        if isinstance(ann, TensorType) and isinstance(binder.lookup(arg.arg, arg), PendingTensor):
-            loc = binder.loc(arg)
-            binder.tensor_decls[arg.arg] = (ann, loc)
-            if not binder.declaring:
-                buf = binder.global_buffer(arg.arg, ann, loc)
-                binder.param_buffers[arg.arg] = buf
-                binder.bind_name(arg.arg, buf)
-
-
-def bind_eager(source: FunctionSource, values: dict, scalars: dict, const_values: dict) -> ir.PrimFunc:
-    """Phase 2: bind an eager-style kernel with every constant known.
-
-    ``values``: compile-time arguments by name; ``scalars``: name -> DType of run-time scalar
-    parameters; every other parameter is a tensor declared in the body.  Kernel parameters are the
-    tensors and scalars in signature order, then the ``T.empty`` outputs in ``return`` order.
-    """
-    binder = EagerBinder(source, values, scalars, dict(const_values))
-    _signature_tensors(binder, source)
-    returned, ret_node = None, None
-    try:
-        binder.bind_block(source.tree.body)
-    except _Return as ret:
-        returned, ret_node = ret.value
-    tree_loc = binder.loc(source.tree)
-    if not binder.kernels:
-        raise TileLangCompileError("the kernel function contains no 'with T.Kernel(...)' block", tree_loc)
-    missing = [n for n in const_values if n not in binder.consts]
-    if missing:
-        raise TileLangCompileError(f"T.const {', '.join(missing)} not declared in {source.name}", tree_loc)
-    outputs = [] if returned is None else list(returned) if isinstance(returned, (tuple, list)) else [returned]
-    ret_loc = binder.loc(ret_node) if ret_node is not None else tree_loc
-    for out in outputs:
-        if not isinstance(out, ir.Buffer) or out not in binder.outputs:
-            what = f"parameter '{out.name}'" if isinstance(out, ir.Buffer) else repr(out)
-            raise TileLangCompileError(
-                f"an eager kernel returns only T.empty outputs, but this returns {what}", ret_loc)  # fmt: skip
-    if len(set(map(id, outputs))) != len(outputs):
-        raise TileLangCompileError("the same T.empty output is returned twice", ret_loc)
-    unreturned = [b.name for b in binder.outputs if b not in outputs]
-    if unreturned:
-        raise TileLangCompileError(
-            f"T.empty output(s) {', '.join(unreturned)} must be returned: 'return {', '.join(unreturned)}'", ret_loc)  # fmt: skip
-    params = []
-    for name in binder.param_names:
-        if name in binder.param_buffers:
-            params.append(binder.param_buffers[name])
-        elif name in binder.scalar_vars:
-            params.append(binder.scalar_vars[name])
-    n_in = len(params)
-    params += outputs
-    func = ir.PrimFunc(source.name, params, binder.kernels, list(range(n_in, len(params))),
-                       list(binder.sizes.values()), tree_loc, dict(binder.consts))  # fmt: skip
-    return func

@@ -3,22 +3,7 @@
 from __future__ import annotations
 
 from .. import ir
-from ..language.dtypes import DTYPES
-
-INT32 = DTYPES["int32"]
-
-
-def const_int(value: int) -> ir.Const:
-    return ir.Const(value, INT32, weak=True)
-
-
-def static(value):
-    """The Python int behind an extent, or None when it is only known at run time."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, ir.Const) and isinstance(value.value, int):
-        return value.value
-    return None
+from ..ir.exprs import const_int, static
 
 
 def extent_of(operand):

@@ -1,0 +1,489 @@
+"""Binding rules: one per ``T.*`` primitive, in ``RULES`` (tag -> rule).
+
+A rule is called as ``rule(binder, node, args)`` with the call's ``ast.Call`` node and its
+arguments bound to the primitive's signature (``language/__init__.py``); it emits statements
+through the binder and returns the call's value.  The binder is handed in: this module never
+imports ``bind.py`` (which imports this one), and ``BinderLike`` names what a rule may use.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Protocol
+
+from .. import ir
+from ..errors import TileLangCompileError
+from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
+from ..language.dtypes import DTYPES, DType
+from ..language.proxy import TensorType
+from .regions import extent_of, legalize_pairwise_extents, to_region, whole
+
+UNARY_MATH = {
+    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
+    "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
+    "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
+}  # fmt: skip
+_PREDICATES = {"isnan", "isinf", "isfinite"}
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
+
+
+class BinderLike(Protocol):
+    """What a binding rule uses of the binder (``bind.Binder``; ``eager_bind.EagerBinder``)."""
+
+    kernel: ir.Kernel | None  # the T.Kernel being bound, None outside one
+    eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
+
+    def loc(self, node: ast.AST) -> ir.Loc: ...
+    def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
+    def emit(self, stmt: ir.Stmt) -> None: ...
+    def fresh_name(self, name: str) -> str: ...
+    def dtype_arg(self, value, node: ast.AST) -> DType: ...
+    def binop(self, op: str, pyop, a, b, node: ast.AST): ...
+    def select(self, cond, a, b) -> ir.Select: ...
+    def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer: ...
+    def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
+
+
+RULES: dict = {}
+
+
+def rule(*names):
+    def register(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+
+    return register
+
+
+def _operand(b: BinderLike, value, node, what: str):
+    if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
+        return value
+    raise b.error(f"{what} must be a buffer, a buffer region or a buffer element, got {value!r}", node)
+
+
+@rule("copy")
+def bind_copy(b: BinderLike, node, args):
+    src = _operand(b, args["src"], node, "T.copy source")
+    dst = _operand(b, args["dst"], node, "T.copy destination")
+    src_ext, dst_ext = extent_of(src), extent_of(dst)
+    if src_ext is None and dst_ext is None:
+        b.emit(ir.Store(b.loc(node), dst.buffer, dst.indices, ir.Cast(src, dst.buffer.dtype)))
+        return None
+    if isinstance(src, ir.Buffer) and isinstance(dst, ir.Buffer) and tuple(src.shape) != tuple(dst.shape):
+        raise b.error(f"T.copy between whole buffers needs equal shapes: {src.shape} vs {dst.shape}", node)
+    src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
+    dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
+    src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
+    b.emit(ir.Copy(b.loc(node), to_region(src, src_ext), to_region(dst, dst_ext)))
+    return None
+
+
+def _fill_region(b: BinderLike, target, node) -> ir.Region:
+    if isinstance(target, ir.Buffer):
+        return whole(target)
+    if isinstance(target, ir.Region):
+        return target
+    if isinstance(target, ir.Load):
+        return to_region(target, [1] * target.buffer.ndim)
+    raise b.error("T.fill / T.clear take a buffer or a region", node)
+
+
+@rule("fill")
+def bind_fill(b: BinderLike, node, args):
+    region = _fill_region(b, args["buffer"], node)
+    b.emit(ir.Fill(b.loc(node), region, as_expr(args["value"], b.loc(node))))
+
+
+@rule("clear")
+def bind_clear(b: BinderLike, node, args):
+    region = _fill_region(b, args["buffer"], node)
+    b.emit(ir.Fill(b.loc(node), region, const_int(0)))
+
+
+def _gemm_operand(b: BinderLike, value, node, what) -> ir.Region:
+    if isinstance(value, ir.Buffer):
+        return whole(value)
+    if isinstance(value, ir.Region):
+        return value
+    raise b.error(f"T.gemm operand {what} must be a shared or fragment buffer (or a region of one)", node)
+
+
+@rule("gemm")
+def bind_gemm(b: BinderLike, node, args):
+    a = _gemm_operand(b, args["A"], node, "A")
+    bb = _gemm_operand(b, args["B"], node, "B")
+    c = _gemm_operand(b, args["C"], node, "C")
+    ta, tb = args["transpose_A"], args["transpose_B"]
+    if not isinstance(ta, bool) or not isinstance(tb, bool):
+        raise b.error("transpose_A / transpose_B must be compile-time bools", node)
+    b.emit(ir.Gemm(b.loc(node), a, bb, c, ta, tb, as_expr(args["clear_accum"])))
+
+
+def _bind_reduce(b: BinderLike, node, kind, args, clear):
+    src, dst = args["buffer"], args["out"]
+    src = src if isinstance(src, ir.Region) else whole(src) if isinstance(src, ir.Buffer) else None
+    dst = dst if isinstance(dst, ir.Region) else whole(dst) if isinstance(dst, ir.Buffer) else None
+    if src is None or dst is None:
+        raise b.error("T.reduce_* take a source buffer and an output buffer", node)
+    dim = args["dim"]
+    ndim = len(src.extents)
+    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise b.error(f"reduction dim {dim!r} is out of range for a {ndim}-D buffer", node)
+    if not isinstance(clear, bool):
+        raise b.error("clear must be a compile-time bool", node)
+    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
+
+
+def _reduce_rule(kind):
+    def bind(b, node, args):
+        _bind_reduce(b, node, kind, args, args.get("clear", True))
+
+    return bind
+
+
+for _kind in ("sum", "max", "min", "absmax", "abssum"):
+    RULES["reduce_" + _kind] = _reduce_rule(_kind)
+
+
+@rule("reduce")
+def bind_reduce(b: BinderLike, node, args):
+    _bind_reduce(b, node, args["reduce_type"], args, args["clear"])
+
+
+@rule("cumsum", "cummax")
+def bind_scan(b: BinderLike, node, args):
+    src = _fill_region(b, args["src"], node)
+    dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
+    dim = args["dim"] % len(src.extents)
+    kind = "max" if node.func.attr == "cummax" else "sum"
+    b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
+
+
+@rule("im2col")
+def bind_im2col(b: BinderLike, node, args):
+    """TileLang's im2col (NHWC image, square kernel), bound as the T.Parallel it means: tile element
+    (i, j) is ``img[n, h, w, c]`` of output pixel ``m = nhw_step * block_m + i`` and patch column
+    ``k = c_step * block_k + j``, or 0 in the padding."""
+    img, col = args["img"], _fill_region(b, args["col"], node)
+    if not isinstance(img, ir.Buffer) or img.ndim != 4:
+        raise b.error("T.im2col takes an NHWC image tensor (4-D)", node)
+    if not col.is_whole() or col.buffer.ndim != 2:
+        raise b.error("T.im2col writes a whole 2-D tile", node)
+    K, s, d, p = (args[k] for k in ("kernel", "stride", "dilation", "pad"))
+    if not all(isinstance(v, int) for v in (K, s, d, p)):
+        raise b.error("T.im2col's kernel, stride, dilation and pad must be compile-time ints", node)
+    _, H, W, C = img.shape
+    block_m, block_k = col.buffer.shape
+
+    def op(o, x, y):
+        return b.binop(o, _ARITH[o], x, y, node)
+
+    OH = op("+", op("//", op("-", op("-", op("+", H, 2 * p), (K - 1) * d), 1), s), 1)
+    OW = op("+", op("//", op("-", op("-", op("+", W, 2 * p), (K - 1) * d), 1), s), 1)
+    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
+    m = op("+", op("*", args["nhw_step"], block_m), ir.VarRef(i))
+    k = op("+", op("*", args["c_step"], block_k), ir.VarRef(j))
+    n, oh, ow = op("//", m, op("*", OH, OW)), op("//", op("%", m, op("*", OH, OW)), OW), op("%", m, OW)
+    kh, kw, c = op("//", k, K * C), op("%", op("//", k, C), K), op("%", k, C)
+    h = op("-", op("+", op("*", oh, s), op("*", kh, d)), p)
+    w = op("-", op("+", op("*", ow, s), op("*", kw, d)), p)
+    inside = [ir.Compare(cmp, as_expr(x), as_expr(lim), BOOL) for x in (h, w) for cmp, lim in ((">=", 0),)]
+    inside += [ir.Compare("<", as_expr(h), as_expr(H), BOOL), ir.Compare("<", as_expr(w), as_expr(W), BOOL)]
+    cond = inside[0]
+    for part in inside[1:]:
+        cond = ir.BinOp("and", cond, part, BOOL)
+    value = b.select(cond, ir.Load(img, tuple(as_expr(x) for x in (n, h, w, c))), 0)
+    store = ir.Store(b.loc(node), col.buffer, (ir.VarRef(i), ir.VarRef(j)), value)
+    b.emit(ir.Parallel(b.loc(node), [i, j], [block_m, block_k], [store]))
+
+
+@rule("reshape")
+def bind_reshape(b: BinderLike, node, args):
+    src, shape = args["src"], args["shape"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    if isinstance(src, ir.Buffer) and src.scope in (ir.SHARED, ir.FRAGMENT):
+        count = 1
+        for d in src.shape:
+            count *= d
+        new = 1
+        for d in shape:
+            new *= d if isinstance(d, int) else 0
+        if new != count:
+            raise b.error(f"T.reshape of '{src.name}' {tuple(src.shape)} to {shape} changes its size", node)
+        view = ir.Buffer(b.fresh_name(f"{src.name}_view"), src.scope, shape, src.dtype, b.loc(node))
+        view.alias_of = src
+        b.emit(ir.Alloc(b.loc(node), view))
+        return view
+    if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
+        raise b.error("T.reshape takes a global tensor or a shared/fragment buffer", node)
+    view = b.global_buffer(
+        b.fresh_name(f"{src.name}_view"),
+        TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),
+        b.loc(node),
+    )
+    view.alias_of = src
+    return view
+
+
+@rule("transpose")
+def bind_transpose(b: BinderLike, node, args):
+    """``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]``, bound as the T.Parallel it means."""
+    src, dst = _fill_region(b, args["src"], node), _fill_region(b, args["dst"], node)
+    if not (src.is_whole() and dst.is_whole() and src.buffer.ndim == 2 and dst.buffer.ndim == 2):
+        raise b.error("T.transpose takes two whole 2-D buffers", node)
+    m, n = src.buffer.shape
+    if tuple(dst.buffer.shape) != (n, m):
+        raise b.error(f"T.transpose: dst must have shape {(n, m)}, got {tuple(dst.buffer.shape)}", node)
+    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
+    body = [
+        ir.Store(
+            b.loc(node), dst.buffer, (ir.VarRef(j), ir.VarRef(i)), ir.Load(src.buffer, (ir.VarRef(i), ir.VarRef(j)))
+        )
+    ]
+    b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
+
+
+def _atomic_rule(kind):
+    def bind(b: BinderLike, node, args):
+        dst, value = args["dst"], args["value"]
+        if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
+            b.emit(ir.Atomic(b.loc(node), kind, dst, as_expr(value)))
+            return None
+        dst = _operand(b, dst, node, "atomic destination")
+        if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
+            src_ext, dst_ext = extent_of(value), extent_of(dst)
+            src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
+            dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
+            src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
+            b.emit(ir.Atomic(b.loc(node), kind, to_region(dst, dst_ext), to_region(value, src_ext)))
+        else:
+            region = dst if isinstance(dst, ir.Region) else whole(dst)
+            b.emit(ir.Atomic(b.loc(node), kind, region, as_expr(value)))
+        return None
+
+    return bind
+
+
+for _kind in ("add", "max", "min"):
+    RULES["atomic_" + _kind] = _atomic_rule(_kind)
+
+
+@rule("annotate_layout", "no_set_max_nreg")
+def bind_no_effect(b: BinderLike, node, args):
+    return None
+
+
+@rule("use_swizzle")
+def bind_use_swizzle(b: BinderLike, node, args):
+    panel, order, enable = args["panel_size"], args["order"], args["enable"]
+    if b.kernel is None or not enable or len(b.kernel.grid) < 2:
+        return None
+    if not isinstance(panel, int) or panel <= 0 or order not in ("row", "column"):
+        raise b.error("T.use_swizzle takes a positive int panel_size and order 'row' or 'column'", node)
+    b.kernel.swizzle = (panel, order)
+    return None
+
+
+@rule("sync_threads")
+def bind_sync(b: BinderLike, node, args):
+    b.emit(ir.Barrier(b.loc(node)))
+
+
+@rule("print")
+def bind_print(b: BinderLike, node, args):
+    obj = args["obj"]
+    b.emit(ir.Print(b.loc(node), None if obj is None else as_expr(obj) if not isinstance(obj, ir.Buffer) else obj,
+                    args["msg"]))  # fmt: skip
+
+
+def _thread_var(b: BinderLike, dim: int, node):
+    if b.kernel is None:
+        raise b.error("thread bindings exist only inside T.Kernel", node)
+    extents = b.kernel.thread_extents
+    if not isinstance(dim, int) or not 0 <= dim < 3:
+        raise b.error(f"thread binding dim must be 0, 1 or 2, got {dim!r}", node)
+    if dim >= len(extents):
+        return 0  # threadIdx.y/z of a kernel with fewer thread dims
+    if not b.kernel.thread_vars:
+        b.kernel.thread_vars.extend(ir.Var(n, INT32, "thread") for n in ("tx", "ty", "tz")[: len(extents)])
+    return ir.VarRef(b.kernel.thread_vars[dim])
+
+
+@rule("get_thread_binding")
+def bind_thread_binding(b: BinderLike, node, args):
+    return _thread_var(b, args["dim"], node)
+
+
+@rule("get_thread_bindings")
+def bind_thread_bindings(b: BinderLike, node, args):
+    return [_thread_var(b, d, node) for d in range(3)]
+
+
+@rule("get_block_binding")
+def bind_block_binding(b: BinderLike, node, args):
+    return ir.VarRef(b.kernel.block_vars[args["dim"]])
+
+
+# --- element-wise intrinsics
+def _math_rule(name):
+    def bind(b: BinderLike, node, args):
+        (x,) = args.values()
+        x = as_expr(x, b.loc(node))
+        if name in _PREDICATES:
+            dtype = BOOL
+        elif name in ("abs", "floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
+            dtype = x.dtype
+        else:
+            dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32
+        if name in ("floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
+            return x
+        return ir.Call(name.lstrip("_"), (x,), dtype)
+
+    return bind
+
+
+for _name in UNARY_MATH:
+    RULES[_name] = _math_rule(_name)
+
+
+def _binary_call(name):
+    def bind(b: BinderLike, node, args):
+        x, y = (as_expr(v, b.loc(node)) for v in args.values())
+        dtype = binary_dtype("+", x, y)
+        if name in ("pow", "atan2", "fmod") and not dtype.is_float:
+            dtype = FLOAT32
+        return ir.Call(name, (x, y), dtype)
+
+    return bind
+
+
+for _name in ("max", "min", "pow", "atan2", "fmod"):
+    RULES[_name] = _binary_call(_name)
+
+for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), ("bitwise_or", "|"),
+                   ("bitwise_xor", "^"), ("shift_left", "<<"), ("shift_right", ">>")):  # fmt: skip
+
+    def _op_rule(b, node, args, _op=_op):
+        x, y = (as_expr(args[k], b.loc(node)) for k in ("a", "b"))
+        return ir.BinOp(_op, x, y, binary_dtype(_op, x, y))
+
+    RULES[_name] = _op_rule
+
+
+@rule("truncdiv", "truncmod")
+def bind_trunc(b: BinderLike, node, args):
+    x, y = as_expr(args["a"]), as_expr(args["b"])
+    return ir.Call("truncdiv" if node.func.attr == "truncdiv" else "truncmod", (x, y), binary_dtype("+", x, y))
+
+
+@rule("bitwise_not")
+def bind_bitwise_not(b: BinderLike, node, args):
+    x = as_expr(args["x"])
+    return ir.UnaryOp("~", x, x.dtype)
+
+
+@rule("ceildiv")
+def bind_ceildiv(b: BinderLike, node, args):
+    x, y = as_expr(args["a"]), as_expr(args["b"])
+    dtype = binary_dtype("+", x, y)
+    return ir.BinOp("//", ir.BinOp("-", ir.BinOp("+", x, y, dtype), const_int(1), dtype), y, dtype)
+
+
+@rule("if_then_else")
+def bind_if_then_else(b: BinderLike, node, args):
+    cond = args["cond"]
+    if is_python_value(cond):
+        return args["true_value"] if cond else args["false_value"]
+    return b.select(cond, args["true_value"], args["false_value"])
+
+
+@rule("clamp")
+def bind_clamp(b: BinderLike, node, args):
+    x, lo, hi = (as_expr(args[k]) for k in ("x", "lo", "hi"))
+    dtype = binary_dtype("+", x, lo)
+    return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
+
+
+@rule("cast")
+def bind_cast(b: BinderLike, node, args):
+    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
+
+
+@rule("Cast")
+def bind_tvm_cast(b: BinderLike, node, args):
+    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
+
+
+@rule("reinterpret")
+def bind_reinterpret(b: BinderLike, node, args):
+    return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
+
+
+@rule("inline_asm")
+def bind_inline_asm(b: BinderLike, node, args):
+    asm, constraints = args["asm"], args["constraints"]
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise b.error("T.inline_asm needs the assembly and its constraints as compile-time strings", node)
+    operands = tuple(as_expr(a, b.loc(node)) for a in args["args"])
+    if not operands:
+        raise b.error("T.inline_asm needs at least one argument (it is element-wise over them)", node)
+    return ir.InlineAsm(asm, constraints, operands, b.dtype_arg(args["dtype"], node), bool(args["is_pure"]),
+                        int(args["pack"]), b.loc(node))  # fmt: skip
+
+
+def _ptx_rule(name, dtype):
+    def bind(b: BinderLike, node, args):
+        return ir.Call(name, tuple(as_expr(v, b.loc(node)) for v in args.values()), dtype)
+
+    return bind
+
+
+for _name in ("ptx_ex2", "ptx_tanh", "ptx_rcp", "ptx_rsqrt", "fast_rcp"):
+    RULES[_name] = _ptx_rule("ptx_rcp" if _name == "fast_rcp" else _name, FLOAT32)
+for _name in ("ptx_laneid", "ptx_warpid", "ptx_smid"):
+    RULES[_name] = _ptx_rule(_name, INT32)
+for _name in ("ptx_clock64", "ptx_globaltimer"):
+    RULES[_name] = _ptx_rule(_name, DTYPES["int64"])
+
+
+@rule("get_lane_idx", "get_warp_idx")
+def bind_lane_warp_idx(b: BinderLike, node, args):
+    tx = _thread_var(b, 0, node)
+    size = args["warp_size"] or 32
+    op = "%" if node.func.attr == "get_lane_idx" else "//"
+    return ir.BinOp(op, tx, const_int(size), INT32)
+
+
+@rule("infinity", "max_value", "min_value")
+def bind_typed_constant(b: BinderLike, node, args):
+    raise b.error("the dtype argument must be a compile-time dtype", node)
+
+
+@rule("Kernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized")
+def bind_misplaced_construct(b: BinderLike, node, args):
+    raise b.error("this construct belongs in a 'with' or 'for' statement", node)
+
+
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var")
+def bind_misplaced_alloc(b: BinderLike, node, args):
+    raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
+
+
+@rule("const")
+def bind_const(b: BinderLike, node, args):
+    if not b.eager:
+        raise b.error(
+            "T.const is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
+            "in a @T.prim_func use a factory argument, or T.dynamic for a run-time size")  # fmt: skip
+    return b.declare_const(args["name"], args["dtype"], node)
+
+
+@rule("empty")
+def bind_empty(b: BinderLike, node, args):
+    if not b.eager:
+        raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
+                      "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
+    raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)

@@ -1,0 +1,110 @@
+"""Static-expression helpers shared by the stages: lifting Python values into TileIR, TVM's
+typing of binary ops, static extents and structural keys.  They read TileIR and build nothing
+but expressions; every stage after the binder may use them."""
+
+from __future__ import annotations
+
+from ..errors import TileLangCompileError
+from ..language.dtypes import DType, TypedLiteral, promote
+from . import nodes as ir
+from .dtypes import BOOL, FLOAT32, INT32
+
+
+def const_int(value: int) -> ir.Const:
+    """A Python int as a weak int32 constant (it adopts the other operand's dtype)."""
+    return ir.Const(value, INT32, weak=True)
+
+
+def static(value):
+    """The Python int behind an extent, or None when it is only known at run time."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, ir.Const) and isinstance(value.value, int):
+        return value.value
+    return None
+
+
+def is_python_value(v) -> bool:
+    """A compile-time Python value (not a kernel value the binder turned into TileIR)."""
+    return not isinstance(v, (ir.Expr, ir.Buffer, ir.Region, ir.Var))
+
+
+def as_expr(value, loc: ir.Loc | None = None) -> ir.Expr:
+    """Lift a compile-time Python value into a TileIR constant."""
+    if isinstance(value, ir.Expr):
+        return value
+    if isinstance(value, ir.Var):
+        return ir.VarRef(value)
+    if isinstance(value, bool):
+        return ir.Const(value, BOOL, weak=True)
+    if isinstance(value, int):
+        return ir.Const(value, INT32, weak=True)
+    if isinstance(value, float):
+        return ir.Const(value, FLOAT32, weak=True)
+    if isinstance(value, TypedLiteral):
+        return ir.Const(value.value if value.value is not None else 0, value.dtype)
+    raise TileLangCompileError(f"{value!r} cannot be used as a kernel value", loc)
+
+
+def is_weak(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and e.weak
+
+
+def binary_dtype(op: str, a: ir.Expr, b: ir.Expr) -> DType:
+    """TVM's typing of a binary op; Python literals adopt the other operand's type."""
+    if op in ("and", "or"):
+        return BOOL
+    if is_weak(a) and not is_weak(b):
+        a, b = b, a
+    if is_weak(b) and not is_weak(a):
+        if b.dtype.is_float and not a.dtype.is_float:
+            return FLOAT32
+        return a.dtype
+    return promote(a.dtype, b.dtype)
+
+
+def int_const(node):
+    """The value of an int constant, else None."""
+    if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def ir_key(node):
+    """A structural key for an expression (for cancelling equal terms)."""
+    if isinstance(node, ir.VarRef):
+        return ("var", id(node.var))
+    if isinstance(node, ir.Const):
+        return ("const", node.value)
+    if isinstance(node, ir.BinOp):
+        return ("bin", node.op, ir_key(node.lhs), ir_key(node.rhs))
+    if isinstance(node, ir.Load):
+        return ("load", id(node.buffer), tuple(ir_key(i) for i in node.indices))
+    return ("node", id(node))
+
+
+def static_difference(e):
+    """The int value of a slice extent such as ``(off + n) - off`` or ``(bx + 1) * bm - bx * bm``:
+    expand it as a linear form over its symbolic terms; None unless they all cancel."""
+    terms: dict = {}
+
+    def add(node, coef):
+        if isinstance(node, ir.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            terms[None] = terms.get(None, 0) + coef * node.value
+        elif isinstance(node, ir.BinOp) and node.op in ("+", "-"):
+            add(node.lhs, coef)
+            add(node.rhs, coef if node.op == "+" else -coef)
+        elif isinstance(node, ir.BinOp) and node.op == "*" and int_const(node.rhs) is not None:
+            add(node.lhs, coef * int_const(node.rhs))
+        elif isinstance(node, ir.BinOp) and node.op == "*" and int_const(node.lhs) is not None:
+            add(node.rhs, coef * int_const(node.lhs))
+        elif isinstance(node, ir.UnaryOp) and node.op == "-":
+            add(node.operand, -coef)
+        else:
+            key = ir_key(node)
+            terms[key] = terms.get(key, 0) + coef
+
+    add(e, 1)
+    if all(v == 0 for k, v in terms.items() if k is not None):
+        return terms.get(None, 0)
+    return None

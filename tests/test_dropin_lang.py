@@ -10,6 +10,7 @@ from t2t_util import assert_close, poison
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton import TileLangCompileError
 
 pytestmark = pytest.mark.poison_empty
 
@@ -70,7 +71,6 @@ def helper_calls(M, N, block=16):
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="plain helpers with kernel values are not inlined yet")
 def test_plain_python_helpers_inline(dev):
     a = torch.randn(45, 19, device=dev)
     b = helper_calls(45, 19)(a)
@@ -91,7 +91,6 @@ def comprehension_sum(M, N, parts=3, block=16):
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="comprehensions not bound yet")
 def test_comprehensions_and_generators(dev):
     a = torch.randn(3, 29, 13, device=dev)
     b = comprehension_sum(29, 13)(a)
@@ -111,7 +110,6 @@ def eager_comprehension(A, block: int = 16):
     return B
 
 
-@pytest.mark.xfail(strict=True, reason="comprehensions not bound yet")
 def test_comprehensions_in_eager_body(dev):
     a = torch.randn(33, 17, device=dev)
     b = eager_comprehension(a)
@@ -141,7 +139,6 @@ def scale_by_global_prim(A: T.Tensor((41,), "float32"), B: T.Tensor((41,), "floa
             B[bx * 16 + i] = A[bx * 16 + i] * SCALE_AT_COMPILE
 
 
-@pytest.mark.xfail(strict=True, reason="globals are copied at decoration")
 def test_module_globals_read_at_compile_time(dev):
     global SCALE_AT_COMPILE
     SCALE_AT_COMPILE = -3.5  # set after the decorators ran
@@ -163,7 +160,6 @@ def threads_only(N):
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="T.Kernel needs a grid extent")
 def test_kernel_with_threads_only(dev):
     a = torch.randn(50, device=dev)
     assert_close(threads_only(50)(a), a.double() * 2.0, 1e-6, 1e-6)
@@ -184,7 +180,6 @@ def cumsum_through_variable(N, reverse=False):
     return main
 
 
-@pytest.mark.xfail(strict=True, reason="the binder reads the primitive's name from the call's attribute")
 @pytest.mark.parametrize("reverse", [False, True])
 def test_primitive_called_through_variable(dev, reverse):
     a = torch.randn(50, device=dev)
@@ -288,3 +283,20 @@ def test_thread_loop_over_shared_with_idle_threads(dev):
     a = torch.randn(48, device=dev)
     b = torch.randn(43, 48, device=dev)
     assert_close(guarded_thread_gemv(a, b, 6, 16, 16), b.double() @ a.double(), 1e-4, 1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def comprehension_over_kernel_value(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1) as bx:
+            parts = [A[k] for k in range(bx)]  # bx is a kernel value: not a compile-time range
+            B[0] = parts[0]
+
+    return main
+
+
+def test_comprehension_over_kernel_value_is_a_clear_error():
+    with pytest.raises(TileLangCompileError) as info:
+        comprehension_over_kernel_value(10)
+    assert "test_dropin_lang.py" in str(info.value) and "parts = [A[k]" in str(info.value)

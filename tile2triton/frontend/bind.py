@@ -14,6 +14,7 @@ import difflib
 import functools
 import inspect
 import operator
+import types
 
 from .. import ir
 from .. import language as T
@@ -209,8 +210,11 @@ class Binder:
             raise self.error("T.Kernel cannot be nested inside another T.Kernel", node)
         args = self.call_args(fn, call)
         grid = list(args["blocks"])
-        if not 1 <= len(grid) <= 3:
-            raise self.error("T.Kernel takes 1 to 3 grid extents", call)
+        if len(grid) > 3:
+            raise self.error("T.Kernel takes at most 3 grid extents", call)
+        gridless = not grid  # T.Kernel(threads=...): one block, and no block index to bind
+        if gridless:
+            grid = [1]
         threads = args["threads"]
         if threads is None:
             threads = 128
@@ -227,7 +231,9 @@ class Binder:
         kernel.thread_extents = extents
         self.scopes.append({})
         target = item.optional_vars
-        if isinstance(target, ast.Name):
+        if gridless and target is not None:
+            self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
+        elif isinstance(target, ast.Name):
             block_vars[0].name = target.id
             self.bind_name(target.id, ir.VarRef(block_vars[0]))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -465,6 +471,61 @@ class Binder:
     def expr_Dict(self, node):
         return {self.expr(k): self.expr(v) for k, v in zip(node.keys, node.values)}
 
+    # comprehensions run at compile time over compile-time iterables; their elements may be
+    # kernel values (``sum(A[k, i] * w for k, w in enumerate(weights))``)
+    def expr_ListComp(self, node: ast.ListComp):
+        return self.comprehension(node, lambda: self.expr(node.elt))
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp):
+        return self.comprehension(node, lambda: self.expr(node.elt))  # a list: sum/max/tuple take it
+
+    def expr_SetComp(self, node: ast.SetComp):
+        return set(self.comprehension(node, lambda: self.expr(node.elt)))
+
+    def expr_DictComp(self, node: ast.DictComp):
+        return dict(self.comprehension(node, lambda: (self.expr(node.key), self.expr(node.value))))
+
+    def comprehension(self, node, element) -> list:
+        results = []
+
+        def run(generators):
+            if not generators:
+                results.append(element())
+                return
+            gen = generators[0]
+            if gen.is_async:
+                raise self.error("async comprehensions are not supported", gen)
+            iterable = self.expr(gen.iter)
+            if isinstance(iterable, (ir.Expr, ir.Buffer, ir.Region)) or not hasattr(iterable, "__iter__"):
+                raise self.error("a comprehension in a kernel iterates over compile-time values", gen.iter)
+            for value in iterable:
+                self.bind_pattern(gen.target, value, gen)
+                conditions = [self.expr(c) for c in gen.ifs]
+                if not all(is_python_value(c) for c in conditions):
+                    raise self.error("a comprehension's 'if' must be a compile-time condition", gen.ifs[0])
+                if all(conditions):
+                    run(generators[1:])
+
+        self.scopes.append({})  # the comprehension's variables do not leak, as in Python
+        try:
+            run(node.generators)
+        finally:
+            self.scopes.pop()
+        return results
+
+    def bind_pattern(self, target, value, node) -> None:
+        """Bind a comprehension target (a name or a nested tuple of names) to a compile-time value."""
+        if isinstance(target, ast.Name):
+            self.bind_name(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = list(value) if isinstance(value, (list, tuple)) else None
+            if items is None or len(items) != len(target.elts):
+                raise self.error("cannot unpack this value into the names on the left", node)
+            for t, v in zip(target.elts, items):
+                self.bind_pattern(t, v, node)
+        else:
+            raise self.error("a comprehension target must be a name or a tuple of names", target)
+
     def expr_Attribute(self, node: ast.Attribute):
         base = self.expr(node.value)
         if isinstance(base, ir.Buffer):
@@ -625,7 +686,7 @@ class Binder:
     def expr_Call(self, node: ast.Call):
         fn = self.expr(node.func)
         if isinstance(fn, _Method):
-            args = [self.expr(a) for a in node.args]
+            args, _ = self.call_values(node)
             return ir.Cast(fn.target, self.dtype_arg(args[0], node))
         tag = getattr(fn, "__t2t__", None)
         if tag is not None:
@@ -649,21 +710,31 @@ class Binder:
             view = self.tensor_view(fn, node)
             if view is not None:
                 return view
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if fn in (builtins.max, builtins.min) and not all(is_python_value(a) for a in args):
-            if len(args) != 2:
-                raise self.error(f"{fn.__name__}() on kernel values takes two arguments", node)
-            return RULES["max" if fn is builtins.max else "min"](self, node, {"a": args[0], "b": args[1]})
+        args, kwargs = self.call_values(node)
+        if fn in (builtins.max, builtins.min, builtins.sum):
+            folded = self.fold_builtin(fn, args, kwargs, node)
+            if folded is not None:
+                return folded
         if fn in (builtins.float, builtins.int) and args and not is_python_value(args[0]):
             return ir.Cast(as_expr(args[0]), FLOAT32 if fn is builtins.float else INT32)
         if fn is builtins.abs and args and not is_python_value(args[0]):
             return RULES["abs"](self, node, {"x": args[0]})
         if not callable(fn):
             raise self.error(f"{fn!r} is not callable", node)
+        helper = _python_helper(fn)
+        if helper is not None and not all(is_python_value(v) for v in _flat(list(args) + list(kwargs.values()))):
+            # a plain function handed kernel values: TileLang runs it while building the kernel,
+            # so its body is kernel code, inlined here the way a T.macro is
+            return self.inline_macro(helper, node, args, kwargs)
         # plain Python (helpers computing constants, layout annotations) runs at compile time
         try:
             return fn(*args, **kwargs)
+        except T.KernelOnlyError:
+            if helper is None:
+                raise self.error(
+                    f"{getattr(fn, '__name__', fn)!r} uses T.* primitives and its source is not available", node
+                ) from None
+            return self.inline_macro(helper, node, args, kwargs)  # it opens T.* constructs itself
         except Exception as exc:  # noqa: BLE001
             if all(is_python_value(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(
@@ -678,8 +749,7 @@ class Binder:
     def tensor_view(self, proxy, node: ast.Call):
         """``T.Tensor(shape, dtype, A.data)`` in a kernel: another shape over A's memory (e.g. a 4-D
         weight seen as a 2-D matrix).  None for a plain ``T.Tensor(...)`` annotation value."""
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args, kwargs = self.call_values(node)
         bound = _signature(type(proxy).__call__).bind(proxy, *args, **kwargs)
         data = bound.arguments.get("data")
         if not isinstance(data, _BufferData):
@@ -690,9 +760,55 @@ class Binder:
         view.alias_of = base
         return view
 
+    def call_values(self, node: ast.Call) -> tuple[list, dict]:
+        """The call's positional and keyword values, ``*xs`` and ``**opts`` unpacked."""
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                values = self.expr(a.value)
+                if not isinstance(values, (list, tuple, range, dict)):
+                    raise self.error("only compile-time sequences can be unpacked with '*'", a)
+                args.extend(values)
+            else:
+                args.append(self.expr(a))
+        kwargs = {}
+        for k in node.keywords:
+            value = self.expr(k.value)
+            if k.arg is not None:
+                kwargs[k.arg] = value
+            elif isinstance(value, dict):
+                kwargs.update(value)
+            else:
+                raise self.error("only compile-time dicts can be unpacked with '**'", k.value)
+        return args, kwargs
+
+    def fold_builtin(self, fn, args: list, kwargs: dict, node):
+        """``max``/``min``/``sum`` over kernel values (two arguments, or one compile-time sequence,
+        as a generator expression gives): folded pairwise.  None when Python can compute it."""
+        if fn is builtins.sum:
+            values = list(args[0]) if args and isinstance(args[0], (list, tuple)) else None
+            if not values or all(is_python_value(v) for v in _flat(values)):
+                return None
+            start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            total = values[0]
+            if not (is_python_value(start) and start == 0):
+                total = self.binop("+", operator.add, start, total, node)
+            for v in values[1:]:
+                total = self.binop("+", operator.add, total, v, node)
+            return total
+        values = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+        if all(is_python_value(v) for v in _flat(values)) or kwargs:
+            return None
+        if not values:
+            raise self.error(f"{fn.__name__}() of an empty sequence", node)
+        rule = RULES["max" if fn is builtins.max else "min"]
+        result = values[0]
+        for v in values[1:]:
+            result = rule(self, node, {"a": result, "b": v})
+        return result
+
     def call_args(self, fn, node: ast.Call) -> dict:
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args, kwargs = self.call_values(node)
         sig = _signature(getattr(fn, "__wrapped__", fn))
         try:
             bound = sig.bind(*args, **kwargs)
@@ -701,16 +817,20 @@ class Binder:
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def inline_macro(self, macro: MacroSource, node: ast.Call):
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        params = [a.arg for a in macro.tree.args.args]
+    def inline_macro(self, macro: MacroSource, node: ast.Call, args=None, kwargs=None):
+        """A ``T.macro`` (or a plain Python helper handed kernel values) called in a kernel: its
+        body bound in place, its parameters bound to the call's values."""
+        if args is None:
+            args, kwargs = self.call_values(node)
         sig = _signature(macro.func)
-        bound = sig.bind(*args, **kwargs)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"{macro.name}{sig}: {exc}", node) from None
         bound.apply_defaults()
         saved_source, saved_file = self.source, self.file
         self.source, self.file = macro, macro.file
-        self.scopes.append({p: bound.arguments[p] for p in params})
+        self.scopes.append(dict(bound.arguments))
         try:
             for s in macro.tree.body:
                 self.stmt(s)
@@ -720,6 +840,23 @@ class Binder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+
+_HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)
+
+
+def _python_helper(fn) -> MacroSource | None:
+    """A user's plain Python function (its source readable), to inline when handed kernel values."""
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return None
+    if fn.__module__ and fn.__module__.split(".")[0] in ("tile2triton", "tilelang"):
+        return None
+    if fn not in _HELPERS:
+        try:
+            _HELPERS[fn] = MacroSource.from_function(fn)
+        except Exception:  # noqa: BLE001  (no source: a builtin-like or generated function)
+            _HELPERS[fn] = None
+    return _HELPERS[fn]
 
 
 class _Opaque:

@@ -9,6 +9,8 @@ imports ``bind.py`` (which imports this one), and ``BinderLike`` names what a ru
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 import operator
 from typing import Protocol
 
@@ -50,9 +52,13 @@ RULES: dict = {}
 
 
 def rule(*names):
+    """Register ``fn(b, node, args)`` for primitives ``names``; a rule serving several names takes a
+    fourth parameter, ``name``: the primitive called (not the call's spelling: ``op = T.cumsum; op(x)``)."""
+
     def register(fn):
+        takes_name = "name" in inspect.signature(fn).parameters
         for n in names:
-            RULES[n] = fn
+            RULES[n] = functools.partial(fn, name=n) if takes_name else fn
         return fn
 
     return register
@@ -154,11 +160,11 @@ def bind_reduce(b: BinderLike, node, args):
 
 
 @rule("cumsum", "cummax")
-def bind_scan(b: BinderLike, node, args):
+def bind_scan(b: BinderLike, node, args, name):
     src = _fill_region(b, args["src"], node)
     dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
     dim = args["dim"] % len(src.extents)
-    kind = "max" if node.func.attr == "cummax" else "sum"
+    kind = "max" if name == "cummax" else "sum"
     b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
 
 
@@ -374,9 +380,9 @@ for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), 
 
 
 @rule("truncdiv", "truncmod")
-def bind_trunc(b: BinderLike, node, args):
+def bind_trunc(b: BinderLike, node, args, name):
     x, y = as_expr(args["a"]), as_expr(args["b"])
-    return ir.Call("truncdiv" if node.func.attr == "truncdiv" else "truncmod", (x, y), binary_dtype("+", x, y))
+    return ir.Call(name, (x, y), binary_dtype("+", x, y))
 
 
 @rule("bitwise_not")
@@ -450,10 +456,10 @@ for _name in ("ptx_clock64", "ptx_globaltimer"):
 
 
 @rule("get_lane_idx", "get_warp_idx")
-def bind_lane_warp_idx(b: BinderLike, node, args):
+def bind_lane_warp_idx(b: BinderLike, node, args, name):
     tx = _thread_var(b, 0, node)
     size = args["warp_size"] or 32
-    op = "%" if node.func.attr == "get_lane_idx" else "//"
+    op = "%" if name == "get_lane_idx" else "//"
     return ir.BinOp(op, tx, const_int(size), INT32)
 
 

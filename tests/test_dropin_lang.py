@@ -300,3 +300,73 @@ def test_comprehension_over_kernel_value_is_a_clear_error():
     with pytest.raises(TileLangCompileError) as info:
         comprehension_over_kernel_value(10)
     assert "test_dropin_lang.py" in str(info.value) and "parts = [A[k]" in str(info.value)
+
+
+# ------------------------------------------------------------------ reducers
+@tilelang.jit
+def gemv_reducer(a, x, block_M: int = 16, block_N: int = 32):
+    M, N = T.const("M, N")
+    a: T.Tensor((M, N), T.float32)
+    x: T.Tensor((N,), T.float32)
+    o = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block_M), threads=128) as bm:
+        o_reducer = T.alloc_reducer(block_M, T.float32, replication="all")
+        T.clear(o_reducer)
+        for bn in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+            a_frag = T.alloc_fragment((block_M, block_N), T.float32)
+            T.copy(a[bm * block_M, bn * block_N], a_frag)
+            x_frag = T.alloc_fragment(block_N, T.float32)
+            T.copy(x[bn * block_N], x_frag)
+            for i, j in T.Parallel(block_M, block_N):
+                o_reducer[i] += a_frag[i, j] * x_frag[j]
+        T.finalize_reducer(o_reducer)
+        T.copy(o_reducer, o[bm * block_M])
+    return o
+
+
+def test_reducer_legacy_form(dev):
+    a = torch.randn(37, 75, device=dev)
+    x = torch.randn(75, device=dev)
+    assert_close(gemv_reducer(a, x), a.double() @ x.double(), 1e-4, 1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def row_reducer(M, N, op, v2, block_M=16, block_N=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bm:
+            A_frag = T.alloc_fragment((block_M, block_N), "float32")
+            res = T.alloc_fragment((block_M,), "float32")
+            acc = T.alloc_reducer((block_M,), "float32", op=op)
+            if v2:
+                T.reducer_init(acc)
+            else:
+                T.fill(acc, 0.0 if op == "sum" else (-1e30 if op == "max" else 1e30))
+            for bn in T.serial(T.ceildiv(N, block_N)):
+                T.copy(A[bm * block_M, bn * block_N], A_frag)
+                for i, j in T.Parallel(block_M, block_N):
+                    if bn * block_N + j < N:  # the tail of the last tile does not contribute
+                        if v2:
+                            T.reducer_update(acc[i], A_frag[i, j])
+                        elif op == "sum":
+                            acc[i] = acc[i] + A_frag[i, j]
+                        elif op == "max":
+                            acc[i] = T.max(acc[i], A_frag[i, j])
+                        else:
+                            acc[i] = T.min(A_frag[i, j], acc[i])
+            if v2:
+                T.finalize_reducer(acc, res)
+            else:
+                T.finalize_reducer(acc)
+                T.copy(acc, res)
+            T.copy(res, B[bm * block_M])
+
+    return main
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["v1", "v2"])
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_reducer_ops(dev, op, v2):
+    a = torch.randn(45, 70, device=dev)
+    ref = {"sum": a.double().sum(1), "max": a.double().amax(1), "min": a.double().amin(1)}[op]
+    assert_close(row_reducer(45, 70, op, v2)(a), ref, 1e-4, 1e-4)

@@ -717,6 +717,9 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         kwargs = {"mask": mask} if mask is not None else {}
         lw.emit(P.expr_stmt(P.call(fn, ptr, value.node, **kwargs)))
 
+    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch:
+        _register_reduction(lw, s)
+        return
     if isinstance(s.dst, ir.Load):
         element(s.dst.buffer, s.dst.indices, lw.ev(s.value))
         return
@@ -728,6 +731,49 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         element(s.dst.buffer, indices[0], value)
 
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
+
+
+_ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min"}
+_ATOMIC_COMBINE = {"add": "+", "max": "max", "min": "min"}
+
+
+def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
+    """An atomic update of a register tile (a reducer's ``acc[i] += v`` in ``T.Parallel(M, N)``):
+    every active iteration contributes once, so the contributions are reduced over the lanes the
+    index does not depend on, then combined with the element once."""
+    if s.kind not in _ATOMIC_REDUCER:
+        raise lw.error(f"T.atomic_{s.kind} on a register buffer is not supported")
+    dst = s.dst
+    value = lw.cast(lw.ev(s.value), dst.buffer.dtype)
+    lanes = lw.lanes
+    extra = set()
+    if lanes is not None:
+        index_axes = frozenset().union(*(lw.ev(i).axes for i in dst.indices))
+        extra = set(range(lanes.rank)) - index_axes
+    if extra:
+        active = lw.lane_mask(frozenset(range(lanes.rank)))
+        everywhere = frozenset(range(lanes.rank))
+        node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+        if active is not None:
+            identity = _IDENTITY[{"add": "sum"}.get(s.kind, s.kind)]
+            if not dst.buffer.dtype.is_float and identity in (float("inf"), float("-inf")):
+                bits = dst.buffer.dtype.bits - 1
+                identity = -(2**bits) if identity < 0 else 2**bits - 1
+            node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
+        for k in sorted(extra, reverse=True):
+            node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
+        value = Tile(node, value.dtype, frozenset(range(lanes.rank)) - extra)
+    old = ir.Load(dst.buffer, dst.indices)
+    if s.kind == "add":
+        combined = ir.BinOp("+", old, _AsIs(value), dst.buffer.dtype)
+    else:
+        combined = ir.Call(s.kind, (old, _AsIs(value)), dst.buffer.dtype)
+    saved = lw.conds
+    lw.conds = [] if extra else saved  # inactive lanes contributed the identity
+    try:
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
+    finally:
+        lw.conds = saved
 
 
 @lowers(ir.Barrier)

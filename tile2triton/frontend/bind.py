@@ -20,7 +20,7 @@ from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
 from .rules import RULES
@@ -78,6 +78,7 @@ class Binder:
         self.params: list = []
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
+        self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -367,6 +368,19 @@ class Binder:
                             self.loc(call))  # fmt: skip
             self.emit(ir.Alloc(buf.loc, buf))
             return buf
+        if tag == "alloc_reducer":
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            if args["op"] not in ("sum", "max", "min"):
+                raise self.error(f"T.alloc_reducer op={args['op']!r} is not supported (sum, max, min)", call)
+            if not all(isinstance(d, int) and d > 0 for d in shape):
+                raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
+            buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
+                            self.loc(call))  # fmt: skip
+            self.reducers[buf] = args["op"]
+            self.emit(ir.Alloc(buf.loc, buf))
+            return buf
         if tag == "alloc_var":
             args = self.call_args(fn, call)
             buf = ir.Buffer(self.fresh_name(name), ir.VAR, (1,), self.dtype_arg(args["dtype"], call), self.loc(call))
@@ -402,6 +416,12 @@ class Binder:
     def store(self, ref: ir.Load, value, node) -> None:
         if isinstance(value, (ir.Buffer, ir.Region)):
             raise self.error("a tile cannot be stored into one element; use T.copy", node)
+        if ref.buffer in self.reducers:
+            contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
+            if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
+                kind = {"sum": "add"}.get(self.reducers[ref.buffer], self.reducers[ref.buffer])
+                self.emit(ir.Atomic(self.loc(node), kind, ref, contribution))
+                return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
 
     def assign_name(self, name: str, value, node) -> None:
@@ -840,6 +860,30 @@ class Binder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+
+def _reducer_contribution(ref: ir.Load, value, op: str):
+    """``v`` when ``value`` is ``acc[i] + v`` (sum) or ``T.max(acc[i], v)`` (max, min) for the
+    element ``ref`` = ``acc[i]`` itself; None for any other store (an initialisation)."""
+
+    def is_ref(e) -> bool:
+        return (
+            isinstance(e, ir.Load)
+            and e.buffer is ref.buffer
+            and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, ref.indices))
+        )
+
+    if op == "sum" and isinstance(value, ir.BinOp) and value.op == "+":
+        operands = (value.lhs, value.rhs)
+    elif isinstance(value, ir.Call) and value.fn == op and len(value.args) == 2:
+        operands = tuple(value.args)
+    else:
+        return None
+    if is_ref(operands[0]):
+        return operands[1]
+    if is_ref(operands[1]):
+        return operands[0]
+    return None
 
 
 _HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)

@@ -36,6 +36,7 @@ class BinderLike(Protocol):
 
     kernel: ir.Kernel | None  # the T.Kernel being bound, None outside one
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
+    reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
@@ -277,6 +278,47 @@ for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
 
 
+def _reducer(b: BinderLike, value, node, what: str) -> ir.Buffer:
+    if not isinstance(value, ir.Buffer) or value not in b.reducers:
+        raise b.error(f"{what} takes a buffer from T.alloc_reducer", node)
+    return value
+
+
+@rule("reducer_init")
+def bind_reducer_init(b: BinderLike, node, args):
+    acc = _reducer(b, args["reducer"], node, "T.reducer_init")
+    init = args["init"]
+    if init is None:  # the op's identity
+        op, dt = b.reducers[acc], acc.dtype
+        if op == "sum":
+            init = 0
+        elif dt.is_float:
+            init = float("-inf") if op == "max" else float("inf")
+        else:
+            init = -(2 ** (dt.bits - 1)) if op == "max" else 2 ** (dt.bits - 1) - 1
+    b.emit(ir.Fill(b.loc(node), whole(acc), ir.Cast(as_expr(init, b.loc(node)), acc.dtype)))
+
+
+@rule("reducer_update")
+def bind_reducer_update(b: BinderLike, node, args):
+    target = args["target"]
+    if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
+        raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
+    kind = {"sum": "add"}.get(b.reducers[target.buffer], b.reducers[target.buffer])
+    b.emit(ir.Atomic(b.loc(node), kind, target, as_expr(args["value"], b.loc(node))))
+
+
+@rule("finalize_reducer")
+def bind_finalize_reducer(b: BinderLike, node, args):
+    acc = _reducer(b, args["reducer"], node, "T.finalize_reducer")
+    dst = args["dst"]
+    if dst is None:
+        return  # the legacy in-place form: the reducer already holds the result
+    if not isinstance(dst, ir.Buffer) or tuple(dst.shape) != tuple(acc.shape):
+        raise b.error(f"T.finalize_reducer: dst must be a buffer of the reducer's shape {list(acc.shape)}", node)
+    b.emit(ir.Copy(b.loc(node), whole(acc), whole(dst)))
+
+
 @rule("annotate_layout", "no_set_max_nreg")
 def bind_no_effect(b: BinderLike, node, args):
     return None
@@ -473,7 +515,7 @@ def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 
 
-@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var")
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer")
 def bind_misplaced_alloc(b: BinderLike, node, args):
     raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
 

@@ -117,6 +117,12 @@ def alloc_var(dtype, init=None, scope="local.var"):
     """A mutable per-thread scalar."""
 
 
+@_kernel_only("alloc_reducer")
+def alloc_reducer(shape, dtype, op="sum", replication=None):
+    """A reduction target: ``acc[i] += v`` (or ``T.reducer_update``) from every iteration of a
+    T.Parallel combines all their contributions (op: "sum", "max" or "min")."""
+
+
 @_kernel_only("empty")
 def empty(shape, dtype="float32"):
     """Eager style: declare an output tensor, allocated by the runtime and returned."""
@@ -167,6 +173,21 @@ def copy(
     loop_layout=None,
 ):
     """Copy a region between any two scopes, casting to dst's dtype, masking out-of-bounds."""
+
+
+@_kernel_only("reducer_init")
+def reducer_init(reducer, init=None):
+    """Open a reducer epoch: the reduction starts from ``init`` (default: the op's identity)."""
+
+
+@_kernel_only("reducer_update")
+def reducer_update(target, value):
+    """Contribute ``value`` to ``acc[indices]`` (``target``) of a reducer."""
+
+
+@_kernel_only("finalize_reducer")
+def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
+    """Close a reducer epoch; with ``dst``, copy the result there (else the reducer holds it)."""
 
 
 @_kernel_only("fill")

@@ -370,3 +370,86 @@ def test_reducer_ops(dev, op, v2):
     a = torch.randn(45, 70, device=dev)
     ref = {"sum": a.double().sum(1), "max": a.double().amax(1), "min": a.double().amin(1)}[op]
     assert_close(row_reducer(45, 70, op, v2)(a), ref, 1e-4, 1e-4)
+
+
+# ------------------------------------------------------------------ tile ops on sub-regions of shared/fragment buffers
+@tilelang.jit(out_idx=[-1])
+def gemm_on_k_halves(M, N, K, bm=16, bn=16, bk=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
+            A_s = T.alloc_shared((bm, 2 * bk), "float32")
+            B_s = T.alloc_shared((2 * bk, bn), "float32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for ko in T.serial(T.ceildiv(K, 2 * bk)):
+                T.copy(A[by * bm, ko * 2 * bk], A_s)
+                T.copy(B[ko * 2 * bk, bx * bn], B_s)
+                T.gemm(A_s[:, 0:bk], B_s[0:bk, :], C_l)
+                T.gemm(A_s[:, bk:], B_s[bk : 2 * bk, 0:bn], C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_on_batch_slices(Bt, M, N, K, bm=16, bn=16, bk=16, stages=2):
+    @T.prim_func
+    def main(A: T.Tensor((Bt, M, K), "float32"), B: T.Tensor((Bt, K, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
+            A_s = T.alloc_shared((stages, bm, bk), "float32")
+            B_s = T.alloc_shared((stages, bk, bn), "float32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for ko in T.serial(T.ceildiv(K, bk)):
+                for b in T.serial(Bt):
+                    T.copy(A[b, by * bm, ko * bk], A_s[(ko + b) % stages, :, :])
+                    T.copy(B[b, ko * bk, bx * bn], B_s[(ko + b) % stages, :, :])
+                    T.gemm(A_s[(ko + b) % stages, :, :], B_s[(ko + b) % stages, :, :], C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_gemm_on_sub_regions(dev):
+    a = torch.randn(37, 70, device=dev)
+    b = torch.randn(70, 29, device=dev)
+    assert_close(gemm_on_k_halves(37, 29, 70)(a, b), a.double() @ b.double(), 1e-4, 1e-4)
+    a3 = torch.randn(3, 37, 41, device=dev)
+    b3 = torch.randn(3, 41, 29, device=dev)
+    ref = (a3.double() @ b3.double()).sum(0)
+    assert_close(gemm_on_batch_slices(3, 37, 29, 41)(a3, b3), ref, 1e-4, 1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def reduce_and_scan_parts(M, N, h):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N + 2), "float32")):
+        with T.Kernel(1):
+            A_f = T.alloc_fragment((M, N), "float32")
+            parts = T.alloc_fragment((M, 2), "float32")
+            T.copy(A, A_f)
+            T.fill(parts, 1.0)
+            T.reduce_sum(A_f[:, 0:h], parts[:, 0], dim=1)
+            T.reduce_max(A_f[:, h:N], parts[:, 1], dim=1, clear=False)
+            T.cumsum(A_f[:, h:N], dim=1)
+            T.copy(A_f, C[0:M, 0:N])
+            T.copy(parts, C[0:M, N : N + 2])
+
+    return main
+
+
+def test_reduce_and_cumsum_on_sub_regions(dev):
+    a = torch.randn(20, 30, device=dev)
+    c = reduce_and_scan_parts(20, 30, 11)(a)
+    x = a.double()
+    ref = torch.cat(
+        [
+            x[:, :11],
+            x[:, 11:].cumsum(1),
+            x[:, :11].sum(1, keepdim=True),
+            x[:, 11:].amax(1, keepdim=True).clamp(min=1.0),
+        ],
+        1,
+    )
+    assert_close(c, ref, 1e-5, 1e-5)

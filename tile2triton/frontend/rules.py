@@ -118,15 +118,34 @@ def _gemm_operand(b: BinderLike, value, node, what) -> ir.Region:
     raise b.error(f"T.gemm operand {what} must be a shared or fragment buffer (or a region of one)", node)
 
 
+def _staged(b: BinderLike, region: ir.Region, node, read: bool = True) -> tuple[ir.Region, list]:
+    """A tile op's operand that is a sub-region of a shared/fragment buffer (``A_s[:, k0:k1]``,
+    ``A_s[b, :, :]``): staged through a register tile of the region's shape, copied in (``read``)
+    and, by the statements returned, copied back after the op writes it."""
+    buf = region.buffer
+    if region.is_whole() or buf.scope not in (ir.SHARED, ir.FRAGMENT):
+        return region, []
+    if not all(isinstance(e, int) for e in region.extents):
+        raise b.error(f"a sub-region of '{buf.name}' used by a tile operation needs static extents", node)
+    loc = b.loc(node)
+    part = ir.Buffer(b.fresh_name(f"{buf.name}_part"), ir.FRAGMENT, tuple(region.extents), buf.dtype, loc)
+    b.emit(ir.Alloc(loc, part))
+    if read:
+        b.emit(ir.Copy(loc, region, whole(part)))
+    return whole(part), [ir.Copy(loc, whole(part), region)]
+
+
 @rule("gemm")
 def bind_gemm(b: BinderLike, node, args):
-    a = _gemm_operand(b, args["A"], node, "A")
-    bb = _gemm_operand(b, args["B"], node, "B")
-    c = _gemm_operand(b, args["C"], node, "C")
+    a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node)
+    bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node)
+    c, write_back = _staged(b, _gemm_operand(b, args["C"], node, "C"), node)
     ta, tb = args["transpose_A"], args["transpose_B"]
     if not isinstance(ta, bool) or not isinstance(tb, bool):
         raise b.error("transpose_A / transpose_B must be compile-time bools", node)
     b.emit(ir.Gemm(b.loc(node), a, bb, c, ta, tb, as_expr(args["clear_accum"])))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 def _bind_reduce(b: BinderLike, node, kind, args, clear):
@@ -141,7 +160,11 @@ def _bind_reduce(b: BinderLike, node, kind, args, clear):
         raise b.error(f"reduction dim {dim!r} is out of range for a {ndim}-D buffer", node)
     if not isinstance(clear, bool):
         raise b.error("clear must be a compile-time bool", node)
+    src, _ = _staged(b, src, node)
+    dst, write_back = _staged(b, dst, node, read=not clear)
     b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 def _reduce_rule(kind):
@@ -166,7 +189,15 @@ def bind_scan(b: BinderLike, node, args, name):
     dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
     dim = args["dim"] % len(src.extents)
     kind = "max" if name == "cummax" else "sum"
+    in_place = dst is src
+    src, write_back = _staged(b, src, node)
+    if in_place:
+        dst = src
+    else:
+        dst, write_back = _staged(b, dst, node, read=False)
     b.emit(ir.Cumsum(b.loc(node), src, dst, dim, bool(args["reverse"]), kind))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 @rule("im2col")

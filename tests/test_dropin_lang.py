@@ -453,3 +453,111 @@ def test_reduce_and_cumsum_on_sub_regions(dev):
         1,
     )
     assert_close(c, ref, 1e-5, 1e-5)
+
+
+# ------------------------------------------------------------------ atomics
+@tilelang.jit
+def atomic_return_prev(M, N, block_M=8, block_N=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), old: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                idx_i = bx * block_M + i
+                idx_j = by * block_N + j
+                if idx_i < M and idx_j < N:
+                    old[idx_i, idx_j] = T.atomic_add(B[idx_i, idx_j], A[idx_i, idx_j], return_prev=True)
+
+    return main
+
+
+def test_atomic_return_prev(dev):
+    a = torch.randn(19, 37, device=dev)
+    b0 = torch.randn(19, 37, device=dev)
+    b = b0.clone()
+    old = poison((19, 37), device=dev)
+    atomic_return_prev(19, 37)(a, b, old)
+    assert_close(b, a.double() + b0.double(), 1e-6, 1e-6)
+    assert_close(old, b0, 0, 0)
+
+
+@tilelang.jit
+def compact_positive(N, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), Out: T.Tensor((N,), "float32"), count: T.Tensor((1,), "int32")):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N and A[bx * block + i] > 0:
+                    # every iteration takes its own slot: a counter shared by all of them
+                    slot = T.atomic_add(count[0], 1, return_prev=True)
+                    Out[slot] = A[bx * block + i]
+
+    return main
+
+
+def test_atomic_counter_gives_each_iteration_its_own_slot(dev):
+    a = torch.randn(150, device=dev)
+    out = poison((150,), device=dev)
+    count = torch.zeros(1, dtype=torch.int32, device=dev)
+    compact_positive(150)(a, out, count)
+    n = int((a > 0).sum())
+    assert int(count[0]) == n
+    assert_close(out[:n].sort().values, a[a > 0].sort().values, 0, 0)
+    assert torch.isnan(out[n:]).all()
+
+
+@tilelang.jit
+def atomic_vector_adds(M, N, block_M=4, block_N=8):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N // 2):
+                T.atomic_addx2(B[bx * block_M + i, by * block_N + j * 2], A[bx * block_M + i, by * block_N + j * 2])
+            for i, j in T.Parallel(block_M, block_N // 4):
+                T.atomic_addx4(
+                    C[bx * block_M + i, by * block_N + j * 4 : by * block_N + j * 4 + 4],
+                    A[bx * block_M + i, by * block_N + j * 4],
+                )
+
+    return main
+
+
+def test_atomic_addx2_addx4(dev):
+    a = torch.randn(13, 40, device=dev)
+    b0, c0 = torch.randn(13, 40, device=dev), torch.randn(13, 40, device=dev)
+    b, c = b0.clone(), c0.clone()
+    atomic_vector_adds(13, 40)(a, b, c)
+    assert_close(b, b0.double() + a.double(), 1e-6, 1e-6)
+    assert_close(c, c0.double() + a.double(), 1e-6, 1e-6)
+
+
+@tilelang.jit
+def atomic_bits_and_flags(N, block=32):
+    @T.prim_func
+    def main(
+        A: T.Tensor((N,), "int32"),
+        Bits: T.Tensor((5,), "int32"),
+        Flag: T.Tensor((N,), "float32"),
+        Seen: T.Tensor((N,), "float32"),
+    ):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < N:
+                    T.atomic_or(Bits[A[k] % 5], 1 << (A[k] % 7))
+                    T.atomic_store(Flag[k], T.Cast("float32", A[k]) * 0.5)
+                    Seen[k] = T.atomic_load(Flag[k]) + 1.0
+
+    return main
+
+
+def test_atomic_or_load_store(dev):
+    a = torch.randint(0, 1000, (77,), dtype=torch.int32, device=dev)
+    bits = torch.zeros(5, dtype=torch.int32, device=dev)
+    flag, seen = poison((77,), device=dev), poison((77,), device=dev)
+    atomic_bits_and_flags(77)(a, bits, flag, seen)
+    ref = [0] * 5
+    for v in a.tolist():
+        ref[v % 5] |= 1 << (v % 7)
+    assert bits.tolist() == ref
+    assert_close(flag, a.double() * 0.5, 0, 0)
+    assert_close(seen, a.double() * 0.5 + 1.0, 0, 0)

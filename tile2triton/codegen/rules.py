@@ -700,22 +700,47 @@ def _lower_cumsum(lw: Lowerer, s: ir.Cumsum) -> None:
 def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
-    def element(dst_buf, dst_idx, value: Tile):
+    def element(dst_buf, dst_idx, value: Tile | None):
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
         idx = [lw.ev(i) for i in dst_idx]
-        offs, mask, axes = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
-        if value.axes - frozenset().union(*(t.axes for t in idx)):
-            # lanes the address does not depend on (the other threads of a 2-D block) each add
-            # their own value: the pointer tile takes the value's shape
+        # every iteration (thread) performs its own atomic, also where the address is the same
+        # for all of them (``T.atomic_add(count[0], 1)``, the other threads of a 2-D block)
+        every = frozenset(range(lw.lanes.rank)) if lw.lanes is not None else frozenset()
+        offs, mask, axes = lw.global_address(dst_buf, idx, list(dst_idx), every)
+        if every - frozenset().union(*(t.axes for t in idx)):
             spread = [lw.lanes.padded[k] if k in axes else 1 for k in range(lw.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = lw.named_offsets(dst_buf, offs)
-        value = lw.cast(value, dst_buf.dtype)
-        kwargs = {"mask": mask} if mask is not None else {}
-        lw.emit(P.expr_stmt(P.call(fn, ptr, value.node, **kwargs)))
+        if value is None:  # T.atomic_load: a load that no cache can answer
+            kwargs = {"mask": mask, "other": P.const(0)} if mask is not None else {}
+            call = P.call("tl.load", ptr, volatile=True, **kwargs)
+        else:
+            value = lw.cast(value, dst_buf.dtype)
+            kwargs = {"mask": mask} if mask is not None else {}
+            node = value.node
+            bits = _XCHG_BITS.get(dst_buf.dtype.name) if s.kind == "xchg" else None
+            if bits is not None:  # exchange the float's bits (the interpreter exchanges integers only)
+                ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(DTYPES[bits])))
+                node = P.call(P.attr(node, "to"), P.dtype(DTYPES[bits]), bitcast=True)
+            call = P.call(fn, ptr, node, **kwargs)
+            if bits is not None and s.result is not None:
+                call = P.call(P.attr(call, "to"), P.dtype(dst_buf.dtype), bitcast=True)
+        if s.result is None:
+            lw.emit(P.expr_stmt(call))
+            return
+        lw.env[s.result] = Tile(P.name(lw.assign(s.result.name, call)), dst_buf.dtype, axes)
+
+    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch:
+        if s.result is not None:
+            raise lw.error("the previous value of an atomic on a register buffer is not supported")
+        _register_reduction(lw, s)
+        return
+    if isinstance(s.dst, ir.Load):
+        element(s.dst.buffer, s.dst.indices, lw.ev(s.value) if s.value is not None else None)
+        return
 
     if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch:
         _register_reduction(lw, s)
@@ -733,6 +758,7 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
 
 
+_XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
 _ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min"}
 _ATOMIC_COMBINE = {"add": "+", "max": "max", "min": "min"}
 

@@ -288,8 +288,9 @@ def _atomic_rule(kind):
     def bind(b: BinderLike, node, args):
         dst, value = args["dst"], args["value"]
         if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
-            b.emit(ir.Atomic(b.loc(node), kind, dst, as_expr(value)))
-            return None
+            return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False))
+        if args.get("return_prev"):
+            raise b.error(f"T.atomic_{kind}(..., return_prev=True) takes one element (dst[i, j]), not a tile", node)
         dst = _operand(b, dst, node, "atomic destination")
         if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
             src_ext, dst_ext = extent_of(value), extent_of(dst)
@@ -307,6 +308,66 @@ def _atomic_rule(kind):
 
 for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
+
+
+def _element_atomic(b: BinderLike, node, kind: str, dst: ir.Load, value, return_prev) -> ir.Expr | None:
+    """One element's atomic; with ``return_prev`` its value is the element's previous value."""
+    if not isinstance(return_prev, bool):
+        raise b.error("return_prev must be a compile-time bool", node)
+    result = ir.Var(b.fresh_name("prev"), dst.buffer.dtype, "let") if return_prev else None
+    b.emit(ir.Atomic(b.loc(node), kind, dst, value, result))
+    return ir.VarRef(result) if result is not None else None
+
+
+@rule("atomic_or")
+def bind_atomic_or(b: BinderLike, node, args):
+    dst = args["dst"]
+    if not isinstance(dst, ir.Load) or not dst.buffer.dtype.is_int:
+        raise b.error("T.atomic_or takes one element of an integer buffer (dst[i])", node)
+    return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
+
+
+@rule("atomic_load")
+def bind_atomic_load(b: BinderLike, node, args):
+    if not isinstance(args["src"], ir.Load):
+        raise b.error("T.atomic_load takes one element (src[i])", node)
+    return _element_atomic(b, node, "load", args["src"], None, True)
+
+
+@rule("atomic_store")
+def bind_atomic_store(b: BinderLike, node, args):
+    if not isinstance(args["dst"], ir.Load):
+        raise b.error("T.atomic_store takes one element (dst[i])", node)
+    _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False)
+
+
+@rule("atomic_addx2", "atomic_addx4")
+def bind_atomic_add_vector(b: BinderLike, node, args, name):
+    """``T.atomic_addx4(dst[i, j], src[i, j])``: the atomic adds of dst[i, j + k] += src[i, j + k], k < 4."""
+    lanes = 2 if name == "atomic_addx2" else 4
+    if args["return_prev"]:
+        raise b.error(f"T.{name}(..., return_prev=True) returns a vector, which tile2triton does not have", node)
+
+    def element(ref, what):
+        if isinstance(ref, ir.Buffer):
+            ref = whole(ref)
+        if isinstance(ref, ir.Region):
+            ref = ir.Load(ref.buffer, ref.starts)
+        if not isinstance(ref, ir.Load) or not ref.indices:
+            raise b.error(f"T.{name}: {what} must be an element (A[i, j]) or a region of a buffer", node)
+        return ref
+
+    dst, src = element(args["dst"], "dst"), args["value"]
+    src = element(src, "value") if isinstance(src, (ir.Buffer, ir.Region, ir.Load)) else None
+    if src is None:
+        raise b.error(f"T.{name} adds {lanes} consecutive elements of a buffer (value=A[i, j])", node)
+
+    def shifted(ref: ir.Load, k: int) -> ir.Load:
+        last = ref.indices[-1]
+        return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
+
+    for k in range(lanes):
+        b.emit(ir.Atomic(b.loc(node), "add", shifted(dst, k), shifted(src, k)))
 
 
 def _reducer(b: BinderLike, value, node, what: str) -> ir.Buffer:

@@ -267,6 +267,31 @@ def atomic_min(dst, value, memory_order=None, return_prev=False, annotations=Non
     """Atomic ``dst = min(dst, value)``."""
 
 
+@_kernel_only("atomic_addx2")
+def atomic_addx2(dst, value, return_prev=False):
+    """Atomic add of two consecutive elements (``dst[..., j:j+2] += value[..., j:j+2]``)."""
+
+
+@_kernel_only("atomic_addx4")
+def atomic_addx4(dst, value, return_prev=False):
+    """Atomic add of four consecutive elements."""
+
+
+@_kernel_only("atomic_or")
+def atomic_or(dst, value, memory_order=None):
+    """Atomic ``dst |= value``; returns the previous value."""
+
+
+@_kernel_only("atomic_load")
+def atomic_load(src, memory_order="seq_cst"):
+    """Read ``src`` (one element) atomically."""
+
+
+@_kernel_only("atomic_store")
+def atomic_store(dst, src, memory_order="seq_cst"):
+    """Write ``src`` to ``dst`` (one element) atomically."""
+
+
 # --- annotations with no effect on results ----------------------------------------------------
 @_kernel_only("use_swizzle")
 def use_swizzle(panel_size, order="row", enable=True):

@@ -561,3 +561,33 @@ def test_atomic_or_load_store(dev):
     assert bits.tolist() == ref
     assert_close(flag, a.double() * 0.5, 0, 0)
     assert_close(seen, a.double() * 0.5 + 1.0, 0, 0)
+
+
+# ------------------------------------------------------------------ run-time extents in T.Parallel
+@tilelang.jit
+def scale_prefix(block_M=8):
+    M, N = T.dynamic("M"), T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), L: T.Tensor((1,), "int32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bm:
+            n = L[0]  # how many leading columns to scale: known when the kernel runs
+            for i, j in T.Parallel(block_M, n):
+                B[bm * block_M + i, j] = A[bm * block_M + i, j] * 3.0
+            for j in T.Parallel(N - n):
+                B[bm * block_M, n + j] = -1.0
+
+    return main
+
+
+@pytest.mark.parametrize("n", [0, 37, 131, 150])
+def test_parallel_with_run_time_extent(dev, n):
+    a = torch.randn(21, 150, device=dev)
+    b = poison((21, 150), device=dev)
+    scale_prefix()(a, torch.tensor([n], dtype=torch.int32, device=dev), b)
+    ref = torch.full((21, 150), float("nan"), dtype=torch.float64)
+    ref[:, :n] = a[:, :n].double().cpu() * 3.0
+    ref[::8, n:] = -1.0
+    written = ~torch.isnan(ref)
+    assert torch.equal(~torch.isnan(b.cpu()), written)
+    assert_close(b.cpu()[written], ref[written], 1e-6, 1e-6)

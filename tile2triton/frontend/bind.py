@@ -296,11 +296,14 @@ class Binder:
         args = self.call_args(fn, it)
         extents = list(args["extents"])
         for e in extents:
-            if not isinstance(e, int):
-                raise self.error("T.Parallel extents must be compile-time ints", it)
+            if not isinstance(e, (int, ir.Expr)) or (isinstance(e, ir.Expr) and not e.dtype.is_int):
+                raise self.error("T.Parallel extents must be integers", it)
         targets = node.target.elts if isinstance(node.target, (ast.Tuple, ast.List)) else [node.target]
         if len(targets) != len(extents):
             raise self.error(f"T.Parallel has {len(extents)} extents but {len(targets)} loop names", node.target)
+        if not all(isinstance(e, int) for e in extents):
+            self.chunked_parallel(node, targets, extents)
+            return
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
         self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
         try:
@@ -312,6 +315,44 @@ class Binder:
             inner = body[0]
             lane_vars, extents, body = lane_vars + inner.vars, extents + inner.extents, inner.body
         self.emit(ir.Parallel(self.loc(node), lane_vars, extents, body))
+
+    def chunked_parallel(self, node: ast.For, targets, extents) -> None:
+        """``T.Parallel(n)`` with ``n`` known at run time: the iterations in chunks of a fixed number
+        of lanes, one chunk after another (``for c in T.serial(ceildiv(n, C)): T.Parallel(C)``),
+        each lane ``i = c * C + lane`` active where ``i < n``.  Iterations are independent, so the
+        order of chunks does not matter."""
+        loc = self.loc(node)
+        dynamic = [d for d, e in enumerate(extents) if not isinstance(e, int)]
+        chunk = 128 if len(dynamic) == 1 else 16
+        lane_vars, lane_extents, chunk_vars, scope, conds = [], [], [], {}, []
+        for d, (t, e) in enumerate(zip(targets, extents)):
+            if d not in dynamic:
+                var = ir.Var(t.id, INT32, "lane")
+                lane_vars.append(var)
+                lane_extents.append(e)
+                scope[t.id] = ir.VarRef(var)
+                continue
+            lane = ir.Var(self.fresh_name(f"{t.id}_lane"), INT32, "lane")
+            part = ir.Var(self.fresh_name(f"{t.id}_chunk"), INT32, "loop")
+            lane_vars.append(lane)
+            lane_extents.append(chunk)
+            chunk_vars.append((part, e))
+            index = ir.BinOp("+", ir.BinOp("*", ir.VarRef(part), const_int(chunk), INT32), ir.VarRef(lane), INT32)
+            scope[t.id] = index
+            conds.append(ir.Compare("<", index, e, BOOL))
+        self.scopes.append(scope)
+        try:
+            body = self.bind_block(node.body)
+        finally:
+            self.scopes.pop()
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = ir.BinOp("and", cond, c, BOOL)
+        stmt = ir.Parallel(loc, lane_vars, lane_extents, [ir.If(loc, cond, body, [])])
+        for part, e in reversed(chunk_vars):
+            chunks = ir.BinOp("//", ir.BinOp("+", e, const_int(chunk - 1), INT32), const_int(chunk), INT32)
+            stmt = ir.For(loc, part, const_int(0), chunks, const_int(1), "serial", [stmt])
+        self.emit(stmt)
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.expr(node.test)

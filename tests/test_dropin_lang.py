@@ -591,3 +591,52 @@ def test_parallel_with_run_time_extent(dev, n):
     written = ~torch.isnan(ref)
     assert torch.equal(~torch.isnan(b.cpu()), written)
     assert_close(b.cpu()[written], ref[written], 1e-6, 1e-6)
+
+
+# ------------------------------------------------------------------ warp specialization with barriers
+@tilelang.jit
+def ws_gemm(A, B, block_M: int, block_N: int, block_K: int, stages: int, consumer_first: bool = False):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float32)
+    B: T.Tensor((K, N), T.float32)
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        A_s = T.alloc_shared((stages, block_M, block_K), T.float32)
+        B_s = T.alloc_shared((stages, block_K, block_N), T.float32)
+        C_l = T.alloc_fragment((block_M, block_N), T.float32)
+        bars = T.alloc_barrier([128, 128] * stages)  # full[s], then empty[s]
+        with T.ws(0):
+            T.clear(C_l)
+        for ko in T.serial(T.ceildiv(K, block_K)):
+            if consumer_first:
+                with T.ws(0):
+                    T.mbarrier_wait_parity(bars[ko % stages], (ko // stages) % 2)
+                    T.gemm(A_s[ko % stages, :, :], B_s[ko % stages, :, :], C_l)
+                    T.mbarrier_arrive(bars[ko % stages + stages])
+            with T.ws(1):
+                T.mbarrier_wait_parity(bars[ko % stages + stages], ((ko // stages) % 2) ^ 1)
+                T.tma_copy(A[by * block_M, ko * block_K], A_s[ko % stages, :, :], barrier=bars[ko % stages])
+                T.tma_copy(B[ko * block_K, bx * block_N], B_s[ko % stages, :, :], barrier=bars[ko % stages])
+                T.mbarrier_arrive(bars[ko % stages])
+            if not consumer_first:
+                with T.ws(0):
+                    T.barrier_wait(bars[ko % stages], (ko // stages) % 2)
+                    T.gemm(A_s[ko % stages, :, :], B_s[ko % stages, :, :], C_l)
+                    T.barrier_arrive(bars[ko % stages + stages])
+        with T.ws(0):
+            T.copy(C_l, C[by * block_M, bx * block_N])
+    return C
+
+
+def test_warp_specialized_producer_consumer(dev):
+    a = torch.randn(37, 70, device=dev)
+    b = torch.randn(70, 29, device=dev)
+    assert_close(ws_gemm(a, b, 16, 16, 16, 2), a.double() @ b.double(), 1e-4, 1e-4)
+
+
+def test_warp_specialized_consumer_before_producer_is_an_error():
+    a, b = torch.randn(37, 70), torch.randn(70, 29)
+    with pytest.raises(TileLangCompileError) as info:
+        ws_gemm(a, b, 16, 16, 16, 2, True)
+    assert "T.mbarrier_wait_parity waits for an arrive that comes later" in str(info.value)
+    assert "T.mbarrier_wait_parity(bars[ko % stages], (ko // stages) % 2)" in str(info.value)

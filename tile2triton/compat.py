@@ -80,7 +80,6 @@ UNSUPPORTED_REASONS = {
     "Persistent": "persistent tile loop not implemented yet",
     "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "alloc_global": "runtime-allocated device workspace not implemented yet",
-    "alloc_barrier": "mbarriers are below Triton's abstraction level",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
     "clz": "not implemented yet",

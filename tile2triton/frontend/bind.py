@@ -23,7 +23,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
-from .rules import RULES
+from .rules import RULES, BarrierArray, check_barrier_order
 from .source import FunctionSource, MacroSource
 
 _PY_BINOPS = {
@@ -79,6 +79,7 @@ class Binder:
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
+        self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -107,6 +108,20 @@ class Binder:
         known = [n for s in self.scopes for n in s]
         close = difflib.get_close_matches(name, known, n=3)
         raise self.error(f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None)
+
+    def barrier_event(self, kind: str, ref, parity, node, name: str) -> None:
+        if self.barrier_scopes:
+            self.barrier_scopes[-1][1].append((kind, ref, parity, node, name))
+
+    def bind_body_checking_barriers(self, stmts, loop_var) -> list[ir.Stmt]:
+        """Bind a kernel or loop body; then check its barrier waits (rules.check_barrier_order)."""
+        self.barrier_scopes.append((loop_var, []))
+        try:
+            body = self.bind_block(stmts)
+        finally:
+            _, events = self.barrier_scopes.pop()
+        check_barrier_order(self, events, loop_var)
+        return body
 
     def bind_name(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -205,6 +220,10 @@ class Binder:
         item = node.items[0]
         call = item.context_expr
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
+        if getattr(fn, "__t2t__", None) == "ws" and item.optional_vars is None:
+            for s in node.body:  # a warp group's statements, run in program order (rules.py, barriers)
+                self.stmt(s)
+            return
         if getattr(fn, "__t2t__", None) != "Kernel":
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
         if self.kernel is not None:
@@ -245,7 +264,7 @@ class Binder:
                 self.bind_name(elt.id, ir.VarRef(var))
         self.kernel = kernel
         try:
-            kernel.body = self.bind_block(node.body)
+            kernel.body = self.bind_body_checking_barriers(node.body, None)
         finally:
             self.kernel = None
             self.scopes.pop()
@@ -285,7 +304,7 @@ class Binder:
             num_stages = args.get("num_stages") or 0
         self.scopes.append({node.target.id: ir.VarRef(var)})
         try:
-            body = self.bind_block(node.body)
+            body = self.bind_body_checking_barriers(node.body, var)
         finally:
             self.scopes.pop()
         self.emit(
@@ -621,6 +640,8 @@ class Binder:
     def expr_Subscript(self, node: ast.Subscript):
         base = self.expr(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(base, BarrierArray):
+            return base[self.expr(node.slice)]
         if not isinstance(base, ir.Buffer):
             if isinstance(base, ir.Region):
                 raise self.error("indexing a sliced region is not supported; index the buffer", node)

@@ -17,7 +17,7 @@ from typing import Protocol
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
@@ -47,6 +47,7 @@ class BinderLike(Protocol):
     def select(self, cond, a, b) -> ir.Select: ...
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer: ...
     def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
+    def barrier_event(self, kind: str, ref, parity, node: ast.AST, name: str) -> None: ...
 
 
 RULES: dict = {}
@@ -409,6 +410,106 @@ def bind_finalize_reducer(b: BinderLike, node, args):
     if not isinstance(dst, ir.Buffer) or tuple(dst.shape) != tuple(acc.shape):
         raise b.error(f"T.finalize_reducer: dst must be a buffer of the reducer's shape {list(acc.shape)}", node)
     b.emit(ir.Copy(b.loc(node), whole(acc), whole(dst)))
+
+
+# ------------------------------------------------------------------ Hopper barriers, warp specialization
+# ``with T.ws(k):`` sections run in program order, every statement at block level (a tile op a warp
+# group issues computes the same tile); barrier waits and arrives then order nothing that program
+# order does not already order, so they are dropped, and T.tma_copy is the T.copy it completes.
+# That holds when every wait is for an arrive earlier in program order: bind.Binder checks it
+# (``check_barrier_order``) and names the wait that would need the sections to run concurrently.
+class BarrierArray:
+    """``T.alloc_barrier(...)``: compile-time handles; ``mbars[i]`` is one barrier."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, index):
+        return BarrierRef(self, index)
+
+
+class BarrierRef:
+    def __init__(self, array: BarrierArray, index=None):
+        self.array, self.index = array, index
+
+    def key(self):
+        index = self.index
+        return (id(self.array), None if index is None else index if is_python_value(index) else ir_key(index))
+
+
+def _barrier(b: BinderLike, value, node) -> BarrierRef:
+    if isinstance(value, BarrierArray):
+        return BarrierRef(value)
+    if not isinstance(value, BarrierRef):
+        raise b.error("expected a barrier from T.alloc_barrier", node)
+    return value
+
+
+@rule("alloc_barrier")
+def bind_alloc_barrier(b: BinderLike, node, args):
+    return BarrierArray(b.fresh_name("mbarrier"))
+
+
+@rule("barrier_wait", "mbarrier_wait_parity")
+def bind_barrier_wait(b: BinderLike, node, args, name):
+    b.barrier_event("wait", _barrier(b, args["mbarrier"], node), args["parity"], node, name)
+
+
+@rule("barrier_arrive", "mbarrier_arrive")
+def bind_barrier_arrive(b: BinderLike, node, args, name):
+    b.barrier_event("arrive", _barrier(b, args["mbarrier"], node), None, node, name)
+
+
+@rule("tma_copy")
+def bind_tma_copy(b: BinderLike, node, args):
+    if args["barrier"] is not None:
+        b.barrier_event("arrive", _barrier(b, args["barrier"], node), None, node, "tma_copy")
+    return bind_copy(b, node, {"src": args["src"], "dst": args["dst"]})
+
+
+@rule("ws")
+def bind_misplaced_ws(b: BinderLike, node, args):
+    raise b.error("T.ws opens a block: write 'with T.ws(...):'", node)
+
+
+def check_barrier_order(b: BinderLike, events: list, loop_var) -> None:
+    """Every barrier wait must be for an arrive earlier in program order: one earlier in the same
+    loop body, or (a wait whose parity is 1 in the first iteration) the previous iteration's."""
+    arrived = set()
+    for kind, ref, parity, node, name in events:
+        if kind == "arrive":
+            arrived.add(ref.key())
+            continue
+        if ref.key() in arrived:
+            continue
+        first = ir_eval_at(parity, loop_var, 0)
+        if first is not None and first % 2 == 1:
+            continue
+        raise b.error(
+            f"T.{name} waits for an arrive that comes later in program order: tile2triton runs warp-specialized "
+            "sections (T.ws) one after another, so the producer must come before its consumer",
+            node,
+        )
+
+
+def ir_eval_at(e, var, value):
+    """The int value of ``e`` with ``var`` = ``value`` (None where another name or operation enters)."""
+    ops = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+           "^": operator.xor, "&": operator.and_, "|": operator.or_}  # fmt: skip
+    if isinstance(e, bool):
+        return int(e)
+    if isinstance(e, int):
+        return e
+    if isinstance(e, ir.Const):
+        return int(e.value)
+    if isinstance(e, ir.VarRef):
+        return value if var is not None and e.var is var else None
+    if isinstance(e, ir.BinOp) and e.op in ops:
+        x, y = ir_eval_at(e.lhs, var, value), ir_eval_at(e.rhs, var, value)
+        if x is None or y is None or (e.op in ("//", "%") and y == 0):
+            return None
+        return ops[e.op](x, y)
+    return None
 
 
 @rule("annotate_layout", "no_set_max_nreg")

@@ -292,6 +292,46 @@ def atomic_store(dst, src, memory_order="seq_cst"):
     """Write ``src`` to ``dst`` (one element) atomically."""
 
 
+# --- warp specialization (Hopper): run in program order, see frontend/barriers.py -------------------
+@_kernel_only("ws")
+def ws(*warp_group_idx):
+    """``with T.ws(k):`` statements of warp group k (threads 128k .. 128k + 127)."""
+
+
+WarpSpecialize = ws
+
+
+@_kernel_only("alloc_barrier")
+def alloc_barrier(arrive_count):
+    """mbarriers (one per entry of a list of arrive counts), indexed ``mbars[i]``."""
+
+
+@_kernel_only("barrier_wait")
+def barrier_wait(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("mbarrier_wait_parity")
+def mbarrier_wait_parity(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("barrier_arrive")
+def barrier_arrive(mbarrier):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("mbarrier_arrive")
+def mbarrier_arrive(mbarrier, cta_id=None):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("tma_copy")
+def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None,
+             annotations=None):  # fmt: skip
+    """A copy whose completion a barrier signals: here, a T.copy."""
+
+
 # --- annotations with no effect on results ----------------------------------------------------
 @_kernel_only("use_swizzle")
 def use_swizzle(panel_size, order="row", enable=True):

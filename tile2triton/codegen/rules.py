@@ -701,6 +701,9 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile | None):
+        if s.kind in ("max", "min") and dst_buf.dtype.is_float and dst_buf.dtype.bits == 16:
+            raise lw.error(f"T.atomic_{s.kind} on {dst_buf.dtype.name} is not supported: Triton's atomic "
+                           "max/min take 32- and 64-bit values (keep the target in float32)")  # fmt: skip
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:

@@ -659,3 +659,40 @@ def test_16_bit_atomic_max_is_a_clear_error():
     assert "T.atomic_max on float16 is not supported" in str(info.value) and "T.atomic_max(B[0], A[i])" in str(
         info.value
     )
+
+
+@tilelang.jit(out_idx=[-1])
+def bitwise_row_reducer(M, N, op, block_N=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), Seed: T.Tensor((M,), "int32"), B: T.Tensor((M,), "int32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()  # a thread-view kernel: the reducer is block-level
+            A_frag = T.alloc_fragment((M, block_N), "int32")
+            seed = T.alloc_fragment((M,), "int32")
+            res = T.alloc_fragment((M,), "int32")
+            T.copy(Seed, seed)
+            acc = T.alloc_reducer((M,), "int32", op=op)
+            T.reducer_init(acc, seed[0])  # a run-time starting value
+            for bn in T.serial(T.ceildiv(N, block_N)):
+                T.copy(A[0, bn * block_N], A_frag)
+                for i, j in T.Parallel(M, block_N):
+                    if bn * block_N + j < N:
+                        T.reducer_update(acc[i], A_frag[i, j])
+            T.finalize_reducer(acc, res)
+            if tx == 0:
+                for i in T.serial(M):
+                    B[i] = res[i]
+
+    return main
+
+
+@pytest.mark.parametrize("op", ["bitand", "bitor", "bitxor"])
+def test_bitwise_reducer_with_run_time_seed(dev, op):
+    a = torch.randint(0, 2**20, (6, 45), dtype=torch.int32, device=dev)
+    seed = torch.randint(0, 2**20, (6,), dtype=torch.int32, device=dev)
+    fn = {"bitand": torch.bitwise_and, "bitor": torch.bitwise_or, "bitxor": torch.bitwise_xor}[op]
+    ref = torch.full((6,), int(seed[0]), dtype=torch.int32)
+    for j in range(45):
+        ref = fn(ref, a[:, j].cpu())
+    out = bitwise_row_reducer(6, 45, op)(a, seed)
+    assert out.cpu().tolist() == ref.tolist()

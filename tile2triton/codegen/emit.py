@@ -45,6 +45,21 @@ def _round_to_e5m2(x):
 def _max_combine(a, b):
     return tl.maximum(a, b)
 """,
+    "_and_combine": """
+@triton.jit
+def _and_combine(a, b):
+    return a & b
+""",
+    "_or_combine": """
+@triton.jit
+def _or_combine(a, b):
+    return a | b
+""",
+    "_xor_combine": """
+@triton.jit
+def _xor_combine(a, b):
+    return a ^ b
+""",
     "_round_to_bf16": """
 @triton.jit
 def _round_to_bf16(x):

@@ -14,8 +14,8 @@ from . import scratch
 from .analysis import first_access
 from .descriptors import descriptor_load
 from .split import find_split
-from .threads import block_level
-from .values import LaneSpace, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
+from .threads import block_level, in_thread_view
+from .values import LaneSpace, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -492,6 +492,15 @@ class _AsIs(ir.Expr):
 
 @lowers(ir.Fill)
 def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
+    rb = lw.regs.get(s.dst.buffer)
+    if in_thread_view(lw) and (rb is None or rb.lanes is not lw.lanes):
+        with block_level(lw, "T.fill of a block-level buffer"):  # not a per-thread local: the whole block
+            _lower_fill(lw, s)
+        return
+    _lower_fill(lw, s)
+
+
+def _lower_fill(lw: Lowerer, s: ir.Fill) -> None:
     region = s.dst
     buf = region.buffer
     _check_collective(lw, [buf], "T.fill / T.clear")
@@ -501,8 +510,11 @@ def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
         dt = P.dtype(lw.storage_dtype(buf.dtype))
         if isinstance(value.node, ast.Constant) and value.node.value == 0:
             node = P.call("tl.zeros", P.list_(rb.shape), dt) if rb.shape else P.call("tl.full", P.list_([]), 0, dt)
-        else:
+        elif is_literal(value):
             node = P.call("tl.full", P.list_(rb.shape), lw.cast(value, buf.dtype).node, dt)
+        else:  # a run-time value (``T.reducer_init(acc, running_max[0])``): tl.full takes constants only
+            cast = lw.cast(value, buf.dtype)
+            node = lw.broadcast(cast, rb.shape) if rb.shape else cast.node
         if lw.conds:
             node = P.call("tl.where", lw.lane_mask(frozenset()), node, P.name(rb.name))
         lw.assign_to(rb.name, node)
@@ -762,8 +774,9 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
 
 
 _XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
-_ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min"}
-_ATOMIC_COMBINE = {"add": "+", "max": "max", "min": "min"}
+_ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min", "and": "_and_combine", "or": "_or_combine",
+                   "xor": "_xor_combine"}  # fmt: skip
+_BITWISE = {"and": ("&", -1), "or": ("|", 0), "xor": ("^", 0)}  # operator, identity
 
 
 def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
@@ -784,16 +797,22 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
         everywhere = frozenset(range(lanes.rank))
         node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
         if active is not None:
-            identity = _IDENTITY[{"add": "sum"}.get(s.kind, s.kind)]
+            identity = _BITWISE[s.kind][1] if s.kind in _BITWISE else _IDENTITY[{"add": "sum"}.get(s.kind, s.kind)]
             if not dst.buffer.dtype.is_float and identity in (float("inf"), float("-inf")):
                 bits = dst.buffer.dtype.bits - 1
                 identity = -(2**bits) if identity < 0 else 2**bits - 1
             node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
         for k in sorted(extra, reverse=True):
-            node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
+            if s.kind in _BITWISE:
+                lw.helpers.add(_ATOMIC_REDUCER[s.kind])
+                node = P.call("tl.reduce", node, k, P.name(_ATOMIC_REDUCER[s.kind]), keep_dims=True)
+            else:
+                node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
         value = Tile(node, value.dtype, frozenset(range(lanes.rank)) - extra)
     old = ir.Load(dst.buffer, dst.indices)
-    if s.kind == "add":
+    if s.kind in _BITWISE:
+        combined = ir.BinOp(_BITWISE[s.kind][0], old, _AsIs(value), dst.buffer.dtype)
+    elif s.kind == "add":
         combined = ir.BinOp("+", old, _AsIs(value), dst.buffer.dtype)
     else:
         combined = ir.Call(s.kind, (old, _AsIs(value)), dst.buffer.dtype)

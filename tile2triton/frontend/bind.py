@@ -432,8 +432,11 @@ class Binder:
             args = self.call_args(fn, call)
             shape = args["shape"]
             shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-            if args["op"] not in ("sum", "max", "min"):
-                raise self.error(f"T.alloc_reducer op={args['op']!r} is not supported (sum, max, min)", call)
+            if args["op"] not in _REDUCER_KINDS:
+                raise self.error(f"T.alloc_reducer op={args['op']!r}: use one of {', '.join(_REDUCER_KINDS)}", call)
+            dtype = self.dtype_arg(args["dtype"], call)
+            if args["op"].startswith("bit") and not (dtype.is_int or dtype == BOOL):
+                raise self.error(f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", call)
             if not all(isinstance(d, int) and d > 0 for d in shape):
                 raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
             buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
@@ -479,8 +482,7 @@ class Binder:
         if ref.buffer in self.reducers:
             contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
             if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
-                kind = {"sum": "add"}.get(self.reducers[ref.buffer], self.reducers[ref.buffer])
-                self.emit(ir.Atomic(self.loc(node), kind, ref, contribution))
+                self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
 
@@ -924,6 +926,10 @@ class Binder:
         return None
 
 
+# T.alloc_reducer op -> the ir.Atomic kind of an update
+_REDUCER_KINDS = {"sum": "add", "max": "max", "min": "min", "bitand": "and", "bitor": "or", "bitxor": "xor"}
+
+
 def _reducer_contribution(ref: ir.Load, value, op: str):
     """``v`` when ``value`` is ``acc[i] + v`` (sum) or ``T.max(acc[i], v)`` (max, min) for the
     element ``ref`` = ``acc[i]`` itself; None for any other store (an initialisation)."""
@@ -935,7 +941,8 @@ def _reducer_contribution(ref: ir.Load, value, op: str):
             and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, ref.indices))
         )
 
-    if op == "sum" and isinstance(value, ir.BinOp) and value.op == "+":
+    binop = {"sum": "+", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op)
+    if binop is not None and isinstance(value, ir.BinOp) and value.op == binop:
         operands = (value.lhs, value.rhs)
     elif isinstance(value, ir.Call) and value.fn == op and len(value.args) == 2:
         operands = tuple(value.args)

@@ -383,8 +383,10 @@ def bind_reducer_init(b: BinderLike, node, args):
     init = args["init"]
     if init is None:  # the op's identity
         op, dt = b.reducers[acc], acc.dtype
-        if op == "sum":
+        if op in ("sum", "bitor", "bitxor"):
             init = 0
+        elif op == "bitand":
+            init = -1 if dt.kind == "int" else 2**dt.bits - 1  # all ones
         elif dt.is_float:
             init = float("-inf") if op == "max" else float("inf")
         else:
@@ -397,7 +399,9 @@ def bind_reducer_update(b: BinderLike, node, args):
     target = args["target"]
     if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
         raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
-    kind = {"sum": "add"}.get(b.reducers[target.buffer], b.reducers[target.buffer])
+    kind = {"sum": "add", "bitand": "and", "bitor": "or", "bitxor": "xor"}.get(
+        b.reducers[target.buffer], b.reducers[target.buffer]
+    )
     b.emit(ir.Atomic(b.loc(node), kind, target, as_expr(args["value"], b.loc(node))))
 
 

@@ -14,6 +14,7 @@ import difflib
 import functools
 import inspect
 import operator
+import sys
 import types
 
 from .. import ir
@@ -955,6 +956,7 @@ def _reducer_contribution(ref: ir.Load, value, op: str):
     return None
 
 
+_NOT_KERNEL_CODE = {"tile2triton", "tilelang", "numpy", "torch", "triton", "tvm"}
 _HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)
 
 
@@ -962,8 +964,9 @@ def _python_helper(fn) -> MacroSource | None:
     """A user's plain Python function (its source readable), to inline when handed kernel values."""
     if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
         return None
-    if fn.__module__ and fn.__module__.split(".")[0] in ("tile2triton", "tilelang"):
-        return None
+    package = (fn.__module__ or "").split(".")[0]
+    if package in _NOT_KERNEL_CODE or package in sys.stdlib_module_names:
+        return None  # library functions: called as Python (and failing clearly on kernel values)
     if fn not in _HELPERS:
         try:
             _HELPERS[fn] = MacroSource.from_function(fn)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import operator
 import threading
 from collections.abc import Callable
@@ -14,34 +16,103 @@ from .runtime.kernel import JITKernel
 from .runtime.target import target_kind
 
 
-class JITImpl:
-    """What ``@tilelang.jit`` returns: call it to get a kernel (lazy) or to run one (eager)."""
+def _opens_kernel(tree: ast.FunctionDef) -> bool:
+    """Does the function's own body (not a nested def) open a ``with T.Kernel(...)``?"""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                func = call.func if isinstance(call, ast.Call) else None
+                if isinstance(func, ast.Attribute) and func.attr == "Kernel":
+                    return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
-    def __init__(self, func, out_idx=None, **options):
+
+class JITImpl:
+    """What ``@tilelang.jit`` returns: call it to get a kernel (lazy) or to run one (eager).
+
+    The style is TileLang's (``tilelang/jit/__init__.py``, ``_infer_jit_mode``): a function that
+    defines an inner ``@T.prim_func`` is lazy; otherwise the first call runs the function on its
+    arguments, and it is lazy if that returns a prim_func (one a helper built, say), eager if it
+    used an eager-only construct (``T.const``, ``T.Kernel``...) or returned anything else. A body
+    that opens ``with T.Kernel`` itself is eager from the start (that call would stop there)."""
+
+    def __init__(self, func, out_idx=None, mode="auto", **options):
         functools.update_wrapper(self, func)
+        if mode not in ("auto", "lazy", "eager"):
+            raise ValueError(f"@tilelang.jit mode must be 'auto', 'lazy' or 'eager', got {mode!r}")
         self.func = func
         self.out_idx = out_idx
         self.options = options
         self._kernels: dict = {}
+        self._built: dict = {}  # call key -> the prim_func the mode-deciding call returned
         self._lock = threading.Lock()
-        source = FunctionSource.from_function(func)
-        self.lazy = has_inner_prim_func(source.tree)
+        self._source = FunctionSource.from_function(func)
         self._eager = None
-        self._entry: Callable = self.compile  # lazy style: a call returns the kernel
-        if not self.lazy:
-            from .eager import EagerFunction
+        self._lazy: bool | None = None
+        if mode == "lazy" or (mode == "auto" and has_inner_prim_func(self._source.tree)):
+            self._become_lazy()
+        elif mode == "eager" or _opens_kernel(self._source.tree):
+            self._become_eager()  # a body that opens T.Kernel itself is eager style
+        else:
+            self._entry: Callable = self._first_call  # decided by the first call, as TileLang does
 
-            if out_idx is not None:
-                raise ValueError(
-                    "out_idx cannot be used with an eager-style @tilelang.jit kernel; return T.empty outputs"
-                )
-            self._eager = EagerFunction(source, options)
-            self._entry = self._eager._entry  # eager style: a call runs the kernel
+    def _become_lazy(self) -> None:
+        self._lazy = True
+        self._entry = self.compile  # lazy style: a call returns the kernel
+
+    def _become_eager(self) -> None:
+        from .eager import EagerFunction
+
+        if self.out_idx is not None:
+            raise ValueError("out_idx cannot be used with an eager-style @tilelang.jit kernel; return T.empty outputs")
+        self._eager = EagerFunction(self._source, self.options)
+        self._lazy = False
+        self._entry = self._eager._entry  # eager style: a call runs the kernel
+
+    @property
+    def lazy(self) -> bool:
+        """Lazy style? (Until the first call decides it, a function without a kernel in its body is taken as lazy.)"""
+        return self._lazy is not False
+
+    def _decide(self, args, kwargs) -> None:
+        """TileLang's test: call the function; a returned prim_func makes it lazy."""
+        from .language import KernelOnlyError
+
+        with self._lock:
+            if self._lazy is not None:
+                return
+            try:
+                inspect.signature(self.func).bind(*args, **kwargs)
+            except TypeError:
+                self._become_eager()
+                return
+            try:
+                prim = self.func(*args, **kwargs)
+            except KernelOnlyError:
+                self._become_eager()  # it used T.const / T.Kernel / T.empty: eager style
+                return
+            if isinstance(prim, KernelSource):
+                self._built[(argument_key(args), argument_key(kwargs))] = prim
+                self._become_lazy()
+            else:
+                self._become_eager()
+
+    def _first_call(self, *args, **kwargs):
+        self._decide(args, kwargs)
+        return self._entry(*args, **kwargs)
 
     # ``fn(*args)`` is ``fn._entry(*args)`` without a forwarding frame (it is on every eager launch)
     __call__ = property(operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it.")
 
     def compile(self, *args, **kwargs) -> JITKernel:
+        if self._lazy is None:
+            self._decide(args, kwargs)
         if self._eager is not None:
             return self._eager.compile(*args, **kwargs)
         key = (argument_key(args), argument_key(kwargs))
@@ -51,7 +122,9 @@ class JITImpl:
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                prim = self.func(*args, **kwargs)
+                prim = self._built.pop(key, None)
+                if prim is None:
+                    prim = self.func(*args, **kwargs)
                 if not isinstance(prim, KernelSource):
                     raise TypeError(
                         f"@tilelang.jit factory {self.func.__name__} must return a @T.prim_func, got {type(prim).__name__}"
@@ -67,7 +140,7 @@ class JITImpl:
 
 
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,
-        pass_configs=None, debug_root_path=None, compile_flags=None):  # fmt: skip
+        pass_configs=None, debug_root_path=None, compile_flags=None, mode="auto"):  # fmt: skip
     """Drop-in for ``tilelang.jit``.  ``target``: ``"auto"``/None (follow the tensors), ``"cuda"``
     (``"cuda -arch=sm_90"``: Triton picks the architecture) or ``"cpu"`` (Triton's interpreter); others
     are an error.  The other backend options are accepted and ignored (Triton decides)."""
@@ -75,6 +148,6 @@ def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_bac
     options = {"target": target, "pass_configs": pass_configs}
 
     def wrap(f):
-        return JITImpl(f, out_idx, **options)
+        return JITImpl(f, out_idx, mode, **options)
 
     return wrap(func) if func is not None else wrap

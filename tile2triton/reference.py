@@ -633,6 +633,9 @@ class _Block:
             self.store(s.dst.buffer, didx, y, dr, mask)
 
     def s_Atomic(self, s: ir.Atomic) -> None:
+        if s.result is not None or s.kind not in ("add", "max", "min"):
+            what = "an atomic's previous value" if s.result is not None else f"atomic kind {s.kind!r}"
+            raise self.error(f"{what} is not supported by the reference executor")
         if isinstance(s.dst, ir.Load):
             value = self.ev_as(s.value, s.dst.buffer.dtype)
             idx = [self.ev(i) for i in s.dst.indices]

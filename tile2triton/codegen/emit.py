@@ -47,6 +47,21 @@ def _round_to_e5m2(x):
 def _max_combine(a, b):
     return tl.maximum(a, b)
 """,
+    "_and_combine": """
+@triton.jit
+def _and_combine(a, b):
+    return a & b
+""",
+    "_or_combine": """
+@triton.jit
+def _or_combine(a, b):
+    return a | b
+""",
+    "_xor_combine": """
+@triton.jit
+def _xor_combine(a, b):
+    return a ^ b
+""",
     "_round_to_bf16": """
 @triton.jit
 def _round_to_bf16(x):
@@ -189,8 +204,15 @@ def drop_dead_assignments(fn: ast.FunctionDef) -> None:
     """Remove ``name = <pure expression>`` whose value is never read (an unused T.Parallel index,
     the mask a split loop no longer needs): generated code should carry no dead code.  A backward
     liveness pass over the structured body; assignments have no side effects here (stores and
-    atomics are expression statements)."""
+    atomics are expression statements), except an atomic's previous value, which stays a statement."""
     _live_before(fn.body, set(), remove=True)
+
+
+def _atomic(node) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("atomic_")
+        for n in ast.walk(node)
+    )
 
 
 def _reads(node) -> set:
@@ -203,6 +225,14 @@ def _live_before(stmts: list, live_after: set, remove: bool) -> set:
     for st in reversed(stmts):
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             target = st.targets[0].id
+            if target not in live and _atomic(st.value):
+                # an atomic whose previous value is not used: still performed, as a statement
+                expr = ast.Expr(st.value)
+                expr.t2t_origin = getattr(st, "t2t_origin", None)
+                st = expr
+                live |= _reads(st)
+                kept.append(st)
+                continue
             if target not in live:
                 continue  # dead: dropped (when removing) and its reads not made live
             live = (live - {target}) | _reads(st.value)

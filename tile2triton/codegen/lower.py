@@ -398,7 +398,22 @@ class KernelLowerer:
                     return P.call("tl.zeros", P.list_(shape), dtype)
                 return P.call("tl.full", P.list_(shape), t.node, dtype)
             return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), dtype))
-        return P.call("tl.broadcast_to", t.node, P.tuple_(shape))
+        return self.broadcast_lanes(t.node, t.axes, shape, t.dtype)
+
+    def full_rank_mask(self, mask: ast.expr | None) -> ast.expr | None:
+        """A lane mask at the lane space's full rank (see ``broadcast_lanes``), to index with None."""
+        if mask is None or not self.scope.loop_axes:
+            return mask
+        return self.broadcast_lanes(mask, frozenset(), self.scope.lanes.padded, BOOL)
+
+    def broadcast_lanes(self, node: ast.expr, axes, shape, dtype) -> ast.expr:
+        """``tl.broadcast_to(node, shape)`` for a lane-space tile.  Inside a loop evaluated as a
+        leading lane axis (rules._LoopAxis), a value from outside the loop keeps its lower rank
+        (Triton's arithmetic broadcasts it); tl.broadcast_to needs the full rank, an addition not."""
+        if self.scope.loop_axes and 0 not in axes:
+            zeros = P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(dtype)))
+            return P.binop("|" if dtype == BOOL else "+", node, zeros)
+        return P.call("tl.broadcast_to", node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
         if buf in self.scratch.views:  # a tile operation's operand: the whole buffer as a tile
@@ -527,7 +542,7 @@ class KernelLowerer:
         # padded lanes may compute positions past the buffer: keep every read inside it
         idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
         full = [self.scope.lanes.padded[k] if k in union else 1 for k in range(rank)]
-        idx = P.call("tl.broadcast_to", idx, P.tuple_(full))
+        idx = self.broadcast_lanes(idx, index.axes, full, INT32)
         if len(union) != rank:
             idx = P.call("tl.reshape", idx, P.list_([self.scope.lanes.padded[k] for k in union]))
         idx = P.permute(idx, [union.index(k) for k in order])
@@ -555,7 +570,7 @@ class KernelLowerer:
         hit = P.binop(
             "==", P.subscript_none(self.broadcast(index, self.scope.lanes.padded), [True] * rank + [False]), positions
         )
-        active = self.lane_mask(frozenset(range(rank)))
+        active = self.full_rank_mask(self.lane_mask(frozenset(range(rank))))
         if active is not None:
             hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
         hit_name = self.assign(f"{rb.name}_hit", hit)
@@ -613,6 +628,9 @@ class KernelLowerer:
         active = self.lane_mask(frozenset(range(rank)))
         positions = P.call("tl.arange", 0, size)
         if rb.lanes is not None:  # per-lane local array: each lane writes its own copy
+            active = self.full_rank_mask(active)
+            if value.axes and self.scope.loop_axes:
+                value = Tile(self.broadcast(value, lanes.padded), value.dtype, frozenset(range(rank)))
             hit = P.binop("==", P.subscript_none(positions, [False] * rank + [True]),
                           P.subscript_none(lin.node, [True] * rank + [False]))  # fmt: skip
             if active is not None:
@@ -714,12 +732,13 @@ class KernelLowerer:
                 mask = P.subscript_none(mask, pattern) if rank > lead else mask
         else:
             lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
-            if (value.axes | cond_axes) - set(lane_axes):
+            if any(self.scope.lanes.padded[k] != 1 for k in (value.axes | cond_axes) - set(lane_axes)):
                 # the written element is chosen per lane (``if tx == 0: S[0] = v``): a scatter
+                # (a lane axis of extent 1, as in ``T.Parallel(1, D)``, has one iteration: no choice)
                 self.flat_write(rb, indices, value)
                 return
-            node = self.to_buffer_layout(value.node, value.axes, kinds, rank)
-            mask = self.to_buffer_layout(conds, cond_axes, kinds, rank) if conds is not None else None
+            node = self.to_buffer_layout(value.node, value.axes, kinds, rank, value.dtype)
+            mask = self.to_buffer_layout(conds, cond_axes, kinds, rank, BOOL) if conds is not None else None
         for d, k in enumerate(kinds):
             if isinstance(k, AtDim) and rb.shape[lead + d] > 1:  # a unit dim has only the one position
                 hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k.index.node)
@@ -731,7 +750,7 @@ class KernelLowerer:
         else:
             self.assign_to(rb.name, P.call("tl.where", mask, node, P.name(rb.name)))
 
-    def to_buffer_layout(self, node, axes, kinds, rank) -> ast.expr:
+    def to_buffer_layout(self, node, axes, kinds, rank, dtype=INT32) -> ast.expr:
         """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
         lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if not lane_axes:
@@ -743,10 +762,10 @@ class KernelLowerer:
             if set(range(lanes.rank)) - set(keep):
                 full = [lanes.padded[k] if k in axes else 1 for k in range(lanes.rank)]
                 node = P.call("tl.reshape", node, P.tuple_([full[k] for k in keep]))
-                if set(axes) != set(keep):
+                if set(keep) - set(axes):
                     node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
             elif set(axes) != set(keep):
-                node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
+                node = self.broadcast_lanes(node, axes, [lanes.padded[k] for k in keep], dtype)
             order = [sorted(lane_axes).index(k) for k in lane_axes]
             node = P.permute(node, order)
         pattern = [isinstance(k, LaneDim) for k in kinds]
@@ -756,7 +775,7 @@ class KernelLowerer:
         value = self.cast(value, rb.buffer.dtype)
         node = value.node
         if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
-            node = P.call("tl.broadcast_to", _typed(self, value), P.tuple_(rb.shape))
+            node = self.broadcast_lanes(_typed(self, value), value.axes, rb.shape, value.dtype)
         elif not rb.shape and not value.axes and is_literal(value):
             node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
         if mask is not None:
@@ -766,7 +785,7 @@ class KernelLowerer:
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
     lane_dims = [k for k in kinds if isinstance(k, LaneDim)]
-    return len(lane_dims) != len(rb.shape) or len(value.axes) != len(lane_dims)
+    return len(lane_dims) != len(rb.shape) or not {k.axis for k in lane_dims} <= value.axes
 
 
 def _loads(node: ast.expr) -> bool:

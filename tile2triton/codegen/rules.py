@@ -14,8 +14,8 @@ from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
-from .threads import block_level
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
+from .threads import block_level, in_thread_view
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -295,6 +295,8 @@ class _LoopAxis:
             owner,
         )
 
+        lw.scope.loop_axes += 1
+
     def __enter__(self):
         return self
 
@@ -480,6 +482,15 @@ def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
 
 @lowers(ir.Fill)
 def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
+    rb = lw.regs.get(s.dst.buffer)
+    if in_thread_view(lw) and (rb is None or rb.lanes is not lw.scope.lanes):
+        with block_level(lw, "T.fill of a block-level buffer"):  # not a per-thread local: the whole block
+            _lower_fill(lw, s)
+        return
+    _lower_fill(lw, s)
+
+
+def _lower_fill(lw: Lowerer, s: ir.Fill) -> None:
     region = s.dst
     buf = region.buffer
     _check_collective(lw, [buf], "T.fill / T.clear")
@@ -489,8 +500,11 @@ def lower_fill(lw: Lowerer, s: ir.Fill) -> None:
         dt = P.dtype(lw.storage_dtype(buf.dtype))
         if isinstance(value.node, ast.Constant) and value.node.value == 0:
             node = P.call("tl.zeros", P.list_(rb.shape), dt) if rb.shape else P.call("tl.full", P.list_([]), 0, dt)
-        else:
+        elif is_literal(value):
             node = P.call("tl.full", P.list_(rb.shape), lw.cast(value, buf.dtype).node, dt)
+        else:  # a run-time value (``T.reducer_init(acc, running_max[0])``): tl.full takes constants only
+            cast = lw.cast(value, buf.dtype)
+            node = lw.broadcast(cast, rb.shape) if rb.shape else cast.node
         if lw.scope.conds:
             node = P.call("tl.where", lw.lane_mask(frozenset()), node, P.name(rb.name))
         lw.assign_to(rb.name, node)
@@ -688,18 +702,54 @@ def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
 def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
-    def element(dst_buf, dst_idx, value: Tile):
+    def element(dst_buf, dst_idx, value: Tile | None):
+        if s.kind in ("max", "min") and dst_buf.dtype.is_float and dst_buf.dtype.bits == 16:
+            raise lw.error(f"T.atomic_{s.kind} on {dst_buf.dtype.name} is not supported: Triton's atomic "
+                           "max/min take 32- and 64-bit values (keep the target in float32)")  # fmt: skip
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
         idx = [lw.ev(i) for i in dst_idx]
-        offs, mask, _ = lw.global_address(dst_buf, idx, list(dst_idx), value.axes)
+        # every iteration (thread) performs its own atomic, also where the address is the same
+        # for all of them (``T.atomic_add(count[0], 1)``, the other threads of a 2-D block)
+        every = frozenset(range(lw.scope.lanes.rank)) if lw.scope.lanes is not None else frozenset()
+        offs, mask, axes = lw.global_address(dst_buf, idx, list(dst_idx), every)
+        if every - frozenset().union(*(t.axes for t in idx)):
+            spread = [lw.scope.lanes.padded[k] if k in axes else 1 for k in range(lw.scope.lanes.rank)]
+            offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = lw.named_offsets(dst_buf, offs)
-        value = lw.cast(value, dst_buf.dtype)
-        kwargs = {"mask": mask} if mask is not None else {}
-        lw.emit(P.expr_stmt(P.call(fn, ptr, value.node, **kwargs)))
+        if value is None:  # T.atomic_load: a load that no cache can answer
+            kwargs = {"mask": mask, "other": P.const(0)} if mask is not None else {}
+            call = P.call("tl.load", ptr, volatile=True, **kwargs)
+        else:
+            value = lw.cast(value, dst_buf.dtype)
+            kwargs = {"mask": mask} if mask is not None else {}
+            node = value.node
+            bits = _XCHG_BITS.get(dst_buf.dtype.name) if s.kind == "xchg" else None
+            if bits is not None:  # exchange the float's bits (the interpreter exchanges integers only)
+                ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(DTYPES[bits])))
+                node = P.call(P.attr(node, "to"), P.dtype(DTYPES[bits]), bitcast=True)
+            call = P.call(fn, ptr, node, **kwargs)
+            if bits is not None and s.result is not None:
+                call = P.call(P.attr(call, "to"), P.dtype(dst_buf.dtype), bitcast=True)
+        if s.result is None:
+            lw.emit(P.expr_stmt(call))
+            return
+        lw.scope.env[s.result] = Tile(P.name(lw.assign(s.result.name, call)), dst_buf.dtype, axes)
 
+    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch.views:
+        if s.result is not None:
+            raise lw.error("the previous value of an atomic on a register buffer is not supported")
+        _register_reduction(lw, s)
+        return
+    if isinstance(s.dst, ir.Load):
+        element(s.dst.buffer, s.dst.indices, lw.ev(s.value) if s.value is not None else None)
+        return
+
+    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch.views:
+        _register_reduction(lw, s)
+        return
     if isinstance(s.dst, ir.Load):
         element(s.dst.buffer, s.dst.indices, lw.ev(s.value))
         return
@@ -711,6 +761,54 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         element(s.dst.buffer, indices[0], value)
 
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
+
+
+_XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
+_ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min", "and": "_and_combine", "or": "_or_combine",
+                   "xor": "_xor_combine"}  # fmt: skip
+_BITWISE = {"and": ("&", -1), "or": ("|", 0), "xor": ("^", 0)}  # operator, identity
+
+
+def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
+    """An atomic update of a register tile (a reducer's ``acc[i] += v`` in ``T.Parallel(M, N)``):
+    every active iteration contributes once, so the contributions are reduced over the lanes the
+    index does not depend on, then combined with the element once."""
+    if s.kind not in _ATOMIC_REDUCER:
+        raise lw.error(f"T.atomic_{s.kind} on a register buffer is not supported")
+    dst = s.dst
+    value = lw.cast(lw.ev(s.value), dst.buffer.dtype)
+    lanes = lw.scope.lanes
+    extra = set()
+    if lanes is not None:
+        index_axes = frozenset().union(*(lw.ev(i).axes for i in dst.indices))
+        extra = set(range(lanes.rank)) - index_axes
+    if extra:
+        active = lw.lane_mask(frozenset(range(lanes.rank)))
+        everywhere = frozenset(range(lanes.rank))
+        node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+        if active is not None:
+            identity = _BITWISE[s.kind][1] if s.kind in _BITWISE else _IDENTITY[{"add": "sum"}.get(s.kind, s.kind)]
+            if not dst.buffer.dtype.is_float and identity in (float("inf"), float("-inf")):
+                bits = dst.buffer.dtype.bits - 1
+                identity = -(2**bits) if identity < 0 else 2**bits - 1
+            node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
+        for k in sorted(extra, reverse=True):
+            if s.kind in _BITWISE:
+                lw.helpers.add(_ATOMIC_REDUCER[s.kind])
+                node = P.call("tl.reduce", node, k, P.name(_ATOMIC_REDUCER[s.kind]), keep_dims=True)
+            else:
+                node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
+        value = Tile(node, value.dtype, frozenset(range(lanes.rank)) - extra)
+    old = ir.Load(dst.buffer, dst.indices)
+    if s.kind in _BITWISE:
+        combined = ir.BinOp(_BITWISE[s.kind][0], old, Lowered(value), dst.buffer.dtype)
+    elif s.kind == "add":
+        combined = ir.BinOp("+", old, Lowered(value), dst.buffer.dtype)
+    else:
+        combined = ir.Call(s.kind, (old, Lowered(value)), dst.buffer.dtype)
+    # inactive lanes contributed the identity
+    with lw.scoped(conds=[] if extra else lw.scope.conds):
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
 
 
 @lowers(ir.Barrier)

@@ -14,16 +14,18 @@ import difflib
 import functools
 import inspect
 import operator
+import sys
+import types
 
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
-from .rules import RULES
+from .rules import RULES, BarrierArray, check_barrier_order
 from .source import FunctionSource, MacroSource
 
 _PY_BINOPS = {
@@ -78,6 +80,8 @@ class Binder:
         self.params: list = []
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
+        self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
+        self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -106,6 +110,20 @@ class Binder:
         known = [n for s in self.scopes for n in s]
         close = difflib.get_close_matches(name, known, n=3)
         raise self.error(f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None)
+
+    def barrier_event(self, kind: str, ref, parity, node, name: str) -> None:
+        if self.barrier_scopes:
+            self.barrier_scopes[-1][1].append((kind, ref, parity, node, name))
+
+    def bind_body_checking_barriers(self, stmts, loop_var) -> list[ir.Stmt]:
+        """Bind a kernel or loop body; then check its barrier waits (rules.check_barrier_order)."""
+        self.barrier_scopes.append((loop_var, []))
+        try:
+            body = self.bind_block(stmts)
+        finally:
+            _, events = self.barrier_scopes.pop()
+        check_barrier_order(self, events, loop_var)
+        return body
 
     def bind_name(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -194,14 +212,21 @@ class Binder:
         item = node.items[0]
         call = item.context_expr
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
+        if getattr(fn, "__t2t__", None) == "ws" and item.optional_vars is None:
+            for s in node.body:  # a warp group's statements, run in program order (rules.py, barriers)
+                self.stmt(s)
+            return
         if getattr(fn, "__t2t__", None) != "Kernel":
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
         if self.kernel is not None:
             raise self.error("T.Kernel cannot be nested inside another T.Kernel", node)
         args = self.call_args(fn, call)
         grid = list(args["blocks"])
-        if not 1 <= len(grid) <= 3:
-            raise self.error("T.Kernel takes 1 to 3 grid extents", call)
+        if len(grid) > 3:
+            raise self.error("T.Kernel takes at most 3 grid extents", call)
+        gridless = not grid  # T.Kernel(threads=...): one block, and no block index to bind
+        if gridless:
+            grid = [1]
         threads = args["threads"]
         if threads is None:
             threads = 128
@@ -219,7 +244,9 @@ class Binder:
         )
         self.scopes.append({})
         target = item.optional_vars
-        if isinstance(target, ast.Name):
+        if gridless and target is not None:
+            self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
+        elif isinstance(target, ast.Name):
             block_vars[0].name = target.id
             self.bind_name(target.id, ir.VarRef(block_vars[0]))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -230,7 +257,7 @@ class Binder:
                 self.bind_name(elt.id, ir.VarRef(var))
         self.kernel = kernel
         try:
-            kernel.body = self.bind_block(node.body)
+            kernel.body = self.bind_body_checking_barriers(node.body, None)
         finally:
             self.kernel = None
             self.scopes.pop()
@@ -270,7 +297,7 @@ class Binder:
             num_stages = args.get("num_stages") or 0
         self.scopes.append({node.target.id: ir.VarRef(var)})
         try:
-            body = self.bind_block(node.body)
+            body = self.bind_body_checking_barriers(node.body, var)
         finally:
             self.scopes.pop()
         self.emit(
@@ -281,11 +308,14 @@ class Binder:
         args = self.call_args(fn, it)
         extents = list(args["extents"])
         for e in extents:
-            if not isinstance(e, int):
-                raise self.error("T.Parallel extents must be compile-time ints", it)
+            if not isinstance(e, (int, ir.Expr)) or (isinstance(e, ir.Expr) and not e.dtype.is_int):
+                raise self.error("T.Parallel extents must be integers", it)
         targets = node.target.elts if isinstance(node.target, (ast.Tuple, ast.List)) else [node.target]
         if len(targets) != len(extents):
             raise self.error(f"T.Parallel has {len(extents)} extents but {len(targets)} loop names", node.target)
+        if not all(isinstance(e, int) for e in extents):
+            self.chunked_parallel(node, targets, extents)
+            return
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
         self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
         try:
@@ -297,6 +327,44 @@ class Binder:
             inner = body[0]
             lane_vars, extents, body = lane_vars + inner.vars, extents + inner.extents, inner.body
         self.emit(ir.Parallel(self.loc(node), lane_vars, extents, body))
+
+    def chunked_parallel(self, node: ast.For, targets, extents) -> None:
+        """``T.Parallel(n)`` with ``n`` known at run time: the iterations in chunks of a fixed number
+        of lanes, one chunk after another (``for c in T.serial(ceildiv(n, C)): T.Parallel(C)``),
+        each lane ``i = c * C + lane`` active where ``i < n``.  Iterations are independent, so the
+        order of chunks does not matter."""
+        loc = self.loc(node)
+        dynamic = [d for d, e in enumerate(extents) if not isinstance(e, int)]
+        chunk = 128 if len(dynamic) == 1 else 16
+        lane_vars, lane_extents, chunk_vars, scope, conds = [], [], [], {}, []
+        for d, (t, e) in enumerate(zip(targets, extents)):
+            if d not in dynamic:
+                var = ir.Var(t.id, INT32, "lane")
+                lane_vars.append(var)
+                lane_extents.append(e)
+                scope[t.id] = ir.VarRef(var)
+                continue
+            lane = ir.Var(self.fresh_name(f"{t.id}_lane"), INT32, "lane")
+            part = ir.Var(self.fresh_name(f"{t.id}_chunk"), INT32, "loop")
+            lane_vars.append(lane)
+            lane_extents.append(chunk)
+            chunk_vars.append((part, e))
+            index = ir.BinOp("+", ir.BinOp("*", ir.VarRef(part), const_int(chunk), INT32), ir.VarRef(lane), INT32)
+            scope[t.id] = index
+            conds.append(ir.Compare("<", index, e, BOOL))
+        self.scopes.append(scope)
+        try:
+            body = self.bind_block(node.body)
+        finally:
+            self.scopes.pop()
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = ir.BinOp("and", cond, c, BOOL)
+        stmt = ir.Parallel(loc, lane_vars, lane_extents, [ir.If(loc, cond, body, [])])
+        for part, e in reversed(chunk_vars):
+            chunks = ir.BinOp("//", ir.BinOp("+", e, const_int(chunk - 1), INT32), const_int(chunk), INT32)
+            stmt = ir.For(loc, part, const_int(0), chunks, const_int(1), "serial", [stmt])
+        self.emit(stmt)
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.expr(node.test)
@@ -353,6 +421,22 @@ class Binder:
                             self.loc(call))  # fmt: skip
             self.emit(ir.Alloc(buf.loc, buf))
             return buf
+        if tag == "alloc_reducer":
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            if args["op"] not in _REDUCER_KINDS:
+                raise self.error(f"T.alloc_reducer op={args['op']!r}: use one of {', '.join(_REDUCER_KINDS)}", call)
+            dtype = self.dtype_arg(args["dtype"], call)
+            if args["op"].startswith("bit") and not (dtype.is_int or dtype == BOOL):
+                raise self.error(f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", call)
+            if not all(isinstance(d, int) and d > 0 for d in shape):
+                raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
+            buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
+                            self.loc(call))  # fmt: skip
+            self.reducers[buf] = args["op"]
+            self.emit(ir.Alloc(buf.loc, buf))
+            return buf
         if tag == "alloc_var":
             args = self.call_args(fn, call)
             buf = ir.Buffer(self.fresh_name(name), ir.VAR, (1,), self.dtype_arg(args["dtype"], call), self.loc(call))
@@ -388,6 +472,11 @@ class Binder:
     def store(self, ref: ir.Load, value, node) -> None:
         if isinstance(value, (ir.Buffer, ir.Region)):
             raise self.error("a tile cannot be stored into one element; use T.copy", node)
+        if ref.buffer in self.reducers:
+            contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
+            if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
+                self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
+                return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
 
     def assign_name(self, name: str, value, node) -> None:
@@ -457,6 +546,61 @@ class Binder:
     def expr_Dict(self, node):
         return {self.expr(k): self.expr(v) for k, v in zip(node.keys, node.values)}
 
+    # comprehensions run at compile time over compile-time iterables; their elements may be
+    # kernel values (``sum(A[k, i] * w for k, w in enumerate(weights))``)
+    def expr_ListComp(self, node: ast.ListComp):
+        return self.comprehension(node, lambda: self.expr(node.elt))
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp):
+        return self.comprehension(node, lambda: self.expr(node.elt))  # a list: sum/max/tuple take it
+
+    def expr_SetComp(self, node: ast.SetComp):
+        return set(self.comprehension(node, lambda: self.expr(node.elt)))
+
+    def expr_DictComp(self, node: ast.DictComp):
+        return dict(self.comprehension(node, lambda: (self.expr(node.key), self.expr(node.value))))
+
+    def comprehension(self, node, element) -> list:
+        results = []
+
+        def run(generators):
+            if not generators:
+                results.append(element())
+                return
+            gen = generators[0]
+            if gen.is_async:
+                raise self.error("async comprehensions are not supported", gen)
+            iterable = self.expr(gen.iter)
+            if isinstance(iterable, (ir.Expr, ir.Buffer, ir.Region)) or not hasattr(iterable, "__iter__"):
+                raise self.error("a comprehension in a kernel iterates over compile-time values", gen.iter)
+            for value in iterable:
+                self.bind_pattern(gen.target, value, gen)
+                conditions = [self.expr(c) for c in gen.ifs]
+                if not all(is_python_value(c) for c in conditions):
+                    raise self.error("a comprehension's 'if' must be a compile-time condition", gen.ifs[0])
+                if all(conditions):
+                    run(generators[1:])
+
+        self.scopes.append({})  # the comprehension's variables do not leak, as in Python
+        try:
+            run(node.generators)
+        finally:
+            self.scopes.pop()
+        return results
+
+    def bind_pattern(self, target, value, node) -> None:
+        """Bind a comprehension target (a name or a nested tuple of names) to a compile-time value."""
+        if isinstance(target, ast.Name):
+            self.bind_name(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = list(value) if isinstance(value, (list, tuple)) else None
+            if items is None or len(items) != len(target.elts):
+                raise self.error("cannot unpack this value into the names on the left", node)
+            for t, v in zip(target.elts, items):
+                self.bind_pattern(t, v, node)
+        else:
+            raise self.error("a comprehension target must be a name or a tuple of names", target)
+
     def expr_Attribute(self, node: ast.Attribute):
         base = self.expr(node.value)
         if isinstance(base, ir.Buffer):
@@ -491,6 +635,8 @@ class Binder:
     def expr_Subscript(self, node: ast.Subscript):
         base = self.expr(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(base, BarrierArray):
+            return base[self.expr(node.slice)]
         if not isinstance(base, ir.Buffer):
             if isinstance(base, ir.Region):
                 raise self.error("indexing a sliced region is not supported; index the buffer", node)
@@ -617,7 +763,7 @@ class Binder:
     def expr_Call(self, node: ast.Call):
         fn = self.expr(node.func)
         if isinstance(fn, _Method):
-            args = [self.expr(a) for a in node.args]
+            args, _ = self.call_values(node)
             return ir.Cast(fn.target, self.dtype_arg(args[0], node))
         tag = getattr(fn, "__t2t__", None)
         if tag is not None:
@@ -641,21 +787,31 @@ class Binder:
             view = self.tensor_view(fn, node)
             if view is not None:
                 return view
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if fn in (builtins.max, builtins.min) and not all(is_python_value(a) for a in args):
-            if len(args) != 2:
-                raise self.error(f"{fn.__name__}() on kernel values takes two arguments", node)
-            return RULES["max" if fn is builtins.max else "min"](self, node, {"a": args[0], "b": args[1]})
+        args, kwargs = self.call_values(node)
+        if fn in (builtins.max, builtins.min, builtins.sum):
+            folded = self.fold_builtin(fn, args, kwargs, node)
+            if folded is not None:
+                return folded
         if fn in (builtins.float, builtins.int) and args and not is_python_value(args[0]):
             return ir.Cast(as_expr(args[0]), FLOAT32 if fn is builtins.float else INT32)
         if fn is builtins.abs and args and not is_python_value(args[0]):
             return RULES["abs"](self, node, {"x": args[0]})
         if not callable(fn):
             raise self.error(f"{fn!r} is not callable", node)
+        helper = _python_helper(fn)
+        if helper is not None and not all(is_python_value(v) for v in _flat(list(args) + list(kwargs.values()))):
+            # a plain function handed kernel values: TileLang runs it while building the kernel,
+            # so its body is kernel code, inlined here the way a T.macro is
+            return self.inline_macro(helper, node, args, kwargs)
         # plain Python (helpers computing constants, layout annotations) runs at compile time
         try:
             return fn(*args, **kwargs)
+        except T.KernelOnlyError:
+            if helper is None:
+                raise self.error(
+                    f"{getattr(fn, '__name__', fn)!r} uses T.* primitives and its source is not available", node
+                ) from None
+            return self.inline_macro(helper, node, args, kwargs)  # it opens T.* constructs itself
         except Exception as exc:  # noqa: BLE001
             if all(is_python_value(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(
@@ -670,8 +826,7 @@ class Binder:
     def tensor_view(self, proxy, node: ast.Call):
         """``T.Tensor(shape, dtype, A.data)`` in a kernel: another shape over A's memory (e.g. a 4-D
         weight seen as a 2-D matrix).  None for a plain ``T.Tensor(...)`` annotation value."""
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args, kwargs = self.call_values(node)
         bound = _signature(type(proxy).__call__).bind(proxy, *args, **kwargs)
         data = bound.arguments.get("data")
         if not isinstance(data, _BufferData):
@@ -682,9 +837,55 @@ class Binder:
         view.alias_of = base
         return view
 
+    def call_values(self, node: ast.Call) -> tuple[list, dict]:
+        """The call's positional and keyword values, ``*xs`` and ``**opts`` unpacked."""
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                values = self.expr(a.value)
+                if not isinstance(values, (list, tuple, range, dict)):
+                    raise self.error("only compile-time sequences can be unpacked with '*'", a)
+                args.extend(values)
+            else:
+                args.append(self.expr(a))
+        kwargs = {}
+        for k in node.keywords:
+            value = self.expr(k.value)
+            if k.arg is not None:
+                kwargs[k.arg] = value
+            elif isinstance(value, dict):
+                kwargs.update(value)
+            else:
+                raise self.error("only compile-time dicts can be unpacked with '**'", k.value)
+        return args, kwargs
+
+    def fold_builtin(self, fn, args: list, kwargs: dict, node):
+        """``max``/``min``/``sum`` over kernel values (two arguments, or one compile-time sequence,
+        as a generator expression gives): folded pairwise.  None when Python can compute it."""
+        if fn is builtins.sum:
+            values = list(args[0]) if args and isinstance(args[0], (list, tuple)) else None
+            if not values or all(is_python_value(v) for v in _flat(values)):
+                return None
+            start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            total = values[0]
+            if not (is_python_value(start) and start == 0):
+                total = self.binop("+", operator.add, start, total, node)
+            for v in values[1:]:
+                total = self.binop("+", operator.add, total, v, node)
+            return total
+        values = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+        if all(is_python_value(v) for v in _flat(values)) or kwargs:
+            return None
+        if not values:
+            raise self.error(f"{fn.__name__}() of an empty sequence", node)
+        rule = RULES["max" if fn is builtins.max else "min"]
+        result = values[0]
+        for v in values[1:]:
+            result = rule(self, node, {"a": result, "b": v})
+        return result
+
     def call_args(self, fn, node: ast.Call) -> dict:
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args, kwargs = self.call_values(node)
         sig = _signature(getattr(fn, "__wrapped__", fn))
         try:
             bound = sig.bind(*args, **kwargs)
@@ -693,16 +894,20 @@ class Binder:
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def inline_macro(self, macro: MacroSource, node: ast.Call):
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        params = [a.arg for a in macro.tree.args.args]
+    def inline_macro(self, macro: MacroSource, node: ast.Call, args=None, kwargs=None):
+        """A ``T.macro`` (or a plain Python helper handed kernel values) called in a kernel: its
+        body bound in place, its parameters bound to the call's values."""
+        if args is None:
+            args, kwargs = self.call_values(node)
         sig = _signature(macro.func)
-        bound = sig.bind(*args, **kwargs)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"{macro.name}{sig}: {exc}", node) from None
         bound.apply_defaults()
         saved_source, saved_file = self.source, self.file
         self.source, self.file = macro, macro.file
-        self.scopes.append({p: bound.arguments[p] for p in params})
+        self.scopes.append(dict(bound.arguments))
         try:
             for s in macro.tree.body:
                 self.stmt(s)
@@ -712,6 +917,54 @@ class Binder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+
+# T.alloc_reducer op -> the ir.Atomic kind of an update
+_REDUCER_KINDS = {"sum": "add", "max": "max", "min": "min", "bitand": "and", "bitor": "or", "bitxor": "xor"}
+
+
+def _reducer_contribution(ref: ir.Load, value, op: str):
+    """``v`` when ``value`` is ``acc[i] + v`` (sum) or ``T.max(acc[i], v)`` (max, min) for the
+    element ``ref`` = ``acc[i]`` itself; None for any other store (an initialisation)."""
+
+    def is_ref(e) -> bool:
+        return (
+            isinstance(e, ir.Load)
+            and e.buffer is ref.buffer
+            and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, ref.indices))
+        )
+
+    binop = {"sum": "+", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op)
+    if binop is not None and isinstance(value, ir.BinOp) and value.op == binop:
+        operands = (value.lhs, value.rhs)
+    elif isinstance(value, ir.Call) and value.fn == op and len(value.args) == 2:
+        operands = tuple(value.args)
+    else:
+        return None
+    if is_ref(operands[0]):
+        return operands[1]
+    if is_ref(operands[1]):
+        return operands[0]
+    return None
+
+
+_NOT_KERNEL_CODE = {"tile2triton", "tilelang", "numpy", "torch", "triton", "tvm"}
+_HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)
+
+
+def _python_helper(fn) -> MacroSource | None:
+    """A user's plain Python function (its source readable), to inline when handed kernel values."""
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return None
+    package = (fn.__module__ or "").split(".")[0]
+    if package in _NOT_KERNEL_CODE or package in sys.stdlib_module_names:
+        return None  # library functions: called as Python (and failing clearly on kernel values)
+    if fn not in _HELPERS:
+        try:
+            _HELPERS[fn] = MacroSource.from_function(fn)
+        except Exception:  # noqa: BLE001  (no source: a builtin-like or generated function)
+            _HELPERS[fn] = None
+    return _HELPERS[fn]
 
 
 class _Opaque:

@@ -9,13 +9,15 @@ imports ``bind.py`` (which imports this one), and ``BinderLike`` names what a ru
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 import operator
 from typing import Protocol
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
@@ -34,6 +36,7 @@ class BinderLike(Protocol):
 
     kernel: ir.Kernel | None  # the T.Kernel being bound, None outside one
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
+    reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
@@ -44,15 +47,20 @@ class BinderLike(Protocol):
     def select(self, cond, a, b) -> ir.Select: ...
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer: ...
     def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
+    def barrier_event(self, kind: str, ref, parity, node: ast.AST, name: str) -> None: ...
 
 
 RULES: dict = {}
 
 
 def rule(*names):
+    """Register ``fn(b, node, args)`` for primitives ``names``; a rule serving several names takes a
+    fourth parameter, ``name``: the primitive called (not the call's spelling: ``op = T.cumsum; op(x)``)."""
+
     def register(fn):
+        takes_name = "name" in inspect.signature(fn).parameters
         for n in names:
-            RULES[n] = fn
+            RULES[n] = functools.partial(fn, name=n) if takes_name else fn
         return fn
 
     return register
@@ -111,15 +119,34 @@ def _gemm_operand(b: BinderLike, value, node, what) -> ir.Region:
     raise b.error(f"T.gemm operand {what} must be a shared or fragment buffer (or a region of one)", node)
 
 
+def _staged(b: BinderLike, region: ir.Region, node, read: bool = True) -> tuple[ir.Region, list]:
+    """A tile op's operand that is a sub-region of a shared/fragment buffer (``A_s[:, k0:k1]``,
+    ``A_s[b, :, :]``): staged through a register tile of the region's shape, copied in (``read``)
+    and, by the statements returned, copied back after the op writes it."""
+    buf = region.buffer
+    if region.is_whole() or buf.scope not in (ir.SHARED, ir.FRAGMENT):
+        return region, []
+    if not all(isinstance(e, int) for e in region.extents):
+        raise b.error(f"a sub-region of '{buf.name}' used by a tile operation needs static extents", node)
+    loc = b.loc(node)
+    part = ir.Buffer(b.fresh_name(f"{buf.name}_part"), ir.FRAGMENT, tuple(region.extents), buf.dtype, loc)
+    b.emit(ir.Alloc(loc, part))
+    if read:
+        b.emit(ir.Copy(loc, region, whole(part)))
+    return whole(part), [ir.Copy(loc, whole(part), region)]
+
+
 @rule("gemm")
 def bind_gemm(b: BinderLike, node, args):
-    a = _gemm_operand(b, args["A"], node, "A")
-    bb = _gemm_operand(b, args["B"], node, "B")
-    c = _gemm_operand(b, args["C"], node, "C")
+    a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node)
+    bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node)
+    c, write_back = _staged(b, _gemm_operand(b, args["C"], node, "C"), node)
     ta, tb = args["transpose_A"], args["transpose_B"]
     if not isinstance(ta, bool) or not isinstance(tb, bool):
         raise b.error("transpose_A / transpose_B must be compile-time bools", node)
     b.emit(ir.Gemm(b.loc(node), a, bb, c, ta, tb, as_expr(args["clear_accum"])))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 def _bind_reduce(b: BinderLike, node, kind, args, clear):
@@ -134,7 +161,11 @@ def _bind_reduce(b: BinderLike, node, kind, args, clear):
         raise b.error(f"reduction dim {dim!r} is out of range for a {ndim}-D buffer", node)
     if not isinstance(clear, bool):
         raise b.error("clear must be a compile-time bool", node)
+    src, _ = _staged(b, src, node)
+    dst, write_back = _staged(b, dst, node, read=not clear)
     b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 def _reduce_rule(kind):
@@ -154,12 +185,20 @@ def bind_reduce(b: BinderLike, node, args):
 
 
 @rule("cumsum", "cummax")
-def bind_scan(b: BinderLike, node, args):
+def bind_scan(b: BinderLike, node, args, name):
     src = _fill_region(b, args["src"], node)
     dst = src if args["dst"] is None else _fill_region(b, args["dst"], node)
     dim = args["dim"] % len(src.extents)
-    op = "max" if node.func.attr == "cummax" else "sum"
+    op = "max" if name == "cummax" else "sum"
+    in_place = dst is src
+    src, write_back = _staged(b, src, node)
+    if in_place:
+        dst = src
+    else:
+        dst, write_back = _staged(b, dst, node, read=False)
     b.emit(ir.Scan(b.loc(node), src, dst, dim, bool(args["reverse"]), op))
+    for stmt in write_back:
+        b.emit(stmt)
 
 
 @rule("im2col")
@@ -250,8 +289,9 @@ def _atomic_rule(kind):
     def bind(b: BinderLike, node, args):
         dst, value = args["dst"], args["value"]
         if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
-            b.emit(ir.Atomic(b.loc(node), kind, dst, as_expr(value)))
-            return None
+            return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False))
+        if args.get("return_prev"):
+            raise b.error(f"T.atomic_{kind}(..., return_prev=True) takes one element (dst[i, j]), not a tile", node)
         dst = _operand(b, dst, node, "atomic destination")
         if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
             src_ext, dst_ext = extent_of(value), extent_of(dst)
@@ -269,6 +309,211 @@ def _atomic_rule(kind):
 
 for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
+
+
+def _element_atomic(b: BinderLike, node, kind: str, dst: ir.Load, value, return_prev) -> ir.Expr | None:
+    """One element's atomic; with ``return_prev`` its value is the element's previous value."""
+    if not isinstance(return_prev, bool):
+        raise b.error("return_prev must be a compile-time bool", node)
+    result = ir.Var(b.fresh_name("prev"), dst.buffer.dtype, "let") if return_prev else None
+    b.emit(ir.Atomic(b.loc(node), kind, dst, value, result))
+    return ir.VarRef(result) if result is not None else None
+
+
+@rule("atomic_or")
+def bind_atomic_or(b: BinderLike, node, args):
+    dst = args["dst"]
+    if not isinstance(dst, ir.Load) or not dst.buffer.dtype.is_int:
+        raise b.error("T.atomic_or takes one element of an integer buffer (dst[i])", node)
+    return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
+
+
+@rule("atomic_load")
+def bind_atomic_load(b: BinderLike, node, args):
+    if not isinstance(args["src"], ir.Load):
+        raise b.error("T.atomic_load takes one element (src[i])", node)
+    return _element_atomic(b, node, "load", args["src"], None, True)
+
+
+@rule("atomic_store")
+def bind_atomic_store(b: BinderLike, node, args):
+    if not isinstance(args["dst"], ir.Load):
+        raise b.error("T.atomic_store takes one element (dst[i])", node)
+    _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False)
+
+
+@rule("atomic_addx2", "atomic_addx4")
+def bind_atomic_add_vector(b: BinderLike, node, args, name):
+    """``T.atomic_addx4(dst[i, j], src[i, j])``: the atomic adds of dst[i, j + k] += src[i, j + k], k < 4."""
+    lanes = 2 if name == "atomic_addx2" else 4
+    if args["return_prev"]:
+        raise b.error(f"T.{name}(..., return_prev=True) returns a vector, which tile2triton does not have", node)
+
+    def element(ref, what):
+        if isinstance(ref, ir.Buffer):
+            ref = whole(ref)
+        if isinstance(ref, ir.Region):
+            ref = ir.Load(ref.buffer, ref.starts)
+        if not isinstance(ref, ir.Load) or not ref.indices:
+            raise b.error(f"T.{name}: {what} must be an element (A[i, j]) or a region of a buffer", node)
+        return ref
+
+    dst, src = element(args["dst"], "dst"), args["value"]
+    src = element(src, "value") if isinstance(src, (ir.Buffer, ir.Region, ir.Load)) else None
+    if src is None:
+        raise b.error(f"T.{name} adds {lanes} consecutive elements of a buffer (value=A[i, j])", node)
+
+    def shifted(ref: ir.Load, k: int) -> ir.Load:
+        last = ref.indices[-1]
+        return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
+
+    for k in range(lanes):
+        b.emit(ir.Atomic(b.loc(node), "add", shifted(dst, k), shifted(src, k)))
+
+
+def _reducer(b: BinderLike, value, node, what: str) -> ir.Buffer:
+    if not isinstance(value, ir.Buffer) or value not in b.reducers:
+        raise b.error(f"{what} takes a buffer from T.alloc_reducer", node)
+    return value
+
+
+@rule("reducer_init")
+def bind_reducer_init(b: BinderLike, node, args):
+    acc = _reducer(b, args["reducer"], node, "T.reducer_init")
+    init = args["init"]
+    if init is None:  # the op's identity
+        op, dt = b.reducers[acc], acc.dtype
+        if op in ("sum", "bitor", "bitxor"):
+            init = 0
+        elif op == "bitand":
+            init = -1 if dt.kind == "int" else 2**dt.bits - 1  # all ones
+        elif dt.is_float:
+            init = float("-inf") if op == "max" else float("inf")
+        else:
+            init = -(2 ** (dt.bits - 1)) if op == "max" else 2 ** (dt.bits - 1) - 1
+    b.emit(ir.Fill(b.loc(node), whole(acc), ir.Cast(as_expr(init, b.loc(node)), acc.dtype)))
+
+
+@rule("reducer_update")
+def bind_reducer_update(b: BinderLike, node, args):
+    target = args["target"]
+    if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
+        raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
+    kind = {"sum": "add", "bitand": "and", "bitor": "or", "bitxor": "xor"}.get(
+        b.reducers[target.buffer], b.reducers[target.buffer]
+    )
+    b.emit(ir.Atomic(b.loc(node), kind, target, as_expr(args["value"], b.loc(node))))
+
+
+@rule("finalize_reducer")
+def bind_finalize_reducer(b: BinderLike, node, args):
+    acc = _reducer(b, args["reducer"], node, "T.finalize_reducer")
+    dst = args["dst"]
+    if dst is None:
+        return  # the legacy in-place form: the reducer already holds the result
+    if not isinstance(dst, ir.Buffer) or tuple(dst.shape) != tuple(acc.shape):
+        raise b.error(f"T.finalize_reducer: dst must be a buffer of the reducer's shape {list(acc.shape)}", node)
+    b.emit(ir.Copy(b.loc(node), whole(acc), whole(dst)))
+
+
+# ------------------------------------------------------------------ Hopper barriers, warp specialization
+# ``with T.ws(k):`` sections run in program order, every statement at block level (a tile op a warp
+# group issues computes the same tile); barrier waits and arrives then order nothing that program
+# order does not already order, so they are dropped, and T.tma_copy is the T.copy it completes.
+# That holds when every wait is for an arrive earlier in program order: bind.Binder checks it
+# (``check_barrier_order``) and names the wait that would need the sections to run concurrently.
+class BarrierArray:
+    """``T.alloc_barrier(...)``: compile-time handles; ``mbars[i]`` is one barrier."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, index):
+        return BarrierRef(self, index)
+
+
+class BarrierRef:
+    def __init__(self, array: BarrierArray, index=None):
+        self.array, self.index = array, index
+
+    def key(self):
+        index = self.index
+        return (id(self.array), None if index is None else index if is_python_value(index) else ir_key(index))
+
+
+def _barrier(b: BinderLike, value, node) -> BarrierRef:
+    if isinstance(value, BarrierArray):
+        return BarrierRef(value)
+    if not isinstance(value, BarrierRef):
+        raise b.error("expected a barrier from T.alloc_barrier", node)
+    return value
+
+
+@rule("alloc_barrier")
+def bind_alloc_barrier(b: BinderLike, node, args):
+    return BarrierArray(b.fresh_name("mbarrier"))
+
+
+@rule("barrier_wait", "mbarrier_wait_parity")
+def bind_barrier_wait(b: BinderLike, node, args, name):
+    b.barrier_event("wait", _barrier(b, args["mbarrier"], node), args["parity"], node, name)
+
+
+@rule("barrier_arrive", "mbarrier_arrive")
+def bind_barrier_arrive(b: BinderLike, node, args, name):
+    b.barrier_event("arrive", _barrier(b, args["mbarrier"], node), None, node, name)
+
+
+@rule("tma_copy")
+def bind_tma_copy(b: BinderLike, node, args):
+    if args["barrier"] is not None:
+        b.barrier_event("arrive", _barrier(b, args["barrier"], node), None, node, "tma_copy")
+    return bind_copy(b, node, {"src": args["src"], "dst": args["dst"]})
+
+
+@rule("ws")
+def bind_misplaced_ws(b: BinderLike, node, args):
+    raise b.error("T.ws opens a block: write 'with T.ws(...):'", node)
+
+
+def check_barrier_order(b: BinderLike, events: list, loop_var) -> None:
+    """Every barrier wait must be for an arrive earlier in program order: one earlier in the same
+    loop body, or (a wait whose parity is 1 in the first iteration) the previous iteration's."""
+    arrived = set()
+    for kind, ref, parity, node, name in events:
+        if kind == "arrive":
+            arrived.add(ref.key())
+            continue
+        if ref.key() in arrived:
+            continue
+        first = ir_eval_at(parity, loop_var, 0)
+        if first is not None and first % 2 == 1:
+            continue
+        raise b.error(
+            f"T.{name} waits for an arrive that comes later in program order: tile2triton runs warp-specialized "
+            "sections (T.ws) one after another, so the producer must come before its consumer",
+            node,
+        )
+
+
+def ir_eval_at(e, var, value):
+    """The int value of ``e`` with ``var`` = ``value`` (None where another name or operation enters)."""
+    ops = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+           "^": operator.xor, "&": operator.and_, "|": operator.or_}  # fmt: skip
+    if isinstance(e, bool):
+        return int(e)
+    if isinstance(e, int):
+        return e
+    if isinstance(e, ir.Const):
+        return int(e.value)
+    if isinstance(e, ir.VarRef):
+        return value if var is not None and e.var is var else None
+    if isinstance(e, ir.BinOp) and e.op in ops:
+        x, y = ir_eval_at(e.lhs, var, value), ir_eval_at(e.rhs, var, value)
+        if x is None or y is None or (e.op in ("//", "%") and y == 0):
+            return None
+        return ops[e.op](x, y)
+    return None
 
 
 @rule("annotate_layout", "no_set_max_nreg")
@@ -374,9 +619,9 @@ for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), 
 
 
 @rule("truncdiv", "truncmod")
-def bind_trunc(b: BinderLike, node, args):
+def bind_trunc(b: BinderLike, node, args, name):
     x, y = as_expr(args["a"]), as_expr(args["b"])
-    return ir.Call("truncdiv" if node.func.attr == "truncdiv" else "truncmod", (x, y), binary_dtype("+", x, y))
+    return ir.Call(name, (x, y), binary_dtype("+", x, y))
 
 
 @rule("bitwise_not")
@@ -450,10 +695,10 @@ for _name in ("ptx_clock64", "ptx_globaltimer"):
 
 
 @rule("get_lane_idx", "get_warp_idx")
-def bind_lane_warp_idx(b: BinderLike, node, args):
+def bind_lane_warp_idx(b: BinderLike, node, args, name):
     tx = _thread_var(b, 0, node)
     size = args["warp_size"] or 32
-    op = "%" if node.func.attr == "get_lane_idx" else "//"
+    op = "%" if name == "get_lane_idx" else "//"
     return ir.BinOp(op, tx, const_int(size), INT32)
 
 
@@ -467,7 +712,7 @@ def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 
 
-@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var")
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer")
 def bind_misplaced_alloc(b: BinderLike, node, args):
     raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
 

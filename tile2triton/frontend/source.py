@@ -5,9 +5,41 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..language import _sources
+
+
+class LiveScope(Mapping):
+    """The names a function sees: its closure cells, then its module's globals, both read when
+    the kernel is compiled (TileLang reads them then too), not when it was decorated."""
+
+    def __init__(self, cells: dict, globals_: dict):
+        self.cells, self.globals = cells, globals_
+
+    def __getitem__(self, name):
+        cell = self.cells.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:  # an unfilled cell: a name the enclosing function has not bound
+                raise KeyError(name) from None
+        return self.globals[name]
+
+    def __contains__(self, name) -> bool:
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        yield from self.cells
+        yield from (n for n in self.globals if n not in self.cells)
+
+    def __len__(self) -> int:
+        return len(self.cells) + sum(1 for n in self.globals if n not in self.cells)
 
 
 @dataclass
@@ -17,7 +49,7 @@ class FunctionSource:
     func: object
     tree: ast.FunctionDef
     file: str
-    scope: dict = field(default_factory=dict)  # closure cells over globals
+    scope: Mapping = field(default_factory=dict)  # closure cells over globals (a LiveScope)
 
     @classmethod
     def from_function(cls, func):
@@ -32,14 +64,8 @@ class FunctionSource:
                 f"is not available ({exc}): define kernels in a .py file, not in an interactive session or exec()"
             ) from None
         tree = _function_tree(func.__code__, file, lines)
-        scope = dict(func.__globals__)
-        if func.__closure__:
-            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-                try:
-                    scope[name] = cell.cell_contents
-                except ValueError:  # an unfilled cell: defined after the function
-                    pass
-        return cls(func, tree, file, scope)
+        cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+        return cls(func, tree, file, LiveScope(cells, func.__globals__))
 
     @property
     def name(self) -> str:

@@ -272,9 +272,10 @@ class Scan(Stmt):
 
 @dataclass(eq=False)
 class Atomic(Stmt):
-    kind: str  # add, max, min
+    kind: str  # add, max, min, or, xchg (T.atomic_store), load (T.atomic_load: value is None)
     dst: object  # Region (tile form) or Load (element form)
     value: object  # Region or Expr
+    result: Var | None = None  # element form: bound to the previous value (return_prev=True)
 
 
 @dataclass(eq=False)

@@ -118,6 +118,12 @@ def alloc_var(dtype, init=None, scope="local.var"):
     """A mutable per-thread scalar."""
 
 
+@_kernel_only("alloc_reducer")
+def alloc_reducer(shape, dtype, op="sum", replication=None):
+    """A reduction target: ``acc[i] += v`` (or ``T.reducer_update``) from every iteration of a
+    T.Parallel combines all their contributions (op: "sum", "max" or "min")."""
+
+
 @_kernel_only("empty")
 def empty(shape, dtype="float32"):
     """Eager style: declare an output tensor, allocated by the runtime and returned."""
@@ -168,6 +174,21 @@ def copy(
     loop_layout=None,
 ):
     """Copy a region between any two scopes, casting to dst's dtype, masking out-of-bounds."""
+
+
+@_kernel_only("reducer_init")
+def reducer_init(reducer, init=None):
+    """Open a reducer epoch: the reduction starts from ``init`` (default: the op's identity)."""
+
+
+@_kernel_only("reducer_update")
+def reducer_update(target, value):
+    """Contribute ``value`` to ``acc[indices]`` (``target``) of a reducer."""
+
+
+@_kernel_only("finalize_reducer")
+def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
+    """Close a reducer epoch; with ``dst``, copy the result there (else the reducer holds it)."""
 
 
 @_kernel_only("fill")
@@ -245,6 +266,71 @@ def atomic_max(dst, value, memory_order=None, return_prev=False, annotations=Non
 @_kernel_only("atomic_min")
 def atomic_min(dst, value, memory_order=None, return_prev=False, annotations=None):
     """Atomic ``dst = min(dst, value)``."""
+
+
+@_kernel_only("atomic_addx2")
+def atomic_addx2(dst, value, return_prev=False):
+    """Atomic add of two consecutive elements (``dst[..., j:j+2] += value[..., j:j+2]``)."""
+
+
+@_kernel_only("atomic_addx4")
+def atomic_addx4(dst, value, return_prev=False):
+    """Atomic add of four consecutive elements."""
+
+
+@_kernel_only("atomic_or")
+def atomic_or(dst, value, memory_order=None):
+    """Atomic ``dst |= value``; returns the previous value."""
+
+
+@_kernel_only("atomic_load")
+def atomic_load(src, memory_order="seq_cst"):
+    """Read ``src`` (one element) atomically."""
+
+
+@_kernel_only("atomic_store")
+def atomic_store(dst, src, memory_order="seq_cst"):
+    """Write ``src`` to ``dst`` (one element) atomically."""
+
+
+# --- warp specialization (Hopper): run in program order, see frontend/barriers.py -------------------
+@_kernel_only("ws")
+def ws(*warp_group_idx):
+    """``with T.ws(k):`` statements of warp group k (threads 128k .. 128k + 127)."""
+
+
+WarpSpecialize = ws
+
+
+@_kernel_only("alloc_barrier")
+def alloc_barrier(arrive_count):
+    """mbarriers (one per entry of a list of arrive counts), indexed ``mbars[i]``."""
+
+
+@_kernel_only("barrier_wait")
+def barrier_wait(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("mbarrier_wait_parity")
+def mbarrier_wait_parity(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("barrier_arrive")
+def barrier_arrive(mbarrier):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("mbarrier_arrive")
+def mbarrier_arrive(mbarrier, cta_id=None):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("tma_copy")
+def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None,
+             annotations=None):  # fmt: skip
+    """A copy whose completion a barrier signals: here, a T.copy."""
 
 
 # --- annotations with no effect on results ----------------------------------------------------

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from .errors import user_facing
 from .frontend.bind import bind_prim_func
 from .frontend.source import KernelSource
 from .passes.check import check
 from .runtime.kernel import JITKernel
 
 
+@user_facing
 def compile(func: KernelSource, out_idx=None, **_options) -> JITKernel:  # noqa: A001 - TileLang's name
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind."""
     if not isinstance(func, KernelSource):

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from .compiler import compile as compile_prim_func
+from .errors import user_facing
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
 
@@ -27,6 +28,7 @@ def _freeze(value):
 class JITImpl:
     """What ``@tilelang.jit`` returns: call it to get a kernel (lazy) or to run one (eager)."""
 
+    @user_facing
     def __init__(self, func, out_idx=None, **options):
         functools.update_wrapper(self, func)
         self.func = func
@@ -51,6 +53,7 @@ class JITImpl:
     # ``fn(*args)`` is ``fn._entry(*args)`` without a forwarding frame (it is on every eager launch)
     __call__ = property(operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it.")
 
+    @user_facing
     def compile(self, *args, **kwargs) -> JITKernel:
         if self._eager is not None:
             return self._eager.compile(*args, **kwargs)
@@ -70,6 +73,7 @@ class JITImpl:
                 self._kernels[key] = kernel
         return kernel
 
+    @user_facing
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
 

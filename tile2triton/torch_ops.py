@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from . import ir
-from .errors import Tile2TritonError
+from .errors import Tile2TritonError, user_facing
 from .runtime.kernel import host_eval
 from .runtime.scratch import scratch_tensor
 
@@ -30,6 +30,7 @@ class RegisterOpError(Tile2TritonError, ValueError):
     """``register_op`` was given something it cannot turn into a PyTorch op."""
 
 
+@user_facing
 def register_op(
     name: str,
     kernel=None,

@@ -29,7 +29,7 @@ except ImportError:  # a Triton without device-side allocations has no tensor de
 from .. import ir
 from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
-from ..errors import KernelCallError
+from ..errors import KernelCallError, user_facing
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
@@ -547,6 +547,7 @@ class JITKernel:
                 self._compiled[key] = launcher
         return launcher
 
+    @user_facing
     def get_kernel_source(self, kernel_only: bool = True, interpret: bool | None = None) -> str:
         """The generated Triton source (for the GPU unless this machine has none)."""
         if interpret is None:
@@ -572,6 +573,7 @@ class JITKernel:
         return Profiler(self, tensor_supply_type, device)
 
     # ---------------------------------------------------------------- calls
+    @user_facing
     def _call(self, *args):
         """The generic call path: checks, allocation and launch driven by the call plan."""
         plan = self._plan

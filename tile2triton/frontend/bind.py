@@ -17,6 +17,7 @@ import operator
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
+from ..hints import unknown_T_name
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
 from ..language.proxy import TensorType, _TensorProxy
 from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
@@ -527,13 +528,8 @@ class Binder:
             return getattr(base, node.attr)
         except AttributeError:
             if base is T or getattr(base, "__name__", "") == "tile2triton.language":
-                supported = [n for n in dir(T) if not n.startswith("_")]
-                close = difflib.get_close_matches(node.attr, supported, n=3)
-                raise self.error(
-                    f"T.{node.attr} is not supported by tile2triton",
-                    node,
-                    f"closest supported names: {', '.join('T.' + c for c in close)}" if close else None,
-                ) from None
+                message, hint = unknown_T_name(node.attr, [n for n in dir(T) if not n.startswith("_")])
+                raise self.error(message, node, hint) from None
             raise self.error(f"{base!r} has no attribute '{node.attr}'", node) from None
 
     def expr_Subscript(self, node: ast.Subscript):

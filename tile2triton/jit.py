@@ -28,7 +28,6 @@ def _freeze(value):
 class JITImpl:
     """What ``@tilelang.jit`` returns: call it to get a kernel (lazy) or to run one (eager)."""
 
-    @user_facing
     def __init__(self, func, out_idx=None, **options):
         functools.update_wrapper(self, func)
         self.func = func
@@ -78,11 +77,13 @@ class JITImpl:
         return self.compile(*args, **kwargs).get_kernel_source()
 
 
+@user_facing
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,
         pass_configs=None, debug_root_path=None, compile_flags=None):  # fmt: skip
     """Drop-in for ``tilelang.jit``; the backend options are accepted and ignored (Triton decides)."""
     options = {"target": target, "pass_configs": pass_configs}
 
+    @user_facing
     def wrap(f):
         return JITImpl(f, out_idx, **options)
 

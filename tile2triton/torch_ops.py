@@ -14,6 +14,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from . import ir
@@ -42,7 +45,7 @@ def register_op(
     factory_args=(),
     factory_kwargs=None,
     out_idx=None,
-):
+) -> Callable[..., Any]:
     """Register ``kernel`` as ``torch.ops.<ns>.<name>``; returns the ``CustomOpDef`` (callable).
 
     ``kernel`` is a compiled kernel (what a ``@tilelang.jit`` factory returns), a ``@tilelang.jit``

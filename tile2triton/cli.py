@@ -246,6 +246,19 @@ def _top_level(body: list):
             yield node
 
 
+def _tilelang_imports(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Local names of the tilelang / tile2triton modules, and of their ``compile`` function."""
+    modules, compiles = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in ("tilelang", "tile2triton"):
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.ImportFrom) and node.module in ("tilelang", "tile2triton"):
+            compiles.update(a.asname or a.name for a in node.names if a.name == "compile")
+    return modules, compiles
+
+
 def scan_kernels(path: str) -> dict[str, FoundKernel]:
     """The kernels a file defines, found from its source without running it.
 
@@ -262,6 +275,7 @@ def scan_kernels(path: str) -> dict[str, FoundKernel]:
     except SyntaxError as exc:
         raise UsageError(f"{_short(path)}:{exc.lineno}: syntax error: {exc.msg}") from None
     found: dict[str, FoundKernel] = {}
+    modules, compiles = _tilelang_imports(tree)
     for node in _top_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
             decorators = _decorator_names(node)
@@ -278,9 +292,14 @@ def scan_kernels(path: str) -> dict[str, FoundKernel]:
                 found[node.name] = FoundKernel(node.name, FACTORY, line, params)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             callee = node.value.func
-            callee_name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
-            is_kernel = callee_name == "compile" or (
-                callee_name in found and found[callee_name].kind in (LAZY, FACTORY)
+            is_kernel = (  # tilelang.compile(...), or a call of a factory found above
+                isinstance(callee, ast.Attribute)
+                and callee.attr == "compile"
+                and isinstance(callee.value, ast.Name)
+                and callee.value.id in modules
+            ) or (
+                isinstance(callee, ast.Name)
+                and (callee.id in compiles or (callee.id in found and found[callee.id].kind in (LAZY, FACTORY)))
             )
             for target in node.targets:
                 if is_kernel and isinstance(target, ast.Name) and not target.id.startswith("_"):

@@ -108,12 +108,12 @@ def test_pyright_sees_the_kernel_types(tmp_path):
         @tilelang.jit(out_idx=[-1])
         def scale(M, N, block=32):
             @T.prim_func
-            def main(A: T.Tensor[(M, N), "float16"], B: T.Buffer[(M, N), "float16"]):
+            def main(A: T.Tensor[(M, N), "float16"], B: T.Buffer[(M, N), T.float16], alpha: T.float32):
                 with T.Kernel(T.ceildiv(M, block), N) as (bx, by):
                     S = T.alloc_shared((block,), "float16")
                     T.copy(A[bx * block : (bx + 1) * block, by], S)
                     for i in T.Parallel(block):
-                        B[bx * block + i, by] = T.exp(S[i]) * 2 - T.infinity("float16")
+                        B[bx * block + i, by] = T.exp(S[i]) * alpha - T.infinity("float16")
                     for k in T.Pipelined(T.ceildiv(N, 16), num_stages=2):
                         reveal_type(k)
                     reveal_type(bx)
@@ -122,6 +122,10 @@ def test_pyright_sees_the_kernel_types(tmp_path):
                     T.alloc_shred((block,), "float16")
 
             return main
+
+
+        reveal_type(scale)
+        reveal_type(tilelang.compile(scale.func(4, 5)))
         """)
     )
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({"extraPaths": [str(ROOT)], "typeCheckingMode": "basic"}))
@@ -142,4 +146,6 @@ def test_pyright_sees_the_kernel_types(tmp_path):
         'Type of "bx" is "int"',
         'Type of "S" is "SharedBuffer"',
         'Type of "S[0] + 1" is "PrimExpr"',
+        'Type of "scale" is "JITImpl"',
+        'Type of "tilelang.compile(scale.func(4, 5))" is "JITKernel"',
     ], revealed

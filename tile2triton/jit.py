@@ -6,6 +6,7 @@ import functools
 import operator
 import threading
 from collections.abc import Callable
+from typing import Any, overload
 
 from .compiler import compile as compile_prim_func
 from .errors import user_facing
@@ -50,7 +51,9 @@ class JITImpl:
             self._entry = self._eager._entry  # eager style: a call runs the kernel
 
     # ``fn(*args)`` is ``fn._entry(*args)`` without a forwarding frame (it is on every eager launch)
-    __call__ = property(operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it.")
+    __call__: Callable[..., Any] = property(  # type: ignore[assignment]
+        operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it."
+    )
 
     @user_facing
     def compile(self, *args, **kwargs) -> JITKernel:
@@ -77,6 +80,15 @@ class JITImpl:
         return self.compile(*args, **kwargs).get_kernel_source()
 
 
+# for type checkers: ``@tilelang.jit`` and ``@tilelang.jit(...)`` both give a JITImpl
+@overload
+def jit(func: Callable[..., Any], *, out_idx: Any = None, target: Any = None, target_host: Any = None,
+        execution_backend: Any = None, verbose: Any = None, pass_configs: Any = None, debug_root_path: Any = None,
+        compile_flags: Any = None) -> JITImpl: ...  # fmt: skip
+@overload
+def jit(func: None = None, *, out_idx: Any = None, target: Any = None, target_host: Any = None,
+        execution_backend: Any = None, verbose: Any = None, pass_configs: Any = None, debug_root_path: Any = None,
+        compile_flags: Any = None) -> Callable[[Callable[..., Any]], JITImpl]: ...  # fmt: skip
 @user_facing
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,
         pass_configs=None, debug_root_path=None, compile_flags=None):  # fmt: skip

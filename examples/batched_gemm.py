@@ -13,9 +13,9 @@ import tile2triton.language as T
 def batched_matmul(batch, M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float"):
     @T.prim_func
     def main(
-        A: T.Tensor((batch, M, K), dtype),
-        B: T.Tensor((batch, K, N), dtype),
-        C: T.Tensor((batch, M, N), dtype),
+        A: T.Tensor[(batch, M, K), dtype],
+        B: T.Tensor[(batch, K, N), dtype],
+        C: T.Tensor[(batch, M, N), dtype],
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), batch, threads=128) as (bx, by, bz):
             A_shared = T.alloc_shared((block_M, block_K), dtype)

@@ -11,9 +11,9 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def conditional_elementwise(N, threads):
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32"),
-             B: T.Tensor((N,), "float32"),
-             C: T.Tensor((N,), "float32")):
+    def main(A: T.Tensor[(N,), T.float32],
+             B: T.Tensor[(N,), T.float32],
+             C: T.Tensor[(N,), T.float32]):
 
         with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
             for i in T.Parallel(threads):

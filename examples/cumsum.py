@@ -19,8 +19,8 @@ def cumsum(M, N, block, dim=1, reverse=False, dtype="float32"):
 
     @T.prim_func
     def main(
-        A: T.Tensor((M, N), dtype),
-        B: T.Tensor((M, N), dtype),
+        A: T.Tensor[(M, N), dtype],
+        B: T.Tensor[(M, N), dtype],
     ):
         with T.Kernel(T.ceildiv(M if dim == 1 else N, block), threads=128) as bx:
             A_shared = T.alloc_shared(tile, dtype)

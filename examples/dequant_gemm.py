@@ -26,10 +26,10 @@ def dequant_matmul(M, N, K, block_M, block_N, block_K, signed=False, in_dtype="f
 
     @T.prim_func
     def main(
-        A: T.Tensor((M, K), in_dtype),
-        B_packed: T.Tensor((N, K // 2), storage_dtype),
-        Scale: T.Tensor((N,), in_dtype),
-        C: T.Tensor((M, N), in_dtype),
+        A: T.Tensor[(M, K), in_dtype],
+        B_packed: T.Tensor[(N, K // 2), storage_dtype],
+        Scale: T.Tensor[(N,), in_dtype],
+        C: T.Tensor[(M, N), in_dtype],
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), in_dtype)

@@ -11,9 +11,9 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def elementwise_op(M, N, block_M, block_N, threads):
     @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"),
-             B: T.Tensor((M, N), "float32"),
-             C: T.Tensor((M, N), "float32")):
+    def main(A: T.Tensor[(M, N), T.float32],
+             B: T.Tensor[(M, N), T.float32],
+             C: T.Tensor[(M, N), T.float32]):
 
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             for (local_y, local_x) in T.Parallel(block_M, block_N):

@@ -75,10 +75,10 @@ def flashattn(batch, heads, seq_q, seq_kv, dim, is_causal, block_M=64, block_N=6
 
     @T.prim_func
     def main(
-        Q: T.Tensor(q_shape, dtype),
-        K: T.Tensor(kv_shape, dtype),
-        V: T.Tensor(kv_shape, dtype),
-        Output: T.Tensor(q_shape, dtype),
+        Q: T.Tensor[q_shape, dtype],
+        K: T.Tensor[kv_shape, dtype],
+        V: T.Tensor[kv_shape, dtype],
+        Output: T.Tensor[q_shape, dtype],
     ):
         with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
             Q_shared = T.alloc_shared([block_M, dim], dtype)

@@ -13,10 +13,10 @@ import tile2triton.language as T
 def matmul_bias_relu(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float"):
     @T.prim_func
     def main(
-        A: T.Tensor((M, K), dtype),
-        B: T.Tensor((K, N), dtype),
-        Bias: T.Tensor((N,), dtype),
-        C: T.Tensor((M, N), dtype),
+        A: T.Tensor[(M, K), dtype],
+        B: T.Tensor[(K, N), dtype],
+        Bias: T.Tensor[(N,), dtype],
+        C: T.Tensor[(M, N), dtype],
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)

@@ -13,9 +13,9 @@ import tile2triton.language as T
 def matmul_int8(M, N, K, block_M, block_N, block_K, in_dtype="int8", accum_dtype="int32"):
     @T.prim_func
     def main(
-        A: T.Tensor((M, K), in_dtype),
-        B: T.Tensor((N, K), in_dtype),
-        C: T.Tensor((M, N), accum_dtype),
+        A: T.Tensor[(M, K), in_dtype],
+        B: T.Tensor[(N, K), in_dtype],
+        C: T.Tensor[(M, N), accum_dtype],
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), in_dtype)

@@ -16,9 +16,9 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def gemv(N, K, BLOCK_N, BLOCK_K):
     @T.prim_func
-    def main(A: T.Tensor((K,), "float16"),
-             B: T.Tensor((N, K), "float16"),
-             C: T.Tensor((N,), "float16")):
+    def main(A: T.Tensor[(K,), T.float16],
+             B: T.Tensor[(N, K), T.float16],
+             C: T.Tensor[(N,), T.float16]):
 
         with T.Kernel(T.ceildiv(N, BLOCK_N)) as bn:
             A_shared = T.alloc_shared((BLOCK_K,), "float16")

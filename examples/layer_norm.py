@@ -13,8 +13,8 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def layer_norm(M, N, block_size):
     @T.prim_func
-    def main(x: T.Tensor((M, N), "float32"),
-             y: T.Tensor((M, N), "float32")):
+    def main(x: T.Tensor[(M, N), T.float32],
+             y: T.Tensor[(M, N), T.float32]):
 
         with T.Kernel(M, threads=block_size) as bx:
             A_local = T.alloc_fragment((N,), "float32")

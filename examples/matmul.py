@@ -13,9 +13,9 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def matmul(M, N, K, block_M, block_N, block_K):
     @T.prim_func
-    def main(A: T.Tensor((M, K), "float16"),
-             B: T.Tensor((K, N), "float16"),
-             C: T.Tensor((M, N), "float16")):
+    def main(A: T.Tensor[(M, K), T.float16],
+             B: T.Tensor[(K, N), T.float16],
+             C: T.Tensor[(M, N), T.float16]):
 
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
             # 共享内存分配

@@ -14,8 +14,8 @@ import tile2triton.language as T
 @tilelang.jit(out_idx=[-1])
 def reduction_op(M, N, block_size):
     @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"),
-             C: T.Tensor((M,), "float32")):
+    def main(A: T.Tensor[(M, N), T.float32],
+             C: T.Tensor[(M,), T.float32]):
 
         with T.Kernel(M, threads=block_size) as bx:
             # 分配寄存器片段

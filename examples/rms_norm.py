@@ -14,9 +14,9 @@ import tile2triton.language as T
 def rms_norm(M, N, blk_m, eps=1e-6, dtype="float16", accum_dtype="float"):
     @T.prim_func
     def main(
-        A: T.Tensor((M, N), dtype),
-        W: T.Tensor((N,), dtype),
-        B: T.Tensor((M, N), dtype),
+        A: T.Tensor[(M, N), dtype],
+        W: T.Tensor[(N,), dtype],
+        B: T.Tensor[(M, N), dtype],
     ):
         with T.Kernel(T.ceildiv(M, blk_m), threads=128) as bx:
             A_shared = T.alloc_shared((blk_m, N), dtype)

@@ -10,10 +10,10 @@ import tile2triton.language as T
 
 
 @tilelang.jit
-def tl_copy_1d_parallel(A, BLOCK_N: int):
+def tl_copy_1d_parallel(A, BLOCK_N: int):  # pyright: ignore[reportRedeclaration]
     # The host/declaration part of TileLang script.
     N = T.const("N")
-    A: T.Tensor((N,), T.float16)
+    A: T.Tensor[(N,), T.float16]
     B = T.empty((N,), T.float16)
 
     with T.Kernel(T.ceildiv(N, BLOCK_N), threads=256) as bx:
@@ -24,10 +24,10 @@ def tl_copy_1d_parallel(A, BLOCK_N: int):
 
 
 @tilelang.jit
-def tl_copy_1d_parallel_thread_view(A, BLOCK_N: int):
+def tl_copy_1d_parallel_thread_view(A, BLOCK_N: int):  # pyright: ignore[reportRedeclaration]
     # The host/declaration part of TileLang script.
     N = T.const("N")
-    A: T.Tensor((N,), T.float16)
+    A: T.Tensor[(N,), T.float16]
     B = T.empty((N,), T.float16)
 
     with T.Kernel(T.ceildiv(N, BLOCK_N), threads=256) as bx:

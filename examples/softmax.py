@@ -19,8 +19,8 @@ def softmax(M, N, block_M, block_N, dtype="float16", accum_dtype="float"):
 
     @T.prim_func
     def main(
-        X: T.Tensor((M, N), dtype),
-        Y: T.Tensor((M, N), dtype),
+        X: T.Tensor[(M, N), dtype],
+        Y: T.Tensor[(M, N), dtype],
     ):
         with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
             x = T.alloc_fragment((block_M, block_N), accum_dtype)

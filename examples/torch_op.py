@@ -19,7 +19,7 @@ def scale_rows(N, block_M=16):
     """B[i, j] = A[i, j] * w[j]  (a row-broadcast multiply, any number of rows)."""
 
     @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), w: T.Tensor((N,), "float32"), B: T.Tensor((M, N), "float32")):
+    def main(A: T.Tensor[(M, N), T.float32], w: T.Tensor[(N,), T.float32], B: T.Tensor[(M, N), T.float32]):
         with T.Kernel(T.ceildiv(M, block_M), threads=64) as bx:
             for i, j in T.Parallel(block_M, N):
                 B[bx * block_M + i, j] = A[bx * block_M + i, j] * w[j]

@@ -239,3 +239,105 @@ def test_show_eager_kernel(tmp_path):
     assert "@triton.jit" in r.stdout and "< 100" in r.stdout
     r = t2t("show", f"{path}::copy")
     assert r.returncode == 2 and "'N'" in r.stderr and r.stderr.strip().count("\n") == 0
+
+
+SCAN_FILE = textwrap.dedent("""
+    import tilelang
+    import tilelang.language as T
+
+    print("TOP LEVEL RAN")
+    if not globals().get("ALLOW_IMPORT"):
+        raise RuntimeError("top-level code ran")
+
+
+    @tilelang.jit(out_idx=[-1])
+    def lazy(M, N, block_M=32, dtype="float16"):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(M, block_M)) as bx:
+                T.copy(A[bx * block_M, 0], B[bx * block_M, 0])
+
+        return main
+
+
+    @tilelang.jit
+    def eager(A, block: int = 64):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float16)
+        B = T.empty((N,), T.float16)
+        with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i]
+        return B
+
+
+    def plain(N, *, block=16):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block)) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = A[bx * block + i] * 3.0
+
+        return main
+
+
+    @T.prim_func
+    def bare(A: T.Tensor((37,), "float32"), B: T.Tensor((37,), "float32")):
+        with T.Kernel(1) as bx:
+            for i in T.Parallel(37):
+                B[i] = A[i] + 1.0
+
+
+    def helper(x):
+        return x + 1
+
+
+    compiled = tilelang.compile(plain(10), out_idx=[-1])
+    import re
+    PATTERN = re.compile("not a kernel")
+
+    if __name__ == "__main__":
+        not_a_kernel = lazy(64, 64)
+""")
+
+
+def test_list_reads_the_source_without_running_it(tmp_path):
+    path = tmp_path / "scanned.py"
+    path.write_text(SCAN_FILE)
+    r = t2t("show", path)
+    assert r.returncode == 0, r.stderr
+    assert "TOP LEVEL RAN" not in r.stdout and "top-level code ran" not in r.stderr
+    lines = [line.strip() for line in r.stdout.splitlines()]
+    assert "lazy(M, N, block_M=32, dtype='float16')  [lazy factory, line 10]" in lines
+    assert "eager(A, block: int = 64)  [eager kernel, line 20]" in lines
+    assert "plain(N, *, block=16)  [factory returning a @T.prim_func, line 31]" in lines
+    assert "bare  [@T.prim_func, line 41]" in lines
+    assert "compiled  [compiled kernel, line 52]" in lines
+    assert not any(line.startswith(("helper", "not_a_kernel", "PATTERN")) for line in lines)
+
+
+def test_show_one_imports_the_file_and_says_why_it_failed(tmp_path):
+    path = tmp_path / "scanned.py"
+    path.write_text(SCAN_FILE)
+    r = t2t("show", f"{path}::bare", "--out-idx", "-1")
+    assert r.returncode == 1
+    assert "top-level code ran" in r.stderr and 'if __name__ == "__main__":' in r.stderr
+
+
+def test_show_plain_factory_and_bare_prim_func(tmp_path):
+    path = tmp_path / "scanned.py"
+    path.write_text("ALLOW_IMPORT = True\n" + SCAN_FILE)
+    r = t2t("show", f"{path}::plain", "--arg", "N=45")
+    assert r.returncode == 0, r.stderr
+    assert "@triton.jit" in r.stdout and "< 45" in r.stdout and "3.0" in r.stdout
+    r = t2t("show", f"{path}::plain", "--arg", "M=45")
+    assert r.returncode == 2 and "'N'" in r.stderr
+    r = t2t("show", f"{path}::bare", "--out-idx", "-1")
+    assert r.returncode == 0, r.stderr
+    assert "@triton.jit" in r.stdout and "< 37" in r.stdout
+
+
+def test_help_says_show_imports_the_file():
+    r = t2t("show", "--help")
+    assert r.returncode == 0
+    assert "without running it" in r.stdout and "__main__" in r.stdout

@@ -155,6 +155,70 @@ def test_unknown_T_reduce_name():
     assert_at(err, "unknown-reduce", "T.reduce_summ is not supported", "T.reduce_sum")
 
 
+def warp_shuffle():
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            tx = T.get_thread_binding()
+            B[tx] = T.shfl_xor(A[tx], 1)  # warp-shuffle
+
+    return main
+
+
+def test_known_unsupported_name_says_so_and_names_the_alternative():
+    err = compile_error(warp_shuffle)
+    assert_at(err, "warp-shuffle", "T.shfl_xor is not supported by tile2triton: warp shuffles are not supported")
+    assert "T.reduce_sum" in err.hint and "T.Parallel" in err.hint
+    assert "T.short" not in str(err) and "T.floor" not in str(err)
+
+
+def unsupported_tilelang_name():
+    @T.prim_func
+    def main(A: T.Tensor((32,), "int32"), B: T.Tensor((32,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                B[i] = T.popcount(A[i])  # tilelang-only
+
+    return main
+
+
+def test_tilelang_name_without_support_gives_the_reason():
+    from tile2triton import compat
+
+    err = compile_error(unsupported_tilelang_name)
+    status, reason = compat.classify("popcount")
+    assert status == compat.UNSUPPORTED
+    assert_at(err, "tilelang-only", f"T.popcount is not supported by tile2triton ({reason})", "docs/compat.md")
+
+
+def far_from_everything():
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                B[i] = T.frobnicate(A[i])  # no-neighbour
+
+    return main
+
+
+def test_name_close_to_nothing_gets_no_suggestion():
+    err = compile_error(far_from_everything)
+    assert_at(err, "no-neighbour", "T.frobnicate is not supported by tile2triton")
+    assert err.hint is None
+
+
+def test_close_names_are_small_edits_only():
+    from tile2triton.hints import close_names
+
+    names = [n for n in dir(T) if not n.startswith("_")]
+    assert close_names("alloc_shred", names) == ["alloc_shared"]
+    assert close_names("alloc_fragmnet", names) == ["alloc_fragment"]  # a swap is one edit
+    assert close_names("Paralel", names) == ["Parallel"]
+    assert close_names("exq", names)[0] == "exp"
+    assert close_names("shfl_xor", names) == []  # T.short / T.floor are no alternative
+    assert close_names("gemm_v2", names) == []
+
+
 # ----------------------------------------------------------------------------- copy / gemm mismatches
 def copy_shape_mismatch():
     @T.prim_func

@@ -1,5 +1,9 @@
 """The ``tile2triton`` command: show generated Triton source, run unmodified TileLang scripts.
 
+Listing a file's kernels (``show FILE``) reads its source without running it; showing one
+kernel imports the file, so its top-level code runs (scripts guard theirs with
+``if __name__ == "__main__":``).
+
 Exit codes: 0 success; 1 the kernel or the script failed (a compile error is printed with the
 user's file, line and a caret); 2 a usage error (bad path, bad ``--arg``, unknown kernel name),
 reported as one line on stderr.
@@ -16,6 +20,7 @@ import os
 import runpy
 import sys
 import traceback
+from dataclasses import dataclass
 
 EPILOG = """\
 examples:
@@ -27,6 +32,9 @@ examples:
   tile2triton run my_tilelang_script.py --size 1024         run a TileLang script unmodified
                                                             ('import tilelang' gets tile2triton)
   python -m tile2triton ...                                 same as the tile2triton command
+
+listing kernels reads FILE without running it; showing one imports FILE, which runs its
+top-level code: keep script code under  if __name__ == "__main__":
 
 exit codes: 0 ok, 1 the kernel or script failed, 2 usage error (bad path, name or --arg)
 """
@@ -96,11 +104,16 @@ def _split_target(target: str) -> tuple[str, str | None]:
     return path, (name or None) if sep else None
 
 
-def load_user_module(path: str):
+def _check_file(path: str) -> None:
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
     if os.path.isdir(path) or not path.endswith(".py"):
         raise UsageError(f"expected a Python file (FILE.py), got {path}")
+
+
+def load_user_module(path: str):
+    """Import the user's file (its top-level code runs), with ``tilelang`` resolved to tile2triton."""
+    _check_file(path)
     install_tilelang_alias()
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
@@ -150,33 +163,148 @@ def _short(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def find_kernels(module) -> dict:
-    """Kernels defined at the top level of a user module: @tilelang.jit objects and @T.prim_funcs."""
-    from .frontend.source import KernelSource
-    from .jit import JITImpl
-    from .runtime.kernel import JITKernel
+@dataclass(frozen=True)
+class FoundKernel:
+    """A kernel found in a file's source (not executed): what it is, where, and its parameters."""
 
-    found = {}
-    for name, value in vars(module).items():
-        if name.startswith("_"):
-            continue
-        if isinstance(value, (JITImpl, KernelSource, JITKernel)):
-            found[name] = value
+    name: str
+    kind: str  # LAZY, EAGER, PRIM_FUNC, FACTORY or COMPILED
+    line: int
+    params: str | None = None  # the parameter list as written, for the kinds that take arguments
+
+    def describe(self) -> str:
+        call = f"({self.params})" if self.params is not None else ""
+        return f"{self.name}{call}  [{self.kind}, line {self.line}]"
+
+
+LAZY = "lazy factory"
+EAGER = "eager kernel"
+PRIM_FUNC = "@T.prim_func"
+FACTORY = "factory returning a @T.prim_func"
+COMPILED = "compiled kernel"
+
+
+def _decorator_names(node) -> set[str]:
+    """The last component of each decorator's name: ``@tilelang.jit(out_idx=[-1])`` -> ``jit``."""
+    names = set()
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if isinstance(target, ast.Attribute):
+            names.add(target.attr)
+        elif isinstance(target, ast.Name):
+            names.add(target.id)
+    return names
+
+
+def _params_text(args: ast.arguments) -> str:
+    """A function's parameters as ``inspect.signature`` prints them, from the AST."""
+    parts = []
+
+    def one(a: ast.arg, default) -> str:
+        text = a.arg + (f": {ast.unparse(a.annotation)}" if a.annotation is not None else "")
+        if default is not None:
+            text += (" = " if a.annotation is not None else "=") + ast.unparse(default)
+        return text
+
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for k, (a, d) in enumerate(zip(positional, defaults)):
+        parts.append(one(a, d))
+        if args.posonlyargs and k == len(args.posonlyargs) - 1:
+            parts.append("/")
+    if args.vararg is not None:
+        parts.append("*" + one(args.vararg, None))
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [one(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        parts.append("**" + one(args.kwarg, None))
+    return ", ".join(parts)
+
+
+def _is_main_guard(node) -> bool:
+    test = node.test
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+def _top_level(body: list):
+    """The module's top-level statements, looking into if/try blocks (not the __main__ guard)."""
+    for node in body:
+        if isinstance(node, ast.If):
+            if not _is_main_guard(node):
+                yield from _top_level(node.body)
+                yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]):
+                yield from _top_level(block)
+        else:
+            yield node
+
+
+def _tilelang_imports(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Local names of the tilelang / tile2triton modules, and of their ``compile`` function."""
+    modules, compiles = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in ("tilelang", "tile2triton"):
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.ImportFrom) and node.module in ("tilelang", "tile2triton"):
+            compiles.update(a.asname or a.name for a in node.names if a.name == "compile")
+    return modules, compiles
+
+
+def scan_kernels(path: str) -> dict[str, FoundKernel]:
+    """The kernels a file defines, found from its source without running it.
+
+    Listed: ``@tilelang.jit`` functions (lazy factories returning a ``@T.prim_func``, or eager
+    kernels), bare ``@T.prim_func``s, plain functions that define and return a ``@T.prim_func``,
+    and top-level ``name = tilelang.compile(...)`` / ``name = factory(...)`` kernels.
+    """
+    from .frontend.source import has_inner_prim_func
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise UsageError(f"{_short(path)}:{exc.lineno}: syntax error: {exc.msg}") from None
+    found: dict[str, FoundKernel] = {}
+    modules, compiles = _tilelang_imports(tree)
+    for node in _top_level(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            decorators = _decorator_names(node)
+            line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            params = _params_text(node.args)
+            if "jit" in decorators:
+                kind = LAZY if has_inner_prim_func(node) else EAGER
+                found[node.name] = FoundKernel(node.name, kind, line, params)
+            elif "prim_func" in decorators:
+                found[node.name] = FoundKernel(node.name, PRIM_FUNC, line)
+            elif has_inner_prim_func(node) and any(
+                isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node)
+            ):
+                found[node.name] = FoundKernel(node.name, FACTORY, line, params)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = node.value.func
+            is_kernel = (  # tilelang.compile(...), or a call of a factory found above
+                isinstance(callee, ast.Attribute)
+                and callee.attr == "compile"
+                and isinstance(callee.value, ast.Name)
+                and callee.value.id in modules
+            ) or (
+                isinstance(callee, ast.Name)
+                and (callee.id in compiles or (callee.id in found and found[callee.id].kind in (LAZY, FACTORY)))
+            )
+            for target in node.targets:
+                if is_kernel and isinstance(target, ast.Name) and not target.id.startswith("_"):
+                    found[target.id] = FoundKernel(target.id, COMPILED, node.lineno)
     return found
-
-
-def _describe(name, value) -> str:
-    from .frontend.source import KernelSource
-    from .jit import JITImpl
-
-    if isinstance(value, JITImpl):
-        sig = inspect.signature(value.func)
-        kind = "lazy factory" if value.lazy else "eager kernel"
-        line = value.func.__code__.co_firstlineno
-        return f"{name}{sig}  [{kind}, line {line}]"
-    if isinstance(value, KernelSource):
-        return f"{name}  [@T.prim_func, line {value.tree.lineno}]"
-    return f"{name}  [compiled kernel]"
 
 
 def parse_args_list(items) -> dict:
@@ -239,6 +367,16 @@ def compile_named(value, name: str, args: dict, out_idx=None):
         if args:
             raise UsageError(f"{name} is a @T.prim_func with no factory arguments; --arg is not accepted")
         return compile_prim(value, out_idx)
+    if inspect.isfunction(value):  # a plain factory: call it, compile the @T.prim_func it returns
+        sig = inspect.signature(value)
+        try:
+            sig.bind(**args)
+        except TypeError as exc:
+            raise UsageError(f"{name}{sig}: {exc}; pass factory arguments as --arg NAME=VALUE") from None
+        prim = value(**args)
+        if not isinstance(prim, KernelSource):
+            raise UsageError(f"{name}(...) returned {type(prim).__name__}, not a @T.prim_func")
+        return compile_prim(prim, out_idx)
     return value
 
 
@@ -266,15 +404,19 @@ def _isatty(stream) -> bool:
 def cmd_show(ns) -> int:
     path, name = _split_target(ns.target)
     args = parse_args_list(ns.arg)
-    module = load_user_module(path)
-    kernels = find_kernels(module)
+    _check_file(path)
+    kernels = scan_kernels(path)  # from the source: listing runs nothing
     if name is None:
         if not kernels:
-            print(f"{path}: no kernels found (looked for @tilelang.jit functions and @T.prim_funcs)", file=sys.stderr)
+            print(
+                f"{path}: no kernels found (looked for @tilelang.jit functions, @T.prim_funcs and "
+                "functions returning a @T.prim_func)",
+                file=sys.stderr,
+            )
             return 1
         print(f"kernels in {path}:")
-        for n, v in kernels.items():
-            print("  " + _describe(n, v))
+        for found in kernels.values():
+            print("  " + found.describe())
         print(f"show one with: tile2triton show {path}::NAME --arg PARAM=VALUE ...")
         return 0
     if name not in kernels:
@@ -286,7 +428,12 @@ def cmd_show(ns) -> int:
         )
         raise UsageError(f"{path} has no kernel named '{name}'{hint}")
     out_idx = parse_out_idx(ns.out_idx)
-    kernel = compile_named(kernels[name], name, args, out_idx)
+    module = load_user_module(path)
+    if not hasattr(module, name):
+        raise UsageError(
+            f"{path} defines {name} (line {kernels[name].line}) but importing it did not bind the name at the top level"
+        )
+    kernel = compile_named(getattr(module, name), name, args, out_idx)
     interpret = ns.interpret
     source = kernel.lowered(interpret).source
     sys.stdout.write(highlight(source, ns.color, sys.stdout))
@@ -329,7 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser(
         "show",
         help="print the generated Triton source of a kernel (or list a file's kernels)",
-        description="Print the Triton source generated for FILE.py::NAME. Without ::NAME, list the kernels in FILE.py.",
+        description="Print the Triton source generated for FILE.py::NAME. Without ::NAME, list the kernels in "
+        "FILE.py, read from its source without running it. Showing one kernel imports FILE.py, so its "
+        'top-level code runs: keep script code under  if __name__ == "__main__":',
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -392,6 +541,10 @@ def main(argv=None) -> int:
         return 1
     except _UserCodeError as exc:
         print(f"tile2triton: error: importing {_short(exc.path)} failed: {exc}", file=sys.stderr)
+        print(
+            '  (showing a kernel imports its file; keep script code under  if __name__ == "__main__":)',
+            file=sys.stderr,
+        )
         return 1
     except BrokenPipeError:
         return 0

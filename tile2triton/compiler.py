@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .errors import user_facing
 from .frontend.bind import bind_prim_func
 from .frontend.source import KernelSource
 from .passes.check import check
@@ -25,6 +26,7 @@ def argument_key(value):
     return ("repr", type(value).__name__, repr(value))
 
 
+@user_facing
 def compile(func: KernelSource, out_idx=None, target=None, *, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
     ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py).

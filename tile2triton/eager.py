@@ -42,7 +42,7 @@ import torch
 
 from . import ir
 from .compiler import argument_key
-from .errors import KernelCallError, TileLangCompileError
+from .errors import KernelCallError, TileLangCompileError, user_facing
 from .frontend.bind import Binder
 from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args
 from .frontend.source import FunctionSource
@@ -219,6 +219,7 @@ class EagerFunction:
     # were seen before is one dict lookup, then the kernel's own launcher; others go to ``_call``
     __call__ = property(operator.attrgetter("_entry"), doc="Bind the constants, compile if new, run the kernel.")
 
+    @user_facing
     def _call(self, *args, **kwargs):
         """Every call the generated entry does not serve: bind, compile if new, run, remember."""
         positional = not kwargs and len(args) == len(self.param_names)
@@ -295,6 +296,7 @@ class EagerFunction:
         entry = self._fast.setdefault(key, (readers, {}, inputs, plan))
         entry[1][consts] = kernel
 
+    @user_facing
     def compile(self, *args, **kwargs) -> JITKernel:
         """The kernel for these arguments; constants from tensors given or keyword arguments."""
         values, extra = self._bind_args(args, kwargs, partial=True)
@@ -303,6 +305,7 @@ class EagerFunction:
     def get_tir(self, *args, **kwargs) -> ir.PrimFunc:
         return self.compile(*args, **kwargs).prim_func
 
+    @user_facing
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
 

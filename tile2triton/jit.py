@@ -8,9 +8,11 @@ import inspect
 import operator
 import threading
 from collections.abc import Callable
+from typing import Any, overload
 
 from .compiler import argument_key
 from .compiler import compile as compile_prim_func
+from .errors import user_facing
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
 from .runtime.target import target_kind
@@ -108,8 +110,11 @@ class JITImpl:
         return self._entry(*args, **kwargs)
 
     # ``fn(*args)`` is ``fn._entry(*args)`` without a forwarding frame (it is on every eager launch)
-    __call__ = property(operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it.")
+    __call__: Callable[..., Any] = property(  # type: ignore[assignment]
+        operator.attrgetter("_entry"), doc="Lazy style: the kernel for these arguments; eager: run it."
+    )
 
+    @user_facing
     def compile(self, *args, **kwargs) -> JITKernel:
         if self._lazy is None:
             self._decide(args, kwargs)
@@ -135,10 +140,21 @@ class JITImpl:
                 self._kernels[key] = kernel
         return kernel
 
+    @user_facing
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
 
 
+# for type checkers: ``@tilelang.jit`` and ``@tilelang.jit(...)`` both give a JITImpl
+@overload
+def jit(func: Callable[..., Any], *, out_idx: Any = None, target: Any = None, target_host: Any = None,
+        execution_backend: Any = None, verbose: Any = None, pass_configs: Any = None, debug_root_path: Any = None,
+        compile_flags: Any = None) -> JITImpl: ...  # fmt: skip
+@overload
+def jit(func: None = None, *, out_idx: Any = None, target: Any = None, target_host: Any = None,
+        execution_backend: Any = None, verbose: Any = None, pass_configs: Any = None, debug_root_path: Any = None,
+        compile_flags: Any = None) -> Callable[[Callable[..., Any]], JITImpl]: ...  # fmt: skip
+@user_facing
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None, verbose=None,
         pass_configs=None, debug_root_path=None, compile_flags=None, mode="auto"):  # fmt: skip
     """Drop-in for ``tilelang.jit``.  ``target``: ``"auto"``/None (follow the tensors), ``"cuda"``
@@ -147,6 +163,7 @@ def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_bac
     target_kind(target)  # a target tile2triton cannot run on is an error here, at the decorator
     options = {"target": target, "pass_configs": pass_configs}
 
+    @user_facing
     def wrap(f):
         return JITImpl(f, out_idx, mode, **options)
 

@@ -14,10 +14,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from . import ir
-from .errors import Tile2TritonError
+from .errors import Tile2TritonError, user_facing
 from .ir.evaluate import host_eval
 from .runtime.scratch import scratch_tensor
 from .runtime.target import NULL_CONTEXT, cuda_device_guard
@@ -32,6 +35,7 @@ class RegisterOpError(Tile2TritonError, ValueError):
     """``register_op`` was given something it cannot turn into a PyTorch op."""
 
 
+@user_facing
 def register_op(
     name: str,
     kernel=None,
@@ -43,7 +47,7 @@ def register_op(
     factory_args=(),
     factory_kwargs=None,
     out_idx=None,
-):
+) -> Callable[..., Any]:
     """Register ``kernel`` as ``torch.ops.<ns>.<name>``; returns the ``CustomOpDef`` (callable).
 
     ``kernel`` is a compiled kernel (what a ``@tilelang.jit`` factory returns), a ``@tilelang.jit``

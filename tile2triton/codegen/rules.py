@@ -738,7 +738,11 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             return
         lw.scope.env[s.result] = Tile(P.name(lw.assign(s.result.name, call)), dst_buf.dtype, axes)
 
-    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch.views:
+    if (
+        isinstance(s.dst, ir.Load)
+        and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL)
+        and s.dst.buffer not in lw.scratch.views
+    ):
         if s.result is not None:
             raise lw.error("the previous value of an atomic on a register buffer is not supported")
         _register_reduction(lw, s)
@@ -747,7 +751,11 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         element(s.dst.buffer, s.dst.indices, lw.ev(s.value) if s.value is not None else None)
         return
 
-    if isinstance(s.dst, ir.Load) and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch.views:
+    if (
+        isinstance(s.dst, ir.Load)
+        and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL)
+        and s.dst.buffer not in lw.scratch.views
+    ):
         _register_reduction(lw, s)
         return
     if isinstance(s.dst, ir.Load):

@@ -20,6 +20,7 @@ import types
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
+from ..hints import unknown_T_name
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
@@ -623,13 +624,8 @@ class Binder:
             return getattr(base, node.attr)
         except AttributeError:
             if base is T or getattr(base, "__name__", "") == "tile2triton.language":
-                supported = [n for n in dir(T) if not n.startswith("_")]
-                close = difflib.get_close_matches(node.attr, supported, n=3)
-                raise self.error(
-                    f"T.{node.attr} is not supported by tile2triton",
-                    node,
-                    f"closest supported names: {', '.join('T.' + c for c in close)}" if close else None,
-                ) from None
+                message, hint = unknown_T_name(node.attr, [n for n in dir(T) if not n.startswith("_")])
+                raise self.error(message, node, hint) from None
             raise self.error(f"{base!r} has no attribute '{node.attr}'", node) from None
 
     def expr_Subscript(self, node: ast.Subscript):

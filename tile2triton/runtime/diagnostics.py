@@ -13,7 +13,7 @@ import bisect
 import os
 import traceback
 
-from ..errors import GeneratedCodeError, TileLangCompileError
+from ..errors import GeneratedCodeError, TileLangCompileError, hide_library_frames
 
 
 def launch(launcher, fn, grid, args, num_warps):
@@ -83,6 +83,8 @@ def translate(exc, module, path: str | None):
     text = module.source.split("\n")[line - 1].strip() if 0 < line <= module.source.count("\n") + 1 else ""
     reason = _reason(cause)
     where = f"{path}:{line}" if path else f"generated line {line}"
+    # the diagnostic names the line and the reason; Triton's frames (and the generated file's) only bury it
+    hide_library_frames(exc, (os.path.abspath(path),) if path else ())
     return GeneratedCodeError(
         f"Triton rejected the code generated for this line: {reason}",
         loc,

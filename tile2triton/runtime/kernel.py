@@ -19,7 +19,7 @@ import torch
 from .. import ir
 from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
-from ..errors import KernelCallError
+from ..errors import KernelCallError, user_facing
 from . import tuning
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
@@ -155,6 +155,7 @@ class JITKernel:
         finally:
             self.launch_choice = saved
 
+    @user_facing
     def get_kernel_source(self, kernel_only: bool = True, interpret: bool | None = None) -> str:
         """The generated Triton source (for the GPU unless this machine has none)."""
         if interpret is None:
@@ -184,6 +185,7 @@ class JITKernel:
         return self.profiler_class(self, tensor_supply_type, device)
 
     # ---------------------------------------------------------------- calls
+    @user_facing
     def _call(self, *args):
         """The generic call path: checks, allocation and launch driven by the call plan."""
         plan = self._plan

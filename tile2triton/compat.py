@@ -155,7 +155,6 @@ UNSUPPORTED_PATTERNS = [
     ("float8_*", "fp8 formats other than e4m3fn/e5m2 are not Triton dtypes"),
     ("float6_*", "fp6 formats are not Triton dtypes"),
     ("float4_*", "fp4 formats are not Triton dtypes"),
-    ("tfloat32", "TF32 is a tl.dot precision (input_precision), not a storage dtype"),
     ("ptx_*", "raw PTX intrinsics: use T.gemm / T.copy, Triton emits the instructions"),
     ("tvm_*", "TVM-internal intrinsics below the tile level"),
     ("mbarrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
@@ -236,8 +235,8 @@ def supported_names() -> dict:
             out[name] = "binder rule" if tag == name else f"binder rule ({tag})"
         elif name in LANGUAGE_VALUES:
             out[name] = LANGUAGE_VALUES[name]
-        elif isinstance(obj, T.DType):
-            out[name] = f"dtype ({obj.name})"
+        elif isinstance(obj, T.DType) and obj.supported:
+            out[name] = f"dtype ({obj.name})" if obj.name == name else f"dtype (alias of {obj.name})"
     return out
 
 

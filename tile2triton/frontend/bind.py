@@ -17,7 +17,7 @@ import operator
 from .. import ir
 from .. import language as T
 from ..errors import TileLangCompileError
-from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, promote
+from ..language.dtypes import DTYPES, DType, TypedLiteral, dtype_error, lookup_dtype, promote
 from ..language.proxy import TensorType, _TensorProxy
 from .regions import const_int, extent_of, legalize_pairwise_extents, to_region, whole
 from .source import FunctionSource, MacroSource
@@ -414,7 +414,7 @@ class Binder:
     def dtype_arg(self, value, node) -> DType:
         dt = lookup_dtype(value)
         if dt is None:
-            raise self.error(f"{value!r} is not a dtype", node)
+            raise self.error(dtype_error(value), node)
         return dt
 
     def assign_target(self, target, value, node) -> None:

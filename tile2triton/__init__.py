@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import language, utils
+from . import language, tvm, utils
 from .autotuner import autotune
 from .compiler import compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
@@ -11,6 +11,7 @@ from .jit import JITImpl, jit
 from .profiler import TensorSupplyType
 from .runtime.kernel import JITKernel
 from .torch_ops import register_op
+from .tvm import DataType
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,8 @@ __all__ = [
     "compile",
     "jit",
     "language",
+    "tvm",
+    "DataType",
     "utils",
     "register_op",
     "cdiv",

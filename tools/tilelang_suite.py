@@ -1,7 +1,7 @@
 """Run TileLang's own example CI and language/kernel tests, unmodified, through tile2triton.
 
     python3 tools/tilelang_suite.py PATH_TO_TILELANG_CHECKOUT [--only GLOB] [--timeout S] [--json OUT]
-                                    [--native] [--cuda-as-cpu] [--sets examples,language,kernel]
+                                    [--native | --both] [--cuda-as-cpu] [--sets examples,language,kernel]
 
 Each test file runs in its own ``python -m pytest`` subprocess (cwd = the file's folder, as the
 example CI does), with a per-file timeout. This file is also the pytest plugin of those
@@ -155,13 +155,13 @@ def discover(root: str, sets: list[str], only: list[str]) -> list[str]:
     return files
 
 
-def run_file(root: str, rel: str, args) -> dict:
+def run_file(root: str, rel: str, args, mode: str = "t2t") -> dict:
     path = os.path.join(root, rel)
     fd, record = tempfile.mkstemp(prefix="t2t_suite_", suffix=".jsonl")
     os.close(fd)
     env = dict(os.environ)
-    env.update(T2T_SUITE_PLUGIN="1", T2T_SUITE_RECORD=record, T2T_SUITE_MODE="native" if args.native else "t2t")
-    if args.cuda_as_cpu:
+    env.update(T2T_SUITE_PLUGIN="1", T2T_SUITE_RECORD=record, T2T_SUITE_MODE=mode)
+    if args.cuda_as_cpu and mode == "t2t":
         env["T2T_SUITE_CUDA_AS_CPU"] = "1"
     repo = os.path.abspath(args.repo or REPO)
     env["T2T_SUITE_REPO"] = repo
@@ -192,6 +192,8 @@ def run_file(root: str, rel: str, args) -> dict:
     if status is None:
         if collect:
             status = "collection error"
+        elif rc not in (0, 5) and not items:
+            status = "startup error"  # pytest stopped before collecting (e.g. the plugin's import failed)
         elif rc == 0:
             status = "passed"
         elif rc == 5 and not counts.get("failed") and not counts.get("error"):
@@ -218,6 +220,7 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=300, help="seconds per file (default 300)")
     p.add_argument("--json", metavar="OUT", help="write every file's and item's result to OUT")
     p.add_argument("--native", action="store_true", help="run the installed TileLang instead (the baseline)")
+    p.add_argument("--both", action="store_true", help="run each file on TileLang, then on tile2triton, and compare")
     p.add_argument("--cuda-as-cpu", action="store_true", help="map device='cuda' / .cuda() to the CPU")
     p.add_argument("--repo", metavar="DIR", help="the tile2triton tree to import (default: this checkout)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop each file at its first failure")
@@ -229,31 +232,47 @@ def main(argv=None) -> int:
     if bad or not os.path.isdir(os.path.join(root, "examples")):
         p.error(f"unknown set(s) {bad}" if bad else f"{root} is not a TileLang checkout (no examples/)")
     files = discover(root, sets, args.only)
-    impl = "TileLang (native)" if args.native else f"tile2triton ({os.path.abspath(args.repo or REPO)})"
-    print(f"{len(files)} files from {root}, implementation: {impl}, timeout {args.timeout:g} s/file", flush=True)
-    results = []
+    modes = ["native", "t2t"] if args.both else ["native"] if args.native else ["t2t"]
+    names = {"native": "TileLang (native)", "t2t": f"tile2triton ({os.path.abspath(args.repo or REPO)})"}
+    print(f"{len(files)} files from {root}, implementation(s): {', '.join(names[m] for m in modes)}, "
+          f"timeout {args.timeout:g} s/file", flush=True)  # fmt: skip
+    results: dict = {m: [] for m in modes}
     for rel in files:
-        res = run_file(root, rel, args)
-        results.append(res)
-        print(f"{res['status']:<17} {rel}  [{_fmt_counts(res['counts'])}] {res['wall_s']} s", flush=True)
-        for rec in res["collect_errors"]:
-            print(f"    collection error: {rec['msg']}", flush=True)
-        for rec in res["items"]:
-            if args.verbose or rec["outcome"] != "passed":
-                name = rec["nodeid"].split("::", 1)[-1]
-                print(f"    {rec['outcome']:<8} {name}: {rec['msg'][:200]}", flush=True)
-        if res["status"] in ("timeout",) or res["status"].startswith("crashed"):
-            print("    " + res["tail"].replace("\n", "\n    ")[-1200:], flush=True)
-    file_counts = Counter(r["status"] for r in results)
-    item_counts = Counter()
-    for r in results:
-        item_counts.update(r["counts"])
-    print("\nfiles: " + ", ".join(f"{k} {v}" for k, v in sorted(file_counts.items())) + f" (of {len(results)})")
-    print("items: " + ", ".join(f"{k} {v}" for k, v in sorted(item_counts.items())))
+        for mode in modes:
+            res = run_file(root, rel, args, mode)
+            results[mode].append(res)
+            tag = f"[{mode}] ".ljust(9) if len(modes) > 1 else ""
+            print(f"{tag}{res['status']:<17} {rel}  [{_fmt_counts(res['counts'])}] {res['wall_s']} s", flush=True)
+            for rec in res["collect_errors"]:
+                print(f"    collection error: {rec['msg']}", flush=True)
+            for rec in res["items"]:
+                if args.verbose or rec["outcome"] != "passed":
+                    name = rec["nodeid"].split("::", 1)[-1]
+                    print(f"    {rec['outcome']:<8} {name}: {rec['msg'][:200]}", flush=True)
+            if res["status"] in ("timeout", "startup error") or res["status"].startswith("crashed"):
+                print("    " + res["tail"].replace("\n", "\n    ")[-1200:], flush=True)
+    print()
+    for mode in modes:
+        file_counts = Counter(r["status"] for r in results[mode])
+        item_counts = Counter()
+        for r in results[mode]:
+            item_counts.update(r["counts"])
+        tag = f"{names[mode]} " if len(modes) > 1 else ""
+        print(f"{tag}files: " + ", ".join(f"{k} {v}" for k, v in sorted(file_counts.items()))
+              + f" (of {len(results[mode])})")  # fmt: skip
+        print(f"{tag}items: " + ", ".join(f"{k} {v}" for k, v in sorted(item_counts.items())))
+    if len(modes) > 1:
+        passed = {m: {(r["file"], i["nodeid"]) for r in results[m] for i in r["items"] if i["outcome"] == "passed"}
+                  for m in modes}  # fmt: skip
+        missing = sorted(passed["native"] - passed["t2t"])
+        print(f"\n{len(missing)} item(s) pass on TileLang but not on tile2triton:")
+        for file, nodeid in missing:
+            print(f"    {file}::{nodeid.split('::', 1)[-1]}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"checkout": root, "implementation": impl, "timeout": args.timeout,
-                       "cuda_as_cpu": args.cuda_as_cpu, "files": results}, f, indent=1)  # fmt: skip
+            json.dump({"checkout": root, "timeout": args.timeout, "cuda_as_cpu": args.cuda_as_cpu,
+                       "implementations": {m: {"name": names[m], "files": results[m]} for m in modes},
+                       "files": results[modes[-1]]}, f, indent=1)  # fmt: skip
     return 0
 
 

@@ -12,8 +12,11 @@ a file killed by its timeout still reports the items it finished.
 
 ``--cuda-as-cpu`` (CPU machines only): upstream tests create their tensors with ``.cuda()`` or
 ``device="cuda"``; this maps those to the CPU so the kernels run on Triton's interpreter instead of
-failing on the first tensor. ``torch.cuda.is_available()`` stays False, so tests marked
-``requires_cuda`` still skip.
+failing on the first tensor; ``torch.Generator(device="cuda")`` gives a CPU generator and
+``TRITON_INTERPRET=1`` runs the examples' own Triton kernels on the interpreter too.
+``torch.cuda.is_available()`` stays False; tile2triton's ``tilelang.testing`` then treats the
+interpreter as a generic pre-Hopper GPU (compute capability 8.0): ``requires_cuda`` tests run,
+tests gated on sm_90+ (TMA, wgmma, ...) still skip.
 
 Nothing is copied from the checkout; the files are read where they are.
 """
@@ -163,6 +166,7 @@ def run_file(root: str, rel: str, args, mode: str = "t2t") -> dict:
     env.update(T2T_SUITE_PLUGIN="1", T2T_SUITE_RECORD=record, T2T_SUITE_MODE=mode)
     if args.cuda_as_cpu and mode == "t2t":
         env["T2T_SUITE_CUDA_AS_CPU"] = "1"
+        env["TRITON_INTERPRET"] = "1"  # the examples' own Triton reference kernels run on the interpreter too
     repo = os.path.abspath(args.repo or REPO)
     env["T2T_SUITE_REPO"] = repo
     env["PYTHONPATH"] = os.pathsep.join([HERE, repo, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])

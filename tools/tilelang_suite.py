@@ -91,9 +91,11 @@ def _map_cuda_to_cpu() -> None:
 
     CudaAsCpu().__enter__()
 
-    class Generator(torch.Generator):  # torch.Generator(device="cuda") is not a torch function
+    base_generator = torch.Generator
+
+    class Generator(base_generator):  # torch.Generator(device="cuda") is not a torch function
         def __new__(cls, device="cpu"):
-            return torch.Generator.__new__(cls, device=fix(device))
+            return base_generator.__new__(cls, device=fix(device))
 
     torch.Generator = Generator
     torch.cuda.synchronize = lambda *a, **k: None

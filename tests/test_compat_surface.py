@@ -459,3 +459,45 @@ def test_suite_runner_on_a_small_checkout(tmp_path):
     broken = files["testing/python/language/test_broken.py"]
     assert broken["status"] == "collection error" and "no_such_module" in broken["collect_errors"][0]["msg"]
     assert "items: failed 1, passed 1, skipped 1" in run.stdout
+
+
+# ----------------------------------------------------------------------------- tilelang.cuda.intrinsics
+from tile2triton.cuda.intrinsics import make_mma_swizzle_layout  # noqa: E402
+
+
+@tilelang.jit(out_idx=[-1])
+def swizzled_gemm(M, N, K, block_M, block_N, block_K):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), T.float16)
+            B_s = T.alloc_shared((block_K, block_N), T.float16)
+            C_f = T.alloc_fragment((block_M, block_N), T.float32)
+            T.annotate_layout({A_s: make_mma_swizzle_layout(A_s), B_s: make_mma_swizzle_layout(B_s)})
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_mma_swizzle_layout_is_a_hint(dev):
+    K = 40
+    a = torch.randn(M, K, device=dev, dtype=torch.float16)
+    b = torch.randn(K, N, device=dev, dtype=torch.float16)
+    c = swizzled_gemm(M, N, K, 32, 32, 16)(a, b)
+    assert_close(c, a.double() @ b.double(), atol=1e-2, rtol=1e-2)
+
+
+def test_mma_emitters_raise():
+    from tile2triton.cuda.intrinsics import TensorCoreIntrinEmitter, get_mma_micro_size
+    from tile2triton.cuda.intrinsics.layout import mma_layout
+
+    assert get_mma_micro_size("float16") == (16, 16, 16) and get_mma_micro_size(T.int8) == (16, 16, 32)
+    with pytest.raises(NotImplementedError, match="tl.dot"):
+        TensorCoreIntrinEmitter(a_dtype="float16")
+    with pytest.raises(NotImplementedError, match="below Triton"):
+        mma_layout.shared_16x16_to_mma_32x8_layout_sr_a(0, 0)

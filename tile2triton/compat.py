@@ -239,6 +239,10 @@ BEYOND_T = [
     ("tilelang.engine.callback", NO_EFFECT,
      "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
     ("tilelang.language.fp8", SUPPORTED, "determine_fp8_type (e4m3fn / e5m2)"),
+    ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
+     "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
+    ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
+     "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
 ]  # fmt: skip
 
 

@@ -501,3 +501,13 @@ def test_mma_emitters_raise():
         TensorCoreIntrinEmitter(a_dtype="float16")
     with pytest.raises(NotImplementedError, match="below Triton"):
         mma_layout.shared_16x16_to_mma_32x8_layout_sr_a(0, 0)
+
+
+def test_env_settings():
+    from tile2triton.runtime.cache import cache_dir
+
+    assert tilelang.env.TILELANG_CACHE_DIR == str(cache_dir())
+    from tile2triton.env import env
+
+    assert env.TILELANG_TMP_DIR.startswith(env.TILELANG_CACHE_DIR) or "TILELANG_TMP_DIR" in __import__("os").environ
+    assert env.is_cache_enabled() in (True, False)

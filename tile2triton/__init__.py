@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import language, tvm, utils
+from . import env, language, tvm, utils
 from .autotuner import autotune
 from .compiler import compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
@@ -30,6 +30,7 @@ __all__ = [
     "TileLangCompileError",
     "compile",
     "jit",
+    "env",
     "language",
     "tvm",
     "DataType",

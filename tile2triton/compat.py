@@ -238,6 +238,7 @@ BEYOND_T = [
     ("tilelang.PassConfigKey", SUPPORTED, "every member of TileLang's PassConfigKey (accepted, no effect)"),
     ("tilelang.engine.callback", NO_EFFECT,
      "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
+    ("tilelang.env", SUPPORTED, "TILELANG_CACHE_DIR (tile2triton's cache), TILELANG_TMP_DIR, CUDA_HOME, cache switches"),
     ("tilelang.language.fp8", SUPPORTED, "determine_fp8_type (e4m3fn / e5m2)"),
     ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),

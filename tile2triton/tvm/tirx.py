@@ -31,6 +31,11 @@ Select = if_then_else
 class PrimExpr:
     """TVM expression base class (annotations only)."""
 
+    def __init__(self, *args, **kwargs):
+        from . import OUT_OF_SCOPE
+
+        raise TypeError(f"tilelang.tvm.tirx.{type(self).__name__}(...): {OUT_OF_SCOPE}")
+
 
 class Var(PrimExpr):
     pass

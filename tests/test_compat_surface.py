@@ -73,6 +73,9 @@ def test_fp8_fp4_names_exist_and_fail_only_in_a_kernel():
     for name in ("float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3fnuz", "float6_e2m3fn", "int4"):
         assert getattr(T, name) == name  # usable as a name in host code
     assert T.float8_e4m3 == "float8_e4m3fn"
+    assert T.float32x2 == "float32x2" and T.float4_e2m1fnx2 == "float4_e2m1fnx2" and T.bfloat16x8.bits == 16
+    with pytest.raises(TypeError, match="vector dtypes"):
+        T.Tensor((4,), T.float16x2)
 
     @tilelang.jit(out_idx=[-1])
     def uses_fp4(n):

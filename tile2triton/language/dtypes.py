@@ -143,6 +143,16 @@ UNSUPPORTED: dict[str, DType] = {
 }
 _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 
+# Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
+_VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
+for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
+    if _base == "bool":
+        continue
+    _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
+    for _lanes in (2, 4, 8, 16, 32, 64):
+        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_REASON
+        UNSUPPORTED[f"{_base}x{_lanes}"] = DType(f"{_base}x{_lanes}", _bits, "unsupported")
+
 
 def _key(value) -> str | None:
     if isinstance(value, str):

@@ -87,7 +87,7 @@ def test_target_object_with_a_kind_name():
     assert target_mod.target_kind("auto") is None
 
 
-@pytest.mark.parametrize("target", ["hip", "llvm", "webgpu", "metal", "c", "tpu"])
+@pytest.mark.parametrize("target", ["hip", "rocm", "webgpu", "metal", "vulkan", "tpu"])
 def test_targets_tile2triton_cannot_honour_are_errors(target):
     with pytest.raises(ValueError, match=rf"unknown target '{target}': tile2triton runs on 'cuda'"):
         _scale_factory(target)

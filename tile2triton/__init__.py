@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import language, utils
+from . import env, language, tvm, utils
 from .autotuner import autotune
 from .compiler import compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
@@ -11,6 +11,7 @@ from .jit import JITImpl, jit
 from .profiler import TensorSupplyType
 from .runtime.kernel import JITKernel
 from .torch_ops import register_op
+from .tvm import DataType
 
 __version__ = "0.1.0"
 
@@ -29,7 +30,10 @@ __all__ = [
     "TileLangCompileError",
     "compile",
     "jit",
+    "env",
     "language",
+    "tvm",
+    "DataType",
     "utils",
     "register_op",
     "cdiv",

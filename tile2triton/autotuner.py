@@ -3,9 +3,11 @@ the kernel's profiler, and keep the fastest (lazy style: returns it; eager style
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import itertools
 import threading
+from dataclasses import dataclass
 
 from .compiler import argument_key
 from .jit import JITImpl
@@ -50,11 +52,8 @@ class AutoTuneImpl:
             best = None
             for config in configs:
                 kernel = self.jit_impl.compile(*args, **{**kwargs, **config})
-                profiler = kernel.get_profiler(self.supply_type)
-                if self.ref_prog is not None and not self.skip_check:
-                    profiler.assert_allclose(self.ref_prog, atol=self.atol, rtol=self.rtol,
-                                             max_mismatched_ratio=self.max_mismatched_ratio)  # fmt: skip
-                latency = profiler.do_bench(warmup=self.warmup, rep=self.rep)
+                latency = _measure(kernel, self.supply_type, self.ref_prog, self.skip_check, self.atol, self.rtol,
+                                   self.max_mismatched_ratio, self.warmup, self.rep)  # fmt: skip
                 if best is None or latency < best[2]:
                     best = (kernel, config, latency)
             kernel, config, latency = best
@@ -84,3 +83,121 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply
                             max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check, supply_type=supply_type)  # fmt: skip
 
     return wrap(func) if func is not None else wrap
+
+
+# ----------------------------------------------------------------------------- set_autotune_inputs
+_captured = threading.local()
+
+
+@contextlib.contextmanager
+def set_autotune_inputs(*tensors):
+    """``with set_autotune_inputs(a, b, ...)``: tune on these inputs instead of generated ones
+    (``set_autotune_inputs([a, b])`` works too)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    stack = _captured.__dict__.setdefault("stack", [])
+    stack.append(list(tensors))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def get_autotune_inputs() -> list | None:
+    stack = _captured.__dict__.get("stack")
+    return stack[-1] if stack else None
+
+
+def _measure(kernel, supply_type, ref_prog, skip_check, atol, rtol, max_mismatched_ratio, warmup, rep,
+             supply_prog=None, manual_check_prog=None):  # fmt: skip
+    """Check one compiled configuration against ``ref_prog`` (unless skipped) and time it (ms)."""
+    profiler = kernel.get_profiler(supply_type)
+    inputs = get_autotune_inputs()
+    if inputs is None and supply_prog is not None:
+        inputs = supply_prog(profiler.params)
+    if ref_prog is not None and not skip_check:
+        if manual_check_prog is not None:
+            profiler.manual_assert_close(ref_prog, input_tensors=inputs, manual_check_prog=manual_check_prog)
+        else:
+            profiler.assert_allclose(ref_prog, input_tensors=inputs, atol=atol, rtol=rtol,
+                                     max_mismatched_ratio=max_mismatched_ratio)  # fmt: skip
+    return profiler.do_bench(warmup=warmup, rep=rep, input_tensors=inputs)
+
+
+# ----------------------------------------------------------------------------- AutoTuner
+@dataclass
+class AutotuneResult:
+    """The best configuration ``AutoTuner.run`` found."""
+
+    latency: float
+    config: dict
+    ref_latency: float | None
+    libcode: str
+    func: object
+    kernel: object
+
+
+class AutoTuner:
+    """TileLang's explicit tuner: ``AutoTuner.from_kernel(kernel=f, configs=[...])`` where ``f(**config)``
+    returns a ``@T.prim_func``; ``.set_compile_args(...)``, ``.set_profile_args(...)``, then ``.run()``."""
+
+    def __init__(self, fn, configs):
+        self.fn = fn
+        self.configs = configs
+        self.compile_args: dict = {"out_idx": None}
+        self.profile_args: dict = {"warmup": 25, "rep": 100, "supply_type": None, "ref_prog": None,
+                                   "supply_prog": None, "rtol": 1e-2, "atol": 1e-2, "max_mismatched_ratio": 0.01,
+                                   "skip_check": False, "manual_check_prog": None}  # fmt: skip
+
+    @classmethod
+    def from_kernel(cls, kernel, configs) -> AutoTuner:
+        return cls(kernel, configs)
+
+    def set_compile_args(self, out_idx=None, target=None, execution_backend=None, target_host=None, verbose=None,
+                         pass_configs=None) -> AutoTuner:  # fmt: skip
+        """Only ``out_idx`` matters here (Triton picks the device from the tensors; pass configs tune TVM)."""
+        self.compile_args = {"out_idx": out_idx, "target": target}
+        return self
+
+    def set_profile_args(self, warmup=25, rep=100, timeout=30, supply_type=None, ref_prog=None, supply_prog=None,
+                         rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False, manual_check_prog=None,
+                         cache_input_tensors=False, backend="event") -> AutoTuner:  # fmt: skip
+        self.profile_args = {"warmup": warmup, "rep": rep, "supply_type": supply_type, "ref_prog": ref_prog,
+                             "supply_prog": supply_prog, "rtol": rtol, "atol": atol,
+                             "max_mismatched_ratio": max_mismatched_ratio, "skip_check": skip_check,
+                             "manual_check_prog": manual_check_prog}  # fmt: skip
+        return self
+
+    def set_kernel_parameters(self, *args, **kwargs) -> AutoTuner:
+        return self
+
+    def run(self, warmup=None, rep=None, timeout=None) -> AutotuneResult:
+        from .compiler import compile as compile_prim_func
+
+        prof = dict(self.profile_args)
+        prof["warmup"] = prof["warmup"] if warmup is None else warmup
+        prof["rep"] = prof["rep"] if rep is None else rep
+        configs = self.configs() if callable(self.configs) else self.configs
+        if isinstance(configs, dict):
+            keys = list(configs)
+            configs = [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
+        best = None
+        for config in configs:
+            func = self.fn(**config)
+            kernel = compile_prim_func(func, out_idx=self.compile_args.get("out_idx"))
+            latency = _measure(kernel, prof["supply_type"], prof["ref_prog"], prof["skip_check"], prof["atol"],
+                               prof["rtol"], prof["max_mismatched_ratio"], prof["warmup"], prof["rep"],
+                               prof["supply_prog"], prof["manual_check_prog"])  # fmt: skip
+            if best is None or latency < best.latency:
+                best = AutotuneResult(latency, dict(config), None, kernel.get_kernel_source(), func, kernel)
+        if best is None:
+            raise ValueError("AutoTuner.run: no configurations to try")
+        if prof["ref_prog"] is not None:
+            ins = get_autotune_inputs() or best.kernel.get_profiler(prof["supply_type"])._get_inputs()
+            best.ref_latency = best.kernel.get_profiler(prof["supply_type"]).do_bench(
+                prof["ref_prog"], warmup=prof["warmup"], rep=prof["rep"], input_tensors=ins
+            )
+        return best
+
+
+__all__ = ["AutoTuner", "AutotuneResult", "autotune", "get_autotune_inputs", "set_autotune_inputs"]

@@ -96,6 +96,7 @@ def install_tilelang_alias() -> None:
     sys.modules["tilelang.language"] = tile2triton.language
     if not any(isinstance(f, TileLangAliasFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TileLangAliasFinder())
+    tile2triton.tvm.install_as_tvm()  # bare `import tvm`, only where no real TVM is installed
 
 
 # ----------------------------------------------------------------------------- loading user files

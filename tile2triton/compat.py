@@ -1,4 +1,4 @@
-"""TileLang ``T`` namespace compatibility matrix, generated from the code.
+"""TileLang compatibility matrix (the Python API beyond ``T``, and the ``T`` namespace), generated from the code.
 
 ``python -m tile2triton.compat > docs/compat.md`` prints a Markdown table with one row per
 symbol of TileLang's ``T`` namespace (``import tilelang.language as T``), each marked
@@ -113,9 +113,6 @@ UNSUPPORTED_REASONS = {
     "fmul": "not implemented yet (write a * b)",
     "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
-    "long": "dtype alias not provided yet (use T.int64)",
-    "short": "dtype alias not provided yet (use T.int16)",
-    "uint": "dtype alias not provided yet (use T.uint32)",
     "Ref": "by-reference T.macro parameters not implemented yet",
     "ClusterKernel": "thread-block clusters are not exposed portably by Triton",
     "__ffs": "CUDA integer intrinsic not mapped yet",
@@ -145,7 +142,6 @@ UNSUPPORTED_PATTERNS = [
     ("float8_*", "fp8 formats other than e4m3fn/e5m2 are not Triton dtypes"),
     ("float6_*", "fp6 formats are not Triton dtypes"),
     ("float4_*", "fp4 formats are not Triton dtypes"),
-    ("tfloat32", "TF32 is a tl.dot precision (input_precision), not a storage dtype"),
     ("ptx_*", "raw PTX intrinsics: use T.gemm / T.copy, Triton emits the instructions"),
     ("tvm_*", "TVM-internal intrinsics below the tile level"),
     ("mbarrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
@@ -200,6 +196,47 @@ UNSUPPORTED_PATTERNS = [
 TIR_REASON = "low-level TVM TIR construction (tvm.tirx.script); tile2triton lowers tile programs, not TIR"
 
 
+# TileLang's Python API beyond T (issue 12): module or name -> (status, what tile2triton provides).
+# tools/tilelang_suite.py runs TileLang's own examples and tests against these; docs/tilelang_suite.md
+# lists what remains.
+BEYOND_T = [
+    ("tilelang.tvm (from tilelang import tvm)", SUPPORTED,
+     "light subset (tile2triton/tvm/): DataType, target.Target, transform.PassContext, error.*, TVMError, "
+     "tirx/tir const, reinterpret, Cast, Select and the expression class names; a bare `import tvm` resolves "
+     "to it under the tilelang alias only when no real TVM is installed"),
+    ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script, tirx.decl_buffer/stmt_functor, TVM passes", UNSUPPORTED,
+     "building or transforming TVM IR: tile2triton has its own IR; accessing them raises AttributeError saying so"),
+    ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
+    ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
+    ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
+     "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
+    ("tilelang.testing", SUPPORTED,
+     "requires_* marks (compute-version ge/gt/eq/lt/le), main, set_random_seed, torch_assert_close, "
+     "process_func, regression"),
+    ("tilelang.utils.tensor", SUPPORTED, "get_tensor_supply, TensorSupplyType, map_torch_type, torch_assert_close"),
+    ("tilelang.autotuner", SUPPORTED,
+     "autotune, AutoTuner.from_kernel(...).set_compile_args(...).set_profile_args(...).run(), "
+     "set_autotune_inputs, get_autotune_inputs"),
+    ("tilelang.contrib.nvcc", SUPPORTED,
+     "capability queries (get_target_compute_version, parse_compute_version, get_target_arch, have_*); "
+     "no nvcc compilation"),
+    ("tilelang.carver.arch", SUPPORTED, "driver.get_num_sms() and the other device queries, CUDA(target); CDNA raises"),
+    ("tilelang.carver.template / roller", UNSUPPORTED,
+     "importable; building a template raises (no configurations derived from a device model)"),
+    ("tilelang.tools (Analyzer, plot_layout)", UNSUPPORTED, "importable; calling them raises (they analyse TVM IR)"),
+    ("tilelang.transform", SUPPORTED, "PassConfigKey; simplify_prim_func / apply_simplify return the kernel unchanged"),
+    ("tilelang.PassConfigKey", SUPPORTED, "every member of TileLang's PassConfigKey (accepted, no effect)"),
+    ("tilelang.engine.callback", NO_EFFECT,
+     "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
+    ("tilelang.env", SUPPORTED, "TILELANG_CACHE_DIR (tile2triton's cache), TILELANG_TMP_DIR, CUDA_HOME, cache switches"),
+    ("tilelang.language.fp8", SUPPORTED, "determine_fp8_type (e4m3fn / e5m2)"),
+    ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
+     "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
+    ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
+     "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
+]  # fmt: skip
+
+
 def symbols_path():
     return resources.files("tile2triton") / "data" / "tilelang_T_symbols.txt"
 
@@ -226,8 +263,8 @@ def supported_names() -> dict:
             out[name] = "binder rule" if tag == name else f"binder rule ({tag})"
         elif name in LANGUAGE_VALUES:
             out[name] = LANGUAGE_VALUES[name]
-        elif isinstance(obj, T.DType):
-            out[name] = f"dtype ({obj.name})"
+        elif isinstance(obj, T.DType) and obj.supported:
+            out[name] = f"dtype ({obj.name})" if obj.name == name else f"dtype (alias of {obj.name})"
     return out
 
 
@@ -275,12 +312,20 @@ def render_markdown() -> str:
     for _n, status, _note in rows:
         counts[status or "UNCLASSIFIED"] = counts.get(status or "UNCLASSIFIED", 0) + 1
     out = [
-        "# TileLang `T` namespace: compatibility matrix",
+        "# TileLang `T` namespace and the Python API beyond it: compatibility matrix",
         "",
         "Generated by `python -m tile2triton.compat > docs/compat.md`; do not edit by hand.",
         f"Symbol list: `tile2triton/data/tilelang_T_symbols.txt` ({header}).",
         "Supported = a binding rule in `tile2triton.frontend.rules.RULES` or a value of `tile2triton.language`;",
         "the reasons for the other two classes are kept in `tile2triton/compat.py`.",
+        "",
+        "## TileLang's Python API beyond `T`",
+        "",
+        "| module / name | status | note |",
+        "|---|---|---|",
+        *(f"| `{name}` | {status} | {note.replace('|', '/')} |" for name, status, note in BEYOND_T),
+        "",
+        "## The `T` namespace",
         "",
         " · ".join(f"{k}: {v}" for k, v in sorted(counts.items())),
         "",

@@ -70,8 +70,13 @@ def close_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     for c in set(candidates):
         d = _osa_distance(name.lower(), c.lower())
         if d <= limit:
-            scored.append((d, c))
-    return [c for _, c in sorted(scored)[:n]]
+            scored.append((d, _osa_distance(name, c), c))
+    seen, close = set(), []
+    for _, _, c in sorted(scored):
+        if c.lower() not in seen:  # one of an alias pair that differs only in case (T.parallel, T.Parallel)
+            seen.add(c.lower())
+            close.append(c)
+    return close[:n]
 
 
 @functools.lru_cache(maxsize=1)

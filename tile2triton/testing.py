@@ -30,6 +30,8 @@ __all__ = [
     "requires_cuda_compute_version_eq",
     "requires_cuda_compute_version_lt",
     "requires_cuda_compute_version_le",
+    "process_func",
+    "regression",
 ]
 
 
@@ -37,11 +39,8 @@ def main() -> None:
     """Run pytest on the calling file (``if __name__ == "__main__": tilelang.testing.main()``)."""
     import pytest
 
-    frame = inspect.stack()[1]
-    file = os.path.abspath(frame.filename)
-    code = pytest.main([file, "-q", *sys.argv[1:]])
-    if code not in (0, 5):  # 5: no tests collected
-        sys.exit(int(code))
+    file = os.path.abspath(inspect.getsourcefile(sys._getframe(1)))
+    sys.exit(pytest.main([file, *sys.argv[1:]]))
 
 
 def set_random_seed(seed: int = 42) -> None:
@@ -103,9 +102,17 @@ def _cuda() -> bool:
     return torch.cuda.is_available() and torch.version.hip is None
 
 
+def _cuda_or_interpreter() -> bool:
+    # tools/tilelang_suite.py --cuda-as-cpu: TileLang's "needs CUDA" tests run on Triton's interpreter
+    return _cuda() or os.environ.get("T2T_SUITE_CUDA_AS_CPU") == "1"
+
+
 def requires_cuda(func=None):
-    mark = _skipif(not _cuda(), "needs CUDA")
+    mark = _skipif(not _cuda_or_interpreter(), "needs CUDA")
     return mark(func) if func is not None else mark
+
+
+requires_cuda.marks = lambda: [_skipif(not _cuda_or_interpreter(), "needs CUDA")]
 
 
 def _never(reason):
@@ -131,7 +138,9 @@ def requires_package(*names):
 
 def _compute_version():
     if not _cuda():
-        return None
+        # tools/tilelang_suite.py --cuda-as-cpu: the interpreter stands for a generic pre-Hopper GPU
+        # (tests gated on sm_90+ features such as TMA or wgmma still skip)
+        return (8, 0) if _cuda_or_interpreter() else None
     return torch.cuda.get_device_capability()
 
 
@@ -165,3 +174,66 @@ requires_cuda_compute_version_gt = _variant("gt")
 requires_cuda_compute_version_eq = _variant("eq")
 requires_cuda_compute_version_lt = _variant("lt")
 requires_cuda_compute_version_le = _variant("le")
+
+
+# ----------------------------------------------------------------------------- perf regression
+# ``process_func`` / ``regression``: the benchmark entry points of TileLang's examples
+# (``regression_*`` functions in a module, each calling ``process_func(bench, **sizes)``).
+_PERF_RESULTS: list[dict] = []
+_PERF_CASE: list = [None]
+
+
+def process_func(func, name=None, /, **kwargs) -> None:
+    """Call ``func(**kwargs)`` (it returns a latency) and record the result under ``name``."""
+    result_name = getattr(func, "__module__", "<unknown>") if name is None else name
+    result_name = result_name.removeprefix("regression_")
+    latency = float(func(**kwargs))
+    for _ in range(5):  # a timer that returned nothing measurable: measure again
+        if latency > 0.0:
+            break
+        latency = float(func(**kwargs))
+    if latency <= 0.0:
+        import warnings
+
+        warnings.warn(f"{result_name} has latency {latency} <= 0", RuntimeWarning, stacklevel=2)
+        return
+    record = {"name": result_name, "latency": latency}
+    if _PERF_CASE[0] is not None:
+        record["case"] = _PERF_CASE[0]
+    _PERF_RESULTS.append(record)
+
+
+def regression(prefixes=("regression_",), verbose: bool = True) -> None:
+    """Run the caller module's ``regression_*`` functions in name order and print each latency
+    (``TL_PERF_REGRESSION_ONLY=a,b`` keeps the cases whose name contains one of the patterns;
+    ``TL_PERF_REGRESSION_FORMAT=json`` prints one JSON line instead)."""
+    import fnmatch
+    import json
+    import time
+
+    caller = sys._getframe(1).f_globals
+    funcs = sorted((k, v) for k, v in caller.items() if callable(v) and any(k.startswith(p) for p in prefixes))
+    only = [p.strip().lower() for p in os.environ.get("TL_PERF_REGRESSION_ONLY", "").split(",") if p.strip()]
+
+    def wanted(name):
+        case = name.removeprefix("regression_").lower()
+        return not only or any(fnmatch.fnmatch(c, p) or p in c for p in only for c in (name.lower(), case))
+
+    funcs = [(k, v) for k, v in funcs if wanted(k)]
+    _PERF_RESULTS.clear()
+    for i, (name, fn) in enumerate(funcs, 1):
+        _PERF_CASE[0] = name.removeprefix("regression_")
+        start = time.perf_counter()
+        if verbose:
+            print(f"  [{i}/{len(funcs)}] {_PERF_CASE[0]}", end="", flush=True)
+        try:
+            fn()
+        finally:
+            _PERF_CASE[0] = None
+        if verbose:
+            print(f" ({time.perf_counter() - start:.2f}s)", flush=True)
+    if os.environ.get("TL_PERF_REGRESSION_FORMAT", "text").strip().lower() == "json":
+        print("__TILELANG_PERF_RESULTS_JSON__=" + json.dumps(_PERF_RESULTS, separators=(",", ":")))
+    else:
+        for r in _PERF_RESULTS:
+            print(f"{r['name']}: {r['latency']}")

@@ -24,7 +24,7 @@ from ..hints import unknown_T_name
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
-from ..language.dtypes import DType, TypedLiteral, lookup_dtype
+from ..language.dtypes import DType, TypedLiteral, dtype_error, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
 from .rules import RULES, BarrierArray, check_barrier_order
 from .source import FunctionSource, MacroSource
@@ -451,7 +451,7 @@ class Binder:
     def dtype_arg(self, value, node) -> DType:
         dt = lookup_dtype(value)
         if dt is None:
-            raise self.error(f"{value!r} is not a dtype", node)
+            raise self.error(dtype_error(value), node)
         return dt
 
     def assign_target(self, target, value, node) -> None:

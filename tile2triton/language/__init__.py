@@ -679,3 +679,14 @@ def const(name, dtype="int32"):
 
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+
+# --- TileLang names beyond the primitives above (issue 12) ------------------------------------
+parallel = Parallel  # TileLang exports the lower-case alias too
+tfloat32 = DTYPES["float32"]  # TF32 storage is float32 (see tile2triton/language/dtypes.py)
+float8_e4m3 = DTYPES["float8_e4m3fn"]  # TileLang maps it to e4m3fn on NVIDIA GPUs
+# fp8/fp6/fp4/int4 formats with no Triton dtype: names for host code; a kernel using one gets a clear error
+from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
+
+globals().update(_UNSUPPORTED_DTYPES)
+
+__all__ = [n for n in globals() if not n.startswith("_")]

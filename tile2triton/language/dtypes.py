@@ -5,13 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class DType:
-    """A scalar element type, named as TileLang names it."""
+class DType(str):
+    """A scalar element type, named as TileLang names it.
 
-    name: str
+    Like TileLang's dtypes it is a ``str`` (``T.float16 == "float16"``), so host code such as
+    ``getattr(torch, T.float16)`` or ``torch.__getattribute__(dtype)`` works."""
+
     bits: int
-    kind: str  # "float", "int", "uint" or "bool"
+    kind: str  # "float", "int", "uint", "bool", or "unsupported" (a TileLang name with no Triton dtype)
+
+    def __new__(cls, name: str, bits: int, kind: str):
+        obj = super().__new__(cls, name)
+        object.__setattr__(obj, "bits", bits)
+        object.__setattr__(obj, "kind", kind)
+        return obj
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"DType is immutable (cannot set {key})")
+
+    def __reduce__(self):
+        return (DType, (self.name, self.bits, self.kind))
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
 
     @property
     def is_float(self) -> bool:
@@ -22,6 +39,10 @@ class DType:
         return self.kind in ("int", "uint")
 
     @property
+    def supported(self) -> bool:
+        return self.kind != "unsupported"
+
+    @property
     def triton(self) -> str:
         """The ``tl.*`` attribute name of this dtype."""
         return _TRITON_NAMES[self.name]
@@ -29,6 +50,11 @@ class DType:
     def as_torch(self):
         import torch
 
+        if not self.supported:
+            found = getattr(torch, _TORCH_NAMES.get(self.name, self.name), None)
+            if found is None:
+                raise TypeError(f"T.{self.name} has no torch dtype: {UNSUPPORTED_DTYPES[self.name]}")
+            return found
         return getattr(torch, _TORCH_NAMES.get(self.name, self.name))
 
     def __call__(self, value=None):
@@ -78,6 +104,9 @@ _ALIASES = {
     "double": "float64",
     "int": "int32",
     "long": "int64",
+    "short": "int16",
+    "uint": "uint32",
+    "ulong": "uint64",
     "fp16": "float16",
     "bf16": "bfloat16",
     "fp32": "float32",
@@ -88,25 +117,73 @@ _ALIASES = {
 
 DTYPES: dict[str, DType] = {name: DType(name, bits, kind) for name, (bits, kind) in _SPECS.items()}
 
+# TF32 is float32 storage that TileLang's gemm multiplies at TF32 precision; tl.dot on float32
+# operands does the same on the GPU (its default input_precision is "tf32"), so T.tfloat32 is
+# float32 here (and in torch: getattr(torch, T.tfloat32) is torch.float32).
+_ALIASES["tfloat32"] = "float32"
 
-def lookup_dtype(value) -> DType | None:
-    """Return the DType for a string, DType or torch.dtype; None when it names no dtype."""
-    if isinstance(value, DType):
-        return value
+# TileLang dtype names without a Triton dtype: usable as names in host code (T.float4_e2m1fn,
+# getattr(torch, T.float8_e8m0fnu) where torch has it); a kernel that uses one fails with this reason.
+UNSUPPORTED_DTYPES: dict[str, str] = {
+    "float8_e4m3fnuz": "the fnuz fp8 formats (AMD) are not Triton dtypes on NVIDIA GPUs or the interpreter",
+    "float8_e5m2fnuz": "the fnuz fp8 formats (AMD) are not Triton dtypes on NVIDIA GPUs or the interpreter",
+    "float8_e4m3b11fnuz": "float8_e4m3b11fnuz is not supported by tile2triton's Triton lowering",
+    "float8_e8m0fnu": "the e8m0 scale format of block-scaled MMA is not a Triton dtype",
+    "float8_e3m4": "float8_e3m4 is not a Triton dtype",
+    "float6_e2m3fn": "fp6 formats are not Triton dtypes",
+    "float6_e3m2fn": "fp6 formats are not Triton dtypes",
+    "float4_e2m1fn": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
+    "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
+    "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
+}
+_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4}
+UNSUPPORTED: dict[str, DType] = {
+    name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
+    for name in UNSUPPORTED_DTYPES
+}
+_TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
+
+# Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
+_VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
+for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
+    if _base == "bool":
+        continue
+    _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
+    for _lanes in (2, 4, 8, 16, 32, 64):
+        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_REASON
+        UNSUPPORTED[f"{_base}x{_lanes}"] = DType(f"{_base}x{_lanes}", _bits, "unsupported")
+
+
+def _key(value) -> str | None:
     if isinstance(value, str):
         key = value.strip()
-        return DTYPES.get(_ALIASES.get(key, key))
-    torch_name = str(value)
-    if torch_name.startswith("torch."):
-        key = torch_name[len("torch.") :]
-        return DTYPES.get(_ALIASES.get(key, key))
-    return None
+    elif str(value).startswith("torch."):
+        key = str(value)[len("torch.") :]
+    else:
+        return None
+    return _ALIASES.get(key, key)
+
+
+def lookup_dtype(value) -> DType | None:
+    """Return the DType for a string, DType or torch.dtype; None when it names no dtype a kernel can use."""
+    if isinstance(value, DType):
+        return value if value.supported else None
+    key = _key(value)
+    return None if key is None else DTYPES.get(key)
+
+
+def dtype_error(value) -> str:
+    """Why ``value`` is not a dtype a kernel can use (one line)."""
+    key = _key(value)
+    if key in UNSUPPORTED_DTYPES:
+        return f"T.{key} is a TileLang dtype that tile2triton does not support: {UNSUPPORTED_DTYPES[key]}"
+    return f"{value!r} is not a dtype TileLang knows (try 'float16', 'float32', 'int8', ...)"
 
 
 def to_dtype(value) -> DType:
     found = lookup_dtype(value)
     if found is None:
-        raise TypeError(f"{value!r} is not a dtype TileLang knows (try 'float16', 'float32', 'int8', ...)")
+        raise TypeError(dtype_error(value))
     return found
 
 

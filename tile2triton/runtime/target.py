@@ -25,7 +25,7 @@ NULL_CONTEXT = contextlib.nullcontext()
 
 _AUTO = ("auto", "none")
 _CUDA = ("cuda",)
-_CPU = ("cpu", "interpreter", "interpret")
+_CPU = ("cpu", "interpreter", "interpret", "llvm", "c")  # TVM names its CPU targets llvm and c
 
 
 def target_kind(target) -> str | None:

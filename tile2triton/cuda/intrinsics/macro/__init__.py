@@ -1,0 +1,3 @@
+from . import mma_macro_generator
+
+__all__ = ["mma_macro_generator"]

@@ -1,0 +1,286 @@
+"""Run TileLang's own example CI and language/kernel tests, unmodified, through tile2triton.
+
+    python3 tools/tilelang_suite.py PATH_TO_TILELANG_CHECKOUT [--only GLOB] [--timeout S] [--json OUT]
+                                    [--native | --both] [--cuda-as-cpu] [--sets examples,language,kernel]
+
+Each test file runs in its own ``python -m pytest`` subprocess (cwd = the file's folder, as the
+example CI does), with a per-file timeout. This file is also the pytest plugin of those
+subprocesses (``-p tilelang_suite``): it makes ``import tilelang`` resolve to tile2triton (or, with
+``--native``, imports the installed TileLang before the checkout's conftest can put its unbuilt
+source tree first on ``sys.path``) and records every collection and test report as a JSON line, so
+a file killed by its timeout still reports the items it finished.
+
+``--cuda-as-cpu`` (CPU machines only): upstream tests create their tensors with ``.cuda()`` or
+``device="cuda"``; this maps those to the CPU so the kernels run on Triton's interpreter instead of
+failing on the first tensor; ``torch.Generator(device="cuda")`` gives a CPU generator and
+``TRITON_INTERPRET=1`` runs the examples' own Triton kernels on the interpreter too.
+``torch.cuda.is_available()`` stays False; tile2triton's ``tilelang.testing`` then treats the
+interpreter as a generic pre-Hopper GPU (compute capability 8.0): ``requires_cuda`` tests run,
+tests gated on sm_90+ (TMA, wgmma, ...) still skip.
+
+Nothing is copied from the checkout; the files are read where they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+SETS = {
+    "examples": ("examples", "**/test_*.py"),
+    "language": ("testing/python/language", "test_*.py"),
+    "kernel": ("testing/python/kernel", "test_*.py"),
+}
+
+# ----------------------------------------------------------------------------- plugin side
+_RECORD = os.environ.get("T2T_SUITE_RECORD")
+
+
+def _plugin_setup() -> None:
+    mode = os.environ.get("T2T_SUITE_MODE", "t2t")
+    if mode == "native":
+        import tilelang  # noqa: F401 - the installed TileLang wins over the checkout's source tree
+
+        return
+    sys.path.insert(0, os.environ.get("T2T_SUITE_REPO", REPO))
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()
+    if os.environ.get("T2T_SUITE_CUDA_AS_CPU") == "1":
+        _map_cuda_to_cpu()
+
+
+def _map_cuda_to_cpu() -> None:
+    """Make ``device="cuda"`` / ``.cuda()`` mean the CPU (a CPU-only torch has no CUDA device)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    if torch.cuda.is_available():
+        return
+
+    def fix(dev):
+        if isinstance(dev, str) and dev.startswith("cuda"):
+            return "cpu"
+        if isinstance(dev, int):
+            return "cpu"
+        if isinstance(dev, torch.device) and dev.type == "cuda":
+            return torch.device("cpu")
+        return dev
+
+    class CudaAsCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if "device" in kwargs:
+                kwargs["device"] = fix(kwargs["device"])
+            if func in (torch.Tensor.cuda,):
+                return args[0]
+            if func in (torch.Tensor.to,) and args:
+                args = (args[0], *(fix(a) for a in args[1:]))
+            return func(*args, **kwargs)
+
+    CudaAsCpu().__enter__()
+
+    base_generator = torch.Generator
+
+    class Generator(base_generator):  # torch.Generator(device="cuda") is not a torch function
+        def __new__(cls, device="cpu"):
+            return base_generator.__new__(cls, device=fix(device))
+
+    torch.Generator = Generator
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.empty_cache = lambda *a, **k: None
+    torch.cuda.manual_seed = lambda *a, **k: None
+    torch.cuda.manual_seed_all = lambda *a, **k: None
+
+
+def _emit(record: dict) -> None:
+    if _RECORD:
+        with open(_RECORD, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def _short(text, limit=400):
+    text = str(text or "")
+    lines = [line for line in text.splitlines() if line.strip()]
+    # the last "E   ..." line of a pytest failure is the exception; otherwise the last line
+    errs = [line for line in lines if line.startswith("E ")]
+    line = (errs[0] if errs else (lines[-1] if lines else "")).strip()
+    return line[:limit]
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit({"kind": "collect", "nodeid": report.nodeid, "outcome": "error", "msg": _short(report.longreprtext)})
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else _short(report.longreprtext)
+            outcome, msg = "skipped", reason
+        elif report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+            msg = _short(report.longreprtext)
+        else:
+            outcome, msg = "passed", ""
+        _emit({"kind": "item", "nodeid": report.nodeid, "outcome": outcome, "msg": msg,
+               "duration": round(report.duration, 2)})  # fmt: skip
+
+
+if os.environ.get("T2T_SUITE_PLUGIN") == "1" and __name__ != "__main__":
+    _plugin_setup()
+
+
+# ----------------------------------------------------------------------------- runner side
+def discover(root: str, sets: list[str], only: list[str]) -> list[str]:
+    import glob
+
+    files = []
+    for name in sets:
+        sub, pattern = SETS[name]
+        base = os.path.join(root, sub)
+        for path in sorted(glob.glob(os.path.join(base, pattern), recursive=True)):
+            rel = os.path.relpath(path, root)
+            if "bitnet-1.58b" in rel:  # the example CI's pytest.ini skips it (norecursedirs)
+                continue
+            if only and not any(fnmatch.fnmatch(rel, g) or g in rel for g in only):
+                continue
+            files.append(rel)
+    return files
+
+
+def run_file(root: str, rel: str, args, mode: str = "t2t") -> dict:
+    path = os.path.join(root, rel)
+    fd, record = tempfile.mkstemp(prefix="t2t_suite_", suffix=".jsonl")
+    os.close(fd)
+    env = dict(os.environ)
+    env.update(T2T_SUITE_PLUGIN="1", T2T_SUITE_RECORD=record, T2T_SUITE_MODE=mode)
+    if args.cuda_as_cpu and mode == "t2t":
+        env["T2T_SUITE_CUDA_AS_CPU"] = "1"
+        env["TRITON_INTERPRET"] = "1"  # the examples' own Triton reference kernels run on the interpreter too
+    repo = os.path.abspath(args.repo or REPO)
+    env["T2T_SUITE_REPO"] = repo
+    env["PYTHONPATH"] = os.pathsep.join([HERE, repo, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    cmd = [sys.executable, "-m", "pytest", "-p", "tilelang_suite", "-p", "no:cacheprovider", "-q", "-rN",
+           "--tb=short", "-x" if args.exitfirst else "--maxfail=1000", os.path.basename(path)]  # fmt: skip
+    start = time.time()
+    status = None
+    try:
+        proc = subprocess.Popen(cmd, cwd=os.path.dirname(path), env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+        try:
+            out, _ = proc.communicate(timeout=args.timeout)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            rc, status = None, "timeout"
+    finally:
+        wall = time.time() - start
+    items, collect = [], []
+    with open(record) as f:
+        for line in f:
+            rec = json.loads(line)
+            (items if rec["kind"] == "item" else collect).append(rec)
+    os.unlink(record)
+    counts = Counter(r["outcome"] for r in items)
+    if status is None:
+        if collect:
+            status = "collection error"
+        elif rc not in (0, 5) and not items:
+            status = "startup error"  # pytest stopped before collecting (e.g. the plugin's import failed)
+        elif rc == 0:
+            status = "passed"
+        elif rc == 5 and not counts.get("failed") and not counts.get("error"):
+            status = "skipped" if counts.get("skipped") else "no tests"
+        elif rc in (1, 2, 3, 4, 5):
+            status = "failed"
+        else:
+            status = f"crashed (rc {rc})"
+    tail = "\n".join((out or "").splitlines()[-15:])
+    return {"file": rel, "status": status, "rc": rc, "wall_s": round(wall, 1), "counts": dict(counts),
+            "collect_errors": collect, "items": items, "tail": tail if status not in ("passed",) else ""}  # fmt: skip
+
+
+def _fmt_counts(c: dict) -> str:
+    return " ".join(f"{k}={c[k]}" for k in ("passed", "failed", "error", "skipped") if c.get(k))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("checkout", help="a TileLang source checkout (its examples/ and testing/python/)")
+    p.add_argument("--only", action="append", default=[], metavar="GLOB",
+                   help="run only files whose path (relative to the checkout) matches GLOB or contains it")  # fmt: skip
+    p.add_argument("--sets", default="examples,language,kernel", help="comma list of: " + ", ".join(SETS))
+    p.add_argument("--timeout", type=float, default=300, help="seconds per file (default 300)")
+    p.add_argument("--json", metavar="OUT", help="write every file's and item's result to OUT")
+    p.add_argument("--native", action="store_true", help="run the installed TileLang instead (the baseline)")
+    p.add_argument("--both", action="store_true", help="run each file on TileLang, then on tile2triton, and compare")
+    p.add_argument("--cuda-as-cpu", action="store_true", help="map device='cuda' / .cuda() to the CPU")
+    p.add_argument("--repo", metavar="DIR", help="the tile2triton tree to import (default: this checkout)")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop each file at its first failure")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every item, not only the non-passing")
+    args = p.parse_args(argv)
+    root = os.path.abspath(args.checkout)
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    bad = [s for s in sets if s not in SETS]
+    if bad or not os.path.isdir(os.path.join(root, "examples")):
+        p.error(f"unknown set(s) {bad}" if bad else f"{root} is not a TileLang checkout (no examples/)")
+    files = discover(root, sets, args.only)
+    modes = ["native", "t2t"] if args.both else ["native"] if args.native else ["t2t"]
+    names = {"native": "TileLang (native)", "t2t": f"tile2triton ({os.path.abspath(args.repo or REPO)})"}
+    print(f"{len(files)} files from {root}, implementation(s): {', '.join(names[m] for m in modes)}, "
+          f"timeout {args.timeout:g} s/file", flush=True)  # fmt: skip
+    results: dict = {m: [] for m in modes}
+    for rel in files:
+        for mode in modes:
+            res = run_file(root, rel, args, mode)
+            results[mode].append(res)
+            tag = f"[{mode}] ".ljust(9) if len(modes) > 1 else ""
+            print(f"{tag}{res['status']:<17} {rel}  [{_fmt_counts(res['counts'])}] {res['wall_s']} s", flush=True)
+            for rec in res["collect_errors"]:
+                print(f"    collection error: {rec['msg']}", flush=True)
+            for rec in res["items"]:
+                if args.verbose or rec["outcome"] != "passed":
+                    name = rec["nodeid"].split("::", 1)[-1]
+                    print(f"    {rec['outcome']:<8} {name}: {rec['msg'][:200]}", flush=True)
+            if res["status"] in ("timeout", "startup error") or res["status"].startswith("crashed"):
+                print("    " + res["tail"].replace("\n", "\n    ")[-1200:], flush=True)
+    print()
+    for mode in modes:
+        file_counts = Counter(r["status"] for r in results[mode])
+        item_counts = Counter()
+        for r in results[mode]:
+            item_counts.update(r["counts"])
+        tag = f"{names[mode]} " if len(modes) > 1 else ""
+        print(f"{tag}files: " + ", ".join(f"{k} {v}" for k, v in sorted(file_counts.items()))
+              + f" (of {len(results[mode])})")  # fmt: skip
+        print(f"{tag}items: " + ", ".join(f"{k} {v}" for k, v in sorted(item_counts.items())))
+    if len(modes) > 1:
+        passed = {m: {(r["file"], i["nodeid"]) for r in results[m] for i in r["items"] if i["outcome"] == "passed"}
+                  for m in modes}  # fmt: skip
+        missing = sorted(passed["native"] - passed["t2t"])
+        print(f"\n{len(missing)} item(s) pass on TileLang but not on tile2triton:")
+        for file, nodeid in missing:
+            print(f"    {file}::{nodeid.split('::', 1)[-1]}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"checkout": root, "timeout": args.timeout, "cuda_as_cpu": args.cuda_as_cpu,
+                       "implementations": {m: {"name": names[m], "files": results[m]} for m in modes},
+                       "files": results[modes[-1]]}, f, indent=1)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Minimal programs for the open tile2triton bugs the grammar fuzzer found (tile2triton/oracle/fuzz.py).
+
+Each is ``xfail(strict=True)`` while its bug is open, and named after its entry in
+``tile2triton.oracle.fuzz.KNOWN_ISSUES`` (the generator redraws programs that would hit it).
+With the fix, pytest reports XPASS as a failure: remove the marker and the KNOWN_ISSUES entry
+together.  Each test checks tile2triton against the reference executor and against torch.
+"""
+
+import pytest
+import torch
+from t2t_util import assert_close
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton.oracle import reference
+
+
+# ------------------------------------------------------------------ block_cond_in_parallel
+@tilelang.jit(out_idx=[-1])
+def parity_of_block(N, block):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                if bx % 2 == 1:  # block-uniform condition inside T.Parallel
+                    C[bx * block + i] = A[bx * block + i]
+                else:
+                    C[bx * block + i] = -A[bx * block + i]
+
+    return main
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="block_cond_in_parallel: under Triton's interpreter `bx % 2 == 1` (bx a program id) has int32 "
+    "data; the store mask `(offs < N) & cond` is rejected: 'mask has unsupported dtype' (codegen scalar_mask)",
+)
+def test_block_condition_inside_parallel_interpreter():
+    a = torch.randn(21)
+    kernel = parity_of_block(21, 8)
+    out = kernel(a)
+    sign = torch.tensor([-1.0 if (k // 8) % 2 == 0 else 1.0 for k in range(21)])
+    assert_close(out, a.double() * sign, 0, 0)
+    assert reference.compare(kernel, a).ok
+
+
+# ------------------------------------------------------------------ scan_unit_dim
+@tilelang.jit(out_idx=[-1])
+def scan_tile(R, C_, dim, op):
+    @T.prim_func
+    def main(A: T.Tensor((R, C_), "float32"), C: T.Tensor((R, C_), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            F = T.alloc_fragment((R, C_), "float32")
+            T.copy(A[0, 0], F)
+            if op == "sum":
+                T.cumsum(F, dim=dim)
+            else:
+                T.cummax(F, dim=dim)
+            T.copy(F, C[0, 0])
+
+    return main
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="scan_unit_dim: T.cumsum/T.cummax of a tile with a unit dim: (1, 20) along dim 0 and (20, 1) along "
+    "dim 0 give wrong values, (20, 1) along dim 1 is rejected by Triton ('axis 1 out of bounds')",
+)
+@pytest.mark.parametrize("shape, dim", [((1, 20), 0), ((20, 1), 0), ((20, 1), 1)], ids=["1x20-d0", "20x1-d0", "20x1-d1"])
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_scan_of_a_tile_with_a_unit_dim(dev, shape, dim, op):
+    a = torch.randn(*shape, device=dev)
+    kernel = scan_tile(*shape, dim, op)
+    out = kernel(a)
+    ref = a.double().cumsum(dim) if op == "sum" else a.double().cummax(dim).values
+    assert_close(out, ref, 1e-5, 1e-5)

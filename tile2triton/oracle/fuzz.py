@@ -569,6 +569,8 @@ def fam_atomic(b: Builder) -> None:
     A = b.input_mn(dtype) if dtype == "float32" else b.param("A", ("M", "N"), dtype, lo=lo, hi=hi)
     form = rng.choice(["element", "tile", "tile_scalar"])
     head = f"with T.Kernel(T.ceildiv(N, {bn}), T.ceildiv(M, {bm}), threads=128) as (bx, by):\n"
+    if dtype == "float32" and op == "add":
+        b.tags.add("float_atomic_add")  # the sum's order differs between runs: equal within tolerance
     if form == "element":
         rows = rng.randint(1, 3)
         Acc = b.param("Acc", (rows, "N"), dtype, role="inout", lo=lo, hi=hi)

@@ -9,13 +9,17 @@ that composes the constructs of the README's supported table:
 family                constructs
 ====================  ==========================================================================
 ``elementwise``       ``T.Parallel`` over a tile, staged through shared/fragment tiles,
-                      float/int expressions, ``if``/``else`` on lane and block values
+                      float/int expressions, ``if``/``else`` on lane and block values,
+                      per-iteration ``alloc_local``
+``copy``              ``T.copy`` of slices and start-index regions in every direction, with casts,
+                      ``T.fill``/``T.clear`` of regions, ``T.unroll``/``T.vectorized``/``range``
+                      loops with steps, ``T.use_swizzle``, 3-D grids
 ``reduction``         ``T.reduce_{sum,max,min,absmax,abssum}`` over ``dim`` 0/1, ``clear``,
                       accumulated across a serial / ``T.Pipelined`` loop
 ``gemm``              ``T.gemm`` with ``transpose_A/B``, ``clear_accum``, fp16/bf16/int8
-                      operands, pipelined K loops and epilogues
-``thread_view``       ``T.get_thread_binding``, per-thread ``alloc_local``/``alloc_var``, shared
-                      buffers exchanged across ``T.sync_threads`` (reversal, rotation, xor, tree)
+                      operands (A from shared or a fragment), pipelined K loops and epilogues
+``thread_view``       ``T.get_thread_binding`` (1-D and 2-D), per-thread ``alloc_local``/``alloc_var``,
+                      shared buffers exchanged across ``T.sync_threads`` (reversal, rotation, xor, tree)
 ``atomic``            ``T.atomic_{add,max,min}``, element form (colliding addresses) and tile form
 ``scan``              ``T.cumsum`` / ``T.cummax`` on shared or fragment tiles, ``dim``, ``reverse``
 ``control``           ``while`` on block-uniform ``alloc_var`` counters, ``if``/``else`` on block values
@@ -61,12 +65,23 @@ from . import reference
 
 __all__ = ["Program", "Divergence", "generate", "check", "run", "hypothesis_programs", "KINDS", "KNOWN_ISSUES"]
 
-FAMILIES = ["elementwise", "reduction", "gemm", "thread_view", "atomic", "scan", "control", "split_loop", "cast"]
+FAMILIES = [
+    "elementwise",
+    "copy",
+    "reduction",
+    "gemm",
+    "thread_view",
+    "atomic",
+    "scan",
+    "control",
+    "split_loop",
+    "cast",
+]
 FEATURES = ["pipelined", "multi_kernel", "eager", "dynamic"]
 KINDS = FAMILIES + FEATURES
 
-TILES = [2, 3, 4, 5, 7, 8, 12, 16, 24, 32]
-GEMM_TILES = [16, 24, 32, 48, 64]
+TILES = [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32]
+GEMM_TILES = [8, 16, 24, 32, 48, 64]  # a dim < 16 takes the multiply-and-reduce path
 
 # Open tile2triton bugs the fuzzer found: (name, modes it shows in, predicate on a Program).
 # ``generate(seed, mode)`` redraws a program a predicate matches in that mode, so that the bounded
@@ -368,6 +383,9 @@ def fam_elementwise(b: Builder) -> None:
     if stage in ("fragment_out", "both"):
         body += f'Cf = T.alloc_fragment(({bm}, {bn}), "{out_dtype}")\n'
     leaves = ["a", "b"]
+    private = rng.random() < 0.2  # a buffer private to each iteration
+    if private:
+        leaves = ["a", "t[1]"]
     if dtype == "int32":
         expr, expr2 = int_expr(rng, leaves + ["y", "x"]), int_expr(rng, leaves + ["i", "j"])
     else:
@@ -376,6 +394,8 @@ def fam_elementwise(b: Builder) -> None:
             expr = f'({expr} + T.cast(y - x, "{dtype}") * 0.125)'
     cast = (lambda e: e) if out_dtype == dtype else (lambda e: f'T.cast({e}, "{out_dtype}")')
     inner = "a = " + a + f"\nb = {B}[y, x]\n"
+    if private:
+        inner += f't = T.alloc_local((2,), "{dtype}")\nt[0] = a\nt[1] = b - t[0]\n'
     target = "Cf[i, j]" if stage in ("fragment_out", "both") else f"{C}[y, x]"
     if branch == "plain":
         inner += f"{target} = {cast(expr)}\n"
@@ -396,6 +416,70 @@ def fam_elementwise(b: Builder) -> None:
         body += loop + f"T.copy(Cf, {C}[by * {bm}, bx * {bn}])\n"
     else:
         body += loop + "    if y < M and x < N:\n" + _ind(inner, 8) + "\n"
+    b.kernels.append(head + _ind(body, 4))
+
+
+def _thread_view_2d(b: Builder) -> None:
+    """threads=(tx, ty): a 2-D shared tile written per thread and read transposed/reflected."""
+    rng = b.rng
+    tx_n, ty_n = rng.choice([(32, 4), (16, 8), (32, 2), (8, 8)])
+    b.size("M", 1, 40)
+    b.size("N", 1, 70)
+    A = b.input_mn("float32")
+    C = b.result("C", ("M", "N"), "float32")
+    body = "tx = T.get_thread_binding(0)\nty = T.get_thread_binding(1)\n"
+    body += f'S = T.alloc_shared(({ty_n}, {tx_n}), "float32")\n'
+    body += f"y = by * {ty_n} + ty\nx = bx * {tx_n} + tx\nS[ty, tx] = {_lit(rng.choice([0.0, -1.0]))}\n"
+    body += f"if y < M and x < N:\n    S[ty, tx] = {float_expr(rng, [f'{A}[y, x]'])}\nT.sync_threads()\n"
+    other = rng.choice(
+        [f"S[{ty_n - 1} - ty, {tx_n - 1} - tx]", f"S[ty, (tx + 1) % {tx_n}]", f"S[(ty + 1) % {ty_n}, tx]"]
+    )
+    body += f"if y < M and x < N:\n    {C}[y, x] = {other} + S[ty, tx] * 0.5\n"
+    head = f"with T.Kernel(T.ceildiv(N, {tx_n}), T.ceildiv(M, {ty_n}), threads=({tx_n}, {ty_n})) as (bx, by):\n"
+    b.kernels.append(head + _ind(body, 4))
+
+
+def fam_copy(b: Builder) -> None:
+    """Data movement: slices and start-index regions between global, shared and fragment tiles."""
+    rng = b.rng
+    b.kind("copy")
+    dtype = rng.choice(["float32", "float16", "bfloat16"])
+    b.computes_in(dtype)
+    b.size("M", 1, 60)
+    b.size("N", 1, 60)
+    bm, bn = rng.choice(TILES), rng.choice(TILES)
+    while -(-b.sizes["M"] // bm) * -(-b.sizes["N"] // bn) > 24:
+        bm, bn = bm * 2, bn * 2
+    A = b.input_mn(dtype)
+    out = rng.choice([dtype, "float32"])
+    C = b.result("C", ("M", "N"), out)
+    pad_m, pad_n = rng.randint(0, 3), rng.randint(0, 3)
+    s1, s2 = rng.choice(["shared", "fragment"]), rng.choice(["shared", "fragment"])
+    body = ""
+    if rng.random() < 0.3:
+        body += f"T.use_swizzle(panel_size={rng.choice([2, 4])})\n"
+    body += f'X = T.alloc_{s1}(({bm + pad_m}, {bn + pad_n}), "{dtype}")\n'
+    body += f'Y = T.alloc_{s2}(({bm}, {bn}), "{out}")\n'
+    fill = rng.choice(["T.clear(X)", "T.fill(X, 0.75)", f"T.fill(X[0:{pad_m + 1}, :], -2.0)"])
+    body += fill + "\n"
+    # global -> X at an offset (a slice or a start index), then X -> Y with the cast, then Y -> global
+    src = rng.choice([f"{A}[by * {bm}, bx * {bn}]", f"{A}[by * {bm} : by * {bm} + {bm}, bx * {bn} : bx * {bn} + {bn}]"])
+    body += f"T.copy({src}, X[{pad_m} : {pad_m + bm}, {pad_n} : {pad_n + bn}])\n"
+    how = rng.choice(["copy", "loops", "parallel"])
+    if how == "copy":
+        body += f"T.copy(X[{pad_m} : {pad_m + bm}, {pad_n} : {pad_n + bn}], Y)\n"
+    elif how == "loops":
+        outer = rng.choice([f"T.unroll({bm})", f"T.serial({bm})", f"range({bm})"])
+        inner = rng.choice([f"T.vectorized({bn})", f"T.serial({bn})", f"range(0, {bn}, 1)"])
+        body += f"for i in {outer}:\n    for j in {inner}:\n        Y[i, j] = X[i + {pad_m}, j + {pad_n}]\n"
+    else:
+        x = f"X[i + {pad_m}, j + {pad_n}]"
+        body += f"for i, j in T.Parallel({bm}, {bn}):\n    Y[i, j] = {x} * 0.5 + {float_expr(rng, [x])}\n"
+    if rng.random() < 0.3:  # a strided loop over rows, with a step
+        step = rng.choice([2, 3])
+        body += f"for r in range(0, {bm}, {step}):\n    for j in T.Parallel({bn}):\n        Y[r, j] = Y[r, j] * 2\n"
+    body += f"T.copy(Y, {C}[by * {bm}, bx * {bn}])\n"
+    head = f"with T.Kernel(T.ceildiv(N, {bn}), T.ceildiv(M, {bm}), threads=128) as (bx, by):\n"
     b.kernels.append(head + _ind(body, 4))
 
 
@@ -484,6 +568,11 @@ def fam_gemm(b: Builder) -> None:
     a_idx = f"ko * {bk}, by * {bm}" if ta else f"by * {bm}, ko * {bk}"
     b_idx = f"bx * {bn}, ko * {bk}" if tb else f"ko * {bk}, bx * {bn}"
     inner = f"T.copy({A}[{a_idx}], As)\nT.copy({Bn}[{b_idx}], Bs)\n"
+    if not ta and rng.random() < 0.3:  # A from registers, modified first
+        body = body.replace("As = T.alloc_shared", "As = T.alloc_fragment")
+        neg = "-As[i, j]" if dtype != "int8" else "As[i, j] // 2"
+        inner += f"for i, j in T.Parallel({bm}, {bk}):\n    if (i + j) % 3 == 0:\n        As[i, j] = {neg}\n"
+
     extra = ", clear_accum=ko == 0" if init == "clear_accum" else ""
     inner += f"T.gemm(As, Bs, Cf, transpose_A={ta}, transpose_B={tb}{extra})\n"
     body += b.loop("ko", f"T.ceildiv(K, {bk})") + _ind(inner, 4) + "\n"
@@ -502,6 +591,8 @@ def fam_gemm(b: Builder) -> None:
 def fam_thread_view(b: Builder) -> None:
     rng = b.rng
     b.kind("thread_view")
+    if rng.random() < 0.25:
+        return _thread_view_2d(b)
     threads = rng.choice([32, 64, 128, 96])
     b.size("M", 1, 6)
     b.size("N", 1, 300)
@@ -546,8 +637,8 @@ def fam_thread_view(b: Builder) -> None:
         body += f'S2 = T.alloc_shared(({threads},), "float32")\nS2[tx] = {mix}\nT.sync_threads()\n'
         mix = f"S2[({threads} - tx) % {threads}] + S2[tx]"
     if gather:
-        body += f"for k in T.serial(T.ceildiv(N, {threads})):\n    col = k * {threads} + tx\n"
-        body += f'    if col < N:\n        {C}[by, col] = {mix} + T.cast(k, "float32")\n'
+        body += f"for k2 in T.serial(T.ceildiv(N, {threads})):\n    col2 = k2 * {threads} + tx\n"
+        body += f'    if col2 < N:\n        {C}[by, col2] = {mix} + T.cast(k2, "float32")\n'
         head = f"with T.Kernel(1, M, threads={threads}) as (bx, by):\n"
     else:
         body += f"if col < N:\n    {C}[by, col] = {mix}\n"
@@ -613,7 +704,7 @@ def fam_scan(b: Builder) -> None:
     dim = rng.choice([0, 1])
     reverse = rng.random() < 0.5
     scope = rng.choice(["fragment", "shared"])
-    if N == 1:
+    if 1 in (N, bm):
         b.tags.add("scan_unit_dim")
     A = b.input_mn("float32")
     C = b.result("C", ("M", "N"), "float32")
@@ -740,12 +831,12 @@ def fam_cast(b: Builder) -> None:
 
 
 _FAMILY_FNS = {
-    "elementwise": fam_elementwise, "reduction": fam_reduction, "gemm": fam_gemm, "thread_view": fam_thread_view,
+    "elementwise": fam_elementwise, "copy": fam_copy, "reduction": fam_reduction, "gemm": fam_gemm, "thread_view": fam_thread_view,
     "atomic": fam_atomic, "scan": fam_scan, "control": fam_control, "split_loop": fam_split_loop, "cast": fam_cast,
 }  # fmt: skip
 
 # families that read only an (M, N) input and so can follow another kernel (chaining)
-_CHAINABLE = ["elementwise", "reduction", "thread_view", "atomic", "scan", "control", "split_loop"]
+_CHAINABLE = ["elementwise", "copy", "reduction", "thread_view", "atomic", "scan", "control", "split_loop"]
 
 
 # ====================================================================== rendering

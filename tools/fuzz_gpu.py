@@ -14,7 +14,9 @@ first) and every disagreement is classified:
   difference explains it: triage it and record it in docs/tilelang_differences.md;
 * ``semantic difference (<name>)``: TileLang differs in a way docs/tilelang_differences.md documents;
 * ``both differ``: neither agrees with the reference (a reference bug, or two bugs);
-* ``TileLang rejects``: TileLang does not compile or run the program (counted separately).
+* ``TileLang rejects``: TileLang does not compile or run the program (counted separately);
+* ``known issue (<name>)``: tile2triton fails with the symptom of an open issue
+  (``KNOWN_ISSUES`` in tile2triton/oracle/fuzz.py; its regression test is in tests/test_fuzz_regressions.py).
 
 Every disagreement, error and crash is saved under ``--out`` as a program file (TileLang source;
 ``python -m tile2triton.oracle.fuzz --show SEED`` prints it again) with a ``.txt`` of the outputs.
@@ -219,9 +221,15 @@ def run_seeds(seeds: list, args, results: dict, lock: threading.Lock, log) -> No
         _kill(proc)
 
 
-def classify(rec: dict, program) -> str | None:
+def classify(rec: dict, program, mode: str) -> str | None:
     """The class of a program's outcome, or None when everything agrees."""
+    from tile2triton.oracle import fuzz
+
     t2t, tl = rec["t2t"], rec["tilelang"]
+    if t2t != "agree":
+        issue = fuzz.known_symptom(rec["detail"].get("t2t", ""), mode)
+        if issue is not None:
+            return f"known issue ({issue})"
     if t2t in ("error", "crash", "reference error") and tl is None:
         return f"tile2triton {t2t}" if t2t != "reference error" else "reference error"
     if tl is None:
@@ -334,7 +342,7 @@ def main() -> int:
         t2t_counts[rec["t2t"]] = t2t_counts.get(rec["t2t"], 0) + 1
         if rec["tilelang"]:
             tl_counts[rec["tilelang"]] = tl_counts.get(rec["tilelang"], 0) + 1
-        cls = classify(rec, prog)
+        cls = classify(rec, prog, "tilelang" if args.tilelang else args.device)
         rec["class"] = cls
         if cls is None:
             continue
@@ -364,7 +372,7 @@ def main() -> int:
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump({**summary, "results": [results[s] for s in seeds]}, f, indent=1)
     print(f"[fuzz-gpu] saved under {args.out}/")
-    failed = any(c for c in classes if c not in ("TileLang rejects",) and not c.startswith("semantic difference"))
+    failed = any(c != "TileLang rejects" and not c.startswith(("semantic difference", "known issue")) for c in classes)
     return 1 if failed else 0
 
 

@@ -25,6 +25,8 @@ family                constructs
 ``control``           ``while`` on block-uniform ``alloc_var`` counters, ``if``/``else`` on block values
 ``split_loop``        loops whose ``T.Parallel`` conditions are affine comparisons of loop and lane
                       variables (the causal-mask shape that tile2triton splits)
+``serial_loop``       serial loops tile2triton vectorizes (data-moving loops, ``X[i] += f(k)``) next
+                      to loops with carried dependences and ``alloc_var`` sums
 ``cast``              int8/int32 arithmetic and float8 (e4m3/e5m2) round trips
 ====================  ==========================================================================
 
@@ -52,11 +54,13 @@ import importlib.util
 import math
 import os
 import random
+import re
 import sys
 import tempfile
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -65,34 +69,39 @@ from . import reference
 
 __all__ = ["Program", "Divergence", "generate", "check", "run", "hypothesis_programs", "KINDS", "KNOWN_ISSUES"]
 
-FAMILIES = [
-    "elementwise",
-    "copy",
-    "reduction",
-    "gemm",
-    "thread_view",
-    "atomic",
-    "scan",
-    "control",
-    "split_loop",
-    "cast",
-]
+FAMILIES = ["elementwise", "copy", "reduction", "gemm", "thread_view", "atomic", "scan", "control", "split_loop",
+            "serial_loop", "cast"]  # fmt: skip
 FEATURES = ["pipelined", "multi_kernel", "eager", "dynamic"]
 KINDS = FAMILIES + FEATURES
 
 TILES = [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32]
 GEMM_TILES = [8, 16, 24, 32, 48, 64]  # a dim < 16 takes the multiply-and-reduce path
 
-# Open tile2triton bugs the fuzzer found: (name, modes it shows in, predicate on a Program).
-# ``generate(seed, mode)`` redraws a program a predicate matches in that mode, so that the bounded
-# CI run stays green while the bug is open; each has a strict-xfail regression test in
-# tests/test_fuzz_regressions.py (named after it).  Delete the entry together with the fix.
+
+@dataclass(frozen=True)
+class Issue:
+    """An open tile2triton bug the fuzzer found, and how to recognise the programs that hit it.
+
+    ``generate(seed, mode)`` redraws a program ``predicate`` matches in one of ``modes``; a
+    failure whose message matches ``symptom`` (a regex) counts under the issue instead of as a
+    failure (for programs the generator cannot recognise: the compiler's folding decides)."""
+
+    name: str  # the strict-xfail regression test in tests/test_fuzz_regressions.py is named after it
+    modes: tuple  # "cpu", "cuda", "tilelang"
+    predicate: Callable | None = None
+    symptom: str | None = None
+
+
+# Delete an entry together with its fix, so that the CI run covers those programs again.
 KNOWN_ISSUES: list = [
-    # a block-uniform condition (``if bx % 2 == 1``) inside T.Parallel: under Triton's interpreter
-    # the comparison of a program id comes back with int32 data and the combined mask is rejected
-    ("block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags),
+    # a lane-independent condition in a load or store mask (``if bx % 2 == 1`` in T.Parallel, a row
+    # guard that holds for every lane): under Triton's interpreter the comparison of a program id
+    # has int32 data and the mask is rejected
+    Issue(
+        "block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags, r"mask has unsupported dtype"
+    ),  # fmt: skip
     # T.cumsum/T.cummax of a tile with a unit dim: wrong values, or a Triton error for dim=1
-    ("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
+    Issue("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
 ]
 
 TILELANG_HEADER = "import tilelang\nimport tilelang.language as T\n"
@@ -483,6 +492,53 @@ def fam_copy(b: Builder) -> None:
     b.kernels.append(head + _ind(body, 4))
 
 
+def fam_serial_loop(b: Builder) -> None:
+    """Serial loops tile2triton may vectorize: data-moving loops (a tile axis), ``X[i] += f(k)`` (a
+    sum), next to loops with a carried dependence (which must stay loops) and ``alloc_var`` sums."""
+    rng = b.rng
+    b.kind("serial_loop")
+    b.size("M", 1, 40)
+    b.size("N", 1, 40)
+    N = b.sizes["N"]
+    bm = rng.choice(TILES)
+    while -(-b.sizes["M"] // bm) > 10:
+        bm *= 2
+    A = b.input_mn("float32")
+    form = rng.choice(["move", "sum_outer", "sum_inner", "carried", "var_sum"])
+    loop = rng.choice(["T.serial({n})", "range({n})", "T.unroll({n})"]) if form != "carried" else "T.serial(1, {n})"
+    f = float_expr(rng, ["v"])
+    row = f"bx * {bm} + i"
+    if form == "move":
+        C = b.result("C", ("M", "N"), "float32")
+        body = f"for i in T.serial({bm}):\n    for k in {loop.format(n='N')}:\n        if {row} < M:\n"
+        body += f"            v = {A}[{row}, k]\n            {C}[{row}, k] = {f}\n"
+    elif form in ("sum_outer", "sum_inner"):
+        C = b.result("C", ("M",), "float32")
+        body = f'R = T.alloc_fragment(({bm},), "float32")\nT.fill(R, {_lit(rng.choice([0.0, 0.5]))})\n'
+        upd = f"if {row} < M:\n    v = {A}[{row}, k]\n    R[i] += {f}\n"
+        if form == "sum_outer":
+            body += f"for k in {loop.format(n='N')}:\n    for i in T.Parallel({bm}):\n" + _ind(upd, 8) + "\n"
+        else:
+            body += f"for i in T.Parallel({bm}):\n    for k in {loop.format(n='N')}:\n" + _ind(upd, 8) + "\n"
+        body += f"T.copy(R, {C}[bx * {bm}])\n"
+    elif form == "carried":
+        C = b.result("C", ("M", "N"), "float32")
+        body = f'F = T.alloc_fragment(({bm}, {N}), "float32")\nT.copy({A}[bx * {bm}, 0], F)\n'
+        prev = rng.choice(["F[i, k - 1]", "T.max(F[i, k - 1], F[i, k])", "F[i, k - 1] * 0.5"])
+        body += f"for k in {loop.format(n=N)}:\n    for i in T.Parallel({bm}):\n        F[i, k] = {prev} + F[i, k]\n"
+        body += f"T.copy(F, {C}[bx * {bm}, 0])\n"
+    else:
+        C = b.result("C", ("M", "N"), "float32")
+        if N & (N - 1) == 0:  # no padded lanes: the row guard is the store's whole mask
+            b.tags.add("block_cond_in_parallel")
+        body = f"for i in T.serial({bm}):\n    if {row} < M:\n"
+        body += '        s = T.alloc_var("float32", 0.0)\n'
+        body += f"        for k in {loop.format(n='N')}:\n            v = {A}[{row}, k]\n            s = s + {f}\n"
+        body += f"        for j in T.Parallel({N}):\n            {C}[{row}, j] = {A}[{row}, j] - s * 0.125\n"
+    head = f"with T.Kernel(T.ceildiv(M, {bm}), threads=128) as bx:\n"
+    b.kernels.append(head + _ind(body, 4))
+
+
 def fam_reduction(b: Builder) -> None:
     rng = b.rng
     b.kind("reduction")
@@ -831,12 +887,22 @@ def fam_cast(b: Builder) -> None:
 
 
 _FAMILY_FNS = {
-    "elementwise": fam_elementwise, "copy": fam_copy, "reduction": fam_reduction, "gemm": fam_gemm, "thread_view": fam_thread_view,
+    "elementwise": fam_elementwise, "copy": fam_copy, "serial_loop": fam_serial_loop, "reduction": fam_reduction, "gemm": fam_gemm, "thread_view": fam_thread_view,
     "atomic": fam_atomic, "scan": fam_scan, "control": fam_control, "split_loop": fam_split_loop, "cast": fam_cast,
 }  # fmt: skip
 
 # families that read only an (M, N) input and so can follow another kernel (chaining)
-_CHAINABLE = ["elementwise", "copy", "reduction", "thread_view", "atomic", "scan", "control", "split_loop"]
+_CHAINABLE = [
+    "elementwise",
+    "copy",
+    "serial_loop",
+    "reduction",
+    "thread_view",
+    "atomic",
+    "scan",
+    "control",
+    "split_loop",
+]
 
 
 # ====================================================================== rendering
@@ -892,7 +958,7 @@ def generate(seed: int, mode: str | None = "cpu", family: str | None = None) -> 
     matches an open issue of ``mode`` ("cpu", "cuda", "tilelang"; None: draw it regardless)."""
     for attempt in range(100):
         prog = _generate(seed, attempt, family)
-        if not any(mode in modes and pred(prog) for _name, modes, pred in KNOWN_ISSUES):
+        if not any(mode in i.modes and i.predicate and i.predicate(prog) for i in KNOWN_ISSUES):
             return prog
     raise RuntimeError(f"seed {seed}: every attempt drew a program with a known open issue")
 
@@ -953,11 +1019,23 @@ class RunResult:
     checked: int = 0
     by_kind: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)  # (seed, message)
+    known: dict = field(default_factory=dict)  # issue name -> programs that hit it (not counted as checked)
     seconds: float = 0.0
 
     def line(self) -> str:
         kinds = ", ".join(f"{k}: {self.by_kind[k]}" for k in KINDS if k in self.by_kind)
-        return f"[fuzz] checked {self.checked} programs ({kinds})"
+        line = f"[fuzz] checked {self.checked} programs ({kinds})"
+        if self.known:
+            line += f"; {sum(self.known.values())} more hit open issues ({', '.join(f'{k}: {v}' for k, v in self.known.items())})"
+        return line
+
+
+def known_symptom(message: str, mode: str) -> str | None:
+    """The open issue whose symptom ``message`` shows in ``mode``, if any."""
+    for issue in KNOWN_ISSUES:
+        if mode in issue.modes and issue.symptom and re.search(issue.symptom, message):
+            return issue.name
+    return None
 
 
 def run(count: int, seed: int = 0, save_dir: str | None = None, verbose: bool = False, device: str = "cpu"):
@@ -972,6 +1050,10 @@ def run(count: int, seed: int = 0, save_dir: str | None = None, verbose: bool = 
                 check(prog, device)
         except Exception as exc:  # Divergence, ReferenceError or a crash: record and go on
             msg = f"{type(exc).__name__}: {exc}" if isinstance(exc, AssertionError) else traceback.format_exc()
+            issue = known_symptom(msg, device)
+            if issue is not None:
+                result.known[issue] = result.known.get(issue, 0) + 1
+                continue
             result.failures.append((s, msg))
             if save_dir:
                 prog.write(save_dir, "tilelang")

@@ -123,3 +123,34 @@ def test_scan_of_a_tile_with_a_unit_dim(dev, shape, dim, op):
     out = kernel(a)
     ref = a.double().cumsum(dim) if op == "sum" else a.double().cummax(dim).values
     assert_close(out, ref, 1e-5, 1e-5)
+
+
+# ------------------------------------------------------------------ one_lane_guarded_sum
+@tilelang.jit(out_idx=[-1])
+def row_sums_one_row_per_block():
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 9), "float32"), C: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=128) as bx:
+            R = T.alloc_fragment((1,), "float32")
+            T.fill(R, 0.5)
+            for i in T.Parallel(1):
+                for k in range(9):
+                    if bx + i < M:  # a guard that value ranges cannot decide (M is dynamic)
+                        R[i] += A[bx + i, k]
+            T.copy(R, C[bx])
+
+    return main
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="one_lane_guarded_sum: a one-element fragment is a scalar (tl.full([], ...)), but `R[i] += f(k)` "
+    "under a lane condition becomes tl.where(cond, ..., R) with a (1,)-shaped cond: the loop-carried R turns "
+    "into a block and its store to a scalar pointer is rejected",
+)
+def test_guarded_sum_into_a_one_element_fragment(dev):
+    a = torch.randn(7, 9, device=dev)
+    kernel = row_sums_one_row_per_block()
+    assert_close(kernel(a), a.double().sum(1) + 0.5, 1e-5, 1e-5)

@@ -102,6 +102,14 @@ KNOWN_ISSUES: list = [
     ),  # fmt: skip
     # T.cumsum/T.cummax of a tile with a unit dim: wrong values, or a Triton error for dim=1
     Issue("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
+    # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
+    # becomes a (1,) block in the loop
+    Issue(
+        "one_lane_guarded_sum",
+        ("cpu", "cuda"),
+        lambda p: "one_lane_sum" in p.tags and "dynamic" in p.kinds,
+        r"Value argument cannot be block type",
+    ),  # fmt: skip
 ]
 
 TILELANG_HEADER = "import tilelang\nimport tilelang.language as T\n"
@@ -514,6 +522,8 @@ def fam_serial_loop(b: Builder) -> None:
         body += f"            v = {A}[{row}, k]\n            {C}[{row}, k] = {f}\n"
     elif form in ("sum_outer", "sum_inner"):
         C = b.result("C", ("M",), "float32")
+        if bm == 1:
+            b.tags.add("one_lane_sum")
         body = f'R = T.alloc_fragment(({bm},), "float32")\nT.fill(R, {_lit(rng.choice([0.0, 0.5]))})\n'
         upd = f"if {row} < M:\n    v = {A}[{row}, k]\n    R[i] += {f}\n"
         if form == "sum_outer":
@@ -566,8 +576,15 @@ def fam_reduction(b: Builder) -> None:
             bn = rlen
     A = b.input_mn(dtype)
     C = b.result("C", (keep,), "float32")
-    body = f'X = T.alloc_fragment(({bm}, {bn}), "{dtype}")\nR = T.alloc_fragment(({rlen},), "float32")\n'
-    body += f'Xf = T.alloc_fragment(({bm}, {bn}), "float32")\n'
+    keepdim = dim == 1 and rng.random() < 0.25  # the result keeps the reduced dim as 1
+    if keepdim:
+        b.params[-1].shape = (keep, 1)
+    scope = rng.choice(["fragment", "shared"])
+    body = f'X = T.alloc_fragment(({bm}, {bn}), "{dtype}")\n'
+    body += (
+        f'R = T.alloc_{scope}(({rlen}, 1), "float32")\n' if keepdim else f'R = T.alloc_{scope}(({rlen},), "float32")\n'
+    )
+    body += f'Xf = T.alloc_{scope}(({bm}, {bn}), "float32")\n'
     if mode == "loop":
         body += f"T.fill(R, {_lit(rng.choice([0.0, 1.0, -1.0]))})\n"
     src = f"{A}[bid * {bm}, k * {bn}]" if dim == 1 else f"{A}[k * {bm}, bid * {bn}]"
@@ -577,7 +594,9 @@ def fam_reduction(b: Builder) -> None:
     clear = "True" if mode == "single" else "False"
     inner += f"T.reduce_{kind}(Xf, R, dim={dim}{'' if kind == 'abssum' else ', clear=' + clear})\n"
     body += b.loop("k", ext) + _ind(inner, 4) + "\n"
-    if rng.random() < 0.5:
+    if keepdim:
+        body += f"T.copy(R, {C}[bid * {rlen}, 0])\n"
+    elif rng.random() < 0.5:
         body += f"T.copy(R, {C}[bid * {rlen}])\n"
     else:
         body += (
@@ -736,6 +755,12 @@ def fam_atomic(b: Builder) -> None:
             dst = f"{Acc}[(by % 2) * {bm} : (by % 2) * {bm} + {bm}, bx * {bn} : bx * {bn} + {bn}]"
         if form == "tile_scalar":
             body = f"T.atomic_{op}({dst}, {rng.choice(['1', '3', '-2']) if dtype == 'int32' else '1.5'})\n"
+        elif rng.random() < 0.3:  # element atomics into a shared tile first (colliding rows), then the tile
+            rows = rng.randint(1, 3)
+            body = f'S = T.alloc_shared(({bm}, {bn}), "{dtype}")\nT.clear(S)\n'
+            body += f"for i, j in T.Parallel({bm}, {bn}):\n    if by * {bm} + i < M and bx * {bn} + j < N:\n"
+            body += f"        T.atomic_add(S[i % {rows}, j], {A}[by * {bm} + i, bx * {bn} + j])\n"
+            body += f"T.atomic_{op}({dst}, S)\n"
         else:
             scope = rng.choice(["fragment", "shared"])
             body = f'F = T.alloc_{scope}(({bm}, {bn}), "{dtype}")\nT.copy({A}[by * {bm}, bx * {bn}], F)\n'
@@ -789,11 +814,23 @@ def fam_control(b: Builder) -> None:
     C = b.result("C", ("M", "N"), "float32")
     body = f'F = T.alloc_fragment(({bm}, {N}), "float32")\nT.copy({A}[bx * {bm}, 0], F)\n'
     body += 'it = T.alloc_var("int32", 0)\n'
-    limit = rng.choice(["bx % 3 + 1", "2", "(bx + 1) // 2", "3 - bx % 2"])
     step = float_expr(rng, ["F[i, j]", "w"])
-    body += f"while it < {limit}:\n"
-    body += f'    for i, j in T.Parallel({bm}, {N}):\n        w = T.cast(it + i - j, "float32") * 0.25\n'
-    body += f"        F[i, j] = T.tanh({step})\n    it = it + 1\n"
+    update = f'for i, j in T.Parallel({bm}, {N}):\n    w = T.cast(it + i - j, "float32") * 0.25\n'
+    update += f"    F[i, j] = T.tanh({step})\n"
+    loop_form = rng.choice(["counter", "data", "branchy_for"])
+    if loop_form == "counter":  # a block-dependent trip count
+        limit = rng.choice(["bx % 3 + 1", "2", "(bx + 1) // 2", "3 - bx % 2"])
+        body += f"while it < {limit}:\n" + _ind(update, 4) + "\n    it = it + 1\n"
+    elif loop_form == "data":  # a trip count read from the input (the same for the whole block)
+        body += 'x = T.alloc_var("int32", 0)\n'
+        body += f'x = T.cast(T.abs({A}[bx * {bm}, 0]) * 4.0, "int32")\n'
+        body += "while x > 0:\n" + _ind(update, 4) + "\n    x = x // 2\n    it = it + 1\n"
+    else:  # if/else around tile ops inside a loop
+        body += f'X = T.alloc_fragment(({bm}, {N}), "float32")\n'
+        body += f"for k in T.serial({rng.randint(1, 4)}):\n    if k % 2 == bx % 2:\n"
+        body += f"        T.copy({A}[bx * {bm}, 0], X)\n        for i, j in T.Parallel({bm}, {N}):\n"
+        body += "            F[i, j] = F[i, j] * 0.5 + X[i, j]\n        it = it + 1\n    else:\n"
+        body += _ind(update, 8) + "\n"
     cond = rng.choice(["bx % 2 == 0", "it > 1", "bx < 2"])
     alt = float_expr(rng, ["F[i, j]"])
     body += f"if {cond}:\n    T.copy(F, {C}[bx * {bm}, 0])\nelse:\n"
@@ -1002,8 +1039,8 @@ def _generate(seed: int, attempt: int, family: str | None) -> Program:
 
 
 def _dynamic_ok(b: Builder, size: str) -> bool:
-    """A size can be dynamic unless a tile or shared buffer's shape names it (those are static)."""
-    return all(f", {size})" not in k and f"({size}," not in k for k in b.kernels) and "NT" not in b.sizes
+    """A size can be dynamic unless a loop unrolls over it (tile shapes are always literals)."""
+    return all(f"T.unroll({size})" not in k for k in b.kernels) and "NT" not in b.sizes
 
 
 # ====================================================================== runs

@@ -359,6 +359,8 @@ class Builder:
     def loop(self, var: str, extent: str, allow_pipelined: bool = True) -> str:
         """``for var in <serial | range | T.Pipelined>(extent):``."""
         choice = self.rng.choice(["serial", "range", "Pipelined"] if allow_pipelined else ["serial", "range"])
+        if self.rng.random() < 0.2:  # the (start, stop) form
+            extent = f"0, {extent}"
         if choice == "Pipelined":
             self.kind("pipelined")
             return f"for {var} in T.Pipelined({extent}, num_stages={self.rng.randint(0, 3)}):\n"
@@ -410,7 +412,11 @@ def fam_elementwise(b: Builder) -> None:
         if rng.random() < 0.5:
             expr = f'({expr} + T.cast(y - x, "{dtype}") * 0.125)'
     cast = (lambda e: e) if out_dtype == dtype else (lambda e: f'T.cast({e}, "{out_dtype}")')
-    inner = "a = " + a + f"\nb = {B}[y, x]\n"
+    # the second operand through a permuted or gathered index (always inside the tensor)
+    b_idx = rng.choice(
+        ["y, x", "y, x", "M - 1 - y, x", "y, N - 1 - x", "(y * 7 + 3) % M, x // 2", "y // 2, (x + 5) % N"]
+    )
+    inner = "a = " + a + f"\nb = {B}[{b_idx}]\n"
     if private:
         inner += f't = T.alloc_local((2,), "{dtype}")\nt[0] = a\nt[1] = b - t[0]\n'
     target = "Cf[i, j]" if stage in ("fragment_out", "both") else f"{C}[y, x]"

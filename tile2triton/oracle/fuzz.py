@@ -698,6 +698,15 @@ def fam_thread_view(b: Builder) -> None:
         body += f"col = bx * {threads} + tx\n{acc} = 0.0\n"
         body += f'if col < N:\n    v = T.cast({A}[by, col], "float32")\n    {acc} = {f}\n'
     body += f"S[tx] = {acc}\nT.sync_threads()\n"
+    if rng.random() < 0.3:  # per-thread atomics into a few colliding slots
+        b.kind("atomic")
+        slots = rng.randint(1, 5)
+        op = rng.choice(["add", "max", "min"])
+        Acc = b.param("Acc", ("M", slots), "float32", role="inout")
+        if op == "add":
+            b.tags.add("float_atomic_add")
+        guard = rng.choice(["", f"if tx % 3 != {rng.randint(0, 2)}:\n    "])
+        body += f"{guard}T.atomic_{op}({Acc}[by, tx % {slots}], {acc})\n"
     exchange = rng.choice(["reverse", "rotate", "xor", "half", "tree"])
     if exchange == "tree" and threads & (threads - 1) == 0:
         steps = int(math.log2(threads))

@@ -25,8 +25,8 @@ def test_fuzz_bounded_run(capsys):
     result = fuzz.run(COUNT, SEED)
     with capsys.disabled():
         print(f"\n{result.line()} in {result.seconds:.1f}s")
-    assert result.checked + sum(result.known.values()) == COUNT
-    assert result.checked >= COUNT * 0.9, result.known
+    assert result.checked == COUNT
+    assert sum(result.known.values()) <= COUNT // 10, result.known  # replaced programs stay rare
     assert not result.failures, "\n\n".join(f"seed {s}: {m}" for s, m in result.failures[:3])
     assert len(result.by_kind) >= 8, result.by_kind
 

@@ -13,16 +13,18 @@ family                constructs
                       per-iteration ``alloc_local``
 ``copy``              ``T.copy`` of slices and start-index regions in every direction, with casts,
                       ``T.fill``/``T.clear`` of regions, ``T.unroll``/``T.vectorized``/``range``
-                      loops with steps, ``T.use_swizzle``, 3-D grids
+                      loops with steps, ``T.use_swizzle``
 ``reduction``         ``T.reduce_{sum,max,min,absmax,abssum}`` over ``dim`` 0/1, ``clear``,
                       accumulated across a serial / ``T.Pipelined`` loop
 ``gemm``              ``T.gemm`` with ``transpose_A/B``, ``clear_accum``, fp16/bf16/int8
                       operands (A from shared or a fragment), pipelined K loops and epilogues
 ``thread_view``       ``T.get_thread_binding`` (1-D and 2-D), per-thread ``alloc_local``/``alloc_var``,
-                      shared buffers exchanged across ``T.sync_threads`` (reversal, rotation, xor, tree)
+                      shared buffers exchanged across ``T.sync_threads`` (reversal, rotation, xor, tree),
+                      per-thread atomics
 ``atomic``            ``T.atomic_{add,max,min}``, element form (colliding addresses) and tile form
 ``scan``              ``T.cumsum`` / ``T.cummax`` on shared or fragment tiles, ``dim``, ``reverse``
-``control``           ``while`` on block-uniform ``alloc_var`` counters, ``if``/``else`` on block values
+``control``           ``while`` on block-uniform counters and on values read from the input,
+                      ``if``/``else`` on block values around tile ops, also inside loops
 ``split_loop``        loops whose ``T.Parallel`` conditions are affine comparisons of loop and lane
                       variables (the causal-mask shape that tile2triton splits)
 ``serial_loop``       serial loops tile2triton vectorizes (data-moving loops, ``X[i] += f(k)``) next
@@ -36,9 +38,9 @@ and ``dynamic`` (``T.dynamic`` sizes: run-time arguments).  A program counts onc
 family and feature it contains; ``[fuzz] checked N programs (kind: n, ...)`` reports them.
 
 The source text imports ``tilelang``; ``Program.source_for("tile2triton")`` swaps in the drop-in
-imports, so the same program runs on real TileLang (tools/fuzz_gpu.py).  Shapes are never
-multiples of the tiles.  Every global access in a ``T.Parallel`` body is bounds-guarded, since
-TileLang does not guard plain stores.
+imports, so the same program runs on real TileLang (tools/fuzz_gpu.py).  Sizes are drawn
+independently of the tiles (mostly not multiples of them; a multiple exercises the folding of
+bounds checks).  Every global access in a ``T.Parallel`` body is bounds-guarded.
 
 ``check(program)`` runs tile2triton (Triton's interpreter for CPU tensors) and the reference
 (tile2triton/oracle/reference.py) and raises ``Divergence`` unless they agree.  Entry points:
@@ -239,7 +241,7 @@ def float_expr(rng: random.Random, leaves: list, depth: int = 0) -> str:
         return rng.choice(leaves)
     a, b = float_expr(rng, leaves, depth + 1), float_expr(rng, leaves, depth + 1)
     form = rng.choice(["+", "-", "*", "max", "min", "abs", "exp", "sigmoid", "tanh", "div", "sqrt", "neg",
-                       "select", "ifexp"])  # fmt: skip
+                       "select", "ifexp", "smooth", "log", "pow"])  # fmt: skip
     if form in ("+", "-", "*"):
         return f"({a} {form} {b})"
     if form in ("max", "min"):
@@ -256,6 +258,12 @@ def float_expr(rng: random.Random, leaves: list, depth: int = 0) -> str:
         return f"T.sqrt(T.abs({a}) + 0.25)"
     if form == "neg":
         return f"(-{a})"
+    if form == "smooth":  # smooth functions only: a rounding step (floor, round) would turn ulps into units
+        return f"T.{rng.choice(['sin', 'cos', 'erf'])}({a})"
+    if form == "log":
+        return f"T.{rng.choice(['log', 'log2'])}(T.abs({a}) + 0.5)"
+    if form == "pow":
+        return f"T.pow(T.abs({a}) + 0.5, {rng.choice(['0.5', '2.0', '1.5'])})"
     c = float_expr(rng, leaves, depth + 1)
     cmp = rng.choice([">", "<", ">=", "<="])
     if form == "select":
@@ -1005,13 +1013,17 @@ def _render(b: Builder, style: str, dynamic: set) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(seed: int, mode: str | None = "cpu", family: str | None = None) -> Program:
+def generate(seed: int, mode: str | None = "cpu", family: str | None = None, skip: int = 0) -> Program:
     """The program of ``seed`` (optionally forced to start with ``family``), redrawn while it
-    matches an open issue of ``mode`` ("cpu", "cuda", "tilelang"; None: draw it regardless)."""
+    matches an open issue of ``mode`` ("cpu", "cuda", "tilelang"; None: draw it regardless);
+    ``skip`` passes over that many acceptable draws (``run`` replaces a program that shows the
+    symptom of an open issue by the next one)."""
     for attempt in range(100):
         prog = _generate(seed, attempt, family)
         if not any(mode in i.modes and i.predicate and i.predicate(prog) for i in KNOWN_ISSUES):
-            return prog
+            if skip == 0:
+                return prog
+            skip -= 1
     raise RuntimeError(f"seed {seed}: every attempt drew a program with a known open issue")
 
 
@@ -1071,14 +1083,15 @@ class RunResult:
     checked: int = 0
     by_kind: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)  # (seed, message)
-    known: dict = field(default_factory=dict)  # issue name -> programs that hit it (not counted as checked)
+    known: dict = field(default_factory=dict)  # issue name -> programs that hit it (replaced, not counted)
     seconds: float = 0.0
 
     def line(self) -> str:
         kinds = ", ".join(f"{k}: {self.by_kind[k]}" for k in KINDS if k in self.by_kind)
         line = f"[fuzz] checked {self.checked} programs ({kinds})"
         if self.known:
-            line += f"; {sum(self.known.values())} more hit open issues ({', '.join(f'{k}: {v}' for k, v in self.known.items())})"
+            hits = ", ".join(f"{k}: {v}" for k, v in self.known.items())
+            line += f"; {sum(self.known.values())} drawn programs hit open issues and were replaced ({hits})"
         return line
 
 
@@ -1090,22 +1103,32 @@ def known_symptom(message: str, mode: str) -> str | None:
     return None
 
 
+def _outcome(prog: Program, device: str) -> str | None:
+    """None when ``prog`` agrees; else why not (a divergence, a compiler error, a crash)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check(prog, device)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}" if isinstance(exc, AssertionError) else traceback.format_exc()
+    return None
+
+
 def run(count: int, seed: int = 0, save_dir: str | None = None, verbose: bool = False, device: str = "cpu"):
     """Check ``count`` programs, seeds ``seed`` .. ``seed + count - 1``; one failure does not stop the run."""
     result = RunResult()
     start = time.time()
     for s in range(seed, seed + count):
-        prog = generate(s, mode=device)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                check(prog, device)
-        except Exception as exc:  # Divergence, ReferenceError or a crash: record and go on
-            msg = f"{type(exc).__name__}: {exc}" if isinstance(exc, AssertionError) else traceback.format_exc()
-            issue = known_symptom(msg, device)
-            if issue is not None:
-                result.known[issue] = result.known.get(issue, 0) + 1
-                continue
+        skip = 0
+        while True:
+            prog = generate(s, mode=device, skip=skip)
+            msg = _outcome(prog, device)
+            issue = known_symptom(msg, device) if msg else None
+            if issue is None or skip >= 20:
+                break
+            result.known[issue] = result.known.get(issue, 0) + 1  # replace it by the seed's next program
+            skip += 1
+        if msg:
             result.failures.append((s, msg))
             if save_dir:
                 prog.write(save_dir, "tilelang")

@@ -154,3 +154,38 @@ def test_guarded_sum_into_a_one_element_fragment(dev):
     a = torch.randn(7, 9, device=dev)
     kernel = row_sums_one_row_per_block()
     assert_close(kernel(a), a.double().sum(1) + 0.5, 1e-5, 1e-5)
+
+
+# ------------------------------------------------------------------ onehot_numel
+@tilelang.jit(out_idx=[-1])
+def copy_into_an_offset_tile(M, N, bm, bn, pad, scope):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            if scope == "fragment":
+                X = T.alloc_fragment((bm + pad, bn + pad), "float32")
+            else:
+                X = T.alloc_shared((bm + pad, bn + pad), "float32")
+            T.clear(X)
+            T.copy(A[by * bm, bx * bn], X[pad : bm + pad, pad : bn + pad])
+            T.copy(X[pad : bm + pad, pad : bn + pad], C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="onehot_numel: a copy into an offset sub-region of a register tile is a one-hot scatter of "
+    "(destination numel x source numel) elements: 26x34 <- 24x32 needs 2048 x 1024 > Triton's 2**20 limit",
+)
+def test_copy_into_an_offset_region_of_a_fragment(dev):
+    a = torch.randn(50, 70, device=dev)
+    out = copy_into_an_offset_tile(50, 70, 24, 32, 2, "fragment")(a)
+    assert_close(out, a, 0, 0)
+
+
+def test_copy_into_an_offset_region_of_a_shared_tile(dev):
+    """The same copy into shared memory works (it is not kept in registers)."""
+    a = torch.randn(50, 70, device=dev)
+    out = copy_into_an_offset_tile(50, 70, 24, 32, 2, "shared")(a)
+    assert_close(out, a, 0, 0)

@@ -101,7 +101,7 @@ KNOWN_ISSUES: list = [
     # has int32 data and the mask is rejected
     Issue(
         "block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags, r"mask has unsupported dtype"
-    ),  # fmt: skip
+    ),
     # T.cumsum/T.cummax of a tile with a unit dim: wrong values, or a Triton error for dim=1
     Issue("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
     # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
@@ -111,7 +111,10 @@ KNOWN_ISSUES: list = [
         ("cpu", "cuda"),
         lambda p: "one_lane_sum" in p.tags and "dynamic" in p.kinds,
         r"Value argument cannot be block type",
-    ),  # fmt: skip
+    ),
+    # a copy into an offset region of a fragment is a one-hot scatter of (dst numel x src numel)
+    # elements: past Triton's 2**20 limit for tiles of a few hundred elements
+    Issue("onehot_numel", ("cpu", "cuda"), lambda p: "onehot_numel" in p.tags, r"exceeds triton maximum tensor numel"),
 ]
 
 TILELANG_HEADER = "import tilelang\nimport tilelang.language as T\n"
@@ -470,6 +473,11 @@ def _thread_view_2d(b: Builder) -> None:
     b.kernels.append(head + _ind(body, 4))
 
 
+def _p2(n: int) -> int:
+    """The power of two a register tile's extent is padded to."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
 def fam_copy(b: Builder) -> None:
     """Data movement: slices and start-index regions between global, shared and fragment tiles."""
     rng = b.rng
@@ -490,6 +498,8 @@ def fam_copy(b: Builder) -> None:
     if rng.random() < 0.3:
         body += f"T.use_swizzle(panel_size={rng.choice([2, 4])})\n"
     body += f'X = T.alloc_{s1}(({bm + pad_m}, {bn + pad_n}), "{dtype}")\n'
+    if s1 == "fragment" and _p2(bm + pad_m) * _p2(bn + pad_n) * _p2(bm) * _p2(bn) > 2**20:
+        b.tags.add("onehot_numel")
     body += f'Y = T.alloc_{s2}(({bm}, {bn}), "{out}")\n'
     fill = rng.choice(["T.clear(X)", "T.fill(X, 0.75)", f"T.fill(X[0:{pad_m + 1}, :], -2.0)"])
     body += fill + "\n"

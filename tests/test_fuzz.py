@@ -7,6 +7,7 @@ Bugs the fuzzer found are in tests/test_fuzz_regressions.py.
 """
 
 import os
+import pathlib
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ import torch
 
 from tile2triton.oracle import fuzz
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 COUNT = int(os.environ.get("TILE2TRITON_FUZZ_EXAMPLES", "120"))
 SEED = int(os.environ.get("TILE2TRITON_FUZZ_SEED", "20261130"))
 
@@ -85,7 +87,7 @@ def test_fuzz_module_does_not_need_hypothesis():
         "from tile2triton.oracle import fuzz\n"
         "print(fuzz.generate(1).kind)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=os.getcwd())
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() in fuzz.FAMILIES
 
@@ -124,3 +126,46 @@ def test_cli_show_and_run(tmp_path):
                           text=True, timeout=120)  # fmt: skip
     assert show.stdout.startswith("# fuzz seed 5:") and "import tilelang" in show.stdout
     assert time.time() - start < 600
+
+
+def _fuzz_gpu():
+    import importlib.util
+
+    path = ROOT / "tools" / "fuzz_gpu.py"
+    spec = importlib.util.spec_from_file_location("fuzz_gpu", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fuzz_gpu_classifies_disagreements():
+    tool = _fuzz_gpu()
+    prog = fuzz.generate(1)
+
+    def rec(t2t, tl, detail=""):
+        return {"t2t": t2t, "tilelang": tl, "detail": {"t2t": detail}}
+
+    assert tool.classify(rec("agree", None), prog, "cuda") is None
+    assert tool.classify(rec("agree", "agree"), prog, "tilelang") is None
+    assert tool.classify(rec("differ", None), prog, "cuda") == "tile2triton bug"
+    assert tool.classify(rec("differ", "agree"), prog, "tilelang") == "tile2triton bug"
+    assert tool.classify(rec("agree", "differ"), prog, "tilelang") == "TileLang bug"
+    assert tool.classify(rec("differ", "differ"), prog, "tilelang") == "both differ"
+    assert tool.classify(rec("agree", "rejects"), prog, "tilelang") == "TileLang rejects"
+    assert tool.classify(rec("crash", None), prog, "cuda") == "tile2triton crash"
+    known = rec("error", None, "GeneratedCodeError: ... ValueError: mask has unsupported dtype")
+    assert tool.classify(known, prog, "cpu") == "known issue (block_cond_in_parallel)"
+    assert tool.classify(known, prog, "cuda") == "tile2triton error"  # that issue is the interpreter's only
+
+
+def test_fuzz_gpu_runs_on_the_interpreter(tmp_path):
+    """The GPU tool's workers, results and summary, with the interpreter standing in for the GPU."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "fuzz_gpu.py"), "--device", "cpu", "--count", "3", "--seed", "11", "--jobs", "1",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[fuzz] checked 3 programs (" in out.stdout
+    assert '"agree": 3' in out.stdout
+    assert (tmp_path / "summary.json").exists()

@@ -118,12 +118,12 @@ def test_cli_show_and_run(tmp_path):
     start = time.time()
     out = subprocess.run(
         [sys.executable, "-m", "tile2triton.oracle.fuzz", "--count", "2", "--seed", "5"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.startswith("[fuzz] checked 2 programs (")
     show = subprocess.run([sys.executable, "-m", "tile2triton.oracle.fuzz", "--show", "5"], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+                          text=True, timeout=120, cwd=ROOT)  # fmt: skip
     assert show.stdout.startswith("# fuzz seed 5:") and "import tilelang" in show.stdout
     assert time.time() - start < 600
 

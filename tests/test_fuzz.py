@@ -153,6 +153,9 @@ def test_fuzz_gpu_classifies_disagreements():
     assert tool.classify(rec("differ", "differ"), prog, "tilelang") == "both differ"
     assert tool.classify(rec("agree", "rejects"), prog, "tilelang") == "TileLang rejects"
     assert tool.classify(rec("crash", None), prog, "cuda") == "tile2triton crash"
+    assert tool.classify(rec("crash", None), prog, "tilelang") == "crash"
+    assert tool.classify(rec("error", "ran"), prog, "tilelang") == "tile2triton bug"
+    assert tool.classify(rec("reference error", "agree"), prog, "tilelang") == "reference error"
     known = rec("error", None, "GeneratedCodeError: ... ValueError: mask has unsupported dtype")
     assert tool.classify(known, prog, "cpu") == "known issue (block_cond_in_parallel)"
     assert tool.classify(known, prog, "cuda") == "tile2triton error"  # that issue is the interpreter's only

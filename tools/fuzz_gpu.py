@@ -14,6 +14,7 @@ first) and every disagreement is classified:
   difference explains it: triage it and record it in docs/tilelang_differences.md;
 * ``semantic difference (<name>)``: TileLang differs in a way docs/tilelang_differences.md documents;
 * ``both differ``: neither agrees with the reference (a reference bug, or two bugs);
+* ``crash``: the worker died or hung on the program (with ``--tilelang``, in either compiler);
 * ``TileLang rejects``: TileLang does not compile or run the program (counted separately);
 * ``known issue (<name>)``: tile2triton fails with the symptom of an open issue
   (``KNOWN_ISSUES`` in tile2triton/oracle/fuzz.py; its regression test is in tests/test_fuzz_regressions.py).
@@ -226,21 +227,23 @@ def classify(rec: dict, program, mode: str) -> str | None:
     from tile2triton.oracle import fuzz
 
     t2t, tl = rec["t2t"], rec["tilelang"]
+    if t2t == "crash":  # the worker died or hung; with --tilelang it may have been in either compiler
+        return "crash" if mode == "tilelang" else "tile2triton crash"
+    if t2t == "reference error":
+        return "reference error"
     if t2t != "agree":
         issue = fuzz.known_symptom(rec["detail"].get("t2t", ""), mode)
         if issue is not None:
             return f"known issue ({issue})"
-    if t2t in ("error", "crash", "reference error") and tl is None:
-        return f"tile2triton {t2t}" if t2t != "reference error" else "reference error"
     if tl is None:
-        return None if t2t == "agree" else "tile2triton bug"
+        return {"agree": None, "error": "tile2triton error"}.get(t2t, "tile2triton bug")
     if tl == "rejects":
         return "TileLang rejects" if t2t == "agree" else "tile2triton bug (TileLang rejects too)"
+    if t2t == "error":  # TileLang runs a program tile2triton refuses
+        return "tile2triton bug"
     if t2t == "agree" and tl == "agree":
         return None
-    if t2t == "reference error":
-        return "reference error"
-    if t2t != "agree" and tl == "agree":
+    if t2t == "differ" and tl == "agree":
         return "tile2triton bug"
     if t2t == "agree" and tl == "differ":
         for name, pred in SEMANTIC_DIFFERENCES:
@@ -311,8 +314,11 @@ def main() -> int:
     card = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU (Triton interpreter)"
     versions = f"torch {torch.__version__}, triton {triton.__version__}"
     if args.tilelang:
-        import tilelang
-
+        try:
+            import tilelang
+        except ImportError:
+            print("fuzz_gpu: --tilelang needs real TileLang (source ../shared/tools/with-tilelang.sh)", file=sys.stderr)
+            return 2
         versions += f", tilelang {tilelang.__version__}"
     print(f"[fuzz-gpu] {card}; {versions}; seeds {args.seed}..{args.seed + args.count - 1}, {args.jobs} workers")
     start = time.time()

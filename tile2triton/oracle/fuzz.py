@@ -20,7 +20,7 @@ family                constructs
                       operands (A from shared or a fragment), pipelined K loops and epilogues
 ``thread_view``       ``T.get_thread_binding`` (1-D and 2-D), per-thread ``alloc_local``/``alloc_var``,
                       shared buffers exchanged across ``T.sync_threads`` (reversal, rotation, xor, tree),
-                      per-thread atomics
+                      per-thread atomics, tile ops on shared memory read back by the threads
 ``atomic``            ``T.atomic_{add,max,min}``, element form (colliding addresses) and tile form
 ``scan``              ``T.cumsum`` / ``T.cummax`` on shared or fragment tiles, ``dim``, ``reverse``
 ``control``           ``while`` on block-uniform counters and on values read from the input,
@@ -453,6 +453,40 @@ def fam_elementwise(b: Builder) -> None:
     b.kernels.append(head + _ind(body, 4))
 
 
+def _thread_view_tiles(b: Builder) -> None:
+    """Tile ops (copy, scan, reduction, T.Parallel) on shared memory in a thread-view kernel, read
+    back element by element by the threads."""
+    rng = b.rng
+    threads = rng.choice([32, 64, 128])
+    b.size("M", 1, 40)
+    b.size("N", 1, 40)
+    N = b.sizes["N"]
+    bm = rng.choice(TILES[1:])
+    while -(-b.sizes["M"] // bm) > 10:
+        bm *= 2
+    A = b.input_mn("float32")
+    C = b.result("C", ("M", "N"), "float32")
+    body = f'tx = T.get_thread_binding()\nS = T.alloc_shared(({bm}, {N}), "float32")\nT.copy({A}[bx * {bm}, 0], S)\n'
+    op = rng.choice(["cumsum", "cummax", "reduce", "parallel"])
+    if op in ("cumsum", "cummax"):
+        b.kind("scan")
+        if N == 1:
+            b.tags.add("scan_unit_dim")
+        body += f"T.{op}(S, dim={rng.choice([0, 1])})\n"
+    elif op == "reduce":
+        b.kind("reduction")
+        body += f'R = T.alloc_shared(({bm},), "float32")\nT.reduce_{rng.choice(["max", "sum", "min"])}(S, R, dim=1)\n'
+        body += f"for i, j in T.Parallel({bm}, {N}):\n    S[i, j] = S[i, j] - R[i] * 0.25\n"
+    else:
+        body += f"for i, j in T.Parallel({bm}, {N}):\n    S[i, j] = {float_expr(rng, ['S[i, j]'])}\n"
+    body += "T.sync_threads()\n"
+    body += f"for k in T.serial({-(-bm * N // threads)}):\n    e = k * {threads} + tx\n"
+    body += f"    if e < {bm * N} and bx * {bm} + e // {N} < M:\n"
+    body += f'        {C}[bx * {bm} + e // {N}, e % {N}] = S[e // {N}, e % {N}] * 2.0 + T.cast(tx % 4, "float32")\n'
+    head = f"with T.Kernel(T.ceildiv(M, {bm}), threads={threads}) as bx:\n"
+    b.kernels.append(head + _ind(body, 4))
+
+
 def _thread_view_2d(b: Builder) -> None:
     """threads=(tx, ty): a 2-D shared tile written per thread and read transposed/reflected."""
     rng = b.rng
@@ -692,6 +726,8 @@ def fam_thread_view(b: Builder) -> None:
     b.kind("thread_view")
     if rng.random() < 0.25:
         return _thread_view_2d(b)
+    if rng.random() < 0.25:
+        return _thread_view_tiles(b)
     threads = rng.choice([32, 64, 128, 96])
     b.size("M", 1, 6)
     b.size("N", 1, 300)

@@ -51,7 +51,7 @@ def test_im2col_convolution(dev, K, S, D, P):
 
 
 def test_im2col_reference_executor_agrees():
-    from tile2triton import reference
+    from tile2triton.oracle import reference
 
     data = torch.randn(1, 7, 6, 5).half()
     weight = torch.randn(3, 3, 5, 9).half()

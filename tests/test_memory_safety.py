@@ -13,7 +13,7 @@ import torch
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton import reference
+from tile2triton.oracle import reference
 
 GUARD = 4096
 SENTINEL = 7.25

@@ -1,4 +1,4 @@
-"""The reference executor (tile2triton.reference): TileLang semantics on torch, no Triton.
+"""The reference executor (tile2triton/oracle/reference.py): TileLang semantics on torch, no Triton.
 
 Checked three ways: on the seed kernels against torch, against tile2triton's interpreter run
 (``reference.compare``), and on small kernels that pin one TileLang rule each (copy bounds,
@@ -11,7 +11,7 @@ from t2t_util import assert_close, load_example
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton import reference
+from tile2triton.oracle import reference
 
 
 # ---------------------------------------------------------------------------- seed kernels vs torch

@@ -2,7 +2,7 @@
 
 Each was marked ``xfail(strict=True)`` while its bug was open; all are fixed now, and pytest
 reports XPASS as a failure, so remove the marker (and the matching entry in
-``tile2triton.fuzz.KNOWN_ISSUES``) together with the fix.
+``tile2triton.oracle.fuzz.KNOWN_ISSUES``) together with the fix.
 """
 
 import pytest
@@ -10,7 +10,7 @@ import torch
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton import reference
+from tile2triton.oracle import reference
 
 
 # ---------------------------------------------------------------------------- bug 1

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import ir
-from .ir.exprs import binary_dtype
-from .language.dtypes import DTYPES, DType
+from .. import ir
+from ..ir.exprs import binary_dtype
+from ..language.dtypes import DTYPES, DType
 
 __all__ = ["run", "compare", "Comparison", "ReferenceError"]
 

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -160,12 +161,14 @@ def discover(root: str, sets: list[str], only: list[str]) -> list[str]:
     return files
 
 
-def run_file(root: str, rel: str, args, mode: str = "t2t") -> dict:
+def run_file(root: str, rel: str, args, mode: str = "t2t", gpu: int | None = None) -> dict:
     path = os.path.join(root, rel)
     fd, record = tempfile.mkstemp(prefix="t2t_suite_", suffix=".jsonl")
     os.close(fd)
     env = dict(os.environ)
     env.update(T2T_SUITE_PLUGIN="1", T2T_SUITE_RECORD=record, T2T_SUITE_MODE=mode)
+    if gpu is not None:  # --jobs on a machine of several GPUs: files take turns on them
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
     if args.cuda_as_cpu and mode == "t2t":
         env["T2T_SUITE_CUDA_AS_CPU"] = "1"
         env["TRITON_INTERPRET"] = "1"  # the examples' own Triton reference kernels run on the interpreter too
@@ -213,6 +216,19 @@ def run_file(root: str, rel: str, args, mode: str = "t2t") -> dict:
             "collect_errors": collect, "items": items, "tail": tail if status not in ("passed",) else ""}  # fmt: skip
 
 
+def _report(res: dict, mode: str, modes: list, verbose: bool) -> None:
+    tag = f"[{mode}] ".ljust(9) if len(modes) > 1 else ""
+    print(f"{tag}{res['status']:<17} {res['file']}  [{_fmt_counts(res['counts'])}] {res['wall_s']} s", flush=True)
+    for rec in res["collect_errors"]:
+        print(f"    collection error: {rec['msg']}", flush=True)
+    for rec in res["items"]:
+        if verbose or rec["outcome"] != "passed":
+            name = rec["nodeid"].split("::", 1)[-1]
+            print(f"    {rec['outcome']:<8} {name}: {rec['msg'][:200]}", flush=True)
+    if res["status"] in ("timeout", "startup error") or res["status"].startswith("crashed"):
+        print("    " + res["tail"].replace("\n", "\n    ")[-1200:], flush=True)
+
+
 def _fmt_counts(c: dict) -> str:
     return " ".join(f"{k}={c[k]}" for k in ("passed", "failed", "error", "skipped") if c.get(k))
 
@@ -229,6 +245,8 @@ def main(argv=None) -> int:
     p.add_argument("--both", action="store_true", help="run each file on TileLang, then on tile2triton, and compare")
     p.add_argument("--cuda-as-cpu", action="store_true", help="map device='cuda' / .cuda() to the CPU")
     p.add_argument("--repo", metavar="DIR", help="the tile2triton tree to import (default: this checkout)")
+    p.add_argument("--jobs", type=int, default=1, help="files run at once (default 1)")
+    p.add_argument("--gpus", type=int, default=0, help="with --jobs: spread the files over this many GPUs")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop each file at its first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="print every item, not only the non-passing")
     args = p.parse_args(argv)
@@ -242,21 +260,19 @@ def main(argv=None) -> int:
     names = {"native": "TileLang (native)", "t2t": f"tile2triton ({os.path.abspath(args.repo or REPO)})"}
     print(f"{len(files)} files from {root}, implementation(s): {', '.join(names[m] for m in modes)}, "
           f"timeout {args.timeout:g} s/file", flush=True)  # fmt: skip
-    results: dict = {m: [] for m in modes}
-    for rel in files:
-        for mode in modes:
-            res = run_file(root, rel, args, mode)
-            results[mode].append(res)
-            tag = f"[{mode}] ".ljust(9) if len(modes) > 1 else ""
-            print(f"{tag}{res['status']:<17} {rel}  [{_fmt_counts(res['counts'])}] {res['wall_s']} s", flush=True)
-            for rec in res["collect_errors"]:
-                print(f"    collection error: {rec['msg']}", flush=True)
-            for rec in res["items"]:
-                if args.verbose or rec["outcome"] != "passed":
-                    name = rec["nodeid"].split("::", 1)[-1]
-                    print(f"    {rec['outcome']:<8} {name}: {rec['msg'][:200]}", flush=True)
-            if res["status"] in ("timeout", "startup error") or res["status"].startswith("crashed"):
-                print("    " + res["tail"].replace("\n", "\n    ")[-1200:], flush=True)
+    results: dict = {m: [None] * len(files) for m in modes}
+    runs = [(k, rel, mode) for k, rel in enumerate(files) for mode in modes]
+
+    def run(job):
+        n, (k, rel, mode) = job
+        gpu = n % args.gpus if args.gpus else None
+        return k, mode, run_file(root, rel, args, mode, gpu)
+
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:  # each file is its own subprocess
+        for done in as_completed([pool.submit(run, job) for job in enumerate(runs)]):
+            k, mode, res = done.result()
+            results[mode][k] = res
+            _report(res, mode, modes, args.verbose)
     print()
     for mode in modes:
         file_counts = Counter(r["status"] for r in results[mode])

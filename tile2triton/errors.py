@@ -15,13 +15,19 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
-
-if TYPE_CHECKING:
-    from .ir import Loc
+from typing import Protocol, TypeVar
 
 _F = TypeVar("_F", bound=Callable)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class SourceLocation(Protocol):
+    """Where in the user's source an error points (``ir.Loc`` is one; errors.py imports no stage)."""
+
+    file: str
+    line: int
+    col: int
+    end_col: int | None
 
 
 class Tile2TritonError(Exception):
@@ -31,7 +37,7 @@ class Tile2TritonError(Exception):
 class TileLangCompileError(Tile2TritonError):
     """A kernel that cannot be compiled, reported at the user's source line."""
 
-    def __init__(self, message: str, loc: Loc | None = None, hint: str | None = None):
+    def __init__(self, message: str, loc: SourceLocation | None = None, hint: str | None = None):
         self.message = message
         self.loc = loc
         self.hint = hint

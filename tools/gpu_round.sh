@@ -4,7 +4,9 @@
 # Runs at once, each bounded: the GPU test suite (-k cuda, 4 shards on GPU 0), the 2-GPU tests,
 # TileLang's example CI and testing/python/{language,kernel} through tile2triton (tools/tilelang_suite.py,
 # files spread over both GPUs), and the grammar fuzzer on GPU 1 against the reference (the first
-# MEMCHECK_K programs under compute-sanitizer). Prints a summary; the logs stay in LOGDIR.
+# MEMCHECK_K programs under compute-sanitizer). With WHEELS=DIR (a TileLang wheel set made by
+# ../shared/tools/tilelang-wheels.sh, with with-tilelang.sh beside it), also real TileLang: the example
+# CI natively (the baseline) and TILELANG_FUZZ programs through both. Prints a summary; logs stay in LOGDIR.
 set -u
 tl=$1
 logs=$2
@@ -34,9 +36,22 @@ for part in 0 1 2 3; do  # four independent runs: a run cut by the limit loses o
 done
 CUDA_VISIBLE_DEVICES=1 timeout "$limit" python3 tools/fuzz_gpu.py --count "$memcheck" --seed 20271130 --jobs 2 \
   --memcheck "$memcheck" --out "$logs/fuzz_memcheck" >"$logs/fuzz_memcheck.log" 2>&1 &
+if [ -n "${WHEELS:-}" ]; then
+  (
+    WHL=$WHEELS source "$WHEELS/with-tilelang.sh" >"$logs/tilelang_install.log" 2>&1 || exit 0
+    timeout "$limit" python3 tools/tilelang_suite.py "$tl" --sets examples --native --jobs 6 --gpus 2 \
+      --timeout 300 --json "$logs/native_examples.json" >"$logs/native_examples.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=0 timeout "$limit" python3 tools/fuzz_gpu.py --tilelang --count "${TILELANG_FUZZ:-300}" \
+      --seed 20281130 --jobs 8 --timeout 120 --out "$logs/fuzz_tilelang" >"$logs/fuzz_tilelang.log" 2>&1 &
+    wait
+  ) &
+fi
 wait
 
 for shard in 0 1 2 3; do echo "suite shard $shard: $(tail -n 1 "$logs/suite_$shard.log")"; done
 echo "multi-GPU: $(tail -n 1 "$logs/multi_gpu.log")"
-for f in tilelang_examples tilelang_language_kernel; do echo "== $f"; tail -n 3 "$logs/$f.log"; done
+for f in tilelang_examples tilelang_language_kernel native_examples; do
+  [ -f "$logs/$f.log" ] || continue
+  echo "== $f"; tail -n 3 "$logs/$f.log"
+done
 for f in "$logs"/fuzz_*.log; do echo "== $f"; grep -E "^\[fuzz" "$f" | tail -n 6; done

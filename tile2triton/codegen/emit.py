@@ -47,6 +47,17 @@ def _round_to_e5m2(x):
 def _max_combine(a, b):
     return tl.maximum(a, b)
 """,
+    "_max_nan_combine": """
+@triton.jit
+def _max_nan_combine(a, b):
+    # T.reduce_max(..., nan_propagate=True): a NaN wins
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "_min_nan_combine": """
+@triton.jit
+def _min_nan_combine(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
     "_and_combine": """
 @triton.jit
 def _and_combine(a, b):

@@ -13,6 +13,7 @@ import builtins
 import difflib
 import functools
 import inspect
+import math
 import operator
 import sys
 import types
@@ -444,6 +445,7 @@ class Binder:
             init = args.get("init")
             if isinstance(init, str):  # alloc_var(dtype, scope) form
                 init = None
+            check_representable(self, init, buf.dtype, call)
             self.emit(ir.Alloc(buf.loc, buf, None if init is None else as_expr(init)))
             return buf
         return None
@@ -1027,3 +1029,22 @@ def normalize_out_idx(out_idx, n_params: int, loc) -> list[int]:
             raise TileLangCompileError(f"out_idx {i!r} is out of range for a kernel with {n_params} parameters", loc)
         result.append(i % n_params)
     return result
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def check_representable(b: Binder, value, dtype: DType, node) -> None:
+    """A Python number stored in ``dtype`` must fit: 1e300 in a float32 would silently become inf."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if dtype.is_float and math.isfinite(value):
+        limit = _FLOAT_MAX.get(dtype.name)
+        if limit is not None and abs(value) > limit:
+            raise b.error(f"initial value {value!r} exceeds the maximum of {dtype.name} ({limit:g})", node)
+    elif dtype.is_int and isinstance(value, int):
+        low, high = (
+            (0, 2**dtype.bits - 1) if dtype.kind == "uint" else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1)
+        )
+        if not low <= value <= high:
+            raise b.error(f"initial value {value} does not fit in {dtype.name} [{low}, {high}]", node)

@@ -163,7 +163,10 @@ def _bind_reduce(b: BinderLike, node, kind, args, clear):
         raise b.error("clear must be a compile-time bool", node)
     src, _ = _staged(b, src, node)
     dst, write_back = _staged(b, dst, node, read=not clear)
-    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
+    nan_propagate = args.get("nan_propagate", False)
+    if not isinstance(nan_propagate, bool):
+        raise b.error("nan_propagate must be a compile-time bool", node)
+    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear, nan_propagate))
     for stmt in write_back:
         b.emit(stmt)
 
@@ -258,6 +261,9 @@ def bind_reshape(b: BinderLike, node, args):
         return view
     if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
         raise b.error("T.reshape takes a global tensor or a shared/fragment buffer", node)
+    if all(isinstance(d, int) for d in (*src.shape, *shape)) and _product(src.shape) != _product(shape):
+        # the view would reach past the tensor's storage
+        raise b.error(f"T.reshape of '{src.name}' {tuple(src.shape)} to {shape} changes its size", node)
     view = b.global_buffer(
         b.fresh_name(f"{src.name}_view"),
         TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),
@@ -265,6 +271,13 @@ def bind_reshape(b: BinderLike, node, args):
     )
     view.alias_of = src
     return view
+
+
+def _product(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
 
 
 @rule("transpose")
@@ -328,10 +341,24 @@ def bind_atomic_or(b: BinderLike, node, args):
     return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
 
 
+# The C++ memory orders each operation accepts (a load cannot release, a store cannot acquire).
+_MEMORY_ORDERS = {
+    "atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),
+    "atomic_store": ("relaxed", "release", "seq_cst"),
+}
+
+
+def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
+    if order not in _MEMORY_ORDERS[name]:
+        valid = ", ".join(repr(o) for o in _MEMORY_ORDERS[name])
+        raise b.error(f"T.{name} does not support memory_order={order!r}; use one of {valid}", node)
+
+
 @rule("atomic_load")
 def bind_atomic_load(b: BinderLike, node, args):
     if not isinstance(args["src"], ir.Load):
         raise b.error("T.atomic_load takes one element (src[i])", node)
+    _check_memory_order(b, node, "atomic_load", args["memory_order"])
     return _element_atomic(b, node, "load", args["src"], None, True)
 
 
@@ -339,6 +366,7 @@ def bind_atomic_load(b: BinderLike, node, args):
 def bind_atomic_store(b: BinderLike, node, args):
     if not isinstance(args["dst"], ir.Load):
         raise b.error("T.atomic_store takes one element (dst[i])", node)
+    _check_memory_order(b, node, "atomic_store", args["memory_order"])
     _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False)
 
 
@@ -408,6 +436,12 @@ def bind_reducer_update(b: BinderLike, node, args):
 @rule("finalize_reducer")
 def bind_finalize_reducer(b: BinderLike, node, args):
     acc = _reducer(b, args["reducer"], node, "T.finalize_reducer")
+    batch, count = args["batch"], _product(acc.shape)
+    # batch only groups TileLang's cross-thread combines; a value no grouping can have is a mistake
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1 or count % batch:
+        raise b.error(
+            f"T.finalize_reducer: batch={batch!r} must be a positive divisor of the reducer's {count} elements", node
+        )
     dst = args["dst"]
     if dst is None:
         return  # the legacy in-place form: the reducer already holds the result

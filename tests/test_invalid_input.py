@@ -147,3 +147,56 @@ def test_reduce_nan_propagate_must_be_static():
             T.copy(dst, B)
 
     _compile_error(kernel, "nan_propagate must be a compile-time bool")
+
+
+def _reducer_kernel(init: bool, in_parallel: bool, op="sum"):
+    @T.prim_func
+    def kernel(A: T.Tensor((11,), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((11,), T.float32)
+            T.copy(A, src)
+            acc = T.alloc_reducer((1,), T.float32, op=op)
+            if init:
+                T.reducer_init(acc)
+            if in_parallel:
+                for i in T.Parallel(11):
+                    T.reducer_update(acc[0], src[i])
+            else:
+                T.reducer_update(acc[0], src[0])
+            result = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, result)
+            B[0] = result[0]
+
+    return kernel
+
+
+def test_reducer_update_before_init():
+    # nothing gives the reducer a starting value: a max would start from whatever the registers hold
+    _compile_error(_reducer_kernel(init=False, in_parallel=True, op="max"), "before T.reducer_init")
+
+
+def test_reducer_update_outside_parallel():
+    # every thread of the block would contribute src[0]: TileLang calls it ambiguous, so do we
+    _compile_error(_reducer_kernel(init=True, in_parallel=False), "outside any T.Parallel")
+
+
+def test_reducer_legacy_update_before_clear():
+    @T.prim_func
+    def kernel(A: T.Tensor((11,), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=128):
+            acc = T.alloc_reducer((1,), T.float32, op="sum")
+            for i in T.Parallel(11):
+                acc[0] += A[i]
+            T.finalize_reducer(acc)
+            T.copy(acc, B)
+
+    _compile_error(kernel, "before T.reducer_init")
+
+
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_reducer_valid_lifecycle_runs(dev, op):
+    A = torch.randn(11, device=dev)
+    B = torch.full((1,), float("nan"), device=dev)
+    tilelang.compile(_reducer_kernel(init=True, in_parallel=True, op=op))(A, B)
+    ref = A.double().sum() if op == "sum" else A.double().max()
+    assert torch.allclose(B.double(), ref.reshape(1), atol=1e-5, rtol=1e-5)

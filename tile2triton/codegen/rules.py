@@ -818,7 +818,9 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
                 node = P.call("tl.reduce", node, k, P.name(_ATOMIC_REDUCER[s.kind]), keep_dims=True)
             else:
                 node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
-        value = Tile(node, value.dtype, frozenset(range(lanes.rank)) - extra)
+        if not everywhere - extra:  # every axis reduced: a scalar, as a tile with no axes is
+            node = P.call("tl.reshape", node, P.tuple_([]))
+        value = Tile(node, value.dtype, everywhere - extra)
     old = ir.Load(dst.buffer, dst.indices)
     if s.kind in _BITWISE:
         combined = ir.BinOp(_BITWISE[s.kind][0], old, Lowered(value), dst.buffer.dtype)

@@ -83,6 +83,8 @@ class Binder:
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
+        self.reducers_written: set = set()  # reducers given a starting value so far (program order)
+        self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
 
     # ------------------------------------------------------------------ helpers
@@ -94,7 +96,22 @@ class Binder:
         return TileLangCompileError(message, self.loc(node), hint)
 
     def emit(self, stmt: ir.Stmt) -> None:
+        written = stmt.buffer if isinstance(stmt, ir.Store) else getattr(getattr(stmt, "dst", None), "buffer", None)
+        if written in self.reducers and not isinstance(stmt, ir.Atomic):
+            self.reducers_written.add(written)
         self.body_stack[-1].append(stmt)
+
+    def check_reducer_update(self, buffer: ir.Buffer, node) -> None:
+        """A reducer update must follow its starting value and come from T.Parallel iterations."""
+        if buffer not in self.reducers_written:
+            raise self.error(
+                f"update of reducer '{buffer.name}' before T.reducer_init: it has no starting value",
+                node,
+                hint="call T.reducer_init(acc) (or T.clear(acc)) before the T.Parallel loop",
+            )
+        if self.parallel_depth == 0 and not self.kernel.thread_vars:
+            # every thread of the block would contribute the same value: TileLang rejects it too
+            raise self.error(f"update of reducer '{buffer.name}' outside any T.Parallel loop", node)
 
     def fresh_name(self, name: str) -> str:
         n = self.names_used.get(name, 0)
@@ -320,9 +337,11 @@ class Binder:
             return
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
         self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
+        self.parallel_depth += 1
         try:
             body = self.bind_block(node.body)
         finally:
+            self.parallel_depth -= 1
             self.scopes.pop()
         # ``for i in T.Parallel(m): for j in T.Parallel(n):`` is one (m, n) region in TileLang.
         if len(body) == 1 and isinstance(body[0], ir.Parallel):
@@ -355,9 +374,11 @@ class Binder:
             scope[t.id] = index
             conds.append(ir.Compare("<", index, e, BOOL))
         self.scopes.append(scope)
+        self.parallel_depth += 1
         try:
             body = self.bind_block(node.body)
         finally:
+            self.parallel_depth -= 1
             self.scopes.pop()
         cond = conds[0]
         for c in conds[1:]:
@@ -478,6 +499,7 @@ class Binder:
         if ref.buffer in self.reducers:
             contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
             if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
+                self.check_reducer_update(ref.buffer, node)
                 self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))

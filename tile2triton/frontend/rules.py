@@ -48,6 +48,7 @@ class BinderLike(Protocol):
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer: ...
     def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
     def barrier_event(self, kind: str, ref, parity, node: ast.AST, name: str) -> None: ...
+    def check_reducer_update(self, buffer: ir.Buffer, node: ast.AST) -> None: ...
 
 
 RULES: dict = {}
@@ -427,6 +428,7 @@ def bind_reducer_update(b: BinderLike, node, args):
     target = args["target"]
     if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
         raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
+    b.check_reducer_update(target.buffer, node)
     kind = {"sum": "add", "bitand": "and", "bitor": "or", "bitxor": "xor"}.get(
         b.reducers[target.buffer], b.reducers[target.buffer]
     )

@@ -200,3 +200,33 @@ def test_reducer_valid_lifecycle_runs(dev, op):
     tilelang.compile(_reducer_kernel(init=True, in_parallel=True, op=op))(A, B)
     ref = A.double().sum() if op == "sum" else A.double().max()
     assert torch.allclose(B.double(), ref.reshape(1), atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit
+def fill_int64_sized(value: float):
+    n = T.symbolic("n", "int64")
+    block_n = 96
+
+    @T.prim_func
+    def main(x: T.Tensor[n, T.bfloat16]):
+        with T.Kernel(T.ceildiv(n, block_n), threads=128) as bx:
+            for i in T.Parallel(block_n):
+                if bx * block_n + i < n:
+                    x[bx * block_n + i] = value
+
+    return main
+
+
+def test_int64_size_uses_64bit_block_offsets(dev):
+    """A symbolic size declared int64 may pass 2**31 elements, where ``bx * block_n`` in int32
+    wraps (TileLang's test_tilelang_language_int64.py: an illegal memory access on the GPU)."""
+    kernel = fill_int64_sized(1.5)
+    assert "tl.program_id(0).to(tl.int64)" in kernel.get_kernel_source()
+    x = torch.randn(1000, device=dev).to(torch.bfloat16)
+    kernel(x)
+    assert_equal(x, torch.full_like(x, 1.5))
+
+
+def test_int32_size_keeps_32bit_block_offsets():
+    kernel = tilelang.compile(_reducer_kernel(init=True, in_parallel=True))
+    assert "program_id(0).to(" not in kernel.get_kernel_source()

@@ -1063,7 +1063,7 @@ def check_representable(b: Binder, value, dtype: DType, node) -> None:
     if dtype.is_float and math.isfinite(value):
         limit = _FLOAT_MAX.get(dtype.name)
         if limit is not None and abs(value) > limit:
-            raise b.error(f"initial value {value!r} exceeds the maximum of {dtype.name} ({limit:g})", node)
+            raise b.error(f"initial value {value!r} exceeds maximum of {dtype.name} ({limit:g})", node)
     elif dtype.is_int and isinstance(value, int):
         low, high = (
             (0, 2**dtype.bits - 1) if dtype.kind == "uint" else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1)

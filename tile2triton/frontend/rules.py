@@ -440,10 +440,12 @@ def bind_finalize_reducer(b: BinderLike, node, args):
     acc = _reducer(b, args["reducer"], node, "T.finalize_reducer")
     batch, count = args["batch"], _product(acc.shape)
     # batch only groups TileLang's cross-thread combines; a value no grouping can have is a mistake
-    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1 or count % batch:
-        raise b.error(
-            f"T.finalize_reducer: batch={batch!r} must be a positive divisor of the reducer's {count} elements", node
-        )
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise b.error(f"T.finalize_reducer: batch must be >= 1 (a compile-time int), got {batch!r}", node)
+    if batch > count:
+        raise b.error(f"T.finalize_reducer: batch={batch} exceeds total output elements ({count})", node)
+    if count % batch:
+        raise b.error(f"T.finalize_reducer: batch={batch} must evenly divide the reducer's {count} elements", node)
     dst = args["dst"]
     if dst is None:
         return  # the legacy in-place form: the reducer already holds the result

@@ -230,3 +230,27 @@ def test_int64_size_uses_64bit_block_offsets(dev):
 def test_int32_size_keeps_32bit_block_offsets():
     kernel = tilelang.compile(_reducer_kernel(init=True, in_parallel=True))
     assert "program_id(0).to(" not in kernel.get_kernel_source()
+
+
+@pytest.mark.parametrize("name", ["atomic_add", "atomic_max", "atomic_min", "atomic_or"])
+def test_atomic_rmw_rejects_unknown_memory_order(name):
+    atomic = getattr(T, name)
+
+    @T.prim_func
+    def kernel(destination: T.Tensor((3,), T.int32)):
+        with T.Kernel(1, threads=1):
+            atomic(destination[0], 1, memory_order="seq-cst")
+
+    _compile_error(kernel, f"{name} does not support memory_order='seq-cst'")
+
+
+def test_atomic_rmw_valid_memory_order_runs(dev):
+    @T.prim_func
+    def kernel(destination: T.Tensor((3,), T.int32)):
+        with T.Kernel(1, threads=1):
+            T.atomic_add(destination[1], 5, memory_order="acq_rel")
+            T.atomic_max(destination[2], 40, memory_order="relaxed")
+
+    destination = torch.tensor([-3, 11, 17], dtype=torch.int32, device=dev)
+    tilelang.compile(kernel)(destination)
+    assert_equal(destination, torch.tensor([-3, 16, 40], dtype=torch.int32, device=dev))

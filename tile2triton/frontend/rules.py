@@ -299,8 +299,23 @@ def bind_transpose(b: BinderLike, node, args):
     b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
 
 
+# The C++ memory orders each operation accepts (a load cannot release, a store cannot acquire).
+_ALL_ORDERS = (None, "relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+_MEMORY_ORDERS = {
+    "atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),
+    "atomic_store": ("relaxed", "release", "seq_cst"),
+}
+
+
+def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
+    if order not in _MEMORY_ORDERS.get(name, _ALL_ORDERS):
+        valid = ", ".join(repr(o) for o in _MEMORY_ORDERS.get(name, _ALL_ORDERS[1:]))
+        raise b.error(f"T.{name} does not support memory_order={order!r}; use one of {valid}", node)
+
+
 def _atomic_rule(kind):
     def bind(b: BinderLike, node, args):
+        _check_memory_order(b, node, f"atomic_{kind}", args.get("memory_order"))
         dst, value = args["dst"], args["value"]
         if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
             return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False))
@@ -339,20 +354,8 @@ def bind_atomic_or(b: BinderLike, node, args):
     dst = args["dst"]
     if not isinstance(dst, ir.Load) or not dst.buffer.dtype.is_int:
         raise b.error("T.atomic_or takes one element of an integer buffer (dst[i])", node)
+    _check_memory_order(b, node, "atomic_or", args.get("memory_order"))
     return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
-
-
-# The C++ memory orders each operation accepts (a load cannot release, a store cannot acquire).
-_MEMORY_ORDERS = {
-    "atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),
-    "atomic_store": ("relaxed", "release", "seq_cst"),
-}
-
-
-def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
-    if order not in _MEMORY_ORDERS[name]:
-        valid = ", ".join(repr(o) for o in _MEMORY_ORDERS[name])
-        raise b.error(f"T.{name} does not support memory_order={order!r}; use one of {valid}", node)
 
 
 @rule("atomic_load")

@@ -10,12 +10,15 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir import INT32
+from ..language.dtypes import DTYPES
 from . import pyast as P
 from .lower import KernelLowerer, LoweringOptions
 from .scratch import NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, next_pow2
+
+INT64 = DTYPES["int64"]
 
 # module-level @triton.jit functions a kernel may call (the lowerer collects their names in
 # ``helpers``); printed once per module, before the kernels
@@ -46,6 +49,17 @@ def _round_to_e5m2(x):
 @triton.jit
 def _max_combine(a, b):
     return tl.maximum(a, b)
+""",
+    "_max_nan_combine": """
+@triton.jit
+def _max_nan_combine(a, b):
+    # T.reduce_max(..., nan_propagate=True): a NaN wins
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+""",
+    "_min_nan_combine": """
+@triton.jit
+def _min_nan_combine(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 """,
     "_and_combine": """
 @triton.jit
@@ -137,7 +151,7 @@ def _lower_kernel(
         else:
             lw.scope.env[p] = Tile(P.name(n), p.dtype)
             if p.kind == "size":
-                lw.scope.ranges.set(p, 0, 2**31 - 1)
+                lw.scope.ranges.set(p, 0, 2 ** (p.dtype.bits - 1) - 1)
         args.append(p)
         arg_names.append(n)
     lw.origin = kernel.loc
@@ -145,9 +159,12 @@ def _lower_kernel(
         if isinstance(s, ir.Let):
             lw.let_count[s.var] = lw.let_count.get(s.var, 0) + 1
     swizzled = swizzle_block_ids(lw, kernel) if kernel.swizzle else {}
+    # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
+    block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
     for axis, var in enumerate(kernel.block_vars):
-        n = lw.assign(var.name, swizzled.get(axis, P.call("tl.program_id", axis)))
-        lw.scope.env[var] = Tile(P.name(n), INT32)
+        block_id = swizzled.get(axis, P.call("tl.program_id", axis))
+        n = lw.assign(var.name, block_id if block_dtype == INT32 else P.to(block_id, INT64))
+        lw.scope.env[var] = Tile(P.name(n), block_dtype)
         extent = kernel.grid[axis]
         if isinstance(extent, ir.Const):
             lw.scope.ranges.set(var, 0, extent.value - 1)
@@ -175,6 +192,21 @@ def _lower_kernel(
     aligned = [p for p in args if p in lw.descriptors.aligned]
     launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param)
     return fn, launch, lw.helpers
+
+
+def _needs_64bit_offsets(func: ir.PrimFunc) -> bool:
+    """Whether a global tensor of ``func`` may hold 2**31 elements or more: a static shape that
+    large, or a symbolic size declared int64 (``T.symbolic("n", "int64")``)."""
+    if any(v.dtype.bits > 32 for v in func.sizes):
+        return True
+    for p in func.params:
+        if isinstance(p, ir.Buffer) and all(isinstance(d, int) for d in p.shape):
+            count = 1
+            for d in p.shape:
+                count *= d
+            if count >= 2**31:
+                return True
+    return False
 
 
 def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:

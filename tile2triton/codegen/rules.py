@@ -629,12 +629,26 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     dim = s.dim
     if s.kind.startswith("abs"):
         x = P.call("tl.abs", x)
+    nan_helper = None
+    if s.nan_propagate and s.kind in ("max", "absmax", "min") and src_buf.dtype.is_float:
+        nan_helper = "_min_nan_combine" if s.kind == "min" else "_max_nan_combine"
+        lw.helpers.add(nan_helper)
+
+    def combine(old, new):
+        if nan_helper is not None:
+            return P.call(nan_helper, old, new)
+        op = _COMBINE[s.kind]
+        return P.binop("+", old, new) if op == "+" else P.call(op, old, new)
+
+    def reduce_along(value, axis, **keep):
+        if nan_helper is not None:
+            return P.call("tl.reduce", value, axis, P.name(nan_helper), **keep)
+        return P.call(_REDUCER[s.kind], value, axis=axis, **keep)
+
     if rank == 0:  # a one-element source: reducing it is the element itself
         r = x
         if not s.clear:
-            old = P.name(rd.name)
-            op = _COMBINE[s.kind]
-            r = P.binop("+", old, r) if op == "+" else P.call(op, old, r)
+            r = combine(P.name(rd.name), r)
         lw.assign_to(
             rd.name,
             lw.broadcast(lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype), rd.shape)
@@ -662,13 +676,11 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
             f"T.reduce_{s.kind}: output '{dst_buf.name}' has shape {list(dst_buf.shape)}, expected "
             f"{[d for i, d in enumerate(src_buf.shape) if i != dim]} (or with 1 at dim {dim})"
         )
-    r = P.call(_REDUCER[s.kind], x, axis=dim, keep_dims=True) if keep else P.call(_REDUCER[s.kind], x, axis=dim)
+    r = reduce_along(x, dim, keep_dims=True) if keep else reduce_along(x, dim)
     if not rd.shape and expected:
-        r = P.call(_REDUCER[s.kind], r, axis=0) if len(expected) == 1 else P.call("tl.reshape", r, P.tuple_([]))
+        r = reduce_along(r, 0) if len(expected) == 1 else P.call("tl.reshape", r, P.tuple_([]))
     if not s.clear:
-        old = P.name(rd.name)
-        op = _COMBINE[s.kind]
-        r = P.binop("+", old, r) if op == "+" else P.call(op, old, r)
+        r = combine(P.name(rd.name), r)
     lw.assign_to(rd.name, lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
 
 
@@ -806,7 +818,9 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
                 node = P.call("tl.reduce", node, k, P.name(_ATOMIC_REDUCER[s.kind]), keep_dims=True)
             else:
                 node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
-        value = Tile(node, value.dtype, frozenset(range(lanes.rank)) - extra)
+        if not everywhere - extra:  # every axis reduced: a scalar, as a tile with no axes is
+            node = P.call("tl.reshape", node, P.tuple_([]))
+        value = Tile(node, value.dtype, everywhere - extra)
     old = ir.Load(dst.buffer, dst.indices)
     if s.kind in _BITWISE:
         combined = ir.BinOp(_BITWISE[s.kind][0], old, Lowered(value), dst.buffer.dtype)

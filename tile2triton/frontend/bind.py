@@ -13,6 +13,7 @@ import builtins
 import difflib
 import functools
 import inspect
+import math
 import operator
 import sys
 import types
@@ -82,6 +83,8 @@ class Binder:
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
+        self.reducers_written: set = set()  # reducers given a starting value so far (program order)
+        self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
 
     # ------------------------------------------------------------------ helpers
@@ -93,7 +96,22 @@ class Binder:
         return TileLangCompileError(message, self.loc(node), hint)
 
     def emit(self, stmt: ir.Stmt) -> None:
+        written = stmt.buffer if isinstance(stmt, ir.Store) else getattr(getattr(stmt, "dst", None), "buffer", None)
+        if written in self.reducers and not isinstance(stmt, ir.Atomic):
+            self.reducers_written.add(written)
         self.body_stack[-1].append(stmt)
+
+    def check_reducer_update(self, buffer: ir.Buffer, node) -> None:
+        """A reducer update must follow its starting value and come from T.Parallel iterations."""
+        if buffer not in self.reducers_written:
+            raise self.error(
+                f"update of reducer '{buffer.name}' before T.reducer_init: it has no starting value",
+                node,
+                hint="call T.reducer_init(acc) (or T.clear(acc)) before the T.Parallel loop",
+            )
+        if self.parallel_depth == 0 and not self.kernel.thread_vars:
+            # every thread of the block would contribute the same value: TileLang rejects it too
+            raise self.error(f"update of reducer '{buffer.name}' outside any T.Parallel loop", node)
 
     def fresh_name(self, name: str) -> str:
         n = self.names_used.get(name, 0)
@@ -319,9 +337,11 @@ class Binder:
             return
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
         self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
+        self.parallel_depth += 1
         try:
             body = self.bind_block(node.body)
         finally:
+            self.parallel_depth -= 1
             self.scopes.pop()
         # ``for i in T.Parallel(m): for j in T.Parallel(n):`` is one (m, n) region in TileLang.
         if len(body) == 1 and isinstance(body[0], ir.Parallel):
@@ -354,9 +374,11 @@ class Binder:
             scope[t.id] = index
             conds.append(ir.Compare("<", index, e, BOOL))
         self.scopes.append(scope)
+        self.parallel_depth += 1
         try:
             body = self.bind_block(node.body)
         finally:
+            self.parallel_depth -= 1
             self.scopes.pop()
         cond = conds[0]
         for c in conds[1:]:
@@ -444,6 +466,7 @@ class Binder:
             init = args.get("init")
             if isinstance(init, str):  # alloc_var(dtype, scope) form
                 init = None
+            check_representable(self, init, buf.dtype, call)
             self.emit(ir.Alloc(buf.loc, buf, None if init is None else as_expr(init)))
             return buf
         return None
@@ -476,6 +499,7 @@ class Binder:
         if ref.buffer in self.reducers:
             contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
             if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
+                self.check_reducer_update(ref.buffer, node)
                 self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
@@ -1027,3 +1051,22 @@ def normalize_out_idx(out_idx, n_params: int, loc) -> list[int]:
             raise TileLangCompileError(f"out_idx {i!r} is out of range for a kernel with {n_params} parameters", loc)
         result.append(i % n_params)
     return result
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def check_representable(b: Binder, value, dtype: DType, node) -> None:
+    """A Python number stored in ``dtype`` must fit: 1e300 in a float32 would silently become inf."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if dtype.is_float and math.isfinite(value):
+        limit = _FLOAT_MAX.get(dtype.name)
+        if limit is not None and abs(value) > limit:
+            raise b.error(f"initial value {value!r} exceeds maximum of {dtype.name} ({limit:g})", node)
+    elif dtype.is_int and isinstance(value, int):
+        low, high = (
+            (0, 2**dtype.bits - 1) if dtype.kind == "uint" else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1)
+        )
+        if not low <= value <= high:
+            raise b.error(f"initial value {value} does not fit in {dtype.name} [{low}, {high}]", node)

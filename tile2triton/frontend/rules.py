@@ -48,6 +48,7 @@ class BinderLike(Protocol):
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer: ...
     def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
     def barrier_event(self, kind: str, ref, parity, node: ast.AST, name: str) -> None: ...
+    def check_reducer_update(self, buffer: ir.Buffer, node: ast.AST) -> None: ...
 
 
 RULES: dict = {}
@@ -163,7 +164,10 @@ def _bind_reduce(b: BinderLike, node, kind, args, clear):
         raise b.error("clear must be a compile-time bool", node)
     src, _ = _staged(b, src, node)
     dst, write_back = _staged(b, dst, node, read=not clear)
-    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear))
+    nan_propagate = args.get("nan_propagate", False)
+    if not isinstance(nan_propagate, bool):
+        raise b.error("nan_propagate must be a compile-time bool", node)
+    b.emit(ir.Reduce(b.loc(node), kind, src, dst, dim % ndim, clear, nan_propagate))
     for stmt in write_back:
         b.emit(stmt)
 
@@ -258,6 +262,9 @@ def bind_reshape(b: BinderLike, node, args):
         return view
     if not isinstance(src, ir.Buffer) or src.scope != ir.GLOBAL:
         raise b.error("T.reshape takes a global tensor or a shared/fragment buffer", node)
+    if all(isinstance(d, int) for d in (*src.shape, *shape)) and _product(src.shape) != _product(shape):
+        # the view would reach past the tensor's storage
+        raise b.error(f"T.reshape of '{src.name}' {tuple(src.shape)} to {shape} changes its size", node)
     view = b.global_buffer(
         b.fresh_name(f"{src.name}_view"),
         TensorType(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), src.dtype),
@@ -265,6 +272,13 @@ def bind_reshape(b: BinderLike, node, args):
     )
     view.alias_of = src
     return view
+
+
+def _product(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
 
 
 @rule("transpose")
@@ -285,8 +299,23 @@ def bind_transpose(b: BinderLike, node, args):
     b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
 
 
+# The C++ memory orders each operation accepts (a load cannot release, a store cannot acquire).
+_ALL_ORDERS = (None, "relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+_MEMORY_ORDERS = {
+    "atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),
+    "atomic_store": ("relaxed", "release", "seq_cst"),
+}
+
+
+def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
+    if order not in _MEMORY_ORDERS.get(name, _ALL_ORDERS):
+        valid = ", ".join(repr(o) for o in _MEMORY_ORDERS.get(name, _ALL_ORDERS[1:]))
+        raise b.error(f"T.{name} does not support memory_order={order!r}; use one of {valid}", node)
+
+
 def _atomic_rule(kind):
     def bind(b: BinderLike, node, args):
+        _check_memory_order(b, node, f"atomic_{kind}", args.get("memory_order"))
         dst, value = args["dst"], args["value"]
         if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
             return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False))
@@ -325,6 +354,7 @@ def bind_atomic_or(b: BinderLike, node, args):
     dst = args["dst"]
     if not isinstance(dst, ir.Load) or not dst.buffer.dtype.is_int:
         raise b.error("T.atomic_or takes one element of an integer buffer (dst[i])", node)
+    _check_memory_order(b, node, "atomic_or", args.get("memory_order"))
     return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
 
 
@@ -332,6 +362,7 @@ def bind_atomic_or(b: BinderLike, node, args):
 def bind_atomic_load(b: BinderLike, node, args):
     if not isinstance(args["src"], ir.Load):
         raise b.error("T.atomic_load takes one element (src[i])", node)
+    _check_memory_order(b, node, "atomic_load", args["memory_order"])
     return _element_atomic(b, node, "load", args["src"], None, True)
 
 
@@ -339,6 +370,7 @@ def bind_atomic_load(b: BinderLike, node, args):
 def bind_atomic_store(b: BinderLike, node, args):
     if not isinstance(args["dst"], ir.Load):
         raise b.error("T.atomic_store takes one element (dst[i])", node)
+    _check_memory_order(b, node, "atomic_store", args["memory_order"])
     _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False)
 
 
@@ -399,6 +431,7 @@ def bind_reducer_update(b: BinderLike, node, args):
     target = args["target"]
     if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
         raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
+    b.check_reducer_update(target.buffer, node)
     kind = {"sum": "add", "bitand": "and", "bitor": "or", "bitxor": "xor"}.get(
         b.reducers[target.buffer], b.reducers[target.buffer]
     )
@@ -408,6 +441,14 @@ def bind_reducer_update(b: BinderLike, node, args):
 @rule("finalize_reducer")
 def bind_finalize_reducer(b: BinderLike, node, args):
     acc = _reducer(b, args["reducer"], node, "T.finalize_reducer")
+    batch, count = args["batch"], _product(acc.shape)
+    # batch only groups TileLang's cross-thread combines; a value no grouping can have is a mistake
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise b.error(f"T.finalize_reducer: batch must be >= 1 (a compile-time int), got {batch!r}", node)
+    if batch > count:
+        raise b.error(f"T.finalize_reducer: batch={batch} exceeds total output elements ({count})", node)
+    if count % batch:
+        raise b.error(f"T.finalize_reducer: batch={batch} must evenly divide the reducer's {count} elements", node)
     dst = args["dst"]
     if dst is None:
         return  # the legacy in-place form: the reducer already holds the result

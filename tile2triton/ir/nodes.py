@@ -257,6 +257,7 @@ class Reduce(Stmt):
     dst: Region
     dim: int
     clear: bool
+    nan_propagate: bool = False  # max/min/absmax: a NaN in a row makes the row's result NaN
 
 
 @dataclass(eq=False)

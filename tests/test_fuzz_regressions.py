@@ -6,13 +6,45 @@ With the fix, pytest reports XPASS as a failure: remove the marker and the KNOWN
 together.  Each test checks tile2triton against the reference executor and against torch.
 """
 
+import os
+import pathlib
+import subprocess
+import sys
+
 import pytest
 import torch
 from t2t_util import assert_close
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton import ir
 from tile2triton.oracle import reference
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_TRITON_DTYPE = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "bool": "i1",
+                 "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}  # fmt: skip
+
+
+def compile_for_hopper(kernel, tmp_path) -> None:
+    """Compile the kernel's GPU source (not the interpreter's) for sm_90 without a GPU, with
+    tools/compile_check.py: Triton's type checks (loop-carried types, tl.dot's operand shapes) run
+    there and not under the interpreter.  In a fresh process: the interpreter patches triton.language."""
+    module = kernel.lowered(False)
+    sigs = []
+    for launch in module.launches:
+        parts = []
+        for a in launch.args:
+            name = _TRITON_DTYPE.get(a.dtype.name, a.dtype.name.replace("uint", "u").replace("int", "i"))
+            parts.append(f"{a.name}=*{name}" if isinstance(a, ir.Buffer) else f"{a.name}={name}")
+        if launch.scratch_bytes:
+            parts.append(f"{launch.scratch_param}=*u8")
+        sigs.append(f"# sig {launch.name}: {' '.join(parts)}")
+    path = tmp_path / "gpu_source.py"
+    path.write_text(module.source + "\n" + "\n".join(sigs) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "compile_check.py"), str(path)], env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 # ------------------------------------------------------------------ block_cond_in_parallel
@@ -189,3 +221,34 @@ def test_copy_into_an_offset_region_of_a_shared_tile(dev):
     a = torch.randn(50, 70, device=dev)
     out = copy_into_an_offset_tile(50, 70, 24, 32, 2, "shared")(a)
     assert_close(out, a, 0, 0)
+
+
+# ------------------------------------------------------------------ GPU fuzz seeds (H200 run)
+@tilelang.jit(out_idx=[-1])
+def shift_through_offset_fragment(M, N, bm, bn, dtype):
+    """Fuzz seed 20261788: a copy into an offset region of a 16-bit fragment, then a serial loop
+    that re-assigns another fragment from it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            X = T.alloc_fragment((bm, bn + 1), dtype)
+            Y = T.alloc_fragment((bm, bn), dtype)
+            T.fill(X, 0.75)
+            T.copy(A[by * bm : by * bm + bm, bx * bn : bx * bn + bn], X[0:bm, 1 : bn + 1])
+            for i in T.serial(bm):
+                for j in range(bn):
+                    Y[i, j] = X[i, j + 1]
+            T.copy(Y, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_fragment_keeps_its_type_in_a_loop(dev, dtype, tmp_path):
+    """tl.max widens fp16/bf16 to fp32: the scatter into the offset region must narrow back, or the
+    fragment re-assigned in the loop changes type and Triton rejects the GPU source."""
+    a = torch.randn(30, 13, device=dev).to(getattr(torch, dtype))
+    kernel = shift_through_offset_fragment(30, 13, 28, 4, dtype)
+    assert_close(kernel(a), a.double(), 0, 0)
+    compile_for_hopper(kernel, tmp_path)

@@ -177,6 +177,13 @@ class KernelLowerer:
             return FLOAT32
         return dt
 
+    def narrowed(self, node: ast.expr, dt: DType) -> ast.expr:
+        """``node``, a ``tl.max``/``tl.min`` over values of ``dt``, back in ``dt``'s storage dtype:
+        those widen 8- and 16-bit values to 32 bits, and a register tile assigned in a loop must keep
+        its type on the GPU (Triton rejects a loop-carried fp16 tile re-assigned as fp32)."""
+        storage = self.storage_dtype(dt)
+        return P.to(node, storage) if storage.bits < 32 else node
+
     def cast(self, t: Tile, dt: DType) -> Tile:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
@@ -578,9 +585,12 @@ class KernelLowerer:
         written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
         touched = P.to(P.name(hit_name), INT32)
         # combine the lanes that are not a dim of the buffer (several writers of one position agree)
-        for k in sorted(set(range(rank)) - used, reverse=True):
+        combined = sorted(set(range(rank)) - used, reverse=True)
+        for k in combined:
             written = P.call("tl.max", written, axis=k)
             touched = P.call("tl.max", touched, axis=k)
+        if combined:
+            written = self.narrowed(written, rb.buffer.dtype)
         # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
         mapped = sorted(k.axis for k in kinds if isinstance(k, LaneDim))
         order = [
@@ -656,6 +666,7 @@ class KernelLowerer:
         vals = P.subscript_none(lanes_1d(value), [True, False])
         # any writer of a position wins (all writers of one position agree in a race-free program)
         written = P.call("tl.max", P.call("tl.where", P.name(hit_name), vals, P.const(low)), axis=0)
+        written = self.narrowed(written, rb.buffer.dtype)
         touched = P.call("tl.max", P.to(P.name(hit_name), INT32), axis=0)
         storage = P.name(rb.name)
         flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage

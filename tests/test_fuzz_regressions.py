@@ -252,3 +252,39 @@ def test_16bit_fragment_keeps_its_type_in_a_loop(dev, dtype, tmp_path):
     kernel = shift_through_offset_fragment(30, 13, 28, 4, dtype)
     assert_close(kernel(a), a.double(), 0, 0)
     compile_for_hopper(kernel, tmp_path)
+
+
+@tilelang.jit(out_idx=[-1])
+def int8_gemm(M, N, K, bm, bn, bk, trans_a):
+    """Fuzz seeds 20262084 and 20261413: an int8 GEMM whose K tile (16) is below tl.dot's least K
+    for 8-bit operands on the GPU (32)."""
+    a_shape = (K, M) if trans_a else (M, K)
+
+    @T.prim_func
+    def main(A: T.Tensor(a_shape, "int8"), B: T.Tensor((K, N), "int8"), C: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            As = T.alloc_shared((bk, bm) if trans_a else (bm, bk), "int8")
+            Bs = T.alloc_shared((bk, bn), "int8")
+            Cf = T.alloc_fragment((bm, bn), "int32")
+            T.fill(Cf, 3)
+            for ko in T.serial(T.ceildiv(K, bk)):
+                if trans_a:
+                    T.copy(A[ko * bk, by * bm], As)
+                else:
+                    T.copy(A[by * bm, ko * bk], As)
+                T.copy(B[ko * bk, bx * bn], Bs)
+                T.gemm(As, Bs, Cf, transpose_A=trans_a)
+            T.copy(Cf, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("trans_a", [False, True], ids=["nn", "tn"])
+def test_int8_gemm_with_a_k_tile_below_32(dev, trans_a, tmp_path):
+    M, N, K = 50, 22, 70
+    a = torch.randint(-100, 100, (K, M) if trans_a else (M, K), dtype=torch.int8, device=dev)
+    b = torch.randint(-100, 100, (K, N), dtype=torch.int8, device=dev)
+    kernel = int8_gemm(M, N, K, 48, 16, 16, trans_a)
+    a_mk = a.T if trans_a else a
+    assert_close(kernel(a, b), a_mk.double() @ b.double() + 3, 0, 0)
+    compile_for_hopper(kernel, tmp_path)

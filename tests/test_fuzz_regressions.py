@@ -288,3 +288,55 @@ def test_int8_gemm_with_a_k_tile_below_32(dev, trans_a, tmp_path):
     a_mk = a.T if trans_a else a
     assert_close(kernel(a, b), a_mk.double() @ b.double() + 3, 0, 0)
     compile_for_hopper(kernel, tmp_path)
+
+
+@tilelang.jit(out_idx=[-1])
+def tanh_below_x(N, block):
+    """Fuzz seed 20262086: ``v if T.tanh(v) <= v`` decides on tanh's last bits for small v."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                v = A[bx * block + i]
+                C[bx * block + i] = T.if_then_else(T.tanh(v) <= v, 0.0, T.tanh(v))
+
+    return main
+
+
+def test_tanh_is_accurate_near_zero(dev):
+    """2 * sigmoid(2x) - 1 cancels for small x (relative error ~1e-5 at x = 1e-3).  tanh(v) > v for
+    every v < 0 (by >= 25 fp32 ulps for these magnitudes), so each negative v gives tanh(v), to a
+    few ulps, and each positive v gives 0."""
+    mag = torch.logspace(-2.5, 0.5, 150, dtype=torch.float64)
+    a = torch.cat([-mag, mag]).float().to(dev)
+    kernel = tanh_below_x(300, 64)
+    ref = a.double().tanh()
+    ref = torch.where(ref <= a.double(), torch.zeros_like(ref), ref)
+    assert_close(kernel(a), ref, 1e-30, 2e-6)
+
+
+@tilelang.jit(out_idx=[-1])
+def compare_with_a_literal(N, block, dtype):
+    """Fuzz seed 20261766: ``0.8775825618903728 >= a`` with a 16-bit ``a`` compares bfloat16(0.8776)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                a = A[bx * block + i]
+                C[bx * block + i] = T.if_then_else(T.cos(0.5) >= a, 1.0, -1.0)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_compare_of_a_16bit_value_with_a_float_literal(dev, dtype):
+    tdt = getattr(torch, dtype)
+    near = torch.tensor(0.8775825618903728, dtype=tdt).float()  # cos(0.5) in the 16-bit dtype
+    step = 2.0**-8 if dtype == "bfloat16" else 2.0**-11
+    a = torch.cat([torch.rand(30) * 2 - 1, near + step * torch.arange(-3, 4)]).to(tdt).to(dev)
+    kernel = compare_with_a_literal(37, 16, dtype)
+    ref = torch.where(near.double() >= a.double(), 1.0, -1.0)
+    assert_close(kernel(a), ref, 0, 0)
+    assert reference.compare(kernel, a).ok

@@ -18,11 +18,13 @@ import contextlib
 import keyword
 import operator
 import os
+import struct
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from . import pyast as P
 from . import scratch
@@ -247,6 +249,8 @@ class KernelLowerer:
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
+            dt = binary_dtype("+", e.lhs, e.rhs)  # the dtype the operands are compared in
+            a, b = _literal_in(a, dt), _literal_in(b, dt)
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
             a = self.ev(e.operand)
@@ -814,6 +818,25 @@ def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
     if is_literal(value):
         return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
     return value.node
+
+
+def _literal_in(t: Tile, dt: DType) -> Tile:
+    """A float literal compared with a 16-bit float is that dtype's value (TVM's typing): round it
+    here, as Triton compares a literal with the other operand's full value (kept in fp32 under the
+    interpreter for bf16), so ``0.8776 >= a`` differs from TileLang's ``bfloat16(0.8776) >= a``."""
+    value = literal_value(t.node) if is_literal(t) else None
+    if not isinstance(value, float) or not dt.is_float or dt.bits != 16 or value != value or abs(value) == float("inf"):
+        return t
+    try:
+        if dt.name == "bfloat16":  # round the fp32 bits to nearest even
+            single = struct.unpack("<I", struct.pack("<f", value))[0]
+            single = (single + 0x7FFF + ((single >> 16) & 1)) & 0xFFFF0000
+            rounded = struct.unpack("<f", struct.pack("<I", single))[0]
+        else:
+            rounded = struct.unpack("<e", struct.pack("<e", value))[0]
+    except OverflowError:  # beyond the dtype's range
+        rounded = float("inf") if value > 0 else float("-inf")
+    return t if rounded == value else Tile(P.const(rounded), t.dtype, t.axes)
 
 
 def _lowest(dt: DType):

@@ -102,8 +102,6 @@ KNOWN_ISSUES: list = [
     Issue(
         "block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags, r"mask has unsupported dtype"
     ),
-    # T.cumsum/T.cummax of a tile with a unit dim: wrong values, or a Triton error for dim=1
-    Issue("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
     # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
     # becomes a (1,) block in the loop
     Issue(

@@ -75,14 +75,6 @@ def guarded_rows(M, N, rows):
     return main
 
 
-_BLOCK_COND = pytest.mark.xfail(
-    strict=True,
-    reason="block_cond_in_parallel: under Triton's interpreter a lane-independent comparison (`bx % 2 == 1`, "
-    "`bx * 3 + i < M`, `k < N`) has int32 data, and a load or store mask made of it is rejected: 'mask has "
-    "unsupported dtype' (codegen/lower.py scalar_mask)",
-)
-
-
 @tilelang.jit(out_idx=[-1])
 def row_sums_dynamic(rows):
     N = T.dynamic("N")
@@ -100,14 +92,12 @@ def row_sums_dynamic(rows):
     return main
 
 
-@_BLOCK_COND
 def test_lane_independent_load_mask_interpreter():
     a = torch.randn(12, 37)
     kernel = row_sums_dynamic(4)
     assert_close(kernel(a), a.double().sum(1) + 0.5, 1e-5, 1e-5)
 
 
-@_BLOCK_COND
 def test_row_guard_of_a_serial_loop_around_parallel_interpreter():
     a = torch.randn(7, 8)  # a power-of-two row: the mask is the row guard alone
     kernel = guarded_rows(7, 8, 3)
@@ -115,7 +105,6 @@ def test_row_guard_of_a_serial_loop_around_parallel_interpreter():
     assert reference.compare(kernel, a).ok
 
 
-@_BLOCK_COND
 def test_block_condition_inside_parallel_interpreter():
     a = torch.randn(21)
     kernel = parity_of_block(21, 8)

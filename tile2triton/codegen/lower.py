@@ -395,9 +395,10 @@ class KernelLowerer:
     # ------------------------------------------------------------------ register buffers
     def scalar_mask(self, node: ast.expr, block: bool = False) -> ast.expr:
         """A condition with lane-independent parts.  Under the interpreter loop counters are Python
-        ints and 0-d comparisons can come back with int data; either breaks ``mask=``: normalise."""
+        ints and a comparison of a program id keeps int32 data under its int1 type; either breaks
+        ``mask=`` ('mask has unsupported dtype'), and ``tl.where`` rebuilds it as true booleans."""
         if self.options.interpret:
-            return P.binop("!=", node if block else P.call("tl.full", P.list_([]), node, P.dtype(BOOL)), P.const(0))
+            return P.call("tl.where", node, P.const(True), P.const(False))
         return node
 
     def broadcast(self, t: Tile, shape) -> ast.expr:

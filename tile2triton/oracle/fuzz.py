@@ -96,12 +96,6 @@ class Issue:
 
 # Delete an entry together with its fix, so that the CI run covers those programs again.
 KNOWN_ISSUES: list = [
-    # a lane-independent condition in a load or store mask (``if bx % 2 == 1`` in T.Parallel, a row
-    # guard that holds for every lane): under Triton's interpreter the comparison of a program id
-    # has int32 data and the mask is rejected
-    Issue(
-        "block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags, r"mask has unsupported dtype"
-    ),
     # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
     # becomes a (1,) block in the loop
     Issue(

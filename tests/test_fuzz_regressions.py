@@ -162,16 +162,13 @@ def row_sums_one_row_per_block():
     return main
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one_lane_guarded_sum: a one-element fragment is a scalar (tl.full([], ...)), but `R[i] += f(k)` "
-    "under a lane condition becomes tl.where(cond, ..., R) with a (1,)-shaped cond: the loop-carried R turns "
-    "into a block and its store to a scalar pointer is rejected",
-)
-def test_guarded_sum_into_a_one_element_fragment(dev):
+def test_guarded_sum_into_a_one_element_fragment(dev, tmp_path):
+    """A one-element fragment is a scalar (tl.full([], ...)): the guarded update's (1,)-shaped lane
+    condition is reduced to a scalar too, or the loop-carried R turns into a block."""
     a = torch.randn(7, 9, device=dev)
     kernel = row_sums_one_row_per_block()
     assert_close(kernel(a), a.double().sum(1) + 0.5, 1e-5, 1e-5)
+    compile_for_hopper(kernel, tmp_path)
 
 
 # ------------------------------------------------------------------ onehot_numel

@@ -724,7 +724,13 @@ class KernelLowerer:
             ):
                 if value.axes:  # T.Parallel(1, 1): the single iteration's value
                     value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
-            elif rb.lanes is None and (value.axes or self.cond_axes()):
+                mask = self.lane_mask(frozenset()) if self.scope.conds else None
+                if mask is not None and self.cond_axes():  # and its condition, a scalar like the element
+                    one = P.call("tl.sum", P.call("tl.reshape", P.to(mask, INT32), P.tuple_([1])), axis=0)
+                    mask = P.binop("!=", one, P.const(0))
+                self.assign_whole(rb, value, mask)
+                return
+            if rb.lanes is None and (value.axes or self.cond_axes()):
                 raise self.error(
                     f"different T.Parallel iterations write the one element of '{buf.name}'; "
                     "allocate it inside the T.Parallel body or give it the loop's shape"

@@ -96,14 +96,6 @@ class Issue:
 
 # Delete an entry together with its fix, so that the CI run covers those programs again.
 KNOWN_ISSUES: list = [
-    # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
-    # becomes a (1,) block in the loop
-    Issue(
-        "one_lane_guarded_sum",
-        ("cpu", "cuda"),
-        lambda p: "one_lane_sum" in p.tags and "dynamic" in p.kinds,
-        r"Value argument cannot be block type",
-    ),
     # a copy into an offset region of a fragment is a one-hot scatter of (dst numel x src numel)
     # elements: past Triton's 2**20 limit for tiles of a few hundred elements
     Issue("onehot_numel", ("cpu", "cuda"), lambda p: "onehot_numel" in p.tags, r"exceeds triton maximum tensor numel"),

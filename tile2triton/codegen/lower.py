@@ -633,6 +633,85 @@ class KernelLowerer:
             picked = P.binop("!=", picked, P.const(0))
         return Tile(picked, rb.buffer.dtype, axes)
 
+    def separable(self, rb: RegBuf, indices) -> tuple[list[Tile], list[int]] | None:
+        """The index tiles and, per buffer dim, the one lane axis its index varies along (a
+        different axis for every dim, all of them used); None for any other access."""
+        lanes = self.scope.lanes
+        if rb.lanes is not None or lanes is None or self.scope.loop_axes or rb.buffer.dtype == BOOL:
+            return None
+        tiles = [self.ev(e) for e in indices]
+        axes = [min(t.axes) if len(t.axes) == 1 else None for t in tiles]
+        if len(tiles) != len(rb.shape) or None in axes or sorted(axes) != list(range(lanes.rank)):
+            return None
+        return tiles, axes
+
+    def lane_index(self, index: Tile, axis: int) -> ast.expr:
+        """An index that varies along lane axis ``axis`` only, as a 1-D tile."""
+        if self.scope.lanes.rank == 1:
+            return index.node
+        return P.call("tl.reshape", index.node, P.tuple_([self.scope.lanes.padded[axis]]))
+
+    def separable_read(self, rb: RegBuf, indices) -> Tile | None:
+        """``X[i + 2, j + 2]``: the read of ``separable_write``'s shape.  Select one dim at a time,
+        each step replacing the dim by its lane axis: O(buffer size x lanes along that axis)."""
+        split = self.separable(rb, indices)
+        if split is None:
+            return None
+        tiles, axes = split
+        rank = self.scope.lanes.rank
+        scratch.check_one_hot(self, rb, max(self.scope.lanes.padded))
+        value = P.name(rb.name)
+        layout = [("dim", d) for d in range(rank)]  # what each axis of ``value`` holds
+        for d, (index, axis) in enumerate(zip(tiles, axes)):
+            at = layout.index(("dim", d))
+            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), at, rank + 1)
+            hit = P.binop("==", positions, P.expand(self.lane_index(index, axis), rank, rank + 1))
+            picked = P.call("tl.where", hit, P.subscript_none(value, [True] * rank + [False]), P.const(0))
+            value = P.name(self.assign(f"{rb.name}_cols", P.call("tl.sum", picked, axis=at)))
+            layout = layout[:at] + layout[at + 1 :] + [axis]
+        return Tile(P.permute(value, [layout.index(k) for k in range(rank)]), rb.buffer.dtype, frozenset(range(rank)))
+
+    def separable_write(self, rb: RegBuf, indices, value: Tile) -> bool:
+        """``X[i + 2, j + 2] = v`` (a copy into an offset region): every dim written at a position
+        that depends on one lane axis of its own.  Scatter one dim at a time, each step replacing a
+        lane axis by the dim's positions: O(lanes x extent) per dim, where ``flat_write`` builds
+        lanes x buffer size (past Triton's 2**20 elements per tile for tiles of a few hundred).
+        False when the access has another shape."""
+        split = self.separable(rb, indices)
+        if split is None:
+            return False
+        tiles, axes = split
+        lanes, rank = self.scope.lanes, self.scope.lanes.rank
+        scratch.check_one_hot(self, rb, max(rb.shape))
+        value = self.cast(value, rb.buffer.dtype)
+        low = _lowest(self.storage_dtype(rb.buffer.dtype))
+        written = self.broadcast(value, lanes.padded)
+        touched = P.call("tl.full", P.list_(lanes.padded), P.const(1), P.dtype(INT32))
+        active = self.lane_mask(frozenset(range(rank)))
+        if active is not None:  # padded and inactive lanes write nothing
+            written = P.call("tl.where", active, written, P.const(low))
+            touched = P.call("tl.where", active, touched, P.const(0))
+        layout = list(range(rank))  # what each axis of the tiles holds: a lane axis, or ("dim", d)
+        for d, (index, axis) in enumerate(zip(tiles, axes)):
+            at = layout.index(axis)
+            lane_index = self.lane_index(index, axis)
+            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), rank, rank + 1)
+            hit = P.binop("==", P.expand(lane_index, at, rank + 1), positions)
+            hit = self.assign(f"{rb.name}_hit", hit)
+            grown = [True] * rank + [False]
+            written = P.call(
+                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(written, grown), P.const(low)), axis=at
+            )
+            touched = P.call(
+                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(touched, grown), P.const(0)), axis=at
+            )
+            written, touched = self.assign(f"{rb.name}_rows", written), self.assign(f"{rb.name}_touched", touched)
+            written, touched = P.name(written), P.name(touched)
+            layout = layout[:at] + layout[at + 1 :] + [("dim", d)]
+        written = self.narrowed(written, rb.buffer.dtype)
+        self.assign_to(rb.name, P.call("tl.where", P.binop(">", touched, P.const(0)), written, P.name(rb.name)))
+        return True
+
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
         scratch.check_one_hot(self, rb, prod(rb.local_shape))
         lin = self.flat_index(rb, indices)
@@ -684,7 +763,7 @@ class KernelLowerer:
             return Tile(P.name(rb.name), buf.dtype)
         kinds = self.classify(rb, indices)
         if kinds is None:
-            return self.gather_read(rb, indices) or self.flat_read(rb, indices)
+            return self.gather_read(rb, indices) or self.separable_read(rb, indices) or self.flat_read(rb, indices)
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)
@@ -739,7 +818,7 @@ class KernelLowerer:
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
-            if not self.scatter_write(rb, indices, value):
+            if not self.scatter_write(rb, indices, value) and not self.separable_write(rb, indices, value):
                 self.flat_write(rb, indices, value)
             return
         rank = len(rb.shape)

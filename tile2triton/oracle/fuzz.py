@@ -95,11 +95,7 @@ class Issue:
 
 
 # Delete an entry together with its fix, so that the CI run covers those programs again.
-KNOWN_ISSUES: list = [
-    # a copy into an offset region of a fragment is a one-hot scatter of (dst numel x src numel)
-    # elements: past Triton's 2**20 limit for tiles of a few hundred elements
-    Issue("onehot_numel", ("cpu", "cuda"), lambda p: "onehot_numel" in p.tags, r"exceeds triton maximum tensor numel"),
-]
+KNOWN_ISSUES: list = []
 
 TILELANG_HEADER = "import tilelang\nimport tilelang.language as T\n"
 T2T_HEADER = "import tile2triton as tilelang\nimport tile2triton.language as T\n"

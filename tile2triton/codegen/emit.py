@@ -85,6 +85,18 @@ def _round_to_bf16(x):
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.to(tl.float32, bitcast=True)
 """,
+    "_tanh": """
+@triton.jit
+def _tanh(x):
+    # core Triton has no tanh.  (1 - e) / (1 + e) with e = exp(-2|x|) cancels for small |x|, where
+    # the odd Taylor series is exact to far below fp32's precision instead
+    t = tl.abs(x)
+    e = tl.exp(-2.0 * t)
+    large = (1.0 - e) / (1.0 + e)
+    x2 = x * x
+    small = x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0)))))
+    return tl.where(t < 0.125, small, tl.where(x < 0, -large, large))
+""",
     "_floordiv": """
 @triton.jit
 def _floordiv(a, b):

@@ -57,13 +57,9 @@ def lower_call(lw, e: ir.Call) -> Tile:
         out = P.call("tl.log", P.binop("+", P.const(1.0), _math_operand(lw, x, e.dtype)))
     elif fn == "exp10":
         out = P.call("tl.exp2", P.binop("*", _math_operand(lw, x, e.dtype), P.const(math.log2(10.0))))
-    elif fn == "tanh":
-        # tanh(x) = 2 * sigmoid(2x) - 1: core Triton has no tanh, and this is exact enough in fp32
-        out = P.binop(
-            "-",
-            P.binop("*", P.const(2.0), P.call("tl.sigmoid", P.binop("*", P.const(2.0), _math_operand(lw, x, e.dtype)))),
-            P.const(1.0),
-        )
+    elif fn == "tanh":  # core Triton has no tanh (emit.py's _tanh)
+        lw.helpers.add("_tanh")
+        out = P.call("_tanh", _math_operand(lw, x, e.dtype))
     elif fn == "tan":
         v = _math_operand(lw, x, e.dtype)
         out = P.binop("/", P.call("tl.sin", v), P.call("tl.cos", v))

@@ -18,11 +18,13 @@ import contextlib
 import keyword
 import operator
 import os
+import struct
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from . import pyast as P
 from . import scratch
@@ -177,6 +179,13 @@ class KernelLowerer:
             return FLOAT32
         return dt
 
+    def narrowed(self, node: ast.expr, dt: DType) -> ast.expr:
+        """``node``, a ``tl.max``/``tl.min`` over values of ``dt``, back in ``dt``'s storage dtype:
+        those widen 8- and 16-bit values to 32 bits, and a register tile assigned in a loop must keep
+        its type on the GPU (Triton rejects a loop-carried fp16 tile re-assigned as fp32)."""
+        storage = self.storage_dtype(dt)
+        return P.to(node, storage) if storage.bits < 32 else node
+
     def cast(self, t: Tile, dt: DType) -> Tile:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
@@ -240,6 +249,8 @@ class KernelLowerer:
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
+            dt = binary_dtype("+", e.lhs, e.rhs)  # the dtype the operands are compared in
+            a, b = _literal_in(a, dt), _literal_in(b, dt)
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
             a = self.ev(e.operand)
@@ -384,9 +395,10 @@ class KernelLowerer:
     # ------------------------------------------------------------------ register buffers
     def scalar_mask(self, node: ast.expr, block: bool = False) -> ast.expr:
         """A condition with lane-independent parts.  Under the interpreter loop counters are Python
-        ints and 0-d comparisons can come back with int data; either breaks ``mask=``: normalise."""
+        ints and a comparison of a program id keeps int32 data under its int1 type; either breaks
+        ``mask=`` ('mask has unsupported dtype'), and ``tl.where`` rebuilds it as true booleans."""
         if self.options.interpret:
-            return P.binop("!=", node if block else P.call("tl.full", P.list_([]), node, P.dtype(BOOL)), P.const(0))
+            return P.call("tl.where", node, P.const(True), P.const(False))
         return node
 
     def broadcast(self, t: Tile, shape) -> ast.expr:
@@ -578,9 +590,12 @@ class KernelLowerer:
         written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
         touched = P.to(P.name(hit_name), INT32)
         # combine the lanes that are not a dim of the buffer (several writers of one position agree)
-        for k in sorted(set(range(rank)) - used, reverse=True):
+        combined = sorted(set(range(rank)) - used, reverse=True)
+        for k in combined:
             written = P.call("tl.max", written, axis=k)
             touched = P.call("tl.max", touched, axis=k)
+        if combined:
+            written = self.narrowed(written, rb.buffer.dtype)
         # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
         mapped = sorted(k.axis for k in kinds if isinstance(k, LaneDim))
         order = [
@@ -617,6 +632,85 @@ class KernelLowerer:
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))
         return Tile(picked, rb.buffer.dtype, axes)
+
+    def separable(self, rb: RegBuf, indices) -> tuple[list[Tile], list[int]] | None:
+        """The index tiles and, per buffer dim, the one lane axis its index varies along (a
+        different axis for every dim, all of them used); None for any other access."""
+        lanes = self.scope.lanes
+        if rb.lanes is not None or lanes is None or self.scope.loop_axes or rb.buffer.dtype == BOOL:
+            return None
+        tiles = [self.ev(e) for e in indices]
+        axes = [min(t.axes) if len(t.axes) == 1 else None for t in tiles]
+        if len(tiles) != len(rb.shape) or None in axes or sorted(axes) != list(range(lanes.rank)):
+            return None
+        return tiles, axes
+
+    def lane_index(self, index: Tile, axis: int) -> ast.expr:
+        """An index that varies along lane axis ``axis`` only, as a 1-D tile."""
+        if self.scope.lanes.rank == 1:
+            return index.node
+        return P.call("tl.reshape", index.node, P.tuple_([self.scope.lanes.padded[axis]]))
+
+    def separable_read(self, rb: RegBuf, indices) -> Tile | None:
+        """``X[i + 2, j + 2]``: the read of ``separable_write``'s shape.  Select one dim at a time,
+        each step replacing the dim by its lane axis: O(buffer size x lanes along that axis)."""
+        split = self.separable(rb, indices)
+        if split is None:
+            return None
+        tiles, axes = split
+        rank = self.scope.lanes.rank
+        scratch.check_one_hot(self, rb, max(self.scope.lanes.padded))
+        value = P.name(rb.name)
+        layout = [("dim", d) for d in range(rank)]  # what each axis of ``value`` holds
+        for d, (index, axis) in enumerate(zip(tiles, axes)):
+            at = layout.index(("dim", d))
+            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), at, rank + 1)
+            hit = P.binop("==", positions, P.expand(self.lane_index(index, axis), rank, rank + 1))
+            picked = P.call("tl.where", hit, P.subscript_none(value, [True] * rank + [False]), P.const(0))
+            value = P.name(self.assign(f"{rb.name}_cols", P.call("tl.sum", picked, axis=at)))
+            layout = layout[:at] + layout[at + 1 :] + [axis]
+        return Tile(P.permute(value, [layout.index(k) for k in range(rank)]), rb.buffer.dtype, frozenset(range(rank)))
+
+    def separable_write(self, rb: RegBuf, indices, value: Tile) -> bool:
+        """``X[i + 2, j + 2] = v`` (a copy into an offset region): every dim written at a position
+        that depends on one lane axis of its own.  Scatter one dim at a time, each step replacing a
+        lane axis by the dim's positions: O(lanes x extent) per dim, where ``flat_write`` builds
+        lanes x buffer size (past Triton's 2**20 elements per tile for tiles of a few hundred).
+        False when the access has another shape."""
+        split = self.separable(rb, indices)
+        if split is None:
+            return False
+        tiles, axes = split
+        lanes, rank = self.scope.lanes, self.scope.lanes.rank
+        scratch.check_one_hot(self, rb, max(rb.shape))
+        value = self.cast(value, rb.buffer.dtype)
+        low = _lowest(self.storage_dtype(rb.buffer.dtype))
+        written = self.broadcast(value, lanes.padded)
+        touched = P.call("tl.full", P.list_(lanes.padded), P.const(1), P.dtype(INT32))
+        active = self.lane_mask(frozenset(range(rank)))
+        if active is not None:  # padded and inactive lanes write nothing
+            written = P.call("tl.where", active, written, P.const(low))
+            touched = P.call("tl.where", active, touched, P.const(0))
+        layout = list(range(rank))  # what each axis of the tiles holds: a lane axis, or ("dim", d)
+        for d, (index, axis) in enumerate(zip(tiles, axes)):
+            at = layout.index(axis)
+            lane_index = self.lane_index(index, axis)
+            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), rank, rank + 1)
+            hit = P.binop("==", P.expand(lane_index, at, rank + 1), positions)
+            hit = self.assign(f"{rb.name}_hit", hit)
+            grown = [True] * rank + [False]
+            written = P.call(
+                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(written, grown), P.const(low)), axis=at
+            )
+            touched = P.call(
+                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(touched, grown), P.const(0)), axis=at
+            )
+            written, touched = self.assign(f"{rb.name}_rows", written), self.assign(f"{rb.name}_touched", touched)
+            written, touched = P.name(written), P.name(touched)
+            layout = layout[:at] + layout[at + 1 :] + [("dim", d)]
+        written = self.narrowed(written, rb.buffer.dtype)
+        self.assign_to(rb.name, P.call("tl.where", P.binop(">", touched, P.const(0)), written, P.name(rb.name)))
+        return True
 
     def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
         scratch.check_one_hot(self, rb, prod(rb.local_shape))
@@ -656,6 +750,7 @@ class KernelLowerer:
         vals = P.subscript_none(lanes_1d(value), [True, False])
         # any writer of a position wins (all writers of one position agree in a race-free program)
         written = P.call("tl.max", P.call("tl.where", P.name(hit_name), vals, P.const(low)), axis=0)
+        written = self.narrowed(written, rb.buffer.dtype)
         touched = P.call("tl.max", P.to(P.name(hit_name), INT32), axis=0)
         storage = P.name(rb.name)
         flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
@@ -668,7 +763,7 @@ class KernelLowerer:
             return Tile(P.name(rb.name), buf.dtype)
         kinds = self.classify(rb, indices)
         if kinds is None:
-            return self.gather_read(rb, indices) or self.flat_read(rb, indices)
+            return self.gather_read(rb, indices) or self.separable_read(rb, indices) or self.flat_read(rb, indices)
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)
@@ -708,7 +803,13 @@ class KernelLowerer:
             ):
                 if value.axes:  # T.Parallel(1, 1): the single iteration's value
                     value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
-            elif rb.lanes is None and (value.axes or self.cond_axes()):
+                mask = self.lane_mask(frozenset()) if self.scope.conds else None
+                if mask is not None and self.cond_axes():  # and its condition, a scalar like the element
+                    one = P.call("tl.sum", P.call("tl.reshape", P.to(mask, INT32), P.tuple_([1])), axis=0)
+                    mask = P.binop("!=", one, P.const(0))
+                self.assign_whole(rb, value, mask)
+                return
+            if rb.lanes is None and (value.axes or self.cond_axes()):
                 raise self.error(
                     f"different T.Parallel iterations write the one element of '{buf.name}'; "
                     "allocate it inside the T.Parallel body or give it the loop's shape"
@@ -717,7 +818,7 @@ class KernelLowerer:
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
-            if not self.scatter_write(rb, indices, value):
+            if not self.scatter_write(rb, indices, value) and not self.separable_write(rb, indices, value):
                 self.flat_write(rb, indices, value)
             return
         rank = len(rb.shape)
@@ -803,6 +904,25 @@ def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
     if is_literal(value):
         return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
     return value.node
+
+
+def _literal_in(t: Tile, dt: DType) -> Tile:
+    """A float literal compared with a 16-bit float is that dtype's value (TVM's typing): round it
+    here, as Triton compares a literal with the other operand's full value (kept in fp32 under the
+    interpreter for bf16), so ``0.8776 >= a`` differs from TileLang's ``bfloat16(0.8776) >= a``."""
+    value = literal_value(t.node) if is_literal(t) else None
+    if not isinstance(value, float) or not dt.is_float or dt.bits != 16 or value != value or abs(value) == float("inf"):
+        return t
+    try:
+        if dt.name == "bfloat16":  # round the fp32 bits to nearest even
+            single = struct.unpack("<I", struct.pack("<f", value))[0]
+            single = (single + 0x7FFF + ((single >> 16) & 1)) & 0xFFFF0000
+            rounded = struct.unpack("<f", struct.pack("<I", single))[0]
+        else:
+            rounded = struct.unpack("<e", struct.pack("<e", value))[0]
+    except OverflowError:  # beyond the dtype's range
+        rounded = float("inf") if value > 0 else float("-inf")
+    return t if rounded == value else Tile(P.const(rounded), t.dtype, t.axes)
 
 
 def _lowest(dt: DType):

@@ -581,6 +581,10 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         cond = lw.scalar(clear, "clear_accum")
         acc_in = P.call("tl.where", cond.node, P.const(0), acc)
     small = min(next_pow2(m), next_pow2(n), kp) < 16
+    least_k = 32 if max(s.a.buffer.dtype.bits, s.b.buffer.dtype.bits) == 8 else 16
+    if not small and kp < least_k:  # tl.dot's K must be >= 32 for 8-bit operands on the GPU
+        a, b = _zero_padded_k(a, b, next_pow2(m), next_pow2(n), kp, least_k)
+        a, b = lw.named(a, "a_wide_k"), lw.named(b, "b_wide_k")
     if small:  # tl.dot needs every dim >= 16 on the GPU: multiply and reduce instead
         prod = P.binop("*", P.to(P.subscript_none(a, [True, True, False]), acc_dt),
                        P.to(P.subscript_none(b, [False, True, True]), acc_dt))  # fmt: skip
@@ -603,6 +607,17 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     if len(rc.shape) != 2:
         result = P.call("tl.reshape", result, P.tuple_(rc.shape))
     lw.assign_to(rc.name, result)
+
+
+def _zero_padded_k(a: ast.expr, b: ast.expr, mp: int, np_: int, kp: int, least_k: int) -> tuple:
+    """``a`` (mp x kp) and ``b`` (kp x np_) with K widened to ``least_k`` by interleaving zeros:
+    ``a'[:, 2k] = a[:, k]``, ``b'[2k, :] = b[k, :]`` and zeros at odd K, so the product is exact."""
+    while kp < least_k:
+        a = P.call("tl.reshape", P.call("tl.join", a, P.call("tl.zeros_like", a)), P.tuple_([mp, 2 * kp]))
+        joined = P.call("tl.join", b, P.call("tl.zeros_like", b))
+        b = P.call("tl.reshape", P.call("tl.permute", joined, P.tuple_([0, 2, 1])), P.tuple_([2 * kp, np_]))
+        kp *= 2
+    return a, b
 
 
 _IDENTITY = {"sum": 0, "abssum": 0, "max": float("-inf"), "absmax": 0, "min": float("inf")}
@@ -694,19 +709,24 @@ def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
-    rank = len(rs.shape)
     extent = s.src.buffer.shape[s.dim]
+    if extent == 1:  # a scan along a unit dim leaves every element as it is
+        lw.assign_to(rd.name, lw.cast(Tile(P.name(rs.name), s.src.buffer.dtype), s.dst.buffer.dtype).node)
+        return
+    rank, axis = len(dims), dims.index(s.dim)  # the tile without its unit dims (_whole_value)
     if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
-        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), s.dim, rank), P.const(extent))
+        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), axis, rank), P.const(extent))
         identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
         x = P.call("tl.where", valid, x, P.const(identity))
     if s.op == "max":
         lw.helpers.add("_max_combine")
-        r = P.call("tl.associative_scan", x, s.dim, P.name("_max_combine"), reverse=s.reverse)
+        r = P.call("tl.associative_scan", x, axis, P.name("_max_combine"), reverse=s.reverse)
     elif s.reverse:
-        r = P.call("tl.cumsum", x, axis=s.dim, reverse=True)
+        r = P.call("tl.cumsum", x, axis=axis, reverse=True)
     else:
-        r = P.call("tl.cumsum", x, axis=s.dim)
+        r = P.call("tl.cumsum", x, axis=axis)
+    if rank != len(rd.shape):
+        r = P.call("tl.reshape", r, P.tuple_(rd.shape))
     lw.assign_to(rd.name, lw.cast(Tile(r, s.src.buffer.dtype), s.dst.buffer.dtype).node)
 
 

@@ -95,27 +95,7 @@ class Issue:
 
 
 # Delete an entry together with its fix, so that the CI run covers those programs again.
-KNOWN_ISSUES: list = [
-    # a lane-independent condition in a load or store mask (``if bx % 2 == 1`` in T.Parallel, a row
-    # guard that holds for every lane): under Triton's interpreter the comparison of a program id
-    # has int32 data and the mask is rejected
-    Issue(
-        "block_cond_in_parallel", ("cpu",), lambda p: "block_cond_in_parallel" in p.tags, r"mask has unsupported dtype"
-    ),
-    # T.cumsum/T.cummax of a tile with a unit dim: wrong values, or a Triton error for dim=1
-    Issue("scan_unit_dim", ("cpu", "cuda"), lambda p: "scan_unit_dim" in p.tags),
-    # ``R[i] += f(k)`` under an undecided lane guard into a one-element fragment: the scalar R
-    # becomes a (1,) block in the loop
-    Issue(
-        "one_lane_guarded_sum",
-        ("cpu", "cuda"),
-        lambda p: "one_lane_sum" in p.tags and "dynamic" in p.kinds,
-        r"Value argument cannot be block type",
-    ),
-    # a copy into an offset region of a fragment is a one-hot scatter of (dst numel x src numel)
-    # elements: past Triton's 2**20 limit for tiles of a few hundred elements
-    Issue("onehot_numel", ("cpu", "cuda"), lambda p: "onehot_numel" in p.tags, r"exceeds triton maximum tensor numel"),
-]
+KNOWN_ISSUES: list = []
 
 TILELANG_HEADER = "import tilelang\nimport tilelang.language as T\n"
 T2T_HEADER = "import tile2triton as tilelang\nimport tile2triton.language as T\n"

@@ -51,6 +51,14 @@ _PY_CMPS = {
     ast.Eq: ("==", operator.eq),
     ast.NotEq: ("!=", operator.ne),
 }
+# identity and membership tests run while TileLang builds the kernel, so they are Python's own,
+# evaluated at compile time (`scale is None`, `dtype in [T.float16, T.int8]`)
+_PY_HOST_CMPS = {
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
 
 
@@ -724,8 +732,11 @@ class Binder:
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
-            if type(op_node) not in _PY_CMPS:
-                raise self.error("'in' and 'is' comparisons are not supported on kernel values", node)
+            if type(op_node) in _PY_HOST_CMPS:
+                part = self.host_compare(op_node, left, right, node)
+                result = part if result is None else self.binop("and", lambda x, y: x and y, result, part, node)
+                left = right
+                continue
             op, pyop = _PY_CMPS[type(op_node)]
             if is_python_value(left) and is_python_value(right):
                 part = pyop(left, right)
@@ -734,6 +745,16 @@ class Binder:
             result = part if result is None else self.binop("and", lambda x, y: x and y, result, part, node)
             left = right
         return result
+
+    def host_compare(self, op_node, left, right, node):
+        """``is``/``in`` on compile-time values; identity of a kernel value is known too (it is not None)."""
+        is_identity = isinstance(op_node, (ast.Is, ast.IsNot))
+        if not is_identity and not all(is_python_value(v) for v in _flat((left, right))):
+            raise self.error("'in' comparisons are not supported on kernel values", node)
+        try:
+            return _PY_HOST_CMPS[type(op_node)](left, right)
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(f"cannot evaluate this comparison at compile time: {exc}", node) from None
 
     def expr_IfExp(self, node: ast.IfExp):
         cond = self.expr(node.test)

@@ -61,3 +61,48 @@ def membership_on_kernel_value(A):
 def test_membership_on_kernel_value_is_an_error():
     with pytest.raises(TileLangCompileError, match="'in' comparisons are not supported on kernel values"):
         membership_on_kernel_value(torch.arange(7, dtype=torch.int32))
+
+
+# ---------------------------------------------------------------- tvm.tirx.Var as a symbolic size
+
+
+@tilelang.jit(out_idx=[-1])
+def tirx_var_rows(block=16):
+    from tile2triton.tvm import tir, tirx
+
+    M, N = tirx.Var("M", "int32"), tir.Var("N", "int32")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), M, threads=32) as (bx, by):
+            for j in T.Parallel(block):
+                B[by, bx * block + j] = A[by, bx * block + j] * 2.0 + by
+
+    return main
+
+
+def test_tirx_var_is_a_symbolic_size(dev):
+    kernel = tirx_var_rows()
+    for m, n in ((5, 37), (11, 70)):  # one kernel serves both sizes
+        a = torch.randn(m, n, device=dev)
+        ref = a.double() * 2 + torch.arange(m, dtype=torch.float64, device=dev)[:, None]
+        assert_close(kernel(a), ref, 1e-6, 1e-6)
+
+
+def test_fastmath_checks_dtype_on_symbols_and_in_kernels():
+    from tile2triton.tvm import tirx
+
+    call = T.__exp(tirx.Var("v", "bfloat16"))
+    assert isinstance(call, tirx.Call) and call.dtype == "bfloat16"
+    for dtype in ("int32", "float8_e4m3fn", "bool"):
+        with pytest.raises(TypeError, match=rf"T\.__log2 only supports floating-point inputs, but got {dtype}"):
+            T.__log2(tirx.Var("v", dtype))
+
+    @T.prim_func
+    def int_exp(A: T.Tensor((8,), T.int32), B: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(8):
+                B[i] = T.__exp(A[i])
+
+    with pytest.raises(TileLangCompileError, match=r"T\.__exp only supports floating-point inputs, but got int32"):
+        tilelang.compile(int_exp)

@@ -577,6 +577,9 @@ def _math_rule(name):
     def bind(b: BinderLike, node, args):
         (x,) = args.values()
         x = as_expr(x, b.loc(node))
+        if name.startswith("__") and not (x.dtype.is_float and x.dtype.bits >= 16) and not is_weak(x):
+            # the fast-math intrinsics (T.__exp, ...) take float16/bfloat16/float32/float64 only, as in TileLang
+            raise b.error(f"T.{name} only supports floating-point inputs, but got {x.dtype}", node)
         if name in _PREDICATES:
             dtype = BOOL
         elif name in ("abs", "floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:

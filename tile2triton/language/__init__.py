@@ -354,12 +354,24 @@ def _unary(name: str, host=None):
     def fn(x):
         if host is not None and isinstance(x, (builtins.int, builtins.float)):
             return host(x)
+        if name.startswith("__") and isinstance(x, Dynamic):
+            return _fastmath_on_symbol(name, x)
         raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
 
     fn.__name__ = name
     fn.__t2t__ = name
     fn.__doc__ = f"Element-wise {name}."
     return fn
+
+
+def _fastmath_on_symbol(name: str, x: Dynamic):
+    """``T.__exp(tirx.Var("v", "float16"))`` in host code: TileLang checks the dtype and builds a
+    call expression; tile2triton records the call (only a kernel body lowers it)."""
+    from ..tvm import tirx
+
+    if not (x.dtype.is_float and x.dtype.bits >= 16):  # float16/bfloat16/float32/float64, not fp8
+        raise TypeError(f"T.{name} only supports floating-point inputs, but got {x.dtype}")
+    return tirx.Call(str(x.dtype), f"tl.{name}", [x])
 
 
 _UNARY_HOST = {

@@ -106,3 +106,58 @@ def test_fastmath_checks_dtype_on_symbols_and_in_kernels():
 
     with pytest.raises(TileLangCompileError, match=r"T\.__exp only supports floating-point inputs, but got int32"):
         tilelang.compile(int_exp)
+
+
+# ---------------------------------------------------------------- helpers returning values inside T.Kernel
+
+
+def flip_sign_bits(x):
+    """A plain helper handed kernel values (the topk_selector idiom): inlined, its return is its value."""
+    bits = T.reinterpret(x, T.uint32)
+    return T.if_then_else(x < 0, ~bits, bits | T.cast(0x80000000, T.uint32))
+
+
+@T.macro
+def clamp_twice(v, hi):
+    return T.min(v, hi) * 2.0
+
+
+@tilelang.jit
+def ordered_keys(A, block=32):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    K = T.empty((N,), T.uint32)
+    C = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            idx = bx * block + i
+            if idx < N:
+                K[idx] = flip_sign_bits(A[idx])
+                C[idx] = clamp_twice(A[idx], 0.25)
+    return K, C
+
+
+def test_helper_return_inside_kernel(dev):
+    a = torch.randn(77, device=dev)
+    keys, clamped = ordered_keys(a)
+    bits = a.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    ref = torch.where(a.cpu() < 0, bits ^ 0xFFFFFFFF, bits | 0x80000000)
+    assert torch.equal(keys.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF, ref)
+    assert torch.equal(torch.sort(ref).indices, torch.sort(a.cpu().double()).indices)  # keys order as floats
+    assert_close(clamped, torch.clamp(a.double(), max=0.25) * 2, 1e-6, 1e-6)
+
+
+@tilelang.jit
+def return_in_kernel(A):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(N):
+            B[i] = A[i]
+        return B
+
+
+def test_return_in_kernel_body_is_still_an_error():
+    with pytest.raises(TileLangCompileError, match="'return' inside T.Kernel"):
+        return_in_kernel(torch.randn(9))

@@ -91,6 +91,7 @@ class Binder:
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
+        self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -925,12 +926,14 @@ class Binder:
         saved_source, saved_file = self.source, self.file
         self.source, self.file = macro, macro.file
         self.scopes.append(dict(bound.arguments))
+        self.inlined_calls += 1
         try:
             for s in macro.tree.body:
                 self.stmt(s)
         except KernelReturn as ret:
             return ret.value
         finally:
+            self.inlined_calls -= 1
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None

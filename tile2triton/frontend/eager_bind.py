@@ -168,6 +168,8 @@ class EagerBinder(Binder):
         super().stmt_With(node)
 
     def stmt_Return(self, node: ast.Return) -> None:
+        if self.inlined_calls:
+            super().stmt_Return(node)  # a macro's / helper's result (bind.Binder.inline_macro)
         if self.kernel is not None:
             raise self.error("'return' inside T.Kernel: return the T.empty outputs after the kernel", node)
         if self.declaring:

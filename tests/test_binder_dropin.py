@@ -161,3 +161,25 @@ def return_in_kernel(A):
 def test_return_in_kernel_body_is_still_an_error():
     with pytest.raises(TileLangCompileError, match="'return' inside T.Kernel"):
         return_in_kernel(torch.randn(9))
+
+
+def pow2_of(e):
+    """2**e for an int32 exponent, by building the float's bits (the act_quant idiom)."""
+    return T.reinterpret((e + 127) << 23, "float32")
+
+
+@tilelang.jit
+def pow2_table(E, block=32):
+    N = T.const("N")
+    E: T.Tensor((N,), T.int32)
+    P = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                P[bx * block + i] = pow2_of(E[bx * block + i])
+    return P
+
+
+def test_reinterpret_int_bits_as_float(dev):
+    e = torch.randint(-30, 31, (45,), dtype=torch.int32, device=dev)
+    assert_close(pow2_table(e), torch.pow(2.0, e.double()), 0, 0)

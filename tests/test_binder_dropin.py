@@ -183,3 +183,59 @@ def pow2_table(E, block=32):
 def test_reinterpret_int_bits_as_float(dev):
     e = torch.randint(-30, 31, (45,), dtype=torch.int32, device=dev)
     assert_close(pow2_table(e), torch.pow(2.0, e.double()), 0, 0)
+
+
+# ---------------------------------------------------------------- lambdas using T.* (inlined like helpers)
+
+LANE_OPS = {
+    "max": lambda a, b, dtype: T.max(a, b),
+    "clamp": lambda a, b, dtype: T.clamp(a, T.cast(-1.0, dtype), T.cast(b, dtype)),
+}
+# two lambdas on one line, told apart by where their code sits
+mul_add, mul_sub = (lambda x, y: T.max(x, 0.0) * y + 1.0), (lambda x, y: T.max(x, 0.0) * y - 1.0)
+
+
+def lane_op_kernel(N, block, op):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32), C: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if op == "add":
+                    C[bx * block + i] = mul_add(A[bx * block + i], B[bx * block + i])
+                elif op == "sub":
+                    C[bx * block + i] = mul_sub(A[bx * block + i], B[bx * block + i])
+                else:
+                    C[bx * block + i] = LANE_OPS[op](A[bx * block + i], B[bx * block + i], T.float32)
+
+    return main
+
+
+@pytest.mark.parametrize("op", ["max", "clamp", "add", "sub"])
+def test_lambda_using_T_is_inlined(dev, op):
+    n = 83
+    a, b = torch.randn(n, device=dev), torch.rand(n, device=dev) + 0.5
+    c = torch.full((n,), float("nan"), device=dev)
+    tilelang.compile(lane_op_kernel(n, 32, op))(a, b, c)
+    ad, bd = a.double(), b.double()
+    ref = {
+        "max": torch.maximum(ad, bd),
+        "clamp": torch.minimum(torch.clamp(ad, min=-1.0), bd),
+        "add": torch.clamp(ad, min=0) * bd + 1,
+        "sub": torch.clamp(ad, min=0) * bd - 1,
+    }[op]
+    assert_close(c, ref, 1e-6, 1e-6)
+
+
+def test_clamp_takes_tilelang_keyword_names(dev):
+    n = 70
+
+    @T.prim_func
+    def clamp_kw(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = T.clamp(A[bx * 32 + i], min_val=-0.5, max_val=0.75)
+
+    a = torch.randn(n, device=dev)
+    b = torch.full((n,), float("nan"), device=dev)
+    tilelang.compile(clamp_kw)(a, b)
+    assert_close(b, torch.clamp(a.double(), -0.5, 0.75), 0, 0)

@@ -974,7 +974,7 @@ _HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)
 
 def _python_helper(fn) -> MacroSource | None:
     """A user's plain Python function (its source readable), to inline when handed kernel values."""
-    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+    if not isinstance(fn, types.FunctionType):
         return None
     package = (fn.__module__ or "").split(".")[0]
     if package in _NOT_KERNEL_CODE or package in sys.stdlib_module_names:

@@ -650,7 +650,7 @@ def bind_if_then_else(b: BinderLike, node, args):
 
 @rule("clamp")
 def bind_clamp(b: BinderLike, node, args):
-    x, lo, hi = (as_expr(args[k]) for k in ("x", "lo", "hi"))
+    x, lo, hi = (as_expr(args[k]) for k in ("dst", "min_val", "max_val"))
     dtype = binary_dtype("+", x, lo)
     return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
 

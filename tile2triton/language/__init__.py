@@ -485,8 +485,8 @@ Select = if_then_else
 
 
 @_kernel_only("clamp")
-def clamp(x, lo, hi):
-    """``min(max(x, lo), hi)``."""
+def clamp(dst, min_val, max_val):
+    """``min(max(dst, min_val), max_val)`` (TileLang's parameter names)."""
 
 
 @_kernel_only("cast")

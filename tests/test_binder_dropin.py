@@ -239,3 +239,31 @@ def test_clamp_takes_tilelang_keyword_names(dev):
     b = torch.full((n,), float("nan"), device=dev)
     tilelang.compile(clamp_kw)(a, b)
     assert_close(b, torch.clamp(a.double(), -0.5, 0.75), 0, 0)
+
+
+# ---------------------------------------------------------------- tilelang.math, no-effect hints
+
+
+def test_tilelang_math_helpers():
+    assert [tilelang.math.next_power_of_2(x) for x in (1, 2, 3, 57, 64, 65)] == [1, 2, 4, 64, 64, 128]
+    assert tilelang.math.cdiv(100, 7) == 15
+
+
+@tilelang.jit
+def hinted_scale(A, block=32):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+        T.disable_warp_group_reg_alloc()
+        T.annotate_compile_flags(["--use_fast_math"])
+        T.assume(bx < T.ceildiv(N, block))
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                B[bx * block + i] = A[bx * block + i] * 3.0
+    return B
+
+
+def test_no_effect_hints_are_accepted(dev):
+    a = torch.randn(61, device=dev)
+    assert_close(hinted_scale(a), a.double() * 3, 1e-6, 1e-6)

@@ -516,7 +516,7 @@ def ir_eval_at(e, var, value):
     return None
 
 
-@rule("annotate_layout", "no_set_max_nreg")
+@rule("annotate_layout", "no_set_max_nreg", "disable_warp_group_reg_alloc", "assume", "annotate_compile_flags")
 def bind_no_effect(b: BinderLike, node, args):
     return None
 

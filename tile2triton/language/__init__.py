@@ -349,6 +349,21 @@ def no_set_max_nreg():
     """Register-allocation hint; no effect on results."""
 
 
+@_kernel_only("disable_warp_group_reg_alloc")
+def disable_warp_group_reg_alloc():
+    """TileLang's alias of T.no_set_max_nreg(); no effect on results."""
+
+
+@_kernel_only("assume")
+def assume(cond):
+    """A fact the compiler may rely on (``T.assume(cta_id < 2)``); results do not depend on it."""
+
+
+@_kernel_only("annotate_compile_flags")
+def annotate_compile_flags(flags):
+    """Extra nvcc flags of TileLang's CUDA build; there is no nvcc build here."""
+
+
 # --- element-wise math ------------------------------------------------------------------------
 def _unary(name: str, host=None):
     def fn(x):

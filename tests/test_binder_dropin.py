@@ -267,3 +267,24 @@ def hinted_scale(A, block=32):
 def test_no_effect_hints_are_accepted(dev):
     a = torch.randn(61, device=dev)
     assert_close(hinted_scale(a), a.double() * 3, 1e-6, 1e-6)
+
+
+# ---------------------------------------------------------------- autotune: a tunable argument given by position
+
+
+@tilelang.autotune(configs=[{"block": 32}, {"block": 64}], warmup=1, rep=1)
+@tilelang.jit(out_idx=[-1])
+def tuned_offset(N, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] + block
+
+    return main
+
+
+def test_autotune_tunable_given_by_position_skips_tuning():
+    kernel = tuned_offset(75, 16)  # block=16 is no config: given explicitly, it is used as is
+    a = torch.randn(75)
+    assert_close(kernel(a), a.double() + 16, 1e-6, 1e-6)

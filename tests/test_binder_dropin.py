@@ -8,6 +8,7 @@ from t2t_util import assert_close
 import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton import TileLangCompileError
+from tile2triton.transform import PassConfigKey
 
 # ---------------------------------------------------------------- `is` / `in` on compile-time values
 
@@ -288,3 +289,50 @@ def test_autotune_tunable_given_by_position_skips_tuning():
     kernel = tuned_offset(75, 16)  # block=16 is no config: given explicitly, it is used as is
     a = torch.randn(75)
     assert_close(kernel(a), a.double() + 16, 1e-6, 1e-6)
+
+
+# ---------------------------------------------------------------- @T.prim_func with body declarations, attrs
+
+
+@T.prim_func
+def body_declared_add(A, S):
+    m = T.dynamic("m")
+    A: T.Tensor[[m, 19], T.float32]
+    S: T.Tensor[[19], T.float32]
+    T.annotate_pass_configs({PassConfigKey.TL_ENABLE_FAST_MATH: True})
+    T.annotate_compile_flags(["--use_fast_math"])
+    B = T.empty([m, 19], T.float32)
+    with T.Kernel(T.ceildiv(m, 8), threads=32) as bx:
+        for i, j in T.Parallel(8, 19):
+            if bx * 8 + i < m:
+                B[bx * 8 + i, j] = A[bx * 8 + i, j] + S[j]
+    return B
+
+
+@T.prim_func
+def body_declared_inout(A, B):
+    A: T.Tensor[[37], T.float32]
+    B: T.Tensor[[37], T.float32]
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(37):
+            B[i] = A[i] * -2.0
+
+
+def test_prim_func_with_body_declarations_and_attrs(dev):
+    attrs = body_declared_add.attrs
+    assert attrs["global_symbol"] == "body_declared_add" and attrs["tilelang_out_idx"] == [-1]
+    assert attrs["tilelang_pass_configs"] == {PassConfigKey.TL_ENABLE_FAST_MATH: True}
+    assert attrs["tilelang_compile_flags"] == ["--use_fast_math"]
+    kernel = tilelang.compile(body_declared_add)
+    assert kernel.pass_configs == {PassConfigKey.TL_ENABLE_FAST_MATH: True}
+    for m in (5, 21):
+        a, s = torch.randn(m, 19, device=dev), torch.randn(19, device=dev)
+        assert_close(kernel(a, s), a.double() + s.double(), 1e-6, 1e-6)
+    assert "tilelang_out_idx" not in body_declared_inout.attrs
+    a = torch.randn(37, device=dev)
+    assert_close(tilelang.compile(body_declared_inout, out_idx=[-1])(a), a.double() * -2, 0, 0)
+
+
+def test_prim_func_out_idx_conflict():
+    with pytest.raises(ValueError, match="Out index conflict"):
+        tilelang.compile(body_declared_add, out_idx=[-1])

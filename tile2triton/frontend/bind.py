@@ -91,6 +91,7 @@ class Binder:
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
+        self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
 
     # ------------------------------------------------------------------ helpers
@@ -1038,6 +1039,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         normalize_out_idx(out_idx, len(binder.params), binder.loc(source.tree)),
         list(binder.sizes.values()),
         binder.loc(source.tree),
+        attrs=dict(binder.func_attrs),
     )
 
 

@@ -254,5 +254,5 @@ def bind_eager(source: FunctionSource, values: dict, scalars: dict, const_values
     n_in = len(params)
     params += outputs
     func = ir.PrimFunc(source.name, params, binder.kernels, list(range(n_in, len(params))),
-                       list(binder.sizes.values()), tree_loc, dict(binder.consts))  # fmt: skip
+                       list(binder.sizes.values()), tree_loc, dict(binder.consts), dict(binder.func_attrs))  # fmt: skip
     return func

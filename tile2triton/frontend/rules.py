@@ -35,6 +35,7 @@ class BinderLike(Protocol):
     """What a binding rule uses of the binder (``bind.Binder``; ``eager_bind.EagerBinder``)."""
 
     kernel: ir.Kernel | None  # the T.Kernel being bound, None outside one
+    func_attrs: dict  # PrimFunc.attrs being collected
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
 
@@ -516,9 +517,23 @@ def ir_eval_at(e, var, value):
     return None
 
 
-@rule("annotate_layout", "no_set_max_nreg", "disable_warp_group_reg_alloc", "assume", "annotate_compile_flags")
+@rule("annotate_layout", "no_set_max_nreg", "disable_warp_group_reg_alloc", "assume")
 def bind_no_effect(b: BinderLike, node, args):
     return None
+
+
+@rule("annotate_pass_configs", "annotate_compile_flags")
+def bind_function_attr(b: BinderLike, node, args, name):
+    """Kept on the function (PrimFunc.attrs, TileLang's attribute names): pass configs reach the
+    kernel's options (TL_ENABLE_FAST_MATH); compile flags are for nvcc, which is not used here."""
+    value = next(iter(args.values()))
+    if name == "annotate_pass_configs":
+        if not isinstance(value, dict):
+            raise b.error("T.annotate_pass_configs takes a dict {PassConfigKey: value}", node)
+        b.func_attrs.setdefault("tilelang_pass_configs", {}).update(value)
+    else:
+        flags = [value] if isinstance(value, str) else list(value)
+        b.func_attrs.setdefault("tilelang_compile_flags", []).extend(flags)
 
 
 @rule("use_swizzle")

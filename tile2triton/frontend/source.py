@@ -156,6 +156,19 @@ def _block_tree(lines: list, first: int) -> ast.FunctionDef:
 class KernelSource(FunctionSource):
     """What ``@T.prim_func`` returns: a kernel not yet bound."""
 
+    @property
+    def attrs(self) -> dict:
+        """TileLang's PrimFunc attributes: ``global_symbol``; ``tilelang_out_idx`` (negative indices)
+        when the kernel returns T.empty outputs; ``tilelang_pass_configs`` / ``tilelang_compile_flags``
+        from T.annotate_pass_configs / T.annotate_compile_flags.  Binds the kernel (errors surface here)."""
+        from ..compiler import bind_kernel_source
+
+        prim = bind_kernel_source(self)
+        attrs = {"global_symbol": self.name, **prim.attrs}
+        if prim.out_idx:
+            attrs["tilelang_out_idx"] = [i - len(prim.params) for i in prim.out_idx]
+        return attrs
+
     def __call__(self, *args, **kwargs):
         raise TypeError(
             f"{self.name} is a @T.prim_func; compile it with tilelang.compile(...) or return it from a @tilelang.jit factory"

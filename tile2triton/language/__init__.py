@@ -361,7 +361,12 @@ def assume(cond):
 
 @_kernel_only("annotate_compile_flags")
 def annotate_compile_flags(flags):
-    """Extra nvcc flags of TileLang's CUDA build; there is no nvcc build here."""
+    """Extra nvcc flags of TileLang's CUDA build: kept in the function's attrs; there is no nvcc build here."""
+
+
+@_kernel_only("annotate_pass_configs")
+def annotate_pass_configs(configs):
+    """The kernel's own pass configs (``{PassConfigKey.TL_ENABLE_FAST_MATH: True}``), as if given to compile."""
 
 
 # --- element-wise math ------------------------------------------------------------------------

@@ -336,3 +336,30 @@ def test_prim_func_with_body_declarations_and_attrs(dev):
 def test_prim_func_out_idx_conflict():
     with pytest.raises(ValueError, match="Out index conflict"):
         tilelang.compile(body_declared_add, out_idx=[-1])
+
+
+# ---------------------------------------------------------------- an eager body returning a macro's T.empty
+
+
+@T.macro
+def doubled_copy(A):
+    M, N = A.shape
+    B = T.empty(M, N, dtype=A.dtype)
+    with T.Kernel(T.ceildiv(M, 16), threads=32) as bx:
+        for i, j in T.Parallel(16, N):
+            if bx * 16 + i < M:
+                B[bx * 16 + i, j] = A[bx * 16 + i, j] * 2.0
+    return B
+
+
+@tilelang.jit
+def static_doubled(A):
+    A: T.Tensor[[27, 13], T.float32]  # no T.const: only the macro call tells this body is eager
+    return doubled_copy(A)
+
+
+def test_eager_body_returning_a_macro_result(dev):
+    a = torch.randn(27, 13, device=dev)
+    assert_close(static_doubled(a), a.double() * 2, 0, 0)
+    with pytest.raises(T.KernelOnlyError, match="T.macro doubled_copy can only be called inside"):
+        doubled_copy(a)

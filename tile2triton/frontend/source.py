@@ -178,6 +178,15 @@ class KernelSource(FunctionSource):
 class MacroSource(FunctionSource):
     """What ``@T.macro`` returns: a helper inlined at each call inside a kernel."""
 
+    def __call__(self, *args, **kwargs):
+        # outside a kernel body, as T.* primitives do (an eager @tilelang.jit body calling a macro
+        # that opens T.Kernel is told apart from a lazy factory this way: jit.py, _decide)
+        from ..language import KernelOnlyError
+
+        raise KernelOnlyError(
+            f"T.macro {self.name} can only be called inside a @T.prim_func or @tilelang.jit kernel body"
+        )
+
 
 def has_inner_prim_func(tree: ast.FunctionDef) -> bool:
     """TileLang's lazy-style test: does the function body define an inner @T.prim_func?"""

@@ -52,7 +52,8 @@ NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
     "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
-    "assume": "a fact the compiler may rely on; a correct program's results do not depend on it",
+    "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
+    "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",
     "GemmWarpPolicy": "warp partition of the C tile; Triton partitions tl.dot itself",
     "Layout": "layout objects only feed T.annotate_layout",

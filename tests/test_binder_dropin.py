@@ -363,3 +363,14 @@ def test_eager_body_returning_a_macro_result(dev):
     assert_close(static_doubled(a), a.double() * 2, 0, 0)
     with pytest.raises(T.KernelOnlyError, match="T.macro doubled_copy can only be called inside"):
         doubled_copy(a)
+
+
+def test_raw_pointer_parameter_is_a_clear_error():
+    @T.prim_func
+    def by_pointer(a_ptr: T.ptr, m: T.int32):
+        with T.Kernel(1, threads=32):
+            for i in T.serial(m):
+                pass
+
+    with pytest.raises(TileLangCompileError, match=r"parameter 'a_ptr': T\.ptr .* not implemented yet"):
+        tilelang.compile(by_pointer)

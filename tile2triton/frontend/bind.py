@@ -186,6 +186,8 @@ class Binder:
                 var = ir.Var(arg.arg, lookup_dtype(ann), "param")
                 self.params.append(var)
                 self.bind_name(arg.arg, ir.VarRef(var))
+            elif isinstance(ann, DType) and ann.kind == "unsupported":  # T.ptr, fp4, ...: say why
+                raise TileLangCompileError(f"parameter '{arg.arg}': {dtype_error(ann)}", loc)
             else:
                 raise TileLangCompileError(
                     f"parameter '{arg.arg}' needs a T.Tensor(shape, dtype) or scalar dtype annotation, got {ann!r}", loc

@@ -135,8 +135,8 @@ def test_tvm_subset_host_objects():
     with pytest.raises(AttributeError, match="decl_buffer"):
         tvm.tirx.decl_buffer  # noqa: B018
     assert tvm.tir is tvm.tirx
-    with pytest.raises(TypeError, match=r"tirx\.Var\(\.\.\.\): .*light subset"):
-        tvm.tirx.Var("x", "float32")
+    with pytest.raises(TypeError, match=r"tirx\.IntImm\(\.\.\.\): .*light subset"):
+        tvm.tirx.IntImm("int32", 3)
 
 
 def test_target_object_picks_the_interpreter():

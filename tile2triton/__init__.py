@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import env, language, tvm, utils
+from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
 from .autotuner import autotune
 from .compiler import compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level

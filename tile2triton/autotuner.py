@@ -43,7 +43,9 @@ class AutoTuneImpl:
     def _tune(self, args, kwargs):
         configs = self._config_list(args, kwargs)
         tunable = {k for c in configs for k in c}
-        if tunable & set(kwargs) or not configs:  # a tunable argument given explicitly: no tuning
+        positional = list(inspect.signature(self.jit_impl.func).parameters)[: len(args)]
+        if tunable & (set(kwargs) | set(positional)) or not configs:
+            # a tunable argument given explicitly, by keyword or position: no tuning (as TileLang)
             return self.jit_impl.compile(*args, **kwargs), None
         key = (argument_key(args), argument_key(kwargs))
         with self._lock:

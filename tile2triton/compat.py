@@ -51,6 +51,9 @@ LANGUAGE_VALUES = {
 NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
+    "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
+    "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
+    "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",
     "GemmWarpPolicy": "warp partition of the C tile; Triton partitions tl.dot itself",
     "Layout": "layout objects only feed T.annotate_layout",
@@ -210,6 +213,7 @@ BEYOND_T = [
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
     ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
+    ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,
      "requires_* marks (compute-version ge/gt/eq/lt/le), main, set_random_seed, torch_assert_close, "
      "process_func, regression"),

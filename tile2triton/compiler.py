@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .errors import user_facing
-from .frontend.bind import bind_prim_func
+from .frontend.bind import bind_prim_func, normalize_out_idx
+from .frontend.eager_bind import bind_eager
 from .frontend.source import KernelSource
 from .passes.check import check
 from .runtime.kernel import JITKernel
@@ -33,6 +34,27 @@ def compile(func: KernelSource, out_idx=None, target=None, *, pass_configs=None,
     ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
-    prim = bind_prim_func(func, out_idx)
+    prim = bind_kernel_source(func, out_idx)
     check(prim)
     return JITKernel(prim, target=target, pass_configs=pass_configs)
+
+
+def bind_kernel_source(func: KernelSource, out_idx=None):
+    """Bind a ``@T.prim_func``.  Parameters declared in the body (``A: T.Tensor(...)`` under
+    ``def main(A)``, outputs made with ``T.empty`` and returned) bind as an eager kernel does,
+    with no call arguments: every shape is a literal or a ``T.dynamic`` size."""
+    if all(a.annotation is not None for a in _params(func.tree)):
+        return bind_prim_func(func, out_idx)
+    prim = bind_eager(func, {}, {}, {})
+    if out_idx is not None:
+        if prim.out_idx:
+            raise ValueError(
+                f"Out index conflict: {func.name} returns its T.empty outputs, and out_idx={out_idx!r} was given too"
+            )
+        prim.out_idx = normalize_out_idx(out_idx, len(prim.params), prim.loc)
+    return prim
+
+
+def _params(tree) -> list:
+    args = tree.args
+    return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)

@@ -46,7 +46,7 @@ def lower_call(lw, e: ir.Call) -> Tile:
         a, b = (lw.cast(x, e.dtype) if not _weak(x) else x for x in args)
         return Tile(P.call("tl." + DIRECT[fn], a.node, b.node), e.dtype, axes)
     x = args[0]
-    if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
+    if e.dtype.is_float and fn not in ("abs", "bitcast") and not x.dtype.is_float:
         x = lw.cast(x, FLOAT32)
     node = x.node
     if fn in DIRECT:

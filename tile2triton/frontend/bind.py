@@ -52,6 +52,14 @@ _PY_CMPS = {
     ast.Eq: ("==", operator.eq),
     ast.NotEq: ("!=", operator.ne),
 }
+# identity and membership tests run while TileLang builds the kernel, so they are Python's own,
+# evaluated at compile time (`scale is None`, `dtype in [T.float16, T.int8]`)
+_PY_HOST_CMPS = {
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
 
 
@@ -86,6 +94,8 @@ class Binder:
         self.reducers_written: set = set()  # reducers given a starting value so far (program order)
         self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
+        self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
+        self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -194,6 +204,8 @@ class Binder:
                 var = ir.Var(arg.arg, lookup_dtype(ann), "param")
                 self.params.append(var)
                 self.bind_name(arg.arg, ir.VarRef(var))
+            elif isinstance(ann, DType) and ann.kind == "unsupported":  # T.ptr, fp4, ...: say why
+                raise TileLangCompileError(f"parameter '{arg.arg}': {dtype_error(ann)}", loc)
             else:
                 raise TileLangCompileError(
                     f"parameter '{arg.arg}' needs a T.Tensor(shape, dtype) or scalar dtype annotation, got {ann!r}", loc
@@ -748,8 +760,11 @@ class Binder:
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
-            if type(op_node) not in _PY_CMPS:
-                raise self.error("'in' and 'is' comparisons are not supported on kernel values", node)
+            if type(op_node) in _PY_HOST_CMPS:
+                part = self.host_compare(op_node, left, right, node)
+                result = part if result is None else self.binop("and", lambda x, y: x and y, result, part, node)
+                left = right
+                continue
             op, pyop = _PY_CMPS[type(op_node)]
             if is_python_value(left) and is_python_value(right):
                 part = pyop(left, right)
@@ -758,6 +773,16 @@ class Binder:
             result = part if result is None else self.binop("and", lambda x, y: x and y, result, part, node)
             left = right
         return result
+
+    def host_compare(self, op_node, left, right, node):
+        """``is``/``in`` on compile-time values; identity of a kernel value is known too (it is not None)."""
+        is_identity = isinstance(op_node, (ast.Is, ast.IsNot))
+        if not is_identity and not all(is_python_value(v) for v in _flat((left, right))):
+            raise self.error("'in' comparisons are not supported on kernel values", node)
+        try:
+            return _PY_HOST_CMPS[type(op_node)](left, right)
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(f"cannot evaluate this comparison at compile time: {exc}", node) from None
 
     def expr_IfExp(self, node: ast.IfExp):
         cond = self.expr(node.test)
@@ -928,12 +953,14 @@ class Binder:
         saved_source, saved_file = self.source, self.file
         self.source, self.file = macro, macro.file
         self.scopes.append(dict(bound.arguments))
+        self.inlined_calls += 1
         try:
             for s in macro.tree.body:
                 self.stmt(s)
         except KernelReturn as ret:
             return ret.value
         finally:
+            self.inlined_calls -= 1
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
@@ -974,7 +1001,7 @@ _HELPERS: dict = {}  # plain function -> its MacroSource (None: not inlinable)
 
 def _python_helper(fn) -> MacroSource | None:
     """A user's plain Python function (its source readable), to inline when handed kernel values."""
-    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+    if not isinstance(fn, types.FunctionType):
         return None
     package = (fn.__module__ or "").split(".")[0]
     if package in _NOT_KERNEL_CODE or package in sys.stdlib_module_names:
@@ -1038,6 +1065,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         normalize_out_idx(out_idx, len(binder.params), binder.loc(source.tree)),
         list(binder.sizes.values()),
         binder.loc(source.tree),
+        attrs=dict(binder.func_attrs),
     )
 
 

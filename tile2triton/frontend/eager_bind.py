@@ -168,6 +168,8 @@ class EagerBinder(Binder):
         super().stmt_With(node)
 
     def stmt_Return(self, node: ast.Return) -> None:
+        if self.inlined_calls:
+            super().stmt_Return(node)  # a macro's / helper's result (bind.Binder.inline_macro)
         if self.kernel is not None:
             raise self.error("'return' inside T.Kernel: return the T.empty outputs after the kernel", node)
         if self.declaring:
@@ -252,5 +254,5 @@ def bind_eager(source: FunctionSource, values: dict, scalars: dict, const_values
     n_in = len(params)
     params += outputs
     func = ir.PrimFunc(source.name, params, binder.kernels, list(range(n_in, len(params))),
-                       list(binder.sizes.values()), tree_loc, dict(binder.consts))  # fmt: skip
+                       list(binder.sizes.values()), tree_loc, dict(binder.consts), dict(binder.func_attrs))  # fmt: skip
     return func

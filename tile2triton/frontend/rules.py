@@ -35,6 +35,7 @@ class BinderLike(Protocol):
     """What a binding rule uses of the binder (``bind.Binder``; ``eager_bind.EagerBinder``)."""
 
     kernel: ir.Kernel | None  # the T.Kernel being bound, None outside one
+    func_attrs: dict  # PrimFunc.attrs being collected
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
 
@@ -557,9 +558,23 @@ def ir_eval_at(e, var, value):
     return None
 
 
-@rule("annotate_layout", "no_set_max_nreg")
+@rule("annotate_layout", "no_set_max_nreg", "disable_warp_group_reg_alloc", "assume")
 def bind_no_effect(b: BinderLike, node, args):
     return None
+
+
+@rule("annotate_pass_configs", "annotate_compile_flags")
+def bind_function_attr(b: BinderLike, node, args, name):
+    """Kept on the function (PrimFunc.attrs, TileLang's attribute names): pass configs reach the
+    kernel's options (TL_ENABLE_FAST_MATH); compile flags are for nvcc, which is not used here."""
+    value = next(iter(args.values()))
+    if name == "annotate_pass_configs":
+        if not isinstance(value, dict):
+            raise b.error("T.annotate_pass_configs takes a dict {PassConfigKey: value}", node)
+        b.func_attrs.setdefault("tilelang_pass_configs", {}).update(value)
+    else:
+        flags = [value] if isinstance(value, str) else list(value)
+        b.func_attrs.setdefault("tilelang_compile_flags", []).extend(flags)
 
 
 @rule("use_swizzle")
@@ -618,6 +633,9 @@ def _math_rule(name):
     def bind(b: BinderLike, node, args):
         (x,) = args.values()
         x = as_expr(x, b.loc(node))
+        if name.startswith("__") and not (x.dtype.is_float and x.dtype.bits >= 16) and not is_weak(x):
+            # the fast-math intrinsics (T.__exp, ...) take float16/bfloat16/float32/float64 only, as in TileLang
+            raise b.error(f"T.{name} only supports floating-point inputs, but got {x.dtype}", node)
         if name in _PREDICATES:
             dtype = BOOL
         elif name in ("abs", "floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
@@ -688,7 +706,7 @@ def bind_if_then_else(b: BinderLike, node, args):
 
 @rule("clamp")
 def bind_clamp(b: BinderLike, node, args):
-    x, lo, hi = (as_expr(args[k]) for k in ("x", "lo", "hi"))
+    x, lo, hi = (as_expr(args[k]) for k in ("dst", "min_val", "max_val"))
     dtype = binary_dtype("+", x, lo)
     return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
 

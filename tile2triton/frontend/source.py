@@ -91,7 +91,11 @@ def _function_tree(code, file: str, lines: list) -> ast.FunctionDef:
         _MODULES[file] = cached
     first = code.co_firstlineno  # the first decorator's line, or the def's
     tree = None
-    if cached[1] is not None:
+    if code.co_name == "<lambda>":
+        tree = _lambda_tree(code, cached[1])
+        if tree is None:
+            raise OSError("its lambda could not be found in the source (several lambdas on one line?)")
+    elif cached[1] is not None:
         for node in ast.walk(cached[1]):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
                 start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -102,6 +106,36 @@ def _function_tree(code, file: str, lines: list) -> ast.FunctionDef:
         tree = _block_tree(lines, first - 1)
     _TREES[code] = tree
     return tree
+
+
+def _lambda_tree(code, module: ast.Module | None) -> ast.FunctionDef | None:
+    """A lambda as ``def <lambda>(args): return body``: TileLang calls it while building the kernel,
+    so a lambda handed kernel values is inlined like any helper.  Among the lambdas on its line,
+    the one whose body holds the code object's instruction positions is it."""
+    if module is None:
+        return None
+    spots = {(p[0], p[2]) for p in code.co_positions() if p[0] is not None and p[2] is not None}
+    params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+
+    def holds(lam: ast.Lambda) -> int:
+        b = lam.body
+        return sum((b.lineno, b.col_offset) <= spot <= (b.end_lineno, b.end_col_offset) for spot in spots)
+
+    candidates = [
+        n for n in ast.walk(module)
+        if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
+        and tuple(a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs) == params
+    ]  # fmt: skip
+    if not candidates:
+        return None
+    lam = max(candidates, key=holds)
+    if len(candidates) > 1 and sorted(map(holds, candidates))[-2] == holds(lam):
+        return None  # two lambdas alike on one line: not distinguishable
+    ret = ast.copy_location(ast.Return(lam.body), lam.body)
+    fn = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
+        fn.type_params = []
+    return ast.fix_missing_locations(ast.copy_location(fn, lam))
 
 
 def _block_tree(lines: list, first: int) -> ast.FunctionDef:
@@ -122,6 +156,19 @@ def _block_tree(lines: list, first: int) -> ast.FunctionDef:
 class KernelSource(FunctionSource):
     """What ``@T.prim_func`` returns: a kernel not yet bound."""
 
+    @property
+    def attrs(self) -> dict:
+        """TileLang's PrimFunc attributes: ``global_symbol``; ``tilelang_out_idx`` (negative indices)
+        when the kernel returns T.empty outputs; ``tilelang_pass_configs`` / ``tilelang_compile_flags``
+        from T.annotate_pass_configs / T.annotate_compile_flags.  Binds the kernel (errors surface here)."""
+        from ..compiler import bind_kernel_source
+
+        prim = bind_kernel_source(self)
+        attrs = {"global_symbol": self.name, **prim.attrs}
+        if prim.out_idx:
+            attrs["tilelang_out_idx"] = [i - len(prim.params) for i in prim.out_idx]
+        return attrs
+
     def __call__(self, *args, **kwargs):
         raise TypeError(
             f"{self.name} is a @T.prim_func; compile it with tilelang.compile(...) or return it from a @tilelang.jit factory"
@@ -130,6 +177,15 @@ class KernelSource(FunctionSource):
 
 class MacroSource(FunctionSource):
     """What ``@T.macro`` returns: a helper inlined at each call inside a kernel."""
+
+    def __call__(self, *args, **kwargs):
+        # outside a kernel body, as T.* primitives do (an eager @tilelang.jit body calling a macro
+        # that opens T.Kernel is told apart from a lazy factory this way: jit.py, _decide)
+        from ..language import KernelOnlyError
+
+        raise KernelOnlyError(
+            f"T.macro {self.name} can only be called inside a @T.prim_func or @tilelang.jit kernel body"
+        )
 
 
 def has_inner_prim_func(tree: ast.FunctionDef) -> bool:

@@ -311,6 +311,7 @@ class PrimFunc:
     sizes: list  # Var of dynamic sizes, bound from tensor shapes at call time
     loc: Loc = UNKNOWN_LOC
     constants: dict = field(default_factory=dict)  # name -> int/float bound at compile time
+    attrs: dict = field(default_factory=dict)  # T.annotate_pass_configs / annotate_compile_flags values
 
 
 def walk(stmts):

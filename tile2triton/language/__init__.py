@@ -349,17 +349,49 @@ def no_set_max_nreg():
     """Register-allocation hint; no effect on results."""
 
 
+@_kernel_only("disable_warp_group_reg_alloc")
+def disable_warp_group_reg_alloc():
+    """TileLang's alias of T.no_set_max_nreg(); no effect on results."""
+
+
+@_kernel_only("assume")
+def assume(cond):
+    """A fact the compiler may rely on (``T.assume(cta_id < 2)``); results do not depend on it."""
+
+
+@_kernel_only("annotate_compile_flags")
+def annotate_compile_flags(flags):
+    """Extra nvcc flags of TileLang's CUDA build: kept in the function's attrs; there is no nvcc build here."""
+
+
+@_kernel_only("annotate_pass_configs")
+def annotate_pass_configs(configs):
+    """The kernel's own pass configs (``{PassConfigKey.TL_ENABLE_FAST_MATH: True}``), as if given to compile."""
+
+
 # --- element-wise math ------------------------------------------------------------------------
 def _unary(name: str, host=None):
     def fn(x):
         if host is not None and isinstance(x, (builtins.int, builtins.float)):
             return host(x)
+        if name.startswith("__") and isinstance(x, Dynamic):
+            return _fastmath_on_symbol(name, x)
         raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
 
     fn.__name__ = name
     fn.__t2t__ = name
     fn.__doc__ = f"Element-wise {name}."
     return fn
+
+
+def _fastmath_on_symbol(name: str, x: Dynamic):
+    """``T.__exp(tirx.Var("v", "float16"))`` in host code: TileLang checks the dtype and builds a
+    call expression; tile2triton records the call (only a kernel body lowers it)."""
+    from ..tvm import tirx
+
+    if not (x.dtype.is_float and x.dtype.bits >= 16):  # float16/bfloat16/float32/float64, not fp8
+        raise TypeError(f"T.{name} only supports floating-point inputs, but got {x.dtype}")
+    return tirx.Call(str(x.dtype), f"tl.{name}", [x])
 
 
 _UNARY_HOST = {
@@ -473,8 +505,8 @@ Select = if_then_else
 
 
 @_kernel_only("clamp")
-def clamp(x, lo, hi):
-    """``min(max(x, lo), hi)``."""
+def clamp(dst, min_val, max_val):
+    """``min(max(dst, min_val), max_val)`` (TileLang's parameter names)."""
 
 
 @_kernel_only("cast")

@@ -135,8 +135,9 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float4_e2m1fn": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
+    "ptr": "raw-pointer parameters and T.make_tensor are not implemented yet (pass the tensors themselves)",
 }
-_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4}
+_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4, "ptr": 64}
 UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
@@ -146,7 +147,7 @@ _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 # Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
 for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
-    if _base == "bool":
+    if _base in ("bool", "ptr"):  # no vector forms of these
         continue
     _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
     for _lanes in (2, 4, 8, 16, 32, 64):

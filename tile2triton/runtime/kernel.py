@@ -45,7 +45,8 @@ class JITKernel:
 
     def __init__(self, func: ir.PrimFunc, target=None, pass_configs=None, launch: tuning.LaunchChoice | None = None):
         self.prim_func = func
-        self.pass_configs = dict(pass_configs or {})
+        # T.annotate_pass_configs in the kernel, overridden by the caller's pass_configs
+        self.pass_configs = {**func.attrs.get("tilelang_pass_configs", {}), **(pass_configs or {})}
         self.launch_choice = launch  # None: chosen on the first GPU compile (runtime/tuning.py)
         self.tuning: tuning.SearchReport | None = None  # what a first-call search did
         self.out_idx = list(func.out_idx)

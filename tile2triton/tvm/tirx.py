@@ -4,12 +4,13 @@ Inside a kernel ``const``, ``Cast``, ``reinterpret`` and ``Select`` mean what ``
 ``T.Cast``, ``T.reinterpret`` and ``T.if_then_else`` mean (they carry the same binder tags, with
 TVM's argument order).  The expression classes exist so annotations (``x: tirx.PrimExpr``) and
 ``isinstance`` checks in helper code resolve; tile2triton's IR is not TVM's, so no value of a
-tile2triton kernel is an instance of them.
+tile2triton kernel is an instance of them.  ``Var(name, dtype)`` is a symbolic size, as
+``T.dynamic(name, dtype)`` is.
 """
 
 from __future__ import annotations
 
-from ..language import Cast, _kernel_only, if_then_else
+from ..language import Cast, Dynamic, _kernel_only, if_then_else
 from ..language.dtypes import TypedLiteral, to_dtype
 
 
@@ -37,8 +38,15 @@ class PrimExpr:
         raise TypeError(f"tilelang.tvm.tirx.{type(self).__name__}(...): {OUT_OF_SCOPE}")
 
 
-class Var(PrimExpr):
-    pass
+class Var(Dynamic, PrimExpr):
+    """``tirx.Var("n", "int32")``: a named symbolic value; as a buffer size it is what
+    ``T.dynamic("n", "int32")`` is (bound at call time from the tensors' shapes)."""
+
+    def __init__(self, name: str, dtype="int32", span=None):
+        Dynamic.__init__(self, name, dtype)
+
+    def __repr__(self) -> str:
+        return f"tirx.Var({self.name!r}, {str(self.dtype)!r})"
 
 
 class IntImm(PrimExpr):
@@ -54,7 +62,16 @@ class BufferLoad(PrimExpr):
 
 
 class Call(PrimExpr):
-    pass
+    """``tirx.Call(dtype, op, args)``: a call expression built in host code (see T.__exp on a Var);
+    it records the call, which only a kernel body lowers."""
+
+    def __init__(self, dtype, op, args, span=None):
+        self.dtype = str(dtype)
+        self.op = op
+        self.args = tuple(args)
+
+    def __repr__(self) -> str:
+        return f"tirx.Call({self.dtype!r}, {self.op!r}, {list(self.args)!r})"
 
 
 class Stmt:

@@ -14,7 +14,7 @@ from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
-from .threads import block_level, in_thread_view
+from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
 
 LOWERINGS: dict = {}
@@ -349,13 +349,19 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     node = lw.scalar_mask(cond.node) if not cond.axes else cond.node
     name = lw.assign("cond", node) if not isinstance(node, ast.Name) else node.id
     cond = Tile(P.name(name), BOOL, cond.axes)
+    picks_threads = in_thread_view(lw) and thread_range(lw, s.cond)
+    if picks_threads:
+        lw.scope.range_conds.add(ast.dump(cond.node))
     lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
     finally:
         lw.scope.conds.pop()
     if s.else_body:
-        lw.scope.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
+        negated = Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes)
+        if picks_threads and isinstance(s.cond, ir.Compare) and s.cond.op != "==":
+            lw.scope.range_conds.add(ast.dump(negated.node))
+        lw.scope.conds.append(negated)
         try:
             lw.lower_stmts(s.else_body)
         finally:

@@ -56,3 +56,85 @@ def copy_by_odd_threads(N, threads):
 def test_tile_op_under_other_thread_condition_is_refused():
     with pytest.raises(TileLangCompileError, match="per-thread condition"):
         copy_by_odd_threads(100, 32)(torch.randn(100))
+
+
+@tilelang.jit
+def gemv_allreduce(N, K, block_N, reduce_threads, tile_k, bind_style):
+    """TileLang's examples/gemv split-K GEMV: each thread sums a slice of K, then
+    T.tvm_thread_allreduce (in its T.attr reduce scope) adds the slices of the threads in a row."""
+
+    @T.prim_func
+    def main(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=(block_N, reduce_threads)) as bn:
+            if bind_style == "tir":
+                tn = T.thread_binding(0, block_N, thread="threadIdx.x")
+                tk = T.thread_binding(0, reduce_threads, thread="threadIdx.y")
+            else:
+                tn = T.get_thread_binding(0)
+                tk = T.get_thread_binding(1)
+            acc = T.alloc_local((1,), "float32")
+            reduced = T.alloc_local((1,), "float32")
+            T.clear(acc)
+            for bk in T.serial(T.ceildiv(K, reduce_threads * tile_k)):
+                for k in T.serial(tile_k):
+                    kk = bk * reduce_threads * tile_k + tk * tile_k + k
+                    if kk < K:
+                        acc[0] += A[kk].astype("float32") * B[bn * block_N + tn, kk].astype("float32")
+            with T.attr(
+                T.comm_reducer(lambda x, y: x + y, [T.cast(0, "float32")]),
+                "reduce_scope",
+                T.reinterpret(T.uint64(0), dtype="handle"),
+            ):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, reduced[0], tk, dtype="handle"))
+            if bn * block_N + tn < N:
+                C[bn * block_N + tn] = reduced[0]
+
+    return main
+
+
+@pytest.mark.parametrize("bind_style", ["tir", "view"])
+def test_gemv_thread_allreduce(dev, bind_style):
+    N, K = 45, 150
+    a = torch.randn(K, device=dev).half()
+    b = torch.randn(N, K, device=dev).half()
+    c = poison((N,), device=dev)
+    gemv_allreduce(N, K, 8, 6, 4, bind_style)(a, b, c)
+    assert_close(c, b.double() @ a.double(), 1e-3, 1e-3)
+
+
+@tilelang.jit
+def allreduce_all_threads(n, threads, dtype, combine):
+    """TileLang's issue-2628 test: one warp reduces its values with a closure's combiner; thread
+    0..n-1 each hold one value (T.thread_binding as a loop), the rest hold the identity."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), C: T.Tensor((threads,), dtype)):
+        with T.Kernel(1, threads=threads):
+            for tx in T.thread_binding(0, threads, thread="threadIdx.x"):
+                v = T.alloc_local((1,), dtype)
+                v[0] = A[tx] if tx < n else T.cast(1 if combine == "prod" else 0, dtype)
+                r = T.alloc_local((1,), dtype)
+                with T.attr(T.comm_reducer(COMBINERS[combine], [T.cast(0, dtype)]), "reduce_scope", 0):
+                    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), v[0], True, r[0], tx, dtype="handle"))
+                C[tx] = r[0]
+
+    return main
+
+
+COMBINERS = {"sum": lambda x, y: x + y, "prod": lambda x, y: x * y, "max": max}
+
+
+@pytest.mark.parametrize("dtype,combine", [("int8", "sum"), ("int32", "prod"), ("float32", "max"), ("int16", "sum")])
+def test_allreduce_closure_combiners(dev, dtype, combine):
+    n, threads = 11, 24
+    tdtype = getattr(torch, dtype)
+    a = (
+        torch.randint(1, 4, (n,), device=dev).to(tdtype)
+        if combine == "prod"
+        else torch.randint(-60, 60, (n,), device=dev).to(tdtype)
+    )
+    c = poison((threads,), dtype=tdtype, device=dev)
+    allreduce_all_threads(n, threads, dtype, combine)(a, c)
+    wide = a.cpu().to(torch.int64) if dtype != "float32" else a.cpu().double()
+    ref = {"sum": wide.sum(), "prod": wide.prod(), "max": wide.max()}[combine].to(tdtype)
+    assert_close(c, ref.expand(threads), 0, 0)

@@ -47,6 +47,11 @@ def _round_to_e5m2(x):
 def _max_combine(a, b):
     return tl.maximum(a, b)
 """,
+    "_mul_combine": """
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+""",
     "_and_combine": """
 @triton.jit
 def _and_combine(a, b):

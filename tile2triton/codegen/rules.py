@@ -825,6 +825,54 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
 
 
+_ALLREDUCE = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min", "prod": "_mul_combine", "and": "_and_combine",
+              "or": "_or_combine", "xor": "_xor_combine"}  # fmt: skip
+
+
+def _reduce_identity(op: str, dtype):
+    if op in _BITWISE:
+        return _BITWISE[op][1]
+    if op == "prod":
+        return 1
+    identity = _IDENTITY[op]
+    if not dtype.is_float and identity in (float("inf"), float("-inf")):
+        bits = dtype.bits - 1
+        identity = -(2**bits) if identity < 0 else 2**bits - 1
+    return identity
+
+
+@lowers(ir.ThreadAllReduce)
+def lower_thread_allreduce(lw: Lowerer, s: ir.ThreadAllReduce) -> None:
+    """The value of every thread, reduced along the lane axes of the named thread variables (the
+    padded lanes contribute the identity), kept as a size-1 axis so every thread reads its group's
+    result."""
+    if not in_thread_view(lw):
+        raise lw.error("T.tvm_thread_allreduce needs a thread-view kernel (T.get_thread_binding), outside T.Parallel")
+    lanes = lw.scope.lanes
+    axes = set()
+    for t in s.threads:
+        node = lw.ev(t).node
+        if not isinstance(node, ast.Name) or node.id not in lanes.names:
+            raise lw.error("T.tvm_thread_allreduce reduces over thread indices (T.get_thread_binding(d))")
+        axes.add(lanes.names.index(node.id))
+    dtype = s.dst.buffer.dtype
+    value = lw.cast(lw.ev(s.value), dtype)
+    everywhere = frozenset(range(lanes.rank))
+    node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+    with lw.scoped(conds=[]):  # every thread takes part, whatever branch it is in
+        padding = lw.lane_mask(frozenset(axes))
+    if padding is not None:
+        node = P.call("tl.where", lw.full_rank_mask(padding), node, P.const(_reduce_identity(s.op, dtype)))
+    for k in sorted(axes, reverse=True):
+        if s.op in ("sum", "max", "min"):
+            node = P.call(_ALLREDUCE[s.op], node, axis=k, keep_dims=True)
+        else:
+            lw.helpers.add(_ALLREDUCE[s.op])
+            node = P.call("tl.reduce", node, k, P.name(_ALLREDUCE[s.op]), keep_dims=True)
+    total = Tile(node, dtype, everywhere - axes)
+    lower_store(lw, ir.Store(s.loc, s.dst.buffer, s.dst.indices, Lowered(total)))
+
+
 @lowers(ir.Barrier)
 def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
     scratch.barrier(lw)

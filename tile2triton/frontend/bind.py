@@ -26,7 +26,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, dtype_error, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
-from .rules import RULES, BarrierArray, check_barrier_order
+from .rules import RULES, BarrierArray, CommReducer, check_barrier_order
 from .source import FunctionSource, MacroSource
 
 _PY_BINOPS = {
@@ -217,6 +217,9 @@ class Binder:
             for s in node.body:  # a warp group's statements, run in program order (rules.py, barriers)
                 self.stmt(s)
             return
+        if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
+            self.attr_scope(node, call)
+            return
         if getattr(fn, "__t2t__", None) != "Kernel":
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
         if self.kernel is not None:
@@ -278,6 +281,9 @@ class Binder:
         if kind == "Parallel":
             self.parallel_loop(node, fn, it)
             return
+        if kind == "thread_binding":
+            self.thread_binding_loop(node, fn, it)
+            return
         if kind not in ("serial", "unroll", "Pipelined", "vectorized"):
             raise self.error(f"T.{kind} is not a loop", it)
         if kind == "serial" and fn is builtins.range:
@@ -304,6 +310,39 @@ class Binder:
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
+
+    def attr_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with T.attr(T.comm_reducer(...), "reduce_scope", handle):`` makes the reducer the one
+        ``T.tvm_thread_allreduce`` uses; other attributes are scheduling hints.  The third argument
+        (a TVM handle) is never evaluated."""
+        if len(call.args) < 2:
+            raise self.error("T.attr(node, attr_key, value) takes its arguments by position", call)
+        key = self.expr(call.args[1])
+        saved = getattr(self, "reduce_scope", None)
+        if key == "reduce_scope":
+            reducer = self.expr(call.args[0])
+            if not isinstance(reducer, CommReducer):
+                raise self.error('T.attr(..., "reduce_scope", ...) takes a T.comm_reducer(...)', call.args[0])
+            self.reduce_scope = reducer
+        try:
+            for s in node.body:
+                self.stmt(s)
+        finally:
+            self.reduce_scope = saved
+
+    def thread_binding_loop(self, node: ast.For, fn, it: ast.Call) -> None:
+        """``for tx in T.thread_binding(0, n, thread="threadIdx.x"):``: the body runs once per thread,
+        with ``tx`` the thread index (the thread view)."""
+        if not isinstance(node.target, ast.Name):
+            raise self.error("a T.thread_binding loop binds one name", node.target)
+        index = RULES["thread_binding"](self, it, self.call_args(fn, it))
+        self.scopes.append({node.target.id: index})
+        try:
+            body = self.bind_block(node.body)
+        finally:
+            self.scopes.pop()
+        for s in body:
+            self.emit(s)
 
     def parallel_loop(self, node: ast.For, fn, it: ast.Call) -> None:
         args = self.call_args(fn, it)

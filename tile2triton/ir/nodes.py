@@ -279,6 +279,18 @@ class Atomic(Stmt):
 
 
 @dataclass(eq=False)
+class ThreadAllReduce(Stmt):
+    """``T.tvm_thread_allreduce`` in a ``T.attr(T.comm_reducer(...), "reduce_scope", ...)``: in every
+    thread, ``dst`` (an element of a per-thread buffer) gets ``op`` over ``value`` of the threads
+    that differ from it only in ``threads`` (thread variables)."""
+
+    op: str  # sum, prod, max, min, and, or, xor
+    value: Expr
+    dst: Load
+    threads: tuple
+
+
+@dataclass(eq=False)
 class Barrier(Stmt):
     """T.sync_threads()."""
 
@@ -377,6 +389,8 @@ def stmt_exprs(s):
         return region_exprs(s.dst) + region_exprs(s.value)
     if isinstance(s, Print):
         return [s.value] if isinstance(s.value, Expr) else []
+    if isinstance(s, ThreadAllReduce):
+        return [s.value, s.dst, *s.threads]
     if isinstance(s, Kernel):
         return list(s.grid)
     return []

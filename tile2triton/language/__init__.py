@@ -87,6 +87,34 @@ def get_thread_bindings():
     """[tx, ty, tz] of the current kernel."""
 
 
+@_kernel_only("thread_binding")
+def thread_binding(start, stop=None, thread=None, *, annotations=None):
+    """TIR's thread binding: ``kr = T.thread_binding(0, n, thread="threadIdx.x")`` (or a ``for``
+    over it) names threadIdx.x, as ``T.get_thread_binding(0)`` does."""
+
+
+@_kernel_only("attr")
+def attr(node, attr_key, value):
+    """``with T.attr(T.comm_reducer(...), "reduce_scope", ...):`` opens the scope of a
+    ``T.tvm_thread_allreduce``; other attributes are scheduling hints."""
+
+
+@_kernel_only("comm_reducer")
+def comm_reducer(combiner, identity):
+    """The combiner (``lambda x, y: x + y``) and identity of a thread all-reduce."""
+
+
+@_kernel_only("tvm_thread_allreduce")
+def tvm_thread_allreduce(*freduce_args, dtype=None):
+    """``(count, value, cond, dest, *reduce_threads)``: ``dest`` gets the reduction of ``value``
+    over the threads that differ only in ``reduce_threads``, in each of them."""
+
+
+@_kernel_only("evaluate")
+def evaluate(value):
+    """Evaluate an expression for its effect (``T.evaluate(T.tvm_thread_allreduce(...))``)."""
+
+
 @_kernel_only("get_block_binding")
 def get_block_binding(dim=0):
     """blockIdx of the current kernel."""

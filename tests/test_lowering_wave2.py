@@ -138,3 +138,55 @@ def test_allreduce_closure_combiners(dev, dtype, combine):
     wide = a.cpu().to(torch.int64) if dtype != "float32" else a.cpu().double()
     ref = {"sum": wide.sum(), "prod": wide.prod(), "max": wide.max()}[combine].to(tdtype)
     assert_close(c, ref.expand(threads), 0, 0)
+
+
+@tilelang.jit
+def block_sparse_scale(M, N, D, block_M, source, reducer):
+    """Rows of block ``by`` are copied (times 2) when any/all of the mask's entries for ``by`` are
+    set, otherwise negated: TileLang's any_of/all_of tests, on a global region, a shared buffer and
+    a local buffer."""
+    check = T.any_of if reducer == "any" else T.all_of
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Mask: T.Tensor((T.ceildiv(M, block_M), 2, D), "bool"),
+             B: T.Tensor((M, N), "float32")):  # fmt: skip
+        with T.Kernel(T.ceildiv(M, block_M), threads=64) as by:
+            mask_shared = T.alloc_shared((D,), "bool")
+            mask_local = T.alloc_local((D,), "bool")
+            for i in T.serial(D):
+                mask_shared[i] = Mask[by, 1, i]
+                mask_local[i] = Mask[by, 1, i]
+            tile = T.alloc_fragment((block_M, N), "float32")
+            T.copy(A[by * block_M, 0], tile)
+            if source == "global":
+                hit = check(Mask[by, 1, :])
+            elif source == "shared":
+                hit = check(mask_shared)
+            else:
+                hit = check(mask_local[0:D])
+            if hit:
+                for i, j in T.Parallel(block_M, N):
+                    tile[i, j] = tile[i, j] * 2.0
+            else:
+                for i, j in T.Parallel(block_M, N):
+                    tile[i, j] = -tile[i, j]
+            T.copy(tile, B[by * block_M, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("source", ["global", "shared", "local"])
+@pytest.mark.parametrize("reducer", ["any", "all"])
+def test_any_of_all_of(dev, source, reducer):
+    M, N, D, block_M = 70, 24, 5, 16
+    blocks = -(-M // block_M)
+    a = torch.randn(M, N, device=dev)
+    mask = torch.rand(blocks, 2, D, device=dev) < 0.5
+    mask[0, 1] = False  # cover every case: none, all, and some set
+    mask[1, 1] = True
+    mask[2, 1] = torch.tensor([False, True, False, False, True])
+    b = poison((M, N), device=dev)
+    block_sparse_scale(M, N, D, block_M, source, reducer)(a, mask, b)
+    hit = mask[:, 1].any(dim=-1) if reducer == "any" else mask[:, 1].all(dim=-1)
+    rows = hit.repeat_interleave(block_M)[:M, None].cpu()
+    assert_close(b, torch.where(rows, 2 * a.cpu(), -a.cpu()), 0, 0)

@@ -72,8 +72,6 @@ UNSUPPORTED_REASONS = {
     "gemm_sp": "2:4 structured-sparse GEMM has no Triton equivalent",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "dp4a": "not implemented yet (an int8 T.gemm gives the same result)",
-    "any_of": "not implemented yet",
-    "all_of": "not implemented yet",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
     "loop_break": "not implemented yet",

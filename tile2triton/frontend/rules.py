@@ -17,7 +17,7 @@ from typing import Protocol
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
@@ -674,6 +674,35 @@ def bind_thread_allreduce(b: BinderLike, node, args):
     b.emit(ir.ThreadAllReduce(b.loc(node), reducer.op, as_expr(value, b.loc(node)), dst,
                               tuple(as_expr(t) for t in threads)))  # fmt: skip
     return None
+
+
+@rule("any_of", "all_of")
+def bind_any_all(b: BinderLike, node, args, name):
+    """``T.any_of(buf)`` / ``T.all_of(buf[i, j, :])``: whether any (all) of the elements is true,
+    as TileLang defines it (a whole buffer, or a region that spans only its last dim).  Bound as a
+    flag and a loop that folds the elements into it, ahead of the expression that reads it."""
+    operand = args["buffer"]
+    if isinstance(operand, ir.Buffer):
+        if operand.ndim != 1 and not all(d == 1 for d in operand.shape[:-1]):
+            raise b.error(f"T.{name} of a whole buffer takes a 1-D buffer", node)
+        operand = whole(operand)
+    if not isinstance(operand, ir.Region):
+        raise b.error(f"T.{name} takes a buffer or a buffer region (buf[i, :])", node)
+    if any(static(e) != 1 for e in operand.extents[:-1]):
+        raise b.error(f"T.{name} of a region spans only its last dim (as in TileLang)", node)
+    loc = b.loc(node)
+    any_of = name == "any_of"
+    flag = ir.Buffer(b.fresh_name(name), ir.VAR, (1,), INT32, loc)
+    b.emit(ir.Alloc(loc, flag, const_int(0 if any_of else 1)))
+    var = ir.Var(b.fresh_name("i"), INT32, "loop")
+    *lead, last = operand.starts
+    element = ir.Load(operand.buffer, (*lead, ir.BinOp("+", as_expr(last), ir.VarRef(var), INT32)), loc)
+    true = ir.Compare("!=", element, ir.Const(0, element.dtype, weak=True), BOOL)
+    old = ir.Load(flag, (const_int(0),), loc)
+    new = ir.Select(true, const_int(1), old, INT32) if any_of else ir.Select(true, old, const_int(0), INT32)
+    body = [ir.Store(loc, flag, (const_int(0),), new)]
+    b.emit(ir.For(loc, var, const_int(0), as_expr(operand.extents[-1]), const_int(1), "serial", body, None))
+    return ir.Compare("!=", ir.Load(flag, (const_int(0),), loc), const_int(0), BOOL)
 
 
 @rule("evaluate")

@@ -110,6 +110,16 @@ def tvm_thread_allreduce(*freduce_args, dtype=None):
     over the threads that differ only in ``reduce_threads``, in each of them."""
 
 
+@_kernel_only("any_of")
+def any_of(buffer):
+    """Whether any element of ``buffer`` (a 1-D buffer, or a region spanning its last dim) is true."""
+
+
+@_kernel_only("all_of")
+def all_of(buffer):
+    """Whether every element of ``buffer`` (a 1-D buffer, or a region spanning its last dim) is true."""
+
+
 @_kernel_only("evaluate")
 def evaluate(value):
     """Evaluate an expression for its effect (``T.evaluate(T.tvm_thread_allreduce(...))``)."""

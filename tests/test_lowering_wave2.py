@@ -190,3 +190,32 @@ def test_any_of_all_of(dev, source, reducer):
     hit = mask[:, 1].any(dim=-1) if reducer == "any" else mask[:, 1].all(dim=-1)
     rows = hit.repeat_interleave(block_M)[:M, None].cpu()
     assert_close(b, torch.where(rows, 2 * a.cpu(), -a.cpu()), 0, 0)
+
+
+@tilelang.jit
+def cumsum_with_unit_dims(R, N, reverse, dim):
+    """TileLang's examples/gdn chunk cumsum: a (R, 1, N) shared tile (unit dims are dropped from the
+    register tile) scanned along ``dim``."""
+
+    @T.prim_func
+    def main(A: T.Tensor((R, 1, N), "float32"), B: T.Tensor((R, 1, N), "float32")):
+        with T.Kernel(1, threads=64):
+            S = T.alloc_shared((R, 1, N), "float32")
+            T.copy(A, S)
+            T.cumsum(S, dim=dim, reverse=reverse)
+            T.copy(S, B)
+
+    return main
+
+
+@pytest.mark.parametrize("R", [1, 3])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_cumsum_with_unit_dims(dev, R, reverse, dim):
+    N = 50
+    a = torch.randn(R, 1, N, device=dev)
+    b = poison((R, 1, N), device=dev)
+    cumsum_with_unit_dims(R, N, reverse, dim)(a, b)
+    wide = a.cpu().double()
+    ref = wide.flip(dim).cumsum(dim).flip(dim) if reverse else wide.cumsum(dim)
+    assert_close(b, ref, 1e-5, 1e-5)

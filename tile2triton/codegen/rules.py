@@ -688,19 +688,24 @@ def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
-    rank = len(rs.shape)
-    extent = s.src.buffer.shape[s.dim]
-    if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
-        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), s.dim, rank), P.const(extent))
-        identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
-        x = P.call("tl.where", valid, x, P.const(identity))
-    if s.op == "max":
-        lw.helpers.add("_max_combine")
-        r = P.call("tl.associative_scan", x, s.dim, P.name("_max_combine"), reverse=s.reverse)
-    elif s.reverse:
-        r = P.call("tl.cumsum", x, axis=s.dim, reverse=True)
+    if s.dim not in dims:  # a scan along a unit dim leaves the values as they are
+        r = x
     else:
-        r = P.call("tl.cumsum", x, axis=s.dim)
+        axis, rank = dims.index(s.dim), len(dims)  # unit dims were dropped from the tile
+        extent = s.src.buffer.shape[s.dim]
+        if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
+            valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), axis, rank), P.const(extent))
+            identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
+            x = P.call("tl.where", valid, x, P.const(identity))
+        if s.op == "max":
+            lw.helpers.add("_max_combine")
+            r = P.call("tl.associative_scan", x, axis, P.name("_max_combine"), reverse=s.reverse)
+        elif s.reverse:
+            r = P.call("tl.cumsum", x, axis=axis, reverse=True)
+        else:
+            r = P.call("tl.cumsum", x, axis=axis)
+    if rd.shape and len(dims) != s.dst.buffer.ndim:
+        r = P.call("tl.reshape", r, P.tuple_(list(rd.shape)))
     lw.assign_to(rd.name, lw.cast(Tile(r, s.src.buffer.dtype), s.dst.buffer.dtype).node)
 
 

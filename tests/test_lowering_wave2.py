@@ -219,3 +219,33 @@ def test_cumsum_with_unit_dims(dev, R, reverse, dim):
     wide = a.cpu().double()
     ref = wide.flip(dim).cumsum(dim).flip(dim) if reverse else wide.cumsum(dim)
     assert_close(b, ref, 1e-5, 1e-5)
+
+
+@tilelang.jit
+def half_from_bytes(N):
+    """fp16 built from the bits of two bytes, as fp4/int4 dequantization examples do: the integer
+    expression is uint16 in TileLang, and T.reinterpret reads its bits (also of a literal)."""
+
+    @T.prim_func
+    def main(Lo: T.Tensor((N,), "uint8"), Hi: T.Tensor((N,), "uint8"), C: T.Tensor((N,), "float16"),
+             D: T.Tensor((N,), "float32")):  # fmt: skip
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                bits = (Hi[i].astype("uint16") << T.uint16(8)) | Lo[i]
+                C[i] = T.reinterpret(bits, "float16") + T.reinterpret(T.uint16(0x3C00), "float16")
+                D[i] = T.reinterpret(bits.astype("int32") * 65536, "float32")
+
+    return main
+
+
+def test_reinterpret_integer_expressions(dev):
+    N = 77
+    lo = torch.randint(0, 256, (N,), dtype=torch.uint8, device=dev)
+    hi = torch.randint(0, 0x7B, (N,), dtype=torch.uint8, device=dev)  # finite halves
+    c = poison((N,), dtype=torch.float16, device=dev)
+    d = poison((N,), device=dev)
+    half_from_bytes(N)(lo, hi, c, d)
+    bits = hi.cpu().to(torch.int32) << 8 | lo.cpu().to(torch.int32)
+    want = bits.to(torch.int16).view(torch.float16)
+    assert_close(c, (want.double() + 1.0).half(), 0, 0)
+    assert_close(d, (bits << 16).view(torch.float32), 0, 0)

@@ -249,3 +249,54 @@ def test_reinterpret_integer_expressions(dev):
     want = bits.to(torch.int16).view(torch.float16)
     assert_close(c, (want.double() + 1.0).half(), 0, 0)
     assert_close(d, (bits << 16).view(torch.float32), 0, 0)
+
+
+@tilelang.jit
+def split_column_sums(R, N, splits, block_N):
+    """A split reduction through a T.alloc_global workspace shared by two T.Kernel blocks (the
+    flash-decoding examples' partial outputs): block (bx, s) sums its rows into partial[s], the
+    second kernel adds the partials."""
+    rows = -(-R // splits)
+
+    @T.prim_func
+    def main(A: T.Tensor((R, N), "float32"), B: T.Tensor((N,), "float32")):
+        partial = T.alloc_global((splits, N), "float32")
+        with T.Kernel(T.ceildiv(N, block_N), splits, threads=32) as (bx, s):
+            acc = T.alloc_fragment((block_N,), "float32")
+            T.clear(acc)
+            for r in T.serial(rows):
+                for j in T.Parallel(block_N):
+                    if s * rows + r < R:
+                        acc[j] += A[s * rows + r, bx * block_N + j]
+            T.copy(acc, partial[s, bx * block_N])
+        with T.Kernel(T.ceildiv(N, block_N), threads=32) as bx:
+            total = T.alloc_fragment((block_N,), "float32")
+            T.clear(total)
+            for k in T.serial(splits):
+                for j in T.Parallel(block_N):
+                    total[j] += partial[k, bx * block_N + j]
+            T.copy(total, B[bx * block_N])
+
+    return main
+
+
+def test_alloc_global_workspace_shared_by_kernels(dev):
+    R, N = 37, 90
+    kernel = split_column_sums(R, N, 3, 16)
+    assert [p.name for p in kernel.params] == ["A", "B"]  # the workspace is the runtime's
+    for _ in range(2):  # the second call takes the generated launcher
+        a = torch.randn(R, N, device=dev)
+        b = poison((N,), device=dev)
+        kernel(a, b)
+        assert_close(b, a.double().sum(0), 1e-4, 1e-4)
+
+
+def test_alloc_global_inside_kernel_is_refused():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32):
+            W = T.alloc_global((8,), "float32")
+            T.copy(A, W)
+
+    with pytest.raises(TileLangCompileError, match="alloc_global stands before"):
+        tilelang.compile(main)

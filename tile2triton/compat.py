@@ -77,7 +77,6 @@ UNSUPPORTED_REASONS = {
     "loop_break": "not implemented yet",
     "Persistent": "persistent tile loop not implemented yet",
     "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
-    "alloc_global": "runtime-allocated device workspace not implemented yet",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
     "clz": "not implemented yet",

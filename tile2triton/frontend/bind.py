@@ -79,6 +79,7 @@ class Binder:
         self.kernel: ir.Kernel | None = None
         self.kernels: list[ir.Kernel] = []
         self.params: list = []
+        self.workspaces: list[int] = []  # T.alloc_global: params the runtime allocates per call
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
@@ -460,6 +461,17 @@ class Binder:
             buf = ir.Buffer(self.fresh_name(name), _ALLOC_SCOPES[tag], shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.emit(ir.Alloc(buf.loc, buf))
+            return buf
+        if tag == "alloc_global":
+            if self.kernel is not None:
+                raise self.error("T.alloc_global stands before the T.Kernel blocks that share it", call)
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            ttype = TensorType(shape, self.dtype_arg(args["dtype"], call))
+            buf = self.global_buffer(self.fresh_name(name), ttype, self.loc(call))
+            self.workspaces.append(len(self.params))
+            self.params.append(buf)
             return buf
         if tag == "alloc_reducer":
             args = self.call_args(fn, call)
@@ -1037,6 +1049,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     """Lazy style: a ``@T.prim_func`` whose parameters are annotated with T.Tensor."""
     binder = Binder(source)
     binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
+    n_params = len(binder.params)  # T.alloc_global workspaces are appended after these
     try:
         binder.bind_block(source.tree.body)
     except KernelReturn as ret:
@@ -1050,9 +1063,10 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         source.name,
         binder.params,
         binder.kernels,
-        normalize_out_idx(out_idx, len(binder.params), binder.loc(source.tree)),
+        normalize_out_idx(out_idx, n_params, binder.loc(source.tree)),
         list(binder.sizes.values()),
         binder.loc(source.tree),
+        workspaces=binder.workspaces,
     )
 
 

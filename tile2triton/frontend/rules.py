@@ -855,7 +855,7 @@ def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 
 
-@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer")
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer", "alloc_global")
 def bind_misplaced_alloc(b: BinderLike, node, args):
     raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
 

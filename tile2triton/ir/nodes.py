@@ -322,6 +322,7 @@ class PrimFunc:
     sizes: list  # Var of dynamic sizes, bound from tensor shapes at call time
     loc: Loc = UNKNOWN_LOC
     constants: dict = field(default_factory=dict)  # name -> int/float bound at compile time
+    workspaces: list = field(default_factory=list)  # indices into params of T.alloc_global buffers
 
 
 def walk(stmts):

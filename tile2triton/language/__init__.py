@@ -151,6 +151,12 @@ def alloc_local(shape, dtype, scope="local"):
     """A per-thread (per-iteration inside T.Parallel) private array."""
 
 
+@_kernel_only("alloc_global")
+def alloc_global(shape, dtype, scope="global"):
+    """A global-memory workspace the runtime allocates for each call (uninitialised, as in
+    TileLang), shared by the prim_func's T.Kernel blocks; allocated before the first of them."""
+
+
 @_kernel_only("alloc_var")
 def alloc_var(dtype, init=None, scope="local.var"):
     """A mutable per-thread scalar."""

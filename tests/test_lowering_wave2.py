@@ -300,3 +300,34 @@ def test_alloc_global_inside_kernel_is_refused():
 
     with pytest.raises(TileLangCompileError, match="alloc_global stands before"):
         tilelang.compile(main)
+
+
+@tilelang.jit
+def sum_unless_flagged(extent, threads):
+    """A block-uniform branch (on a value loaded per block) around tile ops in a thread-view kernel:
+    the fragment allocated and written in the branch is read by one thread after it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((extent,), "float32"), S: T.Tensor((3,), "int32"), B: T.Tensor((3,), "float32")):
+        with T.Kernel(3, threads=threads) as bx:
+            src = T.alloc_fragment((extent,), "float32")
+            T.copy(A, src)
+            if S[bx] < 0:
+                if T.get_thread_binding() == 0:
+                    B[bx] = -1.0
+            else:
+                total = T.alloc_fragment((1,), "float32")
+                T.reduce_sum(src, total, dim=0)
+                if T.get_thread_binding() == 0:
+                    B[bx] = total[0] * S[bx]
+
+    return main
+
+
+def test_tile_ops_under_block_uniform_branch(dev):
+    a = torch.randn(10, device=dev)
+    s = torch.tensor([-2, 3, 1], dtype=torch.int32, device=dev)
+    b = poison((3,), device=dev)
+    sum_unless_flagged(10, 48)(a, s, b)
+    total = a.cpu().double().sum()
+    assert_close(b, torch.stack([torch.tensor(-1.0, dtype=torch.float64), 3 * total, total]), 1e-5, 1e-5)

@@ -57,7 +57,8 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
         lw.assign_to(rb.name, P.call("tl.full", P.list_(shape), init.node, dt) if not init.axes else init.node)
         return
     lanes = {v: e for v, e in zip(lw.scope.lanes.vars, lw.scope.lanes.extents)} if lw.scope.lanes is not None else None
-    if first_access(lw.following, buf, lanes) != "write":
+    # under a per-thread condition the first write may stand in a branch (threads.block_level)
+    if lw.scope.conds or first_access(lw.following, buf, lanes) != "write":
         lw.assign_to(
             rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt)
         )

@@ -8,6 +8,7 @@ from t2t_util import assert_close, poison
 import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton.errors import TileLangCompileError
+from tile2triton.oracle import reference
 
 
 @tilelang.jit
@@ -289,6 +290,9 @@ def test_alloc_global_workspace_shared_by_kernels(dev):
         b = poison((N,), device=dev)
         kernel(a, b)
         assert_close(b, a.double().sum(0), 1e-4, 1e-4)
+    ref_out = poison((N,))
+    reference.run(kernel, a.cpu(), ref_out)  # the oracle allocates the workspace too
+    assert_close(ref_out, a.cpu().double().sum(0), 1e-4, 1e-4)
 
 
 def test_alloc_global_inside_kernel_is_refused():

@@ -295,6 +295,21 @@ def test_alloc_global_workspace_shared_by_kernels(dev):
     assert_close(ref_out, a.cpu().double().sum(0), 1e-4, 1e-4)
 
 
+def test_alloc_global_profiler_supplies_only_inputs():
+    R, N = 21, 40
+
+    @T.prim_func
+    def main(A: T.Tensor((R, N), "float32"), B: T.Tensor((N,), "float32")):
+        partial = T.alloc_global((N,), "float32")
+        with T.Kernel(1, threads=32):
+            T.copy(A[3, 0:N], partial[0:N])
+        with T.Kernel(1, threads=32):
+            T.copy(partial[0:N], B[0:N])
+
+    profiler = tilelang.compile(main, out_idx=[-1]).get_profiler()
+    profiler.assert_allclose(lambda a: a[3], rtol=0, atol=0)
+
+
 def test_alloc_global_inside_kernel_is_refused():
     @T.prim_func
     def main(A: T.Tensor((8,), "float32")):

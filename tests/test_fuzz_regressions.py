@@ -109,11 +109,7 @@ def scan_tile(R, C_, dim, op):
     return main
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scan_unit_dim: T.cumsum/T.cummax of a tile with a unit dim: (1, 20) along dim 0 and (20, 1) along "
-    "dim 0 give wrong values, (20, 1) along dim 1 is rejected by Triton ('axis 1 out of bounds')",
-)
+# scan_unit_dim, fixed: the scan axis is the dim's position in the tile with unit dims dropped
 @pytest.mark.parametrize("shape, dim", [((1, 20), 0), ((20, 1), 0), ((20, 1), 1)], ids=["1x20-d0", "20x1-d0", "20x1-d1"])
 @pytest.mark.parametrize("op", ["sum", "max"])
 def test_scan_of_a_tile_with_a_unit_dim(dev, shape, dim, op):

@@ -111,7 +111,8 @@ class Profiler:
         self.func = kernel
         self.supply_type = supply_type or TensorSupplyType.Auto
         self.device = torch.device(device) if device is not None else _default_device()
-        self.params = list(kernel.prim_func.params)
+        func = kernel.prim_func  # T.alloc_global workspaces (the runtime's, last) are not inputs
+        self.params = [p for i, p in enumerate(func.params) if i not in func.workspaces]
         self.result_idx = list(kernel.out_idx)
 
     # ------------------------------------------------------------------ inputs

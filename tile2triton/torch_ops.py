@@ -140,6 +140,8 @@ class _OpSpec:
         self.func = func
         self.fname = func.name
         self.out_idx = list(kernel.out_idx)
+        if func.workspaces:
+            raise RegisterOpError(f"register_op: {self.fname} allocates a T.alloc_global workspace; call the kernel")
         self.inputs = [i for i in range(len(func.params)) if i not in self.out_idx]
         self.input_names = [func.params[i].name for i in self.inputs]
         if len(set(self.input_names)) != len(self.input_names):

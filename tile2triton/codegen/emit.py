@@ -61,6 +61,11 @@ def _max_nan_combine(a, b):
 def _min_nan_combine(a, b):
     return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 """,
+    "_mul_combine": """
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+""",
     "_and_combine": """
 @triton.jit
 def _and_combine(a, b):

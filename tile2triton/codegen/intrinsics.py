@@ -34,6 +34,18 @@ FAST_MATH = {
 }
 
 
+def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
+    """``T.reinterpret``: the bits of ``x`` read as ``dtype``.  ``x`` is first made a tensor of its own
+    dtype: a literal has none yet, and Triton may have widened narrow integer arithmetic."""
+    if x.dtype.bits != dtype.bits:
+        raise lw.error(f"T.reinterpret from {x.dtype.name} ({x.dtype.bits} bits) to {dtype.name} ({dtype.bits} bits)")
+    if is_literal(x):
+        node = P.call("tl.full", P.list_([]), x.node, P.dtype(x.dtype))
+    else:
+        node = P.call(P.attr(x.node, "to"), P.dtype(lw.storage_dtype(x.dtype)))
+    return Tile(P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True), dtype, axes)
+
+
 def lower_call(lw, e: ir.Call) -> Tile:
     if e.fn in ptx.PTX_HELPERS:
         return ptx.lower_helper(lw, e)
@@ -46,7 +58,9 @@ def lower_call(lw, e: ir.Call) -> Tile:
         a, b = (lw.cast(x, e.dtype) if not _weak(x) else x for x in args)
         return Tile(P.call("tl." + DIRECT[fn], a.node, b.node), e.dtype, axes)
     x = args[0]
-    if e.dtype.is_float and fn not in ("abs", "bitcast") and not x.dtype.is_float:
+    if fn == "bitcast":
+        return _bitcast(lw, x, e.dtype, axes)
+    if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
         x = lw.cast(x, FLOAT32)
     node = x.node
     if fn in DIRECT:
@@ -87,8 +101,6 @@ def lower_call(lw, e: ir.Call) -> Tile:
         return Tile(P.binop("-", a.node, P.binop("*", trunc, b.node)), e.dtype, axes)
     elif fn in ("truncdiv", "truncmod"):
         return Tile(P.binop("//" if fn == "truncdiv" else "%", args[0].node, args[1].node), e.dtype, axes)
-    elif fn == "bitcast":
-        return Tile(P.call(P.attr(node, "to"), P.dtype(e.dtype), bitcast=True), e.dtype, axes)
     else:
         raise lw.error(f"T.{fn} is not supported by tile2triton yet")
     return _result(lw, out, x, e, axes)

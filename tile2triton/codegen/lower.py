@@ -347,6 +347,8 @@ class KernelLowerer:
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
         lane = self.lane_mask(axes, within=load)
+        # a block-uniform `if` (0-d) joined with per-lane parts: the interpreter's `&` yields int data
+        scalar_parts = scalar_parts or (lane is not None and any(not c.axes for c in self.scope.conds))
         mask = P.and_all(mask_parts + ([lane] if lane is not None else []))
         if scalar_parts and mask is not None:
             mask = self.scalar_mask(mask, block=bool(axes))

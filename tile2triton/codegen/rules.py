@@ -14,7 +14,7 @@ from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
-from .threads import block_level, in_thread_view
+from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
 
 LOWERINGS: dict = {}
@@ -57,7 +57,8 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
         lw.assign_to(rb.name, P.call("tl.full", P.list_(shape), init.node, dt) if not init.axes else init.node)
         return
     lanes = {v: e for v, e in zip(lw.scope.lanes.vars, lw.scope.lanes.extents)} if lw.scope.lanes is not None else None
-    if first_access(lw.following, buf, lanes) != "write":
+    # under a per-thread condition the first write may stand in a branch (threads.block_level)
+    if lw.scope.conds or first_access(lw.following, buf, lanes) != "write":
         lw.assign_to(
             rb.name, P.call("tl.zeros", P.list_(shape), dt) if shape else P.call("tl.full", P.list_([]), 0, dt)
         )
@@ -349,13 +350,19 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     node = lw.scalar_mask(cond.node) if not cond.axes else cond.node
     name = lw.assign("cond", node) if not isinstance(node, ast.Name) else node.id
     cond = Tile(P.name(name), BOOL, cond.axes)
+    picks_threads = in_thread_view(lw) and thread_range(lw, s.cond)
+    if picks_threads:
+        lw.scope.range_conds.add(ast.dump(cond.node))
     lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
     finally:
         lw.scope.conds.pop()
     if s.else_body:
-        lw.scope.conds.append(Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes))
+        negated = Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes)
+        if picks_threads and isinstance(s.cond, ir.Compare) and s.cond.op != "==":
+            lw.scope.range_conds.add(ast.dump(negated.node))
+        lw.scope.conds.append(negated)
         try:
             lw.lower_stmts(s.else_body)
         finally:
@@ -709,24 +716,24 @@ def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
     _check_collective(lw, [s.src.buffer, s.dst.buffer], "T.cumsum")
     x, dims, rs = _whole_value(lw, s.src, "T.cumsum")
     rd = lw.reg(s.dst.buffer)
-    extent = s.src.buffer.shape[s.dim]
-    if extent == 1:  # a scan along a unit dim leaves every element as it is
-        lw.assign_to(rd.name, lw.cast(Tile(P.name(rs.name), s.src.buffer.dtype), s.dst.buffer.dtype).node)
-        return
-    rank, axis = len(dims), dims.index(s.dim)  # the tile without its unit dims (_whole_value)
-    if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
-        valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), axis, rank), P.const(extent))
-        identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
-        x = P.call("tl.where", valid, x, P.const(identity))
-    if s.op == "max":
-        lw.helpers.add("_max_combine")
-        r = P.call("tl.associative_scan", x, axis, P.name("_max_combine"), reverse=s.reverse)
-    elif s.reverse:
-        r = P.call("tl.cumsum", x, axis=axis, reverse=True)
+    if s.dim not in dims:  # a scan along a unit dim leaves the values as they are
+        r = x
     else:
-        r = P.call("tl.cumsum", x, axis=axis)
-    if rank != len(rd.shape):
-        r = P.call("tl.reshape", r, P.tuple_(rd.shape))
+        axis, rank = dims.index(s.dim), len(dims)  # unit dims were dropped from the tile
+        extent = s.src.buffer.shape[s.dim]
+        if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
+            valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), axis, rank), P.const(extent))
+            identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
+            x = P.call("tl.where", valid, x, P.const(identity))
+        if s.op == "max":
+            lw.helpers.add("_max_combine")
+            r = P.call("tl.associative_scan", x, axis, P.name("_max_combine"), reverse=s.reverse)
+        elif s.reverse:
+            r = P.call("tl.cumsum", x, axis=axis, reverse=True)
+        else:
+            r = P.call("tl.cumsum", x, axis=axis)
+    if rd.shape and len(dims) != s.dst.buffer.ndim:
+        r = P.call("tl.reshape", r, P.tuple_(list(rd.shape)))
     lw.assign_to(rd.name, lw.cast(Tile(r, s.src.buffer.dtype), s.dst.buffer.dtype).node)
 
 
@@ -851,6 +858,54 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
     # inactive lanes contributed the identity
     with lw.scoped(conds=[] if extra else lw.scope.conds):
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
+
+
+_ALLREDUCE = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min", "prod": "_mul_combine", "and": "_and_combine",
+              "or": "_or_combine", "xor": "_xor_combine"}  # fmt: skip
+
+
+def _reduce_identity(op: str, dtype):
+    if op in _BITWISE:
+        return _BITWISE[op][1]
+    if op == "prod":
+        return 1
+    identity = _IDENTITY[op]
+    if not dtype.is_float and identity in (float("inf"), float("-inf")):
+        bits = dtype.bits - 1
+        identity = -(2**bits) if identity < 0 else 2**bits - 1
+    return identity
+
+
+@lowers(ir.ThreadAllReduce)
+def lower_thread_allreduce(lw: Lowerer, s: ir.ThreadAllReduce) -> None:
+    """The value of every thread, reduced along the lane axes of the named thread variables (the
+    padded lanes contribute the identity), kept as a size-1 axis so every thread reads its group's
+    result."""
+    if not in_thread_view(lw):
+        raise lw.error("T.tvm_thread_allreduce needs a thread-view kernel (T.get_thread_binding), outside T.Parallel")
+    lanes = lw.scope.lanes
+    axes = set()
+    for t in s.threads:
+        node = lw.ev(t).node
+        if not isinstance(node, ast.Name) or node.id not in lanes.names:
+            raise lw.error("T.tvm_thread_allreduce reduces over thread indices (T.get_thread_binding(d))")
+        axes.add(lanes.names.index(node.id))
+    dtype = s.dst.buffer.dtype
+    value = lw.cast(lw.ev(s.value), dtype)
+    everywhere = frozenset(range(lanes.rank))
+    node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+    with lw.scoped(conds=[]):  # every thread takes part, whatever branch it is in
+        padding = lw.lane_mask(frozenset(axes))
+    if padding is not None:
+        node = P.call("tl.where", lw.full_rank_mask(padding), node, P.const(_reduce_identity(s.op, dtype)))
+    for k in sorted(axes, reverse=True):
+        if s.op in ("sum", "max", "min"):
+            node = P.call(_ALLREDUCE[s.op], node, axis=k, keep_dims=True)
+        else:
+            lw.helpers.add(_ALLREDUCE[s.op])
+            node = P.call("tl.reduce", node, k, P.name(_ALLREDUCE[s.op]), keep_dims=True)
+    total = Tile(node, dtype, everywhere - axes)
+    lower_store(lw, ir.Store(s.loc, s.dst.buffer, s.dst.indices, Lowered(total)))
 
 
 @lowers(ir.Barrier)

@@ -4,6 +4,7 @@ vectorization: ``tx`` becomes ``tl.arange(0, threads)``, thread-private values b
 
 from __future__ import annotations
 
+import ast
 import contextlib
 
 from .. import ir
@@ -34,13 +35,56 @@ def in_thread_view(lw: Lowerer) -> bool:
     return lw.scope.lanes is not None and isinstance(lw.scope.lanes.owner, ir.Kernel)
 
 
+def thread_range(lw: Lowerer, cond: ir.Expr) -> bool:
+    """Whether ``cond`` only narrows the block to a range of threads (``tx < 128``, ``ty == 0``,
+    ``lo <= tx and tx < hi``) or is the same for every thread.  TileLang's thread-bound analysis
+    then hands a tile operation under it to the threads in that range, which do all of it."""
+    if isinstance(cond, ir.BinOp) and cond.op == "and":
+        return thread_range(lw, cond.lhs) and thread_range(lw, cond.rhs)
+    if isinstance(cond, ir.Compare) and cond.op in ("<", "<=", ">", ">=", "=="):
+        for var_side, bound in ((cond.lhs, cond.rhs), (cond.rhs, cond.lhs)):
+            if _is_thread_index(lw, var_side) and not lw.ev(bound).axes:
+                return True
+    return not lw.ev(cond).axes
+
+
+def _is_thread_index(lw: Lowerer, e: ir.Expr) -> bool:
+    """``tx`` itself (the thread variable, or a name bound to it)."""
+    if not isinstance(e, ir.VarRef):
+        return False
+    node = lw.ev(e).node
+    return isinstance(node, ast.Name) and node.id in lw.scope.lanes.names
+
+
+def _any_thread(lw: Lowerer) -> ast.expr:
+    """A scalar: some thread of the block meets every active condition."""
+    axes = lw.cond_axes()
+    if not axes:
+        return P.and_all([c.node for c in lw.scope.conds])
+    active = lw.lane_mask(frozenset(range(lw.scope.lanes.rank)))
+    return P.binop(">", P.call("tl.max", P.call("tl.where", active, P.const(1), P.const(0))), P.const(0))
+
+
 @contextlib.contextmanager
 def block_level(lw: Lowerer, what: str):
-    """Tile operations in a thread-view kernel act for the whole block (the mixed style)."""
+    """Tile operations in a thread-view kernel act for the whole block (the mixed style).  Under
+    conditions that only pick a range of threads (``thread_range``) the operation runs whole, in a
+    branch taken when that range is not empty."""
     if not in_thread_view(lw):
         yield
         return
-    if lw.scope.conds:
-        raise lw.error(f"{what} cannot stand under a per-thread condition")
-    with lw.scoped(lanes=None):
-        yield
+    if not lw.scope.conds:
+        with lw.scoped(lanes=None):
+            yield
+        return
+    if not all(ast.dump(c.node) in lw.scope.range_conds for c in lw.scope.conds):
+        raise lw.error(f"{what} cannot stand under a per-thread condition (only under a range of threads: tx < n)")
+    test = lw.assign("any_thread", _any_thread(lw))
+    saved, lw.out = lw.out, []
+    try:
+        with lw.scoped(lanes=None, conds=[]):
+            yield
+        body = lw.out or [ast.Pass()]
+    finally:
+        lw.out = saved
+    lw.emit(ast.If(P.name(test), body, []))

@@ -27,7 +27,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral, dtype_error, lookup_dtype
 from ..language.proxy import TensorType, _TensorProxy
-from .rules import RULES, BarrierArray, check_barrier_order
+from .rules import RULES, BarrierArray, CommReducer, check_barrier_order
 from .source import FunctionSource, MacroSource
 
 _PY_BINOPS = {
@@ -88,6 +88,7 @@ class Binder:
         self.kernel: ir.Kernel | None = None
         self.kernels: list[ir.Kernel] = []
         self.params: list = []
+        self.workspaces: list[int] = []  # T.alloc_global: params the runtime allocates per call
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
@@ -247,6 +248,9 @@ class Binder:
             for s in node.body:  # a warp group's statements, run in program order (rules.py, barriers)
                 self.stmt(s)
             return
+        if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
+            self.attr_scope(node, call)
+            return
         if getattr(fn, "__t2t__", None) != "Kernel":
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
         if self.kernel is not None:
@@ -308,6 +312,9 @@ class Binder:
         if kind == "Parallel":
             self.parallel_loop(node, fn, it)
             return
+        if kind == "thread_binding":
+            self.thread_binding_loop(node, fn, it)
+            return
         if kind not in ("serial", "unroll", "Pipelined", "vectorized"):
             raise self.error(f"T.{kind} is not a loop", it)
         if kind == "serial" and fn is builtins.range:
@@ -334,6 +341,39 @@ class Binder:
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
+
+    def attr_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with T.attr(T.comm_reducer(...), "reduce_scope", handle):`` makes the reducer the one
+        ``T.tvm_thread_allreduce`` uses; other attributes are scheduling hints.  The third argument
+        (a TVM handle) is never evaluated."""
+        if len(call.args) < 2:
+            raise self.error("T.attr(node, attr_key, value) takes its arguments by position", call)
+        key = self.expr(call.args[1])
+        saved = getattr(self, "reduce_scope", None)
+        if key == "reduce_scope":
+            reducer = self.expr(call.args[0])
+            if not isinstance(reducer, CommReducer):
+                raise self.error('T.attr(..., "reduce_scope", ...) takes a T.comm_reducer(...)', call.args[0])
+            self.reduce_scope = reducer
+        try:
+            for s in node.body:
+                self.stmt(s)
+        finally:
+            self.reduce_scope = saved
+
+    def thread_binding_loop(self, node: ast.For, fn, it: ast.Call) -> None:
+        """``for tx in T.thread_binding(0, n, thread="threadIdx.x"):``: the body runs once per thread,
+        with ``tx`` the thread index (the thread view)."""
+        if not isinstance(node.target, ast.Name):
+            raise self.error("a T.thread_binding loop binds one name", node.target)
+        index = RULES["thread_binding"](self, it, self.call_args(fn, it))
+        self.scopes.append({node.target.id: index})
+        try:
+            body = self.bind_block(node.body)
+        finally:
+            self.scopes.pop()
+        for s in body:
+            self.emit(s)
 
     def parallel_loop(self, node: ast.For, fn, it: ast.Call) -> None:
         args = self.call_args(fn, it)
@@ -455,6 +495,17 @@ class Binder:
             buf = ir.Buffer(self.fresh_name(name), _ALLOC_SCOPES[tag], shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.emit(ir.Alloc(buf.loc, buf))
+            return buf
+        if tag == "alloc_global":
+            if self.kernel is not None:
+                raise self.error("T.alloc_global stands before the T.Kernel blocks that share it", call)
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            ttype = TensorType(shape, self.dtype_arg(args["dtype"], call))
+            buf = self.global_buffer(self.fresh_name(name), ttype, self.loc(call))
+            self.workspaces.append(len(self.params))
+            self.params.append(buf)
             return buf
         if tag == "alloc_reducer":
             args = self.call_args(fn, call)
@@ -1049,6 +1100,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     """Lazy style: a ``@T.prim_func`` whose parameters are annotated with T.Tensor."""
     binder = Binder(source)
     binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
+    n_params = len(binder.params)  # T.alloc_global workspaces are appended after these
     try:
         binder.bind_block(source.tree.body)
     except KernelReturn as ret:
@@ -1062,10 +1114,11 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         source.name,
         binder.params,
         binder.kernels,
-        normalize_out_idx(out_idx, len(binder.params), binder.loc(source.tree)),
+        normalize_out_idx(out_idx, n_params, binder.loc(source.tree)),
         list(binder.sizes.values()),
         binder.loc(source.tree),
         attrs=dict(binder.func_attrs),
+        workspaces=binder.workspaces,
     )
 
 

@@ -253,6 +253,9 @@ def bind_eager(source: FunctionSource, values: dict, scalars: dict, const_values
             params.append(binder.scalar_vars[name])
     n_in = len(params)
     params += outputs
-    func = ir.PrimFunc(source.name, params, binder.kernels, list(range(n_in, len(params))),
-                       list(binder.sizes.values()), tree_loc, dict(binder.consts), dict(binder.func_attrs))  # fmt: skip
+    n_out = len(params)
+    params += [binder.params[i] for i in binder.workspaces]  # T.alloc_global, allocated per call
+    func = ir.PrimFunc(source.name, params, binder.kernels, list(range(n_in, n_out)),
+                       list(binder.sizes.values()), tree_loc, dict(binder.consts),
+                       dict(binder.func_attrs), workspaces=list(range(n_out, len(params))))  # fmt: skip
     return func

@@ -17,7 +17,7 @@ from typing import Protocol
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak
+from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
@@ -40,6 +40,7 @@ class BinderLike(Protocol):
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
+    def expr(self, node: ast.AST): ...
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
     def emit(self, stmt: ir.Stmt) -> None: ...
     def fresh_name(self, name: str) -> str: ...
@@ -623,6 +624,148 @@ def bind_thread_bindings(b: BinderLike, node, args):
     return [_thread_var(b, d, node) for d in range(3)]
 
 
+_THREAD_AXES = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
+_BLOCK_AXES = {"blockIdx.x": 0, "blockIdx.y": 1, "blockIdx.z": 2}
+
+
+@rule("thread_binding")
+def bind_tir_thread_binding(b: BinderLike, node, args):
+    """TIR's ``T.thread_binding(0, n, thread="threadIdx.x")``: the thread index itself, so the
+    range must be the kernel's whole extent along that axis."""
+    start, stop, thread = args["start"], args["stop"], args["thread"]
+    if stop is None:
+        start, stop = 0, start
+    if b.kernel is None:
+        raise b.error("T.thread_binding exists only inside T.Kernel", node)
+    if thread in _BLOCK_AXES and start == 0 and _BLOCK_AXES[thread] < len(b.kernel.block_vars):
+        return ir.VarRef(b.kernel.block_vars[_BLOCK_AXES[thread]])
+    if thread not in _THREAD_AXES:
+        raise b.error(f"T.thread_binding binds threadIdx.x/y/z (or a blockIdx at 0), got thread={thread!r}", node)
+    dim = _THREAD_AXES[thread]
+    extents = b.kernel.thread_extents
+    extent = extents[dim] if dim < len(extents) else 1
+    if not isinstance(start, int) or not isinstance(stop, int) or stop - start != extent:
+        raise b.error(
+            f"T.thread_binding({start}, {stop}, thread={thread!r}) must span the kernel's {extent} threads "
+            f"along {thread} (tile2triton binds whole thread axes)",
+            node,
+        )
+    var = _thread_var(b, dim, node)
+    return var if start == 0 else ir.BinOp("+", as_expr(var), as_expr(start), INT32)
+
+
+class CommReducer:
+    """``T.comm_reducer(combiner, identity)``, known by its operation."""
+
+    def __init__(self, op: str):
+        self.op = op
+
+
+class _Probe:
+    """Stands for the combiner's arguments: records which operation the combiner applies."""
+
+    def __init__(self, log: list):
+        self.log = log
+
+    def _record(op):  # noqa: N805
+        def method(self, other):
+            self.log.append(op)
+            return self if op not in ("max", "min") else False
+
+        return method
+
+    __add__ = __radd__ = _record("sum")
+    __mul__ = __rmul__ = _record("prod")
+    __and__ = __rand__ = _record("and")
+    __or__ = __ror__ = _record("or")
+    __xor__ = __rxor__ = _record("xor")
+    __gt__ = _record("max")  # builtins.max(x, y) asks y > x
+    __lt__ = _record("min")
+
+
+_COMBINER_OPS = {ast.Add: "sum", ast.Mult: "prod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor"}
+
+
+@rule("comm_reducer")
+def bind_comm_reducer(b: BinderLike, node, args):
+    combiner, op = node.args[0] if node.args else None, None
+    if isinstance(combiner, ast.Lambda) and len(combiner.args.args) == 2:
+        params = [a.arg for a in combiner.args.args]
+        body = combiner.body
+        names = [getattr(x, "id", None) for x in (getattr(body, "left", None), getattr(body, "right", None))]
+        if isinstance(body, ast.BinOp) and sorted(names) == sorted(params):
+            op = _COMBINER_OPS.get(type(body.op))
+        elif isinstance(body, ast.Call) and sorted(getattr(a, "id", None) for a in body.args) == sorted(params):
+            fn = b.expr(body.func)
+            tag = getattr(fn, "__t2t__", None) or {max: "max", min: "min"}.get(fn)
+            op = tag if tag in ("max", "min") else None
+    elif callable(args["combiner"]):
+        log: list = []
+        try:
+            args["combiner"](_Probe(log), _Probe(log))
+        except Exception:  # noqa: BLE001  (a combiner the probes cannot follow: refused below)
+            log = []
+        op = log[0] if len(log) == 1 else None
+    if op is None:
+        raise b.error(
+            "T.comm_reducer: tile2triton knows combiners x + y, x * y, x & y, x | y, x ^ y, T.max and T.min", node
+        )
+    return CommReducer(op)
+
+
+@rule("tvm_thread_allreduce")
+def bind_thread_allreduce(b: BinderLike, node, args):
+    reducer = getattr(b, "reduce_scope", None)
+    if reducer is None:
+        raise b.error('T.tvm_thread_allreduce stands in a T.attr(T.comm_reducer(...), "reduce_scope", ...)', node)
+    parts = list(args["freduce_args"])
+    count = parts[0].value if hasattr(parts[0], "value") and not isinstance(parts[0], ir.Expr) else parts[0]
+    if count != 1 or len(parts) < 5:
+        raise b.error("T.tvm_thread_allreduce(1, value, True, dest, *threads): one value at a time", node)
+    value, cond, dst, threads = parts[1], parts[2], parts[3], parts[4:]
+    if cond is not True:
+        raise b.error("T.tvm_thread_allreduce's condition must be True (every thread takes part)", node)
+    if not isinstance(dst, ir.Load) or dst.buffer.scope == ir.GLOBAL:
+        raise b.error("T.tvm_thread_allreduce writes an element of a local buffer (dest[0])", node)
+    b.emit(ir.ThreadAllReduce(b.loc(node), reducer.op, as_expr(value, b.loc(node)), dst,
+                              tuple(as_expr(t) for t in threads)))  # fmt: skip
+    return None
+
+
+@rule("any_of", "all_of")
+def bind_any_all(b: BinderLike, node, args, name):
+    """``T.any_of(buf)`` / ``T.all_of(buf[i, j, :])``: whether any (all) of the elements is true,
+    as TileLang defines it (a whole buffer, or a region that spans only its last dim).  Bound as a
+    flag and a loop that folds the elements into it, ahead of the expression that reads it."""
+    operand = args["buffer"]
+    if isinstance(operand, ir.Buffer):
+        if operand.ndim != 1 and not all(d == 1 for d in operand.shape[:-1]):
+            raise b.error(f"T.{name} of a whole buffer takes a 1-D buffer", node)
+        operand = whole(operand)
+    if not isinstance(operand, ir.Region):
+        raise b.error(f"T.{name} takes a buffer or a buffer region (buf[i, :])", node)
+    if any(static(e) != 1 for e in operand.extents[:-1]):
+        raise b.error(f"T.{name} of a region spans only its last dim (as in TileLang)", node)
+    loc = b.loc(node)
+    any_of = name == "any_of"
+    flag = ir.Buffer(b.fresh_name(name), ir.VAR, (1,), INT32, loc)
+    b.emit(ir.Alloc(loc, flag, const_int(0 if any_of else 1)))
+    var = ir.Var(b.fresh_name("i"), INT32, "loop")
+    *lead, last = operand.starts
+    element = ir.Load(operand.buffer, (*lead, ir.BinOp("+", as_expr(last), ir.VarRef(var), INT32)), loc)
+    true = ir.Compare("!=", element, ir.Const(0, element.dtype, weak=True), BOOL)
+    old = ir.Load(flag, (const_int(0),), loc)
+    new = ir.Select(true, const_int(1), old, INT32) if any_of else ir.Select(true, old, const_int(0), INT32)
+    body = [ir.Store(loc, flag, (const_int(0),), new)]
+    b.emit(ir.For(loc, var, const_int(0), as_expr(operand.extents[-1]), const_int(1), "serial", body, None))
+    return ir.Compare("!=", ir.Load(flag, (const_int(0),), loc), const_int(0), BOOL)
+
+
+@rule("evaluate")
+def bind_evaluate(b: BinderLike, node, args):
+    return None  # the expression was bound (and emitted what it does) as the argument
+
+
 @rule("get_block_binding")
 def bind_block_binding(b: BinderLike, node, args):
     return ir.VarRef(b.kernel.block_vars[args["dim"]])
@@ -771,7 +914,7 @@ def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 
 
-@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer")
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer", "alloc_global")
 def bind_misplaced_alloc(b: BinderLike, node, args):
     raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
 

@@ -280,6 +280,18 @@ class Atomic(Stmt):
 
 
 @dataclass(eq=False)
+class ThreadAllReduce(Stmt):
+    """``T.tvm_thread_allreduce`` in a ``T.attr(T.comm_reducer(...), "reduce_scope", ...)``: in every
+    thread, ``dst`` (an element of a per-thread buffer) gets ``op`` over ``value`` of the threads
+    that differ from it only in ``threads`` (thread variables)."""
+
+    op: str  # sum, prod, max, min, and, or, xor
+    value: Expr
+    dst: Load
+    threads: tuple
+
+
+@dataclass(eq=False)
 class Barrier(Stmt):
     """T.sync_threads()."""
 
@@ -312,6 +324,7 @@ class PrimFunc:
     loc: Loc = UNKNOWN_LOC
     constants: dict = field(default_factory=dict)  # name -> int/float bound at compile time
     attrs: dict = field(default_factory=dict)  # T.annotate_pass_configs / annotate_compile_flags values
+    workspaces: list = field(default_factory=list)  # indices into params of T.alloc_global buffers
 
 
 def walk(stmts):
@@ -379,6 +392,8 @@ def stmt_exprs(s):
         return region_exprs(s.dst) + region_exprs(s.value)
     if isinstance(s, Print):
         return [s.value] if isinstance(s.value, Expr) else []
+    if isinstance(s, ThreadAllReduce):
+        return [s.value, s.dst, *s.threads]
     if isinstance(s, Kernel):
         return list(s.grid)
     return []

@@ -87,6 +87,44 @@ def get_thread_bindings():
     """[tx, ty, tz] of the current kernel."""
 
 
+@_kernel_only("thread_binding")
+def thread_binding(start, stop=None, thread=None, *, annotations=None):
+    """TIR's thread binding: ``kr = T.thread_binding(0, n, thread="threadIdx.x")`` (or a ``for``
+    over it) names threadIdx.x, as ``T.get_thread_binding(0)`` does."""
+
+
+@_kernel_only("attr")
+def attr(node, attr_key, value):
+    """``with T.attr(T.comm_reducer(...), "reduce_scope", ...):`` opens the scope of a
+    ``T.tvm_thread_allreduce``; other attributes are scheduling hints."""
+
+
+@_kernel_only("comm_reducer")
+def comm_reducer(combiner, identity):
+    """The combiner (``lambda x, y: x + y``) and identity of a thread all-reduce."""
+
+
+@_kernel_only("tvm_thread_allreduce")
+def tvm_thread_allreduce(*freduce_args, dtype=None):
+    """``(count, value, cond, dest, *reduce_threads)``: ``dest`` gets the reduction of ``value``
+    over the threads that differ only in ``reduce_threads``, in each of them."""
+
+
+@_kernel_only("any_of")
+def any_of(buffer):
+    """Whether any element of ``buffer`` (a 1-D buffer, or a region spanning its last dim) is true."""
+
+
+@_kernel_only("all_of")
+def all_of(buffer):
+    """Whether every element of ``buffer`` (a 1-D buffer, or a region spanning its last dim) is true."""
+
+
+@_kernel_only("evaluate")
+def evaluate(value):
+    """Evaluate an expression for its effect (``T.evaluate(T.tvm_thread_allreduce(...))``)."""
+
+
 @_kernel_only("get_block_binding")
 def get_block_binding(dim=0):
     """blockIdx of the current kernel."""
@@ -111,6 +149,12 @@ def alloc_fragment(shape, dtype, scope="local.fragment"):
 @_kernel_only("alloc_local")
 def alloc_local(shape, dtype, scope="local"):
     """A per-thread (per-iteration inside T.Parallel) private array."""
+
+
+@_kernel_only("alloc_global")
+def alloc_global(shape, dtype, scope="global"):
+    """A global-memory workspace the runtime allocates for each call (uninitialised, as in
+    TileLang), shared by the prim_func's T.Kernel blocks; allocated before the first of them."""
 
 
 @_kernel_only("alloc_var")

@@ -736,7 +736,7 @@ def _prim_func(kernel) -> ir.PrimFunc:
 
 
 def _bind_args(func: ir.PrimFunc, args, poison: bool):
-    inputs = [i for i in range(len(func.params)) if i not in func.out_idx]
+    inputs = [i for i in range(len(func.params)) if i not in func.out_idx and i not in func.workspaces]
     if len(args) != len(inputs):
         names = ", ".join(func.params[i].name for i in inputs)
         raise TypeError(f"{func.name} expects {len(inputs)} argument(s) ({names}), got {len(args)}")
@@ -754,7 +754,7 @@ def _bind_args(func: ir.PrimFunc, args, poison: bool):
         else:
             env[p] = torch.tensor(a, dtype=_tdt(p.dtype))
     scratch = _Block(env, {}, None, poison)
-    for i in func.out_idx:
+    for i in [*func.out_idx, *func.workspaces]:  # T.alloc_global workspaces: allocated like outputs
         p = func.params[i]
         shape = [scratch.scalar_int(d) for d in p.shape]
         dt = _tdt(p.dtype)

@@ -173,7 +173,8 @@ class JITKernel:
 
     @property
     def params(self) -> list:
-        return list(self.prim_func.params)
+        """The prim_func's parameters (the T.alloc_global workspaces the runtime adds are not)."""
+        return [p for i, p in enumerate(self.prim_func.params) if i not in self.prim_func.workspaces]
 
     # The profiler (tile2triton/profiler.py, a later surface) registers its class here when it is
     # imported (``import tile2triton`` does), so the runtime does not import it.
@@ -286,9 +287,9 @@ class JITKernel:
                     self._entry = generate_launcher(plan, self._compiled, self._call) or self._call
         if plan.single:
             return slots[plan.outputs[0][0]]
-        if not plan.outputs:
+        if not plan.n_returned:
             return None
-        return [slots[i] for i, *_ in plan.outputs]
+        return [slots[i] for i, *_ in plan.outputs[: plan.n_returned]]
 
     @staticmethod
     def _launch(launcher: Lowered, slots: list, values: dict) -> None:

@@ -195,7 +195,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     if plan.single:
         result = "o0"
     else:
-        result = "[" + ", ".join(f"o{k}" for k in range(len(plan.outputs))) + "]" if plan.outputs else "None"
+        result = "[" + ", ".join(f"o{k}" for k in range(plan.n_returned)) + "]" if plan.n_returned else "None"
 
     src.emit(0, "def launch(" + "".join(f"{a}=MISSING, " for a in args) + "*more):")
     src.emit(1, f"if {_all(head)}:")

@@ -69,7 +69,7 @@ class CallPlan:
         self.func = func
         self.name = func.name
         self.params = list(func.params)
-        self.inputs = [i for i in range(len(func.params)) if i not in func.out_idx]
+        self.inputs = [i for i in range(len(func.params)) if i not in func.out_idx and i not in func.workspaces]
         self.n_in = len(self.inputs)
         self.input_names = [func.params[i].name for i in self.inputs]
         self.specs = []  # TensorSpec, or scalar_spec's tuple
@@ -78,8 +78,10 @@ class CallPlan:
             self.specs.append(TensorSpec(i, p) if isinstance(p, ir.Buffer) else scalar_spec(i, p))
         self.n_params = len(func.params)
         self.sizes = list(func.sizes)
-        self.outputs = []  # (index, torch dtype, static shape or None, [host fns])
-        for i in func.out_idx:
+        # (index, torch dtype, static shape or None, [host fns]): the outputs, then the T.alloc_global
+        # workspaces (allocated the same way, not returned)
+        self.outputs = []
+        for i in [*func.out_idx, *func.workspaces]:
             p = func.params[i]
             fns = [plan_host_fn(d) for d in p.shape]
             static = None if any(callable(f) for f in fns) else tuple(fns)
@@ -98,4 +100,5 @@ class CallPlan:
         slots.update({id(v): self.n_params + k for k, v in enumerate(self.sizes)})
         self.slots = slots
         self.single = len(func.out_idx) == 1
+        self.n_returned = len(func.out_idx)
         self.target = target

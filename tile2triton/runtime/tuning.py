@@ -222,14 +222,19 @@ _lock = threading.Lock()
 def searchable(func: ir.PrimFunc) -> bool:
     """Every global write goes to a runtime-allocated output, and none is an atomic."""
     outputs = {func.params[i] for i in func.out_idx}
+    workspaces = {func.params[i] for i in func.workspaces}  # allocated afresh for every call
     for kernel in func.kernels:
         for st in ir.walk(kernel.body):
             if isinstance(st, ir.Atomic):
                 return False
-            if isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL and st.buffer.root not in outputs:
+            if isinstance(st, ir.Store) and st.buffer.scope == ir.GLOBAL and st.buffer.root not in outputs | workspaces:
                 return False
             dst = getattr(st, "dst", None)
-            if isinstance(dst, ir.Region) and dst.buffer.scope == ir.GLOBAL and dst.buffer.root not in outputs:
+            if (
+                isinstance(dst, ir.Region)
+                and dst.buffer.scope == ir.GLOBAL
+                and dst.buffer.root not in outputs | workspaces
+            ):
                 return False
     return bool(outputs)
 

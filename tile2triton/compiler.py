@@ -55,6 +55,9 @@ def bind_kernel_source(func: KernelSource, out_idx=None):
     return prim
 
 
+KernelSource.binder = bind_kernel_source  # KernelSource.attrs binds through it
+
+
 def _params(tree) -> list:
     args = tree.args
     return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)

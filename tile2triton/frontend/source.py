@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ..language import _sources
 
@@ -156,14 +157,16 @@ def _block_tree(lines: list, first: int) -> ast.FunctionDef:
 class KernelSource(FunctionSource):
     """What ``@T.prim_func`` returns: a kernel not yet bound."""
 
+    # how a kernel is bound (``compiler.bind_kernel_source``, which sets it when imported: the
+    # binder imports this module, so this module cannot import the binder)
+    binder: ClassVar[Callable | None] = None
+
     @property
     def attrs(self) -> dict:
         """TileLang's PrimFunc attributes: ``global_symbol``; ``tilelang_out_idx`` (negative indices)
         when the kernel returns T.empty outputs; ``tilelang_pass_configs`` / ``tilelang_compile_flags``
         from T.annotate_pass_configs / T.annotate_compile_flags.  Binds the kernel (errors surface here)."""
-        from ..compiler import bind_kernel_source
-
-        prim = bind_kernel_source(self)
+        prim = KernelSource.binder(self)
         attrs = {"global_symbol": self.name, **prim.attrs}
         if prim.out_idx:
             attrs["tilelang_out_idx"] = [i - len(prim.params) for i in prim.out_idx]

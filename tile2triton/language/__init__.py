@@ -428,14 +428,19 @@ def _unary(name: str, host=None):
     return fn
 
 
+# The class of a call expression built in host code (``tvm/tirx.py``'s ``Call`` registers itself
+# here when imported; a symbol such as ``tirx.Var`` comes from that module, so it is set by then).
+_host_call_class: type | None = None
+
+
 def _fastmath_on_symbol(name: str, x: Dynamic):
     """``T.__exp(tirx.Var("v", "float16"))`` in host code: TileLang checks the dtype and builds a
     call expression; tile2triton records the call (only a kernel body lowers it)."""
-    from ..tvm import tirx
-
     if not (x.dtype.is_float and x.dtype.bits >= 16):  # float16/bfloat16/float32/float64, not fp8
         raise TypeError(f"T.{name} only supports floating-point inputs, but got {x.dtype}")
-    return tirx.Call(str(x.dtype), f"tl.{name}", [x])
+    if _host_call_class is None:
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+    return _host_call_class(str(x.dtype), f"tl.{name}", [x])
 
 
 _UNARY_HOST = {

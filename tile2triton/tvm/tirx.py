@@ -10,6 +10,7 @@ tile2triton kernel is an instance of them.  ``Var(name, dtype)`` is a symbolic s
 
 from __future__ import annotations
 
+from .. import language
 from ..language import Cast, Dynamic, _kernel_only, if_then_else
 from ..language.dtypes import TypedLiteral, to_dtype
 
@@ -72,6 +73,9 @@ class Call(PrimExpr):
 
     def __repr__(self) -> str:
         return f"tirx.Call({self.dtype!r}, {self.op!r}, {list(self.args)!r})"
+
+
+language._host_call_class = Call
 
 
 class Stmt:

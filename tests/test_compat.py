@@ -68,3 +68,15 @@ def test_symbol_list_matches_the_wheel():
     header, packaged = compat.load_symbols()
     assert version in header
     assert names == packaged
+
+
+def test_every_tagged_name_is_bound_by_the_binder():
+    """compat reads a ``__t2t__`` tag as "a binder rule": each tag must be a RULES entry or a
+    statement form the binder itself handles (``with T.attr(...)``)."""
+    import tile2triton.language as T
+    from tile2triton.frontend.rules import RULES
+
+    statement_forms = {"attr"}
+    tags = {getattr(getattr(T, n), "__t2t__", None) for n in dir(T) if not n.startswith("_")}
+    missing = sorted(t for t in tags - {None} if t not in RULES and t not in statement_forms)
+    assert not missing, f"T names tagged for the binder without a rule: {missing}"

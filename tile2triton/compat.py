@@ -251,16 +251,16 @@ def load_symbols() -> tuple[str, list[str]]:
 
 
 def supported_names() -> dict:
-    """name -> how it is supported (a binder rule, or a language value)."""
+    """name -> how it is supported (a binder rule, or a language value).  A ``__t2t__`` tag is the
+    binder's name for the primitive (tests/test_compat.py checks that the binder has each one)."""
     from . import language as T
-    from .frontend.rules import RULES
 
     out = {}
     names = set(getattr(T, "__all__", ())) | {n for n in dir(T) if n.startswith("__") and not n.endswith("__")}
     for name in sorted(names):
         obj = getattr(T, name, None)
         tag = getattr(obj, "__t2t__", None)
-        if tag is not None and tag in RULES:
+        if tag is not None:
             out[name] = "binder rule" if tag == name else f"binder rule ({tag})"
         elif name in LANGUAGE_VALUES:
             out[name] = LANGUAGE_VALUES[name]

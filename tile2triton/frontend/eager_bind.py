@@ -15,7 +15,8 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import lookup_dtype
 from ..language.proxy import TensorType
-from .bind import Binder, KernelReturn
+from .bind import Binder
+from .bind_expr import KernelReturn
 from .source import FunctionSource
 
 

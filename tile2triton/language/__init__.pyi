@@ -18,14 +18,16 @@
 import builtins
 import math as math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, overload
 
-from tile2triton.frontend.source import KernelSource
 from tile2triton.layout import Fragment as Fragment
 from tile2triton.layout import Layout as Layout
 
 from . import dtypes as dtypes
 from . import proxy as proxy
+
+# what @T.prim_func returns (frontend/source.py's KernelSource); the stub imports no pipeline stage
+_KernelSource: TypeAlias = Any
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -879,11 +881,11 @@ def fast_rcp(x: _Value) -> PrimExpr: ...
 
 # ----------------------------------------------------------------------------- function definition
 @overload
-def prim_func(func: Callable[..., Any], *, eager_jit: builtins.bool = False) -> KernelSource: ...
+def prim_func(func: Callable[..., Any], *, eager_jit: builtins.bool = False) -> _KernelSource: ...
 @overload
 def prim_func(
     func: None = None, *, eager_jit: builtins.bool = False
-) -> Callable[[Callable[..., Any]], KernelSource]: ...
+) -> Callable[[Callable[..., Any]], _KernelSource]: ...
 @overload
 def macro(func: _F) -> _F: ...
 @overload

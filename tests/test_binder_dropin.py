@@ -183,7 +183,8 @@ def pow2_table(E, block=32):
 
 def test_reinterpret_int_bits_as_float(dev):
     e = torch.randint(-30, 31, (45,), dtype=torch.int32, device=dev)
-    assert_close(pow2_table(e), torch.pow(2.0, e.double()), 0, 0)
+    # the reference on the CPU: CUDA's double pow is not exact (1 ulp off for some exponents)
+    assert_close(pow2_table(e), torch.pow(2.0, e.cpu().double()), 0, 0)
 
 
 # ---------------------------------------------------------------- lambdas using T.* (inlined like helpers)

@@ -102,7 +102,7 @@ def test_row_guard_of_a_serial_loop_around_parallel_interpreter():
     a = torch.randn(7, 8)  # a power-of-two row: the mask is the row guard alone
     kernel = guarded_rows(7, 8, 3)
     assert_close(kernel(a), a.double() * 2, 0, 0)
-    assert reference.compare(kernel, a).ok
+    assert reference.compare(kernel, a.cpu()).ok  # the reference executor runs on the CPU
 
 
 def test_block_condition_inside_parallel_interpreter():
@@ -111,7 +111,7 @@ def test_block_condition_inside_parallel_interpreter():
     out = kernel(a)
     sign = torch.tensor([-1.0 if (k // 8) % 2 == 0 else 1.0 for k in range(21)])
     assert_close(out, a.double() * sign, 0, 0)
-    assert reference.compare(kernel, a).ok
+    assert reference.compare(kernel, a.cpu()).ok  # the reference executor runs on the CPU
 
 
 # ------------------------------------------------------------------ scan_unit_dim
@@ -320,4 +320,4 @@ def test_compare_of_a_16bit_value_with_a_float_literal(dev, dtype):
     kernel = compare_with_a_literal(37, 16, dtype)
     ref = torch.where(near.double() >= a.cpu().double(), 1.0, -1.0)
     assert_close(kernel(a), ref, 0, 0)
-    assert reference.compare(kernel, a).ok
+    assert reference.compare(kernel, a.cpu()).ok  # the reference executor runs on the CPU

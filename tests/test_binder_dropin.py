@@ -258,6 +258,9 @@ def hinted_scale(A, block=32):
     B = T.empty((N,), T.float32)
     with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
         T.disable_warp_group_reg_alloc()
+        T.set_max_nreg(240, 1)
+        T.dec_max_nreg(24)
+        T.annotate_consumer_reg_alloc()
         T.annotate_compile_flags(["--use_fast_math"])
         T.assume(bx < T.ceildiv(N, block))
         for i in T.Parallel(block):

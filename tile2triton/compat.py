@@ -52,6 +52,11 @@ NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
     "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
+    "set_max_nreg": "setmaxnreg for a warp group (register-allocation hint; Triton allocates registers)",
+    "inc_max_nreg": "set_max_nreg(n, 1) (register-allocation hint)",
+    "dec_max_nreg": "set_max_nreg(n, 0) (register-allocation hint)",
+    "annotate_producer_reg_dealloc": "register budget of a warp-specialized producer (hint)",
+    "annotate_consumer_reg_alloc": "register budget of a warp-specialized consumer (hint)",
     "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
     "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",

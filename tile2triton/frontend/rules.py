@@ -559,7 +559,17 @@ def ir_eval_at(e, var, value):
     return None
 
 
-@rule("annotate_layout", "no_set_max_nreg", "disable_warp_group_reg_alloc", "assume")
+@rule(
+    "annotate_layout",
+    "no_set_max_nreg",
+    "disable_warp_group_reg_alloc",
+    "assume",
+    "set_max_nreg",
+    "inc_max_nreg",
+    "dec_max_nreg",
+    "annotate_producer_reg_dealloc",
+    "annotate_consumer_reg_alloc",
+)
 def bind_no_effect(b: BinderLike, node, args):
     return None
 

@@ -398,6 +398,32 @@ def disable_warp_group_reg_alloc():
     """TileLang's alias of T.no_set_max_nreg(); no effect on results."""
 
 
+@_kernel_only("set_max_nreg")
+def set_max_nreg(reg_count, is_inc):
+    """``setmaxnreg`` for a warp group (warp specialization); no effect on results (Triton
+    allocates registers itself)."""
+
+
+@_kernel_only("inc_max_nreg")
+def inc_max_nreg(reg_count):
+    """T.set_max_nreg(reg_count, 1); no effect on results."""
+
+
+@_kernel_only("dec_max_nreg")
+def dec_max_nreg(reg_count):
+    """T.set_max_nreg(reg_count, 0); no effect on results."""
+
+
+@_kernel_only("annotate_producer_reg_dealloc")
+def annotate_producer_reg_dealloc(reg_count=24):
+    """Register budget of a warp-specialized producer; no effect on results."""
+
+
+@_kernel_only("annotate_consumer_reg_alloc")
+def annotate_consumer_reg_alloc(reg_count=240):
+    """Register budget of a warp-specialized consumer; no effect on results."""
+
+
 @_kernel_only("assume")
 def assume(cond):
     """A fact the compiler may rely on (``T.assume(cta_id < 2)``); results do not depend on it."""

@@ -341,18 +341,22 @@ class Binder(ExprBinder):
             self.chunked_parallel(node, targets, extents)
             return
         lane_vars = [ir.Var(t.id, INT32, "lane") for t in targets]
-        self.scopes.append({t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
-        self.parallel_depth += 1
-        try:
-            body = self.bind_block(node.body)
-        finally:
-            self.parallel_depth -= 1
-            self.scopes.pop()
+        body = self.bind_parallel_body(node.body, {t.id: ir.VarRef(v) for t, v in zip(targets, lane_vars)})
         # ``for i in T.Parallel(m): for j in T.Parallel(n):`` is one (m, n) region in TileLang.
         if len(body) == 1 and isinstance(body[0], ir.Parallel):
             inner = body[0]
             lane_vars, extents, body = lane_vars + inner.vars, extents + inner.extents, inner.body
         self.emit(ir.Parallel(self.loc(node), lane_vars, extents, body))
+
+    def bind_parallel_body(self, stmts: list, scope: dict) -> list:
+        """A T.Parallel body, with its lane variables (``scope``) bound around it."""
+        self.scopes.append(scope)
+        self.parallel_depth += 1
+        try:
+            return self.bind_block(stmts)
+        finally:
+            self.parallel_depth -= 1
+            self.scopes.pop()
 
     def chunked_parallel(self, node: ast.For, targets, extents) -> None:
         """``T.Parallel(n)`` with ``n`` known at run time: the iterations in chunks of a fixed number
@@ -378,13 +382,7 @@ class Binder(ExprBinder):
             index = ir.BinOp("+", ir.BinOp("*", ir.VarRef(part), const_int(chunk), INT32), ir.VarRef(lane), INT32)
             scope[t.id] = index
             conds.append(ir.Compare("<", index, e, BOOL))
-        self.scopes.append(scope)
-        self.parallel_depth += 1
-        try:
-            body = self.bind_block(node.body)
-        finally:
-            self.parallel_depth -= 1
-            self.scopes.pop()
+        body = self.bind_parallel_body(node.body, scope)
         cond = conds[0]
         for c in conds[1:]:
             cond = ir.BinOp("and", cond, c, BOOL)

@@ -253,6 +253,23 @@ def classify(rec: dict, program, mode: str) -> str | None:
     return "both differ"
 
 
+def reject_reasons(records) -> list[tuple[str, int]]:
+    """TileLang's rejections grouped by the gist of their message (numbers and names blurred)."""
+    counts: dict = {}
+    for rec in records:
+        if rec.get("tilelang") != "rejects":
+            continue
+        text = rec["detail"].get("tilelang", "")
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        gist = next(
+            (ln for ln in lines if re.search(r"Check failed|[Nn]o available|must|cannot|not supported|Immutable", ln)),
+            lines[0] if lines else "",
+        )
+        gist = re.sub(r"\d+", "N", re.sub(r"'[^']*'|`[^`]*`", "'...'", gist))[:110]
+        counts[gist] = counts.get(gist, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
 def memcheck(seeds: list, args) -> tuple[int, int, list]:
     """Run tile2triton's kernels for ``seeds`` under compute-sanitizer memcheck, in batches."""
     batches = [seeds[k : k + args.memcheck_batch] for k in range(0, len(seeds), args.memcheck_batch)]
@@ -365,6 +382,12 @@ def main() -> int:
     if args.tilelang:
         print(f"[fuzz-gpu] TileLang vs reference: {json.dumps(tl_counts)}")
     print(f"[fuzz-gpu] disagreements by class: {json.dumps(classes) if classes else 'none'}")
+    if args.tilelang:
+        reasons = reject_reasons(results[s] for s in seeds)
+        if reasons:
+            print("[fuzz-gpu] TileLang rejects by message:")
+            for reason, n in reasons:
+                print(f"  {n:5d}  {reason}")
     summary = {"card": card, "versions": versions, "seeds": [args.seed, args.seed + args.count - 1],
                "seconds": round(elapsed), "by_kind": by_kind, "tile2triton": t2t_counts, "tilelang": tl_counts,
                "classes": classes}  # fmt: skip

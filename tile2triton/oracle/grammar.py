@@ -336,6 +336,8 @@ def fam_copy(b: Builder) -> None:
         outer = rng.choice([f"T.unroll({bm})", f"T.serial({bm})", f"range({bm})"])
         inner = rng.choice([f"T.vectorized({bn})", f"T.serial({bn})", f"range(0, {bn}, 1)"])
         body += f"for i in {outer}:\n    for j in {inner}:\n        Y[i, j] = X[i + {pad_m}, j + {pad_n}]\n"
+        if s1 == "fragment":
+            b.tags.add("fragment_serial_read")  # TileLang: each thread reads only its own fragment elements
     else:
         x = f"X[i + {pad_m}, j + {pad_n}]"
         body += f"for i, j in T.Parallel({bm}, {bn}):\n    Y[i, j] = {x} * 0.5 + {float_expr(rng, [x])}\n"
@@ -613,6 +615,8 @@ def fam_atomic(b: Builder) -> None:
             dst = f"{Acc}[(by % 2) * {bm} : (by % 2) * {bm} + {bm}, bx * {bn} : bx * {bn} + {bn}]"
         if form == "tile_scalar":
             body = f"T.atomic_{op}({dst}, {rng.choice(['1', '3', '-2']) if dtype == 'int32' else '1.5'})\n"
+            if ":" not in dst:
+                b.tags.add("block_element_atomic")  # TileLang: every thread of the block runs it
         elif rng.random() < 0.3:  # element atomics into a shared tile first (colliding rows), then the tile
             rows = rng.randint(1, 3)
             body = f'S = T.alloc_shared(({bm}, {bn}), "{dtype}")\nT.clear(S)\n'
@@ -653,6 +657,8 @@ def fam_scan(b: Builder) -> None:
     args = f"dim={dim}, reverse={reverse}" if rng.random() < 0.8 else f"dim={dim}"
     if rng.random() < 0.5:
         body += f'G = T.alloc_{scope}(({bm}, {N}), "float32")\nT.{op}(F, G, {args})\nT.copy(G, {C}[bx * {bm}, 0])\n'
+        if scope == "fragment":
+            b.tags.add("fragment_to_fragment_scan")
     else:
         body += f"T.{op}(F, {args})\nT.copy(F, {C}[bx * {bm}, 0])\n"
     head = f"with T.Kernel(T.ceildiv(M, {bm}), threads=128) as bx:\n"

@@ -672,7 +672,13 @@ def main(argv=None) -> int:
                 except Exception as exc:
                     print(f"  {r.name}: TileLang failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
             if r.torch_fn is not None and not ns.cpu:
-                fns["torch"] = lambda: r.torch_fn(*inputs)
+                try:  # a torch failure leaves the row's TileLang and tile2triton figures standing
+                    err_torch = rel_err(r.torch_fn(*inputs), ref)
+                    fns["torch"] = lambda: r.torch_fn(*inputs)
+                    if not err_torch <= r.tol:
+                        print(f"  !! {r.name}: torch error {err_torch:.2e} over {r.tol}", flush=True)
+                except Exception as exc:
+                    print(f"  {r.name}: torch failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
             if ns.before:
                 lit = compile_row(r, "t2t", tuning.LITERAL)
                 before_err = rel_err(lit(*inputs), ref)

@@ -10,7 +10,12 @@ of all timed runs, their count printed).  The last column is ``TileLang ms / til
 
 On the GPU machine, with real TileLang installed next to tile2triton (from carried wheels there):
 
-    PYTHONPATH=<TileLang's site folder>:. python benchmarks/vs_tilelang.py [--sweep narrow] [--only FA]
+    PYTHONPATH=<TileLang's site folder>:. python benchmarks/vs_tilelang.py [--sweep narrow] [--rows FA]
+
+``--rows`` (alias ``--only``) takes row numbers and substrings of row names, e.g.
+``--rows decode,grouped,thread`` for the GQA/MLA decode, grouped GEMM and thread-view GEMV rows;
+``--list`` prints the numbers and names.  New rows go at the end, so the numbers ``--cold`` and
+BENCHMARKS.md use stay put.
 
 ``--sweep narrow|wide`` also times tile2triton under each launch choice ``runtime/tuning.candidates`` gives
 (the data behind ``tuning.heuristic``); ``--literal`` sets ``TILE2TRITON_TUNE=0`` (the before
@@ -77,6 +82,7 @@ class Row:
     ref: object  # (*inputs) -> reference output (float64/float32)
     torch_fn: object = None  # (*inputs) -> output (the torch row)
     fast_math: bool = False
+    configs: tuple = ()  # further PassConfigKey names set True on both (what the example passes)
     work: float = 0.0  # FLOPs or bytes
     unit: str = "TFLOP/s"
     tol: float = 2e-2
@@ -87,7 +93,8 @@ class Row:
 def compile_row(row: Row, which: str, choice=None):
     module = load_kernels(which)
     fe = module.frontend
-    configs = {fe.PassConfigKey.TL_ENABLE_FAST_MATH: True} if row.fast_math else None
+    names = (("TL_ENABLE_FAST_MATH",) if row.fast_math else ()) + row.configs
+    configs = {getattr(fe.PassConfigKey, name): True for name in names} or None
     jitted = fe.jit(out_idx=row.out_idx, pass_configs=configs)(getattr(module, row.factory))
     kernel = jitted(*row.args)
     if which == "t2t" and choice is not None:
@@ -308,6 +315,189 @@ def rows(cpu: bool) -> list[Row]:
             unit="GB/s",
         )
     )
+    out += decode_and_grouped_rows(cpu)
+    return out
+
+
+def gqa_decode_ref(q, k, v, mask):
+    """Softmax(q k^T / sqrt(d)) v over the unmasked keys, query head h reading K/V head h // group."""
+    import torch
+
+    wide = torch.float64 if q.device.type == "cpu" else torch.float32
+    b, h, d = q.shape
+    g = k.shape[2]
+    qg = q.to(wide).view(b, g, h // g, d)  # [batch, K/V head, its query heads, dim]
+    kg, vg = (x.to(wide).permute(0, 2, 1, 3) for x in (k, v))  # [batch, K/V head, seq, dim]
+    scores = qg @ kg.transpose(-1, -2) / math.sqrt(d)
+    scores = scores.masked_fill(mask.permute(0, 2, 1)[:, :, None, :] == 0, float("-inf"))
+    return (torch.softmax(scores, -1) @ vg).reshape(b, h, d)
+
+
+def gqa_decode_sdpa(q, k, v, mask):
+    import torch
+
+    b, h, d = q.shape
+    g = k.shape[2]
+    keep = (mask != 0).permute(0, 2, 1).contiguous()[:, :, None, :]  # [batch, K/V head, 1, seq]
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q.view(b, g, h // g, d), k.transpose(1, 2), v.transpose(1, 2), attn_mask=keep
+    )
+    return out.reshape(b, h, d)
+
+
+def mla_decode_ref(q, q_pe, kv, k_pe, softmax_scale):
+    import torch
+
+    wide = torch.float64 if q.device.type == "cpu" else torch.float32
+    latent, rope = kv[:, :, 0].to(wide), k_pe[:, :, 0].to(wide)  # [batch, seq, dim], [batch, seq, pe_dim]
+    scores = (q.to(wide) @ latent.transpose(1, 2) + q_pe.to(wide) @ rope.transpose(1, 2)) * softmax_scale
+    return torch.softmax(scores, -1) @ latent
+
+
+def mla_decode_torch(q, q_pe, kv, k_pe, softmax_scale):
+    """What eager PyTorch does with the same layout: three batched matmuls and a softmax."""
+    import torch
+
+    latent = kv[:, :, 0]
+    scores = torch.baddbmm(q @ latent.transpose(1, 2), q_pe, k_pe[:, :, 0].transpose(1, 2))
+    return torch.softmax(scores.float() * softmax_scale, -1).half() @ latent
+
+
+def grouped_inputs(group_sizes, K, N, block_M):
+    """A, B and the three int32 tables of TileLang's grouped GEMM example (offsets padded to block_M)."""
+    import torch
+
+    offsets, padded = [0], [0]
+    for size in group_sizes[:-1]:
+        offsets.append(offsets[-1] + size)
+        padded.append(padded[-1] + -(-size // block_M) * block_M)
+
+    def make(dev):
+        a = torch.randn(sum(group_sizes), K, device=dev, dtype=torch.float16)
+        b = torch.randn(len(group_sizes), K, N, device=dev, dtype=torch.float16)
+        tables = [torch.tensor(t, device=dev, dtype=torch.int32) for t in (list(group_sizes), offsets, padded)]
+        return [a, b, *tables]
+
+    return make
+
+
+def grouped_ref(a, b, sizes, offsets, padded):
+    import torch
+
+    wide = torch.float64 if a.device.type == "cpu" else torch.float32
+    parts = torch.split(a.to(wide), sizes.tolist())
+    return torch.cat([part @ b[g].to(wide) for g, part in enumerate(parts)])
+
+
+def grouped_torch(a, b, sizes, offsets, padded, group_sizes):
+    """One cuBLAS GEMM per group into slices of one output (sizes known on the host, as in serving)."""
+    import torch
+
+    out = torch.empty(a.shape[0], b.shape[2], device=a.device, dtype=a.dtype)
+    start = 0
+    for g, size in enumerate(group_sizes):
+        torch.mm(a[start : start + size], b[g], out=out[start : start + size])
+        start += size
+    return out
+
+
+def decode_and_grouped_rows(cpu: bool) -> list[Row]:
+    """GQA decode, MLA decode, the thread-view GEMV and grouped GEMM (issue 14's remaining rows)."""
+    import torch
+
+    f16 = torch.float16
+    out: list[Row] = []
+
+    # GQA decode: example_gqa_decode's heads, its Hopper configuration (block_N 128, block_H 64,
+    # 8 splits, 2 stages, 128 threads, warp specialization off as the example asks), batch 64
+    b, h, g, s, d = (2, 12, 3, 200, 64) if cpu else (64, 32, 8, 8192, 128)
+    cfg = (32, 16, 3, 2, 128) if cpu else (128, 64, 8, 2, 128)
+
+    def gqa_inputs(dev, b=b, h=h, g=g, s=s, d=d):
+        mask = torch.randint(0, 2, (b, s, g), device=dev, dtype=torch.uint8)
+        return [torch.randn(*shape, device=dev, dtype=f16) for shape in ((b, h, d), (b, s, g, d), (b, s, g, d))] + [
+            mask
+        ]
+
+    out.append(
+        Row(
+            f"GQA decode {b}x{h} heads/{g} kv heads x{s} D{d} masked (example_gqa_decode) "
+            f"{cfg[0]}x{cfg[1]} split{cfg[2]} s{cfg[3]} t{cfg[4]}",
+            "gqa_decode",
+            (b, h, g, s, d, *cfg),
+            [4],
+            gqa_inputs,
+            gqa_decode_ref,
+            gqa_decode_sdpa,
+            configs=("TL_DISABLE_WARP_SPECIALIZED",),
+            work=2 * 2 * b * s * g * d + b * s * g,  # K and V once, the mask
+            unit="GB/s",
+            torch_name="SDPA (masked)",
+        )
+    )
+
+    # MLA decode: example_mla_decode's main() (heads 128, latent 512 + rope 64, block_N 64,
+    # block_H 64, 256 threads, no split, fast math), at batch 128 and an 8192-token context
+    b, h, s, d, pe = (2, 48, 200, 64, 32) if cpu else (128, 128, 8192, 512, 64)
+    bn, bh = (32, 16) if cpu else (64, 64)
+    softmax_scale = (d + pe) ** -0.5
+
+    def mla_inputs(dev):
+        shapes = ((b, h, d), (b, h, pe), (b, s, 1, d), (b, s, 1, pe))
+        return [torch.randn(*shape, device=dev, dtype=f16) for shape in shapes]
+
+    out.append(
+        Row(
+            f"MLA decode {b}x{h} heads x{s} latent {d} + rope {pe} (example_mla_decode) {bh}x{bn} t256 fast-math",
+            "mla_decode",
+            (b, h, s, d, pe, bn, bh, 256, softmax_scale),
+            [4],
+            mla_inputs,
+            lambda *x: mla_decode_ref(*x, softmax_scale),
+            lambda *x: mla_decode_torch(*x, softmax_scale),
+            fast_math=True,
+            work=2 * b * h * s * (d + pe) + 2 * b * h * s * d,
+            torch_name="torch (bmm + softmax)",
+        )
+    )
+
+    # GEMV in the thread view: example_gemv's splitk_gemv_vectorized at its own call (BLOCK_N 2,
+    # 32 reduce threads: 64 threads, 128-bit loads, atomics into shared memory)
+    gn, gk = (30, 96) if cpu else (16384, 16384)
+    gcfg = (2, 4) if cpu else (2, 32)
+    out.append(
+        Row(
+            f"GEMV fp16 {gn}x{gk} (thread view {gcfg[0]}x{gcfg[1]}, shared atomics)",
+            "gemv_threads",
+            (gn, gk, *gcfg),
+            [2],
+            lambda dev: [torch.randn(gk, device=dev, dtype=f16), torch.randn(gn, gk, device=dev, dtype=f16)],
+            lambda a, b_: b_.double() @ a.double(),
+            lambda a, b_: b_ @ a,
+            work=2 * gn * gk,
+            unit="GB/s",
+        )
+    )
+
+    # grouped GEMM: example_grouped_gemm_fwd's configuration (64x128x64, 2 stages, 256 threads),
+    # eight groups of uneven sizes (an MoE layer's experts) at K = N = 4096
+    sizes = (37, 70, 5, 101) if cpu else (1000, 1536, 700, 2100, 900, 1200, 1800, 756)
+    gK, gN = (100, 136) if cpu else (4096, 4096)
+    gcfg = (32, 64, 32, 2, 128) if cpu else (64, 128, 64, 2, 256)
+    out.append(
+        Row(
+            f"grouped GEMM fp16 {len(sizes)} groups, {sum(sizes)} rows x{gK}x{gN} (example_grouped_gemm_fwd) "
+            f"{'x'.join(map(str, gcfg[:3]))} s{gcfg[3]} t{gcfg[4]}",
+            "grouped_gemm",
+            (sizes, gK, gN, *gcfg),
+            [5],
+            grouped_inputs(sizes, gK, gN, gcfg[0]),
+            grouped_ref,
+            lambda *x: grouped_torch(*x, sizes),
+            work=2 * sum(sizes) * gK * gN,
+            torch_name="torch (cuBLAS per group)",
+        )
+    )
     return out
 
 
@@ -374,10 +564,25 @@ def fmt_rate(row: Row, ms: float) -> str:
     return f"{row.work / ms / 1e9:.0f}" if row.unit == "TFLOP/s" else f"{row.work / ms / 1e6:.0f}"
 
 
+def selected(index: int, name: str, spec: str) -> bool:
+    """``--rows``: empty takes every row; else a comma-separated list of row numbers and name substrings."""
+    if not spec:
+        return True
+    words = [w.strip() for w in spec.split(",") if w.strip()]
+    return any(str(index) == w if w.isdigit() else w in name for w in words)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cpu", action="store_true", help="tile2triton only, tiny sizes, Triton's interpreter")
-    ap.add_argument("--only", default="", help="comma-separated substrings of row names")
+    ap.add_argument(
+        "--rows",
+        "--only",
+        dest="only",
+        default="",
+        help="comma-separated row numbers or substrings of row names (e.g. decode,grouped,GEMV); --list shows them",
+    )
+    ap.add_argument("--list", action="store_true", help="print the rows' numbers and names, and stop")
     ap.add_argument("--sweep", choices=("narrow", "wide"), help="also time tile2triton under launch candidates")
     ap.add_argument("--before", action="store_true", help="also time tile2triton launched as written (TUNE=0)")
     ap.add_argument("--cold", default="", help="comma-separated row numbers: first call in fresh processes")
@@ -399,7 +604,14 @@ def main(argv=None) -> int:
     dev = "cpu" if ns.cpu else "cuda"
     use_tl = not (ns.cpu or ns.no_tilelang)
     all_rows = rows(ns.cpu)
-    chosen = [(i, r) for i, r in enumerate(all_rows) if not ns.only or any(s in r.name for s in ns.only.split(","))]
+    if ns.list:
+        for i, r in enumerate(all_rows):
+            print(f"{i:3d}  {r.name}")
+        return 0
+    chosen = [(i, r) for i, r in enumerate(all_rows) if selected(i, r.name, ns.only)]
+    if not chosen:
+        print(f"--rows {ns.only!r} matches no row; --list shows them", file=sys.stderr)
+        return 2
     capability = None if ns.cpu else torch.cuda.get_device_capability()
 
     # one process per compile first: TileLang's nvcc builds and Triton's compiles in parallel
@@ -460,7 +672,13 @@ def main(argv=None) -> int:
                 except Exception as exc:
                     print(f"  {r.name}: TileLang failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
             if r.torch_fn is not None and not ns.cpu:
-                fns["torch"] = lambda: r.torch_fn(*inputs)
+                try:  # a torch failure leaves the row's TileLang and tile2triton figures standing
+                    err_torch = rel_err(r.torch_fn(*inputs), ref)
+                    fns["torch"] = lambda: r.torch_fn(*inputs)
+                    if not err_torch <= r.tol:
+                        print(f"  !! {r.name}: torch error {err_torch:.2e} over {r.tol}", flush=True)
+                except Exception as exc:
+                    print(f"  {r.name}: torch failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
             if ns.before:
                 lit = compile_row(r, "t2t", tuning.LITERAL)
                 before_err = rel_err(lit(*inputs), ref)

@@ -197,6 +197,17 @@ def test_copy_into_an_offset_region_of_a_fragment(dev, tmp_path):
     compile_for_hopper(kernel, tmp_path)
 
 
+def test_copy_into_an_offset_region_of_a_large_fragment(dev, tmp_path):
+    """Fuzz seed 20282912 (H200 run against TileLang): a 256 x 16 copy into a (259, 19) fragment.
+    Even one dim at a time the one-hot is 4096 lanes x 512 rows, past Triton's 2**20 elements: the
+    fragment moves to scratch like a shared buffer (codegen/scratch.py check_one_hot)."""
+    a = torch.randn(300, 40, device=dev)
+    kernel = copy_into_an_offset_tile(300, 40, 256, 16, 3, "fragment")
+    assert "scratch" in kernel.get_kernel_source()
+    assert_close(kernel(a), a, 0, 0)
+    compile_for_hopper(kernel, tmp_path)
+
+
 def test_copy_into_an_offset_region_of_a_shared_tile(dev):
     """The same copy into shared memory works (it is not kept in registers)."""
     a = torch.randn(50, 70, device=dev)

@@ -39,6 +39,7 @@ from .values import Lowerer, RegBuf, Tile, next_pow2, prod
 # thread for one intermediate (Triton refuses tensors over 2**20 elements; registers spill long
 # before).  A judgement, not a GPU measurement.
 ONE_HOT_LIMIT = 1 << 15
+TRITON_MAX_NUMEL = 1 << 20  # Triton refuses larger tiles
 
 UNKNOWN = None  # barrier state when nothing is known: anything may be pending
 
@@ -62,12 +63,14 @@ class NeedsScratch(Exception):
     """Lowering restarts with ``buffer`` in global scratch (raised by the register path)."""
 
     def __init__(self, buffer: ir.Buffer, reason: str):
-        super().__init__(f"shared buffer '{buffer.name}' moves to global scratch: {reason}")
+        super().__init__(f"{buffer.scope} buffer '{buffer.name}' moves to global scratch: {reason}")
         self.buffer = buffer
 
 
 def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
-    """Is this shared allocation kept in scratch?"""
+    """Is this shared allocation (or fragment handed over by ``check_one_hot``) kept in scratch?"""
+    if buf.scope == ir.FRAGMENT:
+        return buf.root in lw.scratch.choice
     if buf.scope != ir.SHARED:
         return False
     if buf.alias_of is not None and buf.alias_of in lw.scratch.views:
@@ -89,13 +92,16 @@ def register_path(lw: Lowerer, buf: ir.Buffer):
 
 
 def check_one_hot(lw: Lowerer, rb: RegBuf, positions: int) -> None:
-    """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built."""
-    if rb.buffer.scope != ir.SHARED or lw.scope.lanes is None:
+    """A one-hot gather/scatter of ``positions`` buffer elements for every lane is about to be built.
+    A shared buffer past ``ONE_HOT_LIMIT``, or a fragment past Triton's limit on a tile's size,
+    moves to scratch instead (a fragment is a block-wide tile here, like a shared buffer)."""
+    limit = {ir.SHARED: ONE_HOT_LIMIT, ir.FRAGMENT: TRITON_MAX_NUMEL}.get(rb.buffer.scope)
+    if limit is None or lw.scope.lanes is None:
         return
     lanes = 1
     for p in lw.scope.lanes.padded:
         lanes *= p
-    if lanes * positions > ONE_HOT_LIMIT:
+    if lanes * positions > limit:
         raise NeedsScratch(rb.buffer.root, f"a one-hot access of {lanes} lanes x {positions} positions")
 
 

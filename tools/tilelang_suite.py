@@ -27,6 +27,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,6 +43,9 @@ SETS = {
     "examples": ("examples", "**/test_*.py"),
     "language": ("testing/python/language", "test_*.py"),
     "kernel": ("testing/python/kernel", "test_*.py"),
+    # example scripts the example CI does not import, each run as ``python example_x.py`` (its
+    # ``__main__`` block, sizes and checks as written): code in the wild, beyond the CI
+    "scripts": ("examples", "**/example_*.py"),
 }
 
 # ----------------------------------------------------------------------------- plugin side
@@ -157,8 +161,28 @@ def discover(root: str, sets: list[str], only: list[str]) -> list[str]:
                 continue
             if only and not any(fnmatch.fnmatch(rel, g) or g in rel for g in only):
                 continue
+            if name == "scripts" and _imported_by_ci(path):
+                continue
             files.append(rel)
     return files
+
+
+def _imported_by_ci(path: str) -> bool:
+    """Does a test file of the example's folder import it (the example CI runs it already)?"""
+    import glob
+    import re
+
+    module = os.path.splitext(os.path.basename(path))[0]
+    for test in glob.glob(os.path.join(os.path.dirname(path), "test_*.py")):
+        if re.search(rf"\b{re.escape(module)}\b", open(test, errors="replace").read()):
+            return True
+    return False
+
+
+_SCRIPT_BOOT = (  # the plugin's setup (the alias, --cuda-as-cpu), then the script as __main__
+    "import runpy, sys, tilelang_suite; tilelang_suite._plugin_setup(); "
+    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
 
 def run_file(root: str, rel: str, args, mode: str = "t2t", gpu: int | None = None) -> dict:
@@ -177,6 +201,10 @@ def run_file(root: str, rel: str, args, mode: str = "t2t", gpu: int | None = Non
     env["PYTHONPATH"] = os.pathsep.join([HERE, repo, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     cmd = [sys.executable, "-m", "pytest", "-p", "tilelang_suite", "-p", "no:cacheprovider", "-q", "-rN",
            "--tb=short", "-x" if args.exitfirst else "--maxfail=1000", os.path.basename(path)]  # fmt: skip
+    script = not os.path.basename(path).startswith("test_")
+    if script:  # one item: the script's run; a tile2triton run installs the alias first
+        name = os.path.basename(path)
+        cmd = [sys.executable, name] if mode == "native" else [sys.executable, "-c", _SCRIPT_BOOT, name]
     start = time.time()
     status = None
     try:
@@ -192,6 +220,13 @@ def run_file(root: str, rel: str, args, mode: str = "t2t", gpu: int | None = Non
     finally:
         wall = time.time() - start
     items, collect = [], []
+    if script and status is None:
+        lines = (out or "").splitlines()
+        error = next((ln for ln in reversed(lines) if re.match(r"^\w*(Error|Exception)\b", ln.strip())), "")
+        outcome = "passed" if rc == 0 else "failed"
+        items.append({"kind": "item", "nodeid": f"{rel}::__main__", "outcome": outcome,
+                      "msg": _short(error or (lines[-1] if lines else f"exit {rc}")) if rc else "", "duration": wall})  # fmt: skip
+        rc = 0 if rc == 0 else 1
     with open(record) as f:
         for line in f:
             rec = json.loads(line)

@@ -45,8 +45,10 @@ from .values import (
     convert,
     ir_expr,
     is_bool_literal,
+    is_fp8,
     is_literal,
     literal_value,
+    load_other,
     prod,
 )
 
@@ -202,10 +204,13 @@ class KernelLowerer:
             helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"
             self.helpers.add(helper)
             return Tile(convert(P.call(helper, t.node), dt, t.axes), dt, t.axes)
-        want = self.storage_dtype(dt)
-        if self.storage_dtype(t.dtype) == want:
+        want, have = self.storage_dtype(dt), self.storage_dtype(t.dtype)
+        if have == want:
             return Tile(t.node, dt, t.axes)
-        return Tile(convert(t.node, want, t.axes), dt, t.axes)
+        node = t.node
+        if (is_fp8(want) and not have.is_float) or (is_fp8(have) and not want.is_float):
+            node = convert(node, FLOAT32, t.axes)  # Triton casts integers to and from fp8 only through a float
+        return Tile(convert(node, want, t.axes), dt, t.axes)
 
     # ------------------------------------------------------------------ lane spaces
     def lane_mask(self, axes, within: bool = False) -> ast.expr | None:
@@ -369,7 +374,7 @@ class KernelLowerer:
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:
-            kwargs = {"mask": mask, "other": P.const(0)}
+            kwargs = {"mask": mask, "other": load_other(buf.dtype)}
         node = P.call("tl.load", ptr, **kwargs)
         if self.storage_dtype(buf.dtype) != buf.dtype:
             node = P.to(node, self.storage_dtype(buf.dtype))

@@ -15,7 +15,7 @@ from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
 from .threads import block_level, in_thread_view, thread_range
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, load_other, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -759,7 +759,7 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = lw.named_offsets(dst_buf, offs)
         if value is None:  # T.atomic_load: a load that no cache can answer
-            kwargs = {"mask": mask, "other": P.const(0)} if mask is not None else {}
+            kwargs = {"mask": mask, "other": load_other(dst_buf.dtype)} if mask is not None else {}
             call = P.call("tl.load", ptr, volatile=True, **kwargs)
         else:
             value = lw.cast(value, dst_buf.dtype)

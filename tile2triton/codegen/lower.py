@@ -89,12 +89,16 @@ class LoweringOptions:
     num_warps: int | None = None
     num_stages: int | None = None
     warp_specialize: bool = False
+    # at most this many pipeline stages for every loop (T.Pipelined's and Triton's launch default for
+    # the others): the runtime's retry of a kernel that does not fit in shared memory (runtime/kernel.py)
+    max_stages: int | None = None
     # pass_configs' TL_ENABLE_FAST_MATH: approximate PTX for the functions Triton computes accurately
     fast_math: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
-        kwargs = {"num_stages": self.num_stages or source_stages}
+        stages = self.num_stages or source_stages
+        kwargs = {"num_stages": min(stages, self.max_stages) if self.max_stages else stages}
         if self.warp_specialize and not self.interpret:
             kwargs["warp_specialize"] = True
         return kwargs

@@ -167,6 +167,10 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         iterator = P.call("tl.range", *args, **lw.options.pipeline_kwargs(s.num_stages))
     elif unrolled:
         iterator = P.call("tl.static_range", *args)
+    elif lw.options.max_stages and not lw.options.interpret:  # Triton would pipeline it with its launch default
+        iterator = P.call(
+            "tl.range", *([P.const(0)] + args if len(args) == 1 else args), num_stages=lw.options.max_stages
+        )
     else:
         iterator = P.call("range", *args)
     with lw.scoped(loop_depth=lw.scope.loop_depth + 1):

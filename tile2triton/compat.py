@@ -37,7 +37,7 @@ LANGUAGE_VALUES = {
     "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
     "prim_func": "the kernel function; its source is read and lowered",
     "macro": "inlined at each call",
-    "dynamic": "run-time size argument",
+    "dynamic": "run-time size argument; tensor shapes may be expressions of sizes (M // 128, T.ceildiv(M, 4), 2 * M): bound by the bare dims, checked at call time",
     "symbolic": "deprecated alias of T.dynamic",
     "dtype": "dtype constructor",
     "cdiv": "alias of T.ceildiv",

@@ -2,7 +2,9 @@
 
 Usage: python tools/compile_check.py FILE.py [FILE.py ...]   (run with the Triton version to check)
 Every @triton.jit function is compiled with pointer arguments of the dtype named in a trailing
-'# sig:' comment if present, else float32 pointers and int32 scalars.
+'# sig:' comment if present, else float32 pointers and int32 scalars.  ``num_warps=N`` /
+``num_stages=N`` on the command line set Triton's compile options (defaults: Triton's); each
+kernel's line reports the shared memory Triton allocates for it (``compiled.metadata.shared``).
 """
 
 import importlib.util
@@ -23,7 +25,7 @@ def file_signatures(path: str) -> dict:
     return sigs
 
 
-def check(path: str, sig: dict) -> bool:
+def check(path: str, sig: dict, options: dict | None = None) -> bool:
     per_kernel = file_signatures(path)
     spec = importlib.util.spec_from_file_location("m", path)
     mod = importlib.util.module_from_spec(spec)
@@ -40,8 +42,10 @@ def check(path: str, sig: dict) -> bool:
             attrs = {
                 (i,): [["tt.divisibility", 16]] for i, a in enumerate(fn.arg_names) if signature[a].startswith("*")
             }
-            triton.compile(ASTSource(fn, signature, {}, attrs), target=GPUTarget("cuda", 90, 32))
-            print("ok  ", path, name)
+            compiled = triton.compile(
+                ASTSource(fn, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options=options or {}
+            )
+            print("ok  ", path, name, f"shared={compiled.metadata.shared}")
         except Exception:
             ok = False
             print("FAIL", path, name)
@@ -51,12 +55,16 @@ def check(path: str, sig: dict) -> bool:
 
 if __name__ == "__main__":
     sigs = {}
+    options = {}
     files = []
     for arg in sys.argv[1:]:
         if "=" in arg:
             k, v = arg.split("=", 1)
-            sigs[k] = v
+            if k in ("num_warps", "num_stages"):
+                options[k] = int(v)
+            else:
+                sigs[k] = v
         else:
             files.append(arg)
-    results = [check(f, sigs) for f in files]
+    results = [check(f, sigs, options) for f in files]
     sys.exit(0 if all(results) else 1)

@@ -45,8 +45,10 @@ from .values import (
     convert,
     ir_expr,
     is_bool_literal,
+    is_fp8,
     is_literal,
     literal_value,
+    load_other,
     prod,
 )
 
@@ -87,12 +89,16 @@ class LoweringOptions:
     num_warps: int | None = None
     num_stages: int | None = None
     warp_specialize: bool = False
+    # at most this many pipeline stages for every loop (T.Pipelined's and Triton's launch default for
+    # the others): the runtime's retry of a kernel that does not fit in shared memory (runtime/kernel.py)
+    max_stages: int | None = None
     # pass_configs' TL_ENABLE_FAST_MATH: approximate PTX for the functions Triton computes accurately
     fast_math: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
-        kwargs = {"num_stages": self.num_stages or source_stages}
+        stages = self.num_stages or source_stages
+        kwargs = {"num_stages": min(stages, self.max_stages) if self.max_stages else stages}
         if self.warp_specialize and not self.interpret:
             kwargs["warp_specialize"] = True
         return kwargs
@@ -202,10 +208,13 @@ class KernelLowerer:
             helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"
             self.helpers.add(helper)
             return Tile(convert(P.call(helper, t.node), dt, t.axes), dt, t.axes)
-        want = self.storage_dtype(dt)
-        if self.storage_dtype(t.dtype) == want:
+        want, have = self.storage_dtype(dt), self.storage_dtype(t.dtype)
+        if have == want:
             return Tile(t.node, dt, t.axes)
-        return Tile(convert(t.node, want, t.axes), dt, t.axes)
+        node = t.node
+        if (is_fp8(want) and not have.is_float) or (is_fp8(have) and not want.is_float):
+            node = convert(node, FLOAT32, t.axes)  # Triton casts integers to and from fp8 only through a float
+        return Tile(convert(node, want, t.axes), dt, t.axes)
 
     # ------------------------------------------------------------------ lane spaces
     def lane_mask(self, axes, within: bool = False) -> ast.expr | None:
@@ -369,7 +378,7 @@ class KernelLowerer:
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:
-            kwargs = {"mask": mask, "other": P.const(0)}
+            kwargs = {"mask": mask, "other": load_other(buf.dtype)}
         node = P.call("tl.load", ptr, **kwargs)
         if self.storage_dtype(buf.dtype) != buf.dtype:
             node = P.to(node, self.storage_dtype(buf.dtype))

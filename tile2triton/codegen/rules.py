@@ -15,7 +15,7 @@ from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
 from .threads import block_level, in_thread_view, thread_range
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, load_other, next_pow2
 
 LOWERINGS: dict = {}
 
@@ -167,6 +167,10 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         iterator = P.call("tl.range", *args, **lw.options.pipeline_kwargs(s.num_stages))
     elif unrolled:
         iterator = P.call("tl.static_range", *args)
+    elif lw.options.max_stages and not lw.options.interpret:  # Triton would pipeline it with its launch default
+        iterator = P.call(
+            "tl.range", *([P.const(0)] + args if len(args) == 1 else args), num_stages=lw.options.max_stages
+        )
     else:
         iterator = P.call("range", *args)
     with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
@@ -759,7 +763,7 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = lw.named_offsets(dst_buf, offs)
         if value is None:  # T.atomic_load: a load that no cache can answer
-            kwargs = {"mask": mask, "other": P.const(0)} if mask is not None else {}
+            kwargs = {"mask": mask, "other": load_other(dst_buf.dtype)} if mask is not None else {}
             call = P.call("tl.load", ptr, volatile=True, **kwargs)
         else:
             value = lw.cast(value, dst_buf.dtype)

@@ -32,7 +32,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .values import Lowerer, RegBuf, Tile, next_pow2, prod
+from .values import Lowerer, RegBuf, Tile, load_other, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
 # more than a round trip through global memory: at 256 threads it is already 128 values per hardware
@@ -193,7 +193,9 @@ def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     offs, mask = _whole(lw, view, shape)
     before_access(lw, view, store=False)
     ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
-    node = P.call("tl.load", ptr, mask=mask, other=P.const(0)) if mask is not None else P.call("tl.load", ptr)
+    node = (
+        P.call("tl.load", ptr, mask=mask, other=load_other(buf.dtype)) if mask is not None else P.call("tl.load", ptr)
+    )
     if lw.storage_dtype(buf.dtype) != buf.dtype:
         node = P.to(node, lw.storage_dtype(buf.dtype))
     name = lw.assign(f"{buf.name}_tile", node)

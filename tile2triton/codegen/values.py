@@ -147,6 +147,16 @@ def convert(node: ast.expr, dt: DType, axes) -> ast.expr:
     return P.to(node, dt) if axes else P.call("tl.cast", node, P.dtype(dt))
 
 
+def is_fp8(dt: DType) -> bool:
+    return dt.is_float and dt.bits == 8
+
+
+def load_other(dt: DType) -> ast.expr:
+    """The ``other=`` of a masked ``tl.load`` of ``dt`` elements: a zero Triton can cast to ``dt``
+    (it casts an int literal as int32, and casts no integer to or from an fp8 type)."""
+    return P.const(0.0 if is_fp8(dt) else 0)
+
+
 def literal_value(node):
     """The Python value of a constant node (``-c`` included), else None."""
     if isinstance(node, ast.Constant):

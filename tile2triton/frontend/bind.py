@@ -128,10 +128,12 @@ class Binder(ExprBinder):
         return self.sizes[dyn.name]
 
     def shape_dim(self, dim, where, loc):
-        if isinstance(dim, bool) or not isinstance(dim, (int, T.Dynamic, ir.Expr, ir.Var)):
-            raise TileLangCompileError(f"tensor dimension {dim!r} of '{where}' is not an int or T.dynamic size", loc)
-        if isinstance(dim, T.Dynamic):
-            return ir.VarRef(self.size_var(dim))
+        if isinstance(dim, bool) or not isinstance(dim, (int, T.Dynamic, T.SizeExpr, ir.Expr, ir.Var)):
+            raise TileLangCompileError(
+                f"tensor dimension {dim!r} of '{where}' is not an int, a T.dynamic size or an expression of them", loc
+            )
+        if isinstance(dim, (T.Dynamic, T.SizeExpr)):  # M, or M // 128: checked (or bound) at call time
+            return self.symbolic_size(dim)
         if isinstance(dim, ir.Var):
             return ir.VarRef(dim)
         return dim

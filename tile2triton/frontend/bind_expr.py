@@ -88,9 +88,23 @@ class ExprBinder:
         value = self.lookup(node.id, node)
         if isinstance(value, ir.Buffer) and value.scope == ir.VAR:
             return ir.Load(value, (const_int(0),), self.loc(node))
-        if isinstance(value, T.Dynamic):  # a T.dynamic size used as a value: its run-time size Var
-            return ir.VarRef(self.size_var(value))
+        if isinstance(value, (T.Dynamic, T.SizeExpr)):  # a T.dynamic size (or an expression of them)
+            return self.symbolic_size(value)  # used as a value: evaluated from its run-time size Vars
         return value
+
+    def symbolic_size(self, value):
+        """A host-side size expression (``T.dynamic`` sizes, ``M // 128``, ``T.ceildiv(M, 4)``) as TileIR."""
+        if isinstance(value, T.Dynamic):
+            return ir.VarRef(self.size_var(value))
+        if not isinstance(value, T.SizeExpr):
+            return value
+        a, b = as_expr(self.symbolic_size(value.lhs)), as_expr(self.symbolic_size(value.rhs))
+        dtype = binary_dtype("+", a, b)
+        if value.op in ("max", "min"):
+            return ir.Call(value.op, (a, b), dtype)
+        if value.op == "ceildiv":
+            return ir.BinOp("//", ir.BinOp("-", ir.BinOp("+", a, b, dtype), const_int(1), dtype), b, dtype)
+        return ir.BinOp(value.op, a, b, dtype)
 
     def expr_Tuple(self, node):
         return tuple(self.expr(e) for e in node.elts)
@@ -226,6 +240,7 @@ class ExprBinder:
         return self.binop(op, pyop, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op, pyop, a, b, node):
+        a, b = self.symbolic_size(a), self.symbolic_size(b)  # a T.dynamic size reached through a tuple
         if (
             is_python_value(a)
             and is_python_value(b)

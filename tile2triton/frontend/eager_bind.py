@@ -13,7 +13,7 @@ import ast
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..language.dtypes import lookup_dtype
+from ..language.dtypes import DType, lookup_dtype
 from ..language.proxy import TensorType
 from .bind import Binder
 from .bind_expr import KernelReturn
@@ -141,8 +141,8 @@ class EagerBinder(Binder):
         dtype = kwargs.pop("dtype", None)
         if kwargs:
             raise self.error(f"T.empty got unexpected keyword argument(s) {', '.join(kwargs)}", call)
-        if dtype is None and len(args) > 1 and lookup_dtype(args[-1]) is not None and not isinstance(args[-1], int):
-            dtype = args.pop()
+        if dtype is None and len(args) > 1 and (lookup_dtype(args[-1]) is not None or isinstance(args[-1], DType)):
+            dtype = args.pop()  # a dtype without a Triton dtype (fp4, ...) too: dtype_arg says why
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             shape = tuple(args[0])
         else:

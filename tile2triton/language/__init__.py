@@ -500,11 +500,19 @@ for _name in ("__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos"
     globals()[_name] = _unary(_name)
 
 
+def _symbolic_sizes(*args) -> builtins.bool:
+    """Integer arguments of which at least one is a symbolic size (host-side size arithmetic)."""
+    sizes = [a for a in args if not isinstance(a, builtins.bool) and isinstance(a, (builtins.int, _SizeArith))]
+    return len(sizes) == len(args) and any(isinstance(a, _SizeArith) for a in args)
+
+
 @_host_ok("max")
 def max(a, b):  # noqa: A001
     """Binary maximum."""
     if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
         return builtins.max(a, b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("max", a, b)
     raise KernelOnlyError("T.max can only be used inside a kernel body")
 
 
@@ -513,6 +521,8 @@ def min(a, b):  # noqa: A001
     """Binary minimum."""
     if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
         return builtins.min(a, b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("min", a, b)
     raise KernelOnlyError("T.min can only be used inside a kernel body")
 
 
@@ -529,6 +539,8 @@ def ceildiv(a, b):
     """Integer ceil division (host ints too)."""
     if isinstance(a, builtins.int) and isinstance(b, builtins.int):
         return -(-a // b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("ceildiv", a, b)
     raise KernelOnlyError("T.ceildiv on kernel values can only be used inside a kernel body")
 
 
@@ -540,6 +552,8 @@ def floordiv(a, b):
     """Floor division."""
     if isinstance(a, builtins.int) and isinstance(b, builtins.int):
         return a // b
+    if _symbolic_sizes(a, b):
+        return SizeExpr("//", a, b)
     raise KernelOnlyError("T.floordiv can only be used inside a kernel body")
 
 
@@ -758,7 +772,59 @@ def macro(func=None):
     return _sources.read("macro", func)
 
 
-class Dynamic:
+class _SizeArith:
+    """Integer arithmetic on symbolic sizes in host code: ``T.Tensor((M // 128, 2 * N), ...)``
+    builds a ``SizeExpr`` the binder turns into a kernel expression (evaluated at call time)."""
+
+    def _op(self, op, other, swap=False):
+        if isinstance(other, builtins.bool) or not isinstance(other, (builtins.int, _SizeArith)):
+            return NotImplemented
+        return SizeExpr(op, other, self) if swap else SizeExpr(op, self, other)
+
+    def __add__(self, other):
+        return self._op("+", other)
+
+    def __radd__(self, other):
+        return self._op("+", other, True)
+
+    def __sub__(self, other):
+        return self._op("-", other)
+
+    def __rsub__(self, other):
+        return self._op("-", other, True)
+
+    def __mul__(self, other):
+        return self._op("*", other)
+
+    def __rmul__(self, other):
+        return self._op("*", other, True)
+
+    def __floordiv__(self, other):
+        return self._op("//", other)
+
+    def __rfloordiv__(self, other):
+        return self._op("//", other, True)
+
+    def __mod__(self, other):
+        return self._op("%", other)
+
+    def __rmod__(self, other):
+        return self._op("%", other, True)
+
+
+class SizeExpr(_SizeArith):
+    """An integer expression of symbolic sizes (``op`` is + - * // % ceildiv max min)."""
+
+    def __init__(self, op: str, lhs, rhs):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+
+    def __repr__(self) -> str:
+        if self.op in ("ceildiv", "max", "min"):
+            return f"T.{self.op}({self.lhs!r}, {self.rhs!r})"
+        return f"({self.lhs!r} {self.op} {self.rhs!r})"
+
+
+class Dynamic(_SizeArith):
     """A symbolic size bound at call time from tensor shapes (one kernel serves every size)."""
 
     def __init__(self, name: str, dtype="int32"):

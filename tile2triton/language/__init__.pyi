@@ -896,6 +896,12 @@ def macro(func: _F) -> _F: ...
 @overload
 def macro(func: None = None) -> Callable[[_F], _F]: ...
 
+class SizeExpr(PrimExpr):
+    """An integer expression of symbolic sizes in host code (``M // 128``, ``T.ceildiv(M, 4)``)."""
+
+    op: str
+    def __init__(self, op: str, lhs: Any, rhs: Any) -> None: ...
+
 class Dynamic(PrimExpr):
     """A symbolic size bound at call time from tensor shapes."""
 

@@ -19,7 +19,7 @@ import torch
 from .. import ir
 from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
-from ..errors import KernelCallError, user_facing
+from ..errors import KernelCallError, TileLangCompileError, user_facing
 from . import tuning
 from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
@@ -49,6 +49,8 @@ class JITKernel:
         self.pass_configs = {**func.attrs.get("tilelang_pass_configs", {}), **(pass_configs or {})}
         self.launch_choice = launch  # None: chosen on the first GPU compile (runtime/tuning.py)
         self.tuning: tuning.SearchReport | None = None  # what a first-call search did
+        # lowering options that made the kernel fit in shared memory (tuning.FIT_STEPS); {}: as written
+        self.shared_memory_fit: dict = {}
         self.out_idx = list(func.out_idx)
         self.target = resolve_target(target)
         self._compiled: dict[bool | tuple, Lowered] = {}
@@ -96,7 +98,7 @@ class JITKernel:
             self.launch_choice = tuning.LITERAL
             if tuning.mode() != "off" and torch.cuda.is_available():
                 self.launch_choice = tuning.heuristic(self.prim_func, torch.cuda.get_device_capability())
-        return {**options, **self.launch_choice.lowering()}
+        return {**options, **self.launch_choice.lowering(), **self.shared_memory_fit}
 
     def _search_launch(self, launcher: Lowered, slots: list, values: dict) -> Lowered:
         """``TILE2TRITON_TUNE=search``: time a few launch choices on this first call, keep the fastest."""
@@ -137,6 +139,50 @@ class JITKernel:
             return None
         key = next(k for k, v in self._compiled.items() if v is launcher)
         self.launch_choice = tuning.LITERAL
+        for stale in [k for k in self._compiled if k is False or k == (False, False)]:
+            del self._compiled[stale]
+        return self._compile(False, None if key is False else False)
+
+    def _first_launch(self, launcher: Lowered, slots: list, values: dict, interpret: bool) -> Lowered:
+        """A lowering's first launch, where Triton compiles it; returns the lowering that ran.  On the
+        GPU a launch choice Triton cannot build falls back to the launch as written, and a kernel
+        that needs more shared memory than a block may use is lowered again with fewer pipeline
+        stages, then with its shared buffers in global memory (tuning.FIT_STEPS), before the
+        error names what does not fit.  Launches that already ran are not repeated."""
+        start = 0
+        with interpreter_mode(interpret):
+            while True:
+                try:
+                    self._launch(launcher, slots, values, start)
+                    return launcher
+                except Exception as exc:
+                    if interpret or launcher.warm:
+                        raise
+                    start = getattr(exc, "launch_index", start)
+                    retry = self._literal_launcher(launcher)
+                    if retry is None:
+                        retry = self._fit_shared_memory(launcher, exc, start)
+                    launcher = retry  # and launch again (the chosen launch did not build)
+
+    def _fit_shared_memory(self, launcher: Lowered, exc: Exception, index: int) -> Lowered:
+        """The GPU lowering with the next fitting step, for a launch Triton could not fit in shared
+        memory; re-raises ``exc`` for any other error, a clear error when no step is left."""
+        shortfall = tuning.shared_memory_shortfall(exc)
+        if shortfall is None:
+            raise exc
+        step = tuning.next_fit(self.shared_memory_fit)
+        if step is None:
+            kernels = self.prim_func.kernels
+            kernel = kernels[index] if index < len(kernels) else kernels[0]
+            required, limit = shortfall
+            raise TileLangCompileError(
+                f"this kernel needs {required} bytes of shared memory as Triton compiles it, more than the "
+                f"{limit} bytes a block may use on this GPU, even with {tuning.describe_fit(self.shared_memory_fit)}",
+                kernel.loc,
+                "use smaller tiles (block sizes) or fewer threads' worth of T.alloc_shared / T.alloc_fragment data",
+            ) from exc
+        key = next(k for k, v in self._compiled.items() if v is launcher)
+        self.shared_memory_fit = step
         for stale in [k for k in self._compiled if k is False or k == (False, False)]:
             del self._compiled[stale]
         return self._compile(False, None if key is False else False)
@@ -273,15 +319,7 @@ class JITKernel:
             if launcher.warm and (not interpret or interpret_env_on()):
                 self._launch(launcher, slots, values)
             else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
-                with interpreter_mode(interpret):
-                    try:
-                        self._launch(launcher, slots, values)
-                    except Exception:
-                        literal = None if interpret or launcher.warm else self._literal_launcher(launcher)
-                        if literal is None:
-                            raise
-                        launcher = literal  # the chosen launch did not build (shared memory): as written
-                        self._launch(launcher, slots, values)
+                launcher = self._first_launch(launcher, slots, values, interpret)
                 if not launcher.warm:
                     launcher.warm = True
                     self._entry = generate_launcher(plan, self._compiled, self._call) or self._call
@@ -292,14 +330,22 @@ class JITKernel:
         return [slots[i] for i, *_ in plan.outputs[: plan.n_returned]]
 
     @staticmethod
-    def _launch(launcher: Lowered, slots: list, values: dict) -> None:
-        for fn, static, grid_fns, positions, num_warps in launcher.launches:
+    def _launch(launcher: Lowered, slots: list, values: dict, start: int = 0) -> None:
+        """Run the lowering's launches from ``start``; an error of a first launch records which
+        one failed (``launch_index``), so a retry does not repeat the ones that ran."""
+        for index, (fn, static, grid_fns, positions, num_warps) in enumerate(launcher.launches):
+            if index < start:
+                continue
             grid = static if static is not None else tuple([f(values) if callable(f) else f for f in grid_fns])
             if min(grid) <= 0:
                 continue
             run = getattr(fn, "run", None)
             if run is None or not launcher.warm:  # first launch: Triton errors mapped to the TileLang line
-                launch_mapped(launcher, fn, grid, [slots[k] for k in positions], num_warps)
+                try:
+                    launch_mapped(launcher, fn, grid, [slots[k] for k in positions], num_warps)
+                except Exception as exc:
+                    exc.launch_index = index
+                    raise
                 continue
             try:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
                 run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)

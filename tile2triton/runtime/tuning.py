@@ -21,6 +21,14 @@ Two routes, in this order:
 
 ``TILE2TRITON_TUNE=0`` turns both off (the literal ``threads / 32`` warps and stage count).
 Under Triton's interpreter nothing is chosen: launch parameters do not exist there.
+
+Fitting shared memory (``FIT_STEPS``): Triton's and TileLang's shared-memory plans differ (Triton
+keeps a copy of a gemm operand per operand layout, and software pipelining multiplies the
+loop's copies), so a kernel TileLang fits may not fit as Triton compiles it.  When Triton reports
+``OutOfResources`` for shared memory at the first launch, the runtime lowers the kernel again with
+fewer pipeline stages (2, then 1, for every loop), then with its shared buffers in global scratch
+memory (codegen/scratch.py, where each gemm loads its operands itself), and only then reports
+what does not fit.
 """
 
 from __future__ import annotations
@@ -333,3 +341,42 @@ def search(compile_choice, launch, func: ir.PrimFunc, capability) -> SearchRepor
     if best is None:
         best = LITERAL
     return SearchReport(best, timings, time.perf_counter() - t0, False)
+
+
+# ------------------------------------------------------------------------------ fitting shared memory
+# lowering options tried in turn on a kernel Triton cannot fit in shared memory (each keeps the
+# results; only speed is given up)
+FIT_STEPS: tuple[dict, ...] = (
+    {"max_stages": 2},
+    {"max_stages": 1},
+    {"max_stages": 1, "shared_scratch": True},
+)
+
+
+def shared_memory_shortfall(exc: BaseException | None) -> tuple[int, int] | None:
+    """(bytes required, bytes a block may use) when ``exc`` or an exception it came from is
+    Triton's ``OutOfResources`` for shared memory; else None."""
+    seen: set = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ == "OutOfResources" and "shared" in str(getattr(exc, "name", "")):
+            try:
+                return int(exc.required), int(exc.limit)
+            except (TypeError, ValueError):
+                return None
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def next_fit(current: dict) -> dict | None:
+    """The fitting step after ``current`` (the options tried last; {} for none), or None."""
+    steps = list(FIT_STEPS)
+    if current in steps:
+        steps = steps[steps.index(current) + 1 :]
+    return steps[0] if steps else None
+
+
+def describe_fit(options: dict) -> str:
+    stages = options.get("max_stages")
+    text = f"{stages} pipeline stage{'s' if stages != 1 else ''}" if stages else "the source's pipeline stages"
+    return text + (" and its shared buffers in global memory" if options.get("shared_scratch") else "")

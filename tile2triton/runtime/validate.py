@@ -31,6 +31,8 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
             i, var = spec[:2]
             _check_scalar(plan, var, arg)
             values[var] = slots[i] = arg
+    if plan.expr_dims:
+        check_sizes(plan, values)  # an expression dim (M // 2) is checked against the bound sizes
     for spec, d, fn in plan.expr_dims:
         arg = args[plan.inputs.index(spec.index)]
         want = fn(values) if callable(fn) else fn

@@ -1,0 +1,57 @@
+"""fp8 values meeting integers: Triton casts no integer to or from an fp8 type (only floats), and
+casts a masked load's ``other=0`` as an int32 tile; the generated code goes through float32 and
+gives fp8 loads a float zero.  Checked on the interpreter and compiled for sm_90 (Hopper), where
+Triton rejected the code (TileLang's examples/deepseek_v32/fp8_lighting_indexer.py)."""
+
+import pytest
+import torch
+from t2t_util import assert_close
+from test_fuzz_regressions import compile_for_hopper
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+FP8 = "float8_e4m3fn"
+
+
+@tilelang.jit
+def fp8_and_ints(M, N, bm, bn):
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), FP8),
+        Q: T.Tensor((M, N), T.int32),
+        C: T.Tensor((M, N), T.float32),
+        D: T.Tensor((M, N), FP8),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), FP8)
+            T.copy(A[by * bm, bx * bn], A_s)  # a masked fp8 load: the tile crosses the tensor's edge
+            for i, j in T.Parallel(bm, bn):
+                C[by * bm + i, bx * bn + j] = T.Cast(T.int32, A_s[i, j]) * 1000.0 + A_s[i, j]
+                D[by * bm + i, bx * bn + j] = T.Cast(FP8, Q[by * bm + i, bx * bn + j] + bx)
+
+    return main
+
+
+def _inputs(m, n, dev):
+    A = (torch.randn(m, n, device=dev) * 6).to(torch.float8_e4m3fn)
+    Q = torch.randint(-300, 300, (m, n), dtype=torch.int32, device=dev)
+    C = torch.full((m, n), float("nan"), device=dev)
+    D = torch.full((m, n), float("nan"), device=dev).to(torch.float8_e4m3fn)
+    return A, Q, C, D
+
+
+@pytest.mark.parametrize("m, n", [(50, 70), (33, 129)])
+def test_fp8_int_casts_and_masked_fp8_load(dev, m, n):
+    bm, bn = 32, 64
+    A, Q, C, D = _inputs(m, n, dev)
+    fp8_and_ints(m, n, bm, bn)(A, Q, C, D)
+    a = A.double()
+    assert_close(C, a.trunc() * 1000.0 + a, atol=1e-6, rtol=1e-6)
+    bx = (torch.arange(n, device=dev) // bn).to(torch.int32)
+    want = (Q + bx[None, :]).double().to(torch.float8_e4m3fn)  # round to nearest even, saturating
+    assert_close(D.double(), want.double(), atol=0, rtol=0)
+
+
+def test_fp8_int_casts_compile_for_hopper(tmp_path):
+    compile_for_hopper(fp8_and_ints(50, 70, 32, 64), tmp_path)

@@ -1,0 +1,125 @@
+"""Tensor shapes given by expressions of T.dynamic sizes (``M // 4``, ``T.ceildiv(M, 4)``, ``2 * M``):
+the first tensor that has the bare size binds it, the others are checked against the evaluated
+expression (a KernelCallError on a mismatch), and inside the kernel the expression is a value."""
+
+import pytest
+import torch
+from t2t_util import assert_close, poison
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton import KernelCallError, TileLangCompileError
+
+GROUP = 4
+
+
+@tilelang.jit
+def group_max():
+    M = T.dynamic("M")
+    groups = T.ceildiv(M, GROUP)  # a host-side expression of M, used as a shape and in the body
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, 6), T.float32),
+        W: T.Tensor((M * 2 + 1,), T.float32),
+        G: T.Tensor((groups, 6), T.float32),
+        N: T.Tensor((T.max(M // 3, 1),), T.float32),
+    ):
+        with T.Kernel(groups, threads=32) as bx:
+            for j in T.Parallel(6):
+                G[bx, j] = -1e30
+                for r in T.serial(GROUP):
+                    if bx * GROUP + r < M:
+                        G[bx, j] = T.max(G[bx, j], A[bx * GROUP + r, j] * W[2 * (bx * GROUP + r)])
+            if bx == 0:
+                N[0] = groups * 1.0 + W[M * 2]
+
+    return main
+
+
+def reference(A, W):
+    m = A.shape[0]
+    scaled = A.double() * W[: 2 * m : 2].double()[:, None]
+    G = torch.stack([scaled[g : g + GROUP].amax(0) for g in range(0, m, GROUP)])
+    return G, (m + GROUP - 1) // GROUP + W[2 * m].double()
+
+
+@pytest.mark.parametrize("m", [7, 13])
+def test_expression_shapes_bind_check_and_evaluate(dev, m):
+    kernel = group_max()
+    A = torch.randn(m, 6, device=dev)
+    W = torch.rand(2 * m + 1, device=dev) + 0.5
+    G = poison(((m + GROUP - 1) // GROUP, 6), device=dev)
+    N = poison((max(m // 3, 1),), device=dev)
+    kernel(A, W, G, N)
+    G_ref, first = reference(A, W)
+    assert_close(G, G_ref, atol=1e-5, rtol=1e-5)
+    assert_close(N[:1], first.reshape(1), atol=1e-5, rtol=1e-5)
+
+
+def test_expression_shape_mismatch_is_a_call_error(dev):
+    kernel = group_max()
+    m = 13
+    A, W = torch.randn(m, 6, device=dev), torch.rand(2 * m + 1, device=dev)
+    N = torch.empty(4, device=dev)
+    with pytest.raises(KernelCallError, match=r"parameter 'G' expects shape .*got \(3, 6\) \(dim 0 should be 4\)"):
+        kernel(A, W, torch.empty(3, 6, device=dev), N)
+    with pytest.raises(KernelCallError, match=r"parameter 'W' .*dim 0 should be 27"):
+        kernel(A, torch.rand(26, device=dev), torch.empty(4, 6, device=dev), N)
+
+
+@tilelang.jit(out_idx=[-1])
+def halve_pairs(block=16):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M,), T.float32), B: T.Tensor((M // 2,), T.float32)):
+        with T.Kernel(T.ceildiv(M // 2, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < M // 2:
+                    B[bx * block + i] = A[2 * (bx * block + i)] + A[2 * (bx * block + i) + 1]
+
+    return main
+
+
+@pytest.mark.parametrize("m", [37, 50])
+def test_expression_shape_of_an_output(dev, m):
+    A = torch.randn(m, device=dev)
+    B = halve_pairs()(A)
+    assert B.shape == (m // 2,)
+    ref = A[: 2 * (m // 2)].double().reshape(-1, 2).sum(1)
+    assert_close(B, ref, atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit
+def eager_pairs(A, block=16):
+    M = T.dynamic("M")
+    A: T.Tensor((M * 2,), T.float32)
+    B = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < M:
+                B[bx * block + i] = A[2 * (bx * block + i)] - A[2 * (bx * block + i) + 1]
+    return B
+
+
+def test_eager_expression_shape_needs_a_binding_dim(dev):
+    # M appears only inside an expression: no tensor gives it, which is the caller's error
+    with pytest.raises(KernelCallError, match="size 'M' is not given by any input tensor's shape"):
+        eager_pairs(torch.randn(38, device=dev))
+
+
+@tilelang.jit
+def fp4_output(A):
+    M = T.dynamic("M")
+    A: T.Tensor((M,), T.float32)
+    B = T.empty((M,), T.float4_e2m1fn)
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(4):
+            B[i] = A[i]
+    return B
+
+
+def test_empty_with_an_unsupported_dtype_names_the_dtype():
+    with pytest.raises(TileLangCompileError, match="T.float4_e2m1fn is a TileLang dtype that tile2triton does not"):
+        fp4_output(torch.randn(8))

@@ -38,6 +38,7 @@ class BinderLike(Protocol):
     func_attrs: dict  # PrimFunc.attrs being collected
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
+    outer_tensors: list  # T.make_tensor buffers made before the T.Kernel blocks (made again in each)
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def expr(self, node: ast.AST): ...
@@ -274,6 +275,47 @@ def bind_reshape(b: BinderLike, node, args):
     )
     view.alias_of = src
     return view
+
+
+@rule("make_tensor", "make_tensor_from_addr")
+def bind_make_tensor(b: BinderLike, node, args):
+    return make_tensor(b, node, args, "tensor")
+
+
+def make_tensor(b: BinderLike, node, args, name: str) -> ir.Buffer:
+    """``T.make_tensor(ptr, shape, dtype, strides)``: a global tensor over a raw address (a ``T.ptr``
+    parameter, or an int64 address read in the kernel: ``T.make_tensor(ptrs[g], ...)``).  Inside a
+    T.Kernel the address is taken where the call stands; before the kernels, at the top of each."""
+    address = args["ptr"] if "ptr" in args else args["addr"]
+    what = f"T.{'make_tensor' if 'ptr' in args else 'make_tensor_from_addr'}"
+    if isinstance(address, (ir.Buffer, ir.Region)):
+        tensor = address.buffer if isinstance(address, ir.Region) else address
+        raise b.error(
+            f"{what} takes a T.ptr parameter or an int64 address, got the tensor '{tensor.name}'", node,
+            "index a table of pointers (ptrs[g]), or view a tensor with T.Tensor(shape, dtype, A.data)",
+        )  # fmt: skip
+    if not isinstance(address, ir.Expr) or is_python_value(address):
+        raise b.error(
+            f"{what} takes a T.ptr parameter or an int64 address, got {address!r}", node,
+            "declare a parameter 'p: T.ptr' and pass the tensor (or tensor.data_ptr()) when calling the kernel",
+        )  # fmt: skip
+    if not (address.dtype.kind == "ptr" or (address.dtype.is_int and address.dtype.bits == 64)):
+        raise b.error(f"{what}: an address is 64 bits wide, got a {address.dtype.name} value", node)
+    if args.get("storage_scope", "global") != "global":
+        raise b.error(f"{what} makes global tensors, got storage_scope={args['storage_scope']!r}", node)
+    shape, strides = args["shape"], args["strides"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    if strides is not None:
+        strides = tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
+        if len(strides) != len(shape):
+            raise b.error(f"{what}: {len(strides)} strides for a {len(shape)}-D shape", node)
+    buf = b.global_buffer(b.fresh_name(name), TensorType(shape, b.dtype_arg(args["dtype"], node), strides), b.loc(node))
+    buf.address = address
+    if b.kernel is None:
+        b.outer_tensors.append(buf)
+    else:
+        b.emit(ir.MakeTensor(b.loc(node), buf))
+    return buf
 
 
 def _product(shape) -> int:

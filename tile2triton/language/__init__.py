@@ -13,7 +13,7 @@ import math
 
 from ..layout import Fragment, Layout
 from . import _sources
-from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
+from .dtypes import DTYPES, POINTER, DType, TypedLiteral, lookup_dtype, to_dtype
 from .proxy import (
     Buffer,
     FragmentBuffer,
@@ -38,6 +38,9 @@ long = DTYPES["int64"]
 short = DTYPES["int16"]
 uint = DTYPES["uint32"]
 dtype = to_dtype
+# raw pointers: ``a_ptr: T.ptr`` takes a tensor or its data_ptr(); T.make_tensor views memory through it
+ptr = POINTER
+handle = POINTER
 
 
 class KernelOnlyError(RuntimeError):
@@ -653,6 +656,17 @@ c2d_im2col = im2col
 @_kernel_only("reshape")
 def reshape(src, shape):
     """A same-storage view of a global tensor with another shape."""
+
+
+@_kernel_only("make_tensor")
+def make_tensor(ptr, shape, dtype="float32", strides=None):
+    """A global tensor over a raw address: a ``T.ptr`` parameter, or an int64 address read in the
+    kernel (an element of a ``T.Tensor([G], T.ptr)`` table)."""
+
+
+@_kernel_only("make_tensor_from_addr")
+def make_tensor_from_addr(addr, shape, dtype="float32", strides=None, storage_scope="global"):
+    """``T.make_tensor`` of an address expression (TileLang's spelling for computed addresses)."""
 
 
 @_kernel_only("cummax")

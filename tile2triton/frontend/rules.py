@@ -300,7 +300,7 @@ def make_tensor(b: BinderLike, node, args, name: str) -> ir.Buffer:
             "declare a parameter 'p: T.ptr' and pass the tensor (or tensor.data_ptr()) when calling the kernel",
         )  # fmt: skip
     if not (address.dtype.kind == "ptr" or (address.dtype.is_int and address.dtype.bits == 64)):
-        raise b.error(f"{what}: an address is 64 bits wide, got a {address.dtype.name} value", node)
+        raise b.error(f"{what}: an address is 64 bits wide, got a value of dtype {address.dtype.name}", node)
     if args.get("storage_scope", "global") != "global":
         raise b.error(f"{what} makes global tensors, got storage_scope={args['storage_scope']!r}", node)
     shape, strides = args["shape"], args["strides"]

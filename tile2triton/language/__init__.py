@@ -13,7 +13,8 @@ import math
 
 from ..layout import Fragment, Layout
 from . import _sources
-from .dtypes import DTYPES, POINTER, DType, TypedLiteral, lookup_dtype, to_dtype
+from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
+from .dtypes import POINTER as _POINTER
 from .proxy import (
     Buffer,
     FragmentBuffer,
@@ -39,8 +40,8 @@ short = DTYPES["int16"]
 uint = DTYPES["uint32"]
 dtype = to_dtype
 # raw pointers: ``a_ptr: T.ptr`` takes a tensor or its data_ptr(); T.make_tensor views memory through it
-ptr = POINTER
-handle = POINTER
+ptr = _POINTER
+handle = _POINTER
 
 
 class KernelOnlyError(RuntimeError):

@@ -127,18 +127,20 @@ def eager_ptr_matmul(A: T.ptr, B: T.ptr, C: T.ptr, M: int, N: int, K: int, dtype
 
 
 # ------------------------------------------------------------------ execution
-@pytest.mark.parametrize("as_address", [False, True], ids=["tensor", "data_ptr"])
-def test_ptr_params_matmul(dev, as_address):
+def test_ptr_params_matmul(dev):
+    """Tensors, then addresses, then tensors again: the generic call path and the launcher
+    generated once the kernel is warm take both."""
     M, N, K = 50, 40, 70
     kernel = tilelang.compile(ptr_matmul(M, N, 32, 32, 32))
-    a = torch.randn(M, K, dtype=torch.float16, device=dev)
-    b = torch.randn(N, K, dtype=torch.float16, device=dev)
-    c = poison((M, N), torch.float32, dev)
-    if as_address:
-        kernel(a.data_ptr(), b.data_ptr(), c.data_ptr(), M, N, K)
-    else:
-        kernel(a, b, c, M, N, K)
-    assert_close(c, a.double() @ b.double().T, *gemm_tol(torch.float16, dev))
+    for as_address in (False, True, False, True):
+        a = torch.randn(M, K, dtype=torch.float16, device=dev)
+        b = torch.randn(N, K, dtype=torch.float16, device=dev)
+        c = poison((M, N), torch.float32, dev)
+        if as_address:
+            kernel(a.data_ptr(), b.data_ptr(), c.data_ptr(), M, N, K)
+        else:
+            kernel(a, b, c, M, N, K)
+        assert_close(c, a.double() @ b.double().T, *gemm_tol(torch.float16, dev), msg=f"as_address={as_address}")
 
 
 def test_pointer_table_grouped_gemm(dev):
@@ -200,6 +202,18 @@ def test_ptr_param_rejects_non_addresses(bad):
     a = torch.randn(50, 70, dtype=torch.float16)
     with pytest.raises(KernelCallError, match=r"parameter 'b_ptr' \(T.ptr\) expects a torch.Tensor or an address"):
         kernel(a, bad, a, 50, 40, 70)
+
+
+def test_out_idx_must_name_a_tensor():
+    @T.prim_func
+    def main(src: T.ptr, out: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32):
+            S = T.make_tensor(src, (8,), T.float32)
+            for i in T.Parallel(8):
+                out[i] = S[i]
+
+    with pytest.raises(TileLangCompileError, match="out_idx 0 names parameter 'src', which is not a T.Tensor"):
+        tilelang.compile(main, out_idx=[0])
 
 
 def test_pointer_table_needs_int64():

@@ -613,11 +613,18 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         raise TileLangCompileError(
             "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
         )
+    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree))
+    for i in outputs:  # the runtime allocates outputs: tensors, not scalars or T.ptr addresses
+        if not isinstance(binder.params[i], ir.Buffer):
+            raise TileLangCompileError(
+                f"out_idx {i} names parameter '{binder.params[i].name}', which is not a T.Tensor",
+                binder.loc(source.tree),
+            )
     return ir.PrimFunc(
         source.name,
         binder.params,
         binder.kernels,
-        normalize_out_idx(out_idx, n_params, binder.loc(source.tree)),
+        outputs,
         list(binder.sizes.values()),
         binder.loc(source.tree),
         attrs=dict(binder.func_attrs),

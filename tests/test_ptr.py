@@ -216,6 +216,19 @@ def test_out_idx_must_name_a_tensor():
         tilelang.compile(main, out_idx=[0])
 
 
+def test_make_tensor_address_per_parallel_lane_is_an_error():
+    @T.prim_func
+    def main(src_ptrs: T.Tensor([3], T.ptr), out: T.Tensor([3, 8], T.float32)):
+        with T.Kernel(1, threads=32):
+            for g, i in T.Parallel(3, 8):
+                S = T.make_tensor(src_ptrs[g], (8,), T.float32)  # one address per lane
+                out[g, i] = S[i]
+
+    with pytest.raises(TileLangCompileError, match="the address of T.make_tensor must be the same") as err:
+        tilelang.compile(main).get_kernel_source()
+    assert err.value.loc.line == _marker_line("# one address per lane")
+
+
 def test_pointer_table_needs_int64():
     kernel = tilelang.compile(strided_gather(3, 7, 13))
     out = torch.empty(3, 7, 13)
@@ -253,8 +266,13 @@ def bad_make_tensor(case: str):
 def test_make_tensor_rejects_non_addresses(case, message):
     with pytest.raises(TileLangCompileError, match=re.escape(message)) as err:
         tilelang.compile(bad_make_tensor(case)).get_kernel_source()
+    assert err.value.loc.line == _marker_line(f"# case {case}")
+
+
+def _marker_line(marker: str) -> int:
+    """The line of this file that ends with ``marker`` (where an error should point)."""
     lines = inspect.getsource(sys.modules[__name__]).splitlines()
-    assert err.value.loc.line == 1 + next(n for n, line in enumerate(lines) if line.endswith(f"# case {case}"))
+    return 1 + next(n for n, line in enumerate(lines) if line.endswith(marker))
 
 
 # ------------------------------------------------------------------ the GPU source compiles for sm_90

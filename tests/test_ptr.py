@@ -187,6 +187,25 @@ def test_eager_ptr_params(dev):
     assert_close(c, a.double() @ b.double(), *gemm_tol(torch.float16, dev))
 
 
+def test_par_compile_with_ptr_configs(dev):
+    """TileLang's ``jit.par_compile``: T.ptr() stands for the pointer arguments of each config."""
+    M, N, K = 45, 37, 70
+    configs = [
+        {"A": T.ptr(), "B": T.ptr(), "C": T.ptr(), "M": M, "N": N, "K": K, "dtype": dt, "out_dtype": T.float32}
+        for dt in (T.float16, T.float32)
+    ]
+    kernels = eager_ptr_matmul.par_compile(configs)
+    assert [[p.name for p in k.params] for k in kernels] == [["A", "B", "C"]] * 2
+    for kernel, dt in zip(kernels, (torch.float16, torch.float32)):
+        a = torch.randn(M, K, dtype=dt, device=dev)
+        b = torch.randn(K, N, dtype=dt, device=dev)
+        c = poison((M, N), torch.float32, dev)
+        kernel(a, b, c)
+        assert_close(c, a.double() @ b.double(), *gemm_tol(dt, dev), msg=str(dt))
+    with pytest.warns(UserWarning, match="par_compile: config"):
+        assert eager_ptr_matmul.par_compile([{"A": T.ptr(), "M": M}], ignore_error=True) == [None]
+
+
 # ------------------------------------------------------------------ declarations and errors
 def test_ptr_names():
     assert T.ptr is T.handle

@@ -206,6 +206,46 @@ def test_par_compile_with_ptr_configs(dev):
         assert eager_ptr_matmul.par_compile([{"A": T.ptr(), "M": M}], ignore_error=True) == [None]
 
 
+def handle_scale(M, N, block):
+    @T.prim_func
+    def main(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (M, N), T.float32)
+        B = T.match_buffer(b, [M, N], dtype=T.float32, align=16)
+        with T.Kernel(T.ceildiv(M, block), threads=64) as bx:
+            for i, j in T.Parallel(block, N):
+                B[bx * block + i, j] = A[bx * block + i, j] * 2 + 1
+
+    return main
+
+
+def test_match_buffer_on_handle_params(dev):
+    """T.match_buffer turns a T.handle parameter into a tensor parameter (TileLang's buffer map):
+    its shape and dtype are checked at every call."""
+    M, N = 45, 19
+    kernel = tilelang.compile(handle_scale(M, N, 16))
+    a = torch.randn(M, N, device=dev)
+    b = poison((M, N), torch.float32, dev)
+    kernel(a, b)
+    assert_equal(b, a * 2 + 1)
+    with pytest.raises(KernelCallError, match=r"parameter 'a' expects shape \(45, 19\)"):
+        kernel(torch.randn(M, N + 1, device=dev), b)
+    with pytest.raises(KernelCallError, match="parameter 'b' expects a torch.Tensor"):
+        kernel(a, b.data_ptr())
+
+
+def test_match_buffer_needs_a_handle_before_the_kernel():
+    @T.prim_func
+    def main(a: T.handle, B: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32):
+            A = T.match_buffer(a, (8,), T.float32)  # inside the kernel
+            for i in T.Parallel(8):
+                B[i] = A[i]
+
+    with pytest.raises(TileLangCompileError, match="T.match_buffer binds a T.handle parameter") as err:
+        tilelang.compile(main).get_kernel_source()
+    assert err.value.loc.line == _marker_line("# inside the kernel")
+
+
 # ------------------------------------------------------------------ declarations and errors
 def test_ptr_names():
     assert T.ptr is T.handle

@@ -39,12 +39,14 @@ class BinderLike(Protocol):
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
     outer_tensors: list  # T.make_tensor buffers made before the T.Kernel blocks (made again in each)
+    params: list  # the kernel's parameters (Buffer / Var), in order
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def expr(self, node: ast.AST): ...
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
     def emit(self, stmt: ir.Stmt) -> None: ...
     def fresh_name(self, name: str) -> str: ...
+    def bind_name(self, name: str, value) -> None: ...
     def dtype_arg(self, value, node: ast.AST) -> DType: ...
     def binop(self, op: str, pyop, a, b, node: ast.AST): ...
     def select(self, cond, a, b) -> ir.Select: ...
@@ -315,6 +317,30 @@ def make_tensor(b: BinderLike, node, args, name: str) -> ir.Buffer:
         b.outer_tensors.append(buf)
     else:
         b.emit(ir.MakeTensor(b.loc(node), buf))
+    return buf
+
+
+@rule("match_buffer")
+def bind_match_buffer(b: BinderLike, node, args):
+    """``A = T.match_buffer(a, shape, dtype)`` on a ``T.handle`` parameter ``a`` (TileLang's buffer
+    map): ``a`` becomes a tensor parameter of that shape and dtype, checked at every call."""
+    param = args["param"]
+    var = param.var if isinstance(param, ir.VarRef) else None
+    if b.kernel is not None or b.eager or var is None or var.dtype.kind != "ptr" or var not in b.params:
+        raise b.error(
+            "T.match_buffer binds a T.handle parameter of a @T.prim_func to a tensor, before the T.Kernel blocks",
+            node, "declare the parameter as T.Tensor(shape, dtype) instead, or view memory with T.make_tensor",
+        )  # fmt: skip
+    if args["shape"] is None:
+        raise b.error(f"T.match_buffer of parameter '{var.name}' needs its shape", node)
+    if args["elem_offset"] not in (None, 0) or args["data"] is not None or args["scope"] != "global":
+        raise b.error("T.match_buffer with data=, elem_offset= or a scope other than global is not supported", node)
+    shape, strides = args["shape"], args["strides"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    strides = None if strides is None else tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
+    buf = b.global_buffer(var.name, TensorType(shape, b.dtype_arg(args["dtype"], node), strides), b.loc(node))
+    b.params[b.params.index(var)] = buf
+    b.bind_name(var.name, buf)  # the handle's name now is the tensor too
     return buf
 
 

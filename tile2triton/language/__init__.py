@@ -670,6 +670,12 @@ def make_tensor_from_addr(addr, shape, dtype="float32", strides=None, storage_sc
     """``T.make_tensor`` of an address expression (TileLang's spelling for computed addresses)."""
 
 
+@_kernel_only("match_buffer")
+def match_buffer(param, shape=None, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                 align=-1, offset_factor=0, buffer_type="default", axis_separators=None):  # fmt: skip
+    """Bind a ``T.handle`` parameter to a tensor of this shape and dtype (checked at each call)."""
+
+
 @_kernel_only("cummax")
 def cummax(src, dst=None, dim=0, reverse=False, annotations=None):
     """Inclusive running maximum along ``dim``."""

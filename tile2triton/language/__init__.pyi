@@ -683,6 +683,19 @@ def reshape(src: BaseTensor, shape: _Shape) -> BaseTensor: ...
 def make_tensor(
     ptr: PrimExpr | ptr, shape: _Shape, dtype: _DTypeLike = "float32", strides: _Shape | None = None
 ) -> BaseTensor: ...
+def match_buffer(
+    param: PrimExpr | ptr,
+    shape: _Shape | None = None,
+    dtype: _DTypeLike = "float32",
+    data: Any = None,
+    strides: _Shape | None = None,
+    elem_offset: _Index | None = None,
+    scope: str = "global",
+    align: builtins.int = -1,
+    offset_factor: builtins.int = 0,
+    buffer_type: str = "default",
+    axis_separators: Sequence[builtins.int] | None = None,
+) -> BaseTensor: ...
 def make_tensor_from_addr(
     addr: PrimExpr,
     shape: _Shape,

@@ -377,5 +377,7 @@ def test_unsupported_dtype_parameter_is_a_clear_error():
             for i in T.serial(m):
                 pass
 
-    with pytest.raises(TileLangCompileError, match=r"parameter 'a': T\.int4 is a TileLang dtype that tile2triton does not"):
+    with pytest.raises(
+        TileLangCompileError, match=r"parameter 'a': T\.int4 is a TileLang dtype that tile2triton does not"
+    ):
         tilelang.compile(by_nibble)

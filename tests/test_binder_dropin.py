@@ -369,12 +369,15 @@ def test_eager_body_returning_a_macro_result(dev):
         doubled_copy(a)
 
 
-def test_raw_pointer_parameter_is_a_clear_error():
+def test_unsupported_dtype_parameter_is_a_clear_error():
+    # (T.ptr parameters are supported now: tests/test_ptr.py)
     @T.prim_func
-    def by_pointer(a_ptr: T.ptr, m: T.int32):
+    def by_nibble(a: T.int4, m: T.int32):
         with T.Kernel(1, threads=32):
             for i in T.serial(m):
                 pass
 
-    with pytest.raises(TileLangCompileError, match=r"parameter 'a_ptr': T\.ptr .* not implemented yet"):
-        tilelang.compile(by_pointer)
+    with pytest.raises(
+        TileLangCompileError, match=r"parameter 'a': T\.int4 is a TileLang dtype that tile2triton does not"
+    ):
+        tilelang.compile(by_nibble)

@@ -7,6 +7,7 @@ import functools
 import inspect
 import operator
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -143,6 +144,24 @@ class JITImpl:
     @user_facing
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
+
+    @user_facing
+    def par_compile(self, configs, num_workers: int | None = None, ignore_error: bool = False) -> list:
+        """TileLang's ``par_compile``: ``compile`` each config (a dict of keyword arguments or a
+        tuple of positional ones), in order; with ``ignore_error`` a config that fails gives None
+        (and a warning).  Compiling here is cheap (Triton compiles at the first launch), so one by one."""
+        kernels = []
+        for cfg in configs:
+            if not isinstance(cfg, (dict, tuple)):
+                raise ValueError(f"par_compile: a config is a dict or a tuple, got {type(cfg).__name__}")
+            try:
+                kernels.append(self.compile(**cfg) if isinstance(cfg, dict) else self.compile(*cfg))
+            except Exception as exc:
+                if not ignore_error:
+                    raise
+                warnings.warn(f"par_compile: config {cfg!r} failed: {exc}", stacklevel=3)
+                kernels.append(None)
+        return kernels
 
 
 # for type checkers: ``@tilelang.jit`` and ``@tilelang.jit(...)`` both give a JITImpl

@@ -56,6 +56,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
+    if buf.root.address is not None:  # T.make_tensor: a pointer computed in the kernel, after the prologue
+        return False
     if buf.dtype.kind == "bool" or buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
         return False
     if buf.root in _written_globals(lw):  # a TMA read after a store would need a proxy fence

@@ -216,7 +216,8 @@ def _needs_64bit_offsets(func: ir.PrimFunc) -> bool:
     large, or a symbolic size declared int64 (``T.symbolic("n", "int64")``)."""
     if any(v.dtype.bits > 32 for v in func.sizes):
         return True
-    for p in func.params:
+    made = [s.buffer for k in func.kernels for s in ir.walk(k.body) if isinstance(s, ir.MakeTensor)]
+    for p in [*func.params, *made]:  # parameters, and the tensors T.make_tensor views
         if isinstance(p, ir.Buffer) and all(isinstance(d, int) for d in p.shape):
             count = 1
             for d in p.shape:

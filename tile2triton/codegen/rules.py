@@ -64,6 +64,18 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
         )
 
 
+@lowers(ir.MakeTensor)
+def lower_make_tensor(lw: Lowerer, s: ir.MakeTensor) -> None:
+    """``T.make_tensor``: the address becomes a typed pointer, used as a parameter's would be."""
+    buf = s.buffer
+    address = lw.scalar(buf.address, "the address of T.make_tensor")
+    node = address.node
+    if address.dtype.kind == "ptr":  # a T.ptr parameter: Triton types a Python int by its value
+        node = P.to(node, DTYPES["int64"])
+    pointer = P.call(P.attr(node, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)))
+    lw.pointers[buf] = lw.assign(buf.name, pointer)
+
+
 # ------------------------------------------------------------------------------ scalars
 @lowers(ir.Let)
 def lower_let(lw: Lowerer, s: ir.Let) -> None:

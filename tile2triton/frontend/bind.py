@@ -19,10 +19,10 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value
-from ..language.dtypes import DType, dtype_error, lookup_dtype
+from ..language.dtypes import POINTER, DType, PointerType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
-from .rules import RULES, CommReducer, check_barrier_order
+from .rules import RULES, CommReducer, check_barrier_order, make_tensor
 from .source import FunctionSource
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
@@ -50,6 +50,7 @@ class Binder(ExprBinder):
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
+        self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -156,6 +157,10 @@ class Binder(ExprBinder):
                 buf = self.global_buffer(arg.arg, ann, loc)
                 self.params.append(buf)
                 self.bind_name(arg.arg, buf)
+            elif isinstance(ann, PointerType):  # a raw address: T.make_tensor views memory through it
+                var = ir.Var(arg.arg, POINTER, "param")
+                self.params.append(var)
+                self.bind_name(arg.arg, ir.VarRef(var))
             elif lookup_dtype(ann) is not None:
                 var = ir.Var(arg.arg, lookup_dtype(ann), "param")
                 self.params.append(var)
@@ -247,7 +252,8 @@ class Binder(ExprBinder):
                 self.bind_name(elt.id, ir.VarRef(var))
         self.kernel = kernel
         try:
-            kernel.body = self.bind_body_checking_barriers(node.body, None)
+            made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
+            kernel.body = made + self.bind_body_checking_barriers(node.body, None)
         finally:
             self.kernel = None
             self.scopes.pop()
@@ -460,6 +466,8 @@ class Binder(ExprBinder):
             self.workspaces.append(len(self.params))
             self.params.append(buf)
             return buf
+        if tag in ("make_tensor", "make_tensor_from_addr"):  # named after the target
+            return make_tensor(self, call, self.call_args(fn, call), name)
         if tag == "alloc_reducer":
             args = self.call_args(fn, call)
             shape = args["shape"]
@@ -607,11 +615,18 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         raise TileLangCompileError(
             "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
         )
+    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree))
+    for i in outputs:  # the runtime allocates outputs: tensors, not scalars or T.ptr addresses
+        if not isinstance(binder.params[i], ir.Buffer):
+            raise TileLangCompileError(
+                f"out_idx {i} names parameter '{binder.params[i].name}', which is not a T.Tensor",
+                binder.loc(source.tree),
+            )
     return ir.PrimFunc(
         source.name,
         binder.params,
         binder.kernels,
-        normalize_out_idx(out_idx, n_params, binder.loc(source.tree)),
+        outputs,
         list(binder.sizes.values()),
         binder.loc(source.tree),
         attrs=dict(binder.func_attrs),

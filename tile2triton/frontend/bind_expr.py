@@ -254,6 +254,11 @@ class ExprBinder:
         if isinstance(a, (ir.Buffer, ir.Region)) or isinstance(b, (ir.Buffer, ir.Region)):
             raise self.error("arithmetic on whole buffers is not TileLang; index them inside T.Parallel", node)
         a, b = as_expr(a, self.loc(node)), as_expr(b, self.loc(node))
+        if "ptr" in (a.dtype.kind, b.dtype.kind):
+            raise self.error(
+                "a T.ptr parameter is an address, not a number: arithmetic on it is not TileLang", node,
+                "read the memory through T.make_tensor(p, shape, dtype) and index that tensor",
+            )  # fmt: skip
         dtype = binary_dtype(op, a, b)
         if op == "**":
             return ir.Call("pow", (a, b), dtype if dtype.is_float else FLOAT32)

@@ -38,12 +38,15 @@ class BinderLike(Protocol):
     func_attrs: dict  # PrimFunc.attrs being collected
     eager: bool  # an eager-style kernel (T.const / T.empty are allowed)
     reducers: dict  # T.alloc_reducer buffer -> its op (sum, max, min)
+    outer_tensors: list  # T.make_tensor buffers made before the T.Kernel blocks (made again in each)
+    params: list  # the kernel's parameters (Buffer / Var), in order
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def expr(self, node: ast.AST): ...
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> TileLangCompileError: ...
     def emit(self, stmt: ir.Stmt) -> None: ...
     def fresh_name(self, name: str) -> str: ...
+    def bind_name(self, name: str, value) -> None: ...
     def dtype_arg(self, value, node: ast.AST) -> DType: ...
     def binop(self, op: str, pyop, a, b, node: ast.AST): ...
     def select(self, cond, a, b) -> ir.Select: ...
@@ -274,6 +277,71 @@ def bind_reshape(b: BinderLike, node, args):
     )
     view.alias_of = src
     return view
+
+
+@rule("make_tensor", "make_tensor_from_addr")
+def bind_make_tensor(b: BinderLike, node, args):
+    return make_tensor(b, node, args, "tensor")
+
+
+def make_tensor(b: BinderLike, node, args, name: str) -> ir.Buffer:
+    """``T.make_tensor(ptr, shape, dtype, strides)``: a global tensor over a raw address (a ``T.ptr``
+    parameter, or an int64 address read in the kernel: ``T.make_tensor(ptrs[g], ...)``).  Inside a
+    T.Kernel the address is taken where the call stands; before the kernels, at the top of each."""
+    address = args["ptr"] if "ptr" in args else args["addr"]
+    what = f"T.{'make_tensor' if 'ptr' in args else 'make_tensor_from_addr'}"
+    if isinstance(address, (ir.Buffer, ir.Region)):
+        tensor = address.buffer if isinstance(address, ir.Region) else address
+        raise b.error(
+            f"{what} takes a T.ptr parameter or an int64 address, got the tensor '{tensor.name}'", node,
+            "index a table of pointers (ptrs[g]), or view a tensor with T.Tensor(shape, dtype, A.data)",
+        )  # fmt: skip
+    if not isinstance(address, ir.Expr) or is_python_value(address):
+        raise b.error(
+            f"{what} takes a T.ptr parameter or an int64 address, got {address!r}", node,
+            "declare a parameter 'p: T.ptr' and pass the tensor (or tensor.data_ptr()) when calling the kernel",
+        )  # fmt: skip
+    if not (address.dtype.kind == "ptr" or (address.dtype.is_int and address.dtype.bits == 64)):
+        raise b.error(f"{what}: an address is 64 bits wide, got a value of dtype {address.dtype.name}", node)
+    if args.get("storage_scope", "global") != "global":
+        raise b.error(f"{what} makes global tensors, got storage_scope={args['storage_scope']!r}", node)
+    shape, strides = args["shape"], args["strides"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    if strides is not None:
+        strides = tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
+        if len(strides) != len(shape):
+            raise b.error(f"{what}: {len(strides)} strides for a {len(shape)}-D shape", node)
+    buf = b.global_buffer(b.fresh_name(name), TensorType(shape, b.dtype_arg(args["dtype"], node), strides), b.loc(node))
+    buf.address = address
+    if b.kernel is None:
+        b.outer_tensors.append(buf)
+    else:
+        b.emit(ir.MakeTensor(b.loc(node), buf))
+    return buf
+
+
+@rule("match_buffer")
+def bind_match_buffer(b: BinderLike, node, args):
+    """``A = T.match_buffer(a, shape, dtype)`` on a ``T.handle`` parameter ``a`` (TileLang's buffer
+    map): ``a`` becomes a tensor parameter of that shape and dtype, checked at every call."""
+    param = args["param"]
+    var = param.var if isinstance(param, ir.VarRef) else None
+    if b.kernel is not None or b.eager or var is None or var.dtype.kind != "ptr" or var not in b.params:
+        raise b.error(
+            "T.match_buffer binds a T.handle parameter of a @T.prim_func to a tensor, before the T.Kernel blocks",
+            node, "declare the parameter as T.Tensor(shape, dtype) instead, or view memory with T.make_tensor",
+        )  # fmt: skip
+    if args["shape"] is None:
+        raise b.error(f"T.match_buffer of parameter '{var.name}' needs its shape", node)
+    if args["elem_offset"] not in (None, 0) or args["data"] is not None or args["scope"] != "global":
+        raise b.error("T.match_buffer with data=, elem_offset= or a scope other than global is not supported", node)
+    shape, strides = args["shape"], args["strides"]
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    strides = None if strides is None else tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
+    buf = b.global_buffer(var.name, TensorType(shape, b.dtype_arg(args["dtype"], node), strides), b.loc(node))
+    b.params[b.params.index(var)] = buf
+    b.bind_name(var.name, buf)  # the handle's name now is the tensor too
+    return buf
 
 
 def _product(shape) -> int:

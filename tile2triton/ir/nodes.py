@@ -38,6 +38,7 @@ class Buffer:
     loc: Loc = UNKNOWN_LOC
     strides: tuple | None = None  # global buffers: ints or Expr
     alias_of: Buffer | None = None  # ``T.Tensor(shape, dtype, A.data)``: a view of A's memory
+    address: Expr | None = None  # ``T.make_tensor``: memory at a raw address (see ``MakeTensor``)
 
     @property
     def ndim(self) -> int:
@@ -188,6 +189,14 @@ class Let(Stmt):
 
     var: Var
     value: Expr
+
+
+@dataclass(eq=False)
+class MakeTensor(Stmt):
+    """``T.make_tensor``: where the kernel turns ``buffer.address`` (a ``T.ptr`` parameter or an
+    int64 address) into the typed pointer that ``buffer``'s accesses use."""
+
+    buffer: Buffer
 
 
 @dataclass(eq=False)
@@ -376,6 +385,8 @@ def stmt_exprs(s):
         return list(s.indices) + [s.value]
     if isinstance(s, Alloc):
         return [s.init] if s.init is not None else []
+    if isinstance(s, MakeTensor):
+        return [s.buffer.address]
     if isinstance(s, For):
         return [s.start, s.stop, s.step]
     if isinstance(s, (If, While)):

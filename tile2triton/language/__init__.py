@@ -14,6 +14,7 @@ import math
 from ..layout import Fragment, Layout
 from . import _sources
 from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
+from .dtypes import POINTER as _POINTER
 from .proxy import (
     Buffer,
     FragmentBuffer,
@@ -38,6 +39,9 @@ long = DTYPES["int64"]
 short = DTYPES["int16"]
 uint = DTYPES["uint32"]
 dtype = to_dtype
+# raw pointers: ``a_ptr: T.ptr`` takes a tensor or its data_ptr(); T.make_tensor views memory through it
+ptr = _POINTER
+handle = _POINTER
 
 
 class KernelOnlyError(RuntimeError):
@@ -667,6 +671,23 @@ c2d_im2col = im2col
 @_kernel_only("reshape")
 def reshape(src, shape):
     """A same-storage view of a global tensor with another shape."""
+
+
+@_kernel_only("make_tensor")
+def make_tensor(ptr, shape, dtype="float32", strides=None):
+    """A global tensor over a raw address: a ``T.ptr`` parameter, or an int64 address read in the
+    kernel (an element of a ``T.Tensor([G], T.ptr)`` table)."""
+
+
+@_kernel_only("make_tensor_from_addr")
+def make_tensor_from_addr(addr, shape, dtype="float32", strides=None, storage_scope="global"):
+    """``T.make_tensor`` of an address expression (TileLang's spelling for computed addresses)."""
+
+
+@_kernel_only("match_buffer")
+def match_buffer(param, shape=None, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                 align=-1, offset_factor=0, buffer_type="default", axis_separators=None):  # fmt: skip
+    """Bind a ``T.handle`` parameter to a tensor of this shape and dtype (checked at each call)."""
 
 
 @_kernel_only("cummax")

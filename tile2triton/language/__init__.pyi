@@ -272,7 +272,8 @@ class int32x4(PrimExpr, metaclass=_DTypeName): ...
 class int32x64(PrimExpr, metaclass=_DTypeName): ...
 class int32x8(PrimExpr, metaclass=_DTypeName): ...
 class int4(PrimExpr, metaclass=_DTypeName): ...
-class ptr(PrimExpr, metaclass=_DTypeName): ...  # raw pointers: not implemented (an error names it)
+class ptr(PrimExpr, metaclass=_DTypeName): ...  # a raw address: a tensor or its data_ptr() at call time
+class handle(PrimExpr, metaclass=_DTypeName): ...  # TileLang's other spelling of T.ptr
 class int4x16(PrimExpr, metaclass=_DTypeName): ...
 class int4x2(PrimExpr, metaclass=_DTypeName): ...
 class int4x32(PrimExpr, metaclass=_DTypeName): ...
@@ -679,6 +680,29 @@ def im2col(
 c2d_im2col = im2col
 
 def reshape(src: BaseTensor, shape: _Shape) -> BaseTensor: ...
+def make_tensor(
+    ptr: PrimExpr | ptr, shape: _Shape, dtype: _DTypeLike = "float32", strides: _Shape | None = None
+) -> BaseTensor: ...
+def match_buffer(
+    param: PrimExpr | ptr,
+    shape: _Shape | None = None,
+    dtype: _DTypeLike = "float32",
+    data: Any = None,
+    strides: _Shape | None = None,
+    elem_offset: _Index | None = None,
+    scope: str = "global",
+    align: builtins.int = -1,
+    offset_factor: builtins.int = 0,
+    buffer_type: str = "default",
+    axis_separators: Sequence[builtins.int] | None = None,
+) -> BaseTensor: ...
+def make_tensor_from_addr(
+    addr: PrimExpr,
+    shape: _Shape,
+    dtype: _DTypeLike = "float32",
+    strides: _Shape | None = None,
+    storage_scope: str = "global",
+) -> BaseTensor: ...
 
 # ----------------------------------------------------------------------------- annotations with no effect on results
 def use_swizzle(panel_size: builtins.int, order: str = "row", enable: builtins.bool = True) -> None: ...

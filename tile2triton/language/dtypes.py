@@ -12,7 +12,7 @@ class DType(str):
     ``getattr(torch, T.float16)`` or ``torch.__getattribute__(dtype)`` works."""
 
     bits: int
-    kind: str  # "float", "int", "uint", "bool", or "unsupported" (a TileLang name with no Triton dtype)
+    kind: str  # "float", "int", "uint", "bool", "ptr" (T.ptr), or "unsupported" (a TileLang name with no Triton dtype)
 
     def __new__(cls, name: str, bits: int, kind: str):
         obj = super().__new__(cls, name)
@@ -135,9 +135,8 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float4_e2m1fn": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
-    "ptr": "raw-pointer parameters and T.make_tensor are not implemented yet (pass the tensors themselves)",
 }
-_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4, "ptr": 64}
+_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4}
 UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
@@ -147,12 +146,35 @@ _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 # Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
 for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
-    if _base in ("bool", "ptr"):  # no vector forms of these
+    if _base == "bool":  # no vector forms of it
         continue
     _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
     for _lanes in (2, 4, 8, 16, 32, 64):
         UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_REASON
         UNSUPPORTED[f"{_base}x{_lanes}"] = DType(f"{_base}x{_lanes}", _bits, "unsupported")
+
+
+class PointerType(DType):
+    """``T.ptr`` / ``T.handle``: a raw address (TileLang's ``handle``).
+
+    A kernel parameter annotated with it takes a tensor or an address (``tensor.data_ptr()``), and
+    ``T.make_tensor`` views memory through it.  Stored in memory (``T.Tensor([G], T.ptr)``, a table
+    of pointers) it is its 64-bit address, as TileLang lowers it: ``lookup_dtype`` gives int64."""
+
+    def __call__(self, dtype=None, storage_scope="global", *, is_size_var=False):
+        # TileLang's T.ptr(dtype, storage_scope) builds a handle variable: here, the same annotation
+        return self
+
+    def __reduce__(self):
+        return (PointerType, (self.name, self.bits, self.kind))
+
+    def __repr__(self) -> str:
+        return "T.ptr"
+
+
+POINTER = PointerType("handle", 64, "ptr")
+_TRITON_NAMES["handle"] = "int64"  # the address as Triton holds it before it becomes a typed pointer
+_TORCH_NAMES["handle"] = "int64"
 
 
 def _key(value) -> str | None:
@@ -167,6 +189,8 @@ def _key(value) -> str | None:
 
 def lookup_dtype(value) -> DType | None:
     """Return the DType for a string, DType or torch.dtype; None when it names no dtype a kernel can use."""
+    if isinstance(value, PointerType):
+        return DTYPES["int64"]  # a pointer held in memory: its address
     if isinstance(value, DType):
         return value if value.supported else None
     key = _key(value)

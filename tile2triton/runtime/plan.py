@@ -52,6 +52,8 @@ class TensorSpec:
 def scalar_spec(index: int, var: ir.Var) -> tuple:
     """(index, var, accepted Python types, low, high) of a run-time scalar parameter."""
     dt = var.dtype
+    if dt.kind == "ptr":  # an address (tensor.data_ptr()); a tensor takes the detailed path, which reads it
+        return (index, var, (int,), 0, 2**64)
     if dt.is_float:
         return (index, var, (float, int, bool), float("-inf"), float("inf"))
     if dt.kind == "bool":

@@ -27,6 +27,12 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
             devices.append((spec.name, arg.device))
             one_device(plan.name, devices)
             slots[spec.index] = arg
+        elif spec[1].dtype.kind == "ptr":
+            i, var = spec[:2]
+            slots[i] = _address(plan, var, arg)
+            if isinstance(arg, torch.Tensor):
+                devices.append((var.name, arg.device))
+                one_device(plan.name, devices)
         else:
             i, var = spec[:2]
             _check_scalar(plan, var, arg)
@@ -136,6 +142,18 @@ def _check_scalar(plan: CallPlan, var: ir.Var, arg) -> None:
             raise KernelCallError(
                 f"{fname}: parameter '{var.name}' expects a {dt.name} scalar, got {arg} (out of range)"
             )
+
+
+def _address(plan: CallPlan, var: ir.Var, arg) -> int:
+    """The address a ``T.ptr`` parameter passes: a tensor's ``data_ptr()``, or an int given as one."""
+    if isinstance(arg, torch.Tensor):
+        return arg.data_ptr()
+    if isinstance(arg, int) and not isinstance(arg, bool) and 0 <= arg < 2**64:
+        return arg
+    raise KernelCallError(
+        f"{plan.name}: parameter '{var.name}' (T.ptr) expects a torch.Tensor or an address "
+        f"(tensor.data_ptr(), an int), got {describe(arg)}"
+    )
 
 
 def check_sizes(plan: CallPlan, values: dict) -> None:

@@ -30,6 +30,7 @@ from . import pyast as P
 from . import scratch
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
+from .warp import lower_warp_op
 from .ptx import lower_inline_asm
 from .rules import LOWERINGS
 from .scratch import ScratchState
@@ -274,6 +275,8 @@ class KernelLowerer:
             return self.rounded(lower_call(self, e))
         if isinstance(e, ir.InlineAsm):
             return lower_inline_asm(self, e)
+        if isinstance(e, ir.WarpOp):
+            return lower_warp_op(self, e)
         raise self.error(f"cannot lower expression {e!r}")
 
     def rounded(self, t: Tile) -> Tile:

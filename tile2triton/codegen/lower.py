@@ -30,7 +30,6 @@ from . import pyast as P
 from . import scratch
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
-from .warp import lower_warp_op
 from .ptx import lower_inline_asm
 from .rules import LOWERINGS
 from .scratch import ScratchState
@@ -50,6 +49,7 @@ from .values import (
     literal_value,
     prod,
 )
+from .warp import lower_warp_op
 
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 

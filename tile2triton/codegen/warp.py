@@ -151,10 +151,11 @@ class _Linear:
         conditions, in the lane mask; None when all do."""
         lw, lanes = self.lw, self.lw.scope.lanes
         parts = []
-        axes = frozenset(range(lanes.rank))
-        active = lw.lane_mask(axes)
+        everywhere = frozenset(range(lanes.rank))
+        active = lw.lane_mask(everywhere)
         if active is not None:
-            parts.append(self.linear(Tile(active, BOOL, axes), "active"))
+            padded = {k for k in everywhere if lanes.padded[k] != lanes.extents[k]}
+            parts.append(self.linear(Tile(active, BOOL, frozenset(padded) | lw.cond_axes()), "active"))
         if self.count < self.size:
             parts.append(P.binop("<", self.ids(), P.const(self.count)))
         if self.e.mask is not None:

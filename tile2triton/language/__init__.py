@@ -9,7 +9,7 @@ few that TileLang also lets host code use on plain numbers (``T.ceildiv``, ``T.m
 from __future__ import annotations
 
 import builtins
-import inspect
+import inspect as _inspect
 import math
 
 from ..layout import Fragment, Layout
@@ -828,7 +828,7 @@ def _vote(name: str, result_dtype: str):
         fn.__t2t__ = name
 
         def outside(*args, **kwargs):
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = _inspect.signature(fn).bind(*args, **kwargs)
             bound.apply_defaults()
             dtype = _predicate_dtype(bound.arguments["predicate"])
             if dtype is not None and to_dtype(dtype).is_float:

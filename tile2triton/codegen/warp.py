@@ -24,7 +24,7 @@ from ..ir import BOOL, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .threads import in_thread_view
-from .values import Lowerer, Tile, prod
+from .values import Lowerer, Tile, literal_value, prod
 
 INT64 = DTYPES["int64"]
 
@@ -100,7 +100,8 @@ class _Linear:
             term = coord if stride == 1 else P.binop("*", coord, P.const(stride))
             position = term if position is None else P.binop("+", position, term)
             stride, below = stride * padded, below * extent
-        index = P.call("tl.broadcast_to", position, P.tuple_(self.shape))
+        position = self.lw.named(position, "lane_of_thread")
+        index = P.call("tl.broadcast_to", position, P.tuple_(self.shape)) if self.prefix else position
         return self.name(hint, P.call("tl.gather", flat, index, self.axis))
 
     def lanes_of(self, node: ast.expr) -> ast.expr:
@@ -117,7 +118,9 @@ class _Linear:
                 index = term if index is None else P.binop("+", index, term)
                 stride, below = stride * extent, below * padded
             index = P.call("tl.minimum", index, P.const(self.size - 1))  # padding lanes: any thread
-            index = P.call("tl.broadcast_to", index, P.tuple_(self.prefix + [flat_size]))
+            index = self.lw.named(index, "thread_of_lane")
+            if self.prefix:
+                index = P.call("tl.broadcast_to", index, P.tuple_(self.prefix + [flat_size]))
             node = P.call("tl.gather", node, index, self.axis)
             if list(lanes.padded) == self.prefix + [flat_size]:
                 return node
@@ -156,14 +159,16 @@ class _Linear:
         if active is not None:
             padded = {k for k in everywhere if lanes.padded[k] != lanes.extents[k]}
             parts.append(self.linear(Tile(active, BOOL, frozenset(padded) | lw.cond_axes()), "active"))
-        if self.count < self.size:
+        if not self.direct and self.count < self.size:  # (direct: the padding lanes are past the last thread)
+            parts.append(P.binop("<", self.ids(), P.const(self.count)))
+        elif active is None and self.count < self.size:
             parts.append(P.binop("<", self.ids(), P.const(self.count)))
         if self.e.mask is not None:
             mask = lw.ev(self.e.mask)
             bits = mask.node if not mask.axes else self.linear(mask, "lane_mask")
             parts.append(P.binop("!=", P.binop("&", P.binop(">>", bits, self.lane()), P.const(1)), P.const(0)))
         both = P.and_all(parts)
-        return None if both is None else self.name("taking_part", both)
+        return both if both is None or isinstance(both, ast.Name) else self.name("taking_part", both)
 
     def value(self, k: int, hint: str) -> ast.expr:
         """Operand ``k`` of every thread, in linear order."""
@@ -274,13 +279,20 @@ def lower_ballot(ctx: _Linear) -> ast.expr:
     return ctx.per_thread(total)
 
 
+def _low_bits(b: ast.expr, mask: int) -> ast.expr:
+    """``b & mask`` (folded for a literal)."""
+    value = literal_value(b)
+    return P.const(value & mask) if isinstance(value, int) else P.binop("&", b, P.const(mask))
+
+
 _SHUFFLE_SOURCE = {
-    # op -> (source lane from lane, operand b and the segment's lane mask seg = width - 1,
-    #        whether the source must stay at or below the segment's end (else: at or above its start))
-    "shfl_sync": lambda lane, b, seg: P.binop("|", P.binop("-", lane, P.binop("&", lane, seg)), P.binop("&", b, seg)),
-    "shfl_up": lambda lane, b, seg: P.binop("-", lane, P.binop("&", b, P.const(31))),
-    "shfl_down": lambda lane, b, seg: P.binop("+", lane, P.binop("&", b, P.const(31))),
-    "shfl_xor": lambda lane, b, seg: P.binop("^", lane, P.binop("&", b, P.const(31))),
+    # op -> the source lane, from the lane, operand b and the segment's lane mask seg = width - 1
+    "shfl_sync": lambda lane, b, seg: P.binop(
+        "+", P.binop("-", lane, P.binop("&", lane, P.const(seg))), _low_bits(b, seg)
+    ),  # fmt: skip
+    "shfl_up": lambda lane, b, seg: P.binop("-", lane, _low_bits(b, 31)),
+    "shfl_down": lambda lane, b, seg: P.binop("+", lane, _low_bits(b, 31)),
+    "shfl_xor": lambda lane, b, seg: P.binop("^", lane, _low_bits(b, 31)),
 }
 
 
@@ -294,21 +306,22 @@ def lower_shuffle(ctx: _Linear) -> ast.expr:
     values = ctx.value(0, "shuffled")
     operand = lw.ev(e.args[1])
     b = operand.node if not operand.axes else ctx.linear(operand, "source_lane")
-    width = e.args[2].value
-    seg = P.const(width - 1)
+    seg = e.args[2].value - 1
     ids = ctx.ids()
     lane = P.binop("%", ids, P.const(32)) if ctx.size > 32 else ids
     lane = ctx.name("lane", lane)
     source = _SHUFFLE_SOURCE[e.op](lane, b, seg)
     if e.op == "shfl_up":
-        start = P.binop("-", lane, P.binop("&", lane, seg))
+        start = P.binop("-", lane, P.binop("&", lane, P.const(seg)))
         source = P.call("tl.where", P.binop(">=", source, start), source, lane)
     elif e.op in ("shfl_down", "shfl_xor"):
-        end = P.binop("|", lane, seg)
+        end = P.binop("|", lane, P.const(seg))
         source = P.call("tl.where", P.binop("<=", source, end), source, lane)
     # the source thread's lane in the linear view (a lane past the block's threads reads the last)
     index = P.call("tl.minimum", P.binop("+", P.binop("-", ids, lane), source), P.const(ctx.size - 1))
-    index = ctx.name("source", P.call("tl.broadcast_to", index, P.tuple_(ctx.shape)))
+    if ctx.prefix:
+        index = P.call("tl.broadcast_to", index, P.tuple_(ctx.shape))
+    index = ctx.name("source", index)
     return P.call("tl.gather", values, index, ctx.axis)
 
 

@@ -138,6 +138,7 @@ class InlineAsm(Expr):
     dtype: DType
     is_pure: bool
     pack: int
+    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +153,6 @@ class WarpOp(Expr):
     dtype: DType
     group: int = 32  # threads per group (a warp); 0: the whole block
     mask: Expr | None = None  # the lanes taking part (a 32-bit lane mask); None: every lane
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, eq=False)

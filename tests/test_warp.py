@@ -130,6 +130,31 @@ def test_warp_reduce_inside_a_loop(dev):
     torch.testing.assert_close(b.cpu(), _reduce_ref("max", a.cpu()), rtol=0, atol=0)
 
 
+@tilelang.jit
+def warp_ops_under_block_conditions(blocks, threads):
+    @T.prim_func
+    def main(A: T.Tensor((blocks, threads), "float32"), B: T.Tensor((blocks, 2, threads), "float32")):
+        with T.Kernel(blocks, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            B[bx, 0, tx] = T.warp_reduce_sum(1.0)  # the same operand in every thread
+            B[bx, 1, tx] = -7.0
+            if bx == 1:  # the whole block takes the branch
+                B[bx, 1, tx] = T.warp_reduce_max(A[bx, tx])
+
+    return main
+
+
+def test_warp_reduce_of_a_uniform_value_and_under_a_block_condition(dev):
+    blocks, threads = 3, 96
+    a = torch.randn(blocks, threads, device=dev)
+    b = poison((blocks, 2, threads), device=dev)
+    warp_ops_under_block_conditions(blocks, threads)(a, b)
+    ref = torch.full((blocks, 2, threads), -7.0)
+    ref[:, 0] = 32.0
+    ref[1, 1] = _reduce_ref("max", a.cpu())[1]
+    torch.testing.assert_close(b.cpu(), ref, rtol=0, atol=0)
+
+
 # ----------------------------------------------------------------------------- votes and ballots
 @tilelang.jit
 def votes(threads, mask):

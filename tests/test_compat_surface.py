@@ -135,8 +135,12 @@ def test_tvm_subset_host_objects():
     with pytest.raises(AttributeError, match="decl_buffer"):
         tvm.tirx.decl_buffer  # noqa: B018
     assert tvm.tir is tvm.tirx
-    with pytest.raises(TypeError, match=r"tirx\.IntImm\(\.\.\.\): .*light subset"):
-        tvm.tirx.IntImm("int32", 3)
+    with pytest.raises(TypeError, match=r"tirx\.BufferLoad\(\.\.\.\): .*light subset"):
+        tvm.tirx.BufferLoad("int32", 3)
+    # typed constants, as T.int32(3) / T.float32(0.5) (TileLang's vote tests build a FloatImm predicate)
+    imm = tvm.tirx.IntImm("int32", 3)
+    assert (str(imm.dtype), imm.value) == ("int32", 3) and isinstance(imm, tvm.tirx.PrimExpr)
+    assert str(tvm.tirx.FloatImm("float32", 0.5).dtype) == "float32"
 
 
 def test_target_object_picks_the_interpreter():

@@ -155,21 +155,21 @@ def test_unknown_T_reduce_name():
     assert_at(err, "unknown-reduce", "T.reduce_summ is not supported", "T.reduce_sum")
 
 
-def warp_shuffle():
+def fused_multiply_add():
     @T.prim_func
     def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
         with T.Kernel(1, threads=32) as bx:
             tx = T.get_thread_binding()
-            B[tx] = T.shfl_xor(A[tx], 1)  # warp-shuffle
+            B[tx] = T.fma(A[tx], 2.0, 1.0)  # fused-multiply-add
 
     return main
 
 
 def test_known_unsupported_name_says_so_and_names_the_alternative():
-    err = compile_error(warp_shuffle)
-    assert_at(err, "warp-shuffle", "T.shfl_xor is not supported by tile2triton: warp shuffles are not supported")
-    assert "T.reduce_sum" in err.hint and "T.Parallel" in err.hint
-    assert "T.short" not in str(err) and "T.floor" not in str(err)
+    err = compile_error(fused_multiply_add)
+    assert_at(err, "fused-multiply-add", "T.fma is not supported by tile2triton: fused multiply-add is not mapped")
+    assert "a * b + c" in err.hint
+    assert "T.floor" not in str(err)
 
 
 def unsupported_tilelang_name():
@@ -215,7 +215,8 @@ def test_close_names_are_small_edits_only():
     assert close_names("alloc_fragmnet", names) == ["alloc_fragment"]  # a swap is one edit
     assert close_names("Paralel", names) == ["Parallel"]
     assert close_names("exq", names)[0] == "exp"
-    assert close_names("shfl_xor", names) == []  # T.short / T.floor are no alternative
+    assert close_names("tma_load", names) == []  # T.copy / T.fill are no small edit of it
+    assert close_names("shfl_xr", names) == ["shfl_xor"]
     assert close_names("gemm_v2", names) == []
 
 

@@ -16,20 +16,8 @@ import fnmatch
 import functools
 from collections.abc import Iterable
 
-_CROSS_THREAD = (
-    "combine values across threads with T.reduce_sum / T.reduce_max / T.reduce_min (or T.cumsum) on a "
-    "fragment, or read other elements of a shared/fragment buffer by index inside T.Parallel"
-)
-
 # pattern (fnmatch) -> (what is unsupported, what to use instead); first match wins
 KNOWN_UNSUPPORTED: list[tuple[str, str, str]] = [
-    ("shfl_*", "warp shuffles are not supported", _CROSS_THREAD),
-    ("__shfl*", "warp shuffles are not supported", _CROSS_THREAD),
-    ("warp_reduce_*", "warp-level reductions are not supported", _CROSS_THREAD),
-    ("ballot*", "warp votes are not supported", _CROSS_THREAD),
-    ("activemask", "warp votes are not supported", _CROSS_THREAD),
-    ("*_sync", "warp-synchronous primitives are not supported", _CROSS_THREAD),
-    ("sync_warp", "warp-level synchronization is not supported", "T.sync_threads() orders shared-memory accesses"),
     ("alloc_reducer", "reducers are not supported", "accumulate in a T.alloc_fragment and reduce with T.reduce_*"),
     ("*reducer*", "reducers are not supported", "accumulate in a T.alloc_fragment and reduce with T.reduce_*"),
     ("call_extern", "external CUDA device functions are not supported", "write the computation with T.* math"),

@@ -115,6 +115,29 @@ def _floormod(a, b):
     r = a % b
     return r + tl.where((r != 0) & ((r < 0) != (b < 0)), b, 0)
 """,
+    "_fns": """
+@triton.jit
+def _fns(mask, base, offset):
+    # CUDA __fns (PTX fns.b32): the position of the offset-th set bit of mask counting from bit base,
+    # upward for offset > 0, downward for offset < 0 (offset 0: base if that bit is set); else 0xFFFFFFFF
+    mask = mask.to(tl.uint32, bitcast=True)
+    zero = (mask * 0).to(tl.int32) + base * 0 + offset * 0
+    at_or_below_base = zero
+    for pos in tl.static_range(32):
+        at_or_below_base += ((mask >> pos) & 1).to(tl.int32) * (pos <= base)
+    found = zero - 1
+    from_base = zero  # set bits in [base, pos]
+    below = zero  # set bits in [0, pos)
+    for pos in tl.static_range(32):
+        bit = ((mask >> pos) & 1).to(tl.int32)
+        from_base += bit * (pos >= base)
+        hit_up = (offset > 0) & (pos >= base) & (from_base == offset)
+        hit_down = (offset < 0) & (pos <= base) & (at_or_below_base - below == -offset)
+        hit_base = (offset == 0) & (pos == base)
+        found = tl.where((bit != 0) & (hit_up | hit_down | hit_base), pos, found)
+        below += bit
+    return found.to(tl.uint32, bitcast=True)
+""",
 }
 
 

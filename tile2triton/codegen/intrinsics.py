@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import math
 
 from .. import ir
-from ..ir import BOOL, FLOAT32
+from ..ir import BOOL, FLOAT32, INT32
+from ..language.dtypes import DTYPES
 from . import ptx
 from . import pyast as P
 from .values import Tile, convert, is_literal, literal_value
 
 LOG10_E = 1.0 / math.log(10.0)
+INT64, UINT32 = DTYPES["int64"], DTYPES["uint32"]
 
 # TileLang name -> Triton core function of the same meaning
 DIRECT = {
@@ -60,6 +63,12 @@ def lower_call(lw, e: ir.Call) -> Tile:
     x = args[0]
     if fn == "bitcast":
         return _bitcast(lw, x, e.dtype, axes)
+    if fn == "ffs":
+        return _ffs(lw, x, axes)
+    if fn == "fns":
+        lw.helpers.add("_fns")
+        mask, base, offset = (lw.cast(a, INT32) if a.dtype.bits > 32 else a for a in args)
+        return Tile(P.call("_fns", _typed_int(lw, mask, UINT32).node, base.node, offset.node), e.dtype, axes)
     if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
         x = lw.cast(x, FLOAT32)
     node = x.node
@@ -104,6 +113,33 @@ def lower_call(lw, e: ir.Call) -> Tile:
     else:
         raise lw.error(f"T.{fn} is not supported by tile2triton yet")
     return _result(lw, out, x, e, axes)
+
+
+def _typed_int(lw, t: Tile, dtype) -> Tile:
+    """An integer operand as a tensor of ``dtype`` (a literal has no type of its own yet)."""
+    if is_literal(t):
+        return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(dtype)), dtype)
+    return lw.cast(t, dtype)
+
+
+# bit k of the position of a single set bit p is 1 iff p & _EVEN_BITS[k] == 0
+_EVEN_BITS = [0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF,
+              0x0000FFFF0000FFFF, 0x00000000FFFFFFFF]  # fmt: skip
+
+
+def _ffs(lw, x: Tile, axes) -> Tile:
+    """CUDA ``__ffs`` / ``__ffsll``: the one-based position of the lowest set bit, 0 for 0."""
+    bits = 64 if x.dtype.bits > 32 else 32
+    signed = _typed_int(lw, x, INT64 if bits == 64 else INT32)
+    if x.dtype.kind == "uint" and not is_literal(x):  # the same bits, as a signed integer
+        signed = Tile(P.call(P.attr(lw.cast(x, x.dtype).node, "to"), P.dtype(signed.dtype), bitcast=True), signed.dtype)
+    value = lw.named(signed.node, "ffs_operand")
+    lowest = lw.named(P.binop("&", value, ast.UnaryOp(ast.USub(), value)), "lowest_bit")
+    position = P.const(1)
+    for k, even in enumerate(_EVEN_BITS[: 5 if bits == 32 else 6]):
+        is_zero = P.binop("==", P.binop("&", lowest, P.const(even & (2**bits - 1))), P.const(0))
+        position = P.binop("+", position, P.binop("*", P.to(is_zero, INT32), P.const(2**k)))
+    return Tile(P.call("tl.where", P.binop("!=", value, P.const(0)), position, P.const(0)), INT32, axes)
 
 
 def _weak(t: Tile) -> bool:

@@ -51,6 +51,7 @@ from .values import (
     load_other,
     prod,
 )
+from .warp import lower_warp_op
 
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 
@@ -283,6 +284,8 @@ class KernelLowerer:
             return self.rounded(lower_call(self, e))
         if isinstance(e, ir.InlineAsm):
             return lower_inline_asm(self, e)
+        if isinstance(e, ir.WarpOp):
+            return lower_warp_op(self, e)
         raise self.error(f"cannot lower expression {e!r}")
 
     def rounded(self, t: Tile) -> Tile:

@@ -143,6 +143,20 @@ class InlineAsm(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class WarpOp(Expr):
+    """A collective over a group of threads (``T.warp_reduce_*``, votes, shuffles, matches; a
+    warp of 32 threads, or the whole block for ``T.syncthreads_count/and/or``): each thread's
+    value depends on the operands of the other threads of its group (codegen/warp.py).  Threads
+    are grouped by TileLang's linear thread index, ``tx + ty * X + tz * X * Y``."""
+
+    op: str  # a key of codegen/warp.py's WARP_LOWERINGS
+    args: tuple  # the operands (value, then the source lane / delta / base ... the op takes)
+    dtype: DType
+    group: int = 32  # threads per group (a warp); 0: the whole block
+    mask: Expr | None = None  # the lanes taking part (a 32-bit lane mask); None: every lane
+
+
+@dataclass(frozen=True, eq=False)
 class Cast(Expr):
     value: Expr
     dtype: DType
@@ -358,6 +372,8 @@ def child_exprs(e):
         return (e.value,)
     if isinstance(e, (Call, InlineAsm)):
         return e.args
+    if isinstance(e, WarpOp):
+        return e.args if e.mask is None else (*e.args, e.mask)
     if isinstance(e, Select):
         return (e.cond, e.true_value, e.false_value)
     return ()

@@ -9,6 +9,7 @@ few that TileLang also lets host code use on plain numbers (``T.ceildiv``, ``T.m
 from __future__ import annotations
 
 import builtins
+import inspect as _inspect
 import math
 
 from ..layout import Fragment, Layout
@@ -760,17 +761,171 @@ def ptx_globaltimer():
     """``%globaltimer``: nanoseconds, a global clock (int64).  Interpreter: 0."""
 
 
+# --- warp-level primitives (codegen/warp.py): threads grouped by their linear index ---------------
+# ``tx + ty * X + tz * X * Y``, 32 to a warp, as on NVIDIA GPUs
+_FULL_WARP_MASK = 0xFFFFFFFF
+
+
 @_kernel_only("get_lane_idx")
 def get_lane_idx(warp_size=None):
-    """TileLang's lane index of the current thread: ``tx % 32``."""
+    """The current thread's lane: its linear thread index % ``warp_size`` (32)."""
 
 
 @_kernel_only("get_warp_idx")
 def get_warp_idx(warp_size=None):
-    """TileLang's warp index of the current thread: ``tx // 32``."""
+    """The current thread's warp: its linear thread index // ``warp_size`` (32)."""
 
 
 get_warp_idx_sync = get_warp_idx
+
+
+@_kernel_only("get_warp_group_idx")
+def get_warp_group_idx(warp_size=None, warps_per_group=None):
+    """The current thread's warp group: linear thread index // (``warp_size`` * ``warps_per_group``), 32 * 4."""
+
+
+@_kernel_only("shuffle_elect")
+def shuffle_elect(thread_extent):
+    """True in one thread (the first) of each group of ``thread_extent`` threads; 0: of the whole block."""
+
+
+@_kernel_only("sync_warp")
+def sync_warp(mask=None):
+    """``__syncwarp``: lowered as T.sync_threads() (a block barrier orders at least what a warp's does)."""
+
+
+def _warp_reduce(name: str):
+    @_kernel_only(name)
+    def fn(value):
+        pass
+
+    fn.__name__ = name
+    fn.__doc__ = f"Every thread gets the {name[len('warp_reduce_') :]} of ``value`` over the threads of its warp."
+    return fn
+
+
+for _name in ("warp_reduce_sum", "warp_reduce_max", "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor"):
+    globals()[_name] = _warp_reduce(_name)
+
+
+@_kernel_only("shfl_sync")
+def shfl_sync(value, srcLane, width=32, mask=_FULL_WARP_MASK):  # noqa: N803
+    """``__shfl_sync``: ``value`` of lane ``srcLane % width`` of the thread's ``width``-lane segment."""
+
+
+@_kernel_only("shfl_xor")
+def shfl_xor(value, delta, width=32, mask=_FULL_WARP_MASK):
+    """``__shfl_xor_sync``: ``value`` of lane ``lane ^ delta`` (own value if that lies in a later segment)."""
+
+
+@_kernel_only("shfl_down")
+def shfl_down(value, delta, width=32, mask=_FULL_WARP_MASK):
+    """``__shfl_down_sync``: ``value`` of lane ``lane + delta`` (own value past the segment's end)."""
+
+
+@_kernel_only("shfl_up")
+def shfl_up(value, delta, width=32, mask=_FULL_WARP_MASK):
+    """``__shfl_up_sync``: ``value`` of lane ``lane - delta`` (own value before the segment's start)."""
+
+
+@_kernel_only("match_any_sync")
+def match_any_sync(value, mask=_FULL_WARP_MASK):
+    """``__match_any_sync``: uint32 mask of the lanes of the warp (in ``mask``) whose ``value`` equals the thread's."""
+
+
+@_kernel_only("match_all_sync")
+def match_all_sync(value, mask=_FULL_WARP_MASK):
+    """``__match_all_sync``: ``mask`` when all lanes in it hold the same ``value``, else 0 (uint32)."""
+
+
+@_kernel_only("activemask")
+def activemask():
+    """``__activemask``: uint64 mask of the warp's lanes executing the call (under the active conditions)."""
+
+
+def _predicate_dtype(value) -> str | None:
+    """The dtype TVM's ``tirx.convert`` gives a predicate (None when host code cannot tell)."""
+    if isinstance(value, builtins.bool):
+        return "bool"
+    if isinstance(value, builtins.int):
+        return "int32"
+    if isinstance(value, builtins.float):
+        return "float32"
+    dtype = getattr(value, "dtype", None)
+    return None if dtype is None else str(dtype)
+
+
+def _vote(name: str, result_dtype: str):
+    """A vote primitive.  In host code (as in TileLang) it checks its predicate and builds a call
+    expression that only a kernel body lowers; in a kernel the binder's rule lowers it."""
+
+    def mark(fn):
+        fn.__t2t__ = name
+
+        def outside(*args, **kwargs):
+            bound = _inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            dtype = _predicate_dtype(bound.arguments["predicate"])
+            if dtype is not None and to_dtype(dtype).is_float:
+                raise TypeError(f"T.{name} requires an integer or boolean predicate, but got {dtype}.")
+            if _host_call_class is None:
+                raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+            return _host_call_class(result_dtype, f"tl.{name}", list(bound.arguments.values()))
+
+        outside.__t2t__ = name
+        outside.__signature_source__ = fn
+        outside.__name__ = fn.__name__
+        outside.__doc__ = fn.__doc__
+        outside.__wrapped__ = fn
+        return outside
+
+    return mark
+
+
+@_vote("any_sync", "int32")
+def any_sync(predicate, mask=_FULL_WARP_MASK):
+    """``__any_sync``: 1 if ``predicate`` is non-zero in any lane of the warp (in ``mask``), else 0."""
+
+
+@_vote("all_sync", "int32")
+def all_sync(predicate, mask=_FULL_WARP_MASK):
+    """``__all_sync``: 1 if ``predicate`` is non-zero in every lane of the warp (in ``mask``), else 0."""
+
+
+@_vote("ballot_sync", "uint64")
+def ballot_sync(predicate, mask=_FULL_WARP_MASK):
+    """``__ballot_sync``: uint64 with bit N set when lane N of the warp (in ``mask``) has a non-zero ``predicate``."""
+
+
+@_vote("ballot", "uint64")
+def ballot(predicate):
+    """``ballot_sync`` with the full warp mask."""
+
+
+@_vote("syncthreads_count", "int32")
+def syncthreads_count(predicate):
+    """``__syncthreads_count``: the number of threads of the block with a non-zero ``predicate``."""
+
+
+@_vote("syncthreads_and", "int32")
+def syncthreads_and(predicate):
+    """``__syncthreads_and``: 1 if ``predicate`` is non-zero in every thread of the block, else 0."""
+
+
+@_vote("syncthreads_or", "int32")
+def syncthreads_or(predicate):
+    """``__syncthreads_or``: 1 if ``predicate`` is non-zero in any thread of the block, else 0."""
+
+
+@_kernel_only("__ffs")
+def __ffs(value):
+    """``__ffs`` / ``__ffsll``: one-based position of the lowest set bit of ``value``, 0 when it is 0 (int32)."""
+
+
+@_kernel_only("__fns")
+def __fns(mask, base, offset):
+    """``__fns``: position of the ``offset``-th set bit of ``mask`` counted from bit ``base`` (upward for
+    offset > 0, downward for offset < 0), 0xFFFFFFFF when there is none (uint32)."""
 
 
 @_kernel_only("fast_rcp")

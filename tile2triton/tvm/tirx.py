@@ -50,12 +50,20 @@ class Var(Dynamic, PrimExpr):
         return f"tirx.Var({self.name!r}, {str(self.dtype)!r})"
 
 
-class IntImm(PrimExpr):
-    pass
+class IntImm(TypedLiteral, PrimExpr):
+    """``tirx.IntImm("int32", 3)``: a typed constant, as ``T.int32(3)`` is."""
+
+    def __init__(self, dtype, value, span=None):
+        object.__setattr__(self, "dtype", to_dtype(dtype))
+        object.__setattr__(self, "value", int(value))
 
 
-class FloatImm(PrimExpr):
-    pass
+class FloatImm(TypedLiteral, PrimExpr):
+    """``tirx.FloatImm("float32", 0.5)``: a typed constant, as ``T.float32(0.5)`` is."""
+
+    def __init__(self, dtype, value, span=None):
+        object.__setattr__(self, "dtype", to_dtype(dtype))
+        object.__setattr__(self, "value", float(value))
 
 
 class BufferLoad(PrimExpr):

@@ -18,7 +18,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
-from ..language.dtypes import DTYPES, DType
+from ..language.dtypes import DTYPES, DType, TypedLiteral
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 
@@ -139,7 +139,7 @@ def _staged(b: BinderLike, region: ir.Region, node, read: bool = True) -> tuple[
     return whole(part), [ir.Copy(loc, whole(part), region)]
 
 
-@rule("gemm")
+@rule("gemm", "wgmma_gemm")
 def bind_gemm(b: BinderLike, node, args):
     a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node)
     bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node)
@@ -561,6 +561,7 @@ def ir_eval_at(e, var, value):
 
 @rule(
     "annotate_layout",
+    "wait_wgmma",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
     "assume",
@@ -572,6 +573,31 @@ def ir_eval_at(e, var, value):
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None
+
+
+@rule("annotate_safe_value")
+def bind_annotate_safe_value(b: BinderLike, node, args):
+    """The value out-of-bounds loads of a global tensor read (TileLang's ``safe_value_map``), kept on
+    the kernel: TileLang attaches it to the kernel's block, so it holds for the whole T.Kernel."""
+    mapping = args["safe_value_map"]
+    if b.kernel is None:
+        raise b.error("T.annotate_safe_value must be inside a T.Kernel", node)
+    if not isinstance(mapping, dict):
+        raise b.error("T.annotate_safe_value takes a dict {global tensor: value}", node)
+    for buf, value in mapping.items():
+        if not isinstance(buf, ir.Buffer) or buf.scope != ir.GLOBAL:
+            raise b.error("T.annotate_safe_value keys must be global tensors (kernel parameters)", node)
+        value = value.value if isinstance(value, TypedLiteral) else value
+        if not isinstance(value, (bool, int, float)):
+            raise b.error(f"the safe value of '{buf.name}' must be a compile-time number, got {value!r}", node)
+        old = b.kernel.safe_values.get(buf.root)
+        if old is not None and old != value:
+            raise b.error(
+                f"'{buf.name}' already has the safe value {old!r} in this T.Kernel; tile2triton keeps one per "
+                "tensor and kernel (scoped safe values are not supported)",
+                node,
+            )
+        b.kernel.safe_values[buf.root] = value
 
 
 @rule("annotate_pass_configs", "annotate_compile_flags")
@@ -866,7 +892,17 @@ def bind_clamp(b: BinderLike, node, args):
 
 @rule("cast")
 def bind_cast(b: BinderLike, node, args):
-    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
+    from ..language.tir.ir import check_cast_options, unsupported_cast_option
+
+    dtype = b.dtype_arg(args["dtype"], node)
+    try:
+        check_cast_options(args["round"], args["sat"], args["rbits"])
+    except ValueError as exc:
+        raise b.error(str(exc), node) from None
+    why = unsupported_cast_option(args["round"], args["sat"], dtype.name)
+    if why is not None:
+        raise b.error(why, node)
+    return ir.Cast(as_expr(args["value"], b.loc(node)), dtype)
 
 
 @rule("Cast")

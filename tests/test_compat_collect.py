@@ -284,3 +284,66 @@ def test_bare_tvm_names_what_it_lacks():
     assert lines[1].startswith("No module named 'tvm.script': tile2triton provides only the light subset")
     assert lines[2] == "tile2triton.tvm.tirx 16 tile2triton.tvm.ffi"
     assert lines[3].startswith("No module named 'tilelang.ir': tile2triton does not provide tilelang.ir")
+
+
+# ----------------------------------------------------------------------------- T.dp4a, apply_simplify
+@tilelang.jit(out_idx=[-1])
+def dp4a_dot(n, k, simplify):
+    from tile2triton.transform import apply_simplify
+
+    @T.prim_func
+    def main(A: T.Tensor((n, k), T.int8), B: T.Tensor((n, k), T.int8), Unused: T.Tensor((n,), T.float32),
+             C: T.Tensor((n,), T.int32)):  # fmt: skip
+        with T.Kernel(n, threads=32) as bx:
+            a = T.alloc_local((k,), T.int8)
+            b = T.alloc_local((k,), T.int8)
+            acc = T.alloc_local((1,), T.int32)
+            acc[0] = 7
+            for v in T.serial(k):
+                a[v] = A[bx, v]
+                b[v] = B[bx, v]
+            for q in T.serial(k // 4):
+                T.dp4a(a[q * 4], b[q * 4], acc[0])
+            C[bx] = acc[0]
+
+    return apply_simplify(main) if simplify else main
+
+
+def test_dp4a_and_apply_simplify_drops_unused_tensors(dev):
+    n, k = 11, 12
+    a = torch.randint(-128, 128, (n, k), dtype=torch.int8, device=dev)
+    b = torch.randint(-128, 128, (n, k), dtype=torch.int8, device=dev)
+    ref = (a.long() * b.long()).sum(1) + 7
+    c = dp4a_dot(n, k, True)(a, b)  # TileLang's Simplify: `Unused` leaves the signature
+    assert torch.equal(c.cpu().long(), ref.cpu())
+    unused = torch.randn(n, device=dev)
+    assert torch.equal(dp4a_dot(n, k, False)(a, b, unused).cpu().long(), ref.cpu())
+
+
+def test_dp4a_checks_dtypes():
+    @T.prim_func
+    def wrong(A: T.Tensor((8,), T.int16), C: T.Tensor((1,), T.int32)):
+        with T.Kernel(1, threads=32):
+            a = T.alloc_local((8,), T.int16)
+            acc = T.alloc_local((1,), T.int32)
+            T.dp4a(a[0], a[4], acc[0])
+            C[0] = acc[0]
+
+    with pytest.raises(Tile2TritonError, match=r"test_compat_collect.py:\d+.*dp4a requires inputs, got A.dtype='int16'"):
+        tilelang.compile(wrong)
+
+
+def test_jitkernel_takes_a_prim_func_as_in_tilelang(dev):
+    from tile2triton import JITKernel
+
+    @T.prim_func
+    def scale(A: T.Tensor((19,), T.float32), B: T.Tensor((19,), T.float32)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(19):
+                B[i] = A[i] * 2.0
+
+    a = torch.randn(19, device=dev)
+    assert_close(JITKernel(scale, [1])(a), a.double() * 2, atol=0, rtol=0)
+    out = poison((19,), device=dev)
+    JITKernel(scale, target="auto")(a, out)
+    assert_close(out, a.double() * 2, atol=0, rtol=0)

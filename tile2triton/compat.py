@@ -81,7 +81,6 @@ UNSUPPORTED_REASONS = {
     "reduce_bitxor": "not implemented yet",
     "gemm_sp": "2:4 structured-sparse GEMM has no Triton equivalent",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
-    "dp4a": "not implemented yet (an int8 T.gemm gives the same result)",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
     "loop_break": "not implemented yet",
@@ -235,7 +234,9 @@ BEYOND_T = [
     ("tilelang.carver.template / roller", UNSUPPORTED,
      "importable; building a template raises (no configurations derived from a device model)"),
     ("tilelang.tools (Analyzer, plot_layout)", UNSUPPORTED, "importable; calling them raises (they analyse TVM IR)"),
-    ("tilelang.transform", SUPPORTED, "PassConfigKey; simplify_prim_func / apply_simplify return the kernel unchanged"),
+    ("tilelang.transform", SUPPORTED,
+     "PassConfigKey; simplify_prim_func / apply_simplify drop unused tensor parameters from the signature, "
+     "as TileLang's Simplify does (expressions are simplified while lowering anyway)"),
     ("tilelang.PassConfigKey", SUPPORTED, "every member of TileLang's PassConfigKey (accepted, no effect)"),
     ("tilelang.engine.callback", NO_EFFECT,
      "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
@@ -256,7 +257,7 @@ BEYOND_T = [
     ("tilelang.layout", NO_EFFECT,
      "Layout, Fragment (.repeat/.replicate/...) and every make_*_layout / make_gemm_fragment_8x8* helper: "
      "T.annotate_layout hints; querying a layout raises; SwizzleMode with its descriptor numbers"),
-    ("tilelang.transform.simplify", SUPPORTED, "apply_simplify / simplify_prim_func (kernel unchanged)"),
+    ("tilelang.transform.simplify", SUPPORTED, "apply_simplify / simplify_prim_func (as tilelang.transform)"),
     ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
     ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,

@@ -575,6 +575,33 @@ def bind_no_effect(b: BinderLike, node, args):
     return None
 
 
+@rule("dp4a")
+def bind_dp4a(b: BinderLike, node, args):
+    """CUDA's ``__dp4a`` on four consecutive int8 elements of A and B (from the element given, along
+    the last dim) into the int32 element of C, written out as its sum of products."""
+    loads = []
+    for what, want in (("A", DTYPES["int8"]), ("B", DTYPES["int8"]), ("C", INT32)):
+        value = args[what]
+        if isinstance(value, ir.Buffer):
+            value = ir.Load(value, tuple(as_expr(0) for _ in value.shape))
+        if not isinstance(value, ir.Load):
+            raise b.error(f"T.dp4a operand {what} must be a buffer element (A_local[k]) or a buffer", node)
+        if value.buffer.dtype != want:
+            kind = "inputs" if what != "C" else "an int32 accumulator"
+            raise b.error(f"dp4a requires {kind}, got {what}.dtype='{value.buffer.dtype.name}'", node)
+        loads.append(value)
+    a, bb, c = loads
+    total = c
+    for k in range(4):
+        at = [
+            ir.Load(x.buffer, (*x.indices[:-1], as_expr(b.binop("+", operator.add, x.indices[-1], k, node))))
+            for x in (a, bb)
+        ]
+        product = ir.BinOp("*", ir.Cast(at[0], INT32), ir.Cast(at[1], INT32), INT32)
+        total = ir.BinOp("+", total, product, INT32)
+    b.emit(ir.Store(b.loc(node), c.buffer, c.indices, total))
+
+
 @rule("annotate_safe_value")
 def bind_annotate_safe_value(b: BinderLike, node, args):
     """The value out-of-bounds loads of a global tensor read (TileLang's ``safe_value_map``), kept on

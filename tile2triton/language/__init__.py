@@ -277,6 +277,12 @@ def wgmma_gemm(
     ``tl.dot``'s result is complete when it is read (``T.wait_wgmma`` has nothing to wait for)."""
 
 
+@_kernel_only("dp4a")
+def dp4a(A, B, C):  # noqa: N803
+    """``C[0] += sum(A[k] * B[k] for k < 4)``: four int8 products accumulated in int32, from the
+    element of ``A`` / ``B`` / ``C`` given (or a buffer's first) and the three after it."""
+
+
 @_kernel_only("reduce")
 def reduce(buffer, out, reduce_type, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     """Reduce ``buffer`` along ``dim`` into ``out``."""

@@ -550,6 +550,7 @@ def wgmma_gemm(
     clear_accum: builtins.bool = False,
     annotations: Any = None,
 ) -> None: ...
+def dp4a(A: _Value, B: _Value, C: _Value) -> None: ...
 def reduce(
     buffer: _Region,
     out: _Region,

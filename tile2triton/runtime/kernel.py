@@ -43,7 +43,23 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 class JITKernel:
     """A compiled TileLang program (TileLang's ``JITKernel``)."""
 
-    def __init__(self, func: ir.PrimFunc, target=None, pass_configs=None, launch: tuning.LaunchChoice | None = None):
+    def __init__(
+        self,
+        func: ir.PrimFunc,
+        target=None,
+        pass_configs=None,
+        launch: tuning.LaunchChoice | None = None,
+        *,
+        out_idx=None,
+        **tilelang_options,
+    ):
+        if not isinstance(func, ir.PrimFunc):
+            # TileLang's JITKernel(prim_func, out_idx=None, ..., target=...): compile the @T.prim_func
+            from ..compiler import compile_prim_func
+
+            if isinstance(target, (int, list, tuple)):  # TileLang's second positional argument
+                out_idx, target = target, tilelang_options.pop("target", None)
+            func = compile_prim_func(func, out_idx)
         self.prim_func = func
         # T.annotate_pass_configs in the kernel, overridden by the caller's pass_configs
         self.pass_configs = {**func.attrs.get("tilelang_pass_configs", {}), **(pass_configs or {})}

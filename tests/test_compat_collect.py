@@ -177,7 +177,13 @@ def test_cast_options_validated_like_tilelang():
     lit = T.cast(T.float32(1.5), "float16", round="rn")
     assert (lit.dtype, lit.value) == (T.float16, 1.5)
     with pytest.raises(NotImplementedError, match="round='rz'"):
-        T.cast(1.0, "float16", round="rz")
+        T.cast(0.1, "float16", round="rz")
+    with pytest.raises(NotImplementedError, match="sat=False"):
+        T.cast(1000.0, "float8_e4m3fn", sat=False)
+    # a number the target holds exactly: every rounding / saturation mode gives the number itself
+    for mode in ("rz", "rp", "rm"):
+        assert T.cast(T.float32(1.5), "float8_e4m3fn", round=mode).value == 1.5
+    assert T.cast(-2.0, "float8_e4m3fn", sat=False).value == -2.0
 
 
 @tilelang.jit(out_idx=[1])

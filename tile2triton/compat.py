@@ -247,7 +247,8 @@ BEYOND_T = [
      "the dtype of torch's storage (int4 -> int8, float4_e2m1fn -> float4_e2m1fnx2)"),
     ("tilelang.language.tir.ir (T.cast round= / sat= / rbits=)", SUPPORTED,
      "TileLang's option checks and messages; round '' / 'rn' with saturating fp8 casts lower to tl.cast; "
-     "rz / rp / rm / rs and sat=False to fp8 are compile errors at the user's line"),
+     "rz / rp / rm / rs and sat=False to fp8 are compile errors at the user's line (except on a number the "
+     "target holds exactly, which every mode leaves unchanged)"),
     ("tilelang.language.eager.ast (mutate, BaseBuilder)", UNSUPPORTED,
      "TileLang's AST rewriter (frontend internals); importable, calling them raises"),
     ("tilelang.language.common, tilelang.language.tir.op/exports, tilelang.{cuda,rocm,metal,cpu,webgpu}.language",

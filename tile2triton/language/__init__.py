@@ -625,12 +625,14 @@ def cast(value, dtype, round="", sat=True, rbits=None):  # noqa: A002
 
     check_cast_options(round, sat, rbits)
     target = to_dtype(dtype)
-    why = unsupported_cast_option(round, sat, target.name)
-    if why is not None:
-        raise CastOptionUnsupported(why)
     if isinstance(value, TypedLiteral):
         value = value.value
-    if isinstance(value, (builtins.bool, builtins.int, builtins.float)):
+    number = isinstance(value, (builtins.bool, builtins.int, builtins.float))
+    why = unsupported_cast_option(round, sat, target.name)
+    # a number the target holds exactly converts to itself under every rounding and saturation mode
+    if why is not None and not (number and _exact_in(value, target)):
+        raise CastOptionUnsupported(why)
+    if number:
         return TypedLiteral(target, value)
     raise KernelOnlyError(
         "T.cast of a run-time value can only be used inside a @T.prim_func or @tilelang.jit kernel body"
@@ -645,6 +647,20 @@ def Cast(dtype, value):  # noqa: N802
 @_kernel_only("reinterpret")
 def reinterpret(value, dtype):
     """Bit cast."""
+
+
+def _exact_in(value, dtype: DType) -> bool:
+    import math
+
+    import torch
+
+    if not math.isfinite(value):
+        return False
+    try:
+        converted = torch.tensor(value, dtype=torch.float64).to(dtype.as_torch()).double().item()
+    except (TypeError, RuntimeError):
+        return False
+    return converted == value
 
 
 @_host_ok("infinity")

@@ -3,7 +3,8 @@
 tile2triton lowers a cast to ``tl.cast`` / ``.to()``, which rounds to nearest and, for fp8, saturates
 to the finite range: ``round`` ``""`` / ``"rn"`` with ``sat=True`` (the defaults).  The other modes
 (``rz``, ``rp``, ``rm``, stochastic ``rs``) and ``sat=False`` on an fp8/fp4 target are rejected with
-``CastOptionUnsupported`` rather than silently rounded another way."""
+``CastOptionUnsupported`` rather than silently rounded another way, except on a number the target
+holds exactly (every mode gives the number itself)."""
 
 from __future__ import annotations
 

@@ -353,3 +353,37 @@ def test_jitkernel_takes_a_prim_func_as_in_tilelang(dev):
     out = poison((19,), device=dev)
     JITKernel(scale, target="auto")(a, out)
     assert_close(out, a.double() * 2, atol=0, rtol=0)
+
+
+# ----------------------------------------------------------------------------- tuple assignment
+@tilelang.jit
+def tuple_swaps(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32), S: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                A[i], B[i] = B[i], A[i] * 2.0
+            a = T.alloc_var(T.float32, S[0])
+            b = T.alloc_var(T.float32, S[1])
+            a, b = b, a + b
+            x = S[2]
+            y = S[3]
+            x, y = y, x - y
+            S[0], S[1], S[2], S[3] = a, b, x, y
+
+    return main
+
+
+def test_tuple_assignment_reads_the_whole_right_side_first(dev):
+    """Python semantics: `A[i], B[i] = B[i], A[i]` and `a, b = b, a + b` evaluate the right side
+    before assigning (tile2triton used to store the first target before reading the second value)."""
+    n = 37
+    a = torch.randn(n, device=dev)
+    b = torch.randn(n, device=dev)
+    s = torch.randn(4, device=dev)
+    a0, b0, s0 = a.clone(), b.clone(), s.clone().double()
+    tuple_swaps(n)(a, b, s)
+    assert_close(a, b0.double(), atol=0, rtol=0)
+    assert_close(b, a0.double() * 2, atol=0, rtol=0)
+    ref = torch.stack([s0[1], s0[0] + s0[1], s0[3], s0[2] - s0[3]])
+    assert_close(s, ref, atol=1e-6, rtol=1e-6)

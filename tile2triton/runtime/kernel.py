@@ -51,14 +51,18 @@ class JITKernel:
         launch: tuning.LaunchChoice | None = None,
         *,
         out_idx=None,
-        **tilelang_options,
+        execution_backend=None,
+        target_host=None,
+        verbose=False,
+        compile_flags=None,
     ):
+        # out_idx and the keywords after it: TileLang's JITKernel(prim_func, out_idx, ..., target=...);
+        # its execution backend, host target, verbosity and nvcc flags mean nothing under Triton
         if not isinstance(func, ir.PrimFunc):
-            # TileLang's JITKernel(prim_func, out_idx=None, ..., target=...): compile the @T.prim_func
             from ..compiler import compile_prim_func
 
             if isinstance(target, (int, list, tuple)):  # TileLang's second positional argument
-                out_idx, target = target, tilelang_options.pop("target", None)
+                out_idx, target = target, None
             func = compile_prim_func(func, out_idx)
         self.prim_func = func
         # T.annotate_pass_configs in the kernel, overridden by the caller's pass_configs

@@ -57,12 +57,22 @@ class _AliasLoader(importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(self.target)
 
 
+# TileLang modules whose name a tile2triton package also has, with a different meaning
+NOT_ALIASED = {
+    "tilelang.ir": "TileLang's IR nodes and source spans over TVM IR; tile2triton's own IR (tile2triton.ir) "
+    "is not TileLang's API",
+}
+
+
 class TileLangAliasFinder(importlib.abc.MetaPathFinder):
     """Resolves ``tilelang`` and ``tilelang.X.Y`` to ``tile2triton`` and ``tile2triton.X.Y``."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "tilelang" and not fullname.startswith("tilelang."):
             return None
+        for name, why in NOT_ALIASED.items():
+            if fullname == name or fullname.startswith(name + "."):
+                raise ModuleNotFoundError(f"No module named '{fullname}': tile2triton does not provide {name} ({why})")
         real = "tile2triton" + fullname[len("tilelang") :]
         try:
             found = importlib.util.find_spec(real)
@@ -97,6 +107,7 @@ def install_tilelang_alias() -> None:
     if not any(isinstance(f, TileLangAliasFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TileLangAliasFinder())
     tile2triton.tvm.install_as_tvm()  # bare `import tvm`, only where no real TVM is installed
+    tile2triton.tvm.install_as_tvm_ffi()  # likewise `import tvm_ffi` (Map, Array)
 
 
 # ----------------------------------------------------------------------------- loading user files

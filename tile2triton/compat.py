@@ -39,6 +39,7 @@ LANGUAGE_VALUES = {
     "macro": "inlined at each call",
     "dynamic": "run-time size argument; tensor shapes may be expressions of sizes (M // 128, T.ceildiv(M, 4), 2 * M): bound by the bare dims, checked at call time",
     "symbolic": "deprecated alias of T.dynamic",
+    "Var": "the class of T.dynamic's symbolic sizes (isinstance checks; T.Var(name, dtype) is T.dynamic)",
     "dtype": "dtype constructor",
     "ptr": "raw-address parameter: takes a tensor or its data_ptr(); T.Tensor([G], T.ptr) is a table of int64 addresses",
     "handle": "alias of T.ptr (a raw-address parameter)",
@@ -52,6 +53,7 @@ LANGUAGE_VALUES = {
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
 NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
+    "wait_wgmma": "waits for T.wgmma_gemm; tl.dot's result is complete when read",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
     "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
     "set_max_nreg": "setmaxnreg for a warp group (register-allocation hint; Triton allocates registers)",
@@ -81,7 +83,6 @@ UNSUPPORTED_REASONS = {
     "reduce_bitxor": "not implemented yet",
     "gemm_sp": "2:4 structured-sparse GEMM has no Triton equivalent",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
-    "dp4a": "not implemented yet (an int8 T.gemm gives the same result)",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
     "loop_break": "not implemented yet",
@@ -106,7 +107,6 @@ UNSUPPORTED_REASONS = {
     "meta_class": "meta-classes (JIT-time tile schedulers) not implemented yet",
     "BaseTileScheduler": "tile schedulers not implemented yet",
     "PersistentTileScheduler": "tile schedulers not implemented yet",
-    "annotate_safe_value": "not implemented yet (out-of-bounds loads read 0)",
     "device_assert": "not implemented yet",
     "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
@@ -196,7 +196,11 @@ BEYOND_T = [
      "tirx/tir const, reinterpret, Cast, Select and the expression class names; a bare `import tvm` resolves "
      "to it under the tilelang alias only when no real TVM is installed"),
     ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script, tirx.decl_buffer/stmt_functor, TVM passes", UNSUPPORTED,
-     "building or transforming TVM IR: tile2triton has its own IR; accessing them raises AttributeError saying so"),
+     "building or transforming TVM IR: tile2triton has its own IR; accessing them raises AttributeError "
+     "(importing a tvm submodule: ModuleNotFoundError) saying so"),
+    ("tvm_ffi (import tvm_ffi)", SUPPORTED,
+     "Map and Array as dict and list; `import tvm_ffi` resolves to tile2triton/tvm/ffi.py under the tilelang "
+     "alias only when no real tvm_ffi is installed; the FFI function registry is not provided"),
     ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
     ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
@@ -216,7 +220,9 @@ BEYOND_T = [
     ("tilelang.carver.template / roller", UNSUPPORTED,
      "importable; building a template raises (no configurations derived from a device model)"),
     ("tilelang.tools (Analyzer, plot_layout)", UNSUPPORTED, "importable; calling them raises (they analyse TVM IR)"),
-    ("tilelang.transform", SUPPORTED, "PassConfigKey; simplify_prim_func / apply_simplify return the kernel unchanged"),
+    ("tilelang.transform", SUPPORTED,
+     "PassConfigKey; simplify_prim_func / apply_simplify drop unused tensor parameters from the signature, "
+     "as TileLang's Simplify does (expressions are simplified while lowering anyway)"),
     ("tilelang.PassConfigKey", SUPPORTED, "every member of TileLang's PassConfigKey (accepted, no effect)"),
     ("tilelang.engine.callback", NO_EFFECT,
      "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
@@ -225,10 +231,29 @@ BEYOND_T = [
     ("tilelang.rocm.target", SUPPORTED,
      "check_hip_availability / target_is_gfx950 answer False: tile2triton targets NVIDIA GPUs (32-lane warps) "
      "and the CPU interpreter, never HIP"),
+    ("tilelang.language.kernel", SUPPORTED, "Kernel, _normalize_threads (TileLang's thread-extent check)"),
+    ("tilelang.language.dtypes.resolve_torch_storage_dtype", SUPPORTED,
+     "the dtype of torch's storage (int4 -> int8, float4_e2m1fn -> float4_e2m1fnx2)"),
+    ("tilelang.language.tir.ir (T.cast round= / sat= / rbits=)", SUPPORTED,
+     "TileLang's option checks and messages; round '' / 'rn' with saturating fp8 casts lower to tl.cast; "
+     "rz / rp / rm / rs and sat=False to fp8 are compile errors at the user's line (except on a number the "
+     "target holds exactly, which every mode leaves unchanged)"),
+    ("tilelang.language.eager.ast (mutate, BaseBuilder)", UNSUPPORTED,
+     "TileLang's AST rewriter (frontend internals); importable, calling them raises"),
+    ("tilelang.language.common, tilelang.language.tir.op/exports, tilelang.{cuda,rocm,metal,cpu,webgpu}.language",
+     UNSUPPORTED, "TileLang's per-backend dialect modules; tile2triton has one T namespace"),
+    ("tilelang.ir (spans, IR node helpers)", UNSUPPORTED,
+     "TileLang's IR over TVM; importing it raises ModuleNotFoundError saying so (tile2triton.ir is its own IR)"),
+    ("tilelang.layout", NO_EFFECT,
+     "Layout, Fragment (.repeat/.replicate/...) and every make_*_layout / make_gemm_fragment_8x8* helper: "
+     "T.annotate_layout hints; querying a layout raises; SwizzleMode with its descriptor numbers"),
+    ("tilelang.transform.simplify", SUPPORTED, "apply_simplify / simplify_prim_func (as tilelang.transform)"),
     ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
     ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
      "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
+    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator (compute_gmma_descriptor, emitters)", UNSUPPORTED,
+     "importable; calling them raises (WGMMA descriptors are below Triton's abstraction)"),
 ]  # fmt: skip
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from . import ir
 from .errors import user_facing
 from .frontend.bind import bind_prim_func, normalize_out_idx
 from .frontend.eager_bind import bind_eager
 from .frontend.source import KernelSource
+from .passes.analysis import referenced_buffers
 from .passes.check import check
 from .runtime.kernel import JITKernel
 
@@ -32,17 +36,28 @@ def compile(func: KernelSource, out_idx=None, target=None, *, pass_configs=None,
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
     ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py).
     ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
+    return JITKernel(compile_prim_func(func, out_idx), target=target, pass_configs=pass_configs)
+
+
+def compile_prim_func(func: KernelSource, out_idx=None):
+    """Bind and check a ``@T.prim_func`` (``tilelang.compile`` and ``JITKernel(prim_func, ...)``)."""
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
     prim = bind_kernel_source(func, out_idx)
     check(prim)
-    return JITKernel(prim, target=target, pass_configs=pass_configs)
+    return prim
 
 
 def bind_kernel_source(func: KernelSource, out_idx=None):
     """Bind a ``@T.prim_func``.  Parameters declared in the body (``A: T.Tensor(...)`` under
     ``def main(A)``, outputs made with ``T.empty`` and returned) bind as an eager kernel does,
     with no call arguments: every shape is a literal or a ``T.dynamic`` size."""
+    if getattr(func, "simplify_arguments", False):  # tilelang.transform.apply_simplify(func)
+        prim = bind_kernel_source(dataclasses.replace(func), None)
+        drop_unused_buffers(prim)
+        if out_idx is not None:  # it counts the parameters that remain, as in TileLang
+            prim.out_idx = normalize_out_idx(out_idx, len(prim.params), prim.loc)
+        return prim
     if all(a.annotation is not None for a in _params(func.tree)):
         return bind_prim_func(func, out_idx)
     prim = bind_eager(func, {}, {}, {})
@@ -56,6 +71,31 @@ def bind_kernel_source(func: KernelSource, out_idx=None):
 
 
 KernelSource.binder = bind_kernel_source  # KernelSource.attrs binds through it
+
+
+def drop_unused_buffers(prim) -> None:
+    """TileLang's ``Simplify(simplify_arguments=True)``: tensor parameters no kernel reads or writes
+    leave the signature (``kernel(A, B, C)`` for ``main(A, B, Bias, C)`` when Bias is unused).  Kept:
+    outputs, tensors with a symbolic shape or stride (they may define a size), and every parameter
+    of a function with T.alloc_global workspaces (their indices follow the parameters)."""
+    if prim.workspaces:
+        return
+    used = set()
+    for kernel in prim.kernels:
+        used.update(b.root for b in referenced_buffers(kernel))
+    keep = []
+    for i, p in enumerate(prim.params):
+        static = isinstance(p, ir.Buffer) and all(isinstance(d, int) for d in (*p.shape, *(p.strides or ())))
+        if (
+            static
+            and p.root not in used
+            and i not in prim.out_idx
+            and not any(q is not p and isinstance(q, ir.Buffer) and q.root is p for q in prim.params)
+        ):
+            continue
+        keep.append(i)
+    prim.out_idx = [keep.index(i) for i in prim.out_idx]
+    prim.params = [prim.params[i] for i in keep]
 
 
 def _params(tree) -> list:

@@ -62,6 +62,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if buf.root in _written_globals(lw):  # a TMA read after a store would need a proxy fence
         return False
+    if buf.root in lw.kernel.safe_values:  # TMA fills out-of-bounds elements with 0
+        return False
     rb = lw.regs.get(dst.buffer)
     if rb is None or rb.lanes is not None or rb.view_of is not None:
         return False

@@ -380,8 +380,8 @@ class KernelLowerer:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
-        if mask is not None:
-            kwargs = {"mask": mask, "other": load_other(buf.dtype)}
+        if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
+            kwargs = {"mask": mask, "other": load_other(buf.dtype, self.kernel.safe_values.get(buf.root, 0))}
         node = P.call("tl.load", ptr, **kwargs)
         if self.storage_dtype(buf.dtype) != buf.dtype:
             node = P.to(node, self.storage_dtype(buf.dtype))

@@ -151,10 +151,11 @@ def is_fp8(dt: DType) -> bool:
     return dt.is_float and dt.bits == 8
 
 
-def load_other(dt: DType) -> ast.expr:
-    """The ``other=`` of a masked ``tl.load`` of ``dt`` elements: a zero Triton can cast to ``dt``
-    (it casts an int literal as int32, and casts no integer to or from an fp8 type)."""
-    return P.const(0.0 if is_fp8(dt) else 0)
+def load_other(dt: DType, value=0) -> ast.expr:
+    """The ``other=`` of a masked ``tl.load`` of ``dt`` elements: ``value`` (0, or the tensor's
+    ``T.annotate_safe_value``) as a literal Triton can cast to ``dt`` (it casts an int literal as
+    int32, and casts no integer to or from an fp8 type)."""
+    return P.const(float(value) if is_fp8(dt) else value)
 
 
 def literal_value(node):

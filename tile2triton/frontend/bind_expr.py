@@ -357,7 +357,10 @@ class ExprBinder:
             if getattr(fn, "__wrapped__", None) is None and all(
                 is_python_value(v) and not isinstance(v, TypedLiteral) for v in _flat(args.values())
             ):
-                return fn(**args)  # host-capable primitive on plain numbers
+                try:
+                    return fn(**args)  # host-capable primitive on plain numbers
+                except (ValueError, TypeError, NotImplementedError) as exc:  # bad or unsupported arguments
+                    raise self.error(str(exc), node) from None
             return rule(self, node, args)
         if isinstance(fn, DType):
             value = self.expr(node.args[0]) if node.args else 0

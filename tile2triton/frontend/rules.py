@@ -18,7 +18,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
-from ..language.dtypes import DTYPES, DType
+from ..language.dtypes import DTYPES, DType, TypedLiteral
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 
@@ -142,7 +142,7 @@ def _staged(b: BinderLike, region: ir.Region, node, read: bool = True) -> tuple[
     return whole(part), [ir.Copy(loc, whole(part), region)]
 
 
-@rule("gemm")
+@rule("gemm", "wgmma_gemm")
 def bind_gemm(b: BinderLike, node, args):
     a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node)
     bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node)
@@ -629,6 +629,7 @@ def ir_eval_at(e, var, value):
 
 @rule(
     "annotate_layout",
+    "wait_wgmma",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
     "assume",
@@ -640,6 +641,58 @@ def ir_eval_at(e, var, value):
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None
+
+
+@rule("dp4a")
+def bind_dp4a(b: BinderLike, node, args):
+    """CUDA's ``__dp4a`` on four consecutive int8 elements of A and B (from the element given, along
+    the last dim) into the int32 element of C, written out as its sum of products."""
+    loads = []
+    for what, want in (("A", DTYPES["int8"]), ("B", DTYPES["int8"]), ("C", INT32)):
+        value = args[what]
+        if isinstance(value, ir.Buffer):
+            value = ir.Load(value, tuple(as_expr(0) for _ in value.shape))
+        if not isinstance(value, ir.Load):
+            raise b.error(f"T.dp4a operand {what} must be a buffer element (A_local[k]) or a buffer", node)
+        if value.buffer.dtype != want:
+            kind = "inputs" if what != "C" else "an int32 accumulator"
+            raise b.error(f"dp4a requires {kind}, got {what}.dtype='{value.buffer.dtype.name}'", node)
+        loads.append(value)
+    a, bb, c = loads
+    total = c
+    for k in range(4):
+        at = [
+            ir.Load(x.buffer, (*x.indices[:-1], as_expr(b.binop("+", operator.add, x.indices[-1], k, node))))
+            for x in (a, bb)
+        ]
+        product = ir.BinOp("*", ir.Cast(at[0], INT32), ir.Cast(at[1], INT32), INT32)
+        total = ir.BinOp("+", total, product, INT32)
+    b.emit(ir.Store(b.loc(node), c.buffer, c.indices, total))
+
+
+@rule("annotate_safe_value")
+def bind_annotate_safe_value(b: BinderLike, node, args):
+    """The value out-of-bounds loads of a global tensor read (TileLang's ``safe_value_map``), kept on
+    the kernel: TileLang attaches it to the kernel's block, so it holds for the whole T.Kernel."""
+    mapping = args["safe_value_map"]
+    if b.kernel is None:
+        raise b.error("T.annotate_safe_value must be inside a T.Kernel", node)
+    if not isinstance(mapping, dict):
+        raise b.error("T.annotate_safe_value takes a dict {global tensor: value}", node)
+    for buf, value in mapping.items():
+        if not isinstance(buf, ir.Buffer) or buf.scope != ir.GLOBAL:
+            raise b.error("T.annotate_safe_value keys must be global tensors (kernel parameters)", node)
+        value = value.value if isinstance(value, TypedLiteral) else value
+        if not isinstance(value, (bool, int, float)):
+            raise b.error(f"the safe value of '{buf.name}' must be a compile-time number, got {value!r}", node)
+        old = b.kernel.safe_values.get(buf.root)
+        if old is not None and old != value:
+            raise b.error(
+                f"'{buf.name}' already has the safe value {old!r} in this T.Kernel; tile2triton keeps one per "
+                "tensor and kernel (scoped safe values are not supported)",
+                node,
+            )
+        b.kernel.safe_values[buf.root] = value
 
 
 @rule("annotate_pass_configs", "annotate_compile_flags")
@@ -934,7 +987,17 @@ def bind_clamp(b: BinderLike, node, args):
 
 @rule("cast")
 def bind_cast(b: BinderLike, node, args):
-    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
+    from ..language.tir.ir import check_cast_options, unsupported_cast_option
+
+    dtype = b.dtype_arg(args["dtype"], node)
+    try:
+        check_cast_options(args["round"], args["sat"], args["rbits"])
+    except ValueError as exc:
+        raise b.error(str(exc), node) from None
+    why = unsupported_cast_option(args["round"], args["sat"], dtype.name)
+    if why is not None:
+        raise b.error(why, node)
+    return ir.Cast(as_expr(args["value"], b.loc(node)), dtype)
 
 
 @rule("Cast")

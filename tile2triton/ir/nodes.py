@@ -335,6 +335,7 @@ class Kernel(Stmt):
     thread_vars: list = field(default_factory=list)  # thread view: [tx, ty, tz][:len(thread_extents)], once used
     thread_extents: tuple = ()  # threads per dim (x, y, z); ``threads`` is their product
     swizzle: tuple | None = None  # T.use_swizzle(panel, order): block rasterization (a bijection)
+    safe_values: dict = field(default_factory=dict)  # T.annotate_safe_value: global Buffer -> what its OOB loads read
 
 
 @dataclass(eq=False)

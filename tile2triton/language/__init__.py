@@ -267,6 +267,27 @@ def gemm(
     """``C (+)= op(A) @ op(B)``, accumulating in C's dtype."""
 
 
+@_kernel_only("wgmma_gemm")
+def wgmma_gemm(
+    A,
+    B,
+    C,
+    transpose_A=False,
+    transpose_B=False,
+    policy=None,
+    clear_accum=False,
+    annotations=None,
+):  # noqa: N803
+    """TileLang's explicit Hopper WGMMA ``T.gemm`` (no implicit wait): the same product here, since
+    ``tl.dot``'s result is complete when it is read (``T.wait_wgmma`` has nothing to wait for)."""
+
+
+@_kernel_only("dp4a")
+def dp4a(A, B, C):  # noqa: N803
+    """``C[0] += sum(A[k] * B[k] for k < 4)``: four int8 products accumulated in int32, from the
+    element of ``A`` / ``B`` / ``C`` given (or a buffer's first) and the three after it."""
+
+
 @_kernel_only("reduce")
 def reduce(buffer, out, reduce_type, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     """Reduce ``buffer`` along ``dim`` into ``out``."""
@@ -388,9 +409,21 @@ def use_swizzle(panel_size, order="row", enable=True):
     """Block rasterization; a bijection on the grid, so results do not change."""
 
 
+@_kernel_only("annotate_safe_value")
+def annotate_safe_value(safe_value_map):
+    """``{A: value}``: loads of the global tensor ``A`` outside its bounds read ``value`` instead of 0
+    (for the whole T.Kernel)."""
+
+
 @_kernel_only("annotate_layout")
 def annotate_layout(layout_map):
     """Shared/fragment layout hint; no effect on results."""
+
+
+@_kernel_only("wait_wgmma")
+def wait_wgmma(id):  # noqa: A002
+    """Wait for outstanding WGMMA groups; no effect here (``T.wgmma_gemm`` lowers to ``tl.dot``,
+    whose result is ready when used)."""
 
 
 @_kernel_only("no_set_max_nreg")
@@ -603,9 +636,26 @@ def clamp(dst, min_val, max_val):
     """``min(max(dst, min_val), max_val)`` (TileLang's parameter names)."""
 
 
-@_kernel_only("cast")
+@_host_ok("cast")
 def cast(value, dtype, round="", sat=True, rbits=None):  # noqa: A002
-    """Convert ``value`` to ``dtype``."""
+    """Convert ``value`` to ``dtype`` (``round`` / ``sat`` / ``rbits``: see tile2triton/language/tir/ir.py).
+    On a Python number it gives a typed literal, like ``T.float32(1.0)``."""
+    from .tir.ir import CastOptionUnsupported, check_cast_options, unsupported_cast_option
+
+    check_cast_options(round, sat, rbits)
+    target = to_dtype(dtype)
+    if isinstance(value, TypedLiteral):
+        value = value.value
+    number = isinstance(value, (builtins.bool, builtins.int, builtins.float))
+    why = unsupported_cast_option(round, sat, target.name)
+    # a number the target holds exactly converts to itself under every rounding and saturation mode
+    if why is not None and not (number and _exact_in(value, target)):
+        raise CastOptionUnsupported(why)
+    if number:
+        return TypedLiteral(target, value)
+    raise KernelOnlyError(
+        "T.cast of a run-time value can only be used inside a @T.prim_func or @tilelang.jit kernel body"
+    )
 
 
 @_kernel_only("Cast")
@@ -616,6 +666,20 @@ def Cast(dtype, value):  # noqa: N802
 @_kernel_only("reinterpret")
 def reinterpret(value, dtype):
     """Bit cast."""
+
+
+def _exact_in(value, dtype: DType) -> bool:
+    import math
+
+    import torch
+
+    if not math.isfinite(value):
+        return False
+    try:
+        converted = torch.tensor(value, dtype=torch.float64).to(dtype.as_torch()).double().item()
+    except (TypeError, RuntimeError):
+        return False
+    return converted == value
 
 
 @_host_ok("infinity")
@@ -1020,6 +1084,7 @@ def dynamic(name: str, dtype="int32"):
 
 
 symbolic = dynamic
+Var = Dynamic  # TileLang's T.dynamic returns a TVM Var: `isinstance(n, T.Var)` tells a symbolic size from an int
 
 
 @_kernel_only("const")

@@ -141,7 +141,10 @@ UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
 }
+# torch storage of the sub-byte formats, as TileLang's as_torch() gives it
 _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
+_TORCH_NAMES["float4_e2m1fnx2"] = "float4_e2m1fn_x2"
+_TORCH_NAMES["int4"] = "int8"
 
 # Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
@@ -210,6 +213,32 @@ def to_dtype(value) -> DType:
     if found is None:
         raise TypeError(dtype_error(value))
     return found
+
+
+def resolve_torch_storage_dtype(value) -> DType:
+    """The TileLang dtype of the torch storage of ``value`` (TileLang's helper of the same name):
+    itself for the formats torch has, ``int8`` for ``int4``, ``float4_e2m1fnx2`` (or ``int8`` where
+    torch lacks fp4) for ``float4_e2m1fn``."""
+    if isinstance(value, DType):
+        key = value.name
+    else:
+        key = _key(value)
+        if key is None:
+            raise TypeError(dtype_error(value))
+    if key in DTYPES:
+        return DTYPES[key]
+    if key not in UNSUPPORTED:
+        raise TypeError(dtype_error(value))
+    import torch
+
+    storage = getattr(torch, _TORCH_NAMES.get(key, key), None)
+    if storage is None:
+        if key.startswith("float4_e2m1fn"):
+            return DTYPES["int8"]
+        raise TypeError(f"T.{key} has no torch storage dtype: {UNSUPPORTED_DTYPES[key]}")
+    name = str(storage)[len("torch.") :]
+    name = {"float4_e2m1fn_x2": "float4_e2m1fnx2"}.get(name, name)  # torch's spelling -> TileLang's
+    return DTYPES.get(name) or UNSUPPORTED[name]
 
 
 def promote(a: DType, b: DType) -> DType:

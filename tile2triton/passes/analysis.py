@@ -163,6 +163,9 @@ def _referenced(stmt: ir.Stmt) -> frozenset:
     return cached
 
 
+referenced_buffers = _referenced  # for the compiler (unused tensor parameters)
+
+
 def first_access(stmts, buf, lane_vars=None) -> str | None:
     """'write' if ``buf`` is wholly written before it is read in ``stmts``, 'read' if it may be
     read (or partly written) first, None if untouched."""

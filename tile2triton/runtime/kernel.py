@@ -43,7 +43,27 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 class JITKernel:
     """A compiled TileLang program (TileLang's ``JITKernel``)."""
 
-    def __init__(self, func: ir.PrimFunc, target=None, pass_configs=None, launch: tuning.LaunchChoice | None = None):
+    def __init__(
+        self,
+        func: ir.PrimFunc,
+        target=None,
+        pass_configs=None,
+        launch: tuning.LaunchChoice | None = None,
+        *,
+        out_idx=None,
+        execution_backend=None,
+        target_host=None,
+        verbose=False,
+        compile_flags=None,
+    ):
+        # out_idx and the keywords after it: TileLang's JITKernel(prim_func, out_idx, ..., target=...);
+        # its execution backend, host target, verbosity and nvcc flags mean nothing under Triton
+        if not isinstance(func, ir.PrimFunc):
+            from ..compiler import compile_prim_func
+
+            if isinstance(target, (int, list, tuple)):  # TileLang's second positional argument
+                out_idx, target = target, None
+            func = compile_prim_func(func, out_idx)
         self.prim_func = func
         # T.annotate_pass_configs in the kernel, overridden by the caller's pass_configs
         self.pass_configs = {**func.attrs.get("tilelang_pass_configs", {}), **(pass_configs or {})}

@@ -44,7 +44,47 @@ def install_as_tvm() -> bool:
     for sub in ("error", "target", "tirx", "transform"):
         sys.modules[f"tvm.{sub}"] = sys.modules[f"{__name__}.{sub}"]
     sys.modules["tvm.tir"] = sys.modules[f"{__name__}.tirx"]
+    if not any(isinstance(f, _OutOfScopeFinder) for f in sys.meta_path):
+        sys.meta_path.append(_OutOfScopeFinder())  # last: consulted only for what does not exist
     return True
+
+
+def install_as_tvm_ffi() -> bool:
+    """Let ``import tvm_ffi`` find ``tile2triton.tvm.ffi`` (Map, Array), only when no real ``tvm_ffi``
+    is importable.  True if installed."""
+    import importlib.util
+    import sys
+
+    from . import ffi
+
+    if "tvm_ffi" in sys.modules:
+        return sys.modules["tvm_ffi"] is ffi
+    try:
+        if importlib.util.find_spec("tvm_ffi") is not None:
+            return False
+    except (ImportError, ValueError):
+        return False
+    sys.modules["tvm_ffi"] = ffi
+    return True
+
+
+class _OutOfScopeFinder:
+    """``import tvm.arith`` / ``from tvm.script import ...`` while ``tvm`` is this light subset: a
+    ModuleNotFoundError that says why (instead of Python's bare 'No module named')."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        import sys
+
+        if sys.modules.get("tvm") is not sys.modules[__name__]:
+            return None
+        if not fullname.startswith(("tvm.", f"{__name__}.")):
+            return None
+        fullname = "tvm." + fullname.split(".tvm.", 1)[-1] if fullname.startswith(__name__) else fullname
+        # no ``name=``: ``from tvm import arith`` then reports this message, not "cannot import name"
+        raise ModuleNotFoundError(f"No module named '{fullname}': {OUT_OF_SCOPE}")
+
+    def find_module(self, fullname, path=None):  # pragma: no cover - legacy protocol
+        return None
 
 
 def __getattr__(name: str):

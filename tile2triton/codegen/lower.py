@@ -26,8 +26,8 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
+from . import exits, scratch
 from . import pyast as P
-from . import scratch
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
@@ -170,6 +170,9 @@ class KernelLowerer:
             self.origin = s.loc
             try:
                 rule(self, s)
+                if self.scope.exits is not None and exits.leaves(s):  # the rest runs unless it left
+                    if exits.guard_rest(self, stmts[position + 1 :]):
+                        return
             finally:
                 self.origin = saved
 

@@ -11,8 +11,8 @@ from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import find_split
+from . import exits, scratch
 from . import pyast as P
-from . import scratch
 from .descriptors import descriptor_load
 from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
@@ -117,7 +117,8 @@ def lower_store(lw: Lowerer, s: ir.Store) -> None:
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
 def lower_for(lw: Lowerer, s: ir.For) -> None:
-    if lw.options.vectorize_loops:
+    leaves = bool(ir.loop_exits(s.body))  # break/continue: the iterations run one after another
+    if lw.options.vectorize_loops and not leaves:
         if _is_map_loop(lw, s):
             _lower_map_loop(lw, s)
             return
@@ -133,7 +134,7 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         lw.scope.ranges.set(s.var, lo, hi - 1)
     elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
         lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None else None
+    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None and not leaves else None
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
@@ -170,7 +171,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     else:
         iterator = P.call("range", *args)
     with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
-        body = lw.block(s.body)
+        body, _ = exits.loop_body(lw, s.body, s.var.name)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
@@ -332,7 +333,14 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
 def lower_while(lw: Lowerer, s: ir.While) -> None:
     with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
         cond = lw.scalar(s.cond, "a while loop's condition")
-    lw.emit(ast.While(cond.node, lw.block(s.body), []))
+    body, flags = exits.loop_body(lw, s.body, "loop")
+    lw.emit(ast.While(exits.still_running(lw, flags, cond.node), body, []))
+
+
+@lowers(ir.Break)
+@lowers(ir.Continue)
+def lower_break_continue(lw: Lowerer, s: ir.Stmt) -> None:
+    exits.lower_exit(lw, s)
 
 
 @lowers(ir.If)

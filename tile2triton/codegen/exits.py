@@ -41,13 +41,15 @@ class _PerLaneExit(Exception):
     """A scalar flag met a per-lane condition: the loop is lowered again with lane flags."""
 
 
-def loop_body(lw: Lowerer, body: list, var_hint: str) -> tuple[list, LoopExits | None]:
+def loop_body(lw: Lowerer, body: list, var_hint: str, per_lane: bool = False) -> tuple[list, LoopExits | None]:
     """Lower a loop body; with ``break``/``continue`` in it, the flags are set up (their first
     values are emitted before the loop, the current statement list being the loop's)."""
     kinds = ir.loop_exits(body)
     if not kinds:
         with lw.scoped(exits=None):
             return lw.block(body), None
+    if per_lane:
+        return _lower_with_flags(lw, body, kinds, var_hint, per_lane=True)
     saved, names = lw.scope.snapshot(), set(lw.names.taken)
     try:
         return _lower_with_flags(lw, body, kinds, var_hint, per_lane=False)
@@ -94,15 +96,16 @@ def _start_value(lw: Lowerer, per_lane: bool) -> ast.expr:
     return every if mask is None else P.binop("&", every, mask)
 
 
-def still_running(lw: Lowerer, exits: LoopExits | None, test: ast.expr) -> ast.expr:
-    """A while loop's test, false once every lane has left by ``break``."""
+def still_running(lw: Lowerer, exits: LoopExits | None, test: Tile) -> ast.expr:
+    """A while loop's test, false once every lane has left (by ``break``, or where its own test
+    fails: a per-lane test)."""
     if exits is None or exits.running is None:
-        return test
-    flag = P.name(exits.running)
-    if exits.per_lane:
-        count = P.call("tl.sum", P.call("tl.where", flag, P.const(1), P.const(0)))
-        flag = P.binop(">", count, P.const(0))
-    return P.binop("&", flag, test)
+        return test.node
+    if not exits.per_lane:
+        return P.binop("&", P.name(exits.running), test.node)
+    live = P.name(exits.running) if not test.axes else P.binop("&", P.name(exits.running), test.node)
+    some = P.binop(">", P.call("tl.max", P.call("tl.where", live, P.const(1), P.const(0))), P.const(0))
+    return some if test.axes else P.binop("&", some, test.node)
 
 
 def lower_exit(lw: Lowerer, s: ir.Stmt) -> None:
@@ -115,10 +118,13 @@ def lower_exit(lw: Lowerer, s: ir.Stmt) -> None:
     if not exits.per_lane and any(c.axes for c in inner):
         raise _PerLaneExit()
     flags = [exits.active] if isinstance(s, ir.Continue) else [exits.running, exits.active]
-    taken = P.and_all([c.node for c in inner])
     for flag in flags:
         if flag is None:
             continue
+        # (``flag & ~(flag & c)`` is ``flag & ~c``)
+        taken = P.and_all([c.node for c in inner if not (isinstance(c.node, ast.Name) and c.node.id == flag)])
+        if taken is None and inner and exits.per_lane:
+            taken = P.const(True)
         if taken is None:  # in plain `if`s (or none): the branch is the condition
             lw.emit(P.assign(flag, P.const(False)))
         else:

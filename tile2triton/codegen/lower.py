@@ -116,6 +116,7 @@ class KernelLowerer:
     out: list = field(default_factory=list)  # statements of the body being lowered
     origin: ir.Loc | None = None  # the TileLang statement being lowered
     helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
+    uniform_vars: frozenset = frozenset()  # thread view: private scalars the same in every thread (one scalar)
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far
@@ -299,7 +300,10 @@ class KernelLowerer:
             for known, other in ((a, b), (b, a)):
                 if is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
                     return other if known.node.value == conjunction else known
-            return Tile(P.binop("&" if conjunction else "|", a.node, b.node), BOOL, axes)
+            node = P.binop("&" if conjunction else "|", a.node, b.node)
+            if bool(a.axes) != bool(b.axes):  # a 0-d operand: the interpreter's `&` yields int data
+                node = self.scalar_mask(node)
+            return Tile(node, BOOL, axes)
         if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:

@@ -38,7 +38,7 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
-    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
+    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR) and buf not in lw.uniform_vars
     shape = tuple(lw.scope.lanes.padded) + local_shape if private else local_shape
     rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer
@@ -332,9 +332,13 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
 @lowers(ir.While)
 def lower_while(lw: Lowerer, s: ir.While) -> None:
     with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
-        cond = lw.scalar(s.cond, "a while loop's condition")
-    body, flags = exits.loop_body(lw, s.body, "loop")
-    lw.emit(ast.While(exits.still_running(lw, flags, cond.node), body, []))
+        cond = lw.ev(s.cond)
+    if not cond.axes or lw.scope.lanes is None:
+        body, flags = exits.loop_body(lw, s.body, "loop")
+    else:  # a per-thread condition: each lane leaves the loop where its own condition fails
+        leave = ir.If(s.loc, ir.UnaryOp("not", s.cond, BOOL), [ir.Break(s.loc)], [])
+        body, flags = exits.loop_body(lw, [leave, *s.body], "loop", per_lane=True)
+    lw.emit(ast.While(exits.still_running(lw, flags, cond), body, []))
 
 
 @lowers(ir.Break)

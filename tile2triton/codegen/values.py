@@ -194,6 +194,7 @@ class Lowerer(Protocol):
     statement_serial: int
     scratch: object  # scratch.ScratchState
     descriptors: object  # descriptors.DescriptorState
+    uniform_vars: frozenset
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
     def scoped(self, **changes) -> AbstractContextManager: ...

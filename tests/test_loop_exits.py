@@ -6,6 +6,7 @@ alike (passes/uniform.py); and the forms that cannot be supported (one error at 
 import pytest
 import torch
 from t2t_util import assert_close, assert_equal, poison
+from test_fuzz_regressions import compile_for_hopper
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -373,3 +374,56 @@ def test_tile_op_after_per_thread_break_is_an_error():
 
     error = _compile_error(kernel, r"T.fill of a block-level buffer cannot follow a per-thread 'break'")
     assert "T.fill(S, 0.0)" in str(error)  # at the tile operation's line
+
+
+# ----------------------------------------------------------------------------- GPU type rules
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tiles_until_over(37, 300, 32, 25.0),
+        lambda: per_thread_scan(45, 29, 1.6, 32),
+        lambda: collatz_steps(77, 25, 48),
+        lambda: histogram_rounds(300, 64, 95),
+    ],
+    ids=["block-level", "per-thread", "per-thread-while", "uniform-thread-view"],
+)
+def test_flags_keep_their_types_on_the_gpu(build, tmp_path):
+    """The flags are loop-carried: Triton (3.6 too) checks their types only when it compiles."""
+    compile_for_hopper(build(), tmp_path)
+
+
+@tilelang.jit
+def byte_of_bits(N, threads):
+    """A uint32 shifted by an int32 amount, cast to int32 and carried by a loop (topk_selector's
+    radix passes): TVM computes uint32 >> int32 in int32; the Triton value must be int32 too."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), Out: T.Tensor((N,), T.int32)):
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
+            tx = T.get_thread_binding()
+            i = bx * threads + tx
+            byte = T.alloc_var(T.int32)
+            total = T.alloc_var(T.int32)
+            byte = 0
+            total = 0
+            for r in T.serial(4):
+                byte = T.cast((T.reinterpret(A[i], T.uint32) >> (24 - r * 8)) & 0xFF, T.int32)
+                total = total * 3 + byte
+            if i < N:
+                Out[i] = total
+
+    return main
+
+
+def test_unsigned_shift_by_a_signed_amount_keeps_the_loop_type(dev, tmp_path):
+    N, threads = 150, 64
+    A = torch.randn(N, device=dev)
+    out = poison((N,), torch.int32, device=dev)
+    kernel = byte_of_bits(N, threads)
+    kernel(A, out)
+    bits = A.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    ref = torch.zeros(N, dtype=torch.int64)
+    for r in range(4):
+        ref = ref * 3 + ((bits >> (24 - r * 8)) & 0xFF)
+    assert_equal(out, ref.to(torch.int32))
+    compile_for_hopper(kernel, tmp_path)

@@ -318,6 +318,10 @@ class KernelLowerer:
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
         if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if e.dtype.is_int and a.dtype.is_int and b.dtype.is_int and a.dtype.kind != b.dtype.kind:
+            # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
+            if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):
+                a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
 
     def scalar(self, e, what: str) -> Tile:

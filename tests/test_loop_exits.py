@@ -169,6 +169,44 @@ def test_break_in_unrolled_loop(dev):
     assert_equal(first, _first_over_ref(A.cpu(), thr))
 
 
+@tilelang.jit
+def odd_sum_until_negative_tir_spelling(M, N):
+    """TileLang's T.loop_break() and TIR's T.continue_loop(): the same as break / continue."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.int32), Out: T.Tensor((M,), T.int32)):
+        with T.Kernel(M, threads=1) as bx:
+            total = T.alloc_var(T.int32)
+            total = 0
+            for j in T.serial(N):
+                if A[bx, j] < 0:
+                    T.loop_break()
+                if A[bx, j] % 2 == 0:
+                    T.continue_loop()
+                total += A[bx, j]
+            Out[bx] = total
+
+    return main
+
+
+def test_loop_break_and_continue_loop_calls(dev):
+    M, N = 31, 19
+    A = torch.randint(-4, 60, (M, N), dtype=torch.int32, device=dev)
+    out = poison((M,), torch.int32, device=dev)
+    odd_sum_until_negative_tir_spelling(M, N)(A, out)
+    ref = []
+    for row in A.cpu().tolist():
+        total = 0
+        for v in row:
+            if v < 0:
+                break
+            if v % 2 == 0:
+                continue
+            total += v
+        ref.append(total)
+    assert_equal(out, torch.tensor(ref, dtype=torch.int32))
+
+
 # ----------------------------------------------------------------------------- thread view
 @tilelang.jit
 def per_thread_scan(M, N, thr, threads):

@@ -82,7 +82,6 @@ UNSUPPORTED_REASONS = {
     "dp4a": "not implemented yet (an int8 T.gemm gives the same result)",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
-    "loop_break": "not implemented yet",
     "Persistent": "persistent tile loop not implemented yet",
     "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "allocate": "raw TVM allocation",
@@ -240,6 +239,11 @@ BEYOND_T = [
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
     ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
      "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
+    ("break / continue (and T.loop_break) in kernel loops", SUPPORTED,
+     "in T.serial, T.unroll, range and while loops, also under per-thread conditions in the thread view "
+     "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),
+    ("while loops with a per-thread condition (thread view)", SUPPORTED,
+     "each thread leaves where its own condition fails; the loop runs while any thread is in it"),
 ]  # fmt: skip
 
 

@@ -187,7 +187,7 @@ class Binder(ExprBinder):
     def loop_exit(self, node_type, node) -> None:
         """``break`` / ``continue`` leave sequential loops; T.Parallel iterations and T.Pipelined
         stages are not run one after another, so there is nothing to leave."""
-        word = type(node).__name__.lower()
+        word = node_type.__name__.lower()
         kind = self.loop_kinds[-1] if self.loop_kinds else None
         if kind is None:
             raise self.error(f"'{word}' outside a kernel loop", node)

@@ -49,6 +49,8 @@ class _Uniformity:
                 return True
             if isinstance(sub, ir.InlineAsm):
                 return True
+            if isinstance(sub, ir.Call) and sub.fn.startswith("ptx_") and not sub.args:
+                return True  # T.ptx_laneid / warpid / clock64 ...: read per thread
         return False
 
     def written(self, buf, varying: bool) -> None:

@@ -11,6 +11,7 @@ from test_fuzz_regressions import compile_for_hopper
 import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton import TileLangCompileError
+from tile2triton.oracle import reference
 
 THIS_FILE = "test_loop_exits.py"
 
@@ -465,3 +466,35 @@ def test_unsigned_shift_by_a_signed_amount_keeps_the_loop_type(dev, tmp_path):
         ref = ref * 3 + ((bits >> (24 - r * 8)) & 0xFF)
     assert_equal(out, ref.to(torch.int32))
     compile_for_hopper(kernel, tmp_path)
+
+
+# ----------------------------------------------------------------------------- reference executor
+def test_reference_executor_runs_break_and_continue():
+    """oracle/reference.py (the fuzzer's and tests' torch executor) takes break / continue and
+    per-thread while conditions with the same meaning."""
+    M, N = 45, 29
+    A = torch.randn(M, N)
+    s, p = poison((M,)), poison((M,), torch.int32)
+    reference.run(per_thread_scan(M, N, 1.6, 32), A, s, p)
+    s2, p2 = poison((M,)), poison((M,), torch.int32)
+    per_thread_scan(M, N, 1.6, 32)(A, s2, p2)
+    assert_close(s, s2.double(), atol=1e-4, rtol=1e-5)
+    assert_equal(p, p2)
+
+    X = torch.randint(1, 90, (77,), dtype=torch.int32)
+    steps, steps2 = poison((77,), torch.int32), poison((77,), torch.int32)
+    reference.run(collatz_steps(77, 25, 48), X, steps)
+    collatz_steps(77, 25, 48)(X, steps2)
+    assert_equal(steps, steps2)
+
+    B = torch.randn(37, 300) + 0.1
+    total, used = poison((37,)), poison((37,), torch.int32)
+    reference.run(tiles_until_over(37, 300, 32, 25.0), B, total, used)
+    ref_total, ref_used, _ = _tiles_until_over_ref(B, 32, 25.0)
+    assert_close(total, ref_total, atol=1e-4, rtol=1e-5)
+    assert_equal(used, ref_used)
+
+    count = poison((1,), torch.int32)
+    C = torch.randn(23, 41)
+    reference.run(count_before_over_nested(23, 41, 1.5), C, count)
+    assert_equal(count, _first_over_ref(C, 1.5).sum().reshape(1))

@@ -260,6 +260,40 @@ def test_per_thread_break_and_continue_in_thread_view(dev):
 
 
 @tilelang.jit
+def first_nonnegative(M, N, threads):
+    """A per-thread continue, then a break every thread still in the iteration takes."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out: T.Tensor((M,), T.float32)):
+        with T.Kernel(T.ceildiv(M, threads), threads=threads) as bx:
+            tx = T.get_thread_binding()
+            row = bx * threads + tx
+            first = T.alloc_var(T.float32)
+            first = 0.0
+            for j in T.serial(N):
+                if A[row, j] < 0:
+                    continue
+                first = A[row, j]
+                break
+            if row < M:
+                Out[row] = first
+
+    return main
+
+
+def test_unconditional_break_after_per_thread_continue(dev):
+    M, N, threads = 50, 6, 32
+    A = torch.randn(M, N, device=dev) - 1.0  # a third of the rows have no element >= 0
+    out = poison((M,), device=dev)
+    first_nonnegative(M, N, threads)(A, out)
+    a = A.cpu()
+    has = (a >= 0).any(1)
+    ref = torch.where(has, a.gather(1, (a >= 0).int().argmax(1, keepdim=True)).squeeze(1), torch.zeros(M))
+    assert 0 < int((~has).sum()) < M
+    assert_equal(out, ref)
+
+
+@tilelang.jit
 def collatz_steps(M, limit, threads):
     """A while loop whose condition differs per thread, with a per-thread break."""
 
@@ -423,8 +457,9 @@ def test_tile_op_after_per_thread_break_is_an_error():
         lambda: per_thread_scan(45, 29, 1.6, 32),
         lambda: collatz_steps(77, 25, 48),
         lambda: histogram_rounds(300, 64, 95),
+        lambda: first_nonnegative(50, 6, 32),
     ],
-    ids=["block-level", "per-thread", "per-thread-while", "uniform-thread-view"],
+    ids=["block-level", "per-thread", "per-thread-while", "uniform-thread-view", "break-after-continue"],
 )
 def test_flags_keep_their_types_on_the_gpu(build, tmp_path):
     """The flags are loop-carried: Triton (3.6 too) checks their types only when it compiles."""

@@ -123,9 +123,9 @@ def lower_exit(lw: Lowerer, s: ir.Stmt) -> None:
             continue
         # (``flag & ~(flag & c)`` is ``flag & ~c``)
         taken = P.and_all([c.node for c in inner if not (isinstance(c.node, ast.Name) and c.node.id == flag)])
-        if taken is None and inner and exits.per_lane:
-            taken = P.const(True)
-        if taken is None:  # in plain `if`s (or none): the branch is the condition
+        if taken is None and exits.per_lane:  # every lane still here leaves (keeps the tile's shape)
+            lw.emit(P.assign(flag, P.binop("&", P.name(flag), P.const(False))))
+        elif taken is None:  # in plain `if`s (or none): the branch is the condition
             lw.emit(P.assign(flag, P.const(False)))
         else:
             lw.emit(P.assign(flag, P.binop("&", P.name(flag), ast.UnaryOp(ast.Invert(), taken))))

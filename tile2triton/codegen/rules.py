@@ -336,7 +336,7 @@ def lower_while(lw: Lowerer, s: ir.While) -> None:
     if not cond.axes or lw.scope.lanes is None:
         body, flags = exits.loop_body(lw, s.body, "loop")
     else:  # a per-thread condition: each lane leaves the loop where its own condition fails
-        leave = ir.If(s.loc, ir.UnaryOp("not", s.cond, BOOL), [ir.Break(s.loc)], [])
+        leave = ir.If(s.loc, ir.UnaryOp("~", s.cond, BOOL), [ir.Break(s.loc)], [])
         body, flags = exits.loop_body(lw, [leave, *s.body], "loop", per_lane=True)
     lw.emit(ast.While(exits.still_running(lw, flags, cond), body, []))
 

@@ -85,7 +85,6 @@ UNSUPPORTED_REASONS = {
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
-    "loop_break": "not implemented yet",
     "Persistent": "persistent tile loop not implemented yet",
     "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "allocate": "raw TVM allocation",
@@ -254,6 +253,11 @@ BEYOND_T = [
      "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
     ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator (compute_gmma_descriptor, emitters)", UNSUPPORTED,
      "importable; calling them raises (WGMMA descriptors are below Triton's abstraction)"),
+    ("break / continue (and T.loop_break) in kernel loops", SUPPORTED,
+     "in T.serial, T.unroll, range and while loops, also under per-thread conditions in the thread view "
+     "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),
+    ("while loops with a per-thread condition (thread view)", SUPPORTED,
+     "each thread leaves where its own condition fails; the loop runs while any thread is in it"),
 ]  # fmt: skip
 
 

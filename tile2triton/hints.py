@@ -29,7 +29,6 @@ KNOWN_UNSUPPORTED: list[tuple[str, str, str]] = [
     ("*wgmma*", "explicit wgmma is not supported", "T.gemm (it becomes tl.dot)"),
     ("*mma*", "explicit MMA instructions are not supported", "T.gemm (it becomes tl.dot)"),
     ("atomic_addx[24]", "vector atomics are not supported", "T.atomic_add (element or tile form)"),
-    ("loop_break", "break is not supported", "guard the rest of the loop body with an if"),
     ("fma", "fused multiply-add is not mapped", "write a * b + c (Triton fuses it)"),
 ]
 

@@ -26,8 +26,8 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
+from . import exits, scratch
 from . import pyast as P
-from . import scratch
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
@@ -123,6 +123,7 @@ class KernelLowerer:
     out: list = field(default_factory=list)  # statements of the body being lowered
     origin: ir.Loc | None = None  # the TileLang statement being lowered
     helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
+    uniform_vars: frozenset = frozenset()  # thread view: private scalars the same in every thread (one scalar)
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far
@@ -177,6 +178,9 @@ class KernelLowerer:
             self.origin = s.loc
             try:
                 rule(self, s)
+                if self.scope.exits is not None and exits.leaves(s):  # the rest runs unless it left
+                    if exits.guard_rest(self, stmts[position + 1 :]):
+                        return
             finally:
                 self.origin = saved
 
@@ -308,7 +312,10 @@ class KernelLowerer:
             for known, other in ((a, b), (b, a)):
                 if is_bool_literal(known):  # x & True is x, x & False is False (and dually for |)
                     return other if known.node.value == conjunction else known
-            return Tile(P.binop("&" if conjunction else "|", a.node, b.node), BOOL, axes)
+            node = P.binop("&" if conjunction else "|", a.node, b.node)
+            if bool(a.axes) != bool(b.axes):  # a 0-d operand: the interpreter's `&` yields int data
+                node = self.scalar_mask(node)
+            return Tile(node, BOOL, axes)
         if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
         if op in ("//", "%") and e.dtype.is_int:
@@ -323,6 +330,10 @@ class KernelLowerer:
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
         if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if e.dtype.is_int and a.dtype.is_int and b.dtype.is_int and a.dtype.kind != b.dtype.kind:
+            # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
+            if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):
+                a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
 
     def scalar(self, e, what: str) -> Tile:

@@ -11,8 +11,8 @@ from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import find_split
+from . import exits, scratch
 from . import pyast as P
-from . import scratch
 from .descriptors import descriptor_load
 from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, load_other, next_pow2
@@ -38,7 +38,7 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
-    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR)
+    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR) and buf not in lw.uniform_vars
     shape = tuple(lw.scope.lanes.padded) + local_shape if private else local_shape
     rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer
@@ -129,7 +129,8 @@ def lower_store(lw: Lowerer, s: ir.Store) -> None:
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
 def lower_for(lw: Lowerer, s: ir.For) -> None:
-    if lw.options.vectorize_loops:
+    leaves = bool(ir.loop_exits(s.body))  # break/continue: the iterations run one after another
+    if lw.options.vectorize_loops and not leaves:
         if _is_map_loop(lw, s):
             _lower_map_loop(lw, s)
             return
@@ -145,7 +146,7 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         lw.scope.ranges.set(s.var, lo, hi - 1)
     elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
         lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None else None
+    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None and not leaves else None
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
@@ -186,7 +187,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     else:
         iterator = P.call("range", *args)
     with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
-        body = lw.block(s.body)
+        body, _ = exits.loop_body(lw, s.body, s.var.name)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
@@ -347,8 +348,19 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
 @lowers(ir.While)
 def lower_while(lw: Lowerer, s: ir.While) -> None:
     with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
-        cond = lw.scalar(s.cond, "a while loop's condition")
-    lw.emit(ast.While(cond.node, lw.block(s.body), []))
+        cond = lw.ev(s.cond)
+    if not cond.axes or lw.scope.lanes is None:
+        body, flags = exits.loop_body(lw, s.body, "loop")
+    else:  # a per-thread condition: each lane leaves the loop where its own condition fails
+        leave = ir.If(s.loc, ir.UnaryOp("~", s.cond, BOOL), [ir.Break(s.loc)], [])
+        body, flags = exits.loop_body(lw, [leave, *s.body], "loop", per_lane=True)
+    lw.emit(ast.While(exits.still_running(lw, flags, cond), body, []))
+
+
+@lowers(ir.Break)
+@lowers(ir.Continue)
+def lower_break_continue(lw: Lowerer, s: ir.Stmt) -> None:
+    exits.lower_exit(lw, s)
 
 
 @lowers(ir.If)

@@ -9,6 +9,7 @@ import contextlib
 
 from .. import ir
 from ..ir import INT32
+from ..passes.uniform import uniform_buffers
 from . import pyast as P
 from .values import LaneSpace, Lowerer, Tile, next_pow2
 
@@ -29,6 +30,7 @@ def open_thread_view(lw: Lowerer, kernel: ir.Kernel) -> None:
         padded.append(size)
         names.append(name)
     lw.scope.lanes = LaneSpace(vars_, extents, padded, names, kernel)
+    lw.uniform_vars = uniform_buffers(kernel)
 
 
 def in_thread_view(lw: Lowerer) -> bool:
@@ -78,6 +80,12 @@ def block_level(lw: Lowerer, what: str):
             yield
         return
     if not all(ast.dump(c.node) in lw.scope.range_conds for c in lw.scope.conds):
+        exits = lw.scope.exits
+        if exits is not None and exits.per_lane:
+            raise lw.error(
+                f"{what} cannot follow a per-thread 'break' or 'continue' in the same loop "
+                "(threads leave it at different iterations); decide the exit the same way in every thread"
+            )
         raise lw.error(f"{what} cannot stand under a per-thread condition (only under a range of threads: tx < n)")
     test = lw.assign("any_thread", _any_thread(lw))
     saved, lw.out = lw.out, []

@@ -89,6 +89,7 @@ class Scope:
     loop_axes: int = 0  # sequential loops evaluated as leading lane axes (rules._LoopAxis) around it
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
+    exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
 
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
@@ -204,6 +205,7 @@ class Lowerer(Protocol):
     statement_serial: int
     scratch: object  # scratch.ScratchState
     descriptors: object  # descriptors.DescriptorState
+    uniform_vars: frozenset
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
     def scoped(self, **changes) -> AbstractContextManager: ...

@@ -47,6 +47,7 @@ class Binder(ExprBinder):
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
         self.reducers_written: set = set()  # reducers given a starting value so far (program order)
         self.parallel_depth = 0  # T.Parallel loops around the statement being bound
+        self.loop_kinds: list[str] = []  # the loops around it, innermost last (what a 'break' leaves)
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
@@ -117,6 +118,8 @@ class Binder(ExprBinder):
         self.body_stack.append(body)
         try:
             for s in stmts:
+                if body and isinstance(body[-1], (ir.Break, ir.Continue)):
+                    break  # unreachable, as TileLang ignores it
                 self.stmt(s)
         finally:
             self.body_stack.pop()
@@ -181,6 +184,27 @@ class Binder(ExprBinder):
 
     def stmt_Pass(self, node) -> None:
         pass
+
+    def stmt_Break(self, node: ast.Break) -> None:
+        self.loop_exit(ir.Break, node)
+
+    def stmt_Continue(self, node: ast.Continue) -> None:
+        self.loop_exit(ir.Continue, node)
+
+    def loop_exit(self, node_type, node) -> None:
+        """``break`` / ``continue`` leave sequential loops; T.Parallel iterations and T.Pipelined
+        stages are not run one after another, so there is nothing to leave."""
+        word = node_type.__name__.lower()
+        kind = self.loop_kinds[-1] if self.loop_kinds else None
+        if kind is None:
+            raise self.error(f"'{word}' outside a kernel loop", node)
+        if kind not in ("serial", "unroll", "while"):
+            raise self.error(
+                f"'{word}' cannot leave a T.{kind} loop: only T.serial, T.unroll, range and while loops",
+                node,
+                hint="keep a flag and test it in an if, or loop with T.serial",
+            )
+        self.emit(node_type(self.loc(node)))
 
     def stmt_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -295,9 +319,11 @@ class Binder(ExprBinder):
         if kind == "Pipelined":
             num_stages = args.get("num_stages") or 0
         self.scopes.append({node.target.id: ir.VarRef(var)})
+        self.loop_kinds.append(kind)
         try:
             body = self.bind_body_checking_barriers(node.body, var)
         finally:
+            self.loop_kinds.pop()
             self.scopes.pop()
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
@@ -329,9 +355,11 @@ class Binder(ExprBinder):
             raise self.error("a T.thread_binding loop binds one name", node.target)
         index = RULES["thread_binding"](self, it, self.call_args(fn, it))
         self.scopes.append({node.target.id: index})
+        self.loop_kinds.append("thread_binding")
         try:
             body = self.bind_block(node.body)
         finally:
+            self.loop_kinds.pop()
             self.scopes.pop()
         for s in body:
             self.emit(s)
@@ -360,9 +388,11 @@ class Binder(ExprBinder):
         """A T.Parallel body, with its lane variables (``scope``) bound around it."""
         self.scopes.append(scope)
         self.parallel_depth += 1
+        self.loop_kinds.append("Parallel")
         try:
             return self.bind_block(stmts)
         finally:
+            self.loop_kinds.pop()
             self.parallel_depth -= 1
             self.scopes.pop()
 
@@ -425,7 +455,12 @@ class Binder(ExprBinder):
                     "a while loop in a kernel needs a kernel-value condition (this one is always true)", node
                 )
             return
-        self.emit(ir.While(self.loc(node), as_expr(cond), self.bind_block(node.body)))
+        self.loop_kinds.append("while")
+        try:
+            body = self.bind_block(node.body)
+        finally:
+            self.loop_kinds.pop()
+        self.emit(ir.While(self.loc(node), as_expr(cond), body))
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:

@@ -54,6 +54,7 @@ class BinderLike(Protocol):
     def declare_const(self, names, dtype, node: ast.AST): ...  # eager binders only
     def barrier_event(self, kind: str, ref, parity, node: ast.AST, name: str) -> None: ...
     def check_reducer_update(self, buffer: ir.Buffer, node: ast.AST) -> None: ...
+    def loop_exit(self, node_type, node: ast.AST) -> None: ...
 
 
 RULES: dict = {}
@@ -723,6 +724,11 @@ def bind_use_swizzle(b: BinderLike, node, args):
 @rule("sync_threads")
 def bind_sync(b: BinderLike, node, args):
     b.emit(ir.Barrier(b.loc(node)))
+
+
+@rule("loop_break", "break_loop", "continue_loop")
+def bind_loop_exit(b: BinderLike, node, args, name):
+    b.loop_exit(ir.Continue if name == "continue_loop" else ir.Break, node)
 
 
 @rule("print")

@@ -245,6 +245,17 @@ class While(Stmt):
 
 
 @dataclass(eq=False)
+class Break(Stmt):
+    """``break``: leaves the innermost sequential loop (``T.serial`` / ``T.unroll`` / ``range`` / ``while``);
+    in a lane space (the thread view, a ``T.Parallel`` body) each lane leaves on its own."""
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    """``continue``: ends this iteration of the innermost sequential loop (per lane, like ``Break``)."""
+
+
+@dataclass(eq=False)
 class If(Stmt):
     cond: Expr
     then_body: list
@@ -359,6 +370,18 @@ def walk(stmts):
             child = getattr(s, attr, None)
             if child:
                 yield from walk(child)
+
+
+def loop_exits(body) -> set:
+    """The ``Break`` / ``Continue`` types that leave the loop whose body is ``body`` (those of loops
+    nested in it leave those loops)."""
+    found = set()
+    for s in body:
+        if isinstance(s, (Break, Continue)):
+            found.add(type(s))
+        elif isinstance(s, If):
+            found |= loop_exits(s.then_body) | loop_exits(s.else_body)
+    return found
 
 
 def child_exprs(e):

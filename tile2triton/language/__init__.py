@@ -140,6 +140,21 @@ def sync_threads(barrier_id=None, arrive_count=None):
     """__syncthreads(): order shared-memory writes before reads by other threads."""
 
 
+@_kernel_only("loop_break")
+def loop_break():
+    """Leave the innermost sequential loop (Python's ``break``)."""
+
+
+@_kernel_only("break_loop")
+def break_loop():
+    """Leave the innermost sequential loop (TIR's spelling of ``break``)."""
+
+
+@_kernel_only("continue_loop")
+def continue_loop():
+    """Go on with the next iteration of the innermost sequential loop (``continue``)."""
+
+
 # --- allocation -----------------------------------------------------------------------------
 @_kernel_only("alloc_shared")
 def alloc_shared(shape, dtype, scope="shared.dyn"):

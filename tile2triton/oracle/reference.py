@@ -93,6 +93,22 @@ class _Trace:
         return n
 
 
+class _LoopState:
+    """The lanes still in a sequential loop (``break``) and in its current iteration (``continue``)."""
+
+    def __init__(self, lanes: torch.Tensor | None):
+        self.running = torch.tensor(True) if lanes is None else lanes.to(torch.bool)
+        self.active = self.running
+
+    def leave(self, lanes: torch.Tensor | None, loop: bool) -> None:
+        gone = torch.tensor(True) if lanes is None else lanes
+        a, g = _lift2(self.active, gone)
+        self.active = a & ~g
+        if loop:
+            r, g = _lift2(self.running, gone)
+            self.running = r & ~g
+
+
 class _Block:
     """Executes one kernel body for one block index."""
 
@@ -105,6 +121,7 @@ class _Block:
         self.trace = trace
         self.poison = poison
         self.stmt: ir.Stmt | None = None
+        self.loops: list[_LoopState] = []  # the sequential loops around the statement, innermost last
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -415,7 +432,24 @@ class _Block:
             method = getattr(self, "s_" + type(s).__name__, None)
             if method is None:
                 raise self.error(f"statement {type(s).__name__} is not supported by the reference executor")
-            method(s)
+            live = self.loops[-1].active if self.loops else None
+            if live is None or (live.dim() == 0 and bool(live)):
+                method(s)
+            elif live.dim() == 0 or not bool(live.any()):
+                continue  # every lane has left this iteration (break / continue)
+            else:
+                saved = self.mask
+                self.mask = live if saved is None else self.and_mask_with(saved, live)
+                try:
+                    method(s)
+                finally:
+                    self.mask = saved
+
+    def s_Break(self, s: ir.Break) -> None:
+        self.loops[-1].leave(self.mask, loop=True)
+
+    def s_Continue(self, s: ir.Continue) -> None:
+        self.loops[-1].leave(self.mask, loop=False)
 
     def s_Alloc(self, s: ir.Alloc) -> None:
         buf = s.buffer
@@ -461,8 +495,19 @@ class _Block:
         st = int(step.item())
         if st == 0:
             raise self.error("loop step is 0")
+        loop = _LoopState(self.mask)
+        self.loops.append(loop)
+        try:
+            self.for_iterations(s, start, stop, st, loop)
+        finally:
+            self.loops.pop()
+
+    def for_iterations(self, s: ir.For, start, stop, st: int, loop: _LoopState) -> None:
         if start.dim() == 0 and stop.dim() == 0:
             for i in range(int(start.item()), int(stop.item()), st):
+                if not bool(loop.running.any()):
+                    return  # every lane has left by break
+                loop.active = loop.running
                 self.env[s.var] = torch.tensor(i, dtype=torch.int32)
                 self.run(s.body)
                 self.stmt = s
@@ -474,7 +519,8 @@ class _Block:
             iv = torch.tensor(i, dtype=torch.int32)
             active = (iv >= start) & (iv < stop) & (((iv - start) % st) == 0)
             self.mask = active if saved is None else self.and_mask_with(saved, active)
-            if self.any_lane(self.mask):
+            if self.any_lane(self.mask) and bool(loop.running.any()):
+                loop.active = loop.running
                 self.env[s.var] = iv
                 self.run(s.body)
                 self.stmt = s
@@ -500,13 +546,24 @@ class _Block:
             self.env = saved_env  # values bound inside the loop do not outlive it
 
     def s_While(self, s: ir.While) -> None:
-        while True:
-            c = self.ev(s.cond).to(torch.bool)
-            if c.numel() != 1:
-                raise self.error("a while condition must be the same for every lane")
-            if not bool(c.reshape(())):
-                return
-            self.run(s.body)
+        loop = _LoopState(self.mask)
+        self.loops.append(loop)
+        try:
+            while True:
+                c = self.ev(s.cond).to(torch.bool)
+                if c.numel() == 1:
+                    if not bool(c.reshape(())):
+                        return
+                else:  # a per-lane condition: each lane leaves where its own fails
+                    r, c = _lift2(loop.running, c)
+                    loop.running = r & c
+                if not bool(loop.running.any()):
+                    return
+                loop.active = loop.running
+                self.run(s.body)
+                self.stmt = s
+        finally:
+            self.loops.pop()
 
     def s_If(self, s: ir.If) -> None:
         c = self.ev(s.cond).to(torch.bool)

@@ -14,6 +14,7 @@ from ..passes.split import find_split
 from . import pyast as P
 from . import scratch
 from .descriptors import descriptor_load
+from .local_loops import lower_local_loop
 from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, next_pow2
 
@@ -124,6 +125,8 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         accumulation = _sum_loop(lw, s)
         if accumulation is not None:
             _lower_sum_loop(lw, s, *accumulation)
+            return
+        if lower_local_loop(lw, s, lower_store):  # per-lane local arrays filled or summed by element
             return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)

@@ -130,7 +130,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
         plan.accumulation = accumulation
         return plan
     written = set()
-    fills_local = False
+    fills_local = False  # a loop that neither fills nor reads local arrays by element is the block view's
     for st in s.body:
         if isinstance(st, ir.Let):
             if st.var in lw.scope.env:
@@ -152,7 +152,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
             return None
         if not reads_ok(exprs):
             return None
-    if not fills_local or written & read:
+    if not (fills_local or plan.axis_reads) or written & read:
         return None
     if lets & _vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
         return None
@@ -283,3 +283,31 @@ def _sum_over(lw: Lowerer, axis: _TrailingAxis, term: Tile) -> Tile:
     if axis.rank not in term.axes:
         node = P.binop("*", node, P.const(axis.n))
     return Tile(node, term.dtype, term.axes - {axis.rank})
+
+
+# Loops that stay loops (their iterations depend on each other) but pick elements of local arrays
+# with the loop variable: unrolled with ``tl.static_range``, the variable is a constant in each copy
+# of the body, and the one-hot selects (``tl.arange(0, n) == k``) fold to plain register moves.
+UNROLL_LIMIT = 16
+
+
+def unroll_for_locals(lw: Lowerer, s: ir.For) -> bool:
+    """Whether ``s`` (static bounds, at most ``UNROLL_LIMIT`` iterations, no loop inside) indexes
+    a per-lane local array with its loop variable."""
+    if lw.scope.lanes is None or s.kind not in ("serial", "unroll", "vectorized"):
+        return False
+    bounds = [static(e) for e in (s.start, s.stop, s.step)]
+    if None in bounds or bounds[2] <= 0 or len(range(*bounds)) > UNROLL_LIMIT:
+        return False
+    body = list(ir.walk(s.body))
+    if any(isinstance(st, (ir.For, ir.While, ir.Parallel)) for st in body):
+        return False
+    for st in body:
+        accesses = list(ir.loads_in(st))
+        if isinstance(st, ir.Store):
+            accesses.append(st)
+        for access in accesses:
+            rb = lw.regs.get(access.buffer)
+            if rb is not None and rb.lanes is not None and s.var in _vars_in(access.indices):
+                return True
+    return False

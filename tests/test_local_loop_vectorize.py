@@ -189,3 +189,45 @@ def test_parallel_local_arrays(dev):
     assert_close(b, a.cpu().double() @ w.cpu().double() + 1.0, atol=1e-5, rtol=1e-5)
     src = _code(kernel)
     assert "for k" not in src and "tl.sum(" in src
+
+
+@tilelang.jit
+def shared_columns(N, threads, V):
+    """Locals filled from a block-level buffer at ``[k, tx]`` (the buffer itself, transposed) and a
+    local array half filled by a loop shorter than it (that loop stays, unrolled)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((V, N), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            S = T.alloc_shared((V, threads), "float32")
+            T.copy(A[0, bx * threads], S)
+            T.sync_threads()
+            L = T.alloc_local((V,), "float32")
+            H = T.alloc_local((2 * V,), "float32")
+            acc = T.alloc_local((1,), "float32")
+            for k in T.vectorized(V):
+                L[k] = S[k, tx]
+            for k in T.serial(2 * V):
+                H[k] = 0.25
+            for k in T.serial(V):
+                H[k] = L[k] * 3
+            acc[0] = 0
+            for k in T.serial(2 * V):
+                acc[0] += H[k] * L[k % V]
+            B[bx * threads + tx] = acc[0]
+
+    return main
+
+
+def test_block_buffer_and_partial_fill(dev):
+    N, threads, V = 203, 32, 6
+    a = torch.randn(V, N, device=dev)
+    b = poison((N,), device=dev)
+    kernel = shared_columns(N, threads, V)
+    kernel(a, b)
+    col = a.cpu().double()
+    assert_close(b, (col * col * 3 + col * 0.25).sum(0), atol=1e-4, rtol=1e-5)
+    src = _code(kernel)
+    assert "L = tl.trans(S)" in src
+    assert "for k_2 in tl.static_range(6)" in src

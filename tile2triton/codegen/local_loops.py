@@ -14,6 +14,7 @@ anything else keeps the loop.  tests/test_local_loop_vectorize.py covers both fo
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 from .. import ir
@@ -55,6 +56,7 @@ class _Plan:
     axis_reads: set  # ids of the Loads ``local[k]``: the local array itself along the new axis
     invariant_reads: list  # Loads of local arrays at indices that do not change with the loop
     accumulation: tuple | None  # (store, f) for ``X[i] += f(k)``; None for a loop that fills arrays
+    block_reads: dict = dataclasses.field(default_factory=dict)  # id -> axes: ``S[tx, k]``, S whole
 
 
 def _trip_count(s: ir.For) -> int | None:
@@ -111,7 +113,11 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
                     continue
                 rb = _private(lw, e.buffer)
                 if rb is None:
-                    return False  # a block-level buffer: the block view's rules handle it
+                    axes = _block_axes(lw, s, n, e)
+                    if axes is None:
+                        return False  # a block-level buffer at other positions: the loop stays
+                    plan.block_reads[id(e)] = axes
+                    continue
                 if _indexed_by(e.indices, s.var) and next_pow2(e.buffer.shape[0]) == next_pow2(n):
                     plan.axis_reads.add(id(e))
                 elif _vars_in(e.indices) & varying:
@@ -125,7 +131,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
         store, f = accumulation
         if _vars_in(store.indices) & varying or not reads_ok([f], exclude=store.buffer):
             return None
-        if not plan.axis_reads:
+        if not (plan.axis_reads or plan.block_reads):
             return None
         plan.accumulation = accumulation
         return plan
@@ -152,11 +158,34 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
             return None
         if not reads_ok(exprs):
             return None
-    if not (fills_local or plan.axis_reads) or written & read:
+    if not (fills_local or plan.axis_reads or plan.block_reads) or written & read:
         return None
     if lets & _vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
         return None
     return plan
+
+
+def _block_axes(lw: Lowerer, s: ir.For, n: int, load: ir.Load) -> list | None:
+    """For a block-level register buffer read at ``[lane variables and k]``, each spanning its dim
+    (``S[tx, k]``), the lane axis of each dim (k's is the new last one); else None."""
+    rb = lw.regs.get(load.buffer)
+    lanes = lw.scope.lanes
+    if rb is None or rb.lanes is not None or rb.view_of is not None or len(rb.shape) != len(load.indices):
+        return None
+    axes = []
+    for d, index in enumerate(load.indices):
+        if not isinstance(index, ir.VarRef):
+            return None
+        if index.var is s.var:
+            axis, fits = lanes.rank, next_pow2(n) == rb.shape[d]
+        else:
+            node = lw.scope.env[index.var].node if index.var in lw.scope.env else None
+            axis = lanes.names.index(node.id) if isinstance(node, ast.Name) and node.id in lanes.names else None
+            fits = axis is not None and lanes.extents[axis] == load.buffer.shape[d]
+        if not fits or axis in axes:
+            return None
+        axes.append(axis)
+    return axes if lanes.rank in axes else None
 
 
 def _accumulation(s: ir.For):
@@ -239,6 +268,11 @@ def _local_value(lw: Lowerer, axis: _TrailingAxis, plan: _Plan, outer: dict, loa
     if id(load) in plan.axis_reads:  # ``local[k]`` for every k: the array itself
         rb = lw.regs[load.buffer]
         return Lowered(Tile(P.name(rb.name), load.buffer.dtype, frozenset(range(axis.rank + 1))))
+    if id(load) in plan.block_reads:  # ``S[tx, k]``: the buffer itself, its dims in lane order
+        axes = plan.block_reads[id(load)]
+        node = P.permute(P.name(lw.regs[load.buffer].name), sorted(range(len(axes)), key=lambda d: axes[d]))
+        node = P.subscript_none(node, [a in axes for a in range(axis.rank + 1)])
+        return Lowered(Tile(node, load.buffer.dtype, frozenset(axes)))
     if id(load) in outer:
         t = outer[id(load)]
         return Lowered(Tile(axis.lift(t.node), t.dtype, t.axes) if t.axes else t)

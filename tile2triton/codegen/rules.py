@@ -14,6 +14,7 @@ from ..passes.split import find_split
 from . import exits, scratch
 from . import pyast as P
 from .descriptors import descriptor_load
+from .local_loops import lower_local_loop, unroll_for_locals
 from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, load_other, next_pow2
 
@@ -138,6 +139,8 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         if accumulation is not None:
             _lower_sum_loop(lw, s, *accumulation)
             return
+        if lower_local_loop(lw, s, lower_store):  # per-lane local arrays filled or summed by element
+            return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
     lw.scope.env[s.var] = Tile(P.name(var_name), INT32)
@@ -170,6 +173,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     if st != 1:
         args = [start, stop, step]
     unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
+    unrolled = unrolled or unroll_for_locals(lw, s)
     if not unrolled and scratch.unsafe_to_pipeline(lw, s.body):
         # Triton's software pipeliner (num_stages, T.Pipelined's or the launch default) would issue
         # the next iteration's scratch loads ahead of this iteration's stores and barriers

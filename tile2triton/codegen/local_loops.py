@@ -1,0 +1,347 @@
+"""Small loops over the elements of per-lane local arrays, lowered as one more tile axis.
+
+In the thread view (and inside ``T.Parallel``) a ``T.alloc_local((n,), dt)`` array is a register
+tile of shape ``[lanes..., n]``: the lanes first, the array's own dim last.  TileLang fills such
+arrays element by element, ``for k in T.vectorized(n): A_local[k] = A[base + k]``, and sums them
+the same way, ``for k in T.serial(n): acc[0] += A_local[k] * B_local[k]``.  Lowered as written,
+each iteration would update one element of the tile with a one-hot ``tl.where`` and read one with
+a ``tl.where`` + ``tl.sum``.  When the iterations are independent the loop variable becomes a
+trailing lane axis instead: the array is assigned whole (the load of ``A + base + k`` is already
+a ``[lanes..., n]`` tile, contiguous along ``k``) and an accumulation becomes a ``tl.sum`` over
+that axis.  The independence test is the block view's (``rules._is_map_loop`` / ``rules._sum_loop``);
+anything else keeps the loop.  tests/test_local_loop_vectorize.py covers both forms.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from .. import ir
+from ..ir import INT32
+from ..ir.exprs import ir_key, static
+from . import pyast as P
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, next_pow2
+
+
+def lower_local_loop(lw: Lowerer, s: ir.For, store_rule) -> bool:
+    """Lower ``s`` as a trailing lane axis when it fills or sums per-lane local arrays element by
+    element; False (nothing emitted) when it does not.  ``store_rule`` lowers an ``ir.Store``."""
+    plan = _plan(lw, s)
+    if plan is None:
+        return False
+    outer = {}  # the loop-invariant reads of local arrays, evaluated once before the axis opens
+    for load in plan.invariant_reads:
+        outer[id(load)] = lw.ev(load)
+    with _TrailingAxis(lw, s) as axis:
+
+        def substituted(e):
+            return _replace_loads(e, lambda load: _local_value(lw, axis, plan, outer, load))
+
+        if plan.accumulation is None:
+            _lower_fill(lw, s, axis, plan, substituted)
+            return True
+        store, f = plan.accumulation
+        term = lw.ev(substituted(f))
+        total = _sum_over(lw, axis, term)
+    acc = ir.Load(store.buffer, store.indices)
+    value = ir.BinOp("+", acc, Lowered(total), store.value.dtype)
+    store_rule(lw, ir.Store(store.loc, store.buffer, store.indices, value))
+    return True
+
+
+@dataclasses.dataclass
+class _Plan:
+    n: int
+    axis_reads: set  # ids of the Loads ``local[k]``: the local array itself along the new axis
+    invariant_reads: list  # Loads of local arrays at indices that do not change with the loop
+    accumulation: tuple | None  # (store, f) for ``X[i] += f(k)``; None for a loop that fills arrays
+    block_reads: dict = dataclasses.field(default_factory=dict)  # id -> axes: ``S[tx, k]``, S whole
+
+
+def _trip_count(s: ir.For) -> int | None:
+    if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
+        return None
+    n = static(s.stop)
+    return n if n is not None and 2 <= n <= 1024 else None
+
+
+def _private(lw: Lowerer, buf: ir.Buffer, lanes: LaneSpace | None = None) -> RegBuf | None:
+    """``buf``'s register tile when it is a local array of ``lanes`` (the current lanes unless
+    given): one copy of the array per lane."""
+    if buf.scope == ir.GLOBAL or buf in lw.scratch.views:
+        return None
+    rb = lw.regs.get(buf)
+    if rb is None or rb.lanes is None or rb.lanes is not (lanes or lw.scope.lanes) or rb.view_of is not None:
+        return None
+    return rb
+
+
+def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
+    return buf.scope == ir.GLOBAL or buf in lw.scratch.views
+
+
+def _indexed_by(indices, var: ir.Var) -> bool:
+    return len(indices) == 1 and isinstance(indices[0], ir.VarRef) and indices[0].var is var
+
+
+def _vars_in(exprs) -> set:
+    return {e.var for x in exprs for e in ir.iter_expr_tree(x) if isinstance(e, ir.VarRef)}
+
+
+def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
+    lanes = lw.scope.lanes
+    if lanes is None or lw.scope.loop_axes or lw.scope.inline_only:
+        return None
+    n = _trip_count(s)
+    if n is None or not s.body:
+        return None
+    lets = {st.var for st in s.body if isinstance(st, ir.Let)}
+    varying = lets | {s.var}  # what may change from one iteration to the next
+    plan = _Plan(n, set(), [], None)
+    read = set()
+
+    def reads_ok(exprs, exclude=None) -> bool:
+        for x in exprs:
+            for e in ir.iter_expr_tree(x):
+                if not isinstance(e, ir.Load):
+                    continue
+                if e.buffer is exclude:
+                    return False
+                read.add(e.buffer)
+                if _in_memory(lw, e.buffer):
+                    continue
+                rb = _private(lw, e.buffer)
+                if rb is None:
+                    axes = _block_axes(lw, s, n, e)
+                    if axes is None:
+                        return False  # a block-level buffer at other positions: the loop stays
+                    plan.block_reads[id(e)] = axes
+                    continue
+                if _indexed_by(e.indices, s.var) and next_pow2(e.buffer.shape[0]) == next_pow2(n):
+                    plan.axis_reads.add(id(e))
+                elif _vars_in(e.indices) & varying:
+                    return False
+                else:
+                    plan.invariant_reads.append(e)
+        return True
+
+    accumulation = _accumulation(s)
+    if accumulation is not None:
+        store, f = accumulation
+        if _vars_in(store.indices) & varying or not reads_ok([f], exclude=store.buffer):
+            return None
+        if not (plan.axis_reads or plan.block_reads):
+            return None
+        plan.accumulation = accumulation
+        return plan
+    written = set()
+    fills_local = False  # a loop that neither fills nor reads local arrays by element is the block view's
+    for st in s.body:
+        if isinstance(st, ir.Let):
+            if st.var in lw.scope.env:
+                return None  # rebinding a name from outside the loop carries a value across iterations
+            exprs = [st.value]
+        elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
+            if not _vars_in(st.indices) & varying:
+                return None  # every iteration writes the same element: the last one wins
+            written.add(st.buffer)
+            exprs = [*st.indices, st.value]
+        elif isinstance(st, ir.Store) and _private(lw, st.buffer) is not None:
+            # each iteration writes its own element: the loop variable indexes the whole array
+            if not _indexed_by(st.indices, s.var) or st.buffer.shape[0] != n:
+                return None
+            written.add(st.buffer)
+            fills_local = True
+            exprs = [st.value]
+        else:
+            return None
+        if not reads_ok(exprs):
+            return None
+    if not (fills_local or plan.axis_reads or plan.block_reads) or written & read:
+        return None
+    if lets & _vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
+        return None
+    return plan
+
+
+def _block_axes(lw: Lowerer, s: ir.For, n: int, load: ir.Load) -> list | None:
+    """For a block-level register buffer read at ``[lane variables and k]``, each spanning its dim
+    (``S[tx, k]``), the lane axis of each dim (k's is the new last one); else None."""
+    rb = lw.regs.get(load.buffer)
+    lanes = lw.scope.lanes
+    if rb is None or rb.lanes is not None or rb.view_of is not None or len(rb.shape) != len(load.indices):
+        return None
+    axes = []
+    for d, index in enumerate(load.indices):
+        if not isinstance(index, ir.VarRef):
+            return None
+        if index.var is s.var:
+            axis, fits = lanes.rank, next_pow2(n) == rb.shape[d]
+        else:
+            node = lw.scope.env[index.var].node if index.var in lw.scope.env else None
+            axis = lanes.names.index(node.id) if isinstance(node, ast.Name) and node.id in lanes.names else None
+            fits = axis is not None and lanes.extents[axis] == load.buffer.shape[d]
+        if not fits or axis in axes:
+            return None
+        axes.append(axis)
+    return axes if lanes.rank in axes else None
+
+
+def _accumulation(s: ir.For):
+    """``X[i] += f(k)`` (one statement, ``X[i]`` one operand of the ``+``): (store, f)."""
+    if len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
+        return None
+    st = s.body[0]
+    if not (isinstance(st.value, ir.BinOp) and st.value.op == "+"):
+        return None
+    target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
+    for acc, f in ((st.value.lhs, st.value.rhs), (st.value.rhs, st.value.lhs)):
+        if isinstance(acc, ir.Load) and (id(acc.buffer), tuple(ir_key(i) for i in acc.indices)) == target:
+            return st, f
+    return None
+
+
+def _replace_loads(e, fn):
+    """``e`` with every Load for which ``fn`` returns an expression replaced by it."""
+    if isinstance(e, ir.Load):
+        new = fn(e)
+        if new is not None:
+            return new
+    if not dataclasses.is_dataclass(e) or isinstance(e, Lowered):
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        value = getattr(e, f.name)
+        if isinstance(value, ir.Expr):
+            new = _replace_loads(value, fn)
+        elif isinstance(value, (tuple, list)) and any(isinstance(v, ir.Expr) for v in value):
+            new = type(value)(_replace_loads(v, fn) if isinstance(v, ir.Expr) else v for v in value)
+        else:
+            continue
+        if new is not value:
+            changes[f.name] = new
+    return dataclasses.replace(e, **changes) if changes else e
+
+
+class _TrailingAxis:
+    """The loop variable as a new last lane axis, behind the lanes of the local arrays.  Values
+    bound before the loop get a trailing unit axis (Triton broadcasts from the right)."""
+
+    def __init__(self, lw: Lowerer, s: ir.For):
+        self.lw, self.n = lw, static(s.stop)
+        self.saved = lw.scope.snapshot()
+        lanes = lw.scope.lanes
+        self.rank = rank = lanes.rank
+        self.padded = next_pow2(self.n)
+        for var, tile in self.saved.env.items():
+            if tile.axes:
+                lw.scope.env[var] = Tile(self.lift(tile.node), tile.dtype, tile.axes)
+        lw.scope.conds = [Tile(self.lift(c.node), c.dtype, c.axes) if c.axes else c for c in lw.scope.conds]
+        # lane names serve the padding masks (``tx < 48``): those of padded axes get a lifted copy
+        names = [
+            lw.assign(name, self.lift(P.name(name))) if lanes.padded[a] != lanes.extents[a] else name
+            for a, name in enumerate(lanes.names)
+        ]
+        self.name = lw.assign(s.var.name, P.expand(P.call("tl.arange", 0, self.padded), rank, rank + 1))
+        lw.scope.env[s.var] = Tile(P.name(self.name), INT32, frozenset([rank]))
+        lw.scope.ranges.set(s.var, 0, self.n - 1)
+        lw.scope.lanes = LaneSpace(
+            lanes.vars + [s.var],
+            lanes.extents + [self.n],
+            lanes.padded + [self.padded],
+            names + [self.name],
+            lanes.owner,
+        )
+
+    def lift(self, node):
+        return P.subscript_none(node, [True] * self.rank + [False])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.lw.scope.restore(self.saved)
+
+
+def _local_value(lw: Lowerer, axis: _TrailingAxis, plan: _Plan, outer: dict, load: ir.Load):
+    if id(load) in plan.axis_reads:  # ``local[k]`` for every k: the array itself
+        rb = lw.regs[load.buffer]
+        return Lowered(Tile(P.name(rb.name), load.buffer.dtype, frozenset(range(axis.rank + 1))))
+    if id(load) in plan.block_reads:  # ``S[tx, k]``: the buffer itself, its dims in lane order
+        axes = plan.block_reads[id(load)]
+        node = P.permute(P.name(lw.regs[load.buffer].name), sorted(range(len(axes)), key=lambda d: axes[d]))
+        node = P.subscript_none(node, [a in axes for a in range(axis.rank + 1)])
+        return Lowered(Tile(node, load.buffer.dtype, frozenset(axes)))
+    if id(load) in outer:
+        t = outer[id(load)]
+        return Lowered(Tile(axis.lift(t.node), t.dtype, t.axes) if t.axes else t)
+    return None
+
+
+def _lower_fill(lw: Lowerer, s: ir.For, axis: _TrailingAxis, plan: _Plan, substituted) -> None:
+    saved_origin = lw.origin
+    try:
+        for position, st in enumerate(s.body):
+            rb = _private(lw, st.buffer, axis.saved.lanes) if isinstance(st, ir.Store) else None
+            if rb is None:
+                if isinstance(st, ir.Let):
+                    st = ir.Let(st.loc, st.var, substituted(st.value))
+                else:
+                    st = ir.Store(st.loc, st.buffer, tuple(substituted(i) for i in st.indices), substituted(st.value))
+                lw.lower_stmts([st])
+                continue
+            lw.following, lw.statement_names, lw.origin = s.body[position + 1 :], {}, st.loc
+            lw.statement_serial += 1
+            value = lw.cast(lw.ev(substituted(st.value)), st.buffer.dtype)
+            node = value.node
+            if value.axes != frozenset(range(axis.rank + 1)):  # one value per lane and element
+                node = lw.broadcast(value, rb.shape)
+            mask = lw.lane_mask(frozenset()) if lw.scope.conds else None
+            if mask is not None:
+                node = P.call("tl.where", mask, node, P.name(rb.name))
+            lw.assign_to(rb.name, node)
+    finally:
+        lw.origin = saved_origin
+
+
+def _sum_over(lw: Lowerer, axis: _TrailingAxis, term: Tile) -> Tile:
+    """The sum of ``term`` over the loop's iterations, back in the lanes outside the loop."""
+    if not term.axes:
+        return Tile(P.binop("*", term.node, P.const(axis.n)), term.dtype)
+    node = term.node
+    if axis.rank in term.axes and axis.padded != axis.n:
+        valid = P.binop("<", P.name(axis.name), P.const(axis.n))
+        node = P.call("tl.where", valid, node, P.const(0))
+    node = P.call("tl.sum", node, axis=axis.rank)  # a unit axis when the term does not vary with k
+    if axis.rank not in term.axes:
+        node = P.binop("*", node, P.const(axis.n))
+    return Tile(node, term.dtype, term.axes - {axis.rank})
+
+
+# Loops that stay loops (their iterations depend on each other) but pick elements of local arrays
+# with the loop variable: unrolled with ``tl.static_range``, the variable is a constant in each copy
+# of the body, and the one-hot selects (``tl.arange(0, n) == k``) fold to plain register moves.
+UNROLL_LIMIT = 16
+
+
+def unroll_for_locals(lw: Lowerer, s: ir.For) -> bool:
+    """Whether ``s`` (static bounds, at most ``UNROLL_LIMIT`` iterations, no loop inside) indexes
+    a per-lane local array with its loop variable."""
+    if lw.scope.lanes is None or s.kind not in ("serial", "unroll", "vectorized"):
+        return False
+    bounds = [static(e) for e in (s.start, s.stop, s.step)]
+    if None in bounds or bounds[2] <= 0 or len(range(*bounds)) > UNROLL_LIMIT:
+        return False
+    body = list(ir.walk(s.body))
+    if any(isinstance(st, (ir.For, ir.While, ir.Parallel)) for st in body):
+        return False
+    for st in body:
+        accesses = list(ir.loads_in(st))
+        if isinstance(st, ir.Store):
+            accesses.append(st)
+        for access in accesses:
+            rb = lw.regs.get(access.buffer)
+            if rb is not None and rb.lanes is not None and s.var in _vars_in(access.indices):
+                return True
+    return False

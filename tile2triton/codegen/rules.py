@@ -913,6 +913,18 @@ def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
     scratch.barrier(lw)
 
 
+@lowers(ir.DeviceAssert)
+def lower_device_assert(lw: Lowerer, s: ir.DeviceAssert) -> None:
+    # Triton checks it when the kernel is compiled in debug mode (TRITON_DEBUG=1); padded lanes
+    # and lanes outside an enclosing `if` pass.
+    cond = lw.ev(s.cond)
+    if isinstance(cond.node, ast.Constant) and cond.node.value is True:
+        return  # proven when the kernel was lowered
+    active = lw.lane_mask(cond.axes | lw.cond_axes())
+    node = cond.node if active is None else P.call("tl.where", active, cond.node, True)
+    lw.emit(P.expr_stmt(P.call("tl.device_assert", node, P.const(s.msg))))
+
+
 @lowers(ir.Print)
 def lower_print(lw: Lowerer, s: ir.Print) -> None:
     if s.value is None:

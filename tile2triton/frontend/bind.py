@@ -497,6 +497,10 @@ class Binder(ExprBinder):
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error("cannot unpack this value into the names on the left", node)
+            if len(value) > 1 and self.kernel is not None:
+                # Python evaluates the whole right side before it assigns (``a[0], a[1] = a[1], a[0]``
+                # swaps), and so does TileLang: kernel values are read into fresh names first
+                value = [self.snapshot(v, node) for v in value]
             for t, v in zip(target.elts, value):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
@@ -506,6 +510,15 @@ class Binder(ExprBinder):
             self.store(ref, value, node)
         else:
             raise self.error("unsupported assignment target", target)
+
+    def snapshot(self, value, node):
+        """``value`` read now: a kernel expression that reads buffers or names is bound to a fresh
+        let (a later store or rebinding cannot change it); other values are returned as they are."""
+        if not isinstance(value, ir.Expr) or isinstance(value, ir.Const):
+            return value
+        var = ir.Var(self.fresh_name("value"), value.dtype, "let")
+        self.emit(ir.Let(self.loc(node), var, value))
+        return ir.VarRef(var)
 
     def store(self, ref: ir.Load, value, node) -> None:
         if isinstance(value, (ir.Buffer, ir.Region)):

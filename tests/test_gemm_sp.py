@@ -151,3 +151,49 @@ def test_gemm_sp_metadata_shape_mismatch_is_reported():
         tilelang.compile(bad)(torch.zeros(32, 16).half(), torch.zeros(32, 4, dtype=torch.int16),
                               torch.zeros(32, 32).half(), torch.zeros(32, 32))  # fmt: skip
     assert "test_gemm_sp.py" in str(info.value)
+
+
+def metadata_annotated(M, N, K, on_global):
+    from tile2triton.layout import make_cutlass_metadata_layout
+
+    block = 32
+
+    @T.prim_func
+    def main(A_sparse: T.Tensor((M, K // 2), "float16"), E: T.Tensor((M, K // 16), "int16"),
+             B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):  # fmt: skip
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block, block // 2), "float16")
+            E_s = T.alloc_shared((block, block // 16), "int16")
+            B_s = T.alloc_shared((block, block), "float16")
+            C_f = T.alloc_fragment((block, block), "float32")
+            if on_global:
+                T.annotate_layout({E: make_cutlass_metadata_layout(E, mma_dtype="float16", arch="8.0")})
+            else:
+                T.annotate_layout({E_s: make_cutlass_metadata_layout(E_s, mma_dtype="float16", arch="8.0")})
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block), num_stages=1):
+                T.copy(A_sparse[by * block, k * block // 2], A_s)
+                T.copy(E[by * block, k * block // 16], E_s)
+                T.copy(B[k * block, bx * block], B_s)
+                T.gemm_sp(A_s, E_s, B_s, C_f)
+            T.copy(C_f, C[by * block, bx * block])
+
+    return main
+
+
+def test_metadata_layout_on_shared_is_a_placement_hint(dev):
+    M, N, K = 40, 36, 80
+    A = randn_semi_sparse(M, K, dtype=torch.float16, device=dev)
+    B = torch.randn(K, N, device=dev).half()
+    A_sparse, E = compress(A)
+    C = poison((M, N), torch.float32, dev)
+    tilelang.compile(metadata_annotated(M, N, K, on_global=False))(A_sparse, E, B, C)
+    assert_close(C, A.double().cpu() @ B.double().cpu(), atol=1e-2, rtol=1e-2)
+
+
+def test_metadata_layout_on_the_global_tensor_is_refused():
+    with pytest.raises(TileLangCompileError, match="metadata layout on the global tensor 'E'") as info:
+        tilelang.compile(metadata_annotated(32, 32, 32, on_global=True))(
+            torch.zeros(32, 16).half(), torch.zeros(32, 2, dtype=torch.int16), torch.zeros(32, 32).half(), torch.zeros(32, 32)
+        )
+    assert "test_gemm_sp.py" in str(info.value)

@@ -20,6 +20,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
+from ..layout import MetadataLayout
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 
 UNARY_MATH = {
@@ -628,7 +629,6 @@ def ir_eval_at(e, var, value):
 
 
 @rule(
-    "annotate_layout",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
     "assume",
@@ -640,6 +640,21 @@ def ir_eval_at(e, var, value):
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None
+
+
+@rule("annotate_layout")
+def bind_annotate_layout(b: BinderLike, node, args):
+    """Layouts are hints (Triton picks register and shared layouts), except a 2:4 metadata layout
+    on a global tensor: it says the tensor's bytes are stored permuted, which would change E's meaning."""
+    layouts = args["layout_map"]
+    for buf, layout in layouts.items() if isinstance(layouts, dict) else ():
+        if isinstance(layout, MetadataLayout) and isinstance(buf, ir.Buffer) and buf.scope == ir.GLOBAL:
+            raise b.error(
+                f"a metadata layout on the global tensor '{buf.name}' (E stored in CUTLASS's interleaved order) "
+                "is not supported: T.gemm_sp reads E in row-major order",
+                node,
+                hint="make E with tilelang.utils.sparse.compress (row-major metadata) and drop this annotation",
+            )
 
 
 @rule("annotate_pass_configs", "annotate_compile_flags")

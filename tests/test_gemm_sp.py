@@ -197,3 +197,16 @@ def test_metadata_layout_on_the_global_tensor_is_refused():
             torch.zeros(32, 16).half(), torch.zeros(32, 2, dtype=torch.int16), torch.zeros(32, 32).half(), torch.zeros(32, 32)
         )
     assert "test_gemm_sp.py" in str(info.value)
+
+
+def test_gemm_sp_reference_executor_agrees():
+    from tile2triton.oracle import reference
+
+    M, N, K = 20, 24, 48
+    A = randn_semi_sparse(M, K, dtype=torch.float16, device="cpu")
+    B = torch.randn(N, K).half()
+    A_sparse, E = compress(A, meta_dtype=torch.int8)
+    kernel = tilelang.compile(sparse_matmul(M, N, K, 16, 16, 32, False, True, "float16", "float32", "int8"), out_idx=[3])
+    expected = A.double() @ B.double().t()
+    assert_close(reference.run(kernel, A_sparse, E, B), expected, atol=1e-2, rtol=1e-2)
+    assert_close(kernel(A_sparse, E, B), expected, atol=1e-2, rtol=1e-2)

@@ -112,3 +112,30 @@ def test_thread_view_compressor_matches_the_host_compressor(dev):
     ref_kept, ref_meta = compress(A, meta_dtype=torch.int16)
     torch.testing.assert_close(kept.cpu(), ref_kept.cpu(), rtol=0, atol=0)
     torch.testing.assert_close(meta.cpu(), ref_meta.cpu(), rtol=0, atol=0)
+
+
+@tilelang.jit
+def copy_in_under_a_condition(S, D, piece):
+    @T.prim_func
+    def main(A: T.Tensor((S, D), "float32"), B: T.Tensor((S, D), "float32")):
+        with T.Kernel(1, threads=(S, D // piece)):
+            tm = T.get_thread_binding(0)
+            tn = T.get_thread_binding(1)
+            mine = T.alloc_local([piece], "float32")
+            for i in T.serial(piece):
+                mine[i] = -1.0
+            if tm % 3 == 1:  # only some threads load their piece; the others keep -1
+                T.copy(A[tm, tn * piece : (tn + 1) * piece], mine)
+            T.copy(mine, B[tm, tn * piece : (tn + 1) * piece])
+
+    return main
+
+
+def test_per_thread_copy_under_a_per_thread_condition(dev):
+    S, D, piece = 10, 12, 4
+    a = torch.randn(S, D, device=dev)
+    b = poison((S, D), device=dev)
+    copy_in_under_a_condition(S, D, piece)(a, b)
+    ref = torch.full((S, D), -1.0)
+    ref[1::3] = a.cpu()[1::3]
+    torch.testing.assert_close(b.cpu(), ref, rtol=0, atol=0)

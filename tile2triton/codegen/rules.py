@@ -478,9 +478,9 @@ def lower_copy(lw: Lowerer, s: ir.Copy) -> None:
         for var, extent in reversed(list(zip(vars_, extents))):
             loop = [ir.For(s.loc, var, const_int(0), const_int(extent), const_int(1), "serial", loop)]
         rb = lw.regs.get(s.dst.buffer)
-        if rb is not None and s.dst.is_whole() and s.dst.buffer not in lw.scratch.views:
-            # T.alloc_local leaves a buffer that is wholly written first undefined; the loop below
-            # writes it an element at a time, so it needs a value to start from
+        if rb is not None and s.dst.is_whole() and not lw.scope.conds and s.dst.buffer not in lw.scratch.views:
+            # T.alloc_local leaves a buffer that is wholly written first undefined (under a per-thread
+            # `if` it is defined); the loop below writes it an element at a time from a start value
             lw.assign_to(rb.name, P.call("tl.zeros", P.list_(rb.shape), P.dtype(lw.storage_dtype(rb.buffer.dtype))))
         lw.lower_stmts(loop)
         return

@@ -210,3 +210,8 @@ def test_gemm_sp_reference_executor_agrees():
     expected = A.double() @ B.double().t()
     assert_close(reference.run(kernel, A_sparse, E, B), expected, atol=1e-2, rtol=1e-2)
     assert_close(kernel(A_sparse, E, B), expected, atol=1e-2, rtol=1e-2)
+
+
+def test_compress_refuses_the_older_cutlass_signature():
+    with pytest.raises(TypeError, match="CUTLASS's interleaved order"):
+        compress(randn_semi_sparse(16, 32, device="cpu"), transposed=False, arch="8.0")

@@ -22,11 +22,18 @@ def compress(
     meta_dtype: torch.dtype | None = None,
     block_m: int | None = None,
     block_k: int | None = None,
+    **older_arguments,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(A_sparse, E)`` of a 2-D tensor with at most 2 nonzeros in every group of 4 along its last
     dim (1 in every pair for 32-bit dtypes). ``block_m`` / ``block_k`` (tile sizes of TileLang's
     compressor kernel) do not change the result and are accepted for compatibility."""
     del block_m, block_k
+    if older_arguments:
+        raise TypeError(
+            f"compress() got {', '.join(sorted(older_arguments))}: TileLang's older compress(A, transposed, arch) "
+            "wrote metadata in CUTLASS's interleaved order; this one writes the row-major order T.gemm_sp reads "
+            "(call compress(A, meta_dtype=...), and transpose A_sparse and E yourself for transpose_A)"
+        )
     if A.dim() != 2:
         raise ValueError(f"compress expects a 2-D tensor, got {A.dim()}-D")
     a_dtype = dtype(A.dtype)

@@ -498,9 +498,9 @@ class Binder(ExprBinder):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error("cannot unpack this value into the names on the left", node)
             if len(value) > 1 and self.kernel is not None:
-                # Python evaluates the whole right side before it assigns (``a[0], a[1] = a[1], a[0]``
-                # swaps), and so does TileLang: kernel values are read into fresh names first
-                value = [self.snapshot(v, node) for v in value]
+                # Python evaluates the whole right side first: `a, b = b, a` and `A[0], A[1] = A[1], A[0]`
+                # must not see the first assignment in the second
+                value = [value[0], *(self.snapshot(v, t, node) for t, v in zip(target.elts[1:], value[1:]))]
             for t, v in zip(target.elts, value):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
@@ -511,12 +511,18 @@ class Binder(ExprBinder):
         else:
             raise self.error("unsupported assignment target", target)
 
-    def snapshot(self, value, node):
-        """``value`` read now: a kernel expression that reads buffers or names is bound to a fresh
-        let (a later store or rebinding cannot change it); other values are returned as they are."""
-        if not isinstance(value, ir.Expr) or isinstance(value, ir.Const):
+    def snapshot(self, value, target, node):
+        """A kernel value of a tuple assignment, bound to a fresh name before any target is assigned
+        when an assignment could change it: it reads a buffer or a (re-assignable) let name."""
+        if not isinstance(value, ir.Expr) or is_python_value(value):
             return value
-        var = ir.Var(self.fresh_name("value"), value.dtype, "let")
+        if not any(
+            isinstance(e, ir.Load) or (isinstance(e, ir.VarRef) and e.var.kind == "let")
+            for e in ir.iter_expr_tree(value)
+        ):
+            return value
+        hint = f"{target.id}_new" if isinstance(target, ast.Name) else "value"
+        var = ir.Var(self.fresh_name(hint), value.dtype, "let")
         self.emit(ir.Let(self.loc(node), var, value))
         return ir.VarRef(var)
 

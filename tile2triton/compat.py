@@ -81,7 +81,6 @@ UNSUPPORTED_REASONS = {
     "reduce_bitand": "not implemented yet",
     "reduce_bitor": "not implemented yet",
     "reduce_bitxor": "not implemented yet",
-    "gemm_sp": "2:4 structured-sparse GEMM has no Triton equivalent",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "reshape": "buffer views over the same storage are not implemented yet",
     "view": "buffer views over the same storage are not implemented yet",
@@ -106,7 +105,6 @@ UNSUPPORTED_REASONS = {
     "meta_class": "meta-classes (JIT-time tile schedulers) not implemented yet",
     "BaseTileScheduler": "tile schedulers not implemented yet",
     "PersistentTileScheduler": "tile schedulers not implemented yet",
-    "device_assert": "not implemented yet",
     "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
@@ -209,6 +207,18 @@ BEYOND_T = [
      "requires_* marks (compute-version ge/gt/eq/lt/le), main, set_random_seed, torch_assert_close, "
      "process_func, regression"),
     ("tilelang.utils.tensor", SUPPORTED, "get_tensor_supply, TensorSupplyType, map_torch_type, torch_assert_close"),
+    ("tilelang.utils.sparse", SUPPORTED,
+     "compress / decompress (2:4 values and row-major 4-bit position metadata: the format T.gemm_sp reads), "
+     "randn/randint/arange_semi_sparse; plain torch"),
+    ("tilelang.cuda.intrinsics.sparse_layout", SUPPORTED, "GROUP_CONFIG, get_e_factor, get_e_replicate_factor"),
+    ("T.gemm_sp (T.gemm_sp_v2)", SUPPORTED,
+     "bound as what it means: a T.Parallel rebuilds the dense A tile from A_sparse and E, then a dense T.gemm "
+     "(tl.dot) multiplies it; no sparse tensor-core speedup"),
+    ("tilelang.layout.make_cutlass_metadata_layout / make_metadata_layout", NO_EFFECT,
+     "on a shared metadata tile: placement only; on the global E: refused at the user's line (E's bytes would "
+     "be stored permuted, which changes what they mean)"),
+    ("tilelang.language.dtypes tables", SUPPORTED, "_TORCH_DTYPE_TO_STR, _STR_TO_TORCH_DTYPE, dtype(x), dtypes.<name>"),
+    ("T.device_assert", SUPPORTED, "tl.device_assert: checked when Triton compiles in debug mode (TRITON_DEBUG=1)"),
     ("tilelang.autotuner", SUPPORTED,
      "autotune, AutoTuner.from_kernel(...).set_compile_args(...).set_profile_args(...).run(), "
      "set_autotune_inputs, get_autotune_inputs"),

@@ -786,6 +786,9 @@ class KernelLowerer:
         rb = self.reg(buf)
         if not rb.shape:  # a one-element buffer is a scalar, whatever the (necessarily zero) index
             return Tile(P.name(rb.name), buf.dtype)
+        if rb.lanes is not None and rb.lanes is self.scope.lanes and len(rb.shape) == rb.lanes.rank:
+            # each lane's (thread's) one element, whatever the (necessarily zero) index: nz_idx[count]
+            return Tile(P.name(rb.name), buf.dtype, frozenset(range(rb.lanes.rank)))
         kinds = self.classify(rb, indices)
         if kinds is None:
             return self.gather_read(rb, indices) or self.separable_read(rb, indices) or self.flat_read(rb, indices)

@@ -7,7 +7,7 @@ import ast
 
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import static
+from ..ir.exprs import const_int, static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import find_split
@@ -443,9 +443,9 @@ def _non_unit(region: ir.Region) -> list[int]:
     return [d for d, e in enumerate(region.extents) if static(e) != 1]
 
 
-def _element_space(lw: Lowerer, regions: list[ir.Region], base: ir.Region, what: str):
-    """Synthetic T.Parallel variables spanning ``base``'s non-unit extents, and each region's
-    element indices in terms of them (unit dims keep their start)."""
+def _element_space(lw: Lowerer, regions: list[ir.Region], base: ir.Region, what: str, kind: str = "lane"):
+    """Synthetic T.Parallel variables (``kind`` "loop": loop variables) spanning ``base``'s
+    non-unit extents, and each region's element indices in terms of them (unit dims keep their start)."""
     dims = _non_unit(base)
     extents = []
     for d in dims:
@@ -453,7 +453,7 @@ def _element_space(lw: Lowerer, regions: list[ir.Region], base: ir.Region, what:
         if e is None:
             raise lw.error(f"{what} needs static tile extents; {base.buffer.name} has a run-time extent")
         extents.append(e)
-    vars_ = [ir.Var(f"i{k}", INT32, "lane") for k in range(len(dims))]
+    vars_ = [ir.Var(f"i{k}", INT32, kind) for k in range(len(dims))]
     indices = []
     for r in regions:
         own = _non_unit(r)
@@ -501,8 +501,39 @@ def _elementwise(lw: Lowerer, regions, base, what, body_fn) -> None:
 
 @lowers(ir.Copy)
 def lower_copy(lw: Lowerer, s: ir.Copy) -> None:
+    if _per_thread_copy(lw, s):
+        # TileLang copies to or from a thread's local buffer (or at thread-dependent places) in each
+        # thread, as a serial loop over the region: the same loop nest here, in the thread view
+        vars_, extents, (src_idx, dst_idx) = _element_space(lw, [s.src, s.dst], _copy_base(s), "T.copy", "loop")
+        value = ir.Cast(ir.Load(s.src.buffer, src_idx), s.dst.buffer.dtype)
+        loop = [ir.Store(s.loc, s.dst.buffer, dst_idx, value)]
+        for var, extent in reversed(list(zip(vars_, extents))):
+            loop = [ir.For(s.loc, var, const_int(0), const_int(extent), const_int(1), "serial", loop)]
+        rb = lw.regs.get(s.dst.buffer)
+        if rb is not None and s.dst.is_whole() and not lw.scope.conds and s.dst.buffer not in lw.scratch.views:
+            # T.alloc_local leaves a buffer that is wholly written first undefined (under a per-thread
+            # `if` it is defined); the loop below writes it an element at a time from a start value
+            lw.assign_to(rb.name, P.call("tl.zeros", P.list_(rb.shape), P.dtype(lw.storage_dtype(rb.buffer.dtype))))
+        lw.lower_stmts(loop)
+        return
     with block_level(lw, "a tile operation"):
         _lower_copy(lw, s)
+
+
+def _per_thread_copy(lw: Lowerer, s: ir.Copy) -> bool:
+    if not in_thread_view(lw):
+        return False
+    for region in (s.src, s.dst):
+        rb = lw.regs.get(region.buffer)
+        if rb is not None and rb.lanes is lw.scope.lanes:  # a thread-private local
+            return True
+        if any(lw.ev(start).axes for start in region.starts):  # A[tx, ...]: each thread's own piece
+            return True
+    return False
+
+
+def _copy_base(s: ir.Copy) -> ir.Region:
+    return s.dst if _scope_rank(s.dst.buffer) > _scope_rank(s.src.buffer) else s.src
 
 
 def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
@@ -943,6 +974,18 @@ def lower_thread_allreduce(lw: Lowerer, s: ir.ThreadAllReduce) -> None:
 @lowers(ir.Barrier)
 def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
     scratch.barrier(lw)
+
+
+@lowers(ir.DeviceAssert)
+def lower_device_assert(lw: Lowerer, s: ir.DeviceAssert) -> None:
+    # Triton checks it when the kernel is compiled in debug mode (TRITON_DEBUG=1); padded lanes
+    # and lanes outside an enclosing `if` pass.
+    cond = lw.ev(s.cond)
+    if isinstance(cond.node, ast.Constant) and cond.node.value is True:
+        return  # proven when the kernel was lowered
+    active = lw.lane_mask(cond.axes | lw.cond_axes())
+    node = cond.node if active is None else P.call("tl.where", active, cond.node, True)
+    lw.emit(P.expr_stmt(P.call("tl.device_assert", node, P.const(s.msg))))
 
 
 @lowers(ir.Print)

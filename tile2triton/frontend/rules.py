@@ -20,6 +20,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
 from ..language.dtypes import DTYPES, DType, TypedLiteral
 from ..language.proxy import TensorType
+from ..layout import MetadataLayout
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 
 UNARY_MATH = {
@@ -154,6 +155,74 @@ def bind_gemm(b: BinderLike, node, args):
     b.emit(ir.Gemm(b.loc(node), a, bb, c, ta, tb, as_expr(args["clear_accum"])))
     for stmt in write_back:
         b.emit(stmt)
+
+
+# 2:4 structured sparsity (tile2triton/cuda/intrinsics/sparse_layout.py has the format):
+# A's dtype width -> (values kept per group, group size along K).
+_SPARSE_GROUPS = {8: (2, 4), 16: (2, 4), 32: (1, 2)}
+
+
+@rule("gemm_sp")
+def bind_gemm_sp(b: BinderLike, node, args):
+    """``T.gemm_sp(A_sparse, E, B, C)``: C (+)= decompress(A_sparse, E) @ op(B).  Bound as what it
+    means: a T.Parallel rebuilds the dense A tile from the kept values and their 4-bit position codes
+    in E, then a dense T.gemm multiplies it (the same sums the sparse tensor-core MMA computes)."""
+    a_sp, _ = _staged(b, _gemm_operand(b, args["A_sparse"], node, "A_sparse"), node)
+    meta, _ = _staged(b, _gemm_operand(b, args["E"], node, "E"), node)
+    ta, te, tb = args["transpose_A"], args["transpose_E"], args["transpose_B"]
+    if not all(isinstance(t, bool) for t in (ta, te, tb)):
+        raise b.error("transpose_A / transpose_E / transpose_B must be compile-time bools", node)
+    for region, what in ((a_sp, "A_sparse"), (meta, "E")):
+        if region.buffer.scope not in (ir.SHARED, ir.FRAGMENT) or region.buffer.ndim != 2:
+            raise b.error(f"T.gemm_sp operand {what} must be a 2-D shared or fragment buffer", node)
+    a_dtype, e_dtype = a_sp.buffer.dtype, meta.buffer.dtype
+    if a_dtype.bits not in _SPARSE_GROUPS or not a_dtype.supported:
+        raise b.error(f"T.gemm_sp: 2:4 sparsity is defined for 8-, 16- and 32-bit A, not {a_dtype}", node)
+    if not e_dtype.is_int or e_dtype.bits not in (8, 16, 32):
+        raise b.error(f"T.gemm_sp: the metadata E must be int8/16/32 (or unsigned), not {e_dtype}", node)
+    elem, group = _SPARSE_GROUPS[a_dtype.bits]
+    codes_per_meta = e_dtype.bits // 4  # one 4-bit position code per group
+    e_factor = codes_per_meta * group  # dense K columns described by one metadata element
+    a_rows, a_cols = a_sp.buffer.shape
+    block_m, half_k = (a_cols, a_rows) if ta else (a_rows, a_cols)
+    block_k = half_k * group // elem
+    e_rows, e_cols = meta.buffer.shape
+    e_m, e_k = (e_cols, e_rows) if te else (e_rows, e_cols)
+    if (e_m, e_k * e_factor) != (block_m, block_k):
+        want = (block_k // e_factor, block_m) if te else (block_m, block_k // e_factor)
+        raise b.error(
+            f"T.gemm_sp: E has shape {tuple(meta.buffer.shape)}, but an A_sparse tile of {tuple(a_sp.buffer.shape)} "
+            f"({a_dtype}, {e_dtype} metadata: {e_factor} columns of K per element) needs {want}",
+            node,
+        )
+    loc = b.loc(node)
+    dense = ir.Buffer(b.fresh_name(f"{a_sp.buffer.name}_dense"), ir.FRAGMENT, (block_m, block_k), a_dtype, loc)
+    b.emit(ir.Alloc(loc, dense))
+    i, k = ir.Var("i", INT32, "lane"), ir.Var("k", INT32, "lane")
+
+    def arith(op, x, y):
+        return ir.BinOp(op, as_expr(x), as_expr(y), INT32)
+
+    grp = arith("//", ir.VarRef(k), group)
+    meta_col = arith("//", grp, codes_per_meta)
+    word = ir.Cast(ir.Load(meta.buffer, (meta_col, ir.VarRef(i)) if te else (ir.VarRef(i), meta_col)), INT32)
+    code = ir.Var("code", INT32, "let")  # the group's 4-bit position code
+    body = [ir.Let(loc, code, arith("&", arith(">>", word, arith("*", arith("%", grp, codes_per_meta), 4)), 15))]
+    position = arith("%", ir.VarRef(k), group)
+    value = as_expr(0)
+    for j in reversed(range(elem)):  # kept value j: its position is code bits [2j+1:2j]
+        kept = arith("+", arith("*", grp, elem), j) if elem > 1 else grp
+        load = ir.Load(a_sp.buffer, (kept, ir.VarRef(i)) if ta else (ir.VarRef(i), kept))
+        slot = arith("&", arith(">>", ir.VarRef(code), 2 * j) if j else ir.VarRef(code), 3)
+        if group == 2:  # 32-bit values: positions count 16-bit halves (half 2 is element 1)
+            slot = arith(">>", slot, 1)
+        value = b.select(ir.Compare("==", slot, position, BOOL), load, value)
+    body.append(ir.Store(loc, dense, (ir.VarRef(i), ir.VarRef(k)), ir.Cast(as_expr(value), a_dtype)))
+    b.emit(ir.Parallel(loc, [i, k], [block_m, block_k], body))
+    bind_gemm(b, node, {**args, "A": dense, "transpose_A": False})
+
+
+RULES["gemm_sp_v2"] = bind_gemm_sp
 
 
 def _bind_reduce(b: BinderLike, node, kind, args, clear):
@@ -629,7 +698,6 @@ def ir_eval_at(e, var, value):
 
 
 @rule(
-    "annotate_layout",
     "wait_wgmma",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
@@ -696,6 +764,21 @@ def bind_annotate_safe_value(b: BinderLike, node, args):
         b.kernel.safe_values[buf.root] = value
 
 
+@rule("annotate_layout")
+def bind_annotate_layout(b: BinderLike, node, args):
+    """Layouts are hints (Triton picks register and shared layouts), except a 2:4 metadata layout
+    on a global tensor: it says the tensor's bytes are stored permuted, which would change E's meaning."""
+    layouts = args["layout_map"]
+    for buf, layout in layouts.items() if isinstance(layouts, dict) else ():
+        if isinstance(layout, MetadataLayout) and isinstance(buf, ir.Buffer) and buf.scope == ir.GLOBAL:
+            raise b.error(
+                f"a metadata layout on the global tensor '{buf.name}' (E stored in CUTLASS's interleaved order) "
+                "is not supported: T.gemm_sp reads E in row-major order",
+                node,
+                hint="make E with tilelang.utils.sparse.compress (row-major metadata) and drop this annotation",
+            )
+
+
 @rule("annotate_pass_configs", "annotate_compile_flags")
 def bind_function_attr(b: BinderLike, node, args, name):
     """Kept on the function (PrimFunc.attrs, TileLang's attribute names): pass configs reach the
@@ -736,6 +819,15 @@ def bind_print(b: BinderLike, node, args):
     obj = args["obj"]
     b.emit(ir.Print(b.loc(node), None if obj is None else as_expr(obj) if not isinstance(obj, ir.Buffer) else obj,
                     args["msg"]))  # fmt: skip
+
+
+@rule("device_assert")
+def bind_device_assert(b: BinderLike, node, args):
+    msg = args["msg"]
+    if not isinstance(msg, str):
+        raise b.error("T.device_assert's message must be a string", node)
+    cond = as_expr(args["condition"], b.loc(node))
+    b.emit(ir.DeviceAssert(b.loc(node), ir.Cast(cond, BOOL) if cond.dtype != BOOL else cond, msg))
 
 
 def _thread_var(b: BinderLike, dim: int, node):

@@ -337,6 +337,14 @@ class Print(Stmt):
 
 
 @dataclass(eq=False)
+class DeviceAssert(Stmt):
+    """T.device_assert(cond, msg): a run-time check of every lane's ``cond``."""
+
+    cond: Expr
+    msg: str
+
+
+@dataclass(eq=False)
 class Kernel(Stmt):
     name: str
     grid: list  # Expr per axis
@@ -443,6 +451,8 @@ def stmt_exprs(s):
         return region_exprs(s.dst) + region_exprs(s.value)
     if isinstance(s, Print):
         return [s.value] if isinstance(s.value, Expr) else []
+    if isinstance(s, DeviceAssert):
+        return [s.cond]
     if isinstance(s, ThreadAllReduce):
         return [s.value, s.dst, *s.threads]
     if isinstance(s, Kernel):

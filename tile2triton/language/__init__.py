@@ -303,6 +303,42 @@ def dp4a(A, B, C):  # noqa: N803
     element of ``A`` / ``B`` / ``C`` given (or a buffer's first) and the three after it."""
 
 
+@_kernel_only("gemm_sp")
+def gemm_sp(
+    A_sparse,
+    E,
+    B,
+    C,
+    transpose_A=False,
+    transpose_E=False,
+    transpose_B=False,
+    policy=None,
+    clear_accum=False,
+    k_pack=1,
+    wg_wait=0,
+    annotations=None,
+):  # noqa: N803
+    """``C (+)= op(decompress(A_sparse, E)) @ op(B)``: 2:4 structured-sparse A with its metadata E."""
+
+
+@_kernel_only("gemm_sp_v2")
+def gemm_sp_v2(
+    A_sparse,
+    E,
+    B,
+    C,
+    transpose_A=False,
+    transpose_E=False,
+    transpose_B=False,
+    policy=None,
+    clear_accum=False,
+    k_pack=1,
+    wg_wait=0,
+    annotations=None,
+):  # noqa: N803
+    """Older TileLang name of ``T.gemm_sp``."""
+
+
 @_kernel_only("reduce")
 def reduce(buffer, out, reduce_type, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     """Reduce ``buffer`` along ``dim`` into ``out``."""
@@ -783,6 +819,11 @@ def bitwise_not(x):
 @_kernel_only("print")
 def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
     """Device print."""
+
+
+@_kernel_only("device_assert")
+def device_assert(condition, msg="", no_stack_info=False):
+    """Check ``condition`` on the device (Triton checks it in debug mode: ``TRITON_DEBUG=1``)."""
 
 
 # --- inline PTX: the escape hatch for what Triton cannot say portably (tile2triton extension) ------

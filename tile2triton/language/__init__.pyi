@@ -555,6 +555,34 @@ def wgmma_gemm(
     annotations: Any = None,
 ) -> None: ...
 def dp4a(A: _Value, B: _Value, C: _Value) -> None: ...
+def gemm_sp(
+    A_sparse: _Region,
+    E: _Region,
+    B: _Region,
+    C: _Region,
+    transpose_A: builtins.bool = False,
+    transpose_E: builtins.bool = False,
+    transpose_B: builtins.bool = False,
+    policy: Any = None,
+    clear_accum: builtins.bool = False,
+    k_pack: builtins.int = 1,
+    wg_wait: builtins.int = 0,
+    annotations: Any = None,
+) -> None: ...
+def gemm_sp_v2(
+    A_sparse: _Region,
+    E: _Region,
+    B: _Region,
+    C: _Region,
+    transpose_A: builtins.bool = False,
+    transpose_E: builtins.bool = False,
+    transpose_B: builtins.bool = False,
+    policy: Any = None,
+    clear_accum: builtins.bool = False,
+    k_pack: builtins.int = 1,
+    wg_wait: builtins.int = 0,
+    annotations: Any = None,
+) -> None: ...
 def reduce(
     buffer: _Region,
     out: _Region,
@@ -897,6 +925,7 @@ def bitwise_xor(a: _Value, b: _Value) -> PrimExpr: ...
 def shift_left(a: _Value, b: _Value) -> PrimExpr: ...
 def shift_right(a: _Value, b: _Value) -> PrimExpr: ...
 def bitwise_not(x: _Value) -> PrimExpr: ...
+def device_assert(condition: Any, msg: str = "", no_stack_info: builtins.bool = False) -> None: ...
 def print(obj: Any = None, msg: str = "", warp_group_id: builtins.int = 0, warp_id: builtins.int = 0) -> None: ...
 
 # ----------------------------------------------------------------------------- inline PTX (tile2triton extension)

@@ -252,3 +252,43 @@ def promote(a: DType, b: DType) -> DType:
     if a.is_float:  # float16 vs bfloat16
         return DTYPES["float32"]
     return a if a.kind == "int" else b
+
+
+def dtype(value) -> DType:
+    """``tilelang.language.dtypes.dtype(x)``: the DType of a name, DType or torch dtype, in host code.
+
+    Unlike ``T.dtype`` inside a kernel, names with no Triton dtype (``float8_e8m0fnu``, ...) are
+    returned too: host code may name them (a kernel that uses one still fails with the reason)."""
+    if isinstance(value, DType):
+        return value
+    found = lookup_dtype(value)
+    if found is not None:
+        return found
+    key = _key(value)
+    if key in UNSUPPORTED:
+        return UNSUPPORTED[key]
+    if key == "float4_e2m1fn_x2":  # torch's name of packed fp4
+        return UNSUPPORTED["float4_e2m1fn"]
+    raise TypeError(dtype_error(value))
+
+
+def __getattr__(name: str):
+    # TileLang's module exposes its tables and one attribute per dtype (``dtypes.float16``,
+    # ``dtypes.float``); built on first use so that importing this module does not import torch.
+    if name in ("_TORCH_DTYPE_TO_STR", "_STR_TO_TORCH_DTYPE"):
+        import torch
+
+        table = {}
+        for dt in [*DTYPES.values(), *UNSUPPORTED.values()]:
+            torch_dtype = getattr(torch, _TORCH_NAMES.get(dt.name, dt.name), None)
+            if isinstance(torch_dtype, torch.dtype) and torch_dtype not in table:
+                table[torch_dtype] = dt.name
+        globals()["_TORCH_DTYPE_TO_STR"] = table
+        globals()["_STR_TO_TORCH_DTYPE"] = {v: k for k, v in table.items()}
+        return globals()[name]
+    key = _ALIASES.get(name, name)
+    if key in DTYPES:
+        return DTYPES[key]
+    if key in UNSUPPORTED:
+        return UNSUPPORTED[key]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

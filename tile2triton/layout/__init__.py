@@ -24,6 +24,7 @@ from .types import Fragment, Layout
 __all__ = [
     "Fragment",
     "Layout",
+    "MetadataLayout",
     "SwizzleMode",
     "make_cutlass_metadata_layout",
     "make_fully_replicated_layout_fragment",
@@ -32,6 +33,7 @@ __all__ = [
     "make_gemm_fragment_8x8_transposed",
     "make_half_bank_swizzled_layout",
     "make_linear_layout",
+    "make_metadata_layout",
     "make_quarter_bank_swizzled_layout",
     "make_swizzled_layout",
     "make_tcgen05mma_swizzled_layout",
@@ -40,9 +42,15 @@ __all__ = [
 ]
 
 
-def make_cutlass_metadata_layout(*args, **kwargs) -> Layout:
-    """Metadata layout of TileLang's 2:4 sparse GEMM; T.gemm_sp is not supported, so neither is this."""
-    raise NotImplementedError(
-        "tilelang.layout.make_cutlass_metadata_layout: the metadata layout of T.gemm_sp (2:4 structured-sparse "
-        "GEMM), which tile2triton does not support"
-    )
+class MetadataLayout(Layout):
+    """Where a ``T.gemm_sp`` metadata tile's elements sit in memory (CUTLASS's interleaved order).
+    On a shared buffer it only places elements (no effect here); on a global tensor it would say the
+    tensor's bytes are stored permuted, which tile2triton does not read (the binder refuses it)."""
+
+
+def make_cutlass_metadata_layout(buffer, mma_dtype="float16", arch=None, **extra_args) -> MetadataLayout:
+    return MetadataLayout(buffer, mma_dtype, arch, **extra_args)
+
+
+def make_metadata_layout(buffer, mma_dtype="float16", backend="cutlass", arch=None, **extra_args) -> MetadataLayout:
+    return MetadataLayout(buffer, mma_dtype, backend, arch, **extra_args)

@@ -729,6 +729,9 @@ class _Block:
         else:
             print(s.msg, self.ev(s.value))
 
+    def s_DeviceAssert(self, s: ir.DeviceAssert) -> None:
+        pass  # a check, not a result: the generated kernel runs it (in Triton's debug mode)
+
     def s_Kernel(self, s: ir.Kernel) -> None:
         raise self.error("T.Kernel cannot be nested")
 

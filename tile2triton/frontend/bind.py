@@ -18,7 +18,7 @@ from .. import language as T
 from ..errors import TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import as_expr, const_int, ir_key, is_python_value
+from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import DType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
@@ -501,11 +501,26 @@ class Binder(ExprBinder):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
             ref = self.expr(target)
+            if isinstance(ref, ir.Region) and isinstance(value, tuple):  # Prev[0:2] = T.atomic_addx2(...)
+                self.store_vector(ref, value, node)
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("assignment to a buffer needs one index per dimension", target)
             self.store(ref, value, node)
         else:
             raise self.error("unsupported assignment target", target)
+
+    def store_vector(self, region: ir.Region, values: tuple, node) -> None:
+        """``B[i, j : j + n] = v``, ``v`` a vector value of n elements (a tuple: TileLang's
+        ``T.atomic_addx2/x4(..., return_prev=True)``): one store per element along the last dim."""
+        *outer, last = [static(e) for e in region.extents]
+        if any(e != 1 for e in outer) or last != len(values):
+            raise self.error(f"a vector of {len(values)} elements is stored into a region of {len(values)} "
+                             "consecutive elements of the last dimension", node)  # fmt: skip
+        for k, v in enumerate(values):
+            *lead, start = region.starts
+            index = ir.BinOp("+", start, const_int(k), start.dtype)
+            self.emit(ir.Store(self.loc(node), region.buffer, (*lead, index), as_expr(v, self.loc(node))))
 
     def store(self, ref: ir.Load, value, node) -> None:
         if isinstance(value, (ir.Buffer, ir.Region)):

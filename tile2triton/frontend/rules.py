@@ -380,8 +380,6 @@ def bind_atomic_store(b: BinderLike, node, args):
 def bind_atomic_add_vector(b: BinderLike, node, args, name):
     """``T.atomic_addx4(dst[i, j], src[i, j])``: the atomic adds of dst[i, j + k] += src[i, j + k], k < 4."""
     lanes = 2 if name == "atomic_addx2" else 4
-    if args["return_prev"]:
-        raise b.error(f"T.{name}(..., return_prev=True) returns a vector, which tile2triton does not have", node)
 
     def element(ref, what):
         if isinstance(ref, ir.Buffer):
@@ -401,8 +399,11 @@ def bind_atomic_add_vector(b: BinderLike, node, args, name):
         last = ref.indices[-1]
         return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
 
-    for k in range(lanes):
-        b.emit(ir.Atomic(b.loc(node), "add", shifted(dst, k), shifted(src, k)))
+    prev = [
+        _element_atomic(b, node, "add", shifted(dst, k), shifted(src, k), args["return_prev"]) for k in range(lanes)
+    ]
+    # return_prev: the vector of previous values, as a tuple (stored with ``Prev[i : i + lanes] = ...``)
+    return tuple(prev) if args["return_prev"] else None
 
 
 def _reducer(b: BinderLike, value, node, what: str) -> ir.Buffer:

@@ -1,0 +1,158 @@
+"""Atomics and reductions as TileLang's own tests use them (issue 12): 16-bit atomic max/min,
+bf16 atomic add, the vector atomics' previous values.
+
+Each kernel is checked against a torch reference in float64, with random inputs and NaN-filled
+outputs where the kernel writes a fresh tensor.
+"""
+
+import pytest
+import torch
+from t2t_util import assert_equal, poison
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+
+@tilelang.jit
+def half_atomic_minmax(M, N, rows, dtype, block_M=16, block_N=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), Mx: T.Tensor((rows, N), dtype), Mn: T.Tensor((rows, N), dtype),
+             Prev: T.Tensor((M, N), dtype)):  # fmt: skip
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), threads=32) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                r, c = bx * block_M + i, by * block_N + j
+                if r < M and c < N:
+                    # several rows collide in one slot of Mx / Mn
+                    Prev[r, c] = T.atomic_max(Mx[r % rows, c], A[r, c], return_prev=True)
+                    T.atomic_min(Mn[r % rows, c], A[r, c], memory_order="relaxed")
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_atomic_max_min(dev, dtype):
+    M, N, rows = 37, 21, 5
+    tdt = getattr(torch, dtype)
+    a = torch.randn(M, N, device=dev).to(tdt)
+    mx0, mn0 = torch.randn(rows, N, device=dev).to(tdt), torch.randn(rows, N, device=dev).to(tdt)
+    mx, mn, prev = mx0.clone(), mn0.clone(), poison((M, N), tdt, dev)
+    half_atomic_minmax(M, N, rows, dtype)(a, mx, mn, prev)
+    groups = a.double().reshape(-1)  # rows r, r + rows, ... collide
+    ref_mx, ref_mn = mx0.double().clone(), mn0.double().clone()
+    for r in range(M):
+        ref_mx[r % rows] = torch.maximum(ref_mx[r % rows], groups.view(M, N)[r])
+        ref_mn[r % rows] = torch.minimum(ref_mn[r % rows], groups.view(M, N)[r])
+    assert_equal(mx, ref_mx)
+    assert_equal(mn, ref_mn)
+    # each previous value is what the slot held at some point: at most the final max, at least its start
+    p = prev.double()
+    assert not torch.isnan(p).any()
+    start = mx0.double()[torch.arange(M) % rows]
+    assert (p >= start).all() and (p <= ref_mx[torch.arange(M) % rows]).all()
+
+
+@tilelang.jit
+def half_scalar_minmax(dtype, value):
+    @T.prim_func
+    def main(Hi: T.Tensor((1,), dtype), Lo: T.Tensor((1,), dtype), Old: T.Tensor((2,), dtype)):
+        with T.Kernel(1, threads=1):
+            T.atomic_max(Hi[0], value)  # a Python float (fp32) into a 16-bit element
+            Old[1] = T.atomic_min(Lo[0], value, return_prev=True)
+            Old[0] = Hi[0]
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_atomic_max_min_of_a_literal(dev, dtype):
+    tdt = getattr(torch, dtype)
+    hi, lo = torch.full((1,), -1e4, dtype=tdt, device=dev), torch.full((1,), 1e4, dtype=tdt, device=dev)
+    old = poison((2,), tdt, dev)
+    half_scalar_minmax(dtype, 42.5)(hi, lo, old)
+    assert_equal(hi, torch.tensor([42.5]))
+    assert_equal(lo, torch.tensor([42.5]))
+    assert_equal(old, torch.tensor([42.5, float(torch.tensor(1e4).to(tdt))]))
+
+
+@tilelang.jit
+def half_tile_atomic_max(M, N, block_M, block_N, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((3, M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), T.ceildiv(N, block_N), 3, threads=32) as (bx, by, bz):
+            S = T.alloc_shared((block_M, block_N), dtype)
+            T.copy(A[bz, bx * block_M, by * block_N], S)
+            T.atomic_max(B[bx * block_M, by * block_N], S)
+
+    return main
+
+
+def test_16_bit_tile_atomic_max(dev):
+    a = torch.randn(3, 45, 30, device=dev).half()
+    b0 = torch.randn(45, 30, device=dev).half()
+    b = b0.clone()
+    half_tile_atomic_max(45, 30, 16, 16, "float16")(a, b)
+    assert_equal(b, torch.maximum(b0.double(), a.double().amax(0)))
+
+
+@tilelang.jit
+def bf16_contended_add(N, threads):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "bfloat16"), Out: T.Tensor((1,), "bfloat16")):
+        with T.Kernel(1, threads=threads):
+            for i in T.Parallel(N):
+                T.atomic_add(Out[0], A[i])
+
+    return main
+
+
+def test_bf16_atomic_add_into_one_element(dev):
+    # small integers: every partial sum is exact in bf16, whatever the order
+    a = torch.randint(-3, 4, (90,), device=dev).to(torch.bfloat16)
+    out = torch.full((1,), 5.0, dtype=torch.bfloat16, device=dev)
+    bf16_contended_add(90, 64)(a, out)
+    assert_equal(out, a.double().sum(0, keepdim=True) + 5)
+
+
+@tilelang.jit
+def vector_add_prev(N, lanes, dtype):
+    add = T.atomic_addx2 if lanes == 2 else T.atomic_addx4
+
+    @T.prim_func
+    def main(Dst: T.Tensor((N,), dtype), Val: T.Tensor((N,), dtype), Prev: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=32):
+            for i in T.serial(N // lanes):
+                Prev[i * lanes : i * lanes + lanes] = add(
+                    Dst[i * lanes : i * lanes + lanes], Val[i * lanes], return_prev=True
+                )
+            for i in T.serial(N // lanes):  # a second round: the previous values are the first round's sums
+                d = Dst[i * lanes : i * lanes + lanes]
+                old = add(d, Val[i * lanes : i * lanes + lanes], return_prev=True)
+                Val[i * lanes : i * lanes + lanes] = old
+
+    return main
+
+
+@pytest.mark.parametrize("lanes,dtype", [(2, "float32"), (4, "float32"), (2, "float16"), (4, "bfloat16")])
+def test_vector_atomic_add_return_prev(dev, lanes, dtype):
+    N = 12 * lanes
+    tdt = getattr(torch, dtype)
+    dst0 = torch.randint(-8, 8, (N,), device=dev).to(tdt)
+    val0 = torch.randint(-8, 8, (N,), device=dev).to(tdt)
+    dst, val, prev = dst0.clone(), val0.clone(), poison((N,), tdt, dev)
+    vector_add_prev(N, lanes, dtype)(dst, val, prev)
+    assert_equal(prev, dst0)
+    assert_equal(val, dst0.double() + val0.double())
+    assert_equal(dst, dst0.double() + val0.double() * 2)
+
+
+def test_vector_return_prev_into_a_region_of_another_length_is_a_clear_error():
+    @T.prim_func
+    def main(Dst: T.Tensor((4,), "float32"), Val: T.Tensor((4,), "float32"), Prev: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=1):
+            Prev[0:4] = T.atomic_addx2(Dst[0:2], Val[0:2], return_prev=True)
+
+    with pytest.raises(tilelang.TileLangCompileError) as info:
+        tilelang.compile(main)
+    assert "a vector of 2 elements" in str(info.value) and "Prev[0:4] = T.atomic_addx2" in str(info.value)

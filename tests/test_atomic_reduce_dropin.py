@@ -156,3 +156,39 @@ def test_vector_return_prev_into_a_region_of_another_length_is_a_clear_error():
     with pytest.raises(tilelang.TileLangCompileError) as info:
         tilelang.compile(main)
     assert "a vector of 2 elements" in str(info.value) and "Prev[0:4] = T.atomic_addx2" in str(info.value)
+
+
+@tilelang.jit(out_idx=[-1])
+def nan_row_reduce(M, N, op, dtype, clear):
+    reduce_fn = {"max": T.reduce_max, "min": T.reduce_min, "absmax": T.reduce_absmax}[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(1, threads=64):
+            src = T.alloc_fragment((M, N), dtype)
+            dst = T.alloc_fragment((M,), dtype)
+            T.copy(A, src)
+            T.fill(dst, -0.5)
+            reduce_fn(src, dst, dim=1, clear=clear, nan_propagate=True)
+            T.copy(dst, B)
+
+    return main
+
+
+@pytest.mark.parametrize("op,clear", [("max", True), ("min", False), ("absmax", False)])
+def test_bf16_nan_propagating_reduce(dev, op, clear, tmp_path):
+    M, N = 11, 45
+    a = torch.randn(M, N, device=dev).to(torch.bfloat16)
+    a[3, 17] = float("nan")
+    kernel = nan_row_reduce(M, N, op, "bfloat16", clear)
+    b = kernel(a)
+    x = a.double().abs() if op == "absmax" else a.double()
+    if not clear:
+        x = torch.cat([x, torch.full((M, 1), -0.5, dtype=torch.float64, device=dev)], dim=1)
+    ref = x.amin(dim=1) if op == "min" else x.amax(dim=1)  # torch's amax/amin propagate NaN
+    assert torch.equal(b.double().isnan(), ref.isnan())
+    assert_equal(b.double()[~ref.isnan()], ref[~ref.isnan()])
+    if dev == "cpu":  # the GPU source: Triton 3.6 computed the bf16 combine in float32 and refused it
+        from test_fuzz_regressions import compile_for_hopper
+
+        compile_for_hopper(kernel, tmp_path)

@@ -53,13 +53,14 @@ def _max_combine(a, b):
     "_max_nan_combine": """
 @triton.jit
 def _max_nan_combine(a, b):
-    # T.reduce_max(..., nan_propagate=True): a NaN wins
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    # T.reduce_max(..., nan_propagate=True): a NaN wins.  Triton 3.6 computes a bf16 maximum in
+    # float32: back to the operands' type, which a reduction's combine function must keep
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)
 """,
     "_min_nan_combine": """
 @triton.jit
 def _min_nan_combine(a, b):
-    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)
 """,
     "_atomic_rmw_16bit": """
 @triton.jit

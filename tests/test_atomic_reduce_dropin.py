@@ -7,7 +7,7 @@ outputs where the kernel writes a fresh tensor.
 
 import pytest
 import torch
-from t2t_util import assert_equal, poison
+from t2t_util import assert_close, assert_equal, poison
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -192,3 +192,35 @@ def test_bf16_nan_propagating_reduce(dev, op, clear, tmp_path):
         from test_fuzz_regressions import compile_for_hopper
 
         compile_for_hopper(kernel, tmp_path)
+
+
+@tilelang.jit(out_idx=[-1])
+def grouped_row_sums(rows, groups, group_k, threads=128):
+    hidden = groups * group_k
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, hidden), "float32"), B: T.Tensor((rows, hidden), "float32"),
+             C: T.Tensor((rows, groups), "float32")):  # fmt: skip
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((rows, hidden), "float32")
+            dst = T.alloc_fragment((rows, groups), "float32")
+            T.copy(A, src)
+            view = T.reshape(src, (rows, groups, group_k))  # extents that are not powers of two
+            T.reduce_sum(view, dst, dim=2)
+            for i, g, k in T.Parallel(rows, groups, group_k):  # a write through the view reaches src
+                view[i, g, k] = view[i, g, k] * 2.0 + g
+            T.copy(src, B)
+            T.copy(dst, C)
+
+    return main
+
+
+def test_fragment_reshape_with_extents_not_powers_of_two(dev):
+    rows, groups, group_k = 3, 6, 20
+    a = torch.randn(rows, groups * group_k, device=dev)
+    b = poison((rows, groups * group_k), device=dev)
+    c = grouped_row_sums(rows, groups, group_k)(a, b)
+    grouped = a.double().reshape(rows, groups, group_k)
+    assert_close(c, grouped.sum(2), 1e-5, 1e-5)
+    ref_b = grouped * 2 + torch.arange(groups, dtype=torch.float64, device=dev)[None, :, None]
+    assert_close(b, ref_b.reshape(rows, -1), 1e-6, 1e-6)

@@ -44,7 +44,7 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
-            if buf.scope == ir.SHARED and base is not None and base.lanes is None:
+            if buf.scope in (ir.SHARED, ir.FRAGMENT) and base is not None and base.lanes is None:
                 raise scratch.NeedsScratch(buf.root, "T.reshape with extents that are not powers of two")
             raise lw.error("T.reshape of a shared/fragment buffer needs power-of-two extents on both sides")
         rb.view_of = base

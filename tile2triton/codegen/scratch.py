@@ -67,7 +67,10 @@ class NeedsScratch(Exception):
 
 
 def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
-    """Is this shared allocation kept in scratch?"""
+    """Is this shared allocation kept in scratch?  (A fragment only where lowering chose it: a
+    ``T.reshape`` view with extents that are not powers of two.)"""
+    if buf.scope == ir.FRAGMENT:
+        return buf.root in lw.scratch.choice
     if buf.scope != ir.SHARED:
         return False
     if buf.alias_of is not None and buf.alias_of in lw.scratch.views:

@@ -224,3 +224,52 @@ def test_fragment_reshape_with_extents_not_powers_of_two(dev):
     assert_close(c, grouped.sum(2), 1e-5, 1e-5)
     ref_b = grouped * 2 + torch.arange(groups, dtype=torch.float64, device=dev)[None, :, None]
     assert_close(b, ref_b.reshape(rows, -1), 1e-6, 1e-6)
+
+
+def _atomic_load_with_order(order):
+    @T.prim_func
+    def main(Src: T.Tensor((4,), "int32"), Out: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=4):
+            for i in T.Parallel(4):
+                Out[i] = T.atomic_load(Src[i], memory_order=order)
+
+    return main
+
+
+def test_atomic_memory_order_is_checked_at_definition():
+    # TileLang builds the prim_func at decoration and raises ValueError there
+    with pytest.raises(ValueError) as info:
+        _atomic_load_with_order("release")
+    assert isinstance(info.value, tilelang.TileLangCompileError)
+    assert "T.atomic_load does not support memory_order='release'" in str(info.value)
+    assert "T.atomic_load(Src[i], memory_order=order)" in str(info.value)
+    with pytest.raises(ValueError, match="T.atomic_store does not support memory_order='acquire'"):
+
+        @T.prim_func
+        def store(Dst: T.Tensor((4,), "int32")):
+            with T.Kernel(1, threads=1):
+                T.atomic_store(Dst[0], 1, "acquire")
+
+
+def test_atomic_load_with_a_valid_order_runs(dev):
+    src = torch.randint(-50, 50, (4,), dtype=torch.int32, device=dev)
+    out = poison((4,), torch.int32, dev)
+    tilelang.compile(_atomic_load_with_order("acquire"))(src, out)
+    assert_equal(out, src)
+
+
+@pytest.mark.parametrize("batch", [0, -2])
+def test_finalize_reducer_batch_below_one_is_a_value_error(batch):
+    @T.prim_func
+    def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32):
+            acc = T.alloc_reducer(8, "float32", op="sum", replication="all")
+            T.clear(acc)
+            for i, j in T.Parallel(8, 8):
+                acc[i] += A[i, j]
+            T.finalize_reducer(acc, batch=batch)
+            T.copy(acc, B)
+
+    with pytest.raises(ValueError, match="batch must be >= 1") as info:
+        tilelang.compile(main)
+    assert "T.finalize_reducer(acc, batch=batch)" in str(info.value)

@@ -15,12 +15,13 @@ import operator
 from typing import Protocol
 
 from .. import ir
-from ..errors import TileLangCompileError
+from ..errors import InvalidArgumentError, TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
 from ..language.dtypes import DTYPES, DType
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
+from .source import KernelSource
 
 UNARY_MATH = {
     "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
@@ -309,10 +310,52 @@ _MEMORY_ORDERS = {
 }
 
 
+def _memory_order_error(name: str, order) -> str | None:
+    if order in _MEMORY_ORDERS.get(name, _ALL_ORDERS):
+        return None
+    valid = ", ".join(repr(o) for o in _MEMORY_ORDERS.get(name, _ALL_ORDERS[1:]))
+    return f"T.{name} does not support memory_order={order!r}; use one of {valid}"
+
+
 def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
-    if order not in _MEMORY_ORDERS.get(name, _ALL_ORDERS):
-        valid = ", ".join(repr(o) for o in _MEMORY_ORDERS.get(name, _ALL_ORDERS[1:]))
-        raise b.error(f"T.{name} does not support memory_order={order!r}; use one of {valid}", node)
+    message = _memory_order_error(name, order)
+    if message is not None:
+        raise InvalidArgumentError(message, b.loc(node))
+
+
+def _memory_orders_at_definition(source: KernelSource) -> None:
+    """``T.atomic_load/store(..., memory_order=...)`` with an order the operation cannot have: an
+    error when the kernel is decorated, as in TileLang, where the order is a literal or a name
+    bound by then (anything else is checked when the kernel is bound)."""
+    for node in ast.walk(source.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name = node.func.attr
+        if name not in _MEMORY_ORDERS or not isinstance(node.func.value, ast.Name):
+            continue
+        module = source.scope.get(node.func.value.id)
+        if getattr(getattr(module, name, None), "__t2t__", None) is None:
+            continue  # not a T primitive
+        given = {k.arg: k.value for k in node.keywords if k.arg}
+        if "memory_order" in given:
+            expr = given["memory_order"]
+        elif len(node.args) == (2 if name == "atomic_load" else 3):
+            expr = node.args[-1]
+        else:
+            continue
+        if isinstance(expr, ast.Constant):
+            order = expr.value
+        elif isinstance(expr, ast.Name) and expr.id in source.scope:
+            order = source.scope[expr.id]
+        else:
+            continue
+        message = _memory_order_error(name, order) if isinstance(order, str) else None
+        if message is not None:
+            end = node.end_col_offset if node.end_lineno == node.lineno else None
+            raise InvalidArgumentError(message, ir.Loc(source.file, node.lineno, node.col_offset, end))
+
+
+KernelSource.definition_checks.append(_memory_orders_at_definition)
 
 
 def _atomic_rule(kind):
@@ -447,7 +490,9 @@ def bind_finalize_reducer(b: BinderLike, node, args):
     batch, count = args["batch"], _product(acc.shape)
     # batch only groups TileLang's cross-thread combines; a value no grouping can have is a mistake
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-        raise b.error(f"T.finalize_reducer: batch must be >= 1 (a compile-time int), got {batch!r}", node)
+        raise InvalidArgumentError(
+            f"T.finalize_reducer: batch must be >= 1 (a compile-time int), got {batch!r}", b.loc(node)
+        )
     if batch > count:
         raise b.error(f"T.finalize_reducer: batch={batch} exceeds total output elements ({count})", node)
     if count % batch:

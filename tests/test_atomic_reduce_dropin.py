@@ -273,3 +273,83 @@ def test_finalize_reducer_batch_below_one_is_a_value_error(batch):
     with pytest.raises(ValueError, match="batch must be >= 1") as info:
         tilelang.compile(main)
     assert "T.finalize_reducer(acc, batch=batch)" in str(info.value)
+
+
+# ------------------------------------------------------------------ reducer epochs (TileLang's reducer v2 rules)
+def _epoch_kernel(case):
+    @T.prim_func
+    def main(A: T.Tensor((4, 8), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            acc = T.alloc_reducer((4,), "float32", op="sum")
+            res = T.alloc_fragment((4,), "float32")
+            if case == "clear":
+                T.clear(acc)
+            elif case == "typed_seed":
+                T.reducer_init(acc, T.float16(1.0))
+            else:
+                T.reducer_init(acc)
+            if case == "double_init":
+                T.reducer_init(acc)
+            for i, j in T.Parallel(4, 8):
+                if case == "plus_equals":
+                    acc[i] += A[i, j]
+                else:
+                    T.reducer_update(acc[i], A[i, j])
+            if case == "read":
+                B[0] = acc[0]
+            if case == "finalize_in_loop":
+                for _ in T.serial(2):
+                    T.finalize_reducer(acc, res)
+            elif case != "no_finalize":
+                T.finalize_reducer(acc, res)
+            T.copy(res, B)
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "case,message,line",
+    [
+        ("clear", "illegal store to reducer 'acc'", "T.clear(acc)"),
+        ("plus_equals", "illegal store to reducer 'acc'", "acc[i] += A[i, j]"),
+        ("read", "illegal read of reducer 'acc'", "B[0] = acc[0]"),
+        ("double_init", "double T.reducer_init on reducer 'acc'", "T.reducer_init(acc)"),
+        ("no_finalize", "reducer 'acc' is initialized but never finalized", "T.reducer_init(acc)"),
+        ("finalize_in_loop", "is not in the scope of its T.reducer_init", "T.finalize_reducer(acc, res)"),
+        ("typed_seed", "init value dtype float16 does not match reducer 'acc' dtype float32", "T.float16(1.0)"),
+    ],
+)
+def test_reducer_epoch_misuse_is_a_clear_error(case, message, line):
+    with pytest.raises(tilelang.TileLangCompileError) as info:
+        tilelang.compile(_epoch_kernel(case))
+    assert message in str(info.value) and line in str(info.value)
+
+
+@tilelang.jit(out_idx=[-1])
+def epoch_per_iteration(M, N, rounds):
+    @T.prim_func
+    def main(A: T.Tensor((rounds, M, N), "float32"), Flag: T.Tensor((rounds,), "int32"),
+             B: T.Tensor((rounds, M), "float32")):  # fmt: skip
+        with T.Kernel(1, threads=64):
+            res = T.alloc_fragment((M,), "float32")
+            acc = T.alloc_reducer((M,), "float32", op="max")
+            for r in T.serial(rounds):  # one epoch per iteration, closed in a branch nested in it
+                T.reducer_init(acc, -2.5)
+                for i, j in T.Parallel(M, N):
+                    T.reducer_update(acc[i], A[r, i, j])
+                T.fill(res, 7.0)
+                if Flag[r] > 0:
+                    T.finalize_reducer(acc, res)
+                T.copy(res, B[r, 0])
+
+    return main
+
+
+def test_reducer_epoch_reopened_per_iteration(dev):
+    rounds, M, N = 3, 5, 19
+    a = torch.randn(rounds, M, N, device=dev)
+    flag = torch.tensor([1, 0, 1], dtype=torch.int32, device=dev)
+    b = epoch_per_iteration(M, N, rounds)(a, flag)
+    ref = torch.maximum(a.double().amax(2), torch.tensor(-2.5, dtype=torch.float64))
+    ref[1] = 7.0  # not finalized in that iteration: res keeps its fill
+    assert_close(b, ref, 0, 0)

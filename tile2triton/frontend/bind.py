@@ -23,6 +23,7 @@ from ..language.dtypes import DType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .rules import RULES, CommReducer, check_barrier_order
+from .reducer_epochs import ReducerEpochs
 from .source import FunctionSource
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
@@ -46,6 +47,7 @@ class Binder(ExprBinder):
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
         self.reducers_written: set = set()  # reducers given a starting value so far (program order)
+        self.epochs = ReducerEpochs()  # the reducers' accesses, checked at the kernel's end (reducer_epochs.py)
         self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
@@ -63,6 +65,7 @@ class Binder(ExprBinder):
         written = stmt.buffer if isinstance(stmt, ir.Store) else getattr(getattr(stmt, "dst", None), "buffer", None)
         if written in self.reducers and not isinstance(stmt, ir.Atomic):
             self.reducers_written.add(written)
+            self.epochs.log(self, written, "store", stmt.loc)
         self.body_stack[-1].append(stmt)
 
     def check_reducer_update(self, buffer: ir.Buffer, node) -> None:
@@ -246,6 +249,7 @@ class Binder(ExprBinder):
         self.kernel = kernel
         try:
             kernel.body = self.bind_body_checking_barriers(node.body, None)
+            self.epochs.check(kernel)
         finally:
             self.kernel = None
             self.scopes.pop()
@@ -472,6 +476,8 @@ class Binder(ExprBinder):
             buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.reducers[buf] = args["op"]
+            if args.get("replication") is not None:  # TileLang's legacy (v1) reducer
+                self.epochs.legacy.add(buf)
             self.emit(ir.Alloc(buf.loc, buf))
             return buf
         if tag == "alloc_var":
@@ -529,6 +535,8 @@ class Binder(ExprBinder):
             contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
             if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
                 self.check_reducer_update(ref.buffer, node)
+                self.epochs.unread(ref.buffer, ref.loc)
+                self.epochs.log(self, ref.buffer, "store", self.loc(node))
                 self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))

@@ -18,7 +18,7 @@ from .. import ir
 from ..errors import InvalidArgumentError, TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
-from ..language.dtypes import DTYPES, DType
+from ..language.dtypes import DTYPES, DType, TypedLiteral
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 from .source import KernelSource
@@ -459,6 +459,13 @@ def _reducer(b: BinderLike, value, node, what: str) -> ir.Buffer:
 def bind_reducer_init(b: BinderLike, node, args):
     acc = _reducer(b, args["reducer"], node, "T.reducer_init")
     init = args["init"]
+    # an explicitly typed value must have the reducer's dtype (Python numbers convert)
+    typed = isinstance(init, TypedLiteral) or (isinstance(init, ir.Expr) and not is_weak(init))
+    given = getattr(init, "dtype", None)
+    if typed and given != acc.dtype:
+        raise b.error(f"T.reducer_init init value dtype {given.name} does not match reducer '{acc.name}' dtype "
+                      f"{acc.dtype.name}", node)  # fmt: skip
+    b.epochs.log(b, acc, "init", b.loc(node))
     if init is None:  # the op's identity
         op, dt = b.reducers[acc], acc.dtype
         if op in ("sum", "bitor", "bitxor"):
@@ -469,7 +476,11 @@ def bind_reducer_init(b: BinderLike, node, args):
             init = float("-inf") if op == "max" else float("inf")
         else:
             init = -(2 ** (dt.bits - 1)) if op == "max" else 2 ** (dt.bits - 1) - 1
-    b.emit(ir.Fill(b.loc(node), whole(acc), ir.Cast(as_expr(init, b.loc(node)), acc.dtype)))
+    b.epochs.quiet = True  # its fill is the epoch's start, not a user's store
+    try:
+        b.emit(ir.Fill(b.loc(node), whole(acc), ir.Cast(as_expr(init, b.loc(node)), acc.dtype)))
+    finally:
+        b.epochs.quiet = False
 
 
 @rule("reducer_update")
@@ -478,6 +489,8 @@ def bind_reducer_update(b: BinderLike, node, args):
     if not isinstance(target, ir.Load) or target.buffer not in b.reducers:
         raise b.error("T.reducer_update takes acc[indices] of a T.alloc_reducer buffer", node)
     b.check_reducer_update(target.buffer, node)
+    b.epochs.unread(target.buffer, target.loc)
+    b.epochs.log(b, target.buffer, "update", b.loc(node))
     kind = {"sum": "add", "bitand": "and", "bitor": "or", "bitxor": "xor"}.get(
         b.reducers[target.buffer], b.reducers[target.buffer]
     )
@@ -498,8 +511,11 @@ def bind_finalize_reducer(b: BinderLike, node, args):
     if count % batch:
         raise b.error(f"T.finalize_reducer: batch={batch} must evenly divide the reducer's {count} elements", node)
     dst = args["dst"]
+    b.epochs.log(b, acc, "legacy_finalize" if dst is None else "finalize", b.loc(node))
     if dst is None:
         return  # the legacy in-place form: the reducer already holds the result
+    if dst in b.reducers:
+        raise b.error(f"T.finalize_reducer destination '{dst.name}' must be an ordinary fragment, not a reducer", node)
     if not isinstance(dst, ir.Buffer) or tuple(dst.shape) != tuple(acc.shape):
         raise b.error(f"T.finalize_reducer: dst must be a buffer of the reducer's shape {list(acc.shape)}", node)
     b.emit(ir.Copy(b.loc(node), whole(acc), whole(dst)))

@@ -22,8 +22,8 @@ from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import DType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
-from .rules import RULES, CommReducer, check_barrier_order
 from .reducer_epochs import ReducerEpochs
+from .rules import RULES, CommReducer, check_barrier_order
 from .source import FunctionSource
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}

@@ -353,3 +353,22 @@ def test_reducer_epoch_reopened_per_iteration(dev):
     ref = torch.maximum(a.double().amax(2), torch.tensor(-2.5, dtype=torch.float64))
     ref[1] = 7.0  # not finalized in that iteration: res keeps its fill
     assert_close(b, ref, 0, 0)
+
+
+def test_bitwise_reducer_of_floats_fails_at_definition():
+    # TileLang asserts it while building the prim_func: an AssertionError at the user's line
+    with pytest.raises(AssertionError, match="bitwise reducer op 'bitor' requires an integer dtype") as info:
+
+        @T.prim_func
+        def main(A: T.Tensor((8,), "float32"), B: T.Tensor((1,), "float32")):
+            with T.Kernel(1, threads=32):
+                acc = T.alloc_reducer((1,), T.float32, op="bitor")
+                T.reducer_init(acc)
+                for i in T.Parallel(8):
+                    T.reducer_update(acc[0], A[i])
+                res = T.alloc_fragment((1,), "float32")
+                T.finalize_reducer(acc, res)
+                B[0] = res[0]
+
+    assert isinstance(info.value, tilelang.TileLangCompileError)
+    assert 'acc = T.alloc_reducer((1,), T.float32, op="bitor")' in str(info.value)

@@ -63,6 +63,10 @@ class InvalidArgumentError(TileLangCompileError, ValueError):
     atomic load cannot have): a ValueError, as TileLang raises there."""
 
 
+class CheckFailedError(TileLangCompileError, AssertionError):
+    """A check TileLang makes with ``assert`` (a bitwise reducer's integer dtype): an AssertionError too."""
+
+
 class GeneratedCodeError(TileLangCompileError):
     """Triton rejected the generated code; reported at the TileLang line that produced it
     (runtime/diagnostics.py maps the generated line back through TritonModule.line_map)."""

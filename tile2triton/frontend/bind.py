@@ -15,7 +15,7 @@ import math
 
 from .. import ir
 from .. import language as T
-from ..errors import TileLangCompileError
+from ..errors import CheckFailedError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
@@ -470,7 +470,9 @@ class Binder(ExprBinder):
                 raise self.error(f"T.alloc_reducer op={args['op']!r}: use one of {', '.join(_REDUCER_KINDS)}", call)
             dtype = self.dtype_arg(args["dtype"], call)
             if args["op"].startswith("bit") and not (dtype.is_int or dtype == BOOL):
-                raise self.error(f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", call)
+                raise CheckFailedError(  # an assert in TileLang
+                    f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", self.loc(call)
+                )
             if not all(isinstance(d, int) and d > 0 for d in shape):
                 raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
             buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),

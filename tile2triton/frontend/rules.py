@@ -15,10 +15,10 @@ import operator
 from typing import Protocol
 
 from .. import ir
-from ..errors import InvalidArgumentError, TileLangCompileError
+from ..errors import CheckFailedError, InvalidArgumentError, TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value, is_weak, static
-from ..language.dtypes import DTYPES, DType, TypedLiteral
+from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 from .source import KernelSource
@@ -323,39 +323,67 @@ def _check_memory_order(b: BinderLike, node, name: str, order) -> None:
         raise InvalidArgumentError(message, b.loc(node))
 
 
-def _memory_orders_at_definition(source: KernelSource) -> None:
-    """``T.atomic_load/store(..., memory_order=...)`` with an order the operation cannot have: an
-    error when the kernel is decorated, as in TileLang, where the order is a literal or a name
-    bound by then (anything else is checked when the kernel is bound)."""
+_UNKNOWN = object()  # an argument whose value is not known when the kernel is decorated
+
+
+def _value_at_definition(expr: ast.expr, scope):
+    """A literal, a bound name or an attribute of one (``T.float32``); else _UNKNOWN."""
+    if isinstance(expr, ast.Constant):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        return scope[expr.id] if expr.id in scope else _UNKNOWN
+    if isinstance(expr, ast.Attribute):
+        base = _value_at_definition(expr.value, scope)
+        return _UNKNOWN if base is _UNKNOWN else getattr(base, expr.attr, _UNKNOWN)
+    return _UNKNOWN
+
+
+def _definition_memory_order(name: str, args: dict) -> TileLangCompileError | None:
+    order = args.get("memory_order", _UNKNOWN)
+    message = _memory_order_error(name, order) if isinstance(order, str) else None
+    return InvalidArgumentError(message) if message else None
+
+
+def _definition_reducer_dtype(name: str, args: dict) -> TileLangCompileError | None:
+    op, dt = args.get("op", "sum"), lookup_dtype(args.get("dtype", _UNKNOWN))
+    if isinstance(op, str) and op.startswith("bit") and dt is not None and not (dt.is_int or dt == BOOL):
+        return CheckFailedError(f"bitwise reducer op {op!r} requires an integer dtype, got {dt.name}")
+    return None
+
+
+# what TileLang checks while it builds the prim_func, per primitive
+_DEFINITION_CHECKS = {"atomic_load": _definition_memory_order, "atomic_store": _definition_memory_order,
+                      "alloc_reducer": _definition_reducer_dtype}  # fmt: skip
+
+
+def _arguments_at_definition(source: KernelSource) -> None:
+    """Arguments TileLang rejects while it builds a prim_func (``T.atomic_load(...,
+    memory_order="release")``, a bitwise ``T.alloc_reducer`` of floats): an error when the kernel is
+    decorated, as in TileLang, where the argument is a literal or a name bound by then (anything
+    else is checked when the kernel is bound)."""
     for node in ast.walk(source.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
-        name = node.func.attr
-        if name not in _MEMORY_ORDERS or not isinstance(node.func.value, ast.Name):
-            continue
-        module = source.scope.get(node.func.value.id)
-        if getattr(getattr(module, name, None), "__t2t__", None) is None:
-            continue  # not a T primitive
-        given = {k.arg: k.value for k in node.keywords if k.arg}
-        if "memory_order" in given:
-            expr = given["memory_order"]
-        elif len(node.args) == (2 if name == "atomic_load" else 3):
-            expr = node.args[-1]
-        else:
-            continue
-        if isinstance(expr, ast.Constant):
-            order = expr.value
-        elif isinstance(expr, ast.Name) and expr.id in source.scope:
-            order = source.scope[expr.id]
-        else:
-            continue
-        message = _memory_order_error(name, order) if isinstance(order, str) else None
-        if message is not None:
+        check = _DEFINITION_CHECKS.get(node.func.attr)
+        fn = _value_at_definition(node.func, source.scope) if check is not None else None
+        if getattr(fn, "__t2t__", None) != node.func.attr:
+            continue  # not that T primitive
+        values = [_value_at_definition(a, source.scope) for a in node.args]
+        named = {k.arg: _value_at_definition(k.value, source.scope) for k in node.keywords if k.arg}
+        try:
+            bound = inspect.signature(fn).bind(*values, **named)
+        except TypeError:
+            continue  # the binder says what is wrong with the call
+        bound.apply_defaults()
+        error = check(node.func.attr, {k: v for k, v in bound.arguments.items() if v is not _UNKNOWN})
+        if error is not None:
             end = node.end_col_offset if node.end_lineno == node.lineno else None
-            raise InvalidArgumentError(message, ir.Loc(source.file, node.lineno, node.col_offset, end))
+            error.loc = ir.Loc(source.file, node.lineno, node.col_offset, end)
+            error.args = (error.render(),)
+            raise error
 
 
-KernelSource.definition_checks.append(_memory_orders_at_definition)
+KernelSource.definition_checks.append(_arguments_at_definition)
 
 
 def _atomic_rule(kind):

@@ -643,25 +643,6 @@ def test_warp_specialized_consumer_before_producer_is_an_error():
 
 
 @tilelang.jit(out_idx=[-1])
-def half_atomic_max(N):
-    @T.prim_func
-    def main(A: T.Tensor((N,), "float16"), B: T.Tensor((1,), "float16")):
-        with T.Kernel(1):
-            for i in T.Parallel(N):
-                T.atomic_max(B[0], A[i])
-
-    return main
-
-
-def test_16_bit_atomic_max_is_a_clear_error():
-    with pytest.raises(TileLangCompileError) as info:
-        half_atomic_max(40)(torch.randn(40).half())
-    assert "T.atomic_max on float16 is not supported" in str(info.value) and "T.atomic_max(B[0], A[i])" in str(
-        info.value
-    )
-
-
-@tilelang.jit(out_idx=[-1])
 def bitwise_row_reducer(M, N, op, block_N=16):
     @T.prim_func
     def main(A: T.Tensor((M, N), "int32"), Seed: T.Tensor((M,), "int32"), B: T.Tensor((M,), "int32")):

@@ -50,6 +50,19 @@ LANGUAGE_VALUES = {
     "Vectorized": "alias of T.vectorized",
 }
 
+# What a supported primitive's row adds to "binder rule" (semantics a user may look for)
+SUPPORTED_NOTES = {
+    "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
+    "atomic_min": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_min has no 16-bit floats)",
+    "atomic_addx2": "return_prev=True: the previous values as a tuple, stored with Prev[i : i + 2] = ...",
+    "atomic_addx4": "return_prev=True: the previous values as a tuple, stored with Prev[i : i + 4] = ...",
+    "atomic_load": "a memory order a load cannot have is a ValueError when the prim_func is decorated",
+    "atomic_store": "a memory order a store cannot have is a ValueError when the prim_func is decorated",
+    "alloc_reducer": "replication= selects TileLang's legacy reducer; otherwise its epoch rules are checked "
+    "(frontend/reducer_epochs.py)",
+    "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
+}
+
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
 NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
@@ -295,6 +308,8 @@ def supported_names() -> dict:
         tag = getattr(obj, "__t2t__", None)
         if tag is not None:
             out[name] = "binder rule" if tag == name else f"binder rule ({tag})"
+            if name in SUPPORTED_NOTES:
+                out[name] += f"; {SUPPORTED_NOTES[name]}"
         elif name in LANGUAGE_VALUES:
             out[name] = LANGUAGE_VALUES[name]
         elif isinstance(obj, T.DType) and obj.supported:

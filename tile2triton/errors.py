@@ -58,6 +58,15 @@ class TileLangCompileError(Tile2TritonError):
         return text
 
 
+class InvalidArgumentError(TileLangCompileError, ValueError):
+    """A compile-time argument outside what the primitive accepts (``batch=0``, a memory order an
+    atomic load cannot have): a ValueError, as TileLang raises there."""
+
+
+class CheckFailedError(TileLangCompileError, AssertionError):
+    """A check TileLang makes with ``assert`` (a bitwise reducer's integer dtype): an AssertionError too."""
+
+
 class GeneratedCodeError(TileLangCompileError):
     """Triton rejected the generated code; reported at the TileLang line that produced it
     (runtime/diagnostics.py maps the generated line back through TritonModule.line_map)."""

@@ -53,13 +53,43 @@ def _max_combine(a, b):
     "_max_nan_combine": """
 @triton.jit
 def _max_nan_combine(a, b):
-    # T.reduce_max(..., nan_propagate=True): a NaN wins
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    # T.reduce_max(..., nan_propagate=True): a NaN wins.  Triton 3.6 computes a bf16 maximum in
+    # float32: back to the operands' type, which a reduction's combine function must keep
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)
 """,
     "_min_nan_combine": """
 @triton.jit
 def _min_nan_combine(a, b):
-    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)
+""",
+    "_atomic_rmw_16bit": """
+@triton.jit
+def _atomic_rmw_16bit(ptr, value, mask, base, OP: tl.constexpr, ROUND_BF16: tl.constexpr):
+    # an atomic add/max/min of 16-bit floats where Triton has none (max/min; bf16 add under the
+    # interpreter): compare-and-swap the element's bits until no lane's exchange fails.  Masked-off
+    # lanes exchange the tensor's first element with itself (atomic_cas has no mask).  Returns the
+    # previous values
+    bits_ptr = tl.where(mask, ptr, base).to(tl.pointer_type(tl.int16))
+    seen = tl.load(bits_ptr)
+    pending = (seen == seen) & mask
+    prev = seen
+    value = value.to(tl.float32)
+    while tl.max(pending.to(tl.int32)) > 0:
+        old = seen.to(ptr.dtype.element_ty, bitcast=True).to(tl.float32)
+        if OP == "add":
+            new = old + value
+        elif OP == "max":
+            new = tl.maximum(old, value)
+        else:
+            new = tl.minimum(old, value)
+        if ROUND_BF16:
+            new = _round_to_bf16(new)
+        new = tl.where(pending, new, old).to(ptr.dtype.element_ty).to(tl.int16, bitcast=True)
+        now = tl.atomic_cas(bits_ptr, seen, new)
+        prev = tl.where(pending & (now == seen), seen, prev)
+        pending = pending & (now != seen)
+        seen = now
+    return prev.to(ptr.dtype.element_ty, bitcast=True)
 """,
     "_mul_combine": """
 @triton.jit

@@ -45,7 +45,7 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
-            if buf.scope == ir.SHARED and base is not None and base.lanes is None:
+            if buf.scope in (ir.SHARED, ir.FRAGMENT) and base is not None and base.lanes is None:
                 raise scratch.NeedsScratch(buf.root, "T.reshape with extents that are not powers of two")
             raise lw.error("T.reshape of a shared/fragment buffer needs power-of-two extents on both sides")
         rb.view_of = base
@@ -805,9 +805,6 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile | None):
-        if s.kind in ("max", "min") and dst_buf.dtype.is_float and dst_buf.dtype.bits == 16:
-            raise lw.error(f"T.atomic_{s.kind} on {dst_buf.dtype.name} is not supported: Triton's atomic "
-                           "max/min take 32- and 64-bit values (keep the target in float32)")  # fmt: skip
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:
@@ -833,6 +830,8 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
                 ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(DTYPES[bits])))
                 node = P.call(P.attr(node, "to"), P.dtype(DTYPES[bits]), bitcast=True)
             call = P.call(fn, ptr, node, **kwargs)
+            if _needs_cas(lw, s.kind, dst_buf.dtype):
+                call = _atomic_rmw_16bit(lw, s.kind, dst_buf, ptr, value, mask, axes)
             if bits is not None and s.result is not None:
                 call = P.call(P.attr(call, "to"), P.dtype(dst_buf.dtype), bitcast=True)
         if s.result is None:
@@ -874,6 +873,35 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
 
 
 _XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
+
+
+def _needs_cas(lw: Lowerer, kind: str, dt) -> bool:
+    """Triton's atomic max/min take no 16-bit floats, nor does the interpreter's atomic add bf16."""
+    if not (dt.is_float and dt.bits == 16):
+        return False
+    return kind in ("max", "min") or (kind == "add" and dt.name == "bfloat16" and lw.options.interpret)
+
+
+def _atomic_rmw_16bit(lw: Lowerer, kind: str, dst_buf, ptr, value: Tile, mask, axes) -> ast.expr:
+    """A 16-bit float atomic as the compare-and-swap loop ``_atomic_rmw_16bit``.  Its loop test
+    reduces over the lanes: a scalar address is handled as a 1-element tile."""
+    lw.helpers.add("_atomic_rmw_16bit")
+    round_bf16 = lw.options.interpret and dst_buf.dtype.name == "bfloat16"
+    if round_bf16:
+        lw.helpers.add("_round_to_bf16")
+    node = value.node
+    if is_literal(value):
+        node = P.call("tl.full", P.list_([]), node, P.dtype(FLOAT32))
+    scalar = not axes and lw.scope.lanes is None
+    if scalar:
+        ptr = P.binop("+", ptr, P.call("tl.zeros", P.list_([P.const(1)]), P.dtype(INT32)))
+        node = P.binop("+", node, P.call("tl.zeros", P.list_([P.const(1)]), P.dtype(FLOAT32)))
+    base = P.name(lw.pointer(dst_buf))
+    active = mask if mask is not None else P.const(True)
+    call = P.call("_atomic_rmw_16bit", ptr, node, active, base, P.const(kind), P.const(round_bf16))
+    return P.call("tl.reshape", call, P.tuple_([])) if scalar else call
+
+
 _ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min", "and": "_and_combine", "or": "_or_combine",
                    "xor": "_xor_combine"}  # fmt: skip
 _BITWISE = {"and": ("&", -1), "or": ("|", 0), "xor": ("^", 0)}  # operator, identity

@@ -68,7 +68,9 @@ class NeedsScratch(Exception):
 
 
 def wanted(lw: Lowerer, buf: ir.Buffer) -> bool:
-    """Is this shared allocation (or fragment handed over by ``check_one_hot``) kept in scratch?"""
+    """Is this shared allocation kept in scratch?  (A fragment only where lowering chose it: a
+    one-hot access past Triton's tile limit (``check_one_hot``), or a ``T.reshape`` view with extents
+    that are not powers of two.)"""
     if buf.scope == ir.FRAGMENT:
         return buf.root in lw.scratch.choice
     if buf.scope != ir.SHARED:

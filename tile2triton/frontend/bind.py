@@ -15,13 +15,14 @@ import math
 
 from .. import ir
 from .. import language as T
-from ..errors import TileLangCompileError
+from ..errors import CheckFailedError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import as_expr, const_int, ir_key, is_python_value
+from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import POINTER, DType, PointerType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
+from .reducer_epochs import ReducerEpochs
 from .rules import RULES, CommReducer, check_barrier_order, make_tensor
 from .source import FunctionSource
 
@@ -46,6 +47,7 @@ class Binder(ExprBinder):
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
         self.reducers_written: set = set()  # reducers given a starting value so far (program order)
+        self.epochs = ReducerEpochs()  # the reducers' accesses, checked at the kernel's end (reducer_epochs.py)
         self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.loop_kinds: list[str] = []  # the loops around it, innermost last (what a 'break' leaves)
         self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
@@ -65,6 +67,7 @@ class Binder(ExprBinder):
         written = stmt.buffer if isinstance(stmt, ir.Store) else getattr(getattr(stmt, "dst", None), "buffer", None)
         if written in self.reducers and not isinstance(stmt, ir.Atomic):
             self.reducers_written.add(written)
+            self.epochs.log(self, written, "store", stmt.loc)
         self.body_stack[-1].append(stmt)
 
     def check_reducer_update(self, buffer: ir.Buffer, node) -> None:
@@ -278,6 +281,7 @@ class Binder(ExprBinder):
         try:
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
             kernel.body = made + self.bind_body_checking_barriers(node.body, None)
+            self.epochs.check(kernel)
         finally:
             self.kernel = None
             self.scopes.pop()
@@ -511,12 +515,16 @@ class Binder(ExprBinder):
                 raise self.error(f"T.alloc_reducer op={args['op']!r}: use one of {', '.join(_REDUCER_KINDS)}", call)
             dtype = self.dtype_arg(args["dtype"], call)
             if args["op"].startswith("bit") and not (dtype.is_int or dtype == BOOL):
-                raise self.error(f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", call)
+                raise CheckFailedError(  # an assert in TileLang
+                    f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", self.loc(call)
+                )
             if not all(isinstance(d, int) and d > 0 for d in shape):
                 raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
             buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.reducers[buf] = args["op"]
+            if args.get("replication") is not None:  # TileLang's legacy (v1) reducer
+                self.epochs.legacy.add(buf)
             self.emit(ir.Alloc(buf.loc, buf))
             return buf
         if tag == "alloc_var":
@@ -550,6 +558,9 @@ class Binder(ExprBinder):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
             ref = self.expr(target)
+            if isinstance(ref, ir.Region) and isinstance(value, tuple):  # Prev[0:2] = T.atomic_addx2(...)
+                self.store_vector(ref, value, node)
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("assignment to a buffer needs one index per dimension", target)
             self.store(ref, value, node)
@@ -571,6 +582,18 @@ class Binder(ExprBinder):
         self.emit(ir.Let(self.loc(node), var, value))
         return ir.VarRef(var)
 
+    def store_vector(self, region: ir.Region, values: tuple, node) -> None:
+        """``B[i, j : j + n] = v``, ``v`` a vector value of n elements (a tuple: TileLang's
+        ``T.atomic_addx2/x4(..., return_prev=True)``): one store per element along the last dim."""
+        *outer, last = [static(e) for e in region.extents]
+        if any(e != 1 for e in outer) or last != len(values):
+            raise self.error(f"a vector of {len(values)} elements is stored into a region of {len(values)} "
+                             "consecutive elements of the last dimension", node)  # fmt: skip
+        for k, v in enumerate(values):
+            *lead, start = region.starts
+            index = ir.BinOp("+", start, const_int(k), start.dtype)
+            self.emit(ir.Store(self.loc(node), region.buffer, (*lead, index), as_expr(v, self.loc(node))))
+
     def store(self, ref: ir.Load, value, node) -> None:
         if isinstance(value, (ir.Buffer, ir.Region)):
             raise self.error("a tile cannot be stored into one element; use T.copy", node)
@@ -578,6 +601,8 @@ class Binder(ExprBinder):
             contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
             if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
                 self.check_reducer_update(ref.buffer, node)
+                self.epochs.unread(ref.buffer, ref.loc)
+                self.epochs.log(self, ref.buffer, "store", self.loc(node))
                 self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))

@@ -228,6 +228,8 @@ class ExprBinder:
                 extents.append(1)
         if sliced:
             return ir.Region(base, tuple(starts), tuple(extents))
+        if base in getattr(self, "reducers", ()):
+            self.epochs.log(self, base, "read", self.loc(node))  # a read, unless an update's target
         return ir.Load(base, tuple(starts), self.loc(node))
 
     def simplify_extent(self, ext: ir.Expr, node):

@@ -160,6 +160,17 @@ class KernelSource(FunctionSource):
     # how a kernel is bound (``compiler.bind_kernel_source``, which sets it when imported: the
     # binder imports this module, so this module cannot import the binder)
     binder: ClassVar[Callable | None] = None
+    # what TileLang rejects while it builds a prim_func (it runs the body at decoration), checked
+    # at decoration too where the arguments are known then (frontend/rules.py registers them)
+    definition_checks: ClassVar[list[Callable]] = []
+
+    @classmethod
+    def decorated(cls, func) -> KernelSource:
+        """What ``@T.prim_func`` returns."""
+        source = cls.from_function(func)
+        for check in cls.definition_checks:
+            check(source)
+        return source
 
     @property
     def attrs(self) -> dict:
@@ -206,5 +217,5 @@ def has_inner_prim_func(tree: ast.FunctionDef) -> bool:
 
 
 # ``@T.prim_func`` / ``@T.macro`` (``language/__init__.py``) return these
-_sources.register_reader("prim_func", KernelSource.from_function)
+_sources.register_reader("prim_func", KernelSource.decorated)
 _sources.register_reader("macro", MacroSource.from_function)

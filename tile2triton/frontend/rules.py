@@ -349,6 +349,39 @@ def bind_reshape(b: BinderLike, node, args):
     return view
 
 
+@rule("view")
+def bind_view(b: BinderLike, node, args):
+    """``T.view(src, shape, dtype)``: ``src``'s memory seen with another shape and/or dtype of the same
+    total bits (a reshape, or a bit reinterpretation of the same bytes)."""
+    src = args["src"]
+    if not isinstance(src, ir.Buffer):
+        raise b.error("T.view takes a global tensor or a shared/fragment buffer", node)
+    shape = args["shape"] if args["shape"] is not None else src.shape
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    dtype = b.dtype_arg(args["dtype"], node) if args["dtype"] is not None else src.dtype
+    if dtype.bits < 8 or src.dtype.bits < 8:
+        raise b.error(f"T.view between {src.dtype.name} and {dtype.name}: sub-byte dtypes are not supported", node)
+    if all(isinstance(d, int) for d in (*src.shape, *shape)):
+        if _product(src.shape) * src.dtype.bits != _product(shape) * dtype.bits:
+            raise b.error(
+                f"T.view of '{src.name}' {tuple(src.shape)} {src.dtype.name} as {shape} {dtype.name} "
+                "changes its size in bits",
+                node,
+            )
+    if src.scope in (ir.SHARED, ir.FRAGMENT):
+        if not all(isinstance(d, int) for d in shape):
+            raise b.error("T.view of a shared/fragment buffer needs a constant shape", node)
+        view = ir.Buffer(b.fresh_name(f"{src.name}_view"), src.scope, shape, dtype, b.loc(node))
+        view.alias_of = src
+        b.emit(ir.Alloc(b.loc(node), view))
+        return view
+    if src.scope != ir.GLOBAL:
+        raise b.error("T.view takes a global tensor or a shared/fragment buffer", node)
+    view = b.global_buffer(b.fresh_name(f"{src.name}_view"), TensorType(shape, dtype), b.loc(node))
+    view.alias_of = src
+    return view
+
+
 @rule("make_tensor", "make_tensor_from_addr")
 def bind_make_tensor(b: BinderLike, node, args):
     return make_tensor(b, node, args, "tensor")

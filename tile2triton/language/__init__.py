@@ -789,6 +789,11 @@ def reshape(src, shape):
     """A same-storage view of a global tensor with another shape."""
 
 
+@_kernel_only("view")
+def view(src, shape=None, dtype=None):
+    """A same-storage view of a buffer with another shape and/or dtype of the same total bits."""
+
+
 @_kernel_only("make_tensor")
 def make_tensor(ptr, shape, dtype="float32", strides=None):
     """A global tensor over a raw address: a ``T.ptr`` parameter, or an int64 address read in the

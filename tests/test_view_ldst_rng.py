@@ -1,0 +1,82 @@
+"""T.view (reshape / bit-reinterpreting views), explicit vector loads/stores (T.ldg*, T.stg*, T.__ldg)
+and device RNG (T.rng_*), on random inputs with poisoned outputs and odd sizes."""
+
+import pytest
+import torch
+from t2t_util import poison
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton.errors import TileLangCompileError
+
+
+def global_view(rows, cols, dtype, new_cols, new_dtype):
+    @T.prim_func
+    def main(A: T.Tensor((rows * cols,), dtype), B: T.Tensor((rows, new_cols), new_dtype)):
+        with T.Kernel(T.ceildiv(rows, 16), threads=64) as bx:
+            V = T.view(A, (rows, new_cols), dtype=new_dtype)
+            for i, j in T.Parallel(16, new_cols):
+                if bx * 16 + i < rows:
+                    B[bx * 16 + i, j] = V[bx * 16 + i, j]
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "dtype, new_dtype, scale",
+    [("float32", "float32", 1.0), ("float32", "float16", 2.0), ("float16", "int32", 0.5), ("int32", "float32", 1.0)],
+)
+def test_global_view_reshapes_and_reinterprets(dev, dtype, new_dtype, scale):
+    rows, cols = 37, 6
+    new_cols = int(cols * scale)
+    torch_dtype = getattr(torch, dtype)
+    new_torch = getattr(torch, new_dtype)
+    if torch_dtype.is_floating_point:
+        a = torch.randn(rows * cols, dtype=torch_dtype, device=dev)
+    else:
+        a = torch.randint(-(2**30), 2**30, (rows * cols,), dtype=torch_dtype, device=dev)
+    b = poison((rows, new_cols), new_torch, dev)
+    tilelang.compile(global_view(rows, cols, dtype, new_cols, new_dtype))(a, b)
+    ref = a.view(new_torch).view(rows, new_cols)
+    # compared bit for bit: reinterpreted floats may be NaN patterns
+    assert torch.equal(b.cpu().view(torch.uint8), ref.cpu().view(torch.uint8))
+
+
+def shared_view(shape, dtype, new_shape, new_dtype):
+    @T.prim_func
+    def main(A: T.Tensor(shape, dtype), B: T.Tensor(new_shape, new_dtype)):
+        with T.Kernel(1, threads=128):
+            A_shared = T.alloc_shared(shape, dtype)
+            A_view = T.view(A_shared, new_shape, dtype=new_dtype)
+            T.copy(A, A_shared)
+            T.copy(A_view, B)
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "shape, dtype, new_shape, new_dtype",
+    [
+        ((12, 20), "float32", (12, 40), "float16"),  # narrowing
+        ((10, 24), "float16", (10, 12), "float32"),  # widening
+        ((6, 20), "float32", (20, 6), "float32"),  # a plain reshape (not a power of two)
+    ],
+)
+def test_shared_view(dev, shape, dtype, new_shape, new_dtype):
+    torch_dtype, new_torch = getattr(torch, dtype), getattr(torch, new_dtype)
+    a = torch.randn(shape, dtype=torch.float32, device=dev).to(torch_dtype)
+    b = poison(new_shape, new_torch, dev)
+    tilelang.compile(shared_view(shape, dtype, new_shape, new_dtype))(a, b)
+    ref = a.view(new_torch).reshape(new_shape)
+    assert torch.equal(b.cpu().view(torch.int16), ref.cpu().view(torch.int16))
+
+
+def test_view_size_mismatch_is_an_error_at_the_line():
+    @T.prim_func
+    def main(A: T.Tensor((30,), "float32"), B: T.Tensor((30,), "float32")):
+        with T.Kernel(1):
+            V = T.view(A, (31,))
+            T.copy(V[0:30], B)
+
+    with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*changes its size in bits"):
+        tilelang.compile(main)

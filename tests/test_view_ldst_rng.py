@@ -80,3 +80,49 @@ def test_view_size_mismatch_is_an_error_at_the_line():
 
     with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*changes its size in bits"):
         tilelang.compile(main)
+
+
+def rng_kernel(rows, cols, seed, block_rows=16):
+    @T.prim_func
+    def main(U: T.Tensor((rows, cols), "uint32"), F: T.Tensor((rows, cols), "float32"),
+             G: T.Tensor((rows, cols), "float64")):  # fmt: skip
+        with T.Kernel(T.ceildiv(rows, block_rows), threads=128) as bx:
+            T.rng_init(seed, bx, 7)
+            for r in T.serial(block_rows):
+                for j in T.Parallel(cols):
+                    if bx * block_rows + r < rows:
+                        U[bx * block_rows + r, j] = T.rng_rand()
+            for i, j in T.Parallel(block_rows, cols):
+                if bx * block_rows + i < rows:
+                    F[bx * block_rows + i, j] = T.rng_rand_float()
+                    G[bx * block_rows + i, j] = T.rng_rand_float(bit=64, dist="normal")
+
+    return main
+
+
+def test_rng_is_deterministic_distinct_and_distributed(dev):
+    rows, cols = 45, 29
+    outs = []
+    for seed in (11, 11, 12):
+        u = poison((rows, cols), torch.int32, dev).view(torch.uint32)
+        f, g = poison((rows, cols), torch.float32, dev), poison((rows, cols), torch.float64, dev)
+        tilelang.compile(rng_kernel(rows, cols, seed))(u, f, g)
+        outs.append((u.cpu().view(torch.int32).to(torch.int64), f.cpu(), g.cpu()))
+    (u, f, g), (u2, f2, g2), (u3, _, _) = outs
+    assert torch.equal(u, u2) and torch.equal(f, f2) and torch.equal(g, g2)  # same seed, same numbers
+    assert not torch.equal(u, u3)  # another seed, other numbers
+    # every element, loop iteration and block drew its own number (no sentinel left, no repeats)
+    assert (u != poison((1,), torch.int32)[0]).all() and u.unique().numel() == u.numel()
+    assert (f >= 0).all() and (f < 1).all() and abs(f.mean().item() - 0.5) < 0.05
+    assert g.dtype == torch.float64 and abs(g.mean().item()) < 0.1 and abs(g.std().item() - 1) < 0.1
+
+
+def test_rng_rand_before_init_is_an_error_at_the_line():
+    @T.prim_func
+    def main(U: T.Tensor((30,), "uint32")):
+        with T.Kernel(1):
+            for i in T.Parallel(30):
+                U[i] = T.rng_rand()
+
+    with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*before T.rng_init"):
+        tilelang.compile(main)

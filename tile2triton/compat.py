@@ -158,7 +158,6 @@ UNSUPPORTED_PATTERNS = [
     ("annotate_ws_*", "manual warp-specialization schedules are below Triton's abstraction"),
     ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
     ("pdl_*", "programmatic dependent launch not implemented"),
-    ("rng_*", "device RNG not implemented (Triton has tl.rand; not mapped yet)"),
     ("ieee_*", "explicit IEEE rounding-mode intrinsics not implemented"),
     ("fast_rcp", "not implemented yet"),
     ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),

@@ -12,6 +12,7 @@ import ast
 import functools
 import inspect
 import operator
+import weakref
 from typing import Protocol
 
 from .. import ir
@@ -380,6 +381,53 @@ def bind_view(b: BinderLike, node, args):
     view = b.global_buffer(b.fresh_name(f"{src.name}_view"), TensorType(shape, dtype), b.loc(node))
     view.alias_of = src
     return view
+
+
+# T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
+# sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
+# counters (one per T.Parallel element), so draws differ across statements, loop iterations and elements.
+# The values are not curand's: programs may rely on determinism and distribution, not on exact values.
+_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (key var, counter var)
+_RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
+
+
+@rule("rng_init")
+def bind_rng_init(b: BinderLike, node, args):
+    if b.kernel is None:
+        raise b.error("T.rng_init must stand inside a T.Kernel", node)
+    if args["generator"] not in _RNG_GENERATORS:
+        raise b.error(
+            f"T.rng_init: unknown generator {args['generator']!r} (one of {', '.join(_RNG_GENERATORS)})", node
+        )
+    if args["seq"] is None:
+        raise b.error("T.rng_init without a sequence number: pass seq (e.g. the block or thread index)", node)
+    int64 = DTYPES["int64"]
+    seed, seq, off = (ir.Cast(as_expr(args[k]), int64) for k in ("seed", "seq", "off"))
+    for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
+        if not (isinstance(value, int) or (isinstance(value, ir.Expr) and value.dtype.is_int)):
+            raise b.error(f"T.rng_init: {what} must be an integer", node)
+    key = ir.Var(b.fresh_name("rng_key"), int64, "let")
+    counter = ir.Var(b.fresh_name("rng_counter"), int64, "let")
+    # the sequence number goes into the high half of Philox's 64-bit key
+    b.emit(ir.Let(b.loc(node), key, ir.BinOp("+", seed, ir.BinOp("<<", seq, ir.Const(32, int64), int64), int64)))
+    b.emit(ir.Let(b.loc(node), counter, off))
+    _RNG_STATE[b.kernel] = (key, counter)
+
+
+@rule("rng_rand", "rng_rand_float")
+def bind_rng_rand(b: BinderLike, node, args, name):
+    state = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
+    if state is None:
+        raise b.error(f"T.{name} before T.rng_init in this kernel", node)
+    if name == "rng_rand":
+        return ir.Call("rng_rand", tuple(ir.VarRef(v) for v in state), DTYPES["uint32"])
+    bit, dist = args["bit"], args["dist"]
+    if bit not in (32, 64) or dist not in ("uniform", "normal"):
+        raise b.error(
+            f"T.rng_rand_float(bit={bit!r}, dist={dist!r}): bit is 32 or 64, dist 'uniform' or 'normal'", node
+        )
+    dtype = DTYPES["float32" if bit == 32 else "float64"]
+    return ir.Call(f"rng_{dist}", tuple(ir.VarRef(v) for v in state), dtype)
 
 
 @rule("make_tensor", "make_tensor_from_addr")

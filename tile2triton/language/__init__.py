@@ -794,6 +794,21 @@ def view(src, shape=None, dtype=None):
     """A same-storage view of a buffer with another shape and/or dtype of the same total bits."""
 
 
+@_kernel_only("rng_init")
+def rng_init(seed, seq=None, off=0, generator="curandStatePhilox4_32_10_t"):
+    """Start the kernel's random stream: Philox keyed by ``seed`` and ``seq``, from counter ``off``."""
+
+
+@_kernel_only("rng_rand")
+def rng_rand():
+    """The next uint32 of the stream started by ``T.rng_init`` (one per T.Parallel element)."""
+
+
+@_kernel_only("rng_rand_float")
+def rng_rand_float(bit=32, dist="uniform"):
+    """The next float32/float64 of the stream: uniform in [0, 1) or standard normal."""
+
+
 @_kernel_only("make_tensor")
 def make_tensor(ptr, shape, dtype="float32", strides=None):
     """A global tensor over a raw address: a ``T.ptr`` parameter, or an int64 address read in the

@@ -126,3 +126,82 @@ def test_rng_rand_before_init_is_an_error_at_the_line():
 
     with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*before T.rng_init"):
         tilelang.compile(main)
+
+
+def packed_copy(n, dtype, width):
+    """Each program moves `width` bits per step with T.ldg*/T.stg* (through shared with T.lds*/T.sts*),
+    the first `keep` elements by predicated global loads/stores, the rest reinterpreted through float32
+    lanes; `n` is not a multiple of the step (the tail goes element by element)."""
+    ldg, stg, lds, sts = (getattr(T, f"{op}{width}") for op in ("ldg", "stg", "lds", "sts"))
+    step = width // {"float16": 16, "float32": 32, "int8": 8}[dtype]
+    full = n // step
+    lanes32 = width // 32
+    vec32 = getattr(T, f"float32x{lanes32}") if lanes32 > 1 else T.float32
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype), Y: T.Tensor((n,), dtype), Z: T.Tensor((n,), dtype), keep: T.int32):
+        with T.Kernel(full, threads=32) as pid:
+            S = T.alloc_shared((step,), dtype)
+            sts(S[0:step], ldg(X[pid * step : pid * step + step]))
+            T.sync_threads()
+            stg(Y[pid * step : pid * step + step], lds(S[0:step]), pred=pid * step < keep)
+            if pid * step >= keep:
+                stg(
+                    Y[pid * step : pid * step + step],
+                    T.reinterpret(ldg(X[pid * step : pid * step + step], pred=pid >= 0), vec32),
+                )
+            # Z through float32 lanes of the loaded bits
+            if lanes32 > 1:
+                Z[pid * step : pid * step + step] = T.reinterpret(
+                    T.reinterpret(ldg(X[pid * step : pid * step + step]), vec32), getattr(T, f"{dtype}x{step}")
+                )
+            else:
+                stg(
+                    Z[pid * step],
+                    T.reinterpret(T.reinterpret(ldg(X[pid * step : pid * step + step]), T.float32), T.uint32),
+                )
+            if pid == 0:
+                for t in T.serial(n - full * step):
+                    Y[full * step + t] = T.__ldg(X[full * step + t])
+                    Z[full * step + t] = T.__ldg(X, full * step + t)
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "dtype, width", [("float32", 32), ("float16", 64), ("float16", 128), ("float32", 128), ("int8", 32)]
+)
+def test_packed_loads_and_stores_move_the_elements(dev, dtype, width):
+    n = 203
+    torch_dtype = getattr(torch, dtype)
+    if torch_dtype.is_floating_point:
+        x = torch.randn(n, device=dev).to(torch_dtype)
+    else:
+        x = torch.randint(-128, 127, (n,), dtype=torch_dtype, device=dev)
+    y, z = poison((n,), torch_dtype, dev), poison((n,), torch_dtype, dev)
+    tilelang.compile(packed_copy(n, dtype, width))(x, y, z, 37)
+    assert torch.equal(y.cpu(), x.cpu()) and torch.equal(z.cpu(), x.cpu())
+
+
+def test_predicated_packed_load_reads_zero():
+    @T.prim_func
+    def main(X: T.Tensor((90,), "float16"), Y: T.Tensor((90,), "float16")):
+        with T.Kernel(45, threads=32) as pid:
+            T.stg32(Y[pid * 2 : pid * 2 + 2], T.ldg32(X[pid * 2 : pid * 2 + 2], pred=pid < 20))
+
+    x = torch.randn(90).half()
+    y = poison((90,), torch.float16)
+    tilelang.compile(main)(x, y)
+    ref = x.clone()
+    ref[40:] = 0
+    assert torch.equal(y, ref)
+
+
+def test_packed_width_mismatch_is_an_error_at_the_line():
+    @T.prim_func
+    def main(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
+        with T.Kernel(16, threads=32) as pid:
+            T.stg128(Y[pid * 4 : pid * 4 + 4], T.ldg64(X[pid * 2 : pid * 2 + 2]))
+
+    with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*stores 128 bits; the value has 64"):
+        tilelang.compile(main)

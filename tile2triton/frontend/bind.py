@@ -21,6 +21,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value
 from ..language.dtypes import POINTER, DType, PointerType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
+from . import packed
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .rules import RULES, CommReducer, check_barrier_order, make_tensor
 from .source import FunctionSource
@@ -550,6 +551,9 @@ class Binder(ExprBinder):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
             ref = self.expr(target)
+            if isinstance(value, packed.Vector):  # x[i:i+n] = T.reinterpret(T.ldg64(...), T.float32x2)
+                packed.store(self, ref, value, None, None, "a packed store", node)
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("assignment to a buffer needs one index per dimension", target)
             self.store(ref, value, node)
@@ -591,7 +595,7 @@ class Binder(ExprBinder):
         if isinstance(current, ir.Buffer) and current.scope == ir.VAR and not isinstance(value, ir.Buffer):
             self.emit(ir.Store(self.loc(node), current, (const_int(0),), as_expr(value, self.loc(node))))
             return
-        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region)):
+        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector)):
             self.bind_name(name, value)
             return
         value = as_expr(value)

@@ -22,6 +22,7 @@ from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value
 from ..language.dtypes import DTYPES, DType, TypedLiteral
 from ..language.proxy import TensorType
 from ..layout import MetadataLayout
+from . import packed
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 
 UNARY_MATH = {
@@ -1186,7 +1187,35 @@ def bind_tvm_cast(b: BinderLike, node, args):
 
 @rule("reinterpret")
 def bind_reinterpret(b: BinderLike, node, args):
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return packed.reinterpret(b, args["value"], args["dtype"], node)
     return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
+
+
+@rule("ldg32", "ldg64", "ldg128", "ldg256", "lds32", "lds64", "lds128")
+def bind_packed_load(b: BinderLike, node, args, name):
+    """``T.ldgN`` / ``T.ldsN``: a plain load of the elements the N bits cover (frontend/packed.py)."""
+    return packed.load(b, args["src"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("stg32", "stg64", "stg128", "stg256", "sts32", "sts64", "sts128")
+def bind_packed_store(b: BinderLike, node, args, name):
+    """``T.stgN`` / ``T.stsN``: a plain store of the elements the N bits cover (frontend/packed.py)."""
+    packed.store(b, args["dst"], args["value"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("__ldg")
+def bind_ldg(b: BinderLike, node, args):
+    """``T.__ldg(x[i])`` / ``T.__ldg(x, i)``: a read-only-cache hint; the load itself."""
+    src, index = args["load_or_buf"], args["index"]
+    if isinstance(src, ir.Load) and index is None:
+        return src
+    if isinstance(src, ir.Buffer) and index is not None:
+        index = index[0] if isinstance(index, (list, tuple)) and len(index) == 1 else index
+        if src.ndim != 1 or isinstance(index, (list, tuple)):
+            raise b.error("T.__ldg(buffer, index) takes a 1-D buffer and one index", node)
+        return ir.Load(src, (as_expr(index),))
+    raise b.error("T.__ldg takes x[i], or a buffer and an index", node)
 
 
 @rule("inline_asm")

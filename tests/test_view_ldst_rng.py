@@ -133,7 +133,7 @@ def packed_copy(n, dtype, width):
     the first `keep` elements by predicated global loads/stores, the rest reinterpreted through float32
     lanes; `n` is not a multiple of the step (the tail goes element by element)."""
     ldg, stg, lds, sts = (getattr(T, f"{op}{width}") for op in ("ldg", "stg", "lds", "sts"))
-    step = width // {"float16": 16, "float32": 32, "int8": 8}[dtype]
+    step = width // {"float16": 16, "bfloat16": 16, "float32": 32, "int8": 8}[dtype]
     full = n // step
     lanes32 = width // 32
     vec32 = getattr(T, f"float32x{lanes32}") if lanes32 > 1 else T.float32
@@ -169,7 +169,7 @@ def packed_copy(n, dtype, width):
 
 
 @pytest.mark.parametrize(
-    "dtype, width", [("float32", 32), ("float16", 64), ("float16", 128), ("float32", 128), ("int8", 32)]
+    "dtype, width", [("float32", 32), ("float16", 64), ("bfloat16", 64), ("float16", 128), ("float32", 128), ("int8", 32)]
 )
 def test_packed_loads_and_stores_move_the_elements(dev, dtype, width):
     n = 203

@@ -44,9 +44,13 @@ def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
         raise lw.error(f"T.reinterpret from {x.dtype.name} ({x.dtype.bits} bits) to {dtype.name} ({dtype.bits} bits)")
     if is_literal(x):
         node = P.call("tl.full", P.list_([]), x.node, P.dtype(x.dtype))
-    else:
-        node = P.call(P.attr(x.node, "to"), P.dtype(lw.storage_dtype(x.dtype)))
-    return Tile(P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True), dtype, axes)
+    else:  # (bf16 kept in float32 by the interpreter: back to its own bits first)
+        kept = lw.storage_dtype(x.dtype)
+        node = P.call(P.attr(x.node, "to"), P.dtype(kept if kept.bits == x.dtype.bits else x.dtype))
+    out = P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True)
+    if lw.storage_dtype(dtype) != dtype:
+        out = P.call(P.attr(out, "to"), P.dtype(lw.storage_dtype(dtype)))
+    return Tile(out, dtype, axes)
 
 
 def lower_call(lw, e: ir.Call) -> Tile:

@@ -205,3 +205,23 @@ def test_packed_width_mismatch_is_an_error_at_the_line():
 
     with pytest.raises(TileLangCompileError, match=r"test_view_ldst_rng.py:\d+.*stores 128 bits; the value has 64"):
         tilelang.compile(main)
+
+
+def fragment_views():
+    @T.prim_func
+    def main(A: T.Tensor((12, 20), "float32"), B: T.Tensor((12, 40), "float16"), C: T.Tensor((4, 60), "float32")):
+        with T.Kernel(1, threads=128):
+            F = T.alloc_fragment((12, 20), "float32")
+            T.copy(A, F)
+            T.copy(T.view(F, (12, 40), dtype="float16"), B)
+            T.copy(T.view(F, (4, 60)), C)
+
+    return main
+
+
+def test_fragment_views(dev):
+    a = torch.randn(12, 20, device=dev)
+    b, c = poison((12, 40), torch.float16, dev), poison((4, 60), torch.float32, dev)
+    tilelang.compile(fragment_views())(a, b, c)
+    assert torch.equal(b.cpu().view(torch.int16), a.cpu().view(torch.float16).view(torch.int16))
+    assert torch.equal(c.cpu(), a.cpu().reshape(4, 60))

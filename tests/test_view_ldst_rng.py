@@ -169,7 +169,8 @@ def packed_copy(n, dtype, width):
 
 
 @pytest.mark.parametrize(
-    "dtype, width", [("float32", 32), ("float16", 64), ("bfloat16", 64), ("float16", 128), ("float32", 128), ("int8", 32)]
+    "dtype, width",
+    [("float32", 32), ("float16", 64), ("bfloat16", 64), ("float16", 128), ("float32", 128), ("int8", 32)],
 )
 def test_packed_loads_and_stores_move_the_elements(dev, dtype, width):
     n = 203

@@ -44,14 +44,20 @@ def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
         raise lw.error(f"T.reinterpret from {x.dtype.name} ({x.dtype.bits} bits) to {dtype.name} ({dtype.bits} bits)")
     if is_literal(x):
         node = P.call("tl.full", P.list_([]), x.node, P.dtype(x.dtype))
-    else:
-        node = P.call(P.attr(x.node, "to"), P.dtype(lw.storage_dtype(x.dtype)))
-    return Tile(P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True), dtype, axes)
+    else:  # (bf16 kept in float32 by the interpreter: back to its own bits first)
+        kept = lw.storage_dtype(x.dtype)
+        node = P.call(P.attr(x.node, "to"), P.dtype(kept if kept.bits == x.dtype.bits else x.dtype))
+    out = P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True)
+    if lw.storage_dtype(dtype) != dtype:
+        out = P.call(P.attr(out, "to"), P.dtype(lw.storage_dtype(dtype)))
+    return Tile(out, dtype, axes)
 
 
 def lower_call(lw, e: ir.Call) -> Tile:
     if e.fn in ptx.PTX_HELPERS:
         return ptx.lower_helper(lw, e)
+    if e.fn in RNG_DRAWS:
+        return _rng_draw(lw, e)
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))
     fn = e.fn
@@ -185,3 +191,39 @@ def _fast_math(lw, e: ir.Call, x: Tile, axes) -> Tile:
     if factor is not None:
         out = P.binop("*", out, P.const(factor))
     return _result(lw, out, x, e, axes)
+
+
+# ------------------------------------------------------------------------------ T.rng_rand*
+RNG_DRAWS = {"rng_rand": "tl.randint", "rng_uniform": "tl.rand", "rng_normal": "tl.randn"}
+RNG_BLOCK = 1 << 24  # counters one draw takes: one per element of a T.Parallel (Triton tiles are smaller)
+
+
+def _rng_draw(lw, e: ir.Call) -> Tile:
+    """The next draw of the stream ``T.rng_init`` started (frontend/rules.py): Philox at the stream's
+    counter, plus the element's index inside a T.Parallel; the counter then moves past the block."""
+    key_ref, counter_ref = e.args
+    key = lw.ev(key_ref)
+    if key.axes:
+        raise lw.error("T.rng_init's seed and seq must be the same for every T.Parallel iteration / thread")
+    counter = lw.scope.env[counter_ref.var]
+    if not isinstance(counter.node, ast.Name):  # name the counter: draws advance it in place
+        name = lw.assign(counter_ref.var.name, counter.node)
+        counter = Tile(P.name(name), counter.dtype, counter.axes)
+        lw.scope.env[counter_ref.var] = counter
+    offset, axes = counter.node, counter.axes
+    lanes = lw.scope.lanes
+    if lanes is not None and isinstance(lanes.owner, ir.Parallel):  # each element draws its own number
+        stride = 1
+        for k in reversed(range(lanes.rank)):
+            index = lw.scope.env[lanes.vars[k]]
+            offset = P.binop("+", offset, index.node if stride == 1 else P.binop("*", index.node, P.const(stride)))
+            axes = axes | index.axes
+            stride *= lanes.padded[k]
+    if lw.scope.inline_only:
+        raise lw.error(f"T.{e.fn} cannot stand in this expression (it advances the random stream)")
+    draw = P.call(RNG_DRAWS[e.fn], key.node, offset)
+    if e.dtype.bits == 64:
+        draw = P.to(draw, e.dtype)
+    name = lw.assign("rand", draw)  # drawn before the counter moves on
+    lw.assign_to(counter.node.id, P.binop("+", counter.node, P.const(RNG_BLOCK)))
+    return Tile(P.name(name), e.dtype, axes)

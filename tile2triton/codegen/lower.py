@@ -400,6 +400,8 @@ class KernelLowerer:
 
     def named_offsets(self, buf: ir.Buffer, offs: ast.expr) -> ast.expr:
         ptr = P.name(self.pointer(buf))
+        if buf.dtype != buf.root.dtype:  # T.view with another dtype: the same bytes, reinterpreted
+            ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
         if isinstance(offs, ast.Constant) and offs.value == 0:
             return ptr
         if isinstance(offs, ast.Name):

@@ -44,6 +44,8 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer
         base = lw.regs.get(buf.alias_of)
+        if buf.dtype != buf.alias_of.dtype:  # T.view reinterpreting the bits: through memory
+            raise scratch.NeedsScratch(buf.root, "T.view with another dtype")
         if base is None or base.lanes is not None or any(next_pow2(d) != d for d in (*buf.shape, *buf.alias_of.shape)):
             if buf.scope in (ir.SHARED, ir.FRAGMENT) and base is not None and base.lanes is None:
                 raise scratch.NeedsScratch(buf.root, "T.reshape with extents that are not powers of two")

@@ -115,7 +115,11 @@ def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
         lw.scratch.param = lw.names.fresh("scratch_ptr")
     if buf.alias_of is not None:  # T.reshape: the same memory, another shape
         base = lw.scratch.views[buf.alias_of]
-        lw.scratch.views[buf] = _view(lw, buf, lw.pointers[base], lw.scratch.roots[base])
+        pointer = lw.pointers[base]
+        if buf.dtype != base.dtype:  # T.view with another dtype: the same bytes, reinterpreted
+            cast = P.call(P.attr(P.name(pointer), "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
+            pointer = lw.assign(buf.name, cast)
+        lw.scratch.views[buf] = _view(lw, buf, pointer, lw.scratch.roots[base])
         return
     offset = lw.scratch.bytes
     size = prod(buf.shape) * max(1, buf.dtype.bits // 8)

@@ -21,6 +21,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import POINTER, DType, PointerType, dtype_error, lookup_dtype
 from ..language.proxy import TensorType
+from . import packed
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES, CommReducer, check_barrier_order, make_tensor
@@ -558,6 +559,9 @@ class Binder(ExprBinder):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
             ref = self.expr(target)
+            if isinstance(value, packed.Vector):  # x[i:i+n] = T.reinterpret(T.ldg64(...), T.float32x2)
+                packed.store(self, ref, value, None, None, "a packed store", node)
+                return
             if isinstance(ref, ir.Region) and isinstance(value, tuple):  # Prev[0:2] = T.atomic_addx2(...)
                 self.store_vector(ref, value, node)
                 return
@@ -616,7 +620,7 @@ class Binder(ExprBinder):
         if isinstance(current, ir.Buffer) and current.scope == ir.VAR and not isinstance(value, ir.Buffer):
             self.emit(ir.Store(self.loc(node), current, (const_int(0),), as_expr(value, self.loc(node))))
             return
-        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region)):
+        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector)):
             self.bind_name(name, value)
             return
         value = as_expr(value)

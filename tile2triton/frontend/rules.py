@@ -12,6 +12,7 @@ import ast
 import functools
 import inspect
 import operator
+import weakref
 from typing import Protocol
 
 from .. import ir
@@ -21,6 +22,7 @@ from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType
 from ..layout import MetadataLayout
+from . import packed
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 from .source import KernelSource
 
@@ -348,6 +350,86 @@ def bind_reshape(b: BinderLike, node, args):
     )
     view.alias_of = src
     return view
+
+
+@rule("view")
+def bind_view(b: BinderLike, node, args):
+    """``T.view(src, shape, dtype)``: ``src``'s memory seen with another shape and/or dtype of the same
+    total bits (a reshape, or a bit reinterpretation of the same bytes)."""
+    src = args["src"]
+    if not isinstance(src, ir.Buffer):
+        raise b.error("T.view takes a global tensor or a shared/fragment buffer", node)
+    shape = args["shape"] if args["shape"] is not None else src.shape
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    dtype = b.dtype_arg(args["dtype"], node) if args["dtype"] is not None else src.dtype
+    if dtype.bits < 8 or src.dtype.bits < 8:
+        raise b.error(f"T.view between {src.dtype.name} and {dtype.name}: sub-byte dtypes are not supported", node)
+    if all(isinstance(d, int) for d in (*src.shape, *shape)):
+        if _product(src.shape) * src.dtype.bits != _product(shape) * dtype.bits:
+            raise b.error(
+                f"T.view of '{src.name}' {tuple(src.shape)} {src.dtype.name} as {shape} {dtype.name} "
+                "changes its size in bits",
+                node,
+            )
+    if src.scope in (ir.SHARED, ir.FRAGMENT):
+        if not all(isinstance(d, int) for d in shape):
+            raise b.error("T.view of a shared/fragment buffer needs a constant shape", node)
+        view = ir.Buffer(b.fresh_name(f"{src.name}_view"), src.scope, shape, dtype, b.loc(node))
+        view.alias_of = src
+        b.emit(ir.Alloc(b.loc(node), view))
+        return view
+    if src.scope != ir.GLOBAL:
+        raise b.error("T.view takes a global tensor or a shared/fragment buffer", node)
+    view = b.global_buffer(b.fresh_name(f"{src.name}_view"), TensorType(shape, dtype), b.loc(node))
+    view.alias_of = src
+    return view
+
+
+# T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
+# sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
+# counters (one per T.Parallel element), so draws differ across statements, loop iterations and elements.
+# The values are not curand's: programs may rely on determinism and distribution, not on exact values.
+_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (key var, counter var)
+_RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
+
+
+@rule("rng_init")
+def bind_rng_init(b: BinderLike, node, args):
+    if b.kernel is None:
+        raise b.error("T.rng_init must stand inside a T.Kernel", node)
+    if args["generator"] not in _RNG_GENERATORS:
+        raise b.error(
+            f"T.rng_init: unknown generator {args['generator']!r} (one of {', '.join(_RNG_GENERATORS)})", node
+        )
+    if args["seq"] is None:
+        raise b.error("T.rng_init without a sequence number: pass seq (e.g. the block or thread index)", node)
+    int64 = DTYPES["int64"]
+    seed, seq, off = (ir.Cast(as_expr(args[k]), int64) for k in ("seed", "seq", "off"))
+    for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
+        if not (isinstance(value, int) or (isinstance(value, ir.Expr) and value.dtype.is_int)):
+            raise b.error(f"T.rng_init: {what} must be an integer", node)
+    key = ir.Var(b.fresh_name("rng_key"), int64, "let")
+    counter = ir.Var(b.fresh_name("rng_counter"), int64, "let")
+    # the sequence number goes into the high half of Philox's 64-bit key
+    b.emit(ir.Let(b.loc(node), key, ir.BinOp("+", seed, ir.BinOp("<<", seq, ir.Const(32, int64), int64), int64)))
+    b.emit(ir.Let(b.loc(node), counter, off))
+    _RNG_STATE[b.kernel] = (key, counter)
+
+
+@rule("rng_rand", "rng_rand_float")
+def bind_rng_rand(b: BinderLike, node, args, name):
+    state = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
+    if state is None:
+        raise b.error(f"T.{name} before T.rng_init in this kernel", node)
+    if name == "rng_rand":
+        return ir.Call("rng_rand", tuple(ir.VarRef(v) for v in state), DTYPES["uint32"])
+    bit, dist = args["bit"], args["dist"]
+    if bit not in (32, 64) or dist not in ("uniform", "normal"):
+        raise b.error(
+            f"T.rng_rand_float(bit={bit!r}, dist={dist!r}): bit is 32 or 64, dist 'uniform' or 'normal'", node
+        )
+    dtype = DTYPES["float32" if bit == 32 else "float64"]
+    return ir.Call(f"rng_{dist}", tuple(ir.VarRef(v) for v in state), dtype)
 
 
 @rule("make_tensor", "make_tensor_from_addr")
@@ -1195,7 +1277,35 @@ def bind_tvm_cast(b: BinderLike, node, args):
 
 @rule("reinterpret")
 def bind_reinterpret(b: BinderLike, node, args):
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return packed.reinterpret(b, args["value"], args["dtype"], node)
     return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
+
+
+@rule("ldg32", "ldg64", "ldg128", "ldg256", "lds32", "lds64", "lds128")
+def bind_packed_load(b: BinderLike, node, args, name):
+    """``T.ldgN`` / ``T.ldsN``: a plain load of the elements the N bits cover (frontend/packed.py)."""
+    return packed.load(b, args["src"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("stg32", "stg64", "stg128", "stg256", "sts32", "sts64", "sts128")
+def bind_packed_store(b: BinderLike, node, args, name):
+    """``T.stgN`` / ``T.stsN``: a plain store of the elements the N bits cover (frontend/packed.py)."""
+    packed.store(b, args["dst"], args["value"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("__ldg")
+def bind_ldg(b: BinderLike, node, args):
+    """``T.__ldg(x[i])`` / ``T.__ldg(x, i)``: a read-only-cache hint; the load itself."""
+    src, index = args["load_or_buf"], args["index"]
+    if isinstance(src, ir.Load) and index is None:
+        return src
+    if isinstance(src, ir.Buffer) and index is not None:
+        index = index[0] if isinstance(index, (list, tuple)) and len(index) == 1 else index
+        if src.ndim != 1 or isinstance(index, (list, tuple)):
+            raise b.error("T.__ldg(buffer, index) takes a 1-D buffer and one index", node)
+        return ir.Load(src, (as_expr(index),))
+    raise b.error("T.__ldg takes x[i], or a buffer and an index", node)
 
 
 @rule("inline_asm")

@@ -789,6 +789,71 @@ def reshape(src, shape):
     """A same-storage view of a global tensor with another shape."""
 
 
+@_kernel_only("view")
+def view(src, shape=None, dtype=None):
+    """A same-storage view of a buffer with another shape and/or dtype of the same total bits."""
+
+
+@_kernel_only("rng_init")
+def rng_init(seed, seq=None, off=0, generator="curandStatePhilox4_32_10_t"):
+    """Start the kernel's random stream: Philox keyed by ``seed`` and ``seq``, from counter ``off``."""
+
+
+@_kernel_only("rng_rand")
+def rng_rand():
+    """The next uint32 of the stream started by ``T.rng_init`` (one per T.Parallel element)."""
+
+
+@_kernel_only("rng_rand_float")
+def rng_rand_float(bit=32, dist="uniform"):
+    """The next float32/float64 of the stream: uniform in [0, 1) or standard normal."""
+
+
+def _packed_load(name: str, bits: int, predicated: bool):
+    if predicated:
+
+        def fn(src, pred=None):
+            pass
+
+    else:
+
+        def fn(src):
+            pass
+
+    fn.__name__ = name
+    fn.__doc__ = f"The {bits} bits at ``src`` (x[i] or x[i:i+n]): a plain load of the elements they cover."
+    return _kernel_only(name)(fn)
+
+
+def _packed_store(name: str, bits: int, predicated: bool):
+    if predicated:
+
+        def fn(dst, value, pred=None):
+            pass
+
+    else:
+
+        def fn(dst, value):
+            pass
+
+    fn.__name__ = name
+    fn.__doc__ = f"Store the {bits} bits of ``value`` at ``dst``: a plain store of the elements they cover."
+    return _kernel_only(name)(fn)
+
+
+for _bits in (32, 64, 128, 256):
+    globals()[f"ldg{_bits}"] = _packed_load(f"ldg{_bits}", _bits, True)
+    globals()[f"stg{_bits}"] = _packed_store(f"stg{_bits}", _bits, True)
+for _bits in (32, 64, 128):
+    globals()[f"lds{_bits}"] = _packed_load(f"lds{_bits}", _bits, False)
+    globals()[f"sts{_bits}"] = _packed_store(f"sts{_bits}", _bits, False)
+
+
+@_kernel_only("__ldg")
+def __ldg(load_or_buf, index=None):
+    """``x[i]`` through the read-only data cache: a plain load (Triton picks the cache path)."""
+
+
 @_kernel_only("make_tensor")
 def make_tensor(ptr, shape, dtype="float32", strides=None):
     """A global tensor over a raw address: a ``T.ptr`` parameter, or an int64 address read in the

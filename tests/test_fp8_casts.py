@@ -55,3 +55,34 @@ def test_fp8_int_casts_and_masked_fp8_load(dev, m, n):
 
 def test_fp8_int_casts_compile_for_hopper(tmp_path):
     compile_for_hopper(fp8_and_ints(50, 70, 32, 64), tmp_path)
+
+
+
+@tilelang.jit
+def counter_casts(n, dtype):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), S: T.Tensor((n,), T.float32), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=128):
+            total = T.alloc_var(T.float32)
+            total = 0.0
+            for i in T.serial(n):  # a running sum keeps it a loop: `i` is a scalar counter
+                total = total + X[i]
+                S[i] = total
+                Y[i] = T.cast(i * 3 - 40, dtype)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2", "bfloat16"])
+def test_scalar_loop_counter_cast_to_narrow_float(dev, dtype):
+    # under the interpreter a loop counter is a plain Python int, on which the rounding helpers
+    # (fp8, bf16) once called `.to` and failed
+    n = 37
+    X = torch.randn(n, device=dev)
+    tdt = getattr(torch, dtype)
+    S = torch.full((n,), float("nan"), device=dev)
+    Y = torch.full((n,), float("nan"), device=dev).to(tdt)
+    counter_casts(n, dtype)(X, S, Y)
+    i = torch.arange(n, device=dev, dtype=torch.float64)
+    assert_close(Y.double(), (i * 3 - 40).to(tdt).double(), atol=0, rtol=0)
+    assert_close(S, X.double().cumsum(0), atol=1e-5, rtol=1e-5)

@@ -29,7 +29,7 @@ def _round_to_e4m3(x):
     # the interpreter's fp32 -> float8e4nv conversion rounds wrongly when rounding carries into
     # the next power of two: round to the e4m3 grid (nearest even, saturating at 448) here,
     # so the conversion after it is exact
-    x = tl.minimum(tl.maximum(x.to(tl.float32), -448.0), 448.0)
+    x = tl.minimum(tl.maximum(tl.cast(x, tl.float32), -448.0), 448.0)  # x may be a plain int
     bits = x.to(tl.uint32, bitcast=True)
     normal = ((bits + 0x7FFFF + ((bits >> 20) & 1)) & 0xFFF00000).to(tl.float32, bitcast=True)
     tiny = (x * 512.0 + 12582912.0 - 12582912.0) / 512.0
@@ -39,7 +39,7 @@ def _round_to_e4m3(x):
 @triton.jit
 def _round_to_e5m2(x):
     # as _round_to_e4m3, for float8e5 (2 mantissa bits, largest finite 57344)
-    x = tl.minimum(tl.maximum(x.to(tl.float32), -57344.0), 57344.0)
+    x = tl.minimum(tl.maximum(tl.cast(x, tl.float32), -57344.0), 57344.0)
     bits = x.to(tl.uint32, bitcast=True)
     normal = ((bits + 0xFFFFF + ((bits >> 21) & 1)) & 0xFFE00000).to(tl.float32, bitcast=True)
     tiny = (x * 65536.0 + 12582912.0 - 12582912.0) / 65536.0
@@ -86,7 +86,7 @@ def _xor_combine(a, b):
 def _round_to_bf16(x):
     # bf16 values are kept in fp32 under the interpreter, whose own fp32 -> bf16 truncates:
     # round to nearest even here, so the store's conversion is exact
-    bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    bits = tl.cast(x, tl.float32).to(tl.uint32, bitcast=True)  # x may be a plain int
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.to(tl.float32, bitcast=True)
 """,

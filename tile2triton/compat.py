@@ -54,6 +54,11 @@ LANGUAGE_VALUES = {
 NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
     "wait_wgmma": "waits for T.wgmma_gemm; tl.dot's result is complete when read",
+    "ClusterKernel": "T.Kernel launched in clusters: the same blocks and block indices, run as a T.Kernel "
+    "(cluster dims must divide the grid; cluster-distributed shared memory is not supported)",
+    "tma_store_arrive": "commits TMA stores as a group; tile2triton's stores complete when issued",
+    "tma_store_wait": "waits for TMA stores; tile2triton's stores complete when issued",
+    "fence_proxy_async": "orders shared writes before TMA reads; tile2triton's copies are synchronous",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
     "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
     "set_max_nreg": "setmaxnreg for a warp group (register-allocation hint; Triton allocates registers)",
@@ -111,7 +116,6 @@ UNSUPPORTED_REASONS = {
     "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
-    "ClusterKernel": "thread-block clusters are not exposed portably by Triton",
     "__ldg": "read-only cache load: Triton chooses cache paths (use a plain load)",
     "Any": "TVM expression class (type annotations of TIR code)",
     "PrimExpr": "TVM expression class (type annotations of TIR code)",

@@ -7,6 +7,7 @@ same blocks and block indices."""
 import pytest
 import torch
 from t2t_util import assert_close, poison
+from test_fuzz_regressions import compile_for_hopper
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -100,3 +101,8 @@ def multicast_per_block_source(tile=16):
 def test_multicast_of_a_block_dependent_source_is_an_error():
     with pytest.raises(TileLangCompileError, match="multicasts the lowest-ranked block's source region"):
         multicast_per_block_source().compile()
+
+
+def test_tma_store_and_cluster_kernels_compile_for_hopper(tmp_path):
+    compile_for_hopper(gemm_tma_store(50, 70, 45, 32, 32, 16, 3), tmp_path)
+    compile_for_hopper(cluster_blocks(6, 3, (2, 1, 1)), tmp_path)

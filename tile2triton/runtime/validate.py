@@ -172,7 +172,7 @@ def _solve_linear_dims(plan: CallPlan, args, values: dict) -> None:
             b = fn({**values, var: 0})
             a = fn({**values, var: 1}) - b
             linear = a != 0 and fn({**values, var: 5}) == b + 5 * a and fn({**values, var: 12}) == b + 12 * a
-        except (ArithmeticError, TypeError, ValueError):
+        except (ArithmeticError, LookupError, TypeError, ValueError):  # not an affine function of var
             continue
         if not linear:
             continue

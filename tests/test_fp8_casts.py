@@ -55,3 +55,68 @@ def test_fp8_int_casts_and_masked_fp8_load(dev, m, n):
 
 def test_fp8_int_casts_compile_for_hopper(tmp_path):
     compile_for_hopper(fp8_and_ints(50, 70, 32, 64), tmp_path)
+
+
+
+@tilelang.jit
+def counter_casts(n, dtype):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), S: T.Tensor((n,), T.float32), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=128):
+            total = T.alloc_var(T.float32)
+            total = 0.0
+            for i in T.serial(n):  # a running sum keeps it a loop: `i` is a scalar counter
+                total = total + X[i]
+                S[i] = total
+                Y[i] = T.cast(i * 3 - 40, dtype)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2", "bfloat16"])
+def test_scalar_loop_counter_cast_to_narrow_float(dev, dtype):
+    # under the interpreter a loop counter is a plain Python int, on which the rounding helpers
+    # (fp8, bf16) once called `.to` and failed
+    n = 37
+    X = torch.randn(n, device=dev)
+    tdt = getattr(torch, dtype)
+    S = torch.full((n,), float("nan"), device=dev)
+    Y = torch.full((n,), float("nan"), device=dev).to(tdt)
+    counter_casts(n, dtype)(X, S, Y)
+    i = torch.arange(n, device=dev, dtype=torch.float64)
+    assert_close(Y.double(), (i * 3 - 40).to(tdt).double(), atol=0, rtol=0)
+    assert_close(S, X.double().cumsum(0), atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit
+def fp8_min_max(n, dtype, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((3, n), dtype)):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < n:
+                    C[0, k] = T.max(A[k], B[k])
+                    C[1, k] = T.min(A[k], B[k])
+                    C[2, k] = T.clamp(A[k], T.cast(-1.5, dtype), B[k])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_min_max_clamp_compare_values(dev, dtype):
+    # max/min of fp8 values compare in float32: the interpreter compared raw bytes, and Triton 3.6
+    # failed to compile tl.maximum on fp8 tiles for sm_90 (TileLang's test_tilelang_language_clamp.py)
+    n = 203
+    tdt = getattr(torch, dtype)
+    A = (torch.randn(n, device=dev) * 6).to(tdt)
+    B = (torch.randn(n, device=dev) * 6).abs().to(tdt)
+    C = torch.full((3, n), float("nan"), device=dev).to(tdt)
+    fp8_min_max(n, dtype)(A, B, C)
+    a, b = A.double(), B.double()
+    want = torch.stack([torch.maximum(a, b), torch.minimum(a, b), torch.minimum(torch.maximum(a, a.new_tensor(-1.5)), b)])
+    assert_close(C.double(), want, atol=0, rtol=0)
+
+
+def test_fp8_min_max_compile_for_hopper(tmp_path):
+    compile_for_hopper(fp8_min_max(203, "float8_e5m2"), tmp_path)

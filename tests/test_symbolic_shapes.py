@@ -103,10 +103,42 @@ def eager_pairs(A, block=16):
     return B
 
 
-def test_eager_expression_shape_needs_a_binding_dim(dev):
-    # M appears only inside an expression: no tensor gives it, which is the caller's error
-    with pytest.raises(KernelCallError, match="size 'M' is not given by any input tensor's shape"):
-        eager_pairs(torch.randn(38, device=dev))
+@pytest.mark.parametrize("m", [19, 40])
+def test_size_solved_from_a_linear_expression_dim(dev, m):
+    # M appears only inside an expression (M * 2): solved from that dim, as TileLang's binder does
+    A = torch.randn(2 * m, device=dev)
+    B = eager_pairs(A)
+    assert B.shape == (m,)
+    assert_close(B, A.double()[0::2] - A.double()[1::2], atol=1e-6, rtol=1e-6)
+
+
+@tilelang.jit
+def affine_fill(block=32):
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(X: T.Tensor((n * 3 + 1,), T.float32), Y: T.Tensor((n * 3 + 1,), T.float32)):
+        with T.Kernel(T.ceildiv(n * 3 + 1, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < n * 3 + 1:
+                    Y[bx * block + i] = X[bx * block + i] * 2.0 + n
+
+    return main
+
+
+@pytest.mark.parametrize("n", [0, 5, 43])
+def test_size_solved_from_an_affine_dim_is_a_value(dev, n):
+    X = torch.randn(3 * n + 1, device=dev)
+    Y = poison(X.shape, device=dev)
+    affine_fill()(X, Y)
+    assert_close(Y, X.double() * 2 + n, atol=1e-6, rtol=1e-6)
+
+
+def test_affine_dim_no_whole_size_gives_is_a_call_error(dev):
+    with pytest.raises(KernelCallError, match=r"parameter 'A' has shape \(37,\): dim 0 is \(?M \* 2\)?, which no whole M"):
+        eager_pairs(torch.randn(37, device=dev))
+    with pytest.raises(KernelCallError, match=r"parameter 'X' .*which no whole n >= 0 gives"):
+        affine_fill()(torch.randn(18, device=dev), torch.randn(18, device=dev))
 
 
 @tilelang.jit

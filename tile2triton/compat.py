@@ -67,6 +67,11 @@ SUPPORTED_NOTES = {
 NO_EFFECT_REASONS = {
     "annotate_layout": "layout hint; Triton picks register/shared layouts itself",
     "wait_wgmma": "waits for T.wgmma_gemm; tl.dot's result is complete when read",
+    "ClusterKernel": "T.Kernel launched in clusters: the same blocks and block indices, run as a T.Kernel "
+    "(cluster dims must divide the grid; cluster-distributed shared memory is not supported)",
+    "tma_store_arrive": "commits TMA stores as a group; tile2triton's stores complete when issued",
+    "tma_store_wait": "waits for TMA stores; tile2triton's stores complete when issued",
+    "fence_proxy_async": "orders shared writes before TMA reads; tile2triton's copies are synchronous",
     "no_set_max_nreg": "register-allocation hint for warp specialization",
     "disable_warp_group_reg_alloc": "TileLang's alias of no_set_max_nreg (register-allocation hint)",
     "set_max_nreg": "setmaxnreg for a warp group (register-allocation hint; Triton allocates registers)",
@@ -123,7 +128,6 @@ UNSUPPORTED_REASONS = {
     "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
-    "ClusterKernel": "thread-block clusters are not exposed portably by Triton",
     "Any": "TVM expression class (type annotations of TIR code)",
     "PrimExpr": "TVM expression class (type annotations of TIR code)",
     "AnyDType": "type alias for annotations of TileLang's own code",
@@ -208,7 +212,10 @@ BEYOND_T = [
      "alias only when no real tvm_ffi is installed; the FFI function registry is not provided"),
     ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
-    ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
+    ("T.float8_e8m0fnu", SUPPORTED,
+     "uint8 in memory, float32 in registers: global tensors read and written element by element (casts round "
+     "up to a power of two, as CUDA's satfinite conversion); on-chip buffers and tile ops of it are an error"),
+    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

@@ -30,7 +30,7 @@ def _opens_kernel(tree: ast.FunctionDef) -> bool:
             for item in node.items:
                 call = item.context_expr
                 func = call.func if isinstance(call, ast.Call) else None
-                if isinstance(func, ast.Attribute) and func.attr == "Kernel":
+                if isinstance(func, ast.Attribute) and func.attr in ("Kernel", "ClusterKernel"):
                     return True
         stack.extend(ast.iter_child_nodes(node))
     return False

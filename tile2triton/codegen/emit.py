@@ -29,7 +29,7 @@ def _round_to_e4m3(x):
     # the interpreter's fp32 -> float8e4nv conversion rounds wrongly when rounding carries into
     # the next power of two: round to the e4m3 grid (nearest even, saturating at 448) here,
     # so the conversion after it is exact
-    x = tl.minimum(tl.maximum(x.to(tl.float32), -448.0), 448.0)
+    x = tl.minimum(tl.maximum(tl.cast(x, tl.float32), -448.0), 448.0)  # x may be a plain int
     bits = x.to(tl.uint32, bitcast=True)
     normal = ((bits + 0x7FFFF + ((bits >> 20) & 1)) & 0xFFF00000).to(tl.float32, bitcast=True)
     tiny = (x * 512.0 + 12582912.0 - 12582912.0) / 512.0
@@ -39,11 +39,41 @@ def _round_to_e4m3(x):
 @triton.jit
 def _round_to_e5m2(x):
     # as _round_to_e4m3, for float8e5 (2 mantissa bits, largest finite 57344)
-    x = tl.minimum(tl.maximum(x.to(tl.float32), -57344.0), 57344.0)
+    x = tl.minimum(tl.maximum(tl.cast(x, tl.float32), -57344.0), 57344.0)
     bits = x.to(tl.uint32, bitcast=True)
     normal = ((bits + 0xFFFFF + ((bits >> 21) & 1)) & 0xFFE00000).to(tl.float32, bitcast=True)
     tiny = (x * 65536.0 + 12582912.0 - 12582912.0) / 65536.0
     return tl.where(tl.abs(x) < 0.00006103515625, tiny, normal)
+""",
+    "_round_to_e8m0": """
+@triton.jit
+def _round_to_e8m0(x):
+    # float8_e8m0fnu values are held as float32: x rounded up to a power of two 2**(e - 127),
+    # e in 0..254, as CUDA's __nv_cvt_float_to_e8m0(satfinite, round toward +inf) (the sign is
+    # ignored, 0 gives 2**-127, inf the largest, NaN stays NaN)
+    bits = tl.cast(x, tl.float32).to(tl.uint32, bitcast=True) & 0x7FFFFFFF
+    e = bits >> 23
+    m = bits & 0x7FFFFF
+    up = (m != 0) & (e < 254) & ((e != 0) | (m > 0x400000))
+    e = tl.minimum(e + up.to(tl.uint32), 254)
+    value = tl.where(e == 0, 0x400000, e << 23).to(tl.float32, bitcast=True)
+    return tl.where(bits > 0x7F800000, float("nan"), value)
+""",
+    "_e8m0_to_float": """
+@triton.jit
+def _e8m0_to_float(b):
+    # the uint8 storage of float8_e8m0fnu as its value: 2**(b - 127), 0xFF NaN
+    e = b.to(tl.uint32)
+    value = tl.where(e == 0, 0x400000, e << 23).to(tl.float32, bitcast=True)
+    return tl.where(e == 255, float("nan"), value)
+""",
+    "_e8m0_bits": """
+@triton.jit
+def _e8m0_bits(x):
+    # a float32 on the float8_e8m0fnu grid (_round_to_e8m0) as its uint8 storage
+    bits = x.to(tl.uint32, bitcast=True) & 0x7FFFFFFF
+    e = tl.where(bits > 0x7F800000, 255, tl.where(bits < 0x800000, 0, bits >> 23))
+    return e.to(tl.uint8)
 """,
     "_max_combine": """
 @triton.jit
@@ -116,7 +146,7 @@ def _xor_combine(a, b):
 def _round_to_bf16(x):
     # bf16 values are kept in fp32 under the interpreter, whose own fp32 -> bf16 truncates:
     # round to nearest even here, so the store's conversion is exact
-    bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    bits = tl.cast(x, tl.float32).to(tl.uint32, bitcast=True)  # x may be a plain int
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.to(tl.float32, bitcast=True)
 """,

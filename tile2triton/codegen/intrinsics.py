@@ -10,7 +10,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
 from . import ptx
 from . import pyast as P
-from .values import Tile, convert, is_literal, literal_value
+from .values import Tile, convert, is_fp8, is_literal, literal_value
 
 LOG10_E = 1.0 / math.log(10.0)
 INT64, UINT32 = DTYPES["int64"], DTYPES["uint32"]
@@ -64,8 +64,11 @@ def lower_call(lw, e: ir.Call) -> Tile:
     if fn in FAST_MATH and lw.options.fast_math and not lw.options.interpret and e.dtype.bits <= 32:
         return _fast_math(lw, e, args[0], axes)
     if fn in ("max", "min"):
-        a, b = (lw.cast(x, e.dtype) if not _weak(x) else x for x in args)
-        return Tile(P.call("tl." + DIRECT[fn], a.node, b.node), e.dtype, axes)
+        # fp8 operands are compared in float32 (Triton's max/min on fp8 tiles fails to compile for
+        # the GPU and compares raw bytes under the interpreter); the result is one operand: exact
+        wide = FLOAT32 if is_fp8(e.dtype) else e.dtype
+        a, b = (lw.cast(x, wide) if not _weak(x) else x for x in args)
+        return lw.cast(Tile(P.call("tl." + DIRECT[fn], a.node, b.node), wide, axes), e.dtype)
     x = args[0]
     if fn == "bitcast":
         return _bitcast(lw, x, e.dtype, axes)

@@ -53,6 +53,7 @@ from .values import (
 )
 from .warp import lower_warp_op
 
+E8M0 = "float8_e8m0fnu"  # uint8 in memory, float32 in registers (emit.py's _e8m0_* helpers)
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 
 
@@ -186,7 +187,7 @@ class KernelLowerer:
 
     def storage_dtype(self, dt: DType) -> DType:
         """The dtype a register tile is kept in (bf16 arithmetic is wrong in the interpreter)."""
-        if self.options.interpret and dt.name == "bfloat16":
+        if (self.options.interpret and dt.name == "bfloat16") or dt.name == E8M0:
             return FLOAT32
         return dt
 
@@ -209,6 +210,9 @@ class KernelLowerer:
         if self.options.interpret and dt.name == "bfloat16":
             self.helpers.add("_round_to_bf16")
             return Tile(P.call("_round_to_bf16", t.node), dt, t.axes)
+        if dt.name == E8M0:  # held as float32 on its grid (its uint8 bits only in memory)
+            self.helpers.add("_round_to_e8m0")
+            return Tile(P.call("_round_to_e8m0", t.node), dt, t.axes)
         if self.options.interpret and dt.name in ("float8_e4m3fn", "float8_e5m2"):
             helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"
             self.helpers.add(helper)
@@ -295,6 +299,9 @@ class KernelLowerer:
     def rounded(self, t: Tile) -> Tile:
         """Under the interpreter bf16 values are kept in fp32: round each bf16 result, as the GPU's
         bf16 arithmetic does, so that comparisons of intermediate values agree with it."""
+        if t.dtype.name == E8M0 and not is_literal(t):  # held as float32: back on its grid
+            self.helpers.add("_round_to_e8m0")
+            return Tile(P.call("_round_to_e8m0", t.node), t.dtype, t.axes)
         if not (self.options.interpret and t.dtype.name == "bfloat16") or is_literal(t):
             return t
         self.helpers.add("_round_to_bf16")
@@ -394,7 +401,10 @@ class KernelLowerer:
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
             kwargs = {"mask": mask, "other": load_other(buf.dtype, self.kernel.safe_values.get(buf.root, 0))}
         node = P.call("tl.load", ptr, **kwargs)
-        if self.storage_dtype(buf.dtype) != buf.dtype:
+        if buf.dtype.name == E8M0:
+            self.helpers.add("_e8m0_to_float")
+            node = P.call("_e8m0_to_float", node)
+        elif self.storage_dtype(buf.dtype) != buf.dtype:
             node = P.to(node, self.storage_dtype(buf.dtype))
         return Tile(node, buf.dtype, axes)
 
@@ -416,6 +426,9 @@ class KernelLowerer:
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
+        if buf.dtype.name == E8M0:
+            self.helpers.add("_e8m0_bits")
+            node = P.call("_e8m0_bits", node)
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 

@@ -239,7 +239,7 @@ class Binder(ExprBinder):
         if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
             self.attr_scope(node, call)
             return
-        if getattr(fn, "__t2t__", None) != "Kernel":
+        if getattr(fn, "__t2t__", None) not in ("Kernel", "ClusterKernel"):
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
         if self.kernel is not None:
             raise self.error("T.Kernel cannot be nested inside another T.Kernel", node)
@@ -247,6 +247,8 @@ class Binder(ExprBinder):
         grid = list(args["blocks"])
         if len(grid) > 3:
             raise self.error("T.Kernel takes at most 3 grid extents", call)
+        if fn.__t2t__ == "ClusterKernel":
+            self.check_cluster_dims(args["cluster_dims"], grid, call)
         gridless = not grid  # T.Kernel(threads=...): one block, and no block index to bind
         if gridless:
             grid = [1]
@@ -288,6 +290,20 @@ class Binder(ExprBinder):
             self.scopes.pop()
         self.kernels.append(kernel)
         self.emit(kernel)
+
+    def check_cluster_dims(self, dims, grid: list, call) -> None:
+        """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
+        only matter to cluster-distributed shared memory, which tile2triton does not support).
+        As CUDA requires, each cluster dim must divide its grid extent."""
+        dims = [dims] if isinstance(dims, int) else list(dims) if isinstance(dims, (list, tuple)) else None
+        if dims is None or not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+            raise self.error("T.ClusterKernel: cluster_dims must be a positive int or 1-3 of them", call)
+        for axis, d in enumerate(dims):
+            extent = grid[axis] if axis < len(grid) else 1
+            if d > 1 and (not isinstance(extent, int) or extent % d):
+                raise self.error(
+                    f"T.ClusterKernel: cluster dim {axis} ({d}) must divide the grid extent {extent!r}", call
+                )
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:

@@ -819,9 +819,32 @@ def bind_barrier_arrive(b: BinderLike, node, args, name):
 
 @rule("tma_copy")
 def bind_tma_copy(b: BinderLike, node, args):
+    if args["cluster_mask"] is not None:
+        _check_multicast_source(b, args["src"], node)
     if args["barrier"] is not None:
         b.barrier_event("arrive", _barrier(b, args["barrier"], node), None, node, "tma_copy")
     return bind_copy(b, node, {"src": args["src"], "dst": args["dst"]})
+
+
+def _check_multicast_source(b: BinderLike, src, node) -> None:
+    """``cluster_mask``: the lowest-ranked block of the mask loads the tile and multicasts it to the
+    others' shared memory, so each block receives that block's source region.  A T.copy in every
+    block gives the same only when the region is the same for every block: no block index in it."""
+    if isinstance(src, ir.Region):
+        exprs = [*src.starts, *[e for e in src.extents if isinstance(e, ir.Expr)]]
+    elif isinstance(src, ir.Load):
+        exprs = list(src.indices)
+    else:
+        exprs = []
+    for e in exprs:
+        for x in ir.iter_expr_tree(e) if isinstance(e, ir.Expr) else ():
+            if (isinstance(x, ir.VarRef) and x.var.kind in ("block", "thread")) or isinstance(x, ir.Load):
+                raise b.error(
+                    "T.tma_copy(..., cluster_mask=...) multicasts the lowest-ranked block's source region to the "
+                    "others; tile2triton supports it only when the source region does not depend on the block "
+                    "(no block or thread index, and no loaded value, in its indices)",
+                    node,
+                )
 
 
 @rule("ws")
@@ -879,6 +902,9 @@ def ir_eval_at(e, var, value):
     "dec_max_nreg",
     "annotate_producer_reg_dealloc",
     "annotate_consumer_reg_alloc",
+    "tma_store_arrive",
+    "tma_store_wait",
+    "fence_proxy_async",
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None
@@ -1485,7 +1511,7 @@ def bind_typed_constant(b: BinderLike, node, args):
     raise b.error("the dtype argument must be a compile-time dtype", node)
 
 
-@rule("Kernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized")
+@rule("Kernel", "ClusterKernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized")
 def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 

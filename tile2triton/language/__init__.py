@@ -82,6 +82,12 @@ def Kernel(*blocks, threads=None, prelude=None, is_cpu=False):  # noqa: N802
     """Open one device kernel with grid ``blocks``; ``as bx`` / ``as (bx, by, bz)``."""
 
 
+@_kernel_only("ClusterKernel")
+def ClusterKernel(*blocks, cluster_dims, threads=None, prelude=None):  # noqa: N802
+    """T.Kernel launched in thread-block clusters of ``cluster_dims``: the same blocks and block
+    indices (cluster-distributed shared memory is not supported), so here an ordinary T.Kernel."""
+
+
 @_kernel_only("get_thread_binding")
 def get_thread_binding(dim=0):
     """threadIdx of the current kernel (thread view)."""
@@ -452,6 +458,21 @@ def mbarrier_arrive(mbarrier, cta_id=None):
 def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None,
              annotations=None):  # fmt: skip
     """A copy whose completion a barrier signals: here, a T.copy."""
+
+
+@_kernel_only("tma_store_arrive")
+def tma_store_arrive():
+    """Commits the outstanding TMA stores as a group; no effect here (stores complete when issued)."""
+
+
+@_kernel_only("tma_store_wait")
+def tma_store_wait(count=0, read=True):
+    """Waits for TMA store groups; no effect here (stores complete when issued)."""
+
+
+@_kernel_only("fence_proxy_async")
+def fence_proxy_async():
+    """Orders shared-memory writes before TMA reads them; no effect here (copies are synchronous)."""
 
 
 # --- annotations with no effect on results ----------------------------------------------------

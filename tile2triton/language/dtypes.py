@@ -90,12 +90,16 @@ _SPECS = {
     "float64": (64, "float"),
     "float8_e4m3fn": (8, "float"),
     "float8_e5m2": (8, "float"),
+    # exponent-only scale format (2 ** (bits - 127), 0xFF NaN): stored as uint8 in Triton, held as
+    # float32 in registers (codegen converts at loads, stores and casts)
+    "float8_e8m0fnu": (8, "float"),
 }
 _TRITON_NAMES = {
     "bool": "int1",
     "float8_e4m3fn": "float8e4nv",
     "float8_e5m2": "float8e5",
-    **{n: n for n in _SPECS if n not in ("bool", "float8_e4m3fn", "float8_e5m2")},
+    "float8_e8m0fnu": "uint8",
+    **{n: n for n in _SPECS if n not in ("bool", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")},
 }
 _TORCH_NAMES = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 _ALIASES = {
@@ -128,7 +132,6 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float8_e4m3fnuz": "the fnuz fp8 formats (AMD) are not Triton dtypes on NVIDIA GPUs or the interpreter",
     "float8_e5m2fnuz": "the fnuz fp8 formats (AMD) are not Triton dtypes on NVIDIA GPUs or the interpreter",
     "float8_e4m3b11fnuz": "float8_e4m3b11fnuz is not supported by tile2triton's Triton lowering",
-    "float8_e8m0fnu": "the e8m0 scale format of block-scaled MMA is not a Triton dtype",
     "float8_e3m4": "float8_e3m4 is not a Triton dtype",
     "float6_e2m3fn": "fp6 formats are not Triton dtypes",
     "float6_e3m2fn": "fp6 formats are not Triton dtypes",

@@ -331,15 +331,20 @@ class JITKernel:
                 launcher = self._compile(interpret, descriptors=False)
             elif not interpret:
                 ensure_allocator()
+        run_slots = slots
+        if plan.storage_views:  # float8_e8m0fnu tensors: Triton reads their bytes as uint8
+            run_slots = list(slots)
+            for k in plan.storage_views:
+                run_slots[k] = run_slots[k].view(torch.uint8)
         # Triton launches on the current CUDA device: make the tensors' device current
         with NULL_CONTEXT if interpret or device.index is None else cuda_device_guard(device.index):
             if not launcher.warm and not interpret and self.tuning is None and tuning.mode() == "search":
                 if tuning.searchable(self.prim_func):
-                    launcher = self._search_launch(launcher, slots, values)
+                    launcher = self._search_launch(launcher, run_slots, values)
             if launcher.warm and (not interpret or interpret_env_on()):
-                self._launch(launcher, slots, values)
+                self._launch(launcher, run_slots, values)
             else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
-                launcher = self._first_launch(launcher, slots, values, interpret)
+                launcher = self._first_launch(launcher, run_slots, values, interpret)
                 if not launcher.warm:
                     launcher.warm = True
                     self._entry = generate_launcher(plan, self._compiled, self._call) or self._call

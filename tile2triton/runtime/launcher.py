@@ -110,6 +110,8 @@ def generate_launcher(plan: CallPlan, compiled: dict, slow: Callable) -> Callabl
     tensors = [j for j, spec in enumerate(plan.specs) if spec.__class__ is TensorSpec]
     if not kinds or not tensors:
         return None  # no tensor: the device comes from the target (the generic path decides)
+    if plan.storage_views:
+        return None  # tensors Triton reads through a uint8 view: the generic path makes the views
     try:
         src = _launcher_source(plan, kinds, tensors)
     except _Unsupported:

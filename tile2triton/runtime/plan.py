@@ -79,6 +79,11 @@ class CallPlan:
             p = func.params[i]
             self.specs.append(TensorSpec(i, p) if isinstance(p, ir.Buffer) else scalar_spec(i, p))
         self.n_params = len(func.params)
+        # tensors of dtypes with no Triton dtype of their own, passed as uint8 views (float8_e8m0fnu)
+        self.storage_views = [
+            i for i, p in enumerate(func.params) if isinstance(p, ir.Buffer) and p.dtype.triton == "uint8"
+            and p.dtype.name != "uint8"
+        ]  # fmt: skip
         self.sizes = list(func.sizes)
         # (index, torch dtype, static shape or None, [host fns]): the outputs, then the T.alloc_global
         # workspaces (allocated the same way, not returned)

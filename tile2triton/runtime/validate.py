@@ -10,6 +10,7 @@ import torch
 from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import format_expr, host_eval
+from ..ir.nodes import iter_expr_tree
 from .plan import INT_RANGE, CallPlan, TensorSpec
 
 _SHORT = 40  # longest repr of a scalar or string an error message shows
@@ -38,6 +39,7 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
             _check_scalar(plan, var, arg)
             values[var] = slots[i] = arg
     if plan.expr_dims:
+        _solve_linear_dims(plan, args, values)  # a size seen only as n * 4 + 1: solved from that dim
         check_sizes(plan, values)  # an expression dim (M // 2) is checked against the bound sizes
     for spec, d, fn in plan.expr_dims:
         arg = args[plan.inputs.index(spec.index)]
@@ -154,6 +156,38 @@ def _address(plan: CallPlan, var: ir.Var, arg) -> int:
         f"{plan.name}: parameter '{var.name}' (T.ptr) expects a torch.Tensor or an address "
         f"(tensor.data_ptr(), an int), got {describe(arg)}"
     )
+
+
+def _solve_linear_dims(plan: CallPlan, args, values: dict) -> None:
+    """Bind a size that no dim gives by itself from a dim that is a linear expression of it alone
+    (``T.Tensor((n * 3 + 1,), ...)``, as TileLang's binder solves ``a * n + b``): with every other
+    size bound, the dim is ``a * n + b``; ``n = (dim - b) / a`` where that is a whole number
+    (else a KernelCallError)."""
+    for spec, d, fn in plan.expr_dims:
+        unknown = [v for v in _size_vars(spec.param.shape[d]) if v not in values]
+        if len(set(unknown)) != 1 or not callable(fn):
+            continue
+        var = unknown[0]
+        try:
+            b = fn({**values, var: 0})
+            a = fn({**values, var: 1}) - b
+            linear = a != 0 and fn({**values, var: 5}) == b + 5 * a and fn({**values, var: 12}) == b + 12 * a
+        except (ArithmeticError, LookupError, TypeError, ValueError):  # not an affine function of var
+            continue
+        if not linear:
+            continue
+        arg = args[plan.inputs.index(spec.index)]
+        n, rest = divmod(arg.shape[d] - b, a)
+        if rest != 0 or n < 0:
+            raise KernelCallError(
+                f"{plan.name}: parameter '{spec.name}' has shape {tuple(arg.shape)}: dim {d} is "
+                f"{format_expr(spec.param.shape[d], values)}, which no whole {var.name} >= 0 gives"
+            )
+        values[var] = n
+
+
+def _size_vars(e) -> list:
+    return [x.var for x in iter_expr_tree(e) if isinstance(x, ir.VarRef) and x.var.kind == "size"]
 
 
 def check_sizes(plan: CallPlan, values: dict) -> None:

@@ -201,3 +201,42 @@ def test_block_view_parallel_atomic_max(dev, tmp_path):
     assert_equal(c, a.cpu().amax(1))
     assert "scratch" not in code_of(kernel)
     compile_for_hopper(kernel, tmp_path)
+
+
+# ------------------------------------------------------------------ one-element shared counters
+@tilelang.jit
+def count_positive(N, threads):
+    """A per-block count and sum of the positive elements, in one-element shared buffers."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), C: T.Tensor((T.ceildiv(N, threads),), "int32"),
+             S: T.Tensor((T.ceildiv(N, threads),), "float32")):  # fmt: skip
+        with T.Kernel(T.ceildiv(N, threads), threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            count = T.alloc_shared((1,), "int32")
+            total = T.alloc_shared((1,), "float32")
+            count[0] = 0  # every thread stores the same zero (under `if tx == 0` the register path
+            total[0] = 0  # refuses the store itself today, and both buffers move to scratch)
+            T.sync_threads()
+            if bx * threads + tx < N and A[bx * threads + tx] > 0:
+                T.atomic_add(count[0], 1)
+                T.atomic_add(total[0], A[bx * threads + tx])
+            T.sync_threads()
+            if tx == 0:
+                C[bx] = count[0]
+                S[bx] = total[0]
+
+    return main
+
+
+def test_one_element_counters(dev):
+    N, threads = 301, 80
+    blocks = -(-N // threads)
+    a = torch.randn(N, device=dev)
+    c, s = poison((blocks,), torch.int32, dev), poison((blocks,), torch.float32, dev)
+    kernel = count_positive(N, threads)
+    kernel(a, c, s)
+    pad = torch.nn.functional.pad(a.cpu().double(), (0, blocks * threads - N)).view(blocks, threads)
+    assert_equal(c, (pad > 0).sum(1).to(torch.int32))
+    assert_close(s, pad.clamp(min=0).sum(1), atol=1e-4, rtol=1e-5)
+    assert "scratch" not in code_of(kernel)

@@ -190,7 +190,8 @@ def test_refused_pattern_runs_from_scratch(dev, automatic):
 
 @tilelang.jit(out_idx=[-1])
 def block_histogram(N, threads, BINS):
-    """Shared-memory atomics: a per-block histogram (the register path has no atomics)."""
+    """Shared-memory atomics: a per-block histogram (colliding bins: a one-hot scatter-reduce in
+    registers, rules.py _shared_scatter_reduce)."""
 
     @T.prim_func
     def main(A: T.Tensor((N,), "int32"), H: T.Tensor((T.ceildiv(N, threads), BINS), "int32")):

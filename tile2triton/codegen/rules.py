@@ -4,6 +4,7 @@ by lowering as TileLang's own SIMT lowering does: a copy is a T.Parallel over it
 from __future__ import annotations
 
 import ast
+from math import prod
 
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
@@ -807,6 +808,8 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     fn = "tl.atomic_" + s.kind
 
     def element(dst_buf, dst_idx, value: Tile | None):
+        if _shared_scatter_reduce(lw, s, dst_buf, dst_idx, value):  # a register-resident shared buffer
+            return
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:
@@ -951,6 +954,69 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
     # inactive lanes contributed the identity
     with lw.scoped(conds=[] if extra else lw.scope.conds):
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
+
+
+def _shared_scatter_reduce(lw: Lowerer, s: ir.Atomic, buf: ir.Buffer, indices, value: Tile | None) -> bool:
+    """An atomic on a register-resident shared buffer, as the block-level scatter-reduce it means
+    (shared memory is private to the block): the active lanes' values are reduced per buffer
+    position and combined with the buffer once.  False where it does not apply (the buffer is in
+    scratch, the previous value is asked for, an exchange or load), and the global atomics on the
+    buffer's scratch copy do it."""
+    if buf.scope != ir.SHARED or buf in lw.scratch.views or s.result is not None or value is None:
+        return False
+    if s.kind not in _ATOMIC_REDUCER or buf.dtype == BOOL:
+        return False
+    with scratch.register_path(lw, buf):  # what the register path refuses moves the buffer to scratch
+        rb = lw.reg(buf)
+        if not rb.shape or lw.scope.lanes is None or lw.classify(rb, indices) is not None:
+            # every buffer dim indexed by a lane variable or a fixed position: reduce over the
+            # other lane axes, then one read-combine-write (the writers of a position agree)
+            _register_reduction(lw, ir.Atomic(s.loc, s.kind, ir.Load(buf, tuple(indices)), Lowered(value)))
+        else:
+            _one_hot_scatter_reduce(lw, s.kind, rb, indices, value)
+    return True
+
+
+def _one_hot_scatter_reduce(lw: Lowerer, kind: str, rb: RegBuf, indices, value: Tile) -> None:
+    """``S[idx[tx]] += v`` with lane-dependent positions that may collide (a histogram): every lane's
+    value on a one-hot row of the flattened buffer, reduced over the lanes: O(lanes x buffer size)."""
+    lanes = lw.scope.lanes
+    size = prod(rb.shape)
+    scratch.check_one_hot(lw, rb, size)
+    dtype = rb.buffer.dtype
+    everywhere = frozenset(range(lanes.rank))
+    value = lw.cast(value, dtype)
+    node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+    lin = lw.flat_index(rb, indices)
+    positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * lanes.rank + [True])
+    hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * lanes.rank + [False]))
+    active = lw.lane_mask(everywhere)  # padded lanes and lanes under a false condition add nothing
+    if active is not None:
+        hit = P.binop("&", hit, P.subscript_none(lw.full_rank_mask(active), [True] * lanes.rank + [False]))
+    hit = P.name(lw.assign(f"{rb.name}_hit", hit))
+    identity = _reduce_identity({"add": "sum"}.get(kind, kind), dtype)
+    rows = prod(lanes.padded)
+    spread = P.call("tl.where", hit, P.subscript_none(node, [True] * lanes.rank + [False]), P.const(identity))
+    spread = P.call("tl.reshape", spread, P.tuple_([rows, size]))
+    if kind in _BITWISE:
+        lw.helpers.add(_ATOMIC_REDUCER[kind])
+        contribution = P.call("tl.reduce", spread, 0, P.name(_ATOMIC_REDUCER[kind]))
+    else:
+        contribution = P.call(_ATOMIC_REDUCER[kind], spread, axis=0)
+    contribution = P.name(lw.assign(f"{rb.name}_update", contribution))
+    storage = P.name(rb.name)
+    flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
+    if kind == "add":
+        new = P.binop("+", flat, contribution)
+    elif kind in _BITWISE:
+        new = P.binop(_BITWISE[kind][0], flat, contribution)
+    else:  # positions no lane hit keep their value (also a NaN, which max/min with the identity would drop)
+        touched = P.call("tl.max", P.call("tl.reshape", P.to(hit, INT32), P.tuple_([rows, size])), axis=0)
+        combined = P.call("tl.maximum" if kind == "max" else "tl.minimum", flat, contribution)
+        new = P.call("tl.where", P.binop(">", touched, P.const(0)), combined, flat)
+    if lw.storage_dtype(dtype).bits < 32:  # Triton sums small integers as int32
+        new = P.to(new, lw.storage_dtype(dtype))
+    lw.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)) if len(rb.shape) > 1 else new)
 
 
 _ALLREDUCE = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min", "prod": "_mul_combine", "and": "_and_combine",

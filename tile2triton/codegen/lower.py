@@ -26,7 +26,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import exits, scratch
+from . import exits, fp4, scratch
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
@@ -188,6 +188,8 @@ class KernelLowerer:
         """The dtype a register tile is kept in (bf16 arithmetic is wrong in the interpreter)."""
         if self.options.interpret and dt.name == "bfloat16":
             return FLOAT32
+        if fp4.is_packed_fp4(dt):  # an fp4 value in registers is its 4-bit code
+            return fp4.UINT8
         return dt
 
     def narrowed(self, node: ast.expr, dt: DType) -> ast.expr:
@@ -201,6 +203,10 @@ class KernelLowerer:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
             return t
+        if fp4.is_packed_fp4(t.dtype):  # an fp4 code: decode, then convert the float
+            return self.cast(fp4.decode(self, t), dt)
+        if fp4.is_packed_fp4(dt):
+            return Tile(fp4.encode(self, t).node, dt, t.axes)
         if is_literal(t):
             value = literal_value(t.node)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
@@ -389,6 +395,8 @@ class KernelLowerer:
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
+        if fp4.is_packed_fp4(buf.dtype):
+            return fp4.load(self, buf, offs, mask, axes)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
@@ -412,6 +420,9 @@ class KernelLowerer:
             # several iterations write one element (TileLang leaves the winner unspecified)
             spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
+        if fp4.is_packed_fp4(buf.dtype):
+            fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask)
+            return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
         kwargs = {"mask": mask} if mask is not None else {}

@@ -241,6 +241,31 @@ def resolve_torch_storage_dtype(value) -> DType:
     return DTYPES.get(name) or UNSUPPORTED[name]
 
 
+# Packed fp4 (T.float4_e2m1fn) in global memory: two values per byte, the low nibble first; torch
+# tensors of these dtypes hold it (TileLang's storage of fp4, see resolve_torch_storage_dtype).
+FP4_STORAGE_TORCH_NAMES = ("uint8", "int8", "float4_e2m1fn_x2")
+
+
+def is_packed_fp4(dtype) -> bool:
+    """Whether ``dtype`` is packed fp4 (``T.float4_e2m1fn``): global tensors of it are bytes."""
+    return isinstance(dtype, DType) and dtype.name == "float4_e2m1fn"
+
+
+def tensor_dtype(value) -> DType:
+    """The element dtype of ``T.Tensor(shape, value)``: a kernel dtype, or packed fp4."""
+    key = _key(value) if not isinstance(value, DType) else value.name
+    if key == "float4_e2m1fn":
+        return UNSUPPORTED["float4_e2m1fn"]
+    return to_dtype(value)
+
+
+def fp4_storage_torch():
+    """The torch dtype of fp4 tensors tile2triton allocates (``T.empty``): TileLang's choice."""
+    import torch
+
+    return getattr(torch, "float4_e2m1fn_x2", torch.int8)
+
+
 def promote(a: DType, b: DType) -> DType:
     """The dtype of a binary operation on two non-literal operands (TVM's rule: floats win, wider wins)."""
     if a == b:

@@ -1,0 +1,95 @@
+"""Packed fp4 (``T.float4_e2m1fn``) in global memory.
+
+A tensor of fp4 is bytes holding two values each, the element of even index in the low nibble (as
+TileLang's CUDA templates pack them).  Its buffer keeps the logical shape and strides (in elements),
+so ``buf[idx]``'s byte is at ``offset // 2`` and its nibble at ``offset % 2``.  In registers an fp4
+value is its 4-bit code (uint8); casts decode it to float (sign, 2-bit exponent, 1-bit mantissa:
+0, 0.5, 1, 1.5, 2, 3, 4, 6) or encode a float to it (round to nearest even, saturating at 6, as
+CUDA's ``cvt.rn.satfinite``).  A store changes one nibble of a byte that other lanes may write in
+the same instruction, so it is two atomics (and, or) on the aligned 32-bit word holding the byte:
+they touch disjoint bits, so any order gives the same bytes."""
+
+from __future__ import annotations
+
+import ast
+
+from ..language.dtypes import DTYPES, is_packed_fp4
+from . import pyast as P
+from .values import Tile
+
+UINT8 = DTYPES["uint8"]
+FLOAT32 = DTYPES["float32"]
+
+HELPERS = {
+    "_fp4_load": """
+@triton.jit
+def _fp4_load(base, offs, mask):
+    # the 4-bit code of packed fp4 element ``offs`` (low nibble first)
+    byte = tl.load(base + offs // 2, mask=mask, other=0).to(tl.uint8)
+    return (byte >> ((offs % 2) * 4).to(tl.uint8)) & 15
+""",
+    "_fp4_store": """
+@triton.jit
+def _fp4_store(base, offs, code, mask):
+    # write one nibble: clear it, then set it, in the aligned 32-bit word (other nibbles untouched)
+    addr = (base + offs // 2).to(tl.int64)
+    word = (addr - (addr & 3)).to(tl.pointer_type(tl.uint32))
+    shift = ((addr & 3) * 8 + (offs % 2) * 4).to(tl.uint32)
+    tl.atomic_and(word, ~(tl.full(shift.shape, 15, tl.uint32) << shift), mask=mask, sem="relaxed")
+    tl.atomic_or(word, (code.to(tl.uint32) & 15) << shift, mask=mask, sem="relaxed")
+""",
+    "_fp4_decode": """
+@triton.jit
+def _fp4_decode(code):
+    # e2m1: exponent 0 is subnormal (0 or 0.5), else (1 + m / 2) * 2 ** (e - 1)
+    code = code.to(tl.int32)
+    e = (code >> 1) & 3
+    m = (code & 1).to(tl.float32)
+    magnitude = tl.where(e == 0, m * 0.5, (1.0 + m * 0.5) * (1 << e).to(tl.float32) * 0.5)
+    return tl.where((code & 8) != 0, -magnitude, magnitude)
+""",
+    "_fp4_encode": """
+@triton.jit
+def _fp4_encode(x):
+    # round to nearest even on the grid 0, 0.5, 1, 1.5, 2, 3, 4, 6 (ties to the even code),
+    # saturating at 6; NaN gives 6 as cvt.rn.satfinite does
+    x = x.to(tl.float32)
+    a = tl.abs(x)
+    code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32)
+            + (a >= 1.75).to(tl.int32) + (a > 2.5).to(tl.int32) + (a >= 3.5).to(tl.int32)
+            + (a > 5.0).to(tl.int32))
+    code = tl.where(x != x, 7, code)
+    negative = (x.to(tl.int32, bitcast=True) < 0) & (x == x)
+    return tl.where(negative, code | 8, code).to(tl.uint8)
+""",
+}
+
+
+def _mask(mask: ast.expr | None) -> ast.expr:
+    return mask if mask is not None else P.const(None)
+
+
+def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes) -> Tile:
+    """``buf[idx]`` of packed fp4 ``buf``: the element's code."""
+    lw.helpers.add("_fp4_load")
+    return Tile(P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask)), buf.dtype, axes)
+
+
+def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None) -> None:
+    lw.helpers.add("_fp4_store")
+    lw.emit(P.expr_stmt(P.call("_fp4_store", P.name(lw.pointer(buf)), offs, code.node, _mask(mask))))
+
+
+def decode(lw, t: Tile) -> Tile:
+    """An fp4 code tile as float32."""
+    lw.helpers.add("_fp4_decode")
+    return Tile(P.call("_fp4_decode", t.node), FLOAT32, t.axes)
+
+
+def encode(lw, t: Tile) -> Tile:
+    """A numeric tile as fp4 codes (an fp4 dtype, held as uint8)."""
+    lw.helpers.add("_fp4_encode")
+    return Tile(P.call("_fp4_encode", t.node), DTYPES["uint8"], t.axes)
+
+
+__all__ = ["HELPERS", "decode", "encode", "is_packed_fp4", "load", "store"]

@@ -7,6 +7,8 @@ Triton arguments as positions in one slot list (the kernel's parameters, then it
 
 from __future__ import annotations
 
+import torch
+
 from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
@@ -93,12 +95,14 @@ class CallPlan:
         # (index, torch dtype, static shape or None, [host fns]): the outputs, then the T.alloc_global
         # workspaces (allocated the same way, not returned)
         self.outputs = []
+        self.output_views = {}  # parameter index -> the torch dtype an output is returned as (packed fp4)
         for i in [*func.out_idx, *func.workspaces]:
             p = func.params[i]
             fns = [plan_host_fn(d) for d in p.shape]
-            dtype = p.dtype.as_torch() if not is_packed_fp4(p.dtype) else fp4_storage_torch()
+            dtype = p.dtype.as_torch() if not is_packed_fp4(p.dtype) else torch.uint8
             if is_packed_fp4(p.dtype):  # two values per byte: the storage's last dim is half the logical one
                 fns[-1] = _half(fns[-1])
+                self.output_views[i] = fp4_storage_torch()
             static = None if any(callable(f) for f in fns) else tuple(fns)
             self.outputs.append((i, dtype, static, fns))
         # deferred checks: dims/strides given by expressions of sizes (e.g. 2 * N)

@@ -110,10 +110,10 @@ def test_eager_expression_shape_needs_a_binding_dim(dev):
 
 
 @tilelang.jit
-def fp4_output(A):
+def fp6_output(A):
     M = T.dynamic("M")
     A: T.Tensor((M,), T.float32)
-    B = T.empty((M,), T.float4_e2m1fn)
+    B = T.empty((M,), T.float6_e2m3fn)
     with T.Kernel(1, threads=32):
         for i in T.Parallel(4):
             B[i] = A[i]
@@ -121,5 +121,5 @@ def fp4_output(A):
 
 
 def test_empty_with_an_unsupported_dtype_names_the_dtype():
-    with pytest.raises(TileLangCompileError, match="T.float4_e2m1fn is a TileLang dtype that tile2triton does not"):
-        fp4_output(torch.randn(8))
+    with pytest.raises(TileLangCompileError, match="T.float6_e2m3fn is a TileLang dtype that tile2triton does not"):
+        fp6_output(torch.randn(8))

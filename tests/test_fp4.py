@@ -10,7 +10,7 @@ from test_fuzz_regressions import compile_for_hopper
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton.errors import KernelCallError
+from tile2triton.errors import KernelCallError, TileLangCompileError
 
 FP4 = T.float4_e2m1fn
 GRID = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=torch.float64)
@@ -173,3 +173,44 @@ def test_fp4_wrong_storage_is_a_call_error(dev):
 def test_fp4_compiles_for_hopper(tmp_path):
     compile_for_hopper(quant_strided(23, 70, 16, 32), tmp_path)
     compile_for_hopper(dequant(37, 58, 16, 32, "float16"), tmp_path)
+
+
+@tilelang.jit
+def fp4_arith(N, bn):
+    @T.prim_func
+    def main(A: T.Tensor((N,), FP4), B: T.Tensor((N,), FP4), C: T.Tensor((N,), T.float32), D: T.Tensor((N,), FP4)):
+        with T.Kernel(T.ceildiv(N, bn), threads=64) as bx:
+            for i in T.Parallel(bn):
+                C[bx * bn + i] = A[bx * bn + i] * 0.75 - B[bx * bn + i]  # float32: fp4 operands decoded
+                D[bx * bn + i] = A[bx * bn + i] + B[bx * bn + i]  # fp4 + fp4 is fp4: rounded once
+
+    return main
+
+
+def test_fp4_arithmetic_runs_on_values_not_codes(dev):
+    n = 90
+    a = torch.randint(0, 256, (n // 2,), dtype=torch.uint8, device=dev)
+    b = torch.randint(0, 256, (n // 2,), dtype=torch.uint8, device=dev)
+    C = torch.full((n,), float("nan"), device=dev)
+    D = torch.full((n // 2,), 0xA5, dtype=torch.uint8, device=dev)
+    fp4_arith(n, 32)(a, b, C, D)
+    assert_close(C, decode_ref(a) * 0.75 - decode_ref(b), atol=0, rtol=0)
+    assert torch.equal(D.cpu(), pack_ref(encode_ref(decode_ref(a) + decode_ref(b))))
+
+
+def test_fp4_reduction_is_refused():
+    @tilelang.jit
+    def row_sums(N):
+        @T.prim_func
+        def main(A: T.Tensor((N, N), FP4), C: T.Tensor((N,), T.float32)):
+            with T.Kernel(1, threads=128):
+                A_frag = T.alloc_fragment((N, N), FP4)
+                C_frag = T.alloc_fragment((N,), T.float32)
+                T.copy(A, A_frag)
+                T.reduce_sum(A_frag, C_frag, dim=1)
+                T.copy(C_frag, C)
+
+        return main
+
+    with pytest.raises(TileLangCompileError, match="fp4 buffer 'A_frag'.*T.copy it into a float16/float32"):
+        row_sums(16).lowered(True)

@@ -12,7 +12,9 @@ they touch disjoint bits, so any order gives the same bytes."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 
+from .. import ir
 from ..language.dtypes import DTYPES, is_packed_fp4
 from . import pyast as P
 from .values import Tile
@@ -25,7 +27,10 @@ HELPERS = {
 @triton.jit
 def _fp4_load(base, offs, mask):
     # the 4-bit code of packed fp4 element ``offs`` (low nibble first)
-    byte = tl.load(base + offs // 2, mask=mask, other=0).to(tl.uint8)
+    if mask is None:
+        byte = tl.load(base + offs // 2).to(tl.uint8)
+    else:  # out of bounds reads code 0 (0.0), as other loads read 0
+        byte = tl.load(base + offs // 2, mask=mask, other=0).to(tl.uint8)
     return (byte >> ((offs % 2) * 4).to(tl.uint8)) & 15
 """,
     "_fp4_store": """
@@ -90,6 +95,62 @@ def encode(lw, t: Tile) -> Tile:
     """A numeric tile as fp4 codes (an fp4 dtype, held as uint8)."""
     lw.helpers.add("_fp4_encode")
     return Tile(P.call("_fp4_encode", t.node), DTYPES["uint8"], t.axes)
+
+
+_ARITH = (ir.BinOp, ir.Compare, ir.UnaryOp, ir.Call)
+_BITWISE = ("&", "|", "^", "<<", ">>", "~")
+
+
+def _operands(e) -> list[str]:
+    return ["operand"] if isinstance(e, ir.UnaryOp) else ["args"] if isinstance(e, ir.Call) else ["lhs", "rhs"]
+
+
+def _is_fp4(x) -> bool:
+    return is_packed_fp4(getattr(x, "dtype", None))
+
+
+def touches(e) -> bool:
+    """Whether ``e`` is arithmetic on fp4 values (or giving one): it must not run on the codes."""
+    if not isinstance(e, _ARITH):
+        return False
+    values = e.args if isinstance(e, ir.Call) else [getattr(e, f) for f in _operands(e)]
+    return _is_fp4(e) or any(_is_fp4(v) for v in values)
+
+
+def in_float32(e, error):
+    """``e`` computed on fp4 operands decoded to float32, and the result encoded to fp4 where ``e``
+    gives fp4 (TileLang computes on fp4 values through float conversions too)."""
+    if getattr(e, "op", None) in _BITWISE:
+        raise error(f"bitwise '{e.op}' on fp4 values: T.reinterpret them as uint8 first")
+
+    def wide(x):
+        return ir.Cast(x, FLOAT32) if _is_fp4(x) else x
+
+    changes = {"args": tuple(wide(a) for a in e.args)} if isinstance(e, ir.Call) else {
+        f: wide(getattr(e, f)) for f in _operands(e)}  # fmt: skip
+    if _is_fp4(e):
+        changes["dtype"] = FLOAT32
+        return ir.Cast(dataclasses.replace(e, **changes), e.dtype)
+    return dataclasses.replace(e, **changes)
+
+
+# statements that compute on a buffer's values as a whole (not through loads, stores and casts)
+_WHOLE_BUFFER_OPS = (ir.Gemm, ir.Reduce, ir.Scan, ir.Atomic, ir.ThreadAllReduce)
+
+
+def check_stmt(s, error) -> None:
+    """Refuse fp4 buffers in statements that would compute on their codes."""
+    if not isinstance(s, _WHOLE_BUFFER_OPS):
+        return
+    for field in dataclasses.fields(s):
+        value = getattr(s, field.name)
+        buf = value if isinstance(value, ir.Buffer) else getattr(value, "buffer", None)
+        if isinstance(buf, ir.Buffer) and is_packed_fp4(buf.dtype):
+            what = type(s).__name__
+            raise error(
+                f"fp4 buffer '{buf.name}' in a {what} statement: tile2triton computes on fp4 values only "
+                "element by element; T.copy it into a float16/float32 buffer first"
+            )
 
 
 __all__ = ["HELPERS", "decode", "encode", "is_packed_fp4", "load", "store"]

@@ -177,6 +177,7 @@ class KernelLowerer:
             saved = self.origin
             self.origin = s.loc
             try:
+                fp4.check_stmt(s, self.error)
                 rule(self, s)
                 if self.scope.exits is not None and exits.leaves(s):  # the rest runs unless it left
                     if exits.guard_rest(self, stmts[position + 1 :]):
@@ -262,6 +263,8 @@ class KernelLowerer:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
+        if fp4.touches(e):  # arithmetic on fp4 values: on their floats, not their codes
+            return self.ev(fp4.in_float32(e, self.error))
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):

@@ -48,6 +48,10 @@ LANGUAGE_VALUES = {
     "Serial": "alias of T.serial",
     "Unroll": "alias of T.unroll",
     "Vectorized": "alias of T.vectorized",
+    "float4_e2m1fn": "packed fp4: global tensors are uint8/int8/float4_e2m1fn_x2 bytes, two values each (low "
+    "nibble first; logical last dim = 2 x the bytes); loads decode e2m1, stores round to nearest even "
+    "(saturating at 6) and write nibbles with atomic and/or; fragments/shared hold 4-bit codes; T.empty "
+    "returns torch's storage dtype; gemm/reduce on fp4 buffers are refused (copy to float first)",
 }
 
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
@@ -200,7 +204,7 @@ BEYOND_T = [
      "alias only when no real tvm_ffi is installed; the FFI function registry is not provided"),
     ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
-    ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
+    ("T.float8_e8m0fnu, T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

@@ -132,7 +132,8 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float8_e3m4": "float8_e3m4 is not a Triton dtype",
     "float6_e2m3fn": "fp6 formats are not Triton dtypes",
     "float6_e3m2fn": "fp6 formats are not Triton dtypes",
-    "float4_e2m1fn": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
+    "float4_e2m1fn": "fp4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
+    "(packed two per byte in memory), not of a scalar here",
     "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
 }

@@ -170,11 +170,6 @@ def test_fp4_wrong_storage_is_a_call_error(dev):
         dequant(8, 10, 16, 32, "float32")(torch.zeros(8, 6, dtype=torch.uint8, device=dev), C)
 
 
-def test_fp4_compiles_for_hopper(tmp_path):
-    compile_for_hopper(quant_strided(23, 70, 16, 32), tmp_path)
-    compile_for_hopper(dequant(37, 58, 16, 32, "float16"), tmp_path)
-
-
 @tilelang.jit
 def fp4_arith(N, bn):
     @T.prim_func
@@ -214,3 +209,52 @@ def test_fp4_reduction_is_refused():
 
     with pytest.raises(TileLangCompileError, match="fp4 buffer 'A_frag'.*T.copy it into a float16/float32"):
         row_sums(16).lowered(True)
+
+
+@tilelang.jit
+def staged_dequant(M, N, bm, bn):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), FP4), C: T.Tensor((M, N), T.float16), D: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((bm, bn), FP4)
+            C_frag = T.alloc_fragment((bm, bn), T.float16)
+            D_frag = T.alloc_fragment((bm, bn), T.float32)
+            T.copy(A[by * bm, bx * bn], A_shared)
+            T.copy(A_shared, C_frag)  # fp4 -> float16 on the copy
+            T.copy(A[by * bm, bx * bn], D_frag)  # straight from global
+            for i, j in T.Parallel(bm, bn):
+                D_frag[i, j] = D_frag[i, j] * 2.0 + A_shared[i, j]
+            T.copy(C_frag, C[by * bm, bx * bn])
+            T.copy(D_frag, D[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("m, n", [(21, 66)])
+def test_fp4_copies_through_shared_and_fragments(dev, m, n):
+    packed = torch.randint(0, 256, (m, n // 2), dtype=torch.uint8, device=dev)
+    C = torch.full((m, n), float("nan"), dtype=torch.float16, device=dev)
+    D = torch.full((m, n), float("nan"), device=dev)
+    staged_dequant(m, n, 16, 32)(packed, C, D)
+    ref = decode_ref(packed)
+    assert_close(C, ref, atol=0, rtol=0)
+    assert_close(D, ref * 3, atol=0, rtol=0)
+
+
+@tilelang.jit
+def copy_rows_serially(n):
+    @T.prim_func
+    def main(src: T.Tensor((n, 46), FP4), dst: T.Tensor((n, 46), FP4)):
+        with T.Kernel(n, threads=32) as i:
+            for k in T.serial(46):
+                dst[i, k] = src[i, k]  # one nibble at a time: scalar loads and atomics
+
+    return main
+
+
+def test_fp4_compiles_for_hopper(tmp_path):
+    compile_for_hopper(quant_strided(23, 70, 16, 32), tmp_path)
+    compile_for_hopper(dequant(37, 58, 16, 32, "float16"), tmp_path)
+    compile_for_hopper(fp4_arith(90, 32), tmp_path)
+    compile_for_hopper(staged_dequant(21, 66, 16, 32), tmp_path)
+    compile_for_hopper(copy_rows_serially(13), tmp_path)

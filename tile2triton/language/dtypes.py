@@ -142,6 +142,7 @@ UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
 }
+_TRITON_NAMES["float4_e2m1fn"] = "uint8"  # fp4 in registers: its 4-bit code (codegen/fp4.py)
 # torch storage of the sub-byte formats, as TileLang's as_torch() gives it
 _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["float4_e2m1fnx2"] = "float4_e2m1fn_x2"

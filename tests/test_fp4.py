@@ -240,6 +240,32 @@ def test_fp4_copies_through_shared_and_fragments(dev, m, n):
     assert_close(C, ref, atol=0, rtol=0)
     assert_close(D, ref * 3, atol=0, rtol=0)
 
+@tilelang.jit
+def fp4_constants(N, bn):
+    @T.prim_func
+    def main(A: T.Tensor((N,), FP4), B: T.Tensor((N,), FP4), C: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, bn), threads=64) as bx:
+            F = T.alloc_fragment((bn,), FP4)
+            T.fill(F, 2.6)  # rounds to 3
+            T.copy(F, A[bx * bn])
+            for i in T.Parallel(bn):
+                B[bx * bn + i] = T.float4_e2m1fn(-1.5)
+                C[bx * bn + i] = F[i] + T.float4_e2m1fn(0.5)  # fp4 + fp4: 3.5 is a tie, rounds to 4
+
+    return main
+
+
+def test_fp4_constants_and_fill(dev):
+    n = 38
+    A = torch.zeros(n // 2, dtype=torch.uint8, device=dev)
+    B = torch.zeros(n // 2, dtype=torch.uint8, device=dev)
+    C = torch.full((n,), float("nan"), device=dev)
+    fp4_constants(n, 16)(A, B, C)
+    assert torch.equal(decode_ref(A), torch.full((n,), 3.0, dtype=torch.float64))
+    assert torch.equal(decode_ref(B), torch.full((n,), -1.5, dtype=torch.float64))
+    assert_close(C, torch.full((n,), 4.0), atol=0, rtol=0)
+
+
 
 @tilelang.jit
 def copy_rows_serially(n):
@@ -258,3 +284,4 @@ def test_fp4_compiles_for_hopper(tmp_path):
     compile_for_hopper(fp4_arith(90, 32), tmp_path)
     compile_for_hopper(staged_dequant(21, 66, 16, 32), tmp_path)
     compile_for_hopper(copy_rows_serially(13), tmp_path)
+    compile_for_hopper(fp4_constants(38, 16), tmp_path)

@@ -17,7 +17,7 @@ import dataclasses
 from .. import ir
 from ..language.dtypes import DTYPES, is_packed_fp4
 from . import pyast as P
-from .values import Tile
+from .values import Tile, is_literal, literal_value
 
 UINT8 = DTYPES["uint8"]
 FLOAT32 = DTYPES["float32"]
@@ -41,7 +41,8 @@ def _fp4_store(base, offs, code, mask):
     word = (addr - (addr & 3)).to(tl.pointer_type(tl.uint32))
     shift = ((addr & 3) * 8 + (offs % 2) * 4).to(tl.uint32)
     tl.atomic_and(word, ~(tl.full(shift.shape, 15, tl.uint32) << shift), mask=mask, sem="relaxed")
-    tl.atomic_or(word, (code.to(tl.uint32) & 15) << shift, mask=mask, sem="relaxed")
+    bits = ((code + tl.zeros(shift.shape, tl.uint32)) & 15) << shift  # code may be a constant
+    tl.atomic_or(word, bits, mask=mask, sem="relaxed")
 """,
     "_fp4_decode": """
 @triton.jit
@@ -85,14 +86,38 @@ def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None) -> None:
     lw.emit(P.expr_stmt(P.call("_fp4_store", P.name(lw.pointer(buf)), offs, code.node, _mask(mask))))
 
 
+_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
+def encode_value(x: float) -> int:
+    """The fp4 code of a number known when compiling (as ``_fp4_encode``)."""
+    x = float(x)
+    if x != x:
+        return 7
+    a = abs(x)
+    code = sum((a > 0.25, a >= 0.75, a > 1.25, a >= 1.75, a > 2.5, a >= 3.5, a > 5.0))
+    return code | 8 if str(x).startswith("-") else code
+
+
+def literal(value, dtype, axes=frozenset()) -> Tile:
+    """A constant of fp4 ``dtype``: its code."""
+    return Tile(P.const(encode_value(value)), dtype, axes)
+
+
 def decode(lw, t: Tile) -> Tile:
     """An fp4 code tile as float32."""
+    if is_literal(t):
+        code = int(literal_value(t.node))
+        value = _GRID[code & 7]
+        return Tile(P.const(-value if code & 8 else value), FLOAT32, t.axes)
     lw.helpers.add("_fp4_decode")
     return Tile(P.call("_fp4_decode", t.node), FLOAT32, t.axes)
 
 
 def encode(lw, t: Tile) -> Tile:
     """A numeric tile as fp4 codes (an fp4 dtype, held as uint8)."""
+    if is_literal(t) and isinstance(literal_value(t.node), (int, float)):
+        return Tile(P.const(encode_value(literal_value(t.node))), DTYPES["uint8"], t.axes)
     lw.helpers.add("_fp4_encode")
     return Tile(P.call("_fp4_encode", t.node), DTYPES["uint8"], t.axes)
 

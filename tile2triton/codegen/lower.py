@@ -251,6 +251,8 @@ class KernelLowerer:
         if isinstance(e, Lowered):  # a value the rule already lowered
             return e.tile
         if isinstance(e, ir.Const):
+            if fp4.is_packed_fp4(e.dtype):  # T.float4_e2m1fn(1.5): its code
+                return fp4.literal(e.value, e.dtype)
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
             if e.var not in self.scope.env:

@@ -122,6 +122,11 @@ def test_fp4_empty_output_is_torch_storage(dev):
     assert torch.equal(q.cpu().view(torch.uint8), pack_ref(encode_ref(x)))
 
 
+def test_fp4_odd_last_dim_is_refused(dev):
+    with pytest.raises(TileLangCompileError, match="fp4 tensor 'q' has an odd last dim 45"):
+        fp4_empty(_values(29, 45, dev))
+
+
 @tilelang.jit(out_idx=None)
 def scatter_rows(src, dst, perm):
     n = T.dynamic("n")
@@ -266,6 +271,49 @@ def test_fp4_constants_and_fill(dev):
     assert_close(C, torch.full((n,), 4.0), atol=0, rtol=0)
 
 
+@tilelang.jit
+def quant_shifted(M, N, bm, bn):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Q: T.Tensor((M, N + 1), FP4)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                if by * bm + i < M and bx * bn + j < N:
+                    Q[by * bm + i, bx * bn + j + 1] = X[by * bm + i, bx * bn + j]  # odd start: pairs straddle bytes
+
+    return main
+
+
+@pytest.mark.parametrize("m, n", [(19, 45), (9, 63)])
+def test_fp4_tile_stores_at_an_odd_start_keep_the_first_nibble(dev, m, n):
+    X = _values(m, n, dev)
+    Q = torch.full((m, (n + 1) // 2), 0xA5, dtype=torch.uint8, device=dev)
+    quant_shifted(m, n, 8, 32)(X, Q)
+    codes = torch.cat([torch.full((m, 1), 0x5, dtype=torch.int64), encode_ref(X)], dim=1)  # 0x5: the old low nibble
+    assert torch.equal(Q.cpu(), pack_ref(codes))
+
+
+@tilelang.jit
+def quant_some_columns(M, N, bm, bn):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Q: T.Tensor((M, N), FP4)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                if (bx * bn + j) % 3 != 0:  # pairs whole, half-masked and fully masked in one store
+                    Q[by * bm + i, bx * bn + j] = X[by * bm + i, bx * bn + j]
+
+    return main
+
+
+def test_fp4_tile_stores_with_masked_partners(dev):
+    m, n = 21, 94
+    X = _values(m, n, dev)
+    Q = torch.full((m, n // 2), 0xA5, dtype=torch.uint8, device=dev)
+    quant_some_columns(m, n, 16, 32)(X, Q)
+    old = torch.tensor([5, 10]).repeat(n // 2).expand(m, n)  # the sentinel's nibbles, low first
+    keep = (torch.arange(n) % 3 == 0).expand(m, n)
+    assert torch.equal(Q.cpu(), pack_ref(torch.where(keep, old, encode_ref(X))))
+
+
 
 @tilelang.jit
 def copy_rows_serially(n):
@@ -285,3 +333,5 @@ def test_fp4_compiles_for_hopper(tmp_path):
     compile_for_hopper(staged_dequant(21, 66, 16, 32), tmp_path)
     compile_for_hopper(copy_rows_serially(13), tmp_path)
     compile_for_hopper(fp4_constants(38, 16), tmp_path)
+    compile_for_hopper(quant_shifted(19, 45, 8, 32), tmp_path)
+    compile_for_hopper(quant_some_columns(21, 94, 16, 32), tmp_path)

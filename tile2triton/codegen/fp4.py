@@ -81,9 +81,49 @@ def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes) -> Tile:
     return Tile(P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask)), buf.dtype, axes)
 
 
-def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None) -> None:
+def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset()) -> None:
+    """``buf[idx] = code``.  A tile whose last axis runs over consecutive elements writes each aligned
+    pair of lanes as one whole byte; the other lanes (an odd start, a tile edge, a masked partner)
+    write their nibble with ``_fp4_store``'s atomics."""
     lw.helpers.add("_fp4_store")
-    lw.emit(P.expr_stmt(P.call("_fp4_store", P.name(lw.pointer(buf)), offs, code.node, _mask(mask))))
+    base = P.name(lw.pointer(buf))
+    lanes = lw.scope.lanes
+    rank = lanes.rank if lanes is not None else 0
+    if not rank or rank - 1 not in axes or lanes.padded[rank - 1] < 2:
+        lw.emit(P.expr_stmt(P.call("_fp4_store", base, offs, code.node, _mask(mask))))
+        return
+    shape = [lanes.padded[k] if k in axes else 1 for k in range(rank)]
+    pairs = [*shape[:-1], shape[-1] // 2, 2]
+
+    def split(node, dt, hint):
+        if dt.kind == "bool":  # a mask: broadcast with `&` (a sum of booleans is an integer)
+            ones = P.binop("==", P.call("tl.zeros", P.list_(shape), P.dtype(DTYPES["int32"])), P.const(0))
+            full = P.binop("&", ones, node)
+        else:
+            full = P.binop("+", node, P.call("tl.zeros", P.list_(shape), P.dtype(dt)))
+        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi")
+        target = ast.Tuple([P.store_name(lo), P.store_name(hi)], ast.Store())
+        lw.emit(ast.Assign([target], P.call("tl.split", P.call("tl.reshape", full, P.list_(pairs)))))
+        return P.name(lo), P.name(hi)
+
+    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs")
+    code_lo, code_hi = split(code.node, UINT8, "pair_code")
+    whole = P.and_all([
+        P.binop("==", offs_hi, P.binop("+", offs_lo, P.const(1))),
+        P.binop("==", P.binop("%", offs_lo, P.const(2)), P.const(0)),
+    ])  # fmt: skip
+    if mask is not None:
+        mask_lo, mask_hi = split(mask, DTYPES["bool"], "pair_mask")
+        whole = P.and_all([mask_lo, mask_hi, whole])
+    whole = P.name(lw.assign("whole_byte", whole))
+    byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
+    lw.emit(P.expr_stmt(P.call("tl.store", P.binop("+", base, P.binop("//", offs_lo, P.const(2))), P.to(byte, UINT8),
+                               mask=whole)))  # fmt: skip
+    # the lanes of the pairs not written whole: their nibbles
+    written = P.call("tl.reshape", P.call("tl.join", whole, whole), P.list_(shape))
+    rest = P.binop("==", written, P.const(0))
+    rest = P.and_all([mask, rest]) if mask is not None else rest
+    lw.emit(P.expr_stmt(P.call("_fp4_store", base, offs, code.node, rest)))
 
 
 _GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)

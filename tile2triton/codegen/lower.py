@@ -426,7 +426,7 @@ class KernelLowerer:
             spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         if fp4.is_packed_fp4(buf.dtype):
-            fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask)
+            fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)
             return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node

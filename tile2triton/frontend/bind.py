@@ -148,6 +148,10 @@ class Binder(ExprBinder):
             strides = tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
         else:
             strides = row_major_strides(shape)
+        if is_packed_fp4(ttype.dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
+            raise TileLangCompileError(
+                f"fp4 tensor '{name}' has an odd last dim {shape[-1]}: its bytes hold two values each", loc
+            )
         return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
 
     def bind_params(self, func_node: ast.FunctionDef, annotations: dict) -> None:

@@ -70,10 +70,18 @@ def scalar_spec(index: int, var: ir.Var) -> tuple:
 
 
 def _half(fn):
-    """The byte count of a packed fp4 dim of ``fn`` values (a host fn or an int)."""
+    """The byte count of a packed fp4 last dim of ``fn`` values (a host fn; an int is even, the
+    binder checks it): two values per byte, so the count must be even."""
     if not callable(fn):
-        return (fn + 1) // 2
-    return lambda values: (fn(values) + 1) // 2
+        return fn // 2
+
+    def half(values):
+        n = fn(values)
+        if n % 2:
+            raise KernelCallError(f"an fp4 output's last dim is {n}, which is odd: its bytes hold two values each")
+        return n // 2
+
+    return half
 
 
 class CallPlan:

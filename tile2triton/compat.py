@@ -50,7 +50,8 @@ LANGUAGE_VALUES = {
     "Vectorized": "alias of T.vectorized",
     "float4_e2m1fn": "packed fp4: global tensors are uint8/int8/float4_e2m1fn_x2 bytes, two values each (low "
     "nibble first; logical last dim = 2 x the bytes); loads decode e2m1, stores round to nearest even "
-    "(saturating at 6) and write nibbles with atomic and/or; fragments/shared hold 4-bit codes; T.empty "
+    "(saturating at 6) and write aligned pairs as whole bytes, single nibbles with atomic and/or; "
+    "fragments/shared hold 4-bit codes; T.empty "
     "returns torch's storage dtype; gemm/reduce on fp4 buffers are refused (copy to float first)",
 }
 

@@ -5,8 +5,9 @@ TileLang's CUDA templates pack them).  Its buffer keeps the logical shape and st
 so ``buf[idx]``'s byte is at ``offset // 2`` and its nibble at ``offset % 2``.  In registers an fp4
 value is its 4-bit code (uint8); casts decode it to float (sign, 2-bit exponent, 1-bit mantissa:
 0, 0.5, 1, 1.5, 2, 3, 4, 6) or encode a float to it (round to nearest even, saturating at 6, as
-CUDA's ``cvt.rn.satfinite``).  A store changes one nibble of a byte that other lanes may write in
-the same instruction, so it is two atomics (and, or) on the aligned 32-bit word holding the byte:
+CUDA's ``cvt.rn.satfinite``).  A tile store writes each aligned pair of lanes (consecutive elements,
+the first even) as one whole byte; a lone nibble belongs to a byte that other lanes or programs may
+write at the same time, so it is two atomics (and, or) on the aligned 32-bit word holding the byte:
 they touch disjoint bits, so any order gives the same bytes."""
 
 from __future__ import annotations

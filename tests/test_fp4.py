@@ -315,6 +315,28 @@ def test_fp4_tile_stores_with_masked_partners(dev):
 
 
 
+def test_fp4_gemm_is_refused():
+    @tilelang.jit
+    def mm(N):
+        @T.prim_func
+        def main(A: T.Tensor((N, N), FP4), B: T.Tensor((N, N), T.float16), C: T.Tensor((N, N), T.float32)):
+            with T.Kernel(1, threads=128):
+                A_shared = T.alloc_shared((N, N), FP4)
+                B_shared = T.alloc_shared((N, N), T.float16)
+                C_frag = T.alloc_fragment((N, N), T.float32)
+                T.copy(A, A_shared)
+                T.copy(B, B_shared)
+                T.clear(C_frag)
+                T.gemm(A_shared, B_shared, C_frag)
+                T.copy(C_frag, C)
+
+        return main
+
+    with pytest.raises(TileLangCompileError, match="T.gemm on fp4 buffer 'A_shared'.*T.copy it into a float16"):
+        mm(16).lowered(True)
+
+
+
 @tilelang.jit
 def copy_rows_serially(n):
     @T.prim_func

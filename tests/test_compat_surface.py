@@ -78,20 +78,20 @@ def test_fp8_fp4_names_exist_and_fail_only_in_a_kernel():
         T.Tensor((4,), T.float16x2)
 
     @tilelang.jit(out_idx=[-1])
-    def uses_fp4(n):
+    def uses_fp6(n):
         @T.prim_func
         def main(A: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
             with T.Kernel(1, threads=32):
-                tmp = T.alloc_fragment((n,), T.float4_e2m1fn)
+                tmp = T.alloc_fragment((n,), T.float6_e2m3fn)
                 T.copy(A, tmp)
                 T.copy(tmp, C)
 
         return main
 
     with pytest.raises(Tile2TritonError) as info:
-        uses_fp4(16)
+        uses_fp6(16)
     text = str(info.value)
-    assert "test_compat_surface.py" in text and "float4_e2m1fn" in text and "not support" in text
+    assert "test_compat_surface.py" in text and "float6_e2m3fn" in text and "not support" in text
 
 
 def test_fp8_annotation_error_names_the_dtype():

@@ -142,10 +142,10 @@ def test_affine_dim_no_whole_size_gives_is_a_call_error(dev):
 
 
 @tilelang.jit
-def fp4_output(A):
+def fp6_output(A):
     M = T.dynamic("M")
     A: T.Tensor((M,), T.float32)
-    B = T.empty((M,), T.float4_e2m1fn)
+    B = T.empty((M,), T.float6_e2m3fn)
     with T.Kernel(1, threads=32):
         for i in T.Parallel(4):
             B[i] = A[i]
@@ -153,5 +153,5 @@ def fp4_output(A):
 
 
 def test_empty_with_an_unsupported_dtype_names_the_dtype():
-    with pytest.raises(TileLangCompileError, match="T.float4_e2m1fn is a TileLang dtype that tile2triton does not"):
-        fp4_output(torch.randn(8))
+    with pytest.raises(TileLangCompileError, match="T.float6_e2m3fn is a TileLang dtype that tile2triton does not"):
+        fp6_output(torch.randn(8))

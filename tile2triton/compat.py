@@ -48,6 +48,11 @@ LANGUAGE_VALUES = {
     "Serial": "alias of T.serial",
     "Unroll": "alias of T.unroll",
     "Vectorized": "alias of T.vectorized",
+    "float4_e2m1fn": "packed fp4: global tensors are uint8/int8/float4_e2m1fn_x2 bytes, two values each (low "
+    "nibble first; logical last dim = 2 x the bytes); loads decode e2m1, stores round to nearest even "
+    "(saturating at 6) and write aligned pairs as whole bytes, single nibbles with atomic and/or; "
+    "fragments/shared hold 4-bit codes; T.empty "
+    "returns torch's storage dtype; gemm/reduce on fp4 buffers are refused (copy to float first)",
 }
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
@@ -215,7 +220,7 @@ BEYOND_T = [
     ("T.float8_e8m0fnu", SUPPORTED,
      "uint8 in memory, float32 in registers: global tensors read and written element by element (casts round "
      "up to a power of two, as CUDA's satfinite conversion); on-chip buffers and tile ops of it are an error"),
-    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1fn, T.int4", UNSUPPORTED,
+    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

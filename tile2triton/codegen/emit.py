@@ -12,6 +12,7 @@ from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
+from .fp4 import HELPERS as FP4_HELPERS
 from .lower import KernelLowerer, LoweringOptions
 from .scratch import NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
@@ -199,6 +200,7 @@ def _fns(mask, base, offset):
     return found.to(tl.uint32, bitcast=True)
 """,
 }
+JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 
 
 @dataclass

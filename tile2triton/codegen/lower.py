@@ -26,7 +26,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import exits, scratch
+from . import exits, fp4, scratch
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
@@ -178,6 +178,7 @@ class KernelLowerer:
             saved = self.origin
             self.origin = s.loc
             try:
+                fp4.check_stmt(s, self.error)
                 rule(self, s)
                 if self.scope.exits is not None and exits.leaves(s):  # the rest runs unless it left
                     if exits.guard_rest(self, stmts[position + 1 :]):
@@ -189,6 +190,8 @@ class KernelLowerer:
         """The dtype a register tile is kept in (bf16 arithmetic is wrong in the interpreter)."""
         if (self.options.interpret and dt.name == "bfloat16") or dt.name == E8M0:
             return FLOAT32
+        if fp4.is_packed_fp4(dt):  # an fp4 value in registers is its 4-bit code
+            return fp4.UINT8
         return dt
 
     def narrowed(self, node: ast.expr, dt: DType) -> ast.expr:
@@ -202,6 +205,10 @@ class KernelLowerer:
         """``t`` converted to ``dt`` (kept in ``dt``'s storage dtype)."""
         if t.dtype == dt:
             return t
+        if fp4.is_packed_fp4(t.dtype):  # an fp4 code: decode, then convert the float
+            return self.cast(fp4.decode(self, t), dt)
+        if fp4.is_packed_fp4(dt):
+            return Tile(fp4.encode(self, t).node, dt, t.axes)
         if is_literal(t):
             value = literal_value(t.node)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
@@ -248,6 +255,8 @@ class KernelLowerer:
         if isinstance(e, Lowered):  # a value the rule already lowered
             return e.tile
         if isinstance(e, ir.Const):
+            if fp4.is_packed_fp4(e.dtype):  # T.float4_e2m1fn(1.5): its code
+                return fp4.literal(e.value, e.dtype)
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
             if e.var not in self.scope.env:
@@ -260,6 +269,8 @@ class KernelLowerer:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
+        if fp4.touches(e):  # arithmetic on fp4 values: on their floats, not their codes
+            return self.ev(fp4.in_float32(e, self.error))
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
@@ -396,6 +407,8 @@ class KernelLowerer:
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
+        if fp4.is_packed_fp4(buf.dtype):
+            return fp4.load(self, buf, offs, mask, axes)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
@@ -424,6 +437,9 @@ class KernelLowerer:
             # several iterations write one element (TileLang leaves the winner unspecified)
             spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
+        if fp4.is_packed_fp4(buf.dtype):
+            fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)
+            return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
         if buf.dtype.name == E8M0:

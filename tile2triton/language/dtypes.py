@@ -135,15 +135,17 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float8_e3m4": "float8_e3m4 is not a Triton dtype",
     "float6_e2m3fn": "fp6 formats are not Triton dtypes",
     "float6_e3m2fn": "fp6 formats are not Triton dtypes",
-    "float4_e2m1fn": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
+    "float4_e2m1fn": "fp4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
+    "(packed two per byte in memory), not of a scalar here",
     "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
     "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
 }
-_UNSUPPORTED_BITS = {"float6": 6, "float4": 4, "int4": 4}
+_UNSUPPORTED_BITS = {"float6": 6, "float4_e2m1_unpacked": 8, "float4": 4, "int4": 4}
 UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
 }
+_TRITON_NAMES["float4_e2m1fn"] = "uint8"  # fp4 in registers: its 4-bit code (codegen/fp4.py)
 # torch storage of the sub-byte formats, as TileLang's as_torch() gives it
 _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["float4_e2m1fnx2"] = "float4_e2m1fn_x2"
@@ -152,7 +154,7 @@ _TORCH_NAMES["int4"] = "int8"
 # Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
 for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
-    if _base == "bool":  # no vector forms of it
+    if _base in ("bool", "float4_e2m1_unpacked"):  # no vector forms of these (as in TileLang)
         continue
     _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
     for _lanes in (2, 4, 8, 16, 32, 64):
@@ -242,6 +244,56 @@ def resolve_torch_storage_dtype(value) -> DType:
     name = str(storage)[len("torch.") :]
     name = {"float4_e2m1fn_x2": "float4_e2m1fnx2"}.get(name, name)  # torch's spelling -> TileLang's
     return DTYPES.get(name) or UNSUPPORTED[name]
+
+
+# Packed fp4 (T.float4_e2m1fn) in global memory: two values per byte, the low nibble first; torch
+# tensors of these dtypes hold it (TileLang's storage of fp4, see resolve_torch_storage_dtype).
+FP4_STORAGE_TORCH_NAMES = ("uint8", "int8", "float4_e2m1fn_x2")
+
+
+def is_packed_fp4(dtype) -> bool:
+    """Whether ``dtype`` is packed fp4 (``T.float4_e2m1fn``): global tensors of it are bytes."""
+    return isinstance(dtype, DType) and dtype.name == "float4_e2m1fn"
+
+
+def tensor_dtype(value) -> DType:
+    """The element dtype of ``T.Tensor(shape, value)``: a kernel dtype, or packed fp4."""
+    key = _key(value) if not isinstance(value, DType) else value.name
+    if key == "float4_e2m1fn":
+        return UNSUPPORTED["float4_e2m1fn"]
+    return to_dtype(value)
+
+
+def fp4_storage_torch():
+    """The torch dtype of fp4 tensors tile2triton allocates (``T.empty``): TileLang's choice."""
+    import torch
+
+    return getattr(torch, "float4_e2m1fn_x2", torch.int8)
+
+
+def _fp4_name(value) -> str:
+    name = value.name if isinstance(value, DType) else str(value).strip()
+    return {"custom[float4_e2m1_unpacked]8": "float4_e2m1_unpacked"}.get(name, name)
+
+
+def is_float4_e2m1fn(value) -> bool:
+    """TileLang's predicate: packed fp4 (``float4_e2m1fn`` and its vector forms)."""
+    return _fp4_name(value).startswith("float4_e2m1fn")
+
+
+def is_float4_e2m1_unpacked(value) -> bool:
+    """TileLang's predicate: fp4 held one value per byte (``float4_e2m1_unpacked``)."""
+    return _fp4_name(value) == "float4_e2m1_unpacked"
+
+
+def is_float4(value) -> bool:
+    """Any fp4 E2M1 variant, packed or unpacked."""
+    return is_float4_e2m1fn(value) or is_float4_e2m1_unpacked(value)
+
+
+DType.is_float4_e2m1fn = is_float4_e2m1fn
+DType.is_float4_e2m1_unpacked = is_float4_e2m1_unpacked
+DType.is_float4 = is_float4
 
 
 def promote(a: DType, b: DType) -> DType:

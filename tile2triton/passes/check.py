@@ -6,6 +6,7 @@ import warnings
 
 from .. import ir
 from ..errors import TileLangCompileError
+from ..language.dtypes import is_packed_fp4
 from .analysis import first_access
 
 _COLLECTIVE = (ir.Copy, ir.Gemm, ir.Reduce, ir.Fill, ir.Scan)
@@ -113,6 +114,13 @@ def check_gemms(stmts) -> None:
         if not isinstance(s, ir.Gemm):
             continue
         a, b, c = s.a.buffer, s.b.buffer, s.c.buffer
+        for buf in (a, b, c):
+            if is_packed_fp4(buf.dtype):  # its registers hold 4-bit codes (codegen/fp4.py)
+                raise TileLangCompileError(
+                    f"T.gemm on fp4 buffer '{buf.name}': tile2triton multiplies no fp4; "
+                    "T.copy it into a float16/bfloat16 buffer first",
+                    s.loc,
+                )
         if a.dtype != b.dtype and not ("float8" in a.dtype.name and "float8" in b.dtype.name):
             raise TileLangCompileError(
                 f"T.gemm operands have different dtypes: A '{a.name}' is {a.dtype.name}, B '{b.name}' is {b.dtype.name}",

@@ -348,6 +348,8 @@ class JITKernel:
                 if not launcher.warm:
                     launcher.warm = True
                     self._entry = generate_launcher(plan, self._compiled, self._call) or self._call
+        if plan.output_views:  # packed fp4 outputs: allocated as bytes, returned as TileLang's storage dtype
+            slots = [slots[k].view(plan.output_views[k]) if k in plan.output_views else s for k, s in enumerate(slots)]
         if plan.single:
             return slots[plan.outputs[0][0]]
         if not plan.n_returned:

@@ -108,7 +108,7 @@ def generate_launcher(plan: CallPlan, compiled: dict, slow: Callable) -> Callabl
              if isinstance(interp, bool)  # not the variants for misaligned tensors (the generic path's)
              and lowered.warm and (plan.target is None or (plan.target == "cpu") == interp)]  # fmt: skip
     tensors = [j for j, spec in enumerate(plan.specs) if spec.__class__ is TensorSpec]
-    if not kinds or not tensors:
+    if not kinds or not tensors or plan.output_views:  # packed fp4 outputs take the generic path
         return None  # no tensor: the device comes from the target (the generic path decides)
     if plan.storage_views:
         return None  # tensors Triton reads through a uint8 view: the generic path makes the views

@@ -7,9 +7,12 @@ Triton arguments as positions in one slot list (the kernel's parameters, then it
 
 from __future__ import annotations
 
+import torch
+
 from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
+from ..language.dtypes import fp4_storage_torch, is_packed_fp4
 
 INT_RANGE = {8: (-(2**7), 2**7), 16: (-(2**15), 2**15), 32: (-(2**31), 2**31), 64: (-(2**63), 2**63)}
 
@@ -26,13 +29,15 @@ class TensorSpec:
     """What an input tensor must be (built once; checked on every call)."""
 
     __slots__ = ("index", "name", "param", "dtype", "ndim", "static_shape", "checks", "binds", "contiguous",
-                 "stride_binds", "stride_checks")  # fmt: skip
+                 "stride_binds", "stride_checks", "packed")  # fmt: skip
 
     def __init__(self, index: int, param: ir.Buffer):
         self.index = index
         self.param = param
         self.name = param.name
-        self.dtype = param.dtype.as_torch()
+        # packed fp4: a byte tensor (no torch dtype to compare: the detailed path checks it)
+        self.packed = is_packed_fp4(param.dtype)
+        self.dtype = None if self.packed else param.dtype.as_torch()
         self.ndim = param.ndim
         shape = tuple(param.shape)
         self.static_shape = shape if all(isinstance(d, int) for d in shape) else None
@@ -64,6 +69,21 @@ def scalar_spec(index: int, var: ir.Var) -> tuple:
     return (index, var, (int, bool), lo, hi)
 
 
+def _half(fn):
+    """The byte count of a packed fp4 last dim of ``fn`` values (a host fn; an int is even, the
+    binder checks it): two values per byte, so the count must be even."""
+    if not callable(fn):
+        return fn // 2
+
+    def half(values):
+        n = fn(values)
+        if n % 2:
+            raise KernelCallError(f"an fp4 output's last dim is {n}, which is odd: its bytes hold two values each")
+        return n // 2
+
+    return half
+
+
 class CallPlan:
     """Everything about a call that does not depend on the argument values."""
 
@@ -88,11 +108,16 @@ class CallPlan:
         # (index, torch dtype, static shape or None, [host fns]): the outputs, then the T.alloc_global
         # workspaces (allocated the same way, not returned)
         self.outputs = []
+        self.output_views = {}  # parameter index -> the torch dtype an output is returned as (packed fp4)
         for i in [*func.out_idx, *func.workspaces]:
             p = func.params[i]
             fns = [plan_host_fn(d) for d in p.shape]
+            dtype = p.dtype.as_torch() if not is_packed_fp4(p.dtype) else torch.uint8
+            if is_packed_fp4(p.dtype):  # two values per byte: the storage's last dim is half the logical one
+                fns[-1] = _half(fns[-1])
+                self.output_views[i] = fp4_storage_torch()
             static = None if any(callable(f) for f in fns) else tuple(fns)
-            self.outputs.append((i, p.dtype.as_torch(), static, fns))
+            self.outputs.append((i, dtype, static, fns))
         # deferred checks: dims/strides given by expressions of sizes (e.g. 2 * N)
         self.expr_dims = []
         for spec in self.specs:

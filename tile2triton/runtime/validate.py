@@ -11,6 +11,7 @@ from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import format_expr, host_eval
 from ..ir.nodes import iter_expr_tree
+from ..language.dtypes import FP4_STORAGE_TORCH_NAMES
 from .plan import INT_RANGE, CallPlan, TensorSpec
 
 _SHORT = 40  # longest repr of a scalar or string an error message shows
@@ -27,7 +28,7 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
             _check_tensor(plan, spec, arg, values, bound_by)
             devices.append((spec.name, arg.device))
             one_device(plan.name, devices)
-            slots[spec.index] = arg
+            slots[spec.index] = arg.view(torch.uint8) if spec.packed else arg
         elif spec[1].dtype.kind == "ptr":
             i, var = spec[:2]
             slots[i] = _address(plan, var, arg)
@@ -44,10 +45,10 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
     for spec, d, fn in plan.expr_dims:
         arg = args[plan.inputs.index(spec.index)]
         want = fn(values) if callable(fn) else fn
-        if arg.shape[d] != want:
+        if _shape(spec, arg)[d] != want:
             raise KernelCallError(
                 f"{plan.name}: parameter '{spec.name}' expects shape {fmt_shape(spec.param.shape, values)}, "
-                f"got {tuple(arg.shape)} (dim {d} should be {want})"
+                f"got {_shown_shape(spec, arg)} (dim {d} should be {want})"
             )
     for spec, arg in zip(plan.specs, args):
         if isinstance(spec, TensorSpec) and not spec.contiguous:
@@ -77,36 +78,69 @@ def one_device(fname: str, devices: list, runnable: bool = True) -> torch.device
     return device
 
 
+def _shape(spec: TensorSpec, arg) -> tuple:
+    """The logical shape of an argument: packed fp4 holds two values per byte of its last dim."""
+    if not spec.packed or arg.dim() == 0:
+        return tuple(arg.shape)
+    return (*arg.shape[:-1], 2 * arg.shape[-1])
+
+
+def _strides(spec: TensorSpec, arg) -> tuple:
+    """The logical strides (in elements) of an argument; packed fp4: twice the byte strides,
+    except the last dim's, whose bytes hold consecutive pairs (its byte stride must be 1)."""
+    if not spec.packed or arg.dim() == 0:
+        return tuple(arg.stride())
+    return (*(2 * s for s in arg.stride()[:-1]), arg.stride(-1))
+
+
+def _shown_shape(spec: TensorSpec, arg) -> str:
+    if spec.packed:
+        return f"{tuple(arg.shape)} bytes (fp4 shape {_shape(spec, arg)})"
+    return str(tuple(arg.shape))
+
+
 def _check_tensor(plan: CallPlan, spec: TensorSpec, arg, values: dict, bound_by: dict) -> None:
     fname, name, param = plan.name, spec.name, spec.param
     decl = f"T.Tensor({fmt_shape(param.shape)}, {param.dtype.name})"
     if not isinstance(arg, torch.Tensor):
         raise KernelCallError(f"{fname}: parameter '{name}' expects a torch.Tensor {decl}, got {describe(arg)}")
-    if arg.dtype != spec.dtype:
+    if spec.packed:
+        if str(arg.dtype)[len("torch.") :] not in FP4_STORAGE_TORCH_NAMES:
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' is packed fp4 ({decl}): it expects a torch.uint8, torch.int8 or "
+                f"torch.float4_e2m1fn_x2 tensor holding two values per byte, got {arg.dtype}"
+            )
+        if arg.dim() and arg.shape[-1] > 1 and arg.stride(-1) != 1:
+            raise KernelCallError(
+                f"{fname}: parameter '{name}' is packed fp4: its last dim must have byte stride 1, "
+                f"got strides {tuple(arg.stride())}"
+            )
+    elif arg.dtype != spec.dtype:
         raise KernelCallError(f"{fname}: parameter '{name}' expects dtype {spec.dtype}, got {arg.dtype}")
     if arg.dim() != spec.ndim:
         raise KernelCallError(
             f"{fname}: parameter '{name}' expects a {spec.ndim}-D tensor of shape {fmt_shape(param.shape)}, "
             f"got a {arg.dim()}-D tensor of shape {tuple(arg.shape)}"
         )
+    shape, strides = _shape(spec, arg), _strides(spec, arg)
     for d, want in spec.checks:
-        if arg.shape[d] != want:
+        if shape[d] != want:
             raise KernelCallError(
-                f"{fname}: parameter '{name}' expects shape {fmt_shape(param.shape)}, got {tuple(arg.shape)} "
+                f"{fname}: parameter '{name}' expects shape {fmt_shape(param.shape)}, got {_shown_shape(spec, arg)} "
                 f"(dim {d} should be {want})"
             )
     for d, var in spec.binds:
-        actual = arg.shape[d]
+        actual = shape[d]
         if var in values and values[var] != actual:
             other, od = bound_by[var]
             raise KernelCallError(
-                f"{fname}: parameter '{name}' has shape {tuple(arg.shape)}: dim {d} gives {var.name}={actual}, "
+                f"{fname}: parameter '{name}' has shape {_shown_shape(spec, arg)}: dim {d} gives {var.name}={actual}, "
                 f"but '{other}' dim {od} gave {var.name}={values[var]}"
             )
         values[var] = actual
         bound_by.setdefault(var, (name, d))
     for d, var in spec.stride_binds:
-        actual = arg.stride(d)
+        actual = strides[d]
         if var in values and values[var] != actual:
             raise KernelCallError(
                 f"{fname}: parameter '{name}' stride {d} gives {var.name}={actual}, "
@@ -116,18 +150,19 @@ def _check_tensor(plan: CallPlan, spec: TensorSpec, arg, values: dict, bound_by:
     if spec.contiguous and not arg.is_contiguous():
         raise KernelCallError(
             f"{fname}: parameter '{name}' must be contiguous (row-major strides "
-            f"{fmt_shape(_row_major_values(arg.shape))}), got strides {tuple(arg.stride())}; "
+            f"{fmt_shape(_row_major_values(shape))}), got strides {strides}; "
             "pass .contiguous(), or declare it with T.StridedTensor(shape, strides, dtype)"
         )
 
 
 def _check_strides(plan: CallPlan, spec: TensorSpec, arg, values: dict) -> None:
+    shape, strides = _shape(spec, arg), _strides(spec, arg)
     for d, s in spec.stride_checks:
         want = host_eval(s, values)
-        if arg.shape[d] > 1 and arg.stride(d) != want:
+        if shape[d] > 1 and strides[d] != want:
             raise KernelCallError(
                 f"{plan.name}: parameter '{spec.name}' expects stride {want} in dim {d} "
-                f"(declared strides {fmt_shape(spec.param.strides, values)}), got strides {tuple(arg.stride())}"
+                f"(declared strides {fmt_shape(spec.param.strides, values)}), got strides {strides}"
             )
 
 

@@ -1,0 +1,222 @@
+"""Packed fp4 (``T.float4_e2m1fn``) in global memory.
+
+A tensor of fp4 is bytes holding two values each, the element of even index in the low nibble (as
+TileLang's CUDA templates pack them).  Its buffer keeps the logical shape and strides (in elements),
+so ``buf[idx]``'s byte is at ``offset // 2`` and its nibble at ``offset % 2``.  In registers an fp4
+value is its 4-bit code (uint8); casts decode it to float (sign, 2-bit exponent, 1-bit mantissa:
+0, 0.5, 1, 1.5, 2, 3, 4, 6) or encode a float to it (round to nearest even, saturating at 6, as
+CUDA's ``cvt.rn.satfinite``).  A tile store writes each aligned pair of lanes (consecutive elements,
+the first even) as one whole byte; a lone nibble belongs to a byte that other lanes or programs may
+write at the same time, so it is two atomics (and, or) on the aligned 32-bit word holding the byte:
+they touch disjoint bits, so any order gives the same bytes."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from .. import ir
+from ..language.dtypes import DTYPES, is_packed_fp4
+from . import pyast as P
+from .values import Tile, is_literal, literal_value
+
+UINT8 = DTYPES["uint8"]
+FLOAT32 = DTYPES["float32"]
+
+HELPERS = {
+    "_fp4_load": """
+@triton.jit
+def _fp4_load(base, offs, mask):
+    # the 4-bit code of packed fp4 element ``offs`` (low nibble first)
+    if mask is None:
+        byte = tl.load(base + offs // 2).to(tl.uint8)
+    else:  # out of bounds reads code 0 (0.0), as other loads read 0
+        byte = tl.load(base + offs // 2, mask=mask, other=0).to(tl.uint8)
+    return (byte >> ((offs % 2) * 4).to(tl.uint8)) & 15
+""",
+    "_fp4_store": """
+@triton.jit
+def _fp4_store(base, offs, code, mask):
+    # write one nibble: clear it, then set it, in the aligned 32-bit word (other nibbles untouched)
+    addr = (base + offs // 2).to(tl.int64)
+    word = (addr - (addr & 3)).to(tl.pointer_type(tl.uint32))
+    shift = ((addr & 3) * 8 + (offs % 2) * 4).to(tl.uint32)
+    tl.atomic_and(word, ~(tl.full(shift.shape, 15, tl.uint32) << shift), mask=mask, sem="relaxed")
+    bits = ((code + tl.zeros(shift.shape, tl.uint32)) & 15) << shift  # code may be a constant
+    tl.atomic_or(word, bits, mask=mask, sem="relaxed")
+""",
+    "_fp4_decode": """
+@triton.jit
+def _fp4_decode(code):
+    # e2m1: exponent 0 is subnormal (0 or 0.5), else (1 + m / 2) * 2 ** (e - 1)
+    code = code.to(tl.int32)
+    e = (code >> 1) & 3
+    m = (code & 1).to(tl.float32)
+    magnitude = tl.where(e == 0, m * 0.5, (1.0 + m * 0.5) * (1 << e).to(tl.float32) * 0.5)
+    return tl.where((code & 8) != 0, -magnitude, magnitude)
+""",
+    "_fp4_encode": """
+@triton.jit
+def _fp4_encode(x):
+    # round to nearest even on the grid 0, 0.5, 1, 1.5, 2, 3, 4, 6 (ties to the even code),
+    # saturating at 6; NaN gives 6 as cvt.rn.satfinite does
+    x = x.to(tl.float32)
+    a = tl.abs(x)
+    code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32)
+            + (a >= 1.75).to(tl.int32) + (a > 2.5).to(tl.int32) + (a >= 3.5).to(tl.int32)
+            + (a > 5.0).to(tl.int32))
+    code = tl.where(x != x, 7, code)
+    negative = (x.to(tl.int32, bitcast=True) < 0) & (x == x)
+    return tl.where(negative, code | 8, code).to(tl.uint8)
+""",
+}
+
+
+def _mask(mask: ast.expr | None) -> ast.expr:
+    return mask if mask is not None else P.const(None)
+
+
+def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes) -> Tile:
+    """``buf[idx]`` of packed fp4 ``buf``: the element's code."""
+    lw.helpers.add("_fp4_load")
+    return Tile(P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask)), buf.dtype, axes)
+
+
+def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset()) -> None:
+    """``buf[idx] = code``.  A tile whose last axis runs over consecutive elements writes each aligned
+    pair of lanes as one whole byte; the other lanes (an odd start, a tile edge, a masked partner)
+    write their nibble with ``_fp4_store``'s atomics."""
+    lw.helpers.add("_fp4_store")
+    base = P.name(lw.pointer(buf))
+    lanes = lw.scope.lanes
+    rank = lanes.rank if lanes is not None else 0
+    if not rank or rank - 1 not in axes or lanes.padded[rank - 1] < 2:
+        lw.emit(P.expr_stmt(P.call("_fp4_store", base, offs, code.node, _mask(mask))))
+        return
+    shape = [lanes.padded[k] if k in axes else 1 for k in range(rank)]
+    pairs = [*shape[:-1], shape[-1] // 2, 2]
+
+    def split(node, dt, hint):
+        if dt.kind == "bool":  # a mask: broadcast with `&` (a sum of booleans is an integer)
+            ones = P.binop("==", P.call("tl.zeros", P.list_(shape), P.dtype(DTYPES["int32"])), P.const(0))
+            full = P.binop("&", ones, node)
+        else:
+            full = P.binop("+", node, P.call("tl.zeros", P.list_(shape), P.dtype(dt)))
+        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi")
+        target = ast.Tuple([P.store_name(lo), P.store_name(hi)], ast.Store())
+        lw.emit(ast.Assign([target], P.call("tl.split", P.call("tl.reshape", full, P.list_(pairs)))))
+        return P.name(lo), P.name(hi)
+
+    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs")
+    code_lo, code_hi = split(code.node, UINT8, "pair_code")
+    whole = P.and_all([
+        P.binop("==", offs_hi, P.binop("+", offs_lo, P.const(1))),
+        P.binop("==", P.binop("%", offs_lo, P.const(2)), P.const(0)),
+    ])  # fmt: skip
+    if mask is not None:
+        mask_lo, mask_hi = split(mask, DTYPES["bool"], "pair_mask")
+        whole = P.and_all([mask_lo, mask_hi, whole])
+    whole = P.name(lw.assign("whole_byte", whole))
+    byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
+    lw.emit(P.expr_stmt(P.call("tl.store", P.binop("+", base, P.binop("//", offs_lo, P.const(2))), P.to(byte, UINT8),
+                               mask=whole)))  # fmt: skip
+    # the lanes of the pairs not written whole: their nibbles
+    written = P.call("tl.reshape", P.call("tl.join", whole, whole), P.list_(shape))
+    rest = P.binop("==", written, P.const(0))
+    rest = P.and_all([mask, rest]) if mask is not None else rest
+    lw.emit(P.expr_stmt(P.call("_fp4_store", base, offs, code.node, rest)))
+
+
+_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
+def encode_value(x: float) -> int:
+    """The fp4 code of a number known when compiling (as ``_fp4_encode``)."""
+    x = float(x)
+    if x != x:
+        return 7
+    a = abs(x)
+    code = sum((a > 0.25, a >= 0.75, a > 1.25, a >= 1.75, a > 2.5, a >= 3.5, a > 5.0))
+    return code | 8 if str(x).startswith("-") else code
+
+
+def literal(value, dtype, axes=frozenset()) -> Tile:
+    """A constant of fp4 ``dtype``: its code."""
+    return Tile(P.const(encode_value(value)), dtype, axes)
+
+
+def decode(lw, t: Tile) -> Tile:
+    """An fp4 code tile as float32."""
+    if is_literal(t):
+        code = int(literal_value(t.node))
+        value = _GRID[code & 7]
+        return Tile(P.const(-value if code & 8 else value), FLOAT32, t.axes)
+    lw.helpers.add("_fp4_decode")
+    return Tile(P.call("_fp4_decode", t.node), FLOAT32, t.axes)
+
+
+def encode(lw, t: Tile) -> Tile:
+    """A numeric tile as fp4 codes (an fp4 dtype, held as uint8)."""
+    if is_literal(t) and isinstance(literal_value(t.node), (int, float)):
+        return Tile(P.const(encode_value(literal_value(t.node))), DTYPES["uint8"], t.axes)
+    lw.helpers.add("_fp4_encode")
+    return Tile(P.call("_fp4_encode", t.node), DTYPES["uint8"], t.axes)
+
+
+_ARITH = (ir.BinOp, ir.Compare, ir.UnaryOp, ir.Call)
+_BITWISE = ("&", "|", "^", "<<", ">>", "~")
+
+
+def _operands(e) -> list[str]:
+    return ["operand"] if isinstance(e, ir.UnaryOp) else ["args"] if isinstance(e, ir.Call) else ["lhs", "rhs"]
+
+
+def _is_fp4(x) -> bool:
+    return is_packed_fp4(getattr(x, "dtype", None))
+
+
+def touches(e) -> bool:
+    """Whether ``e`` is arithmetic on fp4 values (or giving one): it must not run on the codes."""
+    if not isinstance(e, _ARITH):
+        return False
+    values = e.args if isinstance(e, ir.Call) else [getattr(e, f) for f in _operands(e)]
+    return _is_fp4(e) or any(_is_fp4(v) for v in values)
+
+
+def in_float32(e, error):
+    """``e`` computed on fp4 operands decoded to float32, and the result encoded to fp4 where ``e``
+    gives fp4 (TileLang computes on fp4 values through float conversions too)."""
+    if getattr(e, "op", None) in _BITWISE:
+        raise error(f"bitwise '{e.op}' on fp4 values: T.reinterpret them as uint8 first")
+
+    def wide(x):
+        return ir.Cast(x, FLOAT32) if _is_fp4(x) else x
+
+    changes = {"args": tuple(wide(a) for a in e.args)} if isinstance(e, ir.Call) else {
+        f: wide(getattr(e, f)) for f in _operands(e)}  # fmt: skip
+    if _is_fp4(e):
+        changes["dtype"] = FLOAT32
+        return ir.Cast(dataclasses.replace(e, **changes), e.dtype)
+    return dataclasses.replace(e, **changes)
+
+
+# statements that compute on a buffer's values as a whole (not through loads, stores and casts)
+_WHOLE_BUFFER_OPS = (ir.Gemm, ir.Reduce, ir.Scan, ir.Atomic, ir.ThreadAllReduce)
+
+
+def check_stmt(s, error) -> None:
+    """Refuse fp4 buffers in statements that would compute on their codes."""
+    if not isinstance(s, _WHOLE_BUFFER_OPS):
+        return
+    for field in dataclasses.fields(s):
+        value = getattr(s, field.name)
+        buf = value if isinstance(value, ir.Buffer) else getattr(value, "buffer", None)
+        if isinstance(buf, ir.Buffer) and is_packed_fp4(buf.dtype):
+            what = type(s).__name__
+            raise error(
+                f"fp4 buffer '{buf.name}' in a {what} statement: tile2triton computes on fp4 values only "
+                "element by element; T.copy it into a float16/float32 buffer first"
+            )
+
+
+__all__ = ["HELPERS", "decode", "encode", "is_packed_fp4", "load", "store"]

@@ -573,7 +573,14 @@ class KernelLowerer:
         kept = [k for k in kinds if not isinstance(k, AtDim)]
         lane_dims = [k.axis for k in kept if isinstance(k, LaneDim)]
         extra = sorted(kinds[gather].index.axes - set(lane_dims))
-        if len(extra) != 1 or rb.buffer.dtype == BOOL:
+        # tl.gather only where the one-hot select would be large: Triton 3.6's gather layout pass
+        # asserts (isWarpLocal) when the index is much longer than a small source along the axis
+        use_gather = (
+            len(extra) == 1
+            and rb.buffer.dtype != BOOL
+            and prod(self.scope.lanes.padded) * rb.shape[gather] > scratch.ONE_HOT_LIMIT
+        )
+        if not use_gather:
             scratch.check_one_hot(self, rb, rb.shape[gather])
         rank = self.scope.lanes.rank
         value = P.name(rb.name)
@@ -582,7 +589,7 @@ class KernelLowerer:
             if isinstance(kinds[d], AtDim):
                 value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d])
                 storage_rank -= 1
-        if len(extra) == 1 and rb.buffer.dtype != BOOL:
+        if use_gather:
             return self.gather_along(value, kept, kinds[gather].index, extra[0], rb.shape[gather], rb.buffer.dtype)
         order = sorted(
             range(len(kept)),
@@ -597,6 +604,8 @@ class KernelLowerer:
         picked = P.call("tl.sum", P.call("tl.where", hit, value, P.const(0)), axis=rank)
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))
+        else:  # tl.sum widens 8-bit integers: keep the buffer's type (a tl.dot operand, say)
+            picked = self.narrowed(picked, rb.buffer.dtype)
         return Tile(picked, rb.buffer.dtype, frozenset(lane_dims) | index.axes)
 
     def gather_along(self, value: ast.expr, kept: list, index: Tile, extra: int, size: int, dtype) -> Tile:

@@ -336,8 +336,8 @@ def fam_copy(b: Builder) -> None:
         outer = rng.choice([f"T.unroll({bm})", f"T.serial({bm})", f"range({bm})"])
         inner = rng.choice([f"T.vectorized({bn})", f"T.serial({bn})", f"range(0, {bn}, 1)"])
         body += f"for i in {outer}:\n    for j in {inner}:\n        Y[i, j] = X[i + {pad_m}, j + {pad_n}]\n"
-        if s1 == "fragment":
-            b.tags.add("fragment_serial_read")  # TileLang: each thread reads only its own fragment elements
+        if "fragment" in (s1, s2):  # TileLang: each thread reaches only its own fragment elements
+            b.tags.add("fragment_serial_access")
     else:
         x = f"X[i + {pad_m}, j + {pad_n}]"
         body += f"for i, j in T.Parallel({bm}, {bn}):\n    Y[i, j] = {x} * 0.5 + {float_expr(rng, [x])}\n"
@@ -471,6 +471,8 @@ def fam_gemm(b: Builder) -> None:
         if bm == bn == 64:
             break
     ta, tb = rng.random() < 0.5, rng.random() < 0.5
+    if bk < 16 and dtype != "int8":
+        b.tags.add("gemm_k_tile_below_mma_k")  # TileLang's 16-bit MMA steps K by 16
     acc = "int32" if dtype == "int8" else "float32"
     lo, hi = (-8, 9) if dtype == "int8" else (-1.0, 1.0)
     A = b.param("A", ("K", "M") if ta else ("M", "K"), dtype, lo=lo, hi=hi)

@@ -575,10 +575,11 @@ class KernelLowerer:
         extra = sorted(kinds[gather].index.axes - set(lane_dims))
         # tl.gather only where the one-hot select would be large: Triton 3.6's gather layout pass
         # asserts (isWarpLocal) when the index is much longer than a small source along the axis
+        # (under a loop made a lane axis the index tiles are not at full rank: always tl.gather)
         use_gather = (
             len(extra) == 1
             and rb.buffer.dtype != BOOL
-            and prod(self.scope.lanes.padded) * rb.shape[gather] > scratch.ONE_HOT_LIMIT
+            and (self.scope.loop_axes or prod(self.scope.lanes.padded) * rb.shape[gather] > scratch.ONE_HOT_LIMIT)
         )
         if not use_gather:
             scratch.check_one_hot(self, rb, rb.shape[gather])

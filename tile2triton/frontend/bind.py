@@ -325,6 +325,9 @@ class Binder(ExprBinder):
         if kind == "thread_binding":
             self.thread_binding_loop(node, fn, it)
             return
+        if kind == "grid":
+            self.grid_loop(node, it)
+            return
         if kind not in ("serial", "unroll", "Pipelined", "vectorized"):
             raise self.error(f"T.{kind} is not a loop", it)
         if kind == "serial" and fn is builtins.range:
@@ -353,6 +356,28 @@ class Binder(ExprBinder):
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
+
+    def grid_loop(self, node: ast.For, it: ast.Call) -> None:
+        """``for i, j in T.grid(M, N):``: sequential loops nested in the order of the extents."""
+        if it.keywords or not it.args:
+            raise self.error("T.grid takes the loop extents by position", it)
+        extents = [self.expr(a) for a in it.args]
+        target = node.target
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", None)
+        if not names or not all(isinstance(n, ast.Name) for n in names) or len(names) != len(extents):
+            raise self.error(f"T.grid with {len(extents)} extents binds {len(extents)} names", target)
+        loop_vars = [ir.Var(n.id, INT32, "loop") for n in names]
+        self.scopes.append({n.id: ir.VarRef(v) for n, v in zip(names, loop_vars)})
+        self.loop_kinds.extend(["serial"] * len(loop_vars))
+        try:
+            body = self.bind_body_checking_barriers(node.body, loop_vars[-1])
+        finally:
+            del self.loop_kinds[-len(loop_vars) :]
+            self.scopes.pop()
+        loc = self.loc(node)
+        for var, extent in reversed(list(zip(loop_vars, extents))):
+            body = [ir.For(loc, var, const_int(0), as_expr(extent), const_int(1), "serial", body, None)]
+        self.emit(body[0])
 
     def attr_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with T.attr(T.comm_reducer(...), "reduce_scope", handle):`` makes the reducer the one

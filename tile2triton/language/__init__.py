@@ -210,6 +210,11 @@ def serial(start, stop=None, step=None, *, annotations=None):
     """A sequential loop."""
 
 
+@_kernel_only("grid")
+def grid(*extents):
+    """Nested sequential loops over ``extents``: ``for i, j in T.grid(M, N)``."""
+
+
 @_kernel_only("unroll")
 def unroll(start, stop=None, step=None, *, explicit=False, unroll_factor=None, annotations=None):
     """A sequential loop, unrolled."""

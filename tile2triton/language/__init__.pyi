@@ -489,6 +489,7 @@ def Parallel(
 
 parallel = Parallel
 
+def grid(*extents: _Value) -> Iterator[Any]: ...
 def serial(
     start: _Index, stop: _Index | None = None, step: _Index | None = None, *, annotations: Any = None
 ) -> Iterator[builtins.int]: ...

@@ -101,3 +101,6 @@ def drop_unused_buffers(prim) -> None:
 def _params(tree) -> list:
     args = tree.args
     return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+
+
+JITKernel.bind_prim_func = staticmethod(compile_prim_func)  # JITKernel(prim_func, out_idx, ...) as in TileLang

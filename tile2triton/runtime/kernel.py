@@ -59,11 +59,9 @@ class JITKernel:
         # out_idx and the keywords after it: TileLang's JITKernel(prim_func, out_idx, ..., target=...);
         # its execution backend, host target, verbosity and nvcc flags mean nothing under Triton
         if not isinstance(func, ir.PrimFunc):
-            from ..compiler import compile_prim_func
-
             if isinstance(target, (int, list, tuple)):  # TileLang's second positional argument
                 out_idx, target = target, None
-            func = compile_prim_func(func, out_idx)
+            func = type(self).bind_prim_func(func, out_idx)
         self.prim_func = func
         # T.annotate_pass_configs in the kernel, overridden by the caller's pass_configs
         self.pass_configs = {**func.attrs.get("tilelang_pass_configs", {}), **(pass_configs or {})}
@@ -245,6 +243,9 @@ class JITKernel:
     # The profiler (tile2triton/profiler.py, a later surface) registers its class here when it is
     # imported (``import tile2triton`` does), so the runtime does not import it.
     profiler_class: ClassVar[type | None] = None
+    # binds a @T.prim_func handed to JITKernel(...) directly; compiler.py registers it (the runtime
+    # does not import the stages above it)
+    bind_prim_func: ClassVar[Callable[..., ir.PrimFunc]]
 
     def get_profiler(self, tensor_supply_type=None, device=None):
         """TileLang's ``kernel.get_profiler()`` (see tile2triton/profiler.py)."""

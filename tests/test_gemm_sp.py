@@ -215,3 +215,12 @@ def test_gemm_sp_reference_executor_agrees():
 def test_compress_refuses_the_older_cutlass_signature():
     with pytest.raises(TypeError, match="CUTLASS's interleaved order"):
         compress(randn_semi_sparse(16, 32, device="cpu"), transposed=False, arch="8.0")
+
+
+def test_decompression_has_no_small_gather():
+    """Triton 3.6's gather layout pass asserts (``isWarpLocal``, PassManager::run failed on the H200)
+    on a small ``tl.gather`` with a long index, which is what the decompression's read of A_sparse
+    was: the register path selects with a one-hot while that is small (codegen/lower.py
+    ``gather_read``).  Compiling the forced-gather source with Triton 3.6 offline reproduces it."""
+    kernel = tilelang.compile(sparse_matmul(50, 70, 80, 32, 32, 32, False, False, "float16", "float32", "int16"))
+    assert "tl.gather" not in kernel.get_kernel_source(interpret=False)

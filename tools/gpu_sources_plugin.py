@@ -22,6 +22,9 @@ _TRITON = {
     "bool": "i1",
     "float8_e4m3fn": "fp8e4nv",
     "float8_e5m2": "fp8e5",
+    "float8_e8m0fnu": "u8",  # stored as bytes
+    "float4_e2m1fn": "u8",  # two values per byte
+    "handle": "i64",  # a raw address (T.ptr), passed as an int
 }
 
 

@@ -55,3 +55,7 @@ for f in tilelang_examples tilelang_language_kernel native_examples; do
   echo "== $f"; tail -n 3 "$logs/$f.log"
 done
 for f in "$logs"/fuzz_*.log; do echo "== $f"; grep -E "^\[fuzz" "$f" | tail -n 6; done
+# the device tool brings back only a few files from $OUT: everything goes back as one archive
+if [ -n "${OUT:-}" ] && [ "$logs" != "$OUT" ]; then
+  tar czf "$OUT/gpu_round.tgz" -C "$logs" --exclude='tilelang_rejects' . && ls -la "$OUT/gpu_round.tgz"
+fi

@@ -225,9 +225,6 @@ def bind_gemm_sp(b: BinderLike, node, args):
     bind_gemm(b, node, {**args, "A": dense, "transpose_A": False})
 
 
-RULES["gemm_sp_v2"] = bind_gemm_sp
-
-
 def _bind_reduce(b: BinderLike, node, kind, args, clear):
     src, dst = args["buffer"], args["out"]
     src = src if isinstance(src, ir.Region) else whole(src) if isinstance(src, ir.Buffer) else None

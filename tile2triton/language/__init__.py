@@ -332,22 +332,7 @@ def gemm_sp(
     """``C (+)= op(decompress(A_sparse, E)) @ op(B)``: 2:4 structured-sparse A with its metadata E."""
 
 
-@_kernel_only("gemm_sp_v2")
-def gemm_sp_v2(
-    A_sparse,
-    E,
-    B,
-    C,
-    transpose_A=False,
-    transpose_E=False,
-    transpose_B=False,
-    policy=None,
-    clear_accum=False,
-    k_pack=1,
-    wg_wait=0,
-    annotations=None,
-):  # noqa: N803
-    """Older TileLang name of ``T.gemm_sp``."""
+gemm_sp_v2 = gemm_sp  # TileLang's older name
 
 
 @_kernel_only("reduce")

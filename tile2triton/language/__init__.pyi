@@ -570,20 +570,9 @@ def gemm_sp(
     wg_wait: builtins.int = 0,
     annotations: Any = None,
 ) -> None: ...
-def gemm_sp_v2(
-    A_sparse: _Region,
-    E: _Region,
-    B: _Region,
-    C: _Region,
-    transpose_A: builtins.bool = False,
-    transpose_E: builtins.bool = False,
-    transpose_B: builtins.bool = False,
-    policy: Any = None,
-    clear_accum: builtins.bool = False,
-    k_pack: builtins.int = 1,
-    wg_wait: builtins.int = 0,
-    annotations: Any = None,
-) -> None: ...
+
+gemm_sp_v2 = gemm_sp
+
 def reduce(
     buffer: _Region,
     out: _Region,

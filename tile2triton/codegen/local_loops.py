@@ -59,7 +59,8 @@ class _Plan:
     block_reads: dict = dataclasses.field(default_factory=dict)  # id -> axes: ``S[tx, k]``, S whole
 
 
-def _trip_count(s: ir.For) -> int | None:
+def trip_count(s: ir.For) -> int | None:
+    """The constant iteration count of a loop from 0 by 1 that may become a tile axis (2..1024)."""
     if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
         return None
     n = static(s.stop)
@@ -77,7 +78,8 @@ def _private(lw: Lowerer, buf: ir.Buffer, lanes: LaneSpace | None = None) -> Reg
     return rb
 
 
-def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
+def in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
+    """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
     return buf.scope == ir.GLOBAL or buf in lw.scratch.views
 
 
@@ -85,7 +87,7 @@ def _indexed_by(indices, var: ir.Var) -> bool:
     return len(indices) == 1 and isinstance(indices[0], ir.VarRef) and indices[0].var is var
 
 
-def _vars_in(exprs) -> set:
+def vars_in(exprs) -> set:
     return {e.var for x in exprs for e in ir.iter_expr_tree(x) if isinstance(e, ir.VarRef)}
 
 
@@ -93,7 +95,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
     lanes = lw.scope.lanes
     if lanes is None or lw.scope.loop_axes or lw.scope.inline_only:
         return None
-    n = _trip_count(s)
+    n = trip_count(s)
     if n is None or not s.body:
         return None
     lets = {st.var for st in s.body if isinstance(st, ir.Let)}
@@ -109,7 +111,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
                 if e.buffer is exclude:
                     return False
                 read.add(e.buffer)
-                if _in_memory(lw, e.buffer):
+                if in_memory(lw, e.buffer):
                     continue
                 rb = _private(lw, e.buffer)
                 if rb is None:
@@ -120,20 +122,20 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
                     continue
                 if _indexed_by(e.indices, s.var) and next_pow2(e.buffer.shape[0]) == next_pow2(n):
                     plan.axis_reads.add(id(e))
-                elif _vars_in(e.indices) & varying:
+                elif vars_in(e.indices) & varying:
                     return False
                 else:
                     plan.invariant_reads.append(e)
         return True
 
-    accumulation = _accumulation(s)
-    if accumulation is not None:
-        store, f = accumulation
-        if _vars_in(store.indices) & varying or not reads_ok([f], exclude=store.buffer):
+    found = accumulation(s)
+    if found is not None:
+        store, f = found
+        if vars_in(store.indices) & varying or not reads_ok([f], exclude=store.buffer):
             return None
         if not (plan.axis_reads or plan.block_reads):
             return None
-        plan.accumulation = accumulation
+        plan.accumulation = found
         return plan
     written = set()
     fills_local = False  # a loop that neither fills nor reads local arrays by element is the block view's
@@ -142,8 +144,8 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
             if st.var in lw.scope.env:
                 return None  # rebinding a name from outside the loop carries a value across iterations
             exprs = [st.value]
-        elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
-            if not _vars_in(st.indices) & varying:
+        elif isinstance(st, ir.Store) and in_memory(lw, st.buffer):
+            if not vars_in(st.indices) & varying:
                 return None  # every iteration writes the same element: the last one wins
             written.add(st.buffer)
             exprs = [*st.indices, st.value]
@@ -160,7 +162,7 @@ def _plan(lw: Lowerer, s: ir.For) -> _Plan | None:
             return None
     if not (fills_local or plan.axis_reads or plan.block_reads) or written & read:
         return None
-    if lets & _vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
+    if lets & vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
         return None
     return plan
 
@@ -188,7 +190,7 @@ def _block_axes(lw: Lowerer, s: ir.For, n: int, load: ir.Load) -> list | None:
     return axes if lanes.rank in axes else None
 
 
-def _accumulation(s: ir.For):
+def accumulation(s: ir.For):
     """``X[i] += f(k)`` (one statement, ``X[i]`` one operand of the ``+``): (store, f)."""
     if len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
         return None
@@ -342,6 +344,6 @@ def unroll_for_locals(lw: Lowerer, s: ir.For) -> bool:
             accesses.append(st)
         for access in accesses:
             rb = lw.regs.get(access.buffer)
-            if rb is not None and rb.lanes is not None and s.var in _vars_in(access.indices):
+            if rb is not None and rb.lanes is not None and s.var in vars_in(access.indices):
                 return True
     return False

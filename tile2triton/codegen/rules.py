@@ -15,7 +15,7 @@ from ..passes.split import find_split
 from . import exits, scratch
 from . import pyast as P
 from .descriptors import descriptor_load
-from .local_loops import lower_local_loop, unroll_for_locals
+from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .threads import block_level, in_thread_view, thread_range
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, is_literal, load_other, next_pow2
 
@@ -204,25 +204,13 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
 # ``C_reg[0] += ...``) becomes a ``tl.sum`` over that axis (tests/test_loop_vectorize.py).
 
 
-def _trip_count(lw: Lowerer, s: ir.For) -> int | None:
-    if s.kind not in ("serial", "unroll", "vectorized") or static(s.start) != 0 or static(s.step) != 1:
-        return None
-    n = static(s.stop)
-    return n if n is not None and 2 <= n <= 1024 else None
-
-
 def _block_level_reg(lw: Lowerer, buf: ir.Buffer) -> bool:
     rb = lw.regs.get(buf)
     return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
 
 
-def _in_memory(lw: Lowerer, buf: ir.Buffer) -> bool:
-    """A global tensor, or a shared buffer kept in global scratch (the same rules apply)."""
-    return buf.scope == ir.GLOBAL or buf in lw.scratch.views
-
-
 def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
-    n = _trip_count(lw, s)
+    n = trip_count(s)
     if n is None:
         return False
     written, read, lets = set(), set(), set()
@@ -231,7 +219,7 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
             if st.var in lw.scope.env:
                 return False  # rebinding a name from outside the loop carries a value across iterations
             lets.add(st.var)
-        elif isinstance(st, ir.Store) and _in_memory(lw, st.buffer):
+        elif isinstance(st, ir.Store) and in_memory(lw, st.buffer):
             written.add(st.buffer)
         elif isinstance(st, ir.Store) and _block_level_reg(lw, st.buffer):
             # each iteration writes its own slice: the loop variable indexes a dim of the loop's extent
@@ -242,7 +230,7 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
         else:
             return False
         for load in ir.loads_in(st):
-            if not _in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
+            if not in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
                 return False
             read.add(load.buffer)
     if written & read:
@@ -262,37 +250,18 @@ def _vars_used(stmts) -> set:
 
 def _sum_loop(lw: Lowerer, s: ir.For):
     """``for k in T.serial(n): X[i] += f(k)`` with ``f`` not reading ``X``: returns (store, f)."""
-    if _trip_count(lw, s) is None or len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
+    found = accumulation(s) if trip_count(s) is not None else None
+    if found is None:
         return None
-    st = s.body[0]
-    value = st.value
-    if not (isinstance(value, ir.BinOp) and value.op == "+"):
-        return None
-    from ..ir.exprs import ir_key
-
-    target = (id(st.buffer), tuple(ir_key(i) for i in st.indices))
-
-    def is_target(e) -> bool:
-        return isinstance(e, ir.Load) and (id(e.buffer), tuple(ir_key(i) for i in e.indices)) == target
-
-    if is_target(value.lhs):
-        f = value.rhs
-    elif is_target(value.rhs):
-        f = value.lhs
-    else:
-        return None
-    if any(isinstance(i, ir.VarRef) and i.var is s.var for i in st.indices) or s.var in _expr_vars(st.indices):
+    st, f = found
+    if s.var in vars_in(st.indices):
         return None
     for e in ir.iter_expr_tree(f):
         if isinstance(e, ir.Load) and (
-            e.buffer is st.buffer or (not _in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
+            e.buffer is st.buffer or (not in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
         ):
             return None
     return st, f
-
-
-def _expr_vars(exprs) -> set:
-    return {e.var for x in exprs for e in ir.iter_expr_tree(x) if isinstance(e, ir.VarRef)}
 
 
 class _LoopAxis:

@@ -881,6 +881,15 @@ _ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min", "and": "_a
 _BITWISE = {"and": ("&", -1), "or": ("|", 0), "xor": ("^", 0)}  # operator, identity
 
 
+def _atomic_reduce(lw: Lowerer, kind: str, node: ast.expr, axis: int, keep_dims: bool = False) -> ast.expr:
+    """``node`` reduced along ``axis`` with the combine of ``T.atomic_<kind>``."""
+    extra = {"keep_dims": True} if keep_dims else {}
+    if kind in _BITWISE:
+        lw.helpers.add(_ATOMIC_REDUCER[kind])
+        return P.call("tl.reduce", node, axis, P.name(_ATOMIC_REDUCER[kind]), **extra)
+    return P.call(_ATOMIC_REDUCER[kind], node, axis=axis, **extra)
+
+
 def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
     """An atomic update of a register tile (a reducer's ``acc[i] += v`` in ``T.Parallel(M, N)``):
     every active iteration contributes once, so the contributions are reduced over the lanes the
@@ -899,17 +908,10 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
         everywhere = frozenset(range(lanes.rank))
         node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
         if active is not None:
-            identity = _BITWISE[s.kind][1] if s.kind in _BITWISE else _IDENTITY[{"add": "sum"}.get(s.kind, s.kind)]
-            if not dst.buffer.dtype.is_float and identity in (float("inf"), float("-inf")):
-                bits = dst.buffer.dtype.bits - 1
-                identity = -(2**bits) if identity < 0 else 2**bits - 1
+            identity = _reduce_identity({"add": "sum"}.get(s.kind, s.kind), dst.buffer.dtype)
             node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
         for k in sorted(extra, reverse=True):
-            if s.kind in _BITWISE:
-                lw.helpers.add(_ATOMIC_REDUCER[s.kind])
-                node = P.call("tl.reduce", node, k, P.name(_ATOMIC_REDUCER[s.kind]), keep_dims=True)
-            else:
-                node = P.call(_ATOMIC_REDUCER[s.kind], node, axis=k, keep_dims=True)
+            node = _atomic_reduce(lw, s.kind, node, k, keep_dims=True)
         if not everywhere - extra:  # every axis reduced: a scalar, as a tile with no axes is
             node = P.call("tl.reshape", node, P.tuple_([]))
         value = Tile(node, value.dtype, everywhere - extra)
@@ -967,12 +969,7 @@ def _one_hot_scatter_reduce(lw: Lowerer, kind: str, rb: RegBuf, indices, value: 
     rows = prod(lanes.padded)
     spread = P.call("tl.where", hit, P.subscript_none(node, [True] * lanes.rank + [False]), P.const(identity))
     spread = P.call("tl.reshape", spread, P.tuple_([rows, size]))
-    if kind in _BITWISE:
-        lw.helpers.add(_ATOMIC_REDUCER[kind])
-        contribution = P.call("tl.reduce", spread, 0, P.name(_ATOMIC_REDUCER[kind]))
-    else:
-        contribution = P.call(_ATOMIC_REDUCER[kind], spread, axis=0)
-    contribution = P.name(lw.assign(f"{rb.name}_update", contribution))
+    contribution = P.name(lw.assign(f"{rb.name}_update", _atomic_reduce(lw, kind, spread, 0)))
     storage = P.name(rb.name)
     flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
     if kind == "add":

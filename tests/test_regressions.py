@@ -266,3 +266,32 @@ def test_bf16_intermediate_results_are_rounded(dev):
     t = torch.tanh(a.float()).bfloat16()
     ref = torch.where(t > a, torch.tensor(0.5, device=dev).bfloat16(), a)
     torch.testing.assert_close(bf16_compare_of_math(5)(a), ref, atol=0, rtol=0)
+
+
+# ---------------------------------------------------------------------------- fragment read past its extent
+@tilelang.jit(out_idx=[1])
+def broadcast_through_short_fragment(heads, block_M):
+    """TileLang's attention-sink example: a ``[heads]`` fragment filled and read in
+    ``T.Parallel(block_M)`` loops longer than it (TileLang keeps per-thread storage there); both
+    the one-hot and the tl.gather read answer past the end with the last element."""
+
+    @T.prim_func
+    def main(S: T.Tensor((heads,), "float32"), O: T.Tensor((heads, block_M), "float32")):
+        with T.Kernel(heads, threads=128) as by:
+            sinks = T.alloc_fragment((heads,), "float32")
+            acc = T.alloc_fragment((block_M,), "float32")
+            for i in T.Parallel(block_M):
+                sinks[i] = S[by]
+            for i in T.Parallel(block_M):
+                acc[i] = sinks[i] * 2.0 + i
+            T.copy(acc, O[by, :])
+
+    return main
+
+
+def test_fragment_read_past_its_extent(dev):
+    s = torch.randn(6, device=dev)
+    out = torch.full((6, 40), float("nan"), device=dev)
+    out.copy_(broadcast_through_short_fragment(6, 40)(s))
+    expected = s.double()[:, None] * 2 + torch.arange(40, device=dev, dtype=torch.float64)[None, :]
+    torch.testing.assert_close(out.double(), expected)

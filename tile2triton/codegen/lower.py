@@ -600,8 +600,15 @@ class KernelLowerer:
         value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
         index = kinds[gather].index
         size = rb.shape[gather]
+        # as in gather_along, a read past the buffer takes its nearest element (TileLang's fragments
+        # keep per-thread storage there, and its examples read a value broadcast into them so)
+        position = index.node
+        if not self.scope.ranges.nonneg(indices[gather]):
+            position = P.call("tl.maximum", position, P.const(0))
+        if not self.scope.ranges.below(indices[gather], size):
+            position = P.call("tl.minimum", position, P.const(size - 1))
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
-        hit = P.binop("==", positions, P.subscript_none(index.node, [True] * rank + [False]))
+        hit = P.binop("==", positions, P.subscript_none(position, [True] * rank + [False]))
         picked = P.call("tl.sum", P.call("tl.where", hit, value, P.const(0)), axis=rank)
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))

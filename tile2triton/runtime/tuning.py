@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 
 from .. import ir
+from ..ir.exprs import static
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -96,6 +97,10 @@ def fast_math(pass_configs) -> bool:
 SMEM_LIMIT = 232448  # bytes of shared memory one block may use on sm_90
 SMEM_SLACK = 2048  # barriers and Triton's own scratch (1856 bytes in the attention loops measured)
 REGS_PER_THREAD = 192  # accumulator elements per thread above which the loop spills (measured)
+SHORT_LOOP = 16  # iterations at most for which occupancy beats pipeline depth (heuristic)
+REGS_PER_SM = 65536
+SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
+REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
 
 
 @dataclass(frozen=True)
@@ -108,16 +113,15 @@ class KernelShape:
     stages: int  # the loop's num_stages (0 when it has none)
     stage_bytes: int = 0  # shared bytes the loop's global->shared copies fill per iteration
     fixed_bytes: int = 0  # other shared gemm operands (a Q tile loaded once)
+    trips: int | None = None  # the loop's iteration count where it is static
+    kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
 
 
 def shape_of(func: ir.PrimFunc) -> KernelShape:
-    kernel = func.kernels[0] if len(func.kernels) == 1 else None
-    if kernel is None:
-        return KernelShape("other", 128, 0, 0)
-    best, best_key = KernelShape("other", kernel.threads, 0, 0), (0, 0)
-    for st in ir.walk(kernel.body):
-        if not isinstance(st, ir.For):
-            continue
+    kernels = len(func.kernels)
+    best, best_key = KernelShape("other", func.kernels[0].threads if kernels else 128, 0, 0, kernels=kernels), (0, 0)
+    loops = [(kernel, st) for kernel in func.kernels for st in ir.walk(kernel.body) if isinstance(st, ir.For)]
+    for kernel, st in loops:
         body = list(ir.walk(st.body))
         gemms = [g for g in body if isinstance(g, ir.Gemm)]
         if not gemms:
@@ -135,8 +139,17 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 st.num_stages or 0,
                 sum(_bytes(b) for b in filled),
                 sum(_bytes(b) for b in operands - filled),
+                _trips(st),
+                kernels,
             )
     return best
+
+
+def _trips(loop: ir.For) -> int | None:
+    start, stop, step = (static(e) for e in (loop.start, loop.stop, loop.step))
+    if start is None or stop is None or not step:
+        return None
+    return max(0, -(-(stop - start) // step))
 
 
 def _global_to_shared(c: ir.Copy) -> bool:
@@ -169,6 +182,12 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
       they fit in shared memory (else 2; 4 was slower wherever it fit);
     * a loop with one gemm: the source's warps, and at least 3 stages where they fit (2 stages
       were slower than 3 on every GEMM measured; more than 3 gained nothing, so more stay);
+    * a short loop (at most SHORT_LOOP iterations, known when compiling: a split-K decode's
+      slice) takes the stage count that lets the most blocks share an SM (ties: more stages):
+      with few iterations the pipeline's fill and drain are not repaid, and a second resident
+      block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
+      3 stages 0.84 ms, docs/gpu_runs/2026-12-01_s5_perf_variants.log);
+    * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
     """
     if capability is None or capability < (9, 0):
@@ -180,7 +199,19 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
     if shape.kind == "gemm":
         return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
     warps = next((w for w in (4, 8, 16) if shape.acc_elems <= REGS_PER_THREAD * 32 * w), max(16, shape.threads // 32))
-    return LaunchChoice(warps, fits[0] if fits else shape.stages)
+    stages = fits[0] if fits else shape.stages
+    if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
+        stages = max(fits + [1], key=lambda n: (_blocks_per_sm(shape, warps, n), n))
+    return LaunchChoice(warps if shape.kernels == 1 else None, stages)
+
+
+def _blocks_per_sm(shape: KernelShape, warps: int, stages: int) -> int:
+    """Blocks of this kernel one SM holds, by registers (the accumulators plus REG_OVERHEAD a
+    thread) and by shared memory."""
+    threads = warps * 32
+    by_registers = REGS_PER_SM // (threads * (-(-shape.acc_elems // threads) + REG_OVERHEAD))
+    by_shared = SMEM_PER_SM // (stages * shape.stage_bytes + shape.fixed_bytes + SMEM_SLACK)
+    return min(by_registers, by_shared)
 
 
 def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[LaunchChoice]:

@@ -26,12 +26,12 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import exits, fp4, scratch
+from . import atomics, exits, fp4, reductions, rules, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
-from .rules import LOWERINGS
+from .rules_base import LOWERINGS
 from .scratch import ScratchState
 from .values import (
     AtDim,

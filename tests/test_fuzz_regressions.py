@@ -190,7 +190,7 @@ def copy_into_an_offset_tile(M, N, bm, bn, pad, scope):
 
 
 def test_copy_into_an_offset_region_of_a_fragment(dev, tmp_path):
-    """Written and read one dim at a time (codegen/lower.py separable_write/separable_read): a
+    """Written and read one dim at a time (codegen/registers.py separable_write/separable_read): a
     one-hot of (destination numel x source numel), 2048 x 1024, was past Triton's 2**20 limit."""
     a = torch.randn(50, 70, device=dev)
     kernel = copy_into_an_offset_tile(50, 70, 24, 32, 2, "fragment")

@@ -220,7 +220,7 @@ def test_compress_refuses_the_older_cutlass_signature():
 def test_decompression_has_no_small_gather():
     """Triton 3.6's gather layout pass asserts (``isWarpLocal``, PassManager::run failed on the H200)
     on a small ``tl.gather`` with a long index, which is what the decompression's read of A_sparse
-    was: the register path selects with a one-hot while that is small (codegen/lower.py
+    was: the register path selects with a one-hot while that is small (codegen/registers.py
     ``gather_read``).  Compiling the forced-gather source with Triton 3.6 offline reproduces it."""
     kernel = tilelang.compile(sparse_matmul(50, 70, 80, 32, 32, 32, False, False, "float16", "float32", "int16"))
     assert "tl.gather" not in kernel.get_kernel_source(interpret=False)

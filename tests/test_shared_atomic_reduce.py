@@ -1,5 +1,5 @@
 """Element atomics on a register-resident shared buffer, lowered as the block-level scatter-reduce
-they mean (shared memory is private to the block; codegen/rules.py ``_shared_scatter_reduce``):
+they mean (shared memory is private to the block; codegen/atomics.py ``_shared_scatter_reduce``):
 values reduced over the lane axes the index does not name, or one-hot for irregular, colliding
 positions, then combined with the buffer once.  Past the one-hot limit the buffer still moves to
 global scratch and takes real atomics.  Outputs start NaN/sentinel-poisoned."""

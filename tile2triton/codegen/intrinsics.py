@@ -202,7 +202,7 @@ RNG_BLOCK = 1 << 24  # counters one draw takes: one per element of a T.Parallel 
 
 
 def _rng_draw(lw, e: ir.Call) -> Tile:
-    """The next draw of the stream ``T.rng_init`` started (frontend/rules.py): Philox at the stream's
+    """The next draw of the stream ``T.rng_init`` started (frontend/rules_misc.py): Philox at the stream's
     counter, plus the element's index inside a T.Parallel; the counter then moves past the block."""
     key_ref, counter_ref = e.args
     key = lw.ev(key_ref)

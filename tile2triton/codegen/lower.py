@@ -6,9 +6,11 @@ observed: reductions, dot products, stores).  ``T.Parallel`` opens a *lane space
 variables become broadcast ``tl.arange`` tiles and the body is evaluated once, as tile
 expressions.  Global memory is reached through masked pointer arithmetic.
 
-``KernelLowerer.lower_stmts`` drives the statement rules (rules.py, one per TileIR statement);
+``KernelLowerer.lower_stmts`` drives the statement rules (``rules_base.LOWERINGS``, one per TileIR
+statement, registered by rules.py, tile_ops.py, reductions.py and atomics.py, imported here);
 they, and the helpers for scratch, threads, descriptors, intrinsics and PTX, are handed the
-lowerer and see it through ``values.Lowerer``: none of them imports this module.
+lowerer and see it through ``values.Lowerer``: none of them imports this module.  Register-tile
+access is ``registers.RegisterAccess``, a base class of ``KernelLowerer``.
 """
 
 from __future__ import annotations
@@ -26,20 +28,16 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import exits, fp4, scratch
+from . import atomics, exits, fp4, reductions, rules, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
-from .rules import LOWERINGS
+from .registers import RegisterAccess
+from .rules_base import LOWERINGS
 from .scratch import ScratchState
 from .values import (
-    AtDim,
-    DimIndex,
-    IrregularDim,
-    LaneDim,
     Lowered,
-    RegBuf,
     Scope,
     Tile,
     convert,
@@ -49,7 +47,6 @@ from .values import (
     is_literal,
     literal_value,
     load_other,
-    prod,
 )
 from .warp import lower_warp_op
 
@@ -107,7 +104,7 @@ class LoweringOptions:
 
 
 @dataclass
-class KernelLowerer:
+class KernelLowerer(RegisterAccess):
     kernel: ir.Kernel
     params: list  # Buffer / Var of the PrimFunc, in order
     options: LoweringOptions
@@ -448,522 +445,6 @@ class KernelLowerer:
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 
-    # ------------------------------------------------------------------ register buffers
-    def scalar_mask(self, node: ast.expr, block: bool = False) -> ast.expr:
-        """A condition with lane-independent parts.  Under the interpreter loop counters are Python
-        ints and a comparison of a program id keeps int32 data under its int1 type; either breaks
-        ``mask=`` ('mask has unsupported dtype'), and ``tl.where`` rebuilds it as true booleans."""
-        if self.options.interpret:
-            return P.call("tl.where", node, P.const(True), P.const(False))
-        return node
-
-    def broadcast(self, t: Tile, shape) -> ast.expr:
-        """``t`` as a tile of ``shape`` (scalars may be plain ints under the interpreter)."""
-        if not t.axes:
-            dtype = P.dtype(self.storage_dtype(t.dtype))
-            if is_literal(t):
-                if literal_value(t.node) == 0:
-                    return P.call("tl.zeros", P.list_(shape), dtype)
-                return P.call("tl.full", P.list_(shape), t.node, dtype)
-            return P.binop("+", _typed(self, t), P.call("tl.zeros", P.list_(shape), dtype))
-        return self.broadcast_lanes(t.node, t.axes, shape, t.dtype)
-
-    def full_rank_mask(self, mask: ast.expr | None) -> ast.expr | None:
-        """A lane mask at the lane space's full rank (see ``broadcast_lanes``), to index with None."""
-        if mask is None or not self.scope.loop_axes:
-            return mask
-        return self.broadcast_lanes(mask, frozenset(), self.scope.lanes.padded, BOOL)
-
-    def broadcast_lanes(self, node: ast.expr, axes, shape, dtype) -> ast.expr:
-        """``tl.broadcast_to(node, shape)`` for a lane-space tile.  Inside a loop evaluated as a
-        leading lane axis (rules._LoopAxis), a value from outside the loop keeps its lower rank
-        (Triton's arithmetic broadcasts it); tl.broadcast_to needs the full rank, an addition not."""
-        if self.scope.loop_axes and 0 not in axes:
-            zeros = P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(dtype)))
-            return P.binop("|" if dtype == BOOL else "+", node, zeros)
-        return P.call("tl.broadcast_to", node, P.tuple_(shape))
-
-    def reg(self, buf: ir.Buffer) -> RegBuf:
-        if buf in self.scratch.views:  # a tile operation's operand: the whole buffer as a tile
-            return scratch.tile(self, buf)
-        if buf not in self.regs:
-            raise self.error(f"buffer '{buf.name}' is used before it is allocated")
-        rb = self.regs[buf]
-        if rb.view_of is not None:  # a T.reshape view: refresh it from the buffer it reshapes
-            refresh = P.assign(rb.name, P.call("tl.reshape", P.name(rb.view_of.name), P.tuple_(rb.shape or (1,))))
-            if not (self.out and ast.dump(self.out[-1]) == ast.dump(refresh)):
-                self.emit(refresh)
-        return rb
-
-    def assign_to(self, target: str, value: ast.expr) -> None:
-        self.emit(P.assign(target, value))
-        if target in self.scratch.tiles:  # a tile operation's result: back to its scratch buffer
-            scratch.write_back(self, target)
-        for rb in self.regs.values():  # writing a view writes the buffer it reshapes
-            if rb.view_of is not None and rb.name == target:
-                self.emit(
-                    P.assign(rb.view_of.name, P.call("tl.reshape", P.name(target), P.tuple_(rb.view_of.shape or (1,))))
-                )
-
-    def classify(self, rb: RegBuf, indices) -> list[LaneDim | AtDim] | None:
-        """Per buffer dim: ``LaneDim`` when indexed by a lane variable spanning it, ``AtDim`` when the
-        index is the same for every lane; None when some index varies otherwise (a gather or
-        scatter: see ``flat_read`` / ``flat_write``)."""
-        kinds = []
-        dims = rb.local_shape if rb.lanes is not None else rb.buffer.shape
-        used_axes = set()
-        for d, e in enumerate(indices):
-            t = self.ev(e)
-            if rb.lanes is None and self.scope.lanes is not None and isinstance(t.node, ast.Name):
-                k = self.scope.lanes.names.index(t.node.id) if t.node.id in self.scope.lanes.names else None
-                if k is not None and self.scope.lanes.extents[k] == rb.buffer.shape[d] and k not in used_axes:
-                    used_axes.add(k)
-                    kinds.append(LaneDim(k))
-                    continue
-            if t.axes:
-                return None
-            kinds.append(AtDim(t, dims[d] if d < len(dims) else 1))
-        return kinds
-
-    # A buffer read or written at lane-dependent positions that are not a lane variable itself
-    # (``S[tx + 1]``, ``S[n - 1 - tx]``): flatten it and select by one-hot comparison. Exact, and
-    # O(lanes x buffer size) per access.
-    def flat_index(self, rb: RegBuf, indices) -> Tile:
-        dims = rb.local_shape
-        lin, axes = None, frozenset()
-        stride = 1
-        for d in reversed(range(len(indices))):
-            t = self.ev(indices[d])
-            axes |= t.axes
-            if d < len(dims):
-                term = t.node if stride == 1 else P.binop("*", t.node, P.const(stride))
-                lin = term if lin is None else P.binop("+", term, lin)
-                stride *= dims[d]
-        return Tile(lin if lin is not None else P.const(0), INT32, axes)
-
-    def one_irregular_dim(self, rb: RegBuf, indices) -> tuple[list[DimIndex], int] | None:
-        """Kinds per dim as ``classify`` gives them, and the position of the one dim indexed by a
-        lane-dependent expression (an ``IrregularDim``); None for any other shape."""
-        if rb.lanes is not None or self.scope.lanes is None:
-            return None
-        kinds, irregular, used = [], None, set()
-        for d, e in enumerate(indices):
-            t = self.ev(e)
-            names = self.scope.lanes.names
-            k = names.index(t.node.id) if isinstance(t.node, ast.Name) and t.node.id in names else None
-            if k is not None and k not in used and self.scope.lanes.extents[k] == rb.buffer.shape[d]:
-                used.add(k)
-                kinds.append(LaneDim(k))
-            elif not t.axes:
-                kinds.append(AtDim(t, rb.shape[d]))
-            elif irregular is None:
-                irregular = d
-                kinds.append(IrregularDim(t))
-            else:
-                return None
-        return (kinds, irregular) if irregular is not None else None
-
-    def gather_read(self, rb: RegBuf, indices) -> Tile | None:
-        """``F[i, j // 2]``: one dim indexed by a lane-dependent expression, the others by lane
-        variables or fixed positions.  Select along that dim only: O(lanes x its extent)."""
-        split = self.one_irregular_dim(rb, indices)
-        if split is None:
-            return None
-        kinds, gather = split
-        kept = [k for k in kinds if not isinstance(k, AtDim)]
-        lane_dims = [k.axis for k in kept if isinstance(k, LaneDim)]
-        extra = sorted(kinds[gather].index.axes - set(lane_dims))
-        # tl.gather only where the one-hot select would be large: Triton 3.6's gather layout pass
-        # asserts (isWarpLocal) when the index is much longer than a small source along the axis
-        # (under a loop made a lane axis the index tiles are not at full rank: always tl.gather)
-        use_gather = (
-            len(extra) == 1
-            and rb.buffer.dtype != BOOL
-            and (self.scope.loop_axes or prod(self.scope.lanes.padded) * rb.shape[gather] > scratch.ONE_HOT_LIMIT)
-        )
-        if not use_gather:
-            scratch.check_one_hot(self, rb, rb.shape[gather])
-        rank = self.scope.lanes.rank
-        value = P.name(rb.name)
-        storage_rank = len(rb.shape)
-        for d in reversed(range(len(kinds))):
-            if isinstance(kinds[d], AtDim):
-                value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d])
-                storage_rank -= 1
-        if use_gather:
-            return self.gather_along(value, kept, kinds[gather].index, extra[0], rb.shape[gather], rb.buffer.dtype)
-        order = sorted(
-            range(len(kept)),
-            key=lambda i: (isinstance(kept[i], IrregularDim), kept[i].axis if isinstance(kept[i], LaneDim) else 0),
-        )
-        value = P.permute(value, order)
-        value = P.subscript_none(value, [k in lane_dims for k in range(rank)] + [True])
-        index = kinds[gather].index
-        size = rb.shape[gather]
-        # as in gather_along, a read past the buffer takes its nearest element (TileLang's fragments
-        # keep per-thread storage there, and its examples read a value broadcast into them so)
-        position = index.node
-        if not self.scope.ranges.nonneg(indices[gather]):
-            position = P.call("tl.maximum", position, P.const(0))
-        if not self.scope.ranges.below(indices[gather], size):
-            position = P.call("tl.minimum", position, P.const(size - 1))
-        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
-        hit = P.binop("==", positions, P.subscript_none(position, [True] * rank + [False]))
-        picked = P.call("tl.sum", P.call("tl.where", hit, value, P.const(0)), axis=rank)
-        if rb.buffer.dtype == BOOL:
-            picked = P.binop("!=", picked, P.const(0))
-        else:  # tl.sum widens 8-bit integers: keep the buffer's type (a tl.dot operand, say)
-            picked = self.narrowed(picked, rb.buffer.dtype)
-        return Tile(picked, rb.buffer.dtype, frozenset(lane_dims) | index.axes)
-
-    def gather_along(self, value: ast.expr, kept: list, index: Tile, extra: int, size: int, dtype) -> Tile:
-        """``tl.gather`` along the irregular dim: ``value`` holds the buffer's dims indexed by lane
-        variables and the irregular one (buffer order); the index varies along those lanes and one
-        more, ``extra``, whose extent becomes the gathered axis's.  Exact, and no one-hot tile."""
-        rank = self.scope.lanes.rank
-        axis = next(p for p, k in enumerate(kept) if isinstance(k, IrregularDim))
-        order = [extra if isinstance(k, IrregularDim) else k.axis for k in kept]  # the lane of each result dim
-        union = sorted(order)
-        # padded lanes may compute positions past the buffer: keep every read inside it
-        idx = P.call("tl.minimum", P.call("tl.maximum", index.node, P.const(0)), P.const(size - 1))
-        full = [self.scope.lanes.padded[k] if k in union else 1 for k in range(rank)]
-        idx = self.broadcast_lanes(idx, index.axes, full, INT32)
-        if len(union) != rank:
-            idx = P.call("tl.reshape", idx, P.list_([self.scope.lanes.padded[k] for k in union]))
-        idx = P.permute(idx, [union.index(k) for k in order])
-        out = P.call("tl.gather", value, self.named(idx, "index"), axis)
-        out = P.permute(out, [order.index(k) for k in union])  # result dims in lane order
-        if len(union) != rank:
-            out = P.subscript_none(out, [k in union for k in range(rank)])
-        return Tile(out, dtype, frozenset(union))
-
-    def scatter_write(self, rb: RegBuf, indices, value: Tile) -> bool:
-        """``D[i, 2 * j] = v``: one dim written at a lane-dependent position, the others at lane
-        variables or fixed positions.  Scatter along that dim only (O(lanes x its extent)), combining
-        the lanes that are not buffer dims.  False when the access has another shape."""
-        split = self.one_irregular_dim(rb, indices)
-        if split is None:
-            return False
-        kinds, scatter = split
-        scratch.check_one_hot(self, rb, rb.shape[scatter])
-        used = {k.axis for k in kinds if isinstance(k, LaneDim)}
-        rank = self.scope.lanes.rank
-        size = rb.shape[scatter]
-        value = self.cast(value, rb.buffer.dtype)
-        index = kinds[scatter].index
-        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
-        hit = P.binop(
-            "==", P.subscript_none(self.broadcast(index, self.scope.lanes.padded), [True] * rank + [False]), positions
-        )
-        active = self.full_rank_mask(self.lane_mask(frozenset(range(rank))))
-        if active is not None:
-            hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
-        hit_name = self.assign(f"{rb.name}_hit", hit)
-        vals = P.subscript_none(self.broadcast(value, self.scope.lanes.padded), [True] * rank + [False])
-        written = P.call("tl.where", P.name(hit_name), vals, P.const(_lowest(self.storage_dtype(rb.buffer.dtype))))
-        touched = P.to(P.name(hit_name), INT32)
-        # combine the lanes that are not a dim of the buffer (several writers of one position agree)
-        combined = sorted(set(range(rank)) - used, reverse=True)
-        for k in combined:
-            written = P.call("tl.max", written, axis=k)
-            touched = P.call("tl.max", touched, axis=k)
-        if combined:
-            written = self.narrowed(written, rb.buffer.dtype)
-        # now: the buffer's lane dims in lane order, then the scattered dim; put them in buffer order
-        mapped = sorted(k.axis for k in kinds if isinstance(k, LaneDim))
-        order = [
-            mapped.index(k.axis) if isinstance(k, LaneDim) else len(mapped) for k in kinds if not isinstance(k, AtDim)
-        ]
-        written, touched = P.permute(written, order), P.permute(touched, order)
-        pattern = [not isinstance(k, AtDim) for k in kinds]
-        mask = P.subscript_none(P.binop(">", touched, P.const(0)), pattern)
-        written = P.subscript_none(written, pattern)
-        for d, k in enumerate(kinds):
-            if isinstance(k, AtDim) and rb.shape[d] > 1:
-                mask = P.binop(
-                    "&", mask, P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[d]), d, len(kinds)), k.index.node)
-                )
-        self.assign_to(rb.name, P.call("tl.where", mask, written, P.name(rb.name)))
-        return True
-
-    def flat_read(self, rb: RegBuf, indices) -> Tile:
-        scratch.check_one_hot(self, rb, prod(rb.local_shape))
-        lin = self.flat_index(rb, indices)
-        rank = self.scope.lanes.rank
-        size = prod(rb.local_shape)
-        storage = P.name(rb.name)
-        if rb.lanes is None:
-            flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
-            flat = P.subscript_none(flat, [False] * rank + [True])
-            axes = lin.axes
-        else:
-            flat = P.call("tl.reshape", storage, P.tuple_(list(self.scope.lanes.padded) + [size]))
-            axes = frozenset(range(rank))
-        positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
-        hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * rank + [False]))
-        picked = P.call("tl.sum", P.call("tl.where", hit, flat, P.const(0)), axis=rank)
-        if rb.buffer.dtype == BOOL:
-            picked = P.binop("!=", picked, P.const(0))
-        return Tile(picked, rb.buffer.dtype, axes)
-
-    def separable(self, rb: RegBuf, indices) -> tuple[list[Tile], list[int]] | None:
-        """The index tiles and, per buffer dim, the one lane axis its index varies along (a
-        different axis for every dim, all of them used); None for any other access."""
-        lanes = self.scope.lanes
-        if rb.lanes is not None or lanes is None or self.scope.loop_axes or rb.buffer.dtype == BOOL:
-            return None
-        tiles = [self.ev(e) for e in indices]
-        axes = [min(t.axes) if len(t.axes) == 1 else None for t in tiles]
-        if len(tiles) != len(rb.shape) or None in axes or sorted(axes) != list(range(lanes.rank)):
-            return None
-        return tiles, axes
-
-    def lane_index(self, index: Tile, axis: int) -> ast.expr:
-        """An index that varies along lane axis ``axis`` only, as a 1-D tile."""
-        if self.scope.lanes.rank == 1:
-            return index.node
-        return P.call("tl.reshape", index.node, P.tuple_([self.scope.lanes.padded[axis]]))
-
-    def separable_read(self, rb: RegBuf, indices) -> Tile | None:
-        """``X[i + 2, j + 2]``: the read of ``separable_write``'s shape.  Select one dim at a time,
-        each step replacing the dim by its lane axis: O(buffer size x lanes along that axis)."""
-        split = self.separable(rb, indices)
-        if split is None:
-            return None
-        tiles, axes = split
-        rank = self.scope.lanes.rank
-        scratch.check_one_hot(self, rb, max(self.scope.lanes.padded))
-        value = P.name(rb.name)
-        layout = [("dim", d) for d in range(rank)]  # what each axis of ``value`` holds
-        for d, (index, axis) in enumerate(zip(tiles, axes)):
-            at = layout.index(("dim", d))
-            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), at, rank + 1)
-            hit = P.binop("==", positions, P.expand(self.lane_index(index, axis), rank, rank + 1))
-            picked = P.call("tl.where", hit, P.subscript_none(value, [True] * rank + [False]), P.const(0))
-            value = P.name(self.assign(f"{rb.name}_cols", P.call("tl.sum", picked, axis=at)))
-            layout = layout[:at] + layout[at + 1 :] + [axis]
-        return Tile(P.permute(value, [layout.index(k) for k in range(rank)]), rb.buffer.dtype, frozenset(range(rank)))
-
-    def separable_write(self, rb: RegBuf, indices, value: Tile) -> bool:
-        """``X[i + 2, j + 2] = v`` (a copy into an offset region): every dim written at a position
-        that depends on one lane axis of its own.  Scatter one dim at a time, each step replacing a
-        lane axis by the dim's positions: O(lanes x extent) per dim, where ``flat_write`` builds
-        lanes x buffer size (past Triton's 2**20 elements per tile for tiles of a few hundred).
-        False when the access has another shape."""
-        split = self.separable(rb, indices)
-        if split is None:
-            return False
-        tiles, axes = split
-        lanes, rank = self.scope.lanes, self.scope.lanes.rank
-        scratch.check_one_hot(self, rb, max(rb.shape))
-        value = self.cast(value, rb.buffer.dtype)
-        low = _lowest(self.storage_dtype(rb.buffer.dtype))
-        written = self.broadcast(value, lanes.padded)
-        touched = P.call("tl.full", P.list_(lanes.padded), P.const(1), P.dtype(INT32))
-        active = self.lane_mask(frozenset(range(rank)))
-        if active is not None:  # padded and inactive lanes write nothing
-            written = P.call("tl.where", active, written, P.const(low))
-            touched = P.call("tl.where", active, touched, P.const(0))
-        layout = list(range(rank))  # what each axis of the tiles holds: a lane axis, or ("dim", d)
-        for d, (index, axis) in enumerate(zip(tiles, axes)):
-            at = layout.index(axis)
-            lane_index = self.lane_index(index, axis)
-            positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), rank, rank + 1)
-            hit = P.binop("==", P.expand(lane_index, at, rank + 1), positions)
-            hit = self.assign(f"{rb.name}_hit", hit)
-            grown = [True] * rank + [False]
-            written = P.call(
-                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(written, grown), P.const(low)), axis=at
-            )
-            touched = P.call(
-                "tl.max", P.call("tl.where", P.name(hit), P.subscript_none(touched, grown), P.const(0)), axis=at
-            )
-            written, touched = self.assign(f"{rb.name}_rows", written), self.assign(f"{rb.name}_touched", touched)
-            written, touched = P.name(written), P.name(touched)
-            layout = layout[:at] + layout[at + 1 :] + [("dim", d)]
-        written = self.narrowed(written, rb.buffer.dtype)
-        self.assign_to(rb.name, P.call("tl.where", P.binop(">", touched, P.const(0)), written, P.name(rb.name)))
-        return True
-
-    def flat_write(self, rb: RegBuf, indices, value: Tile) -> None:
-        scratch.check_one_hot(self, rb, prod(rb.local_shape))
-        lin = self.flat_index(rb, indices)
-        lanes = self.scope.lanes
-        rank = lanes.rank
-        size = prod(rb.local_shape)
-        value = self.cast(value, rb.buffer.dtype)
-        active = self.lane_mask(frozenset(range(rank)))
-        positions = P.call("tl.arange", 0, size)
-        if rb.lanes is not None:  # per-lane local array: each lane writes its own copy
-            active = self.full_rank_mask(active)
-            if value.axes and self.scope.loop_axes:
-                value = Tile(self.broadcast(value, lanes.padded), value.dtype, frozenset(range(rank)))
-            hit = P.binop("==", P.subscript_none(positions, [False] * rank + [True]),
-                          P.subscript_none(lin.node, [True] * rank + [False]))  # fmt: skip
-            if active is not None:
-                hit = P.binop("&", hit, P.subscript_none(active, [True] * rank + [False]))
-            flat = P.call("tl.reshape", P.name(rb.name), P.tuple_(list(lanes.padded) + [size]))
-            node = P.subscript_none(value.node, [True] * rank + [False]) if value.axes else _typed(self, value)
-            new = P.call("tl.where", hit, node, flat)
-            self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)))
-            return
-        # shared/fragment buffer written by many lanes: a scatter (lanes flattened to one axis)
-        n_lanes = prod(lanes.padded)
-
-        def lanes_1d(t: Tile):
-            return P.call("tl.reshape", self.broadcast(t, lanes.padded), P.tuple_([n_lanes]))
-
-        lin_1d = lanes_1d(lin)
-        hit = P.binop("==", P.subscript_none(lin_1d, [True, False]),
-                      P.subscript_none(positions, [False, True]))  # fmt: skip
-        if active is not None:
-            hit = P.binop("&", hit, P.subscript_none(lanes_1d(Tile(active, BOOL, self.cond_axes())), [True, False]))
-        hit_name = self.assign(f"{rb.name}_hit", hit)
-        low = _lowest(self.storage_dtype(rb.buffer.dtype))
-        vals = P.subscript_none(lanes_1d(value), [True, False])
-        # any writer of a position wins (all writers of one position agree in a race-free program)
-        written = P.call("tl.max", P.call("tl.where", P.name(hit_name), vals, P.const(low)), axis=0)
-        written = self.narrowed(written, rb.buffer.dtype)
-        touched = P.call("tl.max", P.to(P.name(hit_name), INT32), axis=0)
-        storage = P.name(rb.name)
-        flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
-        new = P.call("tl.where", P.binop(">", touched, P.const(0)), written, flat)
-        self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)) if len(rb.shape) > 1 else new)
-
-    def reg_read(self, buf: ir.Buffer, indices) -> Tile:
-        rb = self.reg(buf)
-        if not rb.shape:  # a one-element buffer is a scalar, whatever the (necessarily zero) index
-            return Tile(P.name(rb.name), buf.dtype)
-        if rb.lanes is not None and rb.lanes is self.scope.lanes and len(rb.shape) == rb.lanes.rank:
-            # each lane's (thread's) one element, whatever the (necessarily zero) index: nz_idx[count]
-            return Tile(P.name(rb.name), buf.dtype, frozenset(range(rb.lanes.rank)))
-        kinds = self.classify(rb, indices)
-        if kinds is None:
-            return self.gather_read(rb, indices) or self.separable_read(rb, indices) or self.flat_read(rb, indices)
-        value = P.name(rb.name)
-        lead = rb.lanes.rank if rb.lanes is not None else 0
-        storage_rank = len(rb.shape)
-        # select fixed positions, last dim first so earlier dim numbers stay valid
-        has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
-        for d in reversed(range(len(kinds))):
-            if isinstance(kinds[d], AtDim) and has_local_dims:
-                value = self.select_at(value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d])
-                storage_rank -= 1
-        axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
-        lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
-        if lane_dims:
-            order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
-            value = P.permute(value, order)
-            present = sorted(lane_dims)
-            value = P.subscript_none(value, [k in present for k in range(self.scope.lanes.rank)])
-            axes = frozenset(lane_dims)
-        dt = buf.dtype
-        return Tile(value, dt, axes)
-
-    def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int) -> ast.expr:
-        """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
-        if size == 1:
-            return P.call("tl.sum", value, axis=dim) if rank > 1 else P.call("tl.sum", value, axis=0)
-        positions = P.expand(P.call("tl.arange", 0, size), dim, rank)
-        picked = P.call("tl.where", P.binop("==", positions, index.node), value, P.const(0))
-        return P.call("tl.sum", picked, axis=dim)
-
-    def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
-        rb = self.reg(buf)
-        lead = rb.lanes.rank if rb.lanes is not None else 0
-        if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
-            if (
-                rb.lanes is None
-                and self.scope.lanes is not None
-                and all(self.scope.lanes.padded[k] == 1 for k in value.axes | self.cond_axes())
-            ):
-                if value.axes:  # T.Parallel(1, 1): the single iteration's value
-                    value = Tile(P.call("tl.sum", P.call("tl.reshape", value.node, P.tuple_([1])), axis=0), value.dtype)
-                mask = self.lane_mask(frozenset()) if self.scope.conds else None
-                if mask is not None and self.cond_axes():  # and its condition, a scalar like the element
-                    one = P.call("tl.sum", P.call("tl.reshape", P.to(mask, INT32), P.tuple_([1])), axis=0)
-                    mask = P.binop("!=", one, P.const(0))
-                self.assign_whole(rb, value, mask)
-                return
-            if rb.lanes is None and (value.axes or self.cond_axes()):
-                raise self.error(
-                    f"different T.Parallel iterations write the one element of '{buf.name}'; "
-                    "allocate it inside the T.Parallel body or give it the loop's shape"
-                )
-            self.assign_whole(rb, value, self.lane_mask(frozenset()) if self.scope.conds else None)
-            return
-        kinds = self.classify(rb, indices)
-        if kinds is None:
-            if not self.scatter_write(rb, indices, value) and not self.separable_write(rb, indices, value):
-                self.flat_write(rb, indices, value)
-            return
-        rank = len(rb.shape)
-        value = self.cast(value, buf.dtype)
-        conds = self.lane_mask(frozenset()) if self.scope.conds else None
-        cond_axes = self.cond_axes()
-        if rb.lanes is not None:
-            node, mask = _typed(self, value), conds
-            pattern = [True] * lead + [False] * (rank - lead)
-            node = P.subscript_none(node, pattern) if rank > lead and value.axes else node
-            if mask is not None:
-                mask = P.subscript_none(mask, pattern) if rank > lead else mask
-        else:
-            lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
-            if any(self.scope.lanes.padded[k] != 1 for k in (value.axes | cond_axes) - set(lane_axes)):
-                # the written element is chosen per lane (``if tx == 0: S[0] = v``): a scatter
-                # (a lane axis of extent 1, as in ``T.Parallel(1, D)``, has one iteration: no choice)
-                self.flat_write(rb, indices, value)
-                return
-            node = self.to_buffer_layout(value.node, value.axes, kinds, rank, value.dtype)
-            mask = self.to_buffer_layout(conds, cond_axes, kinds, rank, BOOL) if conds is not None else None
-        for d, k in enumerate(kinds):
-            if isinstance(k, AtDim) and rb.shape[lead + d] > 1:  # a unit dim has only the one position
-                hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k.index.node)
-                mask = hit if mask is None else P.binop("&", mask, hit)
-        if mask is None:
-            if _needs_bcast(value, rb, kinds):
-                node = self.broadcast(Tile(node, value.dtype, value.axes), rb.shape)
-            self.assign_to(rb.name, node)
-        else:
-            self.assign_to(rb.name, P.call("tl.where", mask, node, P.name(rb.name)))
-
-    def to_buffer_layout(self, node, axes, kinds, rank, dtype=INT32) -> ast.expr:
-        """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
-        lane_axes = [k.axis for k in kinds if isinstance(k, LaneDim)]
-        if not lane_axes:
-            return node
-        lanes = self.scope.lanes
-        if axes:
-            # drop lane axes the buffer is not indexed by (the value is constant along them)
-            keep = sorted(lane_axes)
-            if set(range(lanes.rank)) - set(keep):
-                full = [lanes.padded[k] if k in axes else 1 for k in range(lanes.rank)]
-                node = P.call("tl.reshape", node, P.tuple_([full[k] for k in keep]))
-                if set(keep) - set(axes):
-                    node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
-            elif set(axes) != set(keep):
-                node = self.broadcast_lanes(node, axes, [lanes.padded[k] for k in keep], dtype)
-            order = [sorted(lane_axes).index(k) for k in lane_axes]
-            node = P.permute(node, order)
-        pattern = [isinstance(k, LaneDim) for k in kinds]
-        return P.subscript_none(node, pattern) if axes else node
-
-    def assign_whole(self, rb: RegBuf, value: Tile, mask) -> None:
-        value = self.cast(value, rb.buffer.dtype)
-        node = value.node
-        if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
-            node = self.broadcast_lanes(_typed(self, value), value.axes, rb.shape, value.dtype)
-        elif not rb.shape and not value.axes and is_literal(value):
-            node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
-        if mask is not None:
-            node = P.call("tl.where", mask, node, P.name(rb.name))
-        self.assign_to(rb.name, node)
-
-
-def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
-    lane_dims = [k for k in kinds if isinstance(k, LaneDim)]
-    return len(lane_dims) != len(rb.shape) or not {k.axis for k in lane_dims} <= value.axes
-
 
 def _loads(node: ast.expr) -> bool:
     return any(
@@ -974,12 +455,6 @@ def _loads(node: ast.expr) -> bool:
         and n.func.value.id == "tl"
         for n in ast.walk(node)
     )
-
-
-def _typed(lowerer: KernelLowerer, value: Tile) -> ast.expr:
-    if is_literal(value):
-        return P.call("tl.full", P.list_([]), value.node, P.dtype(lowerer.storage_dtype(value.dtype)))
-    return value.node
 
 
 def _literal_in(t: Tile, dt: DType) -> Tile:
@@ -999,14 +474,6 @@ def _literal_in(t: Tile, dt: DType) -> Tile:
     except OverflowError:  # beyond the dtype's range
         rounded = float("inf") if value > 0 else float("-inf")
     return t if rounded == value else Tile(P.const(rounded), t.dtype, t.axes)
-
-
-def _lowest(dt: DType):
-    if dt.is_float:
-        return float("-inf")
-    if dt == BOOL:
-        return 0
-    return -(2 ** (dt.bits - 1)) if dt.kind == "int" else 0
 
 
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}

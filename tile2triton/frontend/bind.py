@@ -24,7 +24,10 @@ from ..language.proxy import TensorType
 from . import packed
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .reducer_epochs import ReducerEpochs
-from .rules import RULES, CommReducer, check_barrier_order, make_tensor
+from .rules import RULES
+from .rules_memory import make_tensor
+from .rules_reduce import CommReducer
+from .rules_sync import check_barrier_order
 from .source import FunctionSource
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}

@@ -21,7 +21,8 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral
 from ..language.proxy import _TensorProxy
-from .rules import RULES, BarrierArray
+from .rules import RULES
+from .rules_sync import BarrierArray
 from .source import MacroSource
 
 _PY_BINOPS = {

@@ -161,7 +161,7 @@ class KernelSource(FunctionSource):
     # binder imports this module, so this module cannot import the binder)
     binder: ClassVar[Callable | None] = None
     # what TileLang rejects while it builds a prim_func (it runs the body at decoration), checked
-    # at decoration too where the arguments are known then (frontend/rules.py registers them)
+    # at decoration too where the arguments are known then (frontend/rules_atomic.py registers them)
     definition_checks: ClassVar[list[Callable]] = []
 
     @classmethod

@@ -10,8 +10,8 @@ tile2triton kernel is an instance of them.  ``Var(name, dtype)`` is a symbolic s
 
 from __future__ import annotations
 
-from .. import language
-from ..language import Cast, Dynamic, _kernel_only, if_then_else
+from ..language import Cast, Dynamic, _primitive, if_then_else
+from ..language._primitive import _kernel_only
 from ..language.dtypes import TypedLiteral, to_dtype
 
 
@@ -83,7 +83,7 @@ class Call(PrimExpr):
         return f"tirx.Call({self.dtype!r}, {self.op!r}, {list(self.args)!r})"
 
 
-language._host_call_class = Call
+_primitive._host_call_class = Call
 
 
 class Stmt:

@@ -6,7 +6,7 @@ per group, a 4-bit code: bits [1:0] and [3:2] are the positions (0-3) of the two
 32-bit elements (1:2 sparsity) the positions count 16-bit halves (``0b0100``: the first element,
 ``0b1110``: the second). Codes are packed little-endian, ``meta_bits // 4`` groups per metadata
 element, in row-major order (``E[m, j]`` covers dense columns ``j * e_factor ...``).
-``tile2triton/frontend/rules.py`` (``bind_gemm_sp``) decodes this format."""
+``tile2triton/frontend/rules_gemm.py`` (``bind_gemm_sp``) decodes this format."""
 
 from __future__ import annotations
 

@@ -1,0 +1,232 @@
+"""Lowering rule of atomics (``ir.Atomic``): global ``tl.atomic_*`` with the compare-and-swap loop
+for 16-bit floats Triton lacks, reductions over lanes before one atomic, and shared-memory
+atomics as block-level scatter-reduces.
+"""
+
+from __future__ import annotations
+
+import ast
+from math import prod
+
+from .. import ir
+from ..ir import BOOL, FLOAT32, INT32
+from ..language.dtypes import DTYPES
+from . import pyast as P
+from . import scratch
+from .reductions import _BITWISE, _reduce_identity
+from .rules import lower_store
+from .rules_base import lowers
+from .tile_ops import _elementwise, _scope_rank
+from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, load_other
+
+
+@lowers(ir.Atomic)
+def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
+    fn = "tl.atomic_" + s.kind
+
+    def element(dst_buf, dst_idx, value: Tile | None):
+        if _shared_scatter_reduce(lw, s, dst_buf, dst_idx, value):  # a register-resident shared buffer
+            return
+        if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
+            dst_buf = scratch.atomic_target(lw, dst_buf)
+        elif dst_buf.scope != ir.GLOBAL:
+            raise lw.error("atomics target global tensors")
+        idx = [lw.ev(i) for i in dst_idx]
+        # every iteration (thread) performs its own atomic, also where the address is the same
+        # for all of them (``T.atomic_add(count[0], 1)``, the other threads of a 2-D block)
+        every = frozenset(range(lw.scope.lanes.rank)) if lw.scope.lanes is not None else frozenset()
+        offs, mask, axes = lw.global_address(dst_buf, idx, list(dst_idx), every)
+        if every - frozenset().union(*(t.axes for t in idx)):
+            spread = [lw.scope.lanes.padded[k] if k in axes else 1 for k in range(lw.scope.lanes.rank)]
+            offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
+        ptr = lw.named_offsets(dst_buf, offs)
+        if value is None:  # T.atomic_load: a load that no cache can answer
+            kwargs = {"mask": mask, "other": load_other(dst_buf.dtype)} if mask is not None else {}
+            call = P.call("tl.load", ptr, volatile=True, **kwargs)
+        else:
+            value = lw.cast(value, dst_buf.dtype)
+            kwargs = {"mask": mask} if mask is not None else {}
+            node = value.node
+            bits = _XCHG_BITS.get(dst_buf.dtype.name) if s.kind == "xchg" else None
+            if bits is not None:  # exchange the float's bits (the interpreter exchanges integers only)
+                ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(DTYPES[bits])))
+                node = P.call(P.attr(node, "to"), P.dtype(DTYPES[bits]), bitcast=True)
+            call = P.call(fn, ptr, node, **kwargs)
+            if _needs_cas(lw, s.kind, dst_buf.dtype):
+                call = _atomic_rmw_16bit(lw, s.kind, dst_buf, ptr, value, mask, axes)
+            if bits is not None and s.result is not None:
+                call = P.call(P.attr(call, "to"), P.dtype(dst_buf.dtype), bitcast=True)
+        if s.result is None:
+            lw.emit(P.expr_stmt(call))
+            return
+        lw.scope.env[s.result] = Tile(P.name(lw.assign(s.result.name, call)), dst_buf.dtype, axes)
+
+    if (
+        isinstance(s.dst, ir.Load)
+        and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL)
+        and s.dst.buffer not in lw.scratch.views
+    ):
+        if s.result is not None:
+            raise lw.error("the previous value of an atomic on a register buffer is not supported")
+        _register_reduction(lw, s)
+        return
+    if isinstance(s.dst, ir.Load):
+        element(s.dst.buffer, s.dst.indices, lw.ev(s.value) if s.value is not None else None)
+        return
+
+    if (
+        isinstance(s.dst, ir.Load)
+        and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL)
+        and s.dst.buffer not in lw.scratch.views
+    ):
+        _register_reduction(lw, s)
+        return
+    if isinstance(s.dst, ir.Load):
+        element(s.dst.buffer, s.dst.indices, lw.ev(s.value))
+        return
+    regions = [s.dst] + ([s.value] if isinstance(s.value, ir.Region) else [])
+    base = regions[-1] if len(regions) == 2 and _scope_rank(regions[1].buffer) > 0 else s.dst
+
+    def body(indices):
+        value = lw.ev(ir.Load(s.value.buffer, indices[1])) if isinstance(s.value, ir.Region) else lw.ev(s.value)
+        element(s.dst.buffer, indices[0], value)
+
+    _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
+
+
+_XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
+
+
+def _needs_cas(lw: Lowerer, kind: str, dt) -> bool:
+    """Triton's atomic max/min take no 16-bit floats, nor does the interpreter's atomic add bf16."""
+    if not (dt.is_float and dt.bits == 16):
+        return False
+    return kind in ("max", "min") or (kind == "add" and dt.name == "bfloat16" and lw.options.interpret)
+
+
+def _atomic_rmw_16bit(lw: Lowerer, kind: str, dst_buf, ptr, value: Tile, mask, axes) -> ast.expr:
+    """A 16-bit float atomic as the compare-and-swap loop ``_atomic_rmw_16bit``.  Its loop test
+    reduces over the lanes: a scalar address is handled as a 1-element tile."""
+    lw.helpers.add("_atomic_rmw_16bit")
+    round_bf16 = lw.options.interpret and dst_buf.dtype.name == "bfloat16"
+    if round_bf16:
+        lw.helpers.add("_round_to_bf16")
+    node = value.node
+    if is_literal(value):
+        node = P.call("tl.full", P.list_([]), node, P.dtype(FLOAT32))
+    scalar = not axes and lw.scope.lanes is None
+    if scalar:
+        ptr = P.binop("+", ptr, P.call("tl.zeros", P.list_([P.const(1)]), P.dtype(INT32)))
+        node = P.binop("+", node, P.call("tl.zeros", P.list_([P.const(1)]), P.dtype(FLOAT32)))
+    base = P.name(lw.pointer(dst_buf))
+    active = mask if mask is not None else P.const(True)
+    call = P.call("_atomic_rmw_16bit", ptr, node, active, base, P.const(kind), P.const(round_bf16))
+    return P.call("tl.reshape", call, P.tuple_([])) if scalar else call
+
+
+_ATOMIC_REDUCER = {"add": "tl.sum", "max": "tl.max", "min": "tl.min", "and": "_and_combine", "or": "_or_combine",
+                   "xor": "_xor_combine"}  # fmt: skip
+
+
+def _atomic_reduce(lw: Lowerer, kind: str, node: ast.expr, axis: int, keep_dims: bool = False) -> ast.expr:
+    """``node`` reduced along ``axis`` with the combine of ``T.atomic_<kind>``."""
+    extra = {"keep_dims": True} if keep_dims else {}
+    if kind in _BITWISE:
+        lw.helpers.add(_ATOMIC_REDUCER[kind])
+        return P.call("tl.reduce", node, axis, P.name(_ATOMIC_REDUCER[kind]), **extra)
+    return P.call(_ATOMIC_REDUCER[kind], node, axis=axis, **extra)
+
+
+def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
+    """An atomic update of a register tile (a reducer's ``acc[i] += v`` in ``T.Parallel(M, N)``):
+    every active iteration contributes once, so the contributions are reduced over the lanes the
+    index does not depend on, then combined with the element once."""
+    if s.kind not in _ATOMIC_REDUCER:
+        raise lw.error(f"T.atomic_{s.kind} on a register buffer is not supported")
+    dst = s.dst
+    value = lw.cast(lw.ev(s.value), dst.buffer.dtype)
+    lanes = lw.scope.lanes
+    extra = set()
+    if lanes is not None:
+        index_axes = frozenset().union(*(lw.ev(i).axes for i in dst.indices))
+        extra = set(range(lanes.rank)) - index_axes
+    if extra:
+        active = lw.lane_mask(frozenset(range(lanes.rank)))
+        everywhere = frozenset(range(lanes.rank))
+        node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+        if active is not None:
+            identity = _reduce_identity({"add": "sum"}.get(s.kind, s.kind), dst.buffer.dtype)
+            node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
+        for k in sorted(extra, reverse=True):
+            node = _atomic_reduce(lw, s.kind, node, k, keep_dims=True)
+        if not everywhere - extra:  # every axis reduced: a scalar, as a tile with no axes is
+            node = P.call("tl.reshape", node, P.tuple_([]))
+        value = Tile(node, value.dtype, everywhere - extra)
+    old = ir.Load(dst.buffer, dst.indices)
+    if s.kind in _BITWISE:
+        combined = ir.BinOp(_BITWISE[s.kind][0], old, Lowered(value), dst.buffer.dtype)
+    elif s.kind == "add":
+        combined = ir.BinOp("+", old, Lowered(value), dst.buffer.dtype)
+    else:
+        combined = ir.Call(s.kind, (old, Lowered(value)), dst.buffer.dtype)
+    # inactive lanes contributed the identity
+    with lw.scoped(conds=[] if extra else lw.scope.conds):
+        lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
+
+
+def _shared_scatter_reduce(lw: Lowerer, s: ir.Atomic, buf: ir.Buffer, indices, value: Tile | None) -> bool:
+    """An atomic on a register-resident shared buffer, as the block-level scatter-reduce it means
+    (shared memory is private to the block): the active lanes' values are reduced per buffer
+    position and combined with the buffer once.  False where it does not apply (the buffer is in
+    scratch, the previous value is asked for, an exchange or load), and the global atomics on the
+    buffer's scratch copy do it."""
+    if buf.scope != ir.SHARED or buf in lw.scratch.views or s.result is not None or value is None:
+        return False
+    if s.kind not in _ATOMIC_REDUCER or buf.dtype == BOOL:
+        return False
+    with scratch.register_path(lw, buf):  # what the register path refuses moves the buffer to scratch
+        rb = lw.reg(buf)
+        if not rb.shape or lw.scope.lanes is None or lw.classify(rb, indices) is not None:
+            # every buffer dim indexed by a lane variable or a fixed position: reduce over the
+            # other lane axes, then one read-combine-write (the writers of a position agree)
+            _register_reduction(lw, ir.Atomic(s.loc, s.kind, ir.Load(buf, tuple(indices)), Lowered(value)))
+        else:
+            _one_hot_scatter_reduce(lw, s.kind, rb, indices, value)
+    return True
+
+
+def _one_hot_scatter_reduce(lw: Lowerer, kind: str, rb: RegBuf, indices, value: Tile) -> None:
+    """``S[idx[tx]] += v`` with lane-dependent positions that may collide (a histogram): every lane's
+    value on a one-hot row of the flattened buffer, reduced over the lanes: O(lanes x buffer size)."""
+    lanes = lw.scope.lanes
+    size = prod(rb.shape)
+    scratch.check_one_hot(lw, rb, size)
+    dtype = rb.buffer.dtype
+    everywhere = frozenset(range(lanes.rank))
+    value = lw.cast(value, dtype)
+    node = value.node if value.axes == everywhere else lw.broadcast(value, lanes.padded)
+    lin = lw.flat_index(rb, indices)
+    positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * lanes.rank + [True])
+    hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * lanes.rank + [False]))
+    active = lw.lane_mask(everywhere)  # padded lanes and lanes under a false condition add nothing
+    if active is not None:
+        hit = P.binop("&", hit, P.subscript_none(lw.full_rank_mask(active), [True] * lanes.rank + [False]))
+    hit = P.name(lw.assign(f"{rb.name}_hit", hit))
+    identity = _reduce_identity({"add": "sum"}.get(kind, kind), dtype)
+    rows = prod(lanes.padded)
+    spread = P.call("tl.where", hit, P.subscript_none(node, [True] * lanes.rank + [False]), P.const(identity))
+    spread = P.call("tl.reshape", spread, P.tuple_([rows, size]))
+    contribution = P.name(lw.assign(f"{rb.name}_update", _atomic_reduce(lw, kind, spread, 0)))
+    storage = P.name(rb.name)
+    flat = P.call("tl.reshape", storage, P.tuple_([size])) if len(rb.shape) > 1 else storage
+    if kind == "add":
+        new = P.binop("+", flat, contribution)
+    elif kind in _BITWISE:
+        new = P.binop(_BITWISE[kind][0], flat, contribution)
+    else:  # positions no lane hit keep their value (also a NaN, which max/min with the identity would drop)
+        touched = P.call("tl.max", P.call("tl.reshape", P.to(hit, INT32), P.tuple_([rows, size])), axis=0)
+        combined = P.call("tl.maximum" if kind == "max" else "tl.minimum", flat, contribution)
+        new = P.call("tl.where", P.binop(">", touched, P.const(0)), combined, flat)
+    if lw.storage_dtype(dtype).bits < 32:  # Triton sums small integers as int32
+        new = P.to(new, lw.storage_dtype(dtype))
+    lw.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)) if len(rb.shape) > 1 else new)

@@ -1,0 +1,183 @@
+"""Binding rules of element-wise intrinsics: math functions, integer and bitwise operations,
+casts and ``T.reinterpret``, packed loads/stores (``T.ldg*``/``T.stg*``), ``T.__ldg``, inline asm
+and the ``T.ptx_*`` reads.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..ir import BOOL, FLOAT32, INT32
+from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
+from ..language.dtypes import DTYPES
+from . import packed
+from .rules_base import RULES, BinderLike, rule
+
+UNARY_MATH = {
+    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
+    "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
+    "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
+}  # fmt: skip
+_PREDICATES = {"isnan", "isinf", "isfinite"}
+
+
+# --- element-wise intrinsics
+def _math_rule(name):
+    def bind(b: BinderLike, node, args):
+        (x,) = args.values()
+        x = as_expr(x, b.loc(node))
+        if name.startswith("__") and not (x.dtype.is_float and x.dtype.bits >= 16) and not is_weak(x):
+            # the fast-math intrinsics (T.__exp, ...) take float16/bfloat16/float32/float64 only, as in TileLang
+            raise b.error(f"T.{name} only supports floating-point inputs, but got {x.dtype}", node)
+        if name in _PREDICATES:
+            dtype = BOOL
+        elif name in ("abs", "floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
+            dtype = x.dtype
+        else:
+            dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32
+        if name in ("floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
+            return x
+        return ir.Call(name.lstrip("_"), (x,), dtype)
+
+    return bind
+
+
+for _name in UNARY_MATH:
+    RULES[_name] = _math_rule(_name)
+
+
+def _binary_call(name):
+    def bind(b: BinderLike, node, args):
+        x, y = (as_expr(v, b.loc(node)) for v in args.values())
+        dtype = binary_dtype("+", x, y)
+        if name in ("pow", "atan2", "fmod") and not dtype.is_float:
+            dtype = FLOAT32
+        return ir.Call(name, (x, y), dtype)
+
+    return bind
+
+
+for _name in ("max", "min", "pow", "atan2", "fmod"):
+    RULES[_name] = _binary_call(_name)
+
+for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), ("bitwise_or", "|"),
+                   ("bitwise_xor", "^"), ("shift_left", "<<"), ("shift_right", ">>")):  # fmt: skip
+
+    def _op_rule(b, node, args, _op=_op):
+        x, y = (as_expr(args[k], b.loc(node)) for k in ("a", "b"))
+        return ir.BinOp(_op, x, y, binary_dtype(_op, x, y))
+
+    RULES[_name] = _op_rule
+
+
+@rule("truncdiv", "truncmod")
+def bind_trunc(b: BinderLike, node, args, name):
+    x, y = as_expr(args["a"]), as_expr(args["b"])
+    return ir.Call(name, (x, y), binary_dtype("+", x, y))
+
+
+@rule("bitwise_not")
+def bind_bitwise_not(b: BinderLike, node, args):
+    x = as_expr(args["x"])
+    return ir.UnaryOp("~", x, x.dtype)
+
+
+@rule("ceildiv")
+def bind_ceildiv(b: BinderLike, node, args):
+    x, y = as_expr(args["a"]), as_expr(args["b"])
+    dtype = binary_dtype("+", x, y)
+    return ir.BinOp("//", ir.BinOp("-", ir.BinOp("+", x, y, dtype), const_int(1), dtype), y, dtype)
+
+
+@rule("if_then_else")
+def bind_if_then_else(b: BinderLike, node, args):
+    cond = args["cond"]
+    if is_python_value(cond):
+        return args["true_value"] if cond else args["false_value"]
+    return b.select(cond, args["true_value"], args["false_value"])
+
+
+@rule("clamp")
+def bind_clamp(b: BinderLike, node, args):
+    x, lo, hi = (as_expr(args[k]) for k in ("dst", "min_val", "max_val"))
+    dtype = binary_dtype("+", x, lo)
+    return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
+
+
+@rule("cast")
+def bind_cast(b: BinderLike, node, args):
+    from ..language.tir.ir import check_cast_options, unsupported_cast_option
+
+    dtype = b.dtype_arg(args["dtype"], node)
+    try:
+        check_cast_options(args["round"], args["sat"], args["rbits"])
+    except ValueError as exc:
+        raise b.error(str(exc), node) from None
+    why = unsupported_cast_option(args["round"], args["sat"], dtype.name)
+    if why is not None:
+        raise b.error(why, node)
+    return ir.Cast(as_expr(args["value"], b.loc(node)), dtype)
+
+
+@rule("Cast")
+def bind_tvm_cast(b: BinderLike, node, args):
+    return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
+
+
+@rule("reinterpret")
+def bind_reinterpret(b: BinderLike, node, args):
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return packed.reinterpret(b, args["value"], args["dtype"], node)
+    return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
+
+
+@rule("ldg32", "ldg64", "ldg128", "ldg256", "lds32", "lds64", "lds128")
+def bind_packed_load(b: BinderLike, node, args, name):
+    """``T.ldgN`` / ``T.ldsN``: a plain load of the elements the N bits cover (frontend/packed.py)."""
+    return packed.load(b, args["src"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("stg32", "stg64", "stg128", "stg256", "sts32", "sts64", "sts128")
+def bind_packed_store(b: BinderLike, node, args, name):
+    """``T.stgN`` / ``T.stsN``: a plain store of the elements the N bits cover (frontend/packed.py)."""
+    packed.store(b, args["dst"], args["value"], int(name[3:]), args.get("pred"), f"T.{name}", node)
+
+
+@rule("__ldg")
+def bind_ldg(b: BinderLike, node, args):
+    """``T.__ldg(x[i])`` / ``T.__ldg(x, i)``: a read-only-cache hint; the load itself."""
+    src, index = args["load_or_buf"], args["index"]
+    if isinstance(src, ir.Load) and index is None:
+        return src
+    if isinstance(src, ir.Buffer) and index is not None:
+        index = index[0] if isinstance(index, (list, tuple)) and len(index) == 1 else index
+        if src.ndim != 1 or isinstance(index, (list, tuple)):
+            raise b.error("T.__ldg(buffer, index) takes a 1-D buffer and one index", node)
+        return ir.Load(src, (as_expr(index),))
+    raise b.error("T.__ldg takes x[i], or a buffer and an index", node)
+
+
+@rule("inline_asm")
+def bind_inline_asm(b: BinderLike, node, args):
+    asm, constraints = args["asm"], args["constraints"]
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise b.error("T.inline_asm needs the assembly and its constraints as compile-time strings", node)
+    operands = tuple(as_expr(a, b.loc(node)) for a in args["args"])
+    if not operands:
+        raise b.error("T.inline_asm needs at least one argument (it is element-wise over them)", node)
+    return ir.InlineAsm(asm, constraints, operands, b.dtype_arg(args["dtype"], node), bool(args["is_pure"]),
+                        int(args["pack"]), b.loc(node))  # fmt: skip
+
+
+def _ptx_rule(name, dtype):
+    def bind(b: BinderLike, node, args):
+        return ir.Call(name, tuple(as_expr(v, b.loc(node)) for v in args.values()), dtype)
+
+    return bind
+
+
+for _name in ("ptx_ex2", "ptx_tanh", "ptx_rcp", "ptx_rsqrt", "fast_rcp"):
+    RULES[_name] = _ptx_rule("ptx_rcp" if _name == "fast_rcp" else _name, FLOAT32)
+for _name in ("ptx_laneid", "ptx_warpid", "ptx_smid"):
+    RULES[_name] = _ptx_rule(_name, INT32)
+for _name in ("ptx_clock64", "ptx_globaltimer"):
+    RULES[_name] = _ptx_rule(_name, DTYPES["int64"])

@@ -1,0 +1,184 @@
+"""Binding rules of the remaining primitives: ``T.rng_*``, annotations (``T.annotate_*``,
+``T.use_swizzle``), ``T.print``/``T.device_assert``, loop exits, ``T.evaluate``, the eager
+``T.const``/``T.empty``, and clear errors for constructs used out of place.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .. import ir
+from ..ir import BOOL
+from ..ir.exprs import as_expr
+from ..language.dtypes import DTYPES, TypedLiteral
+from ..layout import MetadataLayout
+from .rules_base import BinderLike, rule
+
+# T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
+# sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
+# counters (one per T.Parallel element), so draws differ across statements, loop iterations and elements.
+# The values are not curand's: programs may rely on determinism and distribution, not on exact values.
+_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (key var, counter var)
+_RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
+
+
+@rule("rng_init")
+def bind_rng_init(b: BinderLike, node, args):
+    if b.kernel is None:
+        raise b.error("T.rng_init must stand inside a T.Kernel", node)
+    if args["generator"] not in _RNG_GENERATORS:
+        raise b.error(
+            f"T.rng_init: unknown generator {args['generator']!r} (one of {', '.join(_RNG_GENERATORS)})", node
+        )
+    if args["seq"] is None:
+        raise b.error("T.rng_init without a sequence number: pass seq (e.g. the block or thread index)", node)
+    int64 = DTYPES["int64"]
+    seed, seq, off = (ir.Cast(as_expr(args[k]), int64) for k in ("seed", "seq", "off"))
+    for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
+        if not (isinstance(value, int) or (isinstance(value, ir.Expr) and value.dtype.is_int)):
+            raise b.error(f"T.rng_init: {what} must be an integer", node)
+    key = ir.Var(b.fresh_name("rng_key"), int64, "let")
+    counter = ir.Var(b.fresh_name("rng_counter"), int64, "let")
+    # the sequence number goes into the high half of Philox's 64-bit key
+    b.emit(ir.Let(b.loc(node), key, ir.BinOp("+", seed, ir.BinOp("<<", seq, ir.Const(32, int64), int64), int64)))
+    b.emit(ir.Let(b.loc(node), counter, off))
+    _RNG_STATE[b.kernel] = (key, counter)
+
+
+@rule("rng_rand", "rng_rand_float")
+def bind_rng_rand(b: BinderLike, node, args, name):
+    state = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
+    if state is None:
+        raise b.error(f"T.{name} before T.rng_init in this kernel", node)
+    if name == "rng_rand":
+        return ir.Call("rng_rand", tuple(ir.VarRef(v) for v in state), DTYPES["uint32"])
+    bit, dist = args["bit"], args["dist"]
+    if bit not in (32, 64) or dist not in ("uniform", "normal"):
+        raise b.error(
+            f"T.rng_rand_float(bit={bit!r}, dist={dist!r}): bit is 32 or 64, dist 'uniform' or 'normal'", node
+        )
+    dtype = DTYPES["float32" if bit == 32 else "float64"]
+    return ir.Call(f"rng_{dist}", tuple(ir.VarRef(v) for v in state), dtype)
+
+
+@rule("annotate_safe_value")
+def bind_annotate_safe_value(b: BinderLike, node, args):
+    """The value out-of-bounds loads of a global tensor read (TileLang's ``safe_value_map``), kept on
+    the kernel: TileLang attaches it to the kernel's block, so it holds for the whole T.Kernel."""
+    mapping = args["safe_value_map"]
+    if b.kernel is None:
+        raise b.error("T.annotate_safe_value must be inside a T.Kernel", node)
+    if not isinstance(mapping, dict):
+        raise b.error("T.annotate_safe_value takes a dict {global tensor: value}", node)
+    for buf, value in mapping.items():
+        if not isinstance(buf, ir.Buffer) or buf.scope != ir.GLOBAL:
+            raise b.error("T.annotate_safe_value keys must be global tensors (kernel parameters)", node)
+        value = value.value if isinstance(value, TypedLiteral) else value
+        if not isinstance(value, (bool, int, float)):
+            raise b.error(f"the safe value of '{buf.name}' must be a compile-time number, got {value!r}", node)
+        old = b.kernel.safe_values.get(buf.root)
+        if old is not None and old != value:
+            raise b.error(
+                f"'{buf.name}' already has the safe value {old!r} in this T.Kernel; tile2triton keeps one per "
+                "tensor and kernel (scoped safe values are not supported)",
+                node,
+            )
+        b.kernel.safe_values[buf.root] = value
+
+
+@rule("annotate_layout")
+def bind_annotate_layout(b: BinderLike, node, args):
+    """Layouts are hints (Triton picks register and shared layouts), except a 2:4 metadata layout
+    on a global tensor: it says the tensor's bytes are stored permuted, which would change E's meaning."""
+    layouts = args["layout_map"]
+    for buf, layout in layouts.items() if isinstance(layouts, dict) else ():
+        if isinstance(layout, MetadataLayout) and isinstance(buf, ir.Buffer) and buf.scope == ir.GLOBAL:
+            raise b.error(
+                f"a metadata layout on the global tensor '{buf.name}' (E stored in CUTLASS's interleaved order) "
+                "is not supported: T.gemm_sp reads E in row-major order",
+                node,
+                hint="make E with tilelang.utils.sparse.compress (row-major metadata) and drop this annotation",
+            )
+
+
+@rule("annotate_pass_configs", "annotate_compile_flags")
+def bind_function_attr(b: BinderLike, node, args, name):
+    """Kept on the function (PrimFunc.attrs, TileLang's attribute names): pass configs reach the
+    kernel's options (TL_ENABLE_FAST_MATH); compile flags are for nvcc, which is not used here."""
+    value = next(iter(args.values()))
+    if name == "annotate_pass_configs":
+        if not isinstance(value, dict):
+            raise b.error("T.annotate_pass_configs takes a dict {PassConfigKey: value}", node)
+        b.func_attrs.setdefault("tilelang_pass_configs", {}).update(value)
+    else:
+        flags = [value] if isinstance(value, str) else list(value)
+        b.func_attrs.setdefault("tilelang_compile_flags", []).extend(flags)
+
+
+@rule("use_swizzle")
+def bind_use_swizzle(b: BinderLike, node, args):
+    panel, order, enable = args["panel_size"], args["order"], args["enable"]
+    if b.kernel is None or not enable or len(b.kernel.grid) < 2:
+        return None
+    if not isinstance(panel, int) or panel <= 0 or order not in ("row", "column"):
+        raise b.error("T.use_swizzle takes a positive int panel_size and order 'row' or 'column'", node)
+    b.kernel.swizzle = (panel, order)
+    return None
+
+
+@rule("loop_break", "break_loop", "continue_loop")
+def bind_loop_exit(b: BinderLike, node, args, name):
+    b.loop_exit(ir.Continue if name == "continue_loop" else ir.Break, node)
+
+
+@rule("print")
+def bind_print(b: BinderLike, node, args):
+    obj = args["obj"]
+    b.emit(ir.Print(b.loc(node), None if obj is None else as_expr(obj) if not isinstance(obj, ir.Buffer) else obj,
+                    args["msg"]))  # fmt: skip
+
+
+@rule("device_assert")
+def bind_device_assert(b: BinderLike, node, args):
+    msg = args["msg"]
+    if not isinstance(msg, str):
+        raise b.error("T.device_assert's message must be a string", node)
+    cond = as_expr(args["condition"], b.loc(node))
+    b.emit(ir.DeviceAssert(b.loc(node), ir.Cast(cond, BOOL) if cond.dtype != BOOL else cond, msg))
+
+
+@rule("evaluate")
+def bind_evaluate(b: BinderLike, node, args):
+    return None  # the expression was bound (and emitted what it does) as the argument
+
+
+@rule("infinity", "max_value", "min_value")
+def bind_typed_constant(b: BinderLike, node, args):
+    raise b.error("the dtype argument must be a compile-time dtype", node)
+
+
+@rule("Kernel", "ClusterKernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized", "grid")
+def bind_misplaced_construct(b: BinderLike, node, args):
+    raise b.error("this construct belongs in a 'with' or 'for' statement", node)
+
+
+@rule("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_reducer", "alloc_global")
+def bind_misplaced_alloc(b: BinderLike, node, args):
+    raise b.error("allocate buffers with 'name = T.alloc_...(...)'", node)
+
+
+@rule("const")
+def bind_const(b: BinderLike, node, args):
+    if not b.eager:
+        raise b.error(
+            "T.const is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
+            "in a @T.prim_func use a factory argument, or T.dynamic for a run-time size")  # fmt: skip
+    return b.declare_const(args["name"], args["dtype"], node)
+
+
+@rule("empty")
+def bind_empty(b: BinderLike, node, args):
+    if not b.eager:
+        raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
+                      "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
+    raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)

@@ -1,0 +1,244 @@
+"""``T`` element-wise math: unary functions (host values too), max/min/pow and integer division,
+selects and clamps, casts and ``T.reinterpret``, typed constants, bitwise operations.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from ._primitive import KernelOnlyError, _fastmath_on_symbol, _host_ok, _kernel_only
+from ._sizes import Dynamic, SizeExpr, _SizeArith
+from .dtypes import DType, TypedLiteral, to_dtype
+
+
+# --- element-wise math ------------------------------------------------------------------------
+def _unary(name: str, host=None):
+    def fn(x):
+        if host is not None and isinstance(x, (builtins.int, builtins.float)):
+            return host(x)
+        if name.startswith("__") and isinstance(x, Dynamic):
+            return _fastmath_on_symbol(name, x)
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name}."
+    return fn
+
+
+_UNARY_HOST = {
+    "exp": math.exp,
+    "exp2": lambda x: 2.0**x,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
+    "log1p": math.log1p,
+    "sqrt": math.sqrt,
+    "rsqrt": lambda x: 1.0 / math.sqrt(x),
+    "abs": builtins.abs,
+    "tanh": math.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "erf": math.erf,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": builtins.round,
+    "nearbyint": builtins.round,
+    "trunc": math.trunc,
+    "isnan": math.isnan,
+    "isinf": math.isinf,
+    "isfinite": math.isfinite,
+}
+for _name, _host in _UNARY_HOST.items():
+    globals()[_name] = _unary(_name, _host)
+for _name in ("__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan"):
+    globals()[_name] = _unary(_name)
+
+
+def _symbolic_sizes(*args) -> builtins.bool:
+    """Integer arguments of which at least one is a symbolic size (host-side size arithmetic)."""
+    sizes = [a for a in args if not isinstance(a, builtins.bool) and isinstance(a, (builtins.int, _SizeArith))]
+    return len(sizes) == len(args) and any(isinstance(a, _SizeArith) for a in args)
+
+
+@_host_ok("max")
+def max(a, b):  # noqa: A001
+    """Binary maximum."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return builtins.max(a, b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("max", a, b)
+    raise KernelOnlyError("T.max can only be used inside a kernel body")
+
+
+@_host_ok("min")
+def min(a, b):  # noqa: A001
+    """Binary minimum."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return builtins.min(a, b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("min", a, b)
+    raise KernelOnlyError("T.min can only be used inside a kernel body")
+
+
+@_host_ok("pow")
+def pow(a, b):  # noqa: A001
+    """``a ** b``."""
+    if isinstance(a, (builtins.int, builtins.float)) and isinstance(b, (builtins.int, builtins.float)):
+        return a**b
+    raise KernelOnlyError("T.pow can only be used inside a kernel body")
+
+
+@_host_ok("ceildiv")
+def ceildiv(a, b):
+    """Integer ceil division (host ints too)."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return -(-a // b)
+    if _symbolic_sizes(a, b):
+        return SizeExpr("ceildiv", a, b)
+    raise KernelOnlyError("T.ceildiv on kernel values can only be used inside a kernel body")
+
+
+cdiv = ceildiv
+
+
+@_host_ok("floordiv")
+def floordiv(a, b):
+    """Floor division."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return a // b
+    if _symbolic_sizes(a, b):
+        return SizeExpr("//", a, b)
+    raise KernelOnlyError("T.floordiv can only be used inside a kernel body")
+
+
+@_host_ok("floormod")
+def floormod(a, b):
+    """Floor modulo."""
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
+        return a % b
+    raise KernelOnlyError("T.floormod can only be used inside a kernel body")
+
+
+@_kernel_only("truncdiv")
+def truncdiv(a, b):
+    """Division rounding toward zero."""
+
+
+@_kernel_only("truncmod")
+def truncmod(a, b):
+    """Remainder with the dividend's sign."""
+
+
+@_kernel_only("fmod")
+def fmod(a, b):
+    """Float remainder with the dividend's sign."""
+
+
+@_kernel_only("atan2")
+def atan2(a, b):
+    """Element-wise atan2."""
+
+
+@_kernel_only("if_then_else")
+def if_then_else(cond, true_value, false_value):
+    """Select; only the taken side's memory access happens."""
+
+
+Select = if_then_else
+
+
+@_kernel_only("clamp")
+def clamp(dst, min_val, max_val):
+    """``min(max(dst, min_val), max_val)`` (TileLang's parameter names)."""
+
+
+@_host_ok("cast")
+def cast(value, dtype, round="", sat=True, rbits=None):  # noqa: A002
+    """Convert ``value`` to ``dtype`` (``round`` / ``sat`` / ``rbits``: see tile2triton/language/tir/ir.py).
+    On a Python number it gives a typed literal, like ``T.float32(1.0)``."""
+    from .tir.ir import CastOptionUnsupported, check_cast_options, unsupported_cast_option
+
+    check_cast_options(round, sat, rbits)
+    target = to_dtype(dtype)
+    if isinstance(value, TypedLiteral):
+        value = value.value
+    number = isinstance(value, (builtins.bool, builtins.int, builtins.float))
+    why = unsupported_cast_option(round, sat, target.name)
+    # a number the target holds exactly converts to itself under every rounding and saturation mode
+    if why is not None and not (number and _exact_in(value, target)):
+        raise CastOptionUnsupported(why)
+    if number:
+        return TypedLiteral(target, value)
+    raise KernelOnlyError(
+        "T.cast of a run-time value can only be used inside a @T.prim_func or @tilelang.jit kernel body"
+    )
+
+
+@_kernel_only("Cast")
+def Cast(dtype, value):  # noqa: N802
+    """TVM's ``Cast(dtype, value)`` (dtype first)."""
+
+
+@_kernel_only("reinterpret")
+def reinterpret(value, dtype):
+    """Bit cast."""
+
+
+def _exact_in(value, dtype: DType) -> bool:
+    import math
+
+    import torch
+
+    if not math.isfinite(value):
+        return False
+    try:
+        converted = torch.tensor(value, dtype=torch.float64).to(dtype.as_torch()).double().item()
+    except (TypeError, RuntimeError):
+        return False
+    return converted == value
+
+
+@_host_ok("infinity")
+def infinity(dtype):
+    """+inf of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), builtins.float("inf"))
+
+
+@_host_ok("max_value")
+def max_value(dtype):
+    """Largest finite value of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), "max")
+
+
+@_host_ok("min_value")
+def min_value(dtype):
+    """Smallest finite value of ``dtype``."""
+    return TypedLiteral(to_dtype(dtype), "min")
+
+
+def _binary_op(name: str):
+    def fn(a, b):
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name}."
+    return fn
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+    globals()[_name] = _binary_op(_name)
+
+
+@_kernel_only("bitwise_not")
+def bitwise_not(x):
+    """``~x``."""
+
+
+@_kernel_only("fast_rcp")
+def fast_rcp(x):
+    """TileLang's fast reciprocal: ``rcp.approx`` on the GPU."""

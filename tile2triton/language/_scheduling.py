@@ -1,0 +1,136 @@
+"""``T`` names that order or place work: warp specialization, barriers, TMA copies and stores, and
+the annotations with no effect on results (swizzle, layouts, register hints).
+"""
+
+from __future__ import annotations
+
+from ._primitive import _kernel_only
+
+
+# --- warp specialization (Hopper): run in program order, see frontend/barriers.py -------------------
+@_kernel_only("ws")
+def ws(*warp_group_idx):
+    """``with T.ws(k):`` statements of warp group k (threads 128k .. 128k + 127)."""
+
+
+WarpSpecialize = ws
+
+
+@_kernel_only("alloc_barrier")
+def alloc_barrier(arrive_count):
+    """mbarriers (one per entry of a list of arrive counts), indexed ``mbars[i]``."""
+
+
+@_kernel_only("barrier_wait")
+def barrier_wait(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("mbarrier_wait_parity")
+def mbarrier_wait_parity(mbarrier, parity):
+    """Wait until the barrier's phase of this parity completes."""
+
+
+@_kernel_only("barrier_arrive")
+def barrier_arrive(mbarrier):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("mbarrier_arrive")
+def mbarrier_arrive(mbarrier, cta_id=None):
+    """Arrive at the barrier."""
+
+
+@_kernel_only("tma_copy")
+def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None,
+             annotations=None):  # fmt: skip
+    """A copy whose completion a barrier signals: here, a T.copy."""
+
+
+@_kernel_only("tma_store_arrive")
+def tma_store_arrive():
+    """Commits the outstanding TMA stores as a group; no effect here (stores complete when issued)."""
+
+
+@_kernel_only("tma_store_wait")
+def tma_store_wait(count=0, read=True):
+    """Waits for TMA store groups; no effect here (stores complete when issued)."""
+
+
+@_kernel_only("fence_proxy_async")
+def fence_proxy_async():
+    """Orders shared-memory writes before TMA reads them; no effect here (copies are synchronous)."""
+
+
+# --- annotations with no effect on results ----------------------------------------------------
+@_kernel_only("use_swizzle")
+def use_swizzle(panel_size, order="row", enable=True):
+    """Block rasterization; a bijection on the grid, so results do not change."""
+
+
+@_kernel_only("annotate_safe_value")
+def annotate_safe_value(safe_value_map):
+    """``{A: value}``: loads of the global tensor ``A`` outside its bounds read ``value`` instead of 0
+    (for the whole T.Kernel)."""
+
+
+@_kernel_only("annotate_layout")
+def annotate_layout(layout_map):
+    """Shared/fragment layout hint; no effect on results."""
+
+
+@_kernel_only("wait_wgmma")
+def wait_wgmma(id):  # noqa: A002
+    """Wait for outstanding WGMMA groups; no effect here (``T.wgmma_gemm`` lowers to ``tl.dot``,
+    whose result is ready when used)."""
+
+
+@_kernel_only("no_set_max_nreg")
+def no_set_max_nreg():
+    """Register-allocation hint; no effect on results."""
+
+
+@_kernel_only("disable_warp_group_reg_alloc")
+def disable_warp_group_reg_alloc():
+    """TileLang's alias of T.no_set_max_nreg(); no effect on results."""
+
+
+@_kernel_only("set_max_nreg")
+def set_max_nreg(reg_count, is_inc):
+    """``setmaxnreg`` for a warp group (warp specialization); no effect on results (Triton
+    allocates registers itself)."""
+
+
+@_kernel_only("inc_max_nreg")
+def inc_max_nreg(reg_count):
+    """T.set_max_nreg(reg_count, 1); no effect on results."""
+
+
+@_kernel_only("dec_max_nreg")
+def dec_max_nreg(reg_count):
+    """T.set_max_nreg(reg_count, 0); no effect on results."""
+
+
+@_kernel_only("annotate_producer_reg_dealloc")
+def annotate_producer_reg_dealloc(reg_count=24):
+    """Register budget of a warp-specialized producer; no effect on results."""
+
+
+@_kernel_only("annotate_consumer_reg_alloc")
+def annotate_consumer_reg_alloc(reg_count=240):
+    """Register budget of a warp-specialized consumer; no effect on results."""
+
+
+@_kernel_only("assume")
+def assume(cond):
+    """A fact the compiler may rely on (``T.assume(cta_id < 2)``); results do not depend on it."""
+
+
+@_kernel_only("annotate_compile_flags")
+def annotate_compile_flags(flags):
+    """Extra nvcc flags of TileLang's CUDA build: kept in the function's attrs; there is no nvcc build here."""
+
+
+@_kernel_only("annotate_pass_configs")
+def annotate_pass_configs(configs):
+    """The kernel's own pass configs (``{PassConfigKey.TL_ENABLE_FAST_MATH: True}``), as if given to compile."""

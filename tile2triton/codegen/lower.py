@@ -376,7 +376,8 @@ class KernelLowerer(RegisterAccess):
             term = t.node
             if not (isinstance(stride, int) and stride == 1):
                 term = P.binop("*", t.node, self.ev(ir_expr(stride)).node)
-            offs = term if offs is None else P.binop("+", offs, term)
+            if not (isinstance(t.node, ast.Constant) and t.node.value == 0):  # no `0 * stride` terms
+                offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []
             if e is None or not self.scope.ranges.below(e, buf.shape[d]):
                 in_bounds.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))

@@ -1,0 +1,183 @@
+"""Warp-specialized sections handing data to each other through mbarriers
+(frontend/warp_sections.py): ``if tx < 128: ... else: ...`` sections whose loops have the same
+iteration space run fused, iteration by iteration, in an order that satisfies every wait.
+
+Each kernel is written with a consumer before its producer in program order, so running the
+sections one after another would read buffers not yet filled: a result that matches the
+float64 reference shows the sections were interleaved correctly.
+"""
+
+import pytest
+import torch
+from t2t_util import assert_close
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton import TileLangCompileError
+
+pytestmark = pytest.mark.poison_empty
+
+
+# ------------------------------------------------------------------ two sections, a ring of `stages` buffers
+@tilelang.jit(out_idx=[-1])
+def ring_sum(M, N, stages, producer_trips_extra=0):
+    BN = 128
+    trips = T.ceildiv(N, BN)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out: T.Tensor((M, BN), T.float32)):
+        with T.Kernel(M, threads=256) as bm:
+            buf = T.alloc_shared((stages, BN), T.float32)
+            acc = T.alloc_fragment((BN,), T.float32)
+            full = T.alloc_barrier([128] * stages)
+            empty = T.alloc_barrier([128] * stages)
+            tx = T.get_thread_binding()
+            if tx < 128:  # the consumer comes first in program order
+                T.clear(acc)
+                for i in T.serial(trips):
+                    T.barrier_wait(full[i % stages], (i // stages) % 2)
+                    for j in T.Parallel(BN):
+                        acc[j] += buf[i % stages, j] * (i + 1)
+                    T.barrier_arrive(empty[i % stages])
+                T.copy(acc, Out[bm, 0])
+            else:  # the producer: one element per thread
+                for i in T.serial(trips + producer_trips_extra):
+                    T.barrier_wait(empty[i % stages], ((i // stages) % 2) ^ 1)
+                    col = i * BN + (tx - 128)
+                    buf[i % stages, tx - 128] = T.if_then_else(col < N, A[bm, T.min(col, N - 1)], 0)
+                    T.barrier_arrive(full[i % stages])
+
+    return main
+
+
+def ring_sum_ref(a):
+    m, n = a.shape
+    trips = -(-n // 128)
+    padded = torch.zeros(m, trips * 128, dtype=torch.float64)
+    padded[:, :n] = a.double().cpu()
+    weights = torch.arange(1, trips + 1, dtype=torch.float64)
+    return (padded.view(m, trips, 128) * weights[None, :, None]).sum(1)
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3])
+def test_two_sections_ring(dev, stages):
+    a = torch.randn(3, 700, device=dev)
+    assert_close(ring_sum(3, 700, stages)(a), ring_sum_ref(a), 1e-4, 1e-5)
+
+
+def test_two_sections_fused_source():
+    kernel = ring_sum(3, 700, 2)
+    src = kernel.get_kernel_source()
+    # one loop: the producer's iteration, then the consumer's, each under its range of threads
+    assert src.count("for i in range(") == 1, src
+    assert src.index("col = i * 128 + (tx - 128)") < src.index("acc = acc + "), src
+
+
+# ------------------------------------------------------------------ three sections, a two-level loop nest
+@tilelang.jit(out_idx=[-2, -1])
+def three_sections(M, N, stages=2):
+    BN = 128
+    rounds = T.ceildiv(T.ceildiv(N, BN), stages)
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), T.float32),
+        W: T.Tensor((BN,), T.float32),
+        OutA: T.Tensor((M, BN), T.float32),
+        OutB: T.Tensor((M, BN), T.float32),
+    ):
+        with T.Kernel(M, threads=384) as bm:
+            buf = T.alloc_shared((stages, BN), T.float32)
+            scaled = T.alloc_shared((BN,), T.float32)
+            acc_a = T.alloc_fragment((BN,), T.float32)
+            acc_b = T.alloc_fragment((BN,), T.float32)
+            ready = T.alloc_barrier([128] * stages)
+            free = T.alloc_barrier([256] * stages)  # both consumers release a buffer
+            scaled_ready = T.alloc_barrier(128)
+            scaled_free = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(acc_a)
+                for i in T.serial(rounds):
+                    for s in T.unroll(stages):
+                        T.barrier_wait(ready[s], i & 1)
+                        if i != 0 or s != 0:
+                            T.barrier_wait(scaled_free, ((i * stages + s) & 1) ^ 1)
+                        for j in T.Parallel(BN):
+                            acc_a[j] += buf[s, j]
+                            scaled[j] = buf[s, j] * W[j]
+                        T.barrier_arrive(scaled_ready)
+                        T.barrier_arrive(free[s])
+                T.copy(acc_a, OutA[bm, 0])
+            elif tx >= 128 and tx < 256:
+                T.clear(acc_b)
+                for i in T.serial(rounds):
+                    for s in T.unroll(stages):
+                        T.barrier_wait(scaled_ready, (i * stages + s) & 1)
+                        for j in T.Parallel(BN):
+                            acc_b[j] += scaled[j] * buf[s, j]
+                        T.barrier_arrive(free[s])
+                        T.barrier_arrive(scaled_free)
+                T.copy(acc_b, OutB[bm, 0])
+            elif tx >= 256:
+                for i in T.serial(rounds):
+                    for s in T.unroll(stages):
+                        T.barrier_wait(free[s], (i & 1) ^ 1)
+                        col = (i * stages + s) * BN + (tx - 256)
+                        buf[s, tx - 256] = T.if_then_else(col < N, A[bm, T.min(col, N - 1)], 0)
+                        T.barrier_arrive(ready[s])
+
+    return main
+
+
+def test_three_sections(dev):
+    m, n, stages = 2, 1100, 2
+    a, w = torch.randn(m, n, device=dev), torch.randn(128, device=dev)
+    out_a, out_b = three_sections(m, n, stages)(a, w)
+    trips = -(-n // 128)
+    chunks = -(-trips // stages) * stages  # whole rounds of `stages` chunks; the padding adds zeros
+    padded = torch.zeros(m, chunks * 128, dtype=torch.float64)
+    padded[:, :n] = a.double().cpu()
+    blocks = padded.view(m, chunks, 128)
+    assert_close(out_a, blocks.sum(1), 1e-4, 1e-5)
+    assert_close(out_b, (blocks * blocks * w.double().cpu()).sum(1), 1e-4, 1e-5)
+
+
+# ------------------------------------------------------------------ refused: no order exists
+def test_mismatched_loops_are_refused():
+    a = torch.randn(3, 700)
+    with pytest.raises(TileLangCompileError) as info:
+        ring_sum(3, 700, 2, producer_trips_extra=1)(a)
+    message = str(info.value)
+    assert "T.barrier_wait waits for an arrive that comes later in program order" in message
+    assert "T.barrier_wait(full[i % stages], (i // stages) % 2)" in message
+
+
+@tilelang.jit(out_idx=[-1])
+def deadlock(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), Out: T.Tensor((N,), T.float32)):
+        with T.Kernel(1, threads=256):
+            buf = T.alloc_shared((N,), T.float32)
+            a_done = T.alloc_barrier(128)
+            b_done = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                for i in T.serial(3):
+                    T.barrier_wait(b_done, i % 2)  # each section waits for the other first: a cycle
+                    T.copy(A, buf)
+                    T.barrier_arrive(a_done)
+            else:
+                for i in T.serial(3):
+                    T.barrier_wait(a_done, i % 2)
+                    T.copy(buf, Out)
+                    T.barrier_arrive(b_done)
+
+    return main
+
+
+def test_cycle_is_refused():
+    with pytest.raises(TileLangCompileError) as info:
+        deadlock(50)(torch.randn(50))
+    assert "waits for an arrive that comes later in program order" in str(info.value)
+    assert "T.barrier_wait(b_done, i % 2)" in str(info.value)

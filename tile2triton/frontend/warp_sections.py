@@ -1,0 +1,487 @@
+"""Warp-specialized sections that hand data to each other through mbarriers.
+
+TileLang runs the sections of a warp-specialized kernel concurrently (``if tx < 128: ... elif
+tx < 256: ...``, or ``with T.ws(k):``), ordered only by their ``T.alloc_barrier`` arrives and
+waits.  tile2triton runs every statement at block level, one after another, so it must pick
+one order of the sections' statements in which every wait finds its barrier's phase complete:
+that order is then one of the executions the concurrent program may have, and the barriers
+order nothing it does not.
+
+While the kernel is bound, each arrive and wait is a ``BarrierEvent`` statement in the IR.
+``schedule_kernel`` then
+
+1. keeps program order where it satisfies every wait;
+2. otherwise, for an ``if``/``elif`` chain of thread-range sections whose main loops have the
+   same iteration space, fuses those loops into one whose body runs each section's iteration
+   under the section's own condition, in the first order of the sections (and loop depth)
+   that satisfies every wait.  A section's statements before its loop run before the fused
+   loop, those after it after, in program order;
+3. checks the result by running the barriers (``_Simulation``: phases, arrive counts, parity),
+   raises a clear error at the first wait no order satisfies, and removes the events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import operator
+from dataclasses import dataclass
+
+from .. import ir
+from ..errors import TileLangCompileError
+from ..ir.exprs import ir_key
+
+# a loop whose trip count is only known at run time is run for this many iterations
+_DYNAMIC_TRIPS = 8
+# a longer static loop is run for this many (parities repeat long before)
+_MAX_TRIPS = 4096
+
+
+@dataclass(eq=False)
+class BarrierEvent(ir.Stmt):
+    """An arrive or wait on one mbarrier (removed before the IR leaves the binder)."""
+
+    kind: str  # "arrive", "wait", or "tma": a T.tma_copy's transaction on the barrier
+    ref: object  # rules.BarrierRef
+    parity: object  # wait: the phase parity waited for (int or ir.Expr)
+    node: object  # the user's AST node, for errors
+    name: str  # the T.* name the user called
+    threads: int | None = None  # inside T.ws: its warp groups' threads; None: the enclosing conditions'
+
+
+class _Blocked(Exception):
+    def __init__(self, event: BarrierEvent):
+        self.event = event
+
+
+class _Unknown(Exception):
+    def __init__(self, event_or_stmt, what: str):
+        self.where, self.what = event_or_stmt, what
+
+
+# ------------------------------------------------------------------ expressions at compile time
+_BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+           "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}  # fmt: skip
+_COMPARES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+             "!=": operator.ne}  # fmt: skip
+
+
+def evaluate(e, env: dict):
+    """The int value of ``e`` with the variables of ``env`` bound to ints, or to the expressions of
+    names bound once (``tx = T.get_thread_binding()``); None where anything else enters."""
+    if isinstance(e, bool):
+        return int(e)
+    if isinstance(e, int):
+        return e
+    if isinstance(e, ir.Const):
+        return int(e.value) if isinstance(e.value, (int, bool)) else None
+    if isinstance(e, ir.VarRef):
+        value = env.get(e.var)
+        return evaluate(value, env) if isinstance(value, ir.Expr) else value  # an Expr: a let's value
+    if isinstance(e, ir.Cast):
+        return evaluate(e.value, env) if e.dtype.kind in ("int", "uint", "bool") else None
+    if isinstance(e, ir.BinOp) and e.op in ("and", "or"):
+        x = evaluate(e.lhs, env)
+        if x is not None and bool(x) == (e.op == "or"):
+            return int(bool(x))  # decided by the left operand
+        y = evaluate(e.rhs, env)
+        return None if x is None or y is None else int(bool(y))
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        fn = _BINOPS.get(e.op) if isinstance(e, ir.BinOp) else _COMPARES.get(e.op)
+        x, y = evaluate(e.lhs, env), evaluate(e.rhs, env)
+        if fn is None or x is None or y is None or (e.op in ("//", "%") and y == 0):
+            return None
+        return int(fn(x, y))
+    if isinstance(e, ir.UnaryOp):
+        x = evaluate(e.operand, env)
+        if x is None:
+            return None
+        if e.op == "-":
+            return -x
+        if e.op == "not" or (e.op == "~" and e.dtype.kind == "bool"):
+            return int(not x)
+        return ~x if e.op == "~" else None
+    if isinstance(e, ir.Select):
+        c = evaluate(e.cond, env)
+        return None if c is None else evaluate(e.true_value if c else e.false_value, env)
+    return None
+
+
+def _bodies(s) -> list:
+    return [getattr(s, a) for a in ("body", "then_body", "else_body") if isinstance(getattr(s, a, None), list)]
+
+
+def _events(stmts) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, BarrierEvent):
+            out.append(s)
+        for body in _bodies(s):
+            out.extend(_events(body))
+    return out
+
+
+class _Facts:
+    """What the kernel's names mean: thread indices, and names bound once (``ir.Let``) to values."""
+
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.thread_vars = frozenset(kernel.thread_vars)
+        self.sets: dict = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the names again (a fused loop binds them to values of its own loop variables)."""
+        lets: dict = {}
+        for s in _walk(self.kernel.body):
+            if isinstance(s, ir.Let):
+                lets.setdefault(s.var, []).append(s.value)
+        self.aliases = {var: values[0] for var, values in lets.items() if len(values) == 1}
+        self.bases: dict = {}
+
+    def base_vars(self, e) -> frozenset:
+        """The variables ``e`` depends on, through the names bound once."""
+        if not isinstance(e, ir.Expr):
+            return frozenset()
+        out = set()
+        for x in ir.iter_expr_tree(e):
+            if isinstance(x, ir.VarRef):
+                if x.var in self.aliases:
+                    if x.var not in self.bases:
+                        self.bases[x.var] = frozenset()  # a cycle cannot happen; this only guards it
+                        self.bases[x.var] = self.base_vars(self.aliases[x.var])
+                    out |= self.bases[x.var]
+                else:
+                    out.add(x.var)
+        return frozenset(out)
+
+    def by_thread(self, e) -> bool:
+        return bool(self.base_vars(e) & self.thread_vars)
+
+    def thread_range(self, cond) -> bool:
+        """Whether ``cond`` depends on the thread indices, and on nothing else but constants."""
+        bases = self.base_vars(cond)
+        return bool(bases) and bases <= self.thread_vars
+
+    def thread_env(self, t: int) -> dict:
+        env = dict(self.aliases)
+        for var, extent in zip(self.kernel.thread_vars, self.kernel.thread_extents):
+            env[var] = t % extent
+            t //= extent
+        return env
+
+    def thread_set(self, cond) -> frozenset | None:
+        """The block's threads for which ``cond`` (of thread indices and constants) holds."""
+        if id(cond) not in self.sets:
+            chosen = set()
+            for t in range(self.kernel.threads):
+                value = evaluate(cond, self.thread_env(t))
+                if value is None:
+                    chosen = None
+                    break
+                if value:
+                    chosen.add(t)
+            self.sets[id(cond)] = None if chosen is None else frozenset(chosen)
+        return self.sets[id(cond)]
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        for body in _bodies(s):
+            yield from _walk(body)
+
+
+# ------------------------------------------------------------------ running the barriers
+class _Simulation:
+    """Runs the barrier statements of a kernel body in order: each barrier counts arrivals, a
+    phase completes at its arrive count, and a wait for parity p passes once the number of
+    completed phases has the other parity (PTX ``mbarrier.try_wait.parity``)."""
+
+    def __init__(self, facts: _Facts, skip: set):
+        self.facts, self.skip = facts, skip
+        self.arrivals: dict = {}
+        self.signalled_by_arrive = {id(ev.ref.array) for ev in _events(facts.kernel.body) if ev.kind == "arrive"}
+        self.has_events: dict = {}
+
+    def contains_events(self, s) -> bool:
+        known = self.has_events.get(id(s))
+        if known is None:
+            known = isinstance(s, BarrierEvent) or any(self.contains_events(x) for b in _bodies(s) for x in b)
+            self.has_events[id(s)] = known
+        return known
+
+    def threads_where(self, cond, env: dict, active: frozenset, stmt) -> frozenset:
+        if not self.facts.by_thread(cond):
+            value = evaluate(cond, env)
+            if value is None:
+                raise _Unknown(stmt, "a condition around it is not known at compile time")
+            return active if value else frozenset()
+        if self.facts.thread_range(cond):  # the same threads in every iteration
+            chosen = self.facts.thread_set(cond)
+            if chosen is None:
+                raise _Unknown(stmt, "a condition around it is not known at compile time")
+            return active & chosen
+        chosen = set()
+        for t in active:
+            value = evaluate(cond, {**env, **self.facts.thread_env(t)})
+            if value is None:
+                raise _Unknown(stmt, "a condition around it is not known at compile time")
+            if value:
+                chosen.add(t)
+        return frozenset(chosen)
+
+    def run(self, stmts, env: dict, active: frozenset) -> None:
+        for s in stmts:
+            if not self.contains_events(s):
+                continue
+            if isinstance(s, BarrierEvent):
+                self.event(s, env, active)
+            elif isinstance(s, ir.If):
+                taken = self.threads_where(s.cond, env, active, s)
+                if taken:
+                    self.run(s.then_body, env, taken)
+                if active - taken:
+                    self.run(s.else_body, env, active - taken)
+            elif isinstance(s, ir.For):
+                start, stop, step = (evaluate(x, env) for x in (s.start, s.stop, s.step))
+                if start is None or step is None or step == 0:
+                    raise _Unknown(s, "the bounds of a loop around it are not known at compile time")
+                trips = _DYNAMIC_TRIPS if stop is None else min(_MAX_TRIPS, max(0, -(-(stop - start) // step)))
+                for k in range(trips):
+                    self.run(s.body, {**env, s.var: start + k * step}, active)
+            else:
+                raise _Unknown(s, f"it stands inside a {type(s).__name__} statement")
+
+    def event(self, ev: BarrierEvent, env: dict, active: frozenset) -> None:
+        array, index = ev.ref.array, ev.ref.index
+        index = 0 if index is None else evaluate(index, env)
+        counts = getattr(array, "counts", None)
+        if index is None or counts is None or not 0 <= index < len(counts):
+            raise _Unknown(ev, "its barrier (or the index into the barrier array) is not known at compile time")
+        key, count = (id(array), index), counts[index]
+        done = self.arrivals.get(key, 0)
+        if ev.kind == "arrive":
+            self.arrivals[key] = done + (ev.threads if ev.threads is not None else len(active))
+        elif ev.kind == "tma":
+            # a barrier that only T.tma_copy signals completes a phase at each copy; where
+            # threads arrive too, the copy's transaction completes at once and adds no arrival
+            if id(array) not in self.signalled_by_arrive:
+                self.arrivals[key] = done + count
+        elif active or ev.threads is not None:
+            parity = evaluate(ev.parity, env)
+            if parity is None:
+                raise _Unknown(ev, "its parity is not known at compile time")
+            if (done // count) % 2 == parity % 2 and id(ev) not in self.skip:
+                raise _Blocked(ev)
+
+
+# ------------------------------------------------------------------ fusing the sections' loops
+def _substitute(node, mapping: dict):
+    """``node`` with the variables of ``mapping`` replaced (a copy where anything changed)."""
+    if isinstance(node, ir.VarRef):
+        return ir.VarRef(mapping[node.var]) if node.var in mapping else node
+    if isinstance(node, (list, tuple)):
+        items = [_substitute(x, mapping) for x in node]
+        return node if all(a is b for a, b in zip(items, node)) else type(node)(items)
+    if isinstance(node, BarrierEvent):
+        index = _substitute(node.ref.index, mapping)
+        parity = _substitute(node.parity, mapping)
+        if index is node.ref.index and parity is node.parity:
+            return node
+        ref = type(node.ref)(node.ref.array, index)
+        return dataclasses.replace(node, ref=ref, parity=parity)
+    if isinstance(node, (ir.Expr, ir.Stmt, ir.Region)) and dataclasses.is_dataclass(node):
+        changes = {}
+        for f in dataclasses.fields(node):
+            if f.init:
+                value = getattr(node, f.name)
+                new = _substitute(value, mapping)
+                if new is not value:
+                    changes[f.name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
+
+
+@dataclass
+class _Section:
+    path: list  # [(If, branch taken: True for then)], outermost first
+    before: list
+    loops: list  # the perfectly nested For loops of its main loop, outermost first ([] if none)
+    after: list
+
+
+def _chain_sections(s: ir.If, facts: _Facts) -> list | None:
+    """The sections of an ``if``/``elif``/``else`` chain over thread ranges, or None."""
+    sections, path, cur = [], [], s
+    while True:
+        if not facts.thread_range(cur.cond) or facts.thread_set(cur.cond) is None:
+            return None  # a section is a range of threads, the same in every iteration
+        sections.append(([*path, (cur, True)], cur.then_body))
+        path = [*path, (cur, False)]
+        rest = cur.else_body
+        if len(rest) == 1 and isinstance(rest[0], ir.If) and facts.thread_range(rest[0].cond):
+            cur = rest[0]
+            continue
+        if rest:
+            sections.append((path, rest))
+        break
+    out = []
+    for path, body in sections:
+        mains = [i for i, x in enumerate(body) if isinstance(x, ir.For) and _events([x])]
+        if len(mains) > 1:
+            return None
+        if not mains:
+            out.append(_Section(path, list(body), [], []))
+            continue
+        i = mains[0]
+        loops = [body[i]]
+        while len(loops[-1].body) == 1 and isinstance(loops[-1].body[0], ir.For):
+            loops.append(loops[-1].body[0])
+        out.append(_Section(path, body[:i], loops, body[i + 1 :]))
+    return out
+
+
+def _same(a, b) -> bool:
+    x, y = evaluate(a, {}), evaluate(b, {})
+    if x is not None and y is not None:
+        return x == y
+    return ir_key(a) == ir_key(b)
+
+
+def _common_depth(sections: list) -> int:
+    """How many levels of the sections' main loops have the same iteration space."""
+    looped = [s for s in sections if s.loops]
+    depth = min(len(s.loops) for s in looped)
+    for level in range(depth):
+        first = looped[0].loops[level]
+        for other in looped[1:]:
+            loop = other.loops[level]
+            if not all(_same(getattr(first, a), getattr(loop, a)) for a in ("start", "stop", "step")):
+                return level
+    return depth
+
+
+def _guarded(facts: _Facts, section: _Section, stmts: list) -> list:
+    """``stmts`` under the section's condition: its own where that excludes the earlier sections'
+    threads (``elif tx >= 256``), else the chain's conditions nested as the user wrote them."""
+    if not stmts:
+        return []
+    (last, taken), earlier = section.path[-1], section.path[:-1]
+    if taken:
+        mine = facts.thread_set(last.cond)
+        others = [facts.thread_set(c.cond) for c, _ in earlier]
+        if mine is not None and all(o is not None and not (o & mine) for o in others):
+            return [ir.If(last.loc, last.cond, stmts, [])]
+    body = stmts
+    for cond_if, branch in reversed(section.path):
+        body = [ir.If(cond_if.loc, cond_if.cond, body, []) if branch else ir.If(cond_if.loc, cond_if.cond, [], body)]
+    return body
+
+
+def _fused(facts: _Facts, sections: list, order: list, depth: int) -> list:
+    """The chain as sections' statements before their loops, one loop nest of ``depth`` levels
+    running the sections' iterations in ``order``, then their statements after the loops."""
+    looped = [s for s in sections if s.loops]
+    leader = looped[0]
+    levels = leader.loops[:depth]
+    out = []
+    for s in sections:
+        out += _guarded(facts, s, s.before)
+    iteration = []
+    for s in order:
+        mapping = {loop.var: lead.var for loop, lead in zip(s.loops[:depth], levels) if loop.var is not lead.var}
+        body = s.loops[depth - 1].body
+        iteration += _guarded(facts, s, _substitute(body, mapping) if mapping else body)
+    for loop in reversed(levels):
+        iteration = [dataclasses.replace(loop, body=iteration)]
+    out += iteration
+    for s in sections:
+        out += _guarded(facts, s, s.after)
+    return out
+
+
+def _candidates(facts: _Facts, chain: ir.If):
+    sections = _chain_sections(chain, facts)
+    if sections is None:
+        return
+    looped = [s for s in sections if s.loops]
+    if len(looped) < 2:
+        return
+    for depth in range(_common_depth(sections), 0, -1):
+        if any(len(s.loops) < depth for s in looped):
+            continue
+        for order in itertools.permutations(looped):
+            yield _fused(facts, sections, list(order), depth)
+
+
+# ------------------------------------------------------------------ the kernel
+def _chains(stmts: list, facts: _Facts, out: list) -> None:
+    """Each ``if`` over thread ranges that holds barrier events, with the list that holds it."""
+    for s in stmts:
+        if isinstance(s, ir.If) and facts.thread_range(s.cond) and _events([s]):
+            out.append((stmts, s))
+            continue
+        for body in _bodies(s):
+            _chains(body, facts, out)
+
+
+def _strip(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, BarrierEvent):
+            continue
+        for attr in ("body", "then_body", "else_body"):
+            if isinstance(getattr(s, attr, None), list):
+                setattr(s, attr, _strip(getattr(s, attr)))
+        out.append(s)
+    return out
+
+
+def _run(facts: _Facts, skip: set):
+    """The first event that blocks (None when every wait passes)."""
+    facts.refresh()
+    try:
+        _Simulation(facts, skip).run(facts.kernel.body, dict(facts.aliases), frozenset(range(facts.kernel.threads)))
+    except _Blocked as blocked:
+        return blocked.event
+    return None
+
+
+def schedule_kernel(b, kernel: ir.Kernel) -> None:
+    """Order the kernel's warp-specialized sections so that every barrier wait is satisfied
+    (fusing their loops where program order does not), then drop the barrier statements."""
+    if not _events(kernel.body):
+        return
+    try:
+        facts, chains = _Facts(kernel), []
+        _chains(kernel.body, facts, chains)
+        pending = {id(ev) for _, chain in chains for ev in _events([chain])}
+        for holder, chain in chains:
+            mine = {id(ev) for ev in _events([chain])}
+            pending -= mine
+            if _run(facts, pending) is None:
+                continue  # program order satisfies it
+            at = next(i for i, x in enumerate(holder) if x is chain)
+            for candidate in _candidates(facts, chain):
+                holder[at : at + 1] = candidate
+                if _run(facts, pending) is None:
+                    break
+                holder[at : at + len(candidate)] = [chain]
+        blocked = _run(facts, set())
+    except _Unknown as unknown:
+        where = unknown.where
+        node = where.node if isinstance(where, BarrierEvent) else None
+        message = (
+            f"tile2triton cannot order the warp-specialized sections around this barrier: {unknown.what} "
+            "(it runs the sections one after another and must know, at compile time, which arrive each wait is for)"
+        )
+        raise (b.error(message, node) if node is not None else TileLangCompileError(message, where.loc)) from None
+    if blocked is not None:
+        raise b.error(
+            f"T.{blocked.name} waits for an arrive that comes later in program order: tile2triton runs "
+            "warp-specialized sections one after another (sections whose loops have the same iteration space, "
+            "iteration by iteration), and no such order puts the arrive this wait needs before it",
+            blocked.node,
+        )
+    kernel.body = _strip(kernel.body)

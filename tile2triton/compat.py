@@ -119,7 +119,6 @@ UNSUPPORTED_REASONS = {
     "get_block_extent": "not implemented yet",
     "get_block_extents": "not implemented yet",
     "sync_grid": "grid-wide barrier has no Triton equivalent",
-    "access_ptr": "raw pointers into buffers only serve extern calls",
     "import_source": "raw C/CUDA source cannot run under Triton",
     "call_extern": "external CUDA device functions cannot be called from Triton",
     "call_pure_extern": "external CUDA device functions cannot be called from Triton",

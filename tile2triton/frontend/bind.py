@@ -21,7 +21,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import POINTER, DType, PointerType, dtype, dtype_error, is_packed_fp4, lookup_dtype
 from ..language.proxy import TensorType
-from . import packed
+from . import packed, rules_cp_async  # noqa: F401 (rules_cp_async registers its binder rules)
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES, CommReducer, make_tensor

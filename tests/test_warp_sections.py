@@ -181,3 +181,88 @@ def test_cycle_is_refused():
         deadlock(50)(torch.randn(50))
     assert "waits for an arrive that comes later in program order" in str(info.value)
     assert "T.barrier_wait(b_done, i % 2)" in str(info.value)
+
+
+# ------------------------------------------------------------------ a cp.async producer (T.ptx_cp_async)
+@tilelang.jit(out_idx=[-1])
+def cp_async_ring(M, N, stages=2):
+    VEC, BN = 4, 512  # each of the 128 producer threads copies 4 consecutive elements
+    trips = T.ceildiv(N, BN)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out: T.Tensor((M, BN), T.float32)):
+        with T.Kernel(M, threads=256) as bm:
+            buf = T.alloc_shared((stages, BN), T.float32)
+            acc = T.alloc_fragment((BN,), T.float32)
+            full = T.alloc_barrier([128] * stages)
+            empty = T.alloc_barrier([128] * stages)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(acc)
+                for i in T.serial(trips):
+                    T.barrier_wait(full[i % stages], (i // stages) % 2)
+                    for j in T.Parallel(BN):
+                        acc[j] += buf[i % stages, j] * (i + 1)
+                    T.barrier_arrive(empty[i % stages])
+                T.copy(acc, Out[bm, 0])
+            elif tx >= 128:
+                for i in T.serial(trips):
+                    T.barrier_wait(empty[i % stages], ((i // stages) % 2) ^ 1)
+                    col = i * BN + (tx - 128) * VEC
+                    T.ptx_cp_async(
+                        T.access_ptr(buf[i % stages, (tx - 128) * VEC], "w", VEC),
+                        T.access_ptr(A[bm, col], "r", VEC),
+                        VEC,
+                        predicate=col < N,  # past the end: zeros, as cp.async fills them
+                    )
+                    T.cp_async_barrier_noinc(full[i % stages])
+
+    return main
+
+
+def test_cp_async_producer(dev):
+    m, n = 3, 4 * 333
+    a = torch.randn(m, n, device=dev)
+    trips = -(-n // 512)
+    padded = torch.zeros(m, trips * 512, dtype=torch.float64)
+    padded[:, :n] = a.double().cpu()
+    weights = torch.arange(1, trips + 1, dtype=torch.float64)
+    ref = (padded.view(m, trips, 512) * weights[None, :, None]).sum(1)
+    assert_close(cp_async_ring(m, n)(a), ref, 1e-4, 1e-5)
+
+
+def test_ptx_cp_async_dtypes_must_match():
+    @T.prim_func
+    def main(A: T.Tensor((64,), T.float16), B: T.Tensor((64,), T.float32)):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((64,), T.float32)
+            tx = T.get_thread_binding()
+            T.ptx_cp_async(T.access_ptr(s[tx * 2], "w", 2), T.access_ptr(A[tx * 2], "r", 2), 2)
+            T.copy(s, B)
+
+    with pytest.raises(TileLangCompileError) as info:
+        tilelang.compile(main)
+    assert "T.ptx_cp_async copies bytes: source dtype float16 and destination dtype float32" in str(info.value)
+
+
+# ------------------------------------------------------------------ one barrier per warp (mbars[tx // 32])
+@tilelang.jit(out_idx=[-1])
+def per_warp_swap(M):
+    @T.prim_func
+    def main(A: T.Tensor((M, 96), T.float32), B: T.Tensor((M, 96), T.float32)):
+        with T.Kernel(M, threads=96) as bm:
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((96,), T.float32)
+            mbars = T.alloc_barrier([32] * 3)
+            s[tx] = A[bm, tx]
+            T.mbarrier_arrive(mbars[tx // 32])  # each warp its own barrier: 32 arrivals complete it
+            T.mbarrier_wait_parity(mbars[tx // 32], 0)
+            B[bm, tx] = s[tx ^ 1]  # a neighbour in the same warp
+
+    return main
+
+
+def test_barrier_per_warp(dev):
+    a = torch.randn(5, 96, device=dev)
+    ref = a.double().cpu()[:, torch.arange(96) ^ 1]
+    assert_close(per_warp_swap(5)(a), ref, 0, 0)

@@ -66,6 +66,11 @@ SUPPORTED_NOTES = {
     "alloc_reducer": "replication= selects TileLang's legacy reducer; otherwise its epoch rules are checked "
     "(frontend/reducer_epochs.py)",
     "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
+    "barrier_wait": "warp-specialized sections run in an order that satisfies every wait, their loops fused "
+    "where they share an iteration space (frontend/warp_sections.py)",
+    "mbarrier_wait_parity": "as T.barrier_wait",
+    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
+    "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",
 }
 
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import ir_key
+from ..ir.exprs import const_int, ir_key
 
 # a loop whose trip count is only known at run time is run for this many iterations
 _DYNAMIC_TRIPS = 8
@@ -254,25 +254,36 @@ class _Simulation:
                 raise _Unknown(s, f"it stands inside a {type(s).__name__} statement")
 
     def event(self, ev: BarrierEvent, env: dict, active: frozenset) -> None:
-        array, index = ev.ref.array, ev.ref.index
-        index = 0 if index is None else evaluate(index, env)
-        counts = getattr(array, "counts", None)
-        if index is None or counts is None or not 0 <= index < len(counts):
-            raise _Unknown(ev, "its barrier (or the index into the barrier array) is not known at compile time")
-        key, count = (id(array), index), counts[index]
-        done = self.arrivals.get(key, 0)
-        if ev.kind == "arrive":
-            self.arrivals[key] = done + (ev.threads if ev.threads is not None else len(active))
-        elif ev.kind == "tma":
-            # a barrier that only T.tma_copy signals completes a phase at each copy; where
-            # threads arrive too, the copy's transaction completes at once and adds no arrival
-            if id(array) not in self.signalled_by_arrive:
-                self.arrivals[key] = done + count
+        array, counts = ev.ref.array, getattr(ev.ref.array, "counts", None)
+        index = const_int(0) if ev.ref.index is None else ev.ref.index
+        parity = ev.parity if ev.kind == "wait" else 0
+        # (barrier index, parity) -> how many threads execute the event with them: each thread
+        # may pick its own barrier (``mbars[tx // 32]``)
+        groups: dict = {}
+        if self.facts.by_thread(index) or self.facts.by_thread(parity):
+            for t in active:
+                local = {**env, **self.facts.thread_env(t)}
+                key = (evaluate(index, local), evaluate(parity, local))
+                groups[key] = groups.get(key, 0) + 1
         elif active or ev.threads is not None:
-            parity = evaluate(ev.parity, env)
-            if parity is None:
+            groups[(evaluate(index, env), evaluate(parity, env))] = (
+                ev.threads if ev.threads is not None else len(active)
+            )
+        for (i, p), threads in groups.items():
+            if i is None or counts is None or not 0 <= i < len(counts):
+                raise _Unknown(ev, "its barrier (or the index into the barrier array) is not known at compile time")
+            key, count = (id(array), i), counts[i]
+            done = self.arrivals.get(key, 0)
+            if ev.kind == "arrive":
+                self.arrivals[key] = done + threads
+            elif ev.kind == "tma":
+                # a barrier that only T.tma_copy signals completes a phase at each copy; where
+                # threads arrive too, the copy's transaction completes at once and adds no arrival
+                if id(array) not in self.signalled_by_arrive:
+                    self.arrivals[key] = done + count
+            elif p is None:
                 raise _Unknown(ev, "its parity is not known at compile time")
-            if (done // count) % 2 == parity % 2 and id(ev) not in self.skip:
+            elif (done // count) % 2 == p % 2 and id(ev) not in self.skip:
                 raise _Blocked(ev)
 
 

@@ -339,13 +339,12 @@ def _chain_sections(s: ir.If, facts: _Facts) -> list | None:
         break
     out = []
     for path, body in sections:
+        # the main loop: the last loop with barrier statements (earlier ones run before it)
         mains = [i for i, x in enumerate(body) if isinstance(x, ir.For) and _events([x])]
-        if len(mains) > 1:
-            return None
         if not mains:
             out.append(_Section(path, list(body), [], []))
             continue
-        i = mains[0]
+        i = mains[-1]
         loops = [body[i]]
         while len(loops[-1].body) == 1 and isinstance(loops[-1].body[0], ir.For):
             loops.append(loops[-1].body[0])

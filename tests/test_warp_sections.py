@@ -266,3 +266,82 @@ def test_barrier_per_warp(dev):
     a = torch.randn(5, 96, device=dev)
     ref = a.double().cpu()[:, torch.arange(96) ^ 1]
     assert_close(per_warp_swap(5)(a), ref, 0, 0)
+
+
+# ------------------------------------------------------------------ sections that meet inside an iteration
+@tilelang.jit(out_idx=[-2, -1])
+def exchange(M, N, stages=2):
+    BN = 128
+    trips = T.ceildiv(N, BN)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out0: T.Tensor((M, BN), T.float32), Out1: T.Tensor((M, BN), T.float32)):
+        with T.Kernel(M, threads=384) as bm:
+            buf = T.alloc_shared((stages, BN), T.float32)
+            X0 = T.alloc_shared((BN,), T.float32)
+            X1 = T.alloc_shared((BN,), T.float32)
+            S1 = T.alloc_shared((BN,), T.float32)
+            acc0 = T.alloc_fragment((BN,), T.float32)
+            acc1 = T.alloc_fragment((BN,), T.float32)
+            ready = T.alloc_barrier([128] * stages)
+            free = T.alloc_barrier([256] * stages)
+            x0_ready, x1_ready = T.alloc_barrier(128), T.alloc_barrier(128)
+            x0_free, x1_free = T.alloc_barrier(128), T.alloc_barrier(128)
+            done0, done1 = T.alloc_barrier(128), T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(acc0)
+                for i in T.serial(trips):
+                    T.barrier_wait(ready[i % stages], (i // stages) & 1)
+                    T.barrier_wait(x0_free, (i & 1) ^ 1)
+                    for j in T.Parallel(BN):
+                        X0[j] = buf[i % stages, j] * 2
+                    T.barrier_arrive(x0_ready)
+                    T.barrier_wait(x1_ready, i & 1)  # needs the other consumer's half of this iteration
+                    for j in T.Parallel(BN):
+                        acc0[j] += X1[j] * buf[i % stages, j]
+                    T.barrier_arrive(x1_free)
+                    T.barrier_arrive(free[i % stages])
+                T.barrier_arrive(done0)
+                T.barrier_wait(done1, 0)  # and meet once more after the loop
+                for j in T.Parallel(BN):
+                    acc0[j] += S1[j]
+                T.copy(acc0, Out0[bm, 0])
+            elif tx < 256:
+                T.clear(acc1)
+                for i in T.serial(trips):
+                    T.barrier_wait(ready[i % stages], (i // stages) & 1)
+                    T.barrier_wait(x1_free, (i & 1) ^ 1)
+                    for j in T.Parallel(BN):
+                        X1[j] = buf[i % stages, j] + 1
+                    T.barrier_arrive(x1_ready)
+                    T.barrier_wait(x0_ready, i & 1)
+                    for j in T.Parallel(BN):
+                        acc1[j] += X0[j]
+                    T.barrier_arrive(x0_free)
+                    T.barrier_arrive(free[i % stages])
+                T.copy(acc1, S1)
+                T.barrier_arrive(done1)
+                T.barrier_wait(done0, 0)
+                T.copy(acc1, Out1[bm, 0])
+            else:
+                for i in T.serial(trips):
+                    T.barrier_wait(free[i % stages], ((i // stages) & 1) ^ 1)
+                    col = i * BN + (tx - 256)
+                    buf[i % stages, tx - 256] = T.if_then_else(col < N, A[bm, T.min(col, N - 1)], 0)
+                    T.barrier_arrive(ready[i % stages])
+
+    return main
+
+
+def test_sections_meeting_inside_an_iteration(dev):
+    m, n = 2, 900
+    a = torch.randn(m, n, device=dev)
+    trips = -(-n // 128)
+    padded = torch.zeros(m, trips * 128, dtype=torch.float64)
+    padded[:, :n] = a.double().cpu()
+    chunks = padded.view(m, trips, 128)
+    acc1 = (2 * chunks).sum(1)
+    out0, out1 = exchange(m, n)(a)
+    assert_close(out1, acc1, 1e-4, 1e-5)
+    assert_close(out0, ((chunks + 1) * chunks).sum(1) + acc1, 1e-4, 1e-5)

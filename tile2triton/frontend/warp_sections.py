@@ -15,7 +15,11 @@ While the kernel is bound, each arrive and wait is a ``BarrierEvent`` statement 
    same iteration space, fuses those loops into one whose body runs each section's iteration
    under the section's own condition, in the first order of the sections (and loop depth)
    that satisfies every wait.  A section's statements before its loop run before the fused
-   loop, those after it after, in program order;
+   loop, those after it after, in program order.  Where no order of whole iterations works
+   (sections that meet inside an iteration: each arrives, then waits for the other), every
+   part is split before its waits and the parts interleaved: running the barriers, the next
+   part is the first section's whose waits pass (``_Interleave``), and the order the
+   iterations share is the one tried;
 3. checks the result by running the barriers (``_Simulation``: phases, arrive counts, parity),
    raises a clear error at the first wait no order satisfies, and removes the events.
 """
@@ -244,14 +248,48 @@ class _Simulation:
                 if active - taken:
                     self.run(s.else_body, env, active - taken)
             elif isinstance(s, ir.For):
-                start, stop, step = (evaluate(x, env) for x in (s.start, s.stop, s.step))
-                if start is None or step is None or step == 0:
-                    raise _Unknown(s, "the bounds of a loop around it are not known at compile time")
-                trips = _DYNAMIC_TRIPS if stop is None else min(_MAX_TRIPS, max(0, -(-(stop - start) // step)))
-                for k in range(trips):
-                    self.run(s.body, {**env, s.var: start + k * step}, active)
+                for local in self.iterations([s], env):
+                    self.run(s.body, local, active)
+            elif isinstance(s, _Interleave):
+                self.interleave(s, env, active)
             else:
                 raise _Unknown(s, f"it stands inside a {type(s).__name__} statement")
+
+    def iterations(self, loops: list, env: dict):
+        """The variables of each iteration of a loop nest, in order."""
+        if not loops:
+            yield env
+            return
+        s = loops[0]
+        start, stop, step = (evaluate(x, env) for x in (s.start, s.stop, s.step))
+        if start is None or step is None or step == 0:
+            raise _Unknown(s, "the bounds of a loop around it are not known at compile time")
+        trips = _DYNAMIC_TRIPS if stop is None else min(_MAX_TRIPS, max(0, -(-(stop - start) // step)))
+        for k in range(trips):
+            yield from self.iterations(loops[1:], {**env, s.var: start + k * step})
+
+    def interleave(self, s: _Interleave, env: dict, active: frozenset) -> None:
+        """Each iteration: run the first section's next segment whose waits pass, until every
+        segment has run; record the order (none once an iteration cannot go on)."""
+        total = sum(len(segs) for segs in s.segments)
+        for local in self.iterations(s.levels, env):
+            done, order = [0] * len(s.segments), []
+            while len(order) < total:
+                for k, segs in enumerate(s.segments):
+                    if done[k] == len(segs):
+                        continue
+                    saved = dict(self.arrivals)
+                    try:
+                        self.run(segs[done[k]], local, active)
+                    except _Blocked:
+                        self.arrivals = saved
+                        continue
+                    order.append((k, done[k]))
+                    done[k] += 1
+                    break
+                else:
+                    return
+            s.orders.append(tuple(order))
 
     def event(self, ev: BarrierEvent, env: dict, active: frozenset) -> None:
         array, counts = ev.ref.array, getattr(ev.ref.array, "counts", None)
@@ -389,20 +427,25 @@ def _guarded(facts: _Facts, section: _Section, stmts: list) -> list:
     return body
 
 
-def _fused(facts: _Facts, sections: list, order: list, depth: int) -> list:
-    """The chain as sections' statements before their loops, one loop nest of ``depth`` levels
-    running the sections' iterations in ``order``, then their statements after the loops."""
+def _iterations(sections: list, depth: int) -> tuple[list, list]:
+    """The fused loop nest (the first looped section's loops) and each looped section's
+    iteration body, in that nest's loop variables."""
     looped = [s for s in sections if s.loops]
-    leader = looped[0]
-    levels = leader.loops[:depth]
+    levels = looped[0].loops[:depth]
+    bodies = []
+    for s in looped:
+        mapping = {loop.var: lead.var for loop, lead in zip(s.loops[:depth], levels) if loop.var is not lead.var}
+        body = s.loops[depth - 1].body
+        bodies.append(_substitute(body, mapping) if mapping else body)
+    return levels, bodies
+
+
+def _assemble(facts: _Facts, sections: list, levels: list, iteration: list) -> list:
+    """The chain as the sections' statements before their loops, the fused loop nest running
+    ``iteration``, then the sections' statements after their loops."""
     out = []
     for s in sections:
         out += _guarded(facts, s, s.before)
-    iteration = []
-    for s in order:
-        mapping = {loop.var: lead.var for loop, lead in zip(s.loops[:depth], levels) if loop.var is not lead.var}
-        body = s.loops[depth - 1].body
-        iteration += _guarded(facts, s, _substitute(body, mapping) if mapping else body)
     for loop in reversed(levels):
         iteration = [dataclasses.replace(loop, body=iteration)]
     out += iteration
@@ -411,18 +454,76 @@ def _fused(facts: _Facts, sections: list, order: list, depth: int) -> list:
     return out
 
 
-def _candidates(facts: _Facts, chain: ir.If):
+def _segments(body: list) -> list:
+    """``body`` split before each statement that waits on a barrier."""
+    segments: list = []
+    for s in body:
+        if not segments or (segments[-1] and any(ev.kind == "wait" for ev in _events([s]))):
+            segments.append([])
+        segments[-1].append(s)
+    return segments
+
+
+@dataclass(eq=False)
+class _Interleave(ir.Stmt):
+    """A fused loop nest whose order of the sections' segments is still to be found: running the
+    barriers, each iteration runs the first segment (in section order) whose waits pass."""
+
+    levels: list  # the For loops of the nest, outermost first
+    segments: list  # per looped section: its guarded segments, in order
+    body: list  # every statement of the segments (so that the simulation sees their events)
+    orders: list  # found: each iteration's order, as (section, segment) pairs
+
+    def ordered(self, order: tuple) -> list:
+        return [x for k, j in order for x in self.segments[k][j]]
+
+    def found(self) -> tuple | None:
+        """The order found (program order where no barrier statement constrains it)."""
+        if self.orders:
+            return self.orders[0]
+        if not _events(self.body):
+            return tuple((k, j) for k, segs in enumerate(self.segments) for j in range(len(segs)))
+        return None
+
+
+def _candidates(facts: _Facts, chain: ir.If, holder: list, at: int, pending: set):
     sections = _chain_sections(chain, facts)
     if sections is None:
         return
     looped = [s for s in sections if s.loops]
     if len(looped) < 2:
         return
-    for depth in range(_common_depth(sections), 0, -1):
-        if any(len(s.loops) < depth for s in looped):
+    depths = [d for d in range(_common_depth(sections), 0, -1) if all(len(s.loops) >= d for s in looped)]
+    for depth in depths:  # whole iterations, in each order of the sections
+        levels, bodies = _iterations(sections, depth)
+        for order in itertools.permutations(range(len(looped))):
+            yield _assemble(facts, sections, levels, [x for k in order for x in _guarded(facts, looped[k], bodies[k])])
+    for depth in depths:  # every part split at its waits, the sections' parts interleaved
+        levels, bodies = _iterations(sections, depth)
+        pre = _interleave(facts, [], sections, [s.before for s in sections])
+        loop = _interleave(facts, levels, looped, bodies)
+        post = _interleave(facts, [], sections, [s.after for s in sections])
+        probe = [pre, loop, post]
+        holder[at : at + 1] = probe
+        try:
+            _run(facts, pending)
+        except _Unknown:
+            pass  # a part the barriers cannot follow: no order found
+        finally:
+            holder[at : at + len(probe)] = [chain]
+        if pre.found() is None or post.found() is None:
             continue
-        for order in itertools.permutations(looped):
-            yield _fused(facts, sections, list(order), depth)
+        for order in sorted(set(loop.orders), key=loop.orders.count, reverse=True):
+            iteration = loop.ordered(order)
+            for nest in reversed(levels):
+                iteration = [dataclasses.replace(nest, body=iteration)]
+            yield pre.ordered(pre.found()) + iteration + post.ordered(post.found())
+
+
+def _interleave(facts: _Facts, levels: list, sections: list, parts: list) -> _Interleave:
+    segments = [[_guarded(facts, s, seg) for seg in _segments(part)] for s, part in zip(sections, parts)]
+    loc = levels[0].loc if levels else sections[0].path[0][0].loc
+    return _Interleave(loc, levels, segments, [x for segs in segments for seg in segs for x in seg], [])
 
 
 # ------------------------------------------------------------------ the kernel
@@ -473,7 +574,7 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
             if _run(facts, pending) is None:
                 continue  # program order satisfies it
             at = next(i for i, x in enumerate(holder) if x is chain)
-            for candidate in _candidates(facts, chain):
+            for candidate in _candidates(facts, chain, holder, at, pending):
                 holder[at : at + 1] = candidate
                 if _run(facts, pending) is None:
                     break

@@ -39,6 +39,8 @@ from ..ir.exprs import const_int, ir_key
 _DYNAMIC_TRIPS = 8
 # a longer static loop is run for this many (parities repeat long before)
 _MAX_TRIPS = 4096
+# with more looped sections than this, only the interleaving of their parts is tried (not n! orders)
+_MAX_PERMUTED = 4
 
 
 @dataclass(eq=False)
@@ -494,7 +496,7 @@ def _candidates(facts: _Facts, chain: ir.If, holder: list, at: int, pending: set
     if len(looped) < 2:
         return
     depths = [d for d in range(_common_depth(sections), 0, -1) if all(len(s.loops) >= d for s in looped)]
-    for depth in depths:  # whole iterations, in each order of the sections
+    for depth in depths if len(looped) <= _MAX_PERMUTED else ():  # whole iterations, each order
         levels, bodies = _iterations(sections, depth)
         for order in itertools.permutations(range(len(looped))):
             yield _assemble(facts, sections, levels, [x for k in order for x in _guarded(facts, looped[k], bodies[k])])

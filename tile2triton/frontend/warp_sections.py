@@ -37,8 +37,12 @@ from ..ir.exprs import const_int, ir_key
 
 # a loop whose trip count is only known at run time is run for this many iterations
 _DYNAMIC_TRIPS = 8
-# a longer static loop is run for this many (parities repeat long before)
-_MAX_TRIPS = 4096
+# a longer static loop runs this many iterations plus its trip count's remainder modulo _PERIOD
+# (every phase parity of rings of up to 8 buffers repeats with it), so that the barriers end
+# in the state the whole loop leaves
+_MAX_TRIPS, _PERIOD = 256, 1680
+# iterations one run of the barriers may take before it gives up
+_BUDGET = 200_000
 # with more looped sections than this, only the interleaving of their parts is tried (not n! orders)
 _MAX_PERMUTED = 4
 
@@ -209,6 +213,7 @@ class _Simulation:
         self.arrivals: dict = {}
         self.signalled_by_arrive = {id(ev.ref.array) for ev in _events(facts.kernel.body) if ev.kind == "arrive"}
         self.has_events: dict = {}
+        self.budget = _BUDGET
 
     def contains_events(self, s) -> bool:
         known = self.has_events.get(id(s))
@@ -266,7 +271,12 @@ class _Simulation:
         start, stop, step = (evaluate(x, env) for x in (s.start, s.stop, s.step))
         if start is None or step is None or step == 0:
             raise _Unknown(s, "the bounds of a loop around it are not known at compile time")
-        trips = _DYNAMIC_TRIPS if stop is None else min(_MAX_TRIPS, max(0, -(-(stop - start) // step)))
+        trips = _DYNAMIC_TRIPS if stop is None else max(0, -(-(stop - start) // step))
+        if trips > _MAX_TRIPS:
+            trips = _MAX_TRIPS + (trips - _MAX_TRIPS) % _PERIOD
+        self.budget -= trips
+        if self.budget < 0:
+            raise _Unknown(s, "its loops run too many iterations to follow")
         for k in range(trips):
             yield from self.iterations(loops[1:], {**env, s.var: start + k * step})
 

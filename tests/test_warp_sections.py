@@ -385,3 +385,45 @@ def test_long_loop_keeps_the_phase_after_it():
     assert sum(line.strip().startswith("for i in") for line in source.splitlines()) == 1, source
     # the producer's statements after its loop come before the consumer's that wait for them
     assert source.index("buf[tx - 128] = A[0, tx - 128] + 1") < source.index("acc[j] += buf[j] * 2"), source
+
+
+# ------------------------------------------------------------------ barriers known only at run time
+@tilelang.jit(out_idx=[-1])
+def run_time_start(N, consumer_first=False):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), Start: T.Tensor((1,), T.int32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((N,), T.float32)
+            acc = T.alloc_fragment((N,), T.float32)
+            bar = T.alloc_barrier(128)
+            T.clear(acc)
+            for k in T.serial(Start[0], 5):  # a bound known only at run time
+                if consumer_first:
+                    T.barrier_wait(bar, (k - Start[0]) % 2)
+                for i in T.Parallel(N):
+                    s[i] = A[i] * k
+                T.barrier_arrive(bar)
+                if not consumer_first:
+                    T.barrier_wait(bar, (k - Start[0]) % 2)
+                for i in T.Parallel(N):
+                    acc[i] += s[i]
+            T.copy(acc, B)
+
+    return main
+
+
+def test_run_time_loop_bound_keeps_program_order(dev):
+    """The barriers cannot be run (the loop's start is a tensor value): program order stands
+    because every wait follows its arrive in the same loop body."""
+    a = torch.randn(70, device=dev)
+    start = torch.tensor([2], dtype=torch.int32, device=dev)
+    assert_close(run_time_start(70)(a, start), a.double().cpu() * (2 + 3 + 4), 1e-5, 1e-6)
+
+
+def test_run_time_loop_bound_with_wait_first_is_refused():
+    with pytest.raises(TileLangCompileError) as info:
+        run_time_start(70, True)(torch.randn(70), torch.tensor([2], dtype=torch.int32))
+    message = str(info.value)
+    assert "cannot order the warp-specialized sections around the barriers in this loop" in message
+    assert "its bounds are not known at compile time" in message
+    assert "for k in T.serial(Start[0], 5):" in message  # the loop's line

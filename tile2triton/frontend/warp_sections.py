@@ -226,18 +226,18 @@ class _Simulation:
         if not self.facts.by_thread(cond):
             value = evaluate(cond, env)
             if value is None:
-                raise _Unknown(stmt, "a condition around it is not known at compile time")
+                raise _Unknown(stmt, "its condition is not known at compile time")
             return active if value else frozenset()
         if self.facts.thread_range(cond):  # the same threads in every iteration
             chosen = self.facts.thread_set(cond)
             if chosen is None:
-                raise _Unknown(stmt, "a condition around it is not known at compile time")
+                raise _Unknown(stmt, "its condition is not known at compile time")
             return active & chosen
         chosen = set()
         for t in active:
             value = evaluate(cond, {**env, **self.facts.thread_env(t)})
             if value is None:
-                raise _Unknown(stmt, "a condition around it is not known at compile time")
+                raise _Unknown(stmt, "its condition is not known at compile time")
             if value:
                 chosen.add(t)
         return frozenset(chosen)
@@ -260,7 +260,7 @@ class _Simulation:
             elif isinstance(s, _Interleave):
                 self.interleave(s, env, active)
             else:
-                raise _Unknown(s, f"it stands inside a {type(s).__name__} statement")
+                raise _Unknown(s, "tile2triton follows barriers only through for loops and ifs")
 
     def iterations(self, loops: list, env: dict):
         """The variables of each iteration of a loop nest, in order."""
@@ -270,13 +270,13 @@ class _Simulation:
         s = loops[0]
         start, stop, step = (evaluate(x, env) for x in (s.start, s.stop, s.step))
         if start is None or step is None or step == 0:
-            raise _Unknown(s, "the bounds of a loop around it are not known at compile time")
+            raise _Unknown(s, "its bounds are not known at compile time")
         trips = _DYNAMIC_TRIPS if stop is None else max(0, -(-(stop - start) // step))
         if trips > _MAX_TRIPS:
             trips = _MAX_TRIPS + (trips - _MAX_TRIPS) % _PERIOD
         self.budget -= trips
         if self.budget < 0:
-            raise _Unknown(s, "its loops run too many iterations to follow")
+            raise _Unknown(s, "it runs too many iterations to follow")
         for k in range(trips):
             yield from self.iterations(loops[1:], {**env, s.var: start + k * step})
 
@@ -571,6 +571,36 @@ def _run(facts: _Facts, skip: set):
     return None
 
 
+def _program_order_check(stmts: list, loop_var) -> BarrierEvent | None:
+    """Where the barriers cannot be run (a barrier, parity, condition or loop bound known only at
+    run time), program order stands if every wait is for an arrive earlier in the same loop body
+    or (a wait whose parity is odd in the first iteration) the previous iteration's: the first
+    wait that is not, else None."""
+    arrived: set = set()
+
+    def scan(body: list):
+        for s in body:
+            if isinstance(s, ir.For):
+                blocked = _program_order_check(s.body, s.var)
+                if blocked is not None:
+                    return blocked
+            elif isinstance(s, BarrierEvent):
+                if s.kind != "wait":
+                    arrived.add(s.ref.key())
+                elif s.ref.key() not in arrived:
+                    first = evaluate(s.parity, {loop_var: 0} if loop_var is not None else {})
+                    if first is None or first % 2 == 0:
+                        return s
+            else:
+                for inner in _bodies(s):
+                    blocked = scan(inner)
+                    if blocked is not None:
+                        return blocked
+        return None
+
+    return scan(stmts)
+
+
 def schedule_kernel(b, kernel: ir.Kernel) -> None:
     """Order the kernel's warp-specialized sections so that every barrier wait is satisfied
     (fusing their loops where program order does not), then drop the barrier statements."""
@@ -581,25 +611,32 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
         _chains(kernel.body, facts, chains)
         pending = {id(ev) for _, chain in chains for ev in _events([chain])}
         for holder, chain in chains:
-            mine = {id(ev) for ev in _events([chain])}
-            pending -= mine
+            pending -= {id(ev) for ev in _events([chain])}
             if _run(facts, pending) is None:
                 continue  # program order satisfies it
             at = next(i for i, x in enumerate(holder) if x is chain)
             for candidate in _candidates(facts, chain, holder, at, pending):
                 holder[at : at + 1] = candidate
-                if _run(facts, pending) is None:
-                    break
+                try:
+                    if _run(facts, pending) is None:
+                        break
+                except _Unknown:
+                    pass  # the candidate cannot be followed: try the next
                 holder[at : at + len(candidate)] = [chain]
         blocked = _run(facts, set())
     except _Unknown as unknown:
-        where = unknown.where
-        node = where.node if isinstance(where, BarrierEvent) else None
-        message = (
-            f"tile2triton cannot order the warp-specialized sections around this barrier: {unknown.what} "
-            "(it runs the sections one after another and must know, at compile time, which arrive each wait is for)"
-        )
-        raise (b.error(message, node) if node is not None else TileLangCompileError(message, where.loc)) from None
+        blocked = _program_order_check(kernel.body, None)
+        if blocked is not None:
+            where = unknown.where
+            node = where.node if isinstance(where, BarrierEvent) else None
+            kinds = {ir.For: "loop", ir.If: "if", ir.While: "while loop", ir.Parallel: "T.Parallel loop"}
+            here = "this barrier" if node is not None else f"the barriers in this {kinds.get(type(where), 'statement')}"
+            message = (
+                f"tile2triton cannot order the warp-specialized sections around {here}: {unknown.what} "
+                "(it runs the sections one after another and must know, at compile time, which arrive each "
+                "wait is for)"
+            )
+            raise (b.error(message, node) if node is not None else TileLangCompileError(message, where.loc)) from None
     if blocked is not None:
         raise b.error(
             f"T.{blocked.name} waits for an arrive that comes later in program order: tile2triton runs "

@@ -22,6 +22,13 @@ While the kernel is bound, each arrive and wait is a ``BarrierEvent`` statement 
    iterations share is the one tried;
 3. checks the result by running the barriers (``_Simulation``: phases, arrive counts, parity),
    raises a clear error at the first wait no order satisfies, and removes the events.
+
+An arrive counts the threads that execute it: those its enclosing thread-range conditions
+pick, or a ``T.ws`` block's warp groups (128 threads each).  A ``T.tma_copy``'s transaction
+completes when it is issued, so it adds no arrival, except on a barrier no thread arrives at,
+where it completes a phase.  Where the barriers cannot be run (a barrier index, parity,
+condition or loop start known only at run time), program order stands if every wait follows
+an arrive on its barrier in the same loop body (``_program_order_check``).
 """
 
 from __future__ import annotations

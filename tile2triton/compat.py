@@ -66,6 +66,11 @@ SUPPORTED_NOTES = {
     "alloc_reducer": "replication= selects TileLang's legacy reducer; otherwise its epoch rules are checked "
     "(frontend/reducer_epochs.py)",
     "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
+    "barrier_wait": "warp-specialized sections run in an order that satisfies every wait, their loops fused "
+    "where they share an iteration space (frontend/warp_sections.py)",
+    "mbarrier_wait_parity": "as T.barrier_wait",
+    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
+    "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",
 }
 
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
@@ -119,7 +124,6 @@ UNSUPPORTED_REASONS = {
     "get_block_extent": "not implemented yet",
     "get_block_extents": "not implemented yet",
     "sync_grid": "grid-wide barrier has no Triton equivalent",
-    "access_ptr": "raw pointers into buffers only serve extern calls",
     "import_source": "raw C/CUDA source cannot run under Triton",
     "call_extern": "external CUDA device functions cannot be called from Triton",
     "call_pure_extern": "external CUDA device functions cannot be called from Triton",

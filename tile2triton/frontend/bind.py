@@ -27,8 +27,8 @@ from .reducer_epochs import ReducerEpochs
 from .rules import RULES
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
-from .rules_sync import check_barrier_order
 from .source import FunctionSource
+from .warp_sections import BarrierEvent, schedule_kernel
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
 
@@ -54,7 +54,7 @@ class Binder(ExprBinder):
         self.epochs = ReducerEpochs()  # the reducers' accesses, checked at the kernel's end (reducer_epochs.py)
         self.parallel_depth = 0  # T.Parallel loops around the statement being bound
         self.loop_kinds: list[str] = []  # the loops around it, innermost last (what a 'break' leaves)
-        self.barrier_scopes: list = []  # per kernel / loop body: its barrier waits and arrives, in order
+        self.ws_threads: int | None = None  # inside ``with T.ws(...)``: its warp groups' threads
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
         self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
@@ -104,18 +104,8 @@ class Binder(ExprBinder):
         raise self.error(f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None)
 
     def barrier_event(self, kind: str, ref, parity, node, name: str) -> None:
-        if self.barrier_scopes:
-            self.barrier_scopes[-1][1].append((kind, ref, parity, node, name))
-
-    def bind_body_checking_barriers(self, stmts, loop_var) -> list[ir.Stmt]:
-        """Bind a kernel or loop body; then check its barrier waits (rules.check_barrier_order)."""
-        self.barrier_scopes.append((loop_var, []))
-        try:
-            body = self.bind_block(stmts)
-        finally:
-            _, events = self.barrier_scopes.pop()
-        check_barrier_order(self, events, loop_var)
-        return body
+        """An mbarrier arrive or wait, kept in the IR until the kernel's sections are ordered."""
+        self.emit(BarrierEvent(self.loc(node), kind, ref, parity, node, name, self.ws_threads))
 
     def bind_name(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -240,8 +230,12 @@ class Binder(ExprBinder):
         call = item.context_expr
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
         if getattr(fn, "__t2t__", None) == "ws" and item.optional_vars is None:
-            for s in node.body:  # a warp group's statements, run in program order (rules.py, barriers)
-                self.stmt(s)
+            saved, self.ws_threads = self.ws_threads, 128 * max(1, len(call.args))  # warp groups of 128
+            try:
+                for s in node.body:  # a warp group's statements, run in program order (warp_sections.py)
+                    self.stmt(s)
+            finally:
+                self.ws_threads = saved
             return
         if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
             self.attr_scope(node, call)
@@ -290,7 +284,8 @@ class Binder(ExprBinder):
         self.kernel = kernel
         try:
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
-            kernel.body = made + self.bind_body_checking_barriers(node.body, None)
+            kernel.body = made + self.bind_block(node.body)
+            schedule_kernel(self, kernel)
             self.epochs.check(kernel)
         finally:
             self.kernel = None
@@ -352,7 +347,7 @@ class Binder(ExprBinder):
         self.scopes.append({node.target.id: ir.VarRef(var)})
         self.loop_kinds.append(kind)
         try:
-            body = self.bind_body_checking_barriers(node.body, var)
+            body = self.bind_block(node.body)
         finally:
             self.loop_kinds.pop()
             self.scopes.pop()
@@ -373,7 +368,7 @@ class Binder(ExprBinder):
         self.scopes.append({n.id: ir.VarRef(v) for n, v in zip(names, loop_vars)})
         self.loop_kinds.extend(["serial"] * len(loop_vars))
         try:
-            body = self.bind_body_checking_barriers(node.body, loop_vars[-1])
+            body = self.bind_block(node.body)
         finally:
             del self.loop_kinds[-len(loop_vars) :]
             self.scopes.pop()

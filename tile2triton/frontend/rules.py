@@ -8,6 +8,7 @@ module per topic, each registering its rules when it is imported, here and only 
 * ``rules_reduce.py``: reductions, scans, ``T.comm_reducer`` / ``T.tvm_thread_allreduce``
 * ``rules_atomic.py``: atomics, their memory orders, reducers
 * ``rules_sync.py``: barriers, ``T.tma_copy``, warp specialization, ``T.sync_threads``
+* ``rules_cp_async.py``: ``T.ptx_cp_async``, ``T.access_ptr``, ``T.cp_async_barrier_noinc``
 * ``rules_threads.py``: the thread view and warp-level primitives
 * ``rules_math.py``: element-wise intrinsics, casts, packed loads/stores, inline asm
 * ``rules_misc.py``: RNG, annotations, prints and asserts, eager ``T.const`` / ``T.empty``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401 - imported for their @rule registrations
     rules_atomic,
+    rules_cp_async,
     rules_gemm,
     rules_math,
     rules_memory,

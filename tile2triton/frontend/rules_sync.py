@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import operator
-
 from .. import ir
 from ..ir.exprs import ir_key, is_python_value
 from .rules_base import BinderLike, rule
@@ -13,16 +11,15 @@ from .rules_memory import bind_copy
 
 
 # ------------------------------------------------------------------ Hopper barriers, warp specialization
-# ``with T.ws(k):`` sections run in program order, every statement at block level (a tile op a warp
-# group issues computes the same tile); barrier waits and arrives then order nothing that program
-# order does not already order, so they are dropped, and T.tma_copy is the T.copy it completes.
-# That holds when every wait is for an arrive earlier in program order: bind.Binder checks it
-# (``check_barrier_order``) and names the wait that would need the sections to run concurrently.
+# Statements run at block level, one after another (a tile op a warp group issues computes the same
+# tile); barrier arrives and waits become ``warp_sections.BarrierEvent`` statements, and the binder
+# puts the warp-specialized sections in an order that satisfies every wait
+# (``warp_sections.schedule_kernel``) before it drops them.  T.tma_copy is the T.copy it completes.
 class BarrierArray:
     """``T.alloc_barrier(...)``: compile-time handles; ``mbars[i]`` is one barrier."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, counts: list | None = None):
+        self.name, self.counts = name, counts  # the arrive count of each barrier (None: not static)
 
     def __getitem__(self, index):
         return BarrierRef(self, index)
@@ -47,7 +44,10 @@ def _barrier(b: BinderLike, value, node) -> BarrierRef:
 
 @rule("alloc_barrier")
 def bind_alloc_barrier(b: BinderLike, node, args):
-    return BarrierArray(b.fresh_name("mbarrier"))
+    counts = args["arrive_count"]
+    counts = list(counts) if isinstance(counts, (list, tuple)) else [counts]
+    static_counts = all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in counts)
+    return BarrierArray(b.fresh_name("mbarrier"), counts if static_counts else None)
 
 
 @rule("barrier_wait", "mbarrier_wait_parity")
@@ -65,7 +65,7 @@ def bind_tma_copy(b: BinderLike, node, args):
     if args["cluster_mask"] is not None:
         _check_multicast_source(b, args["src"], node)
     if args["barrier"] is not None:
-        b.barrier_event("arrive", _barrier(b, args["barrier"], node), None, node, "tma_copy")
+        b.barrier_event("tma", _barrier(b, args["barrier"], node), None, node, "tma_copy")
     return bind_copy(b, node, {"src": args["src"], "dst": args["dst"]})
 
 
@@ -93,46 +93,6 @@ def _check_multicast_source(b: BinderLike, src, node) -> None:
 @rule("ws")
 def bind_misplaced_ws(b: BinderLike, node, args):
     raise b.error("T.ws opens a block: write 'with T.ws(...):'", node)
-
-
-def check_barrier_order(b: BinderLike, events: list, loop_var) -> None:
-    """Every barrier wait must be for an arrive earlier in program order: one earlier in the same
-    loop body, or (a wait whose parity is 1 in the first iteration) the previous iteration's."""
-    arrived = set()
-    for kind, ref, parity, node, name in events:
-        if kind == "arrive":
-            arrived.add(ref.key())
-            continue
-        if ref.key() in arrived:
-            continue
-        first = ir_eval_at(parity, loop_var, 0)
-        if first is not None and first % 2 == 1:
-            continue
-        raise b.error(
-            f"T.{name} waits for an arrive that comes later in program order: tile2triton runs warp-specialized "
-            "sections (T.ws) one after another, so the producer must come before its consumer",
-            node,
-        )
-
-
-def ir_eval_at(e, var, value):
-    """The int value of ``e`` with ``var`` = ``value`` (None where another name or operation enters)."""
-    ops = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
-           "^": operator.xor, "&": operator.and_, "|": operator.or_}  # fmt: skip
-    if isinstance(e, bool):
-        return int(e)
-    if isinstance(e, int):
-        return e
-    if isinstance(e, ir.Const):
-        return int(e.value)
-    if isinstance(e, ir.VarRef):
-        return value if var is not None and e.var is var else None
-    if isinstance(e, ir.BinOp) and e.op in ops:
-        x, y = ir_eval_at(e.lhs, var, value), ir_eval_at(e.rhs, var, value)
-        if x is None or y is None or (e.op in ("//", "%") and y == 0):
-            return None
-        return ops[e.op](x, y)
-    return None
 
 
 @rule(

@@ -115,6 +115,7 @@ from ._math import (
 from ._primitive import KernelOnlyError
 from ._scheduling import (
     WarpSpecialize,
+    access_ptr,
     alloc_barrier,
     annotate_compile_flags,
     annotate_consumer_reg_alloc,
@@ -125,6 +126,7 @@ from ._scheduling import (
     assume,
     barrier_arrive,
     barrier_wait,
+    cp_async_barrier_noinc,
     dec_max_nreg,
     disable_warp_group_reg_alloc,
     fence_proxy_async,
@@ -132,6 +134,7 @@ from ._scheduling import (
     mbarrier_arrive,
     mbarrier_wait_parity,
     no_set_max_nreg,
+    ptx_cp_async,
     set_max_nreg,
     tma_copy,
     tma_store_arrive,

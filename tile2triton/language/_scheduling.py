@@ -7,7 +7,7 @@ from __future__ import annotations
 from ._primitive import _kernel_only
 
 
-# --- warp specialization (Hopper): run in program order, see frontend/barriers.py -------------------
+# --- warp specialization (Hopper): sections ordered by their barriers, see frontend/warp_sections.py ----
 @_kernel_only("ws")
 def ws(*warp_group_idx):
     """``with T.ws(k):`` statements of warp group k (threads 128k .. 128k + 127)."""
@@ -45,6 +45,22 @@ def mbarrier_arrive(mbarrier, cta_id=None):
 def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None,
              annotations=None):  # fmt: skip
     """A copy whose completion a barrier signals: here, a T.copy."""
+
+
+@_kernel_only("access_ptr")
+def access_ptr(base, access_type="r", *extents, offset=0, extent=None, ignore_last_ndim=0):
+    """The address of ``base`` (``buf[i, j]``, a region or a buffer) for T.ptx_cp_async."""
+
+
+@_kernel_only("ptx_cp_async")
+def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
+    """cp.async of ``num_elems`` consecutive elements: here, a copy that completes at once
+    (zeros where ``predicate`` is false)."""
+
+
+@_kernel_only("cp_async_barrier_noinc")
+def cp_async_barrier_noinc(barrier):
+    """Arrive at the barrier once this thread's cp.async copies complete (at once, here)."""
 
 
 @_kernel_only("tma_store_arrive")

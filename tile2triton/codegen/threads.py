@@ -92,7 +92,10 @@ def block_level(lw: Lowerer, what: str):
     try:
         with lw.scoped(lanes=None, conds=[]):
             yield
-        body = lw.out or [ast.Pass()]
+        body = lw.out
     finally:
         lw.out = saved
-    lw.emit(ast.If(P.name(test), body, []))
+    if body:
+        lw.emit(ast.If(P.name(test), body, []))
+    elif saved and isinstance(saved[-1], ast.Assign) and saved[-1].targets[0].id == test:
+        saved.pop()  # nothing to run (a loop whose statements lowered to nothing): no test either

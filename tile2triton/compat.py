@@ -288,6 +288,10 @@ BEYOND_T = [
      "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),
     ("while loops with a per-thread condition (thread view)", SUPPORTED,
      "each thread leaves where its own condition fails; the loop runs while any thread is in it"),
+    ("fn.compile / fn.get_tir with T.Tensor[shape, dtype] arguments; tilelang.par_compile", SUPPORTED,
+     "an annotation in place of a tensor binds the eager kernel's T.const sizes (checked against its "
+     "declaration); get_tir gives the @T.prim_func (lazy) or the bound TileIR (eager), which tilelang.compile "
+     "and par_compile take; par_compile compiles one by one (Triton compiles at the first launch)"),
 ]  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from .descriptors import DescriptorState
 from .intrinsics import lower_call
 from .ptx import lower_inline_asm
 from .rules import LOWERINGS
+from .scopes import lower_safe_values  # noqa: F401 - registers the T.sblock markers' lowering
 from .scratch import ScratchState
 from .values import (
     AtDim,
@@ -50,6 +51,7 @@ from .values import (
     literal_value,
     load_other,
     prod,
+    safe_values,
 )
 from .warp import lower_warp_op
 
@@ -412,7 +414,7 @@ class KernelLowerer:
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
-            kwargs = {"mask": mask, "other": load_other(buf.dtype, self.kernel.safe_values.get(buf.root, 0))}
+            kwargs = {"mask": mask, "other": load_other(buf.dtype, safe_values(self).get(buf.root, 0))}
         node = P.call("tl.load", ptr, **kwargs)
         if buf.dtype.name == E8M0:
             self.helpers.add("_e8m0_to_float")

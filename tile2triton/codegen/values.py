@@ -90,6 +90,7 @@ class Scope:
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
+    safe_values: dict | None = None  # a T.sblock's safe values (codegen/scopes.py); None: the kernel's
 
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
@@ -99,6 +100,11 @@ class Scope:
         """Back to ``snapshot``, in place (the snapshot stays usable for another restore)."""
         for f in fields(self):
             setattr(self, f.name, _copied(getattr(snapshot, f.name)))
+
+
+def safe_values(lw: Lowerer) -> dict:
+    """Global Buffer -> the value its out-of-bounds loads read here (T.annotate_safe_value)."""
+    return lw.kernel.safe_values if lw.scope.safe_values is None else lw.scope.safe_values
 
 
 def _copied(value):

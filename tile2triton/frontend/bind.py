@@ -25,6 +25,7 @@ from . import packed
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES, CommReducer, check_barrier_order, make_tensor
+from .rules_scopes import WITH_RULES
 from .source import FunctionSource
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
@@ -242,6 +243,9 @@ class Binder(ExprBinder):
             return
         if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
             self.attr_scope(node, call)
+            return
+        if getattr(fn, "__t2t__", None) in WITH_RULES:  # T.sblock (rules_scopes.py)
+            WITH_RULES[fn.__t2t__](self, node, call)
             return
         if getattr(fn, "__t2t__", None) not in ("Kernel", "ClusterKernel"):
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)

@@ -218,8 +218,9 @@ BEYOND_T = [
     ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
     ("T.float8_e8m0fnu", SUPPORTED,
-     "uint8 in memory, float32 in registers: global tensors read and written element by element (casts round "
-     "up to a power of two, as CUDA's satfinite conversion); on-chip buffers and tile ops of it are an error"),
+     "uint8 in memory, float32 in registers (codegen/e8m0.py): global tensors, shared/fragment/local buffers, "
+     "tile copies and casts both ways (a cast to it rounds up to a power of two, as CUDA's satfinite "
+     "conversion, from a double by its own bits); atomics and T.gemm operands of it are an error"),
     ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),

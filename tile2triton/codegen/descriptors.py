@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.exprs import static
+from . import e8m0
 from . import pyast as P
 from .values import Lowerer, Tile, ir_expr, safe_values
 
@@ -59,6 +60,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     if buf.root.address is not None:  # T.make_tensor: a pointer computed in the kernel, after the prologue
         return False
     if buf.dtype.kind == "bool" or buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
+        return False
+    if e8m0.is_e8m0(buf.dtype):  # its bytes are decoded on load (global_load)
         return False
     if buf.root in _written_globals(lw):  # a TMA read after a store would need a proxy fence
         return False

@@ -26,7 +26,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import exits, fp4, scratch
+from . import e8m0, exits, fp4, scratch
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
@@ -213,6 +213,8 @@ class KernelLowerer:
             return Tile(fp4.encode(self, t).node, dt, t.axes)
         if is_literal(t):
             value = literal_value(t.node)
+            if e8m0.is_e8m0(dt) and not isinstance(value, bool):  # a constant rounds here, as at run time
+                return Tile(P.const(e8m0.round_literal(value)), dt, t.axes)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
             return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)

@@ -130,7 +130,6 @@ UNSUPPORTED_REASONS = {
     "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
-    "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
     "Any": "TVM expression class (type annotations of TIR code)",
@@ -308,6 +307,9 @@ def load_symbols() -> tuple[str, list[str]]:
     return header, names
 
 
+_VECTOR_DTYPE = re.compile(r"^(\w+?)x(\d+)$")  # float16x2: element dtype float16, 2 lanes
+
+
 def supported_names() -> dict:
     """name -> how it is supported (a binder rule, or a language value).  A ``__t2t__`` tag is the
     binder's name for the primitive (tests/test_compat.py checks that the binder has each one)."""
@@ -326,6 +328,10 @@ def supported_names() -> dict:
             out[name] = LANGUAGE_VALUES[name]
         elif isinstance(obj, T.DType) and obj.supported:
             out[name] = f"dtype ({obj.name})" if obj.name == name else f"dtype (alias of {obj.name})"
+        elif (
+            isinstance(obj, T.DType) and _VECTOR_DTYPE.match(obj.name) and _VECTOR_DTYPE.match(obj.name)[1] in T.DTYPES
+        ):
+            out[name] = "vector dtype: values lane by lane, on-chip buffers with a trailing lane axis"
     return out
 
 

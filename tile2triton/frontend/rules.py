@@ -22,7 +22,7 @@ from ..ir.exprs import as_expr, binary_dtype, const_int, ir_key, is_python_value
 from ..language.dtypes import DTYPES, DType, TypedLiteral, lookup_dtype
 from ..language.proxy import TensorType
 from ..layout import MetadataLayout
-from . import packed
+from . import packed, vectors
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 from .source import KernelSource
 
@@ -1283,6 +1283,8 @@ def bind_clamp(b: BinderLike, node, args):
 def bind_cast(b: BinderLike, node, args):
     from ..language.tir.ir import check_cast_options, unsupported_cast_option
 
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return vectors.cast(b, args["value"], args["dtype"], node)  # lane by lane
     dtype = b.dtype_arg(args["dtype"], node)
     try:
         check_cast_options(args["round"], args["sat"], args["rbits"])
@@ -1296,6 +1298,8 @@ def bind_cast(b: BinderLike, node, args):
 
 @rule("Cast")
 def bind_tvm_cast(b: BinderLike, node, args):
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return vectors.cast(b, args["value"], args["dtype"], node)  # lane by lane
     return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
 
 

@@ -477,6 +477,27 @@ def annotate_safe_value(safe_value_map):
     (in the whole block it is in: the T.Kernel, or a ``with T.sblock(...)``)."""
 
 
+# --- vector values (T.float16x2(a, b), ...): lane by lane in the binder (frontend/vectors.py) --
+@_kernel_only("extract_lane")
+def extract_lane(vector, lane, span=None):
+    """Lane ``lane`` (a compile-time integer) of a vector value."""
+
+
+@_kernel_only("Broadcast")
+def Broadcast(value, lanes, span=None):  # noqa: N802
+    """``value`` on ``lanes`` lanes."""
+
+
+@_kernel_only("Ramp")
+def Ramp(base, stride, lanes, span=None):  # noqa: N802
+    """The vector ``base + k * stride`` for ``k < lanes``."""
+
+
+@_kernel_only("Shuffle")
+def Shuffle(vectors, indices, span=None):  # noqa: N802
+    """The lanes ``indices`` of ``vectors`` laid end to end."""
+
+
 # --- TVM's block scope: a lexical scope for annotations (frontend/rules_scopes.py) -----------
 @_kernel_only("sblock")
 def sblock(name_hint="", no_realize=False):

@@ -288,6 +288,13 @@ BEYOND_T = [
      "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),
     ("while loops with a per-thread condition (thread view)", SUPPORTED,
      "each thread leaves where its own condition fails; the loop runs while any thread is in it"),
+    ("vector dtypes (T.float16x2, T.int8x4, ...), T.extract_lane / Broadcast / Ramp / Shuffle", SUPPORTED,
+     "vector values are taken apart lane by lane when binding (arithmetic, comparisons, casts act per lane); "
+     "T.alloc_* of a vector dtype is a buffer of the element dtype with a trailing lane axis, indexed "
+     "without it; a tensor parameter of a vector dtype is an error (no torch dtype holds one)"),
+    ("with T.sblock(name) (T.reads / T.writes)", SUPPORTED,
+     "a lexical scope: statements run in place; T.annotate_safe_value in it holds for its block and nested "
+     "ones (an inner value overrides), and the enclosing values return after it"),
     ("fn.compile / fn.get_tir with T.Tensor[shape, dtype] arguments; tilelang.par_compile", SUPPORTED,
      "an annotation in place of a tensor binds the eager kernel's T.const sizes (checked against its "
      "declaration); get_tir gives the @T.prim_func (lazy) or the bound TileIR (eager), which tilelang.compile "

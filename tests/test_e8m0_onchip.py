@@ -154,3 +154,11 @@ def test_e8m0_onchip_buffers(dev, scratch, monkeypatch):
     assert_close(Z, s * 0.5, atol=0, rtol=0)
     assert_close(e8m0_value(R.view(torch.uint8).cpu()), y_ref.max(dim=1).values, atol=0, rtol=0)
     assert_close(e8m0_value(F.view(torch.uint8).cpu()), torch.full((M, N), 4.0, dtype=torch.float64), atol=0, rtol=0)
+
+
+def test_e8m0_onchip_compiles_for_hopper(tmp_path):
+    from test_fuzz_regressions import compile_for_hopper
+
+    compile_for_hopper(scaled(37, 20), tmp_path)
+    compile_for_hopper(parallel_cast(150, T.float64, E8M0), tmp_path)  # the float64 rounding branch
+    compile_for_hopper(copy_cast(150, E8M0, T.bfloat16), tmp_path)

@@ -119,3 +119,9 @@ def test_sblock_errors():
 def test_sblock_generated_code():
     src = scoped_copies().get_kernel_source()
     assert "other=-99.0" in src and "other=-1.5" in src and "other=7.0" in src, src
+
+
+def test_sblock_compiles_for_hopper(tmp_path):
+    from test_fuzz_regressions import compile_for_hopper
+
+    compile_for_hopper(scoped_copies(), tmp_path)

@@ -129,3 +129,10 @@ def test_vector_errors():
             tilelang.compile(fn)
     with pytest.raises(TypeError, match="a vector dtype .* not of a tensor"):  # no torch dtype holds it
         T.Tensor((2,), T.float16x2)
+
+
+def test_vectors_compile_for_hopper(tmp_path):
+    from test_fuzz_regressions import compile_for_hopper
+
+    compile_for_hopper(pairs(45), tmp_path)
+    compile_for_hopper(var_ops(23), tmp_path)

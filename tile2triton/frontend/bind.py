@@ -538,11 +538,11 @@ class Binder(ExprBinder):
     def maybe_alloc(self, name: str, call: ast.Call):
         fn = self.expr(call.func)
         tag = getattr(fn, "__t2t__", None)
-        vector = vectors.maybe_alloc(self, name, fn, tag, call)  # a vector dtype: a trailing lane axis
-        if vector is not None:
-            return vector
         if tag in _ALLOC_SCOPES:
             args = self.call_args(fn, call)
+            vector = vectors.maybe_alloc(self, name, tag, args, call)  # a vector dtype: a trailing lane axis
+            if vector is not None:
+                return vector
             shape = args["shape"]
             shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
             for d in shape:
@@ -587,6 +587,9 @@ class Binder(ExprBinder):
             return buf
         if tag == "alloc_var":
             args = self.call_args(fn, call)
+            vector = vectors.maybe_alloc(self, name, tag, args, call)
+            if vector is not None:
+                return vector
             buf = ir.Buffer(self.fresh_name(name), ir.VAR, (1,), self.dtype_arg(args["dtype"], call), self.loc(call))
             init = args.get("init")
             if isinstance(init, str):  # alloc_var(dtype, scope) form

@@ -176,12 +176,11 @@ def named(b, value: Vector, name: str, node) -> Vector:
 
 
 # ------------------------------------------------------------------------------ buffers
-def maybe_alloc(b, name: str, fn, tag: str, call):
-    """``T.alloc_*`` of a vector dtype: a buffer of its element dtype with a trailing lane axis.
-    None for any other allocation."""
+def maybe_alloc(b, name: str, tag: str, args: dict, call):
+    """``T.alloc_*`` of a vector dtype (``args``: the call's, bound to its signature): a buffer of
+    its element dtype with a trailing lane axis.  None for any other allocation."""
     if tag not in ALLOCS:
         return None
-    args = b.call_args(fn, call)
     target = vector_dtype(args.get("dtype"))
     if target is None:
         return None

@@ -136,3 +136,31 @@ def test_vectors_compile_for_hopper(tmp_path):
 
     compile_for_hopper(pairs(45), tmp_path)
     compile_for_hopper(var_ops(23), tmp_path)
+
+
+@tilelang.jit(out_idx=[1, 2])
+def ramp_cast(n):
+    @T.prim_func
+    def main(X: T.Tensor((n, 4), T.float32), Y: T.Tensor((n, 4), T.float16), Z: T.Tensor((n, 2), T.float16)):
+        with T.Kernel(n, threads=32) as bx:
+            x_local = T.alloc_local((4,), T.float32)
+            y_local = T.alloc_local((4,), T.float16)
+            z_local = T.alloc_local((2,), T.float16)
+            for k in T.serial(4):
+                x_local[k] = X[bx, k]
+            y_local[T.Ramp(0, 1, 4)] = T.Cast("float16x4", x_local[T.Ramp(0, 1, 4)])  # TIR's spelling
+            z_local[0:2] = T.Cast("float16x2", x_local[2:4]) - T.Broadcast(T.float16(1), 2)
+            for k in T.serial(4):
+                Y[bx, k] = y_local[k]
+            for k in T.serial(2):
+                Z[bx, k] = z_local[k]
+
+    return main
+
+
+def test_ramp_index_and_region_cast(dev):
+    n = 19
+    x = torch.randn(n, 4, device=dev)
+    y, z = ramp_cast(n)(x)
+    assert_close(y, x.half(), atol=0, rtol=0)
+    assert_close(z, (x[:, 2:].half() - 1).double(), atol=0, rtol=0)

@@ -231,8 +231,11 @@ class ExprBinder:
                 ext = self.binop("-", operator.sub, hi, lo, item)
                 extents.append(ext if is_python_value(ext) else self.simplify_extent(ext, item))
             else:
-                starts.append(as_expr(self.expr(item), self.loc(item)))
+                index = self.expr(item)  # a vector index (T.Ramp): one element per lane
+                starts.append(index if isinstance(index, Vector) else as_expr(index, self.loc(item)))
                 extents.append(1)
+        if any(isinstance(x, Vector) for x in starts):
+            return vectors.gather(self, base, starts, sliced, node)
         if vector is not None:
             return vectors.subscript(self, base, starts, extents, sliced, node)
         if sliced:

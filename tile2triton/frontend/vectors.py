@@ -10,6 +10,8 @@ binder sees only scalars and ordinary buffers:
   of them has it); ``T.float16x2(x)``, ``T.Broadcast(x, n)`` repeat one; ``T.Ramp(base, stride, n)``
   counts; ``T.extract_lane(v, k)`` is lane k; ``T.cast`` / ``T.Cast`` convert lane by lane;
   arithmetic, comparisons and ``-v`` act lane by lane, a scalar operand on every lane.
+* ``x[T.Ramp(base, 1, n)]`` of a buffer of scalars is the vector of those elements (and can be
+  assigned one).
 * ``buf[i]`` of a vector buffer is the vector at ``i`` (its lanes ``buf[i, 0..n-1]``); storing a
   vector (or a scalar: every lane) there writes the lanes; a slice ``buf[i:j]`` is a region with
   all lanes; a ``T.alloc_var`` of a vector dtype is a one-element vector buffer read and assigned
@@ -214,6 +216,16 @@ def subscript(b, buf: ir.Buffer, starts: list, extents: list, sliced: bool, node
         return element(b, buf, starts)
     count = _buffers(b)[buf].lanes
     return ir.Region(buf, (*starts, const_int(0)), (*extents, count))
+
+
+def gather(b, buf: ir.Buffer, indices: list, sliced: bool, node) -> Vector:
+    """``buf[T.Ramp(0, 1, 4)]``: a vector index picks one element per lane."""
+    if sliced or info(b, buf) is not None:
+        raise b.error("a vector index (T.Ramp) indexes a buffer of scalars with one index per dim", node)
+    count = next(len(x.lanes) for x in indices if isinstance(x, Vector))
+    per_dim = [lanes_of(b, x, count, node) for x in indices]
+    lanes = tuple(ir.Load(buf, tuple(as_expr(d[k]) for d in per_dim)) for k in range(count))
+    return Vector(lanes, buf.dtype)
 
 
 def store(b, ref: Vector, value, node) -> None:

@@ -162,3 +162,26 @@ def test_e8m0_onchip_compiles_for_hopper(tmp_path):
     compile_for_hopper(scaled(37, 20), tmp_path)
     compile_for_hopper(parallel_cast(150, T.float64, E8M0), tmp_path)  # the float64 rounding branch
     compile_for_hopper(copy_cast(150, E8M0, T.bfloat16), tmp_path)
+
+
+@tilelang.jit(out_idx=[1])
+def padded_scales(n, block=64):
+    @T.prim_func
+    def main(S: T.Tensor((n,), E8M0), Out: T.Tensor((T.ceildiv(n, block) * block,), T.float32)):
+        with T.Kernel(T.ceildiv(n, block), threads=64) as bx:
+            T.annotate_safe_value({S: 3.0})  # past the end: the scale 4.0 (3 rounded up)
+            S_frag = T.alloc_fragment((block,), E8M0)
+            T.copy(S[bx * block], S_frag)
+            for i in T.Parallel(block):
+                Out[bx * block + i] = T.cast(S_frag[i], T.float32)
+
+    return main
+
+
+def test_e8m0_safe_value(dev):
+    n = 70
+    codes = torch.randint(100, 150, (n,), dtype=torch.uint8)
+    out = padded_scales(n)(codes.to(dev).view(torch.float8_e8m0fnu))
+    ref = torch.full((128,), 4.0, dtype=torch.float64)
+    ref[:n] = e8m0_value(codes)
+    assert_close(out, ref, atol=0, rtol=0)

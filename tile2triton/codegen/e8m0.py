@@ -34,6 +34,12 @@ def round_literal(value) -> float:
     return 2.0 ** min(max(e, -127), 127)
 
 
+def code(value) -> int:
+    """The byte a constant cast to e8m0 is stored as (``T.annotate_safe_value`` of an e8m0 tensor)."""
+    rounded = round_literal(value)
+    return 255 if math.isnan(rounded) else math.frexp(rounded)[1] - 1 + 127
+
+
 def decode(lw, node: ast.expr) -> ast.expr:
     """Bytes of e8m0 read from memory as their float32 values."""
     lw.helpers.add("_e8m0_to_float")

@@ -17,6 +17,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType
 from ..passes.analysis import Ranges
+from . import e8m0
 from . import pyast as P
 
 
@@ -162,6 +163,8 @@ def load_other(dt: DType, value=0) -> ast.expr:
     """The ``other=`` of a masked ``tl.load`` of ``dt`` elements: ``value`` (0, or the tensor's
     ``T.annotate_safe_value``) as a literal Triton can cast to ``dt`` (it casts an int literal as
     int32, and casts no integer to or from an fp8 type)."""
+    if e8m0.is_e8m0(dt):  # its bytes are loaded: the byte of the value
+        return P.const(e8m0.code(value))
     return P.const(float(value) if is_fp8(dt) else value)
 
 

@@ -521,8 +521,8 @@ class Binder(ExprBinder):
         if node.value is None:
             raise self.error("annotations without a value are only for eager-style tensor parameters", node)
         value = self.expr(node.value)
-        annotation = self.expr(node.annotation)
-        if packed.vector_dtype(annotation) is not None:  # v: T.float16x2 = ...: lanes of that dtype
+        annotation = vectors.annotation_dtype(self, node.annotation)
+        if annotation is not None:  # v: T.float16x2 = ...: lanes of that dtype
             value = vectors.cast(self, value, annotation, node)
         self.assign_target(node.target, value, node)
 

@@ -21,9 +21,11 @@ Global tensors of a vector dtype have no torch dtype and stay an error at the us
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from .. import ir
+from ..errors import TileLangCompileError
 from ..ir.exprs import as_expr, const_int, is_python_value
 from ..language.dtypes import TypedLiteral
 from .packed import Vector, elements, vector_dtype
@@ -101,6 +103,18 @@ def cast(b, value, dtype, node) -> Vector:
         buffer, index = elements(b, value, count, f"a cast to {dtype}", node)
         value = Vector(tuple(ir.Load(buffer, idx) for idx in index), buffer.dtype)
     return Vector(tuple(lane_value(b, x, base, node) for x in lanes_of(b, value, count, node)), base)
+
+
+def annotation_dtype(b, annotation):
+    """The vector dtype a variable annotation names (``v: T.float16x2 = ...``), else None (other
+    annotations are documentation, never evaluated into an error)."""
+    if not isinstance(annotation, (ast.Attribute, ast.Name, ast.Constant)):
+        return None
+    try:
+        value = b.expr(annotation)
+    except TileLangCompileError:
+        return None
+    return value if vector_dtype(value) is not None else None
 
 
 def extract_lane(b, value, lane, node) -> ir.Expr:

@@ -185,3 +185,30 @@ def test_e8m0_safe_value(dev):
     ref = torch.full((128,), 4.0, dtype=torch.float64)
     ref[:n] = e8m0_value(codes)
     assert_close(out, ref, atol=0, rtol=0)
+
+
+@tilelang.jit(out_idx=[1, 2])
+def sums(n):
+    @T.prim_func
+    def main(S: T.Tensor((n, 12), E8M0), Y: T.Tensor((n,), E8M0), Z: T.Tensor((n, 12), E8M0)):
+        with T.Kernel(n, threads=32) as bx:
+            s = T.alloc_fragment((12,), E8M0)
+            r = T.alloc_fragment((1,), E8M0)
+            z = T.alloc_fragment((12,), E8M0)
+            T.copy(S[bx, 0], s)
+            T.reduce_sum(s, r, dim=0)  # a sum is off the grid: stored rounded up
+            Y[bx] = r[0]
+            for i in T.Parallel(12):
+                z[i] = s[i] + s[i] * T.cast(3, E8M0)  # the constant is 4.0; each result rounds up
+            T.copy(z, Z[bx, 0])
+
+    return main
+
+
+def test_e8m0_sums_and_constants(dev):
+    n = 9
+    codes = torch.randint(120, 136, (n, 12), dtype=torch.uint8)  # sums exact in float32
+    y, z = sums(n)(codes.to(dev).view(torch.float8_e8m0fnu))
+    s = e8m0_value(codes)
+    assert_close(e8m0_value(y.view(torch.uint8).cpu()), e8m0_round(s.sum(dim=1)), atol=0, rtol=0)
+    assert_close(e8m0_value(z.view(torch.uint8).cpu()), e8m0_round(s + s * 4), atol=0, rtol=0)

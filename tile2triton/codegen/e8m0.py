@@ -47,6 +47,6 @@ def decode(lw, node: ast.expr) -> ast.expr:
 
 
 def encode(lw, node: ast.expr) -> ast.expr:
-    """float32 values on the e8m0 grid as the bytes stored in memory."""
-    lw.helpers.add("_e8m0_bits")
+    """float32 values as the e8m0 bytes stored in memory (rounded up to its grid first)."""
+    lw.helpers.update(("_e8m0_bits", "_round_to_e8m0"))
     return P.call("_e8m0_bits", node)

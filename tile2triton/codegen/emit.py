@@ -78,8 +78,9 @@ def _e8m0_to_float(b):
     "_e8m0_bits": """
 @triton.jit
 def _e8m0_bits(x):
-    # a float32 on the float8_e8m0fnu grid (_round_to_e8m0) as its uint8 storage
-    bits = x.to(tl.uint32, bitcast=True) & 0x7FFFFFFF
+    # a float32 as its float8_e8m0fnu byte, rounded up first (_round_to_e8m0): values cast to it
+    # are on its grid already, a sum of them is not
+    bits = _round_to_e8m0(x).to(tl.uint32, bitcast=True) & 0x7FFFFFFF
     e = tl.where(bits > 0x7F800000, 255, tl.where(bits < 0x800000, 0, bits >> 23))
     return e.to(tl.uint8)
 """,

@@ -261,6 +261,8 @@ class KernelLowerer:
         if isinstance(e, ir.Const):
             if fp4.is_packed_fp4(e.dtype):  # T.float4_e2m1fn(1.5): its code
                 return fp4.literal(e.value, e.dtype)
+            if e8m0.is_e8m0(e.dtype) and not isinstance(e.value, bool):  # T.cast(3, e8m0): 4.0
+                return Tile(P.const(e8m0.round_literal(e.value)), e.dtype)
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
             if e.var not in self.scope.env:
@@ -447,8 +449,7 @@ class KernelLowerer:
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
         if buf.dtype.name == E8M0:
-            self.helpers.add("_e8m0_bits")
-            node = P.call("_e8m0_bits", node)
+            node = e8m0.encode(self, node)
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 

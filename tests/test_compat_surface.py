@@ -74,7 +74,7 @@ def test_fp8_fp4_names_exist_and_fail_only_in_a_kernel():
         assert getattr(T, name) == name  # usable as a name in host code
     assert T.float8_e4m3 == "float8_e4m3fn"
     assert T.float32x2 == "float32x2" and T.float4_e2m1fnx2 == "float4_e2m1fnx2" and T.bfloat16x8.bits == 16
-    with pytest.raises(TypeError, match="vector dtypes"):
+    with pytest.raises(TypeError, match="vector dtype"):
         T.Tensor((4,), T.float16x2)
 
     @tilelang.jit(out_idx=[-1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import env, language, tvm, utils
 from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
 from .autotuner import autotune
-from .compiler import compile
+from .compiler import compile, par_compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
 from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
 from .jit import JITImpl, jit
@@ -30,6 +30,7 @@ __all__ = [
     "Tile2TritonError",
     "TileLangCompileError",
     "compile",
+    "par_compile",
     "jit",
     "env",
     "language",

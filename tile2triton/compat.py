@@ -134,7 +134,6 @@ UNSUPPORTED_REASONS = {
     "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
-    "extract_lane": "vector dtypes (lanes > 1) have no Triton equivalent",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
     "Any": "TVM expression class (type annotations of TIR code)",
@@ -222,8 +221,9 @@ BEYOND_T = [
     ("dtypes as str (getattr(torch, T.float16))", SUPPORTED, "T.* dtypes are str subclasses, as in TileLang"),
     ("T.tfloat32", SUPPORTED, "float32 storage; tl.dot multiplies float32 at TF32 precision on the GPU by default"),
     ("T.float8_e8m0fnu", SUPPORTED,
-     "uint8 in memory, float32 in registers: global tensors read and written element by element (casts round "
-     "up to a power of two, as CUDA's satfinite conversion); on-chip buffers and tile ops of it are an error"),
+     "uint8 in memory, float32 in registers (codegen/e8m0.py): global tensors, shared/fragment/local buffers, "
+     "tile copies and casts both ways (a cast to it rounds up to a power of two, as CUDA's satfinite "
+     "conversion, from a double by its own bits); atomics and T.gemm operands of it are an error"),
     ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
@@ -292,6 +292,17 @@ BEYOND_T = [
      "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),
     ("while loops with a per-thread condition (thread view)", SUPPORTED,
      "each thread leaves where its own condition fails; the loop runs while any thread is in it"),
+    ("vector dtypes (T.float16x2, T.int8x4, ...), T.extract_lane / Broadcast / Ramp / Shuffle", SUPPORTED,
+     "vector values are taken apart lane by lane when binding (arithmetic, comparisons, casts act per lane); "
+     "T.alloc_* of a vector dtype is a buffer of the element dtype with a trailing lane axis, indexed "
+     "without it; a tensor parameter of a vector dtype is an error (no torch dtype holds one)"),
+    ("with T.sblock(name) (T.reads / T.writes)", SUPPORTED,
+     "a lexical scope: statements run in place; T.annotate_safe_value in it holds for its block and nested "
+     "ones (an inner value overrides), and the enclosing values return after it"),
+    ("fn.compile / fn.get_tir with T.Tensor[shape, dtype] arguments; tilelang.par_compile", SUPPORTED,
+     "an annotation in place of a tensor binds the eager kernel's T.const sizes (checked against its "
+     "declaration); get_tir gives the @T.prim_func (lazy) or the bound TileIR (eager), which tilelang.compile "
+     "and par_compile take; par_compile compiles one by one (Triton compiles at the first launch)"),
 ]  # fmt: skip
 
 
@@ -305,6 +316,9 @@ def load_symbols() -> tuple[str, list[str]]:
     header = " ".join(line.lstrip("# ").strip() for line in lines if line.startswith("#"))
     names = [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
     return header, names
+
+
+_VECTOR_DTYPE = re.compile(r"^(\w+?)x(\d+)$")  # float16x2: element dtype float16, 2 lanes
 
 
 def supported_names() -> dict:
@@ -325,6 +339,10 @@ def supported_names() -> dict:
             out[name] = LANGUAGE_VALUES[name]
         elif isinstance(obj, T.DType) and obj.supported:
             out[name] = f"dtype ({obj.name})" if obj.name == name else f"dtype (alias of {obj.name})"
+        elif (
+            isinstance(obj, T.DType) and _VECTOR_DTYPE.match(obj.name) and _VECTOR_DTYPE.match(obj.name)[1] in T.DTYPES
+        ):
+            out[name] = "vector dtype: values lane by lane, on-chip buffers with a trailing lane axis"
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 from . import ir
 from .errors import user_facing
@@ -32,11 +33,40 @@ def argument_key(value):
 
 
 @user_facing
-def compile(func: KernelSource, out_idx=None, target=None, *, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
+def compile(func: KernelSource | ir.PrimFunc, out_idx=None, target=None, *, pass_configs=None, **_options) -> JITKernel:  # noqa: A001
     """``tilelang.compile``: bind and check a ``@T.prim_func``; lowering happens per device kind.
+    ``func`` may also be the TileIR an eager kernel's ``get_tir`` gave (bound and checked already).
     ``target``: ``"auto"``/None (follow the tensors), ``"cuda"`` or ``"cpu"`` (runtime/target.py).
     ``pass_configs``: ``TL_ENABLE_FAST_MATH`` changes the generated code (runtime/tuning.py)."""
+    if isinstance(func, ir.PrimFunc):
+        if out_idx is not None:
+            if func.out_idx:
+                raise ValueError(
+                    f"Out index conflict: {func.name} returns its T.empty outputs, and out_idx={out_idx!r} was given too"
+                )
+            func = dataclasses.replace(func, out_idx=normalize_out_idx(out_idx, len(func.params), func.loc))
+        return JITKernel(func, target=target, pass_configs=pass_configs)
     return JITKernel(compile_prim_func(func, out_idx), target=target, pass_configs=pass_configs)
+
+
+@user_facing
+def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None, verbose=None,
+                pass_configs=None, compile_flags=None, num_workers: int | None = None,
+                ignore_error: bool = False) -> list:  # fmt: skip
+    """``tilelang.par_compile``: ``compile`` each prim_func (``@T.prim_func``s, or what ``get_tir``
+    gives), results in their order; with ``ignore_error`` one that fails gives None and a warning.
+    Binding is cheap and Triton compiles at the first launch, so they are compiled one by one
+    (``num_workers`` is accepted; the backend options mean nothing under Triton, as in ``compile``)."""
+    kernels = []
+    for i, func in enumerate(list(funcs)):
+        try:
+            kernels.append(compile(func, out_idx, target, pass_configs=pass_configs))
+        except Exception as exc:
+            if not ignore_error:
+                raise
+            warnings.warn(f"par_compile: function {i} failed: {exc}", stacklevel=3)
+            kernels.append(None)
+    return kernels
 
 
 def compile_prim_func(func: KernelSource, out_idx=None):

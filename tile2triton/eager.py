@@ -154,6 +154,36 @@ class _Plan:
         return tuple(result)
 
 
+class _AnnotatedTensor:
+    """A ``T.Tensor[shape, dtype]`` given to ``compile`` in place of a tensor: the shape and
+    strides (row-major unless given) a tensor would have, for binding ``T.const`` sizes."""
+
+    def __init__(self, ttype: TensorType):
+        self.ttype = ttype
+        self.shape = tuple(ttype.shape)
+        strides = ttype.strides
+        if strides is None:
+            strides, step = [], 1
+            for d in reversed(self.shape):
+                strides.insert(0, step)
+                step = step * d if isinstance(step, int) and isinstance(d, int) else None
+        self.strides = tuple(strides)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def stride(self, d: int):
+        return self.strides[d]
+
+    def check(self, where: str, declared: TensorType) -> None:
+        """The annotation must agree with the body's declaration where both are literals."""
+        if self.ttype.dtype != declared.dtype:
+            raise KernelCallError(f"{where} is declared {_fmt_type(declared)}, got {_fmt_type(self.ttype)}")
+        for got, want in zip(self.shape, declared.shape):
+            if isinstance(want, int) and isinstance(got, int) and got != want:
+                raise KernelCallError(f"{where} is declared {_fmt_type(declared)}, got {_fmt_type(self.ttype)}")
+
+
 def _where(pname: str, kind: str, d: int) -> str:
     return f"{pname}.shape[{d}]" if kind == "shape" else f"{pname}.stride()[{d}]"
 
@@ -298,9 +328,16 @@ class EagerFunction:
 
     @user_facing
     def compile(self, *args, **kwargs) -> JITKernel:
-        """The kernel for these arguments; constants from tensors given or keyword arguments."""
+        """The kernel for these arguments; constants from tensors given, from ``T.Tensor[shape,
+        dtype]`` annotations given in their place (as TileLang's ``compile``/``get_tir`` take them),
+        or keyword arguments."""
         values, extra = self._bind_args(args, kwargs, partial=True)
-        return self._kernel_for(values, extra, need_tensors=False)[0]
+        values = [_AnnotatedTensor(v) if isinstance(v, TensorType) else v for v in values]
+        kernel, plan = self._kernel_for(values, extra, need_tensors=False)
+        for i, (name, declared) in plan.tensors.items():
+            if isinstance(values[i], _AnnotatedTensor):
+                values[i].check(f"{self.name}: parameter '{name}'", declared)
+        return kernel
 
     def get_tir(self, *args, **kwargs) -> ir.PrimFunc:
         return self.compile(*args, **kwargs).prim_func
@@ -341,7 +378,7 @@ class EagerFunction:
         for v in values:
             if v is _MISSING:
                 key.append(_ABSENT)
-            elif isinstance(v, torch.Tensor):
+            elif isinstance(v, (torch.Tensor, _AnnotatedTensor)):
                 key.append(_TENSOR)
             else:
                 try:
@@ -369,7 +406,7 @@ class EagerFunction:
         out = {}
         for i in self._value_index:
             v = values[i]
-            if v is not _MISSING and not isinstance(v, torch.Tensor):
+            if v is not _MISSING and not isinstance(v, (torch.Tensor, _AnnotatedTensor)):
                 out[self.param_names[i]] = v
         return out
 

@@ -146,6 +146,17 @@ class JITImpl:
         return self.compile(*args, **kwargs).get_kernel_source()
 
     @user_facing
+    def get_tir(self, *args, **kwargs):
+        """TileLang's ``get_tir``: the prim_func for these arguments, unlowered (a lazy factory's
+        ``@T.prim_func``; an eager kernel's bound TileIR), for ``tilelang.compile`` or ``par_compile``."""
+        if self._lazy is None:
+            self._decide(args, kwargs)
+        if self._eager is not None:
+            return self._eager.get_tir(*args, **kwargs)
+        prim = self._built.pop((argument_key(args), argument_key(kwargs)), None)
+        return prim if prim is not None else self.func(*args, **kwargs)
+
+    @user_facing
     def par_compile(self, configs, num_workers: int | None = None, ignore_error: bool = False) -> list:
         """TileLang's ``par_compile``: ``compile`` each config (a dict of keyword arguments or a
         tuple of positional ones), in order; with ``ignore_error`` a config that fails gives None

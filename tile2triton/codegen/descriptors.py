@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.exprs import static
+from . import e8m0
 from . import pyast as P
-from .values import Lowerer, Tile, ir_expr
+from .values import Lowerer, Tile, ir_expr, safe_values
 
 MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled's limit)
 MAX_RANK = 5
@@ -60,9 +61,11 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if buf.dtype.kind == "bool" or buf.dtype.bits not in (8, 16, 32, 64) or not 1 <= buf.ndim <= MAX_RANK:
         return False
+    if e8m0.is_e8m0(buf.dtype):  # its bytes are decoded on load (global_load)
+        return False
     if buf.root in _written_globals(lw):  # a TMA read after a store would need a proxy fence
         return False
-    if buf.root in lw.kernel.safe_values:  # TMA fills out-of-bounds elements with 0
+    if buf.root in safe_values(lw):  # TMA fills out-of-bounds elements with 0
         return False
     rb = lw.regs.get(dst.buffer)
     if rb is None or rb.lanes is not None or rb.view_of is not None:

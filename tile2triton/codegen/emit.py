@@ -52,13 +52,20 @@ def _round_to_e8m0(x):
     # float8_e8m0fnu values are held as float32: x rounded up to a power of two 2**(e - 127),
     # e in 0..254, as CUDA's __nv_cvt_float_to_e8m0(satfinite, round toward +inf) (the sign is
     # ignored, 0 gives 2**-127, inf the largest, NaN stays NaN)
-    bits = tl.cast(x, tl.float32).to(tl.uint32, bitcast=True) & 0x7FFFFFFF
-    e = bits >> 23
-    m = bits & 0x7FFFFF
-    up = (m != 0) & (e < 254) & ((e != 0) | (m > 0x400000))
-    e = tl.minimum(e + up.to(tl.uint32), 254)
+    if x.dtype == tl.float64:  # from its own bits: through float32 it could round down first
+        bits64 = x.to(tl.uint64, bitcast=True) & 0x7FFFFFFFFFFFFFFF
+        e = (bits64 >> 52).to(tl.int32) - 896 + ((bits64 & 0xFFFFFFFFFFFFF) != 0).to(tl.int32)
+        e = tl.minimum(tl.maximum(e, 0), 254).to(tl.uint32)
+        nan = bits64 > 0x7FF0000000000000
+    else:
+        bits = tl.cast(x, tl.float32).to(tl.uint32, bitcast=True) & 0x7FFFFFFF
+        e = bits >> 23
+        m = bits & 0x7FFFFF
+        up = (m != 0) & (e < 254) & ((e != 0) | (m > 0x400000))
+        e = tl.minimum(e + up.to(tl.uint32), 254)
+        nan = bits > 0x7F800000
     value = tl.where(e == 0, 0x400000, e << 23).to(tl.float32, bitcast=True)
-    return tl.where(bits > 0x7F800000, float("nan"), value)
+    return tl.where(nan, float("nan"), value)
 """,
     "_e8m0_to_float": """
 @triton.jit
@@ -71,8 +78,9 @@ def _e8m0_to_float(b):
     "_e8m0_bits": """
 @triton.jit
 def _e8m0_bits(x):
-    # a float32 on the float8_e8m0fnu grid (_round_to_e8m0) as its uint8 storage
-    bits = x.to(tl.uint32, bitcast=True) & 0x7FFFFFFF
+    # a float32 as its float8_e8m0fnu byte, rounded up first (_round_to_e8m0): values cast to it
+    # are on its grid already, a sum of them is not
+    bits = _round_to_e8m0(x).to(tl.uint32, bitcast=True) & 0x7FFFFFFF
     e = tl.where(bits > 0x7F800000, 255, tl.where(bits < 0x800000, 0, bits >> 23))
     return e.to(tl.uint8)
 """,

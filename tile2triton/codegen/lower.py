@@ -28,7 +28,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from . import atomics, exits, fp4, reductions, rules, scratch, tile_ops  # noqa: F401 - rule modules register on import
+from . import atomics, e8m0, exits, fp4, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call
@@ -47,6 +47,7 @@ from .values import (
     is_literal,
     literal_value,
     load_other,
+    safe_values,
 )
 from .warp import lower_warp_op
 
@@ -208,6 +209,8 @@ class KernelLowerer(RegisterAccess):
             return Tile(fp4.encode(self, t).node, dt, t.axes)
         if is_literal(t):
             value = literal_value(t.node)
+            if e8m0.is_e8m0(dt) and not isinstance(value, bool):  # a constant rounds here, as at run time
+                return Tile(P.const(e8m0.round_literal(value)), dt, t.axes)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
             return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)
@@ -254,6 +257,8 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.Const):
             if fp4.is_packed_fp4(e.dtype):  # T.float4_e2m1fn(1.5): its code
                 return fp4.literal(e.value, e.dtype)
+            if e8m0.is_e8m0(e.dtype) and not isinstance(e.value, bool):  # T.cast(3, e8m0): 4.0
+                return Tile(P.const(e8m0.round_literal(e.value)), e.dtype)
             return Tile(P.const(e.value), e.dtype)
         if isinstance(e, ir.VarRef):
             if e.var not in self.scope.env:
@@ -410,7 +415,7 @@ class KernelLowerer(RegisterAccess):
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value
-            kwargs = {"mask": mask, "other": load_other(buf.dtype, self.kernel.safe_values.get(buf.root, 0))}
+            kwargs = {"mask": mask, "other": load_other(buf.dtype, safe_values(self).get(buf.root, 0))}
         node = P.call("tl.load", ptr, **kwargs)
         if buf.dtype.name == E8M0:
             self.helpers.add("_e8m0_to_float")
@@ -441,8 +446,7 @@ class KernelLowerer(RegisterAccess):
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
         if buf.dtype.name == E8M0:
-            self.helpers.add("_e8m0_bits")
-            node = P.call("_e8m0_bits", node)
+            node = e8m0.encode(self, node)
         kwargs = {"mask": mask} if mask is not None else {}
         self.emit(P.expr_stmt(P.call("tl.store", ptr, node, **kwargs)))
 

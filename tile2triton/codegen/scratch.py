@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
+from . import e8m0
 from . import pyast as P
 from .values import Lowerer, RegBuf, Tile, load_other, next_pow2, prod
 
@@ -202,7 +203,9 @@ def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     node = (
         P.call("tl.load", ptr, mask=mask, other=load_other(buf.dtype)) if mask is not None else P.call("tl.load", ptr)
     )
-    if lw.storage_dtype(buf.dtype) != buf.dtype:
+    if e8m0.is_e8m0(buf.dtype):
+        node = e8m0.decode(lw, node)
+    elif lw.storage_dtype(buf.dtype) != buf.dtype:
         node = P.to(node, lw.storage_dtype(buf.dtype))
     name = lw.assign(f"{buf.name}_tile", node)
     lw.scratch.tiles[name] = buf
@@ -222,6 +225,8 @@ def write_back(lw: Lowerer, name: str) -> None:
     if lw.options.interpret and buf.dtype.name == "bfloat16":
         lw.helpers.add("_round_to_bf16")
         value = P.call("_round_to_bf16", value)
+    if e8m0.is_e8m0(buf.dtype):
+        value = e8m0.encode(lw, value)
     kwargs = {"mask": mask} if mask is not None else {}
     lw.emit(P.expr_stmt(P.call("tl.store", ptr, value, **kwargs)))
 

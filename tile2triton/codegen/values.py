@@ -17,6 +17,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType
 from ..passes.analysis import Ranges
+from . import e8m0
 from . import pyast as P
 
 
@@ -90,6 +91,7 @@ class Scope:
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
+    safe_values: dict | None = None  # a T.sblock's safe values (codegen/scopes.py); None: the kernel's
 
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
@@ -99,6 +101,11 @@ class Scope:
         """Back to ``snapshot``, in place (the snapshot stays usable for another restore)."""
         for f in fields(self):
             setattr(self, f.name, _copied(getattr(snapshot, f.name)))
+
+
+def safe_values(lw: Lowerer) -> dict:
+    """Global Buffer -> the value its out-of-bounds loads read here (T.annotate_safe_value)."""
+    return lw.kernel.safe_values if lw.scope.safe_values is None else lw.scope.safe_values
 
 
 def _copied(value):
@@ -156,6 +163,8 @@ def load_other(dt: DType, value=0) -> ast.expr:
     """The ``other=`` of a masked ``tl.load`` of ``dt`` elements: ``value`` (0, or the tensor's
     ``T.annotate_safe_value``) as a literal Triton can cast to ``dt`` (it casts an int literal as
     int32, and casts no integer to or from an fp8 type)."""
+    if e8m0.is_e8m0(dt):  # its bytes are loaded: the byte of the value
+        return P.const(e8m0.code(value))
     return P.const(float(value) if is_fp8(dt) else value)
 
 

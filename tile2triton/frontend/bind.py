@@ -21,12 +21,13 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import POINTER, DType, PointerType, dtype, dtype_error, is_packed_fp4, lookup_dtype
 from ..language.proxy import TensorType
-from . import packed
+from . import packed, vectors
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
+from .rules_scopes import WITH_RULES
 from .source import FunctionSource
 from .warp_sections import BarrierEvent, schedule_kernel
 
@@ -239,6 +240,9 @@ class Binder(ExprBinder):
             return
         if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
             self.attr_scope(node, call)
+            return
+        if getattr(fn, "__t2t__", None) in WITH_RULES:  # T.sblock (rules_scopes.py)
+            WITH_RULES[fn.__t2t__](self, node, call)
             return
         if getattr(fn, "__t2t__", None) not in ("Kernel", "ClusterKernel"):
             raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
@@ -513,7 +517,11 @@ class Binder(ExprBinder):
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:
             raise self.error("annotations without a value are only for eager-style tensor parameters", node)
-        self.assign_target(node.target, self.expr(node.value), node)
+        value = self.expr(node.value)
+        annotation = vectors.annotation_dtype(self, node.annotation)
+        if annotation is not None:  # v: T.float16x2 = ...: lanes of that dtype
+            value = vectors.cast(self, value, annotation, node)
+        self.assign_target(node.target, value, node)
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         value = None
@@ -529,6 +537,9 @@ class Binder(ExprBinder):
         tag = getattr(fn, "__t2t__", None)
         if tag in _ALLOC_SCOPES:
             args = self.call_args(fn, call)
+            vector = vectors.maybe_alloc(self, name, tag, args, call)  # a vector dtype: a trailing lane axis
+            if vector is not None:
+                return vector
             shape = args["shape"]
             shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
             for d in shape:
@@ -573,6 +584,9 @@ class Binder(ExprBinder):
             return buf
         if tag == "alloc_var":
             args = self.call_args(fn, call)
+            vector = vectors.maybe_alloc(self, name, tag, args, call)
+            if vector is not None:
+                return vector
             buf = ir.Buffer(self.fresh_name(name), ir.VAR, (1,), self.dtype_arg(args["dtype"], call), self.loc(call))
             init = args.get("init")
             if isinstance(init, str):  # alloc_var(dtype, scope) form
@@ -604,6 +618,9 @@ class Binder(ExprBinder):
                 self.assign_target(t, v, node)
         elif isinstance(target, ast.Subscript):
             ref = self.expr(target)
+            if isinstance(ref, packed.Vector):  # an element of a vector buffer: lane by lane
+                vectors.store(self, ref, value, node)
+                return
             if isinstance(value, packed.Vector):  # x[i:i+n] = T.reinterpret(T.ldg64(...), T.float32x2)
                 packed.store(self, ref, value, None, None, "a packed store", node)
                 return
@@ -665,6 +682,11 @@ class Binder(ExprBinder):
         if isinstance(current, ir.Buffer) and current.scope == ir.VAR and not isinstance(value, ir.Buffer):
             self.emit(ir.Store(self.loc(node), current, (const_int(0),), as_expr(value, self.loc(node))))
             return
+        if vectors.is_vector_var(self, current) and not isinstance(value, ir.Buffer):
+            vectors.store(self, vectors.element(self, current, []), value, node)
+            return
+        if isinstance(value, packed.Vector) and self.kernel is not None:
+            value = vectors.named(self, value, name, node)
         if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector)):
             self.bind_name(name, value)
             return
@@ -684,6 +706,9 @@ class Binder(ExprBinder):
         op, pyop = _PY_BINOPS[type(node.op)]
         if isinstance(node.target, ast.Subscript):
             ref = self.expr(node.target)
+            if isinstance(ref, packed.Vector):  # an element of a vector buffer
+                vectors.store(self, ref, self.binop(op, pyop, ref, self.expr(node.value), node), node)
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("augmented assignment to a buffer needs one index per dimension", node.target)
             self.store(ref, self.binop(op, pyop, ref, self.expr(node.value), node), node)
@@ -692,6 +717,8 @@ class Binder(ExprBinder):
             old = self.lookup(node.target.id, node.target)
             if isinstance(old, ir.Buffer) and old.scope == ir.VAR:
                 old = ir.Load(old, (const_int(0),))
+            elif vectors.is_vector_var(self, old):
+                old = vectors.element(self, old, [])
             self.assign_name(node.target.id, self.binop(op, pyop, old, self.expr(node.value), node), node)
             return
         raise self.error("unsupported augmented assignment target", node.target)

@@ -21,6 +21,8 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral
 from ..language.proxy import _TensorProxy
+from . import vectors
+from .packed import Vector, vector_dtype
 from .rules import RULES
 from .rules_sync import BarrierArray
 from .source import MacroSource
@@ -89,6 +91,8 @@ class ExprBinder:
         value = self.lookup(node.id, node)
         if isinstance(value, ir.Buffer) and value.scope == ir.VAR:
             return ir.Load(value, (const_int(0),), self.loc(node))
+        if vectors.is_vector_var(self, value):  # a T.alloc_var of a vector dtype: its vector
+            return vectors.element(self, value, [])
         if isinstance(value, (T.Dynamic, T.SizeExpr)):  # a T.dynamic size (or an expression of them)
             return self.symbolic_size(value)  # used as a value: evaluated from its run-time size Vars
         return value
@@ -209,9 +213,12 @@ class ExprBinder:
             if not is_python_value(key):
                 raise self.error("only buffers can be indexed with kernel values", node)
             return base[key]
-        if len(items) != base.ndim:
+        vector = vectors.info(self, base)  # a buffer of a vector dtype: indexed without its lane axis
+        if len(items) != base.ndim - (vector is not None):
             raise self.error(
-                f"buffer '{base.name}' is {base.ndim}-dimensional but {len(items)} index(es) were given", node
+                f"buffer '{base.name}' is {base.ndim - (vector is not None)}-dimensional but {len(items)} "
+                "index(es) were given",
+                node,
             )
         starts, extents, sliced = [], [], False
         for d, item in enumerate(items):
@@ -225,8 +232,13 @@ class ExprBinder:
                 ext = self.binop("-", operator.sub, hi, lo, item)
                 extents.append(ext if is_python_value(ext) else self.simplify_extent(ext, item))
             else:
-                starts.append(as_expr(self.expr(item), self.loc(item)))
+                index = self.expr(item)  # a vector index (T.Ramp): one element per lane
+                starts.append(index if isinstance(index, Vector) else as_expr(index, self.loc(item)))
                 extents.append(1)
+        if any(isinstance(x, Vector) for x in starts):
+            return vectors.gather(self, base, starts, sliced, node)
+        if vector is not None:
+            return vectors.subscript(self, base, starts, extents, sliced, node)
         if sliced:
             return ir.Region(base, tuple(starts), tuple(extents))
         if base in getattr(self, "reducers", ()):
@@ -244,6 +256,8 @@ class ExprBinder:
 
     def binop(self, op, pyop, a, b, node):
         a, b = self.symbolic_size(a), self.symbolic_size(b)  # a T.dynamic size reached through a tuple
+        if isinstance(a, Vector) or isinstance(b, Vector):  # lane by lane
+            return vectors.binop(self, op, pyop, a, b, node)
         if (
             is_python_value(a)
             and is_python_value(b)
@@ -269,7 +283,7 @@ class ExprBinder:
 
     def expr_UnaryOp(self, node: ast.UnaryOp):
         v = self.expr(node.operand)
-        if is_python_value(v):
+        if is_python_value(v) and not isinstance(v, Vector):
             return (
                 {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}[
                     type(node.op)
@@ -277,10 +291,12 @@ class ExprBinder:
                 if not isinstance(v, TypedLiteral)
                 else TypedLiteral(v.dtype, -v.value)
             )
-        v = as_expr(v)
         if isinstance(node.op, ast.UAdd):
             return v
         op = {ast.USub: "-", ast.Not: "not", ast.Invert: "~"}[type(node.op)]
+        if isinstance(v, Vector):
+            return vectors.unary(self, op, v)
+        v = as_expr(v)
         return ir.UnaryOp(op, v, BOOL if op == "not" else v.dtype)
 
     def expr_BoolOp(self, node: ast.BoolOp):
@@ -307,7 +323,9 @@ class ExprBinder:
                 left = right
                 continue
             op, pyop = _PY_CMPS[type(op_node)]
-            if is_python_value(left) and is_python_value(right):
+            if isinstance(left, Vector) or isinstance(right, Vector):
+                part = vectors.compare(self, op, left, right, node)
+            elif is_python_value(left) and is_python_value(right):
                 part = pyop(left, right)
             else:
                 part = ir.Compare(op, as_expr(left), as_expr(right), BOOL)
@@ -365,6 +383,8 @@ class ExprBinder:
                 except (ValueError, TypeError, NotImplementedError) as exc:  # bad or unsupported arguments
                     raise self.error(str(exc), node) from None
             return rule(self, node, args)
+        if isinstance(fn, DType) and vector_dtype(fn) is not None:  # T.float16x2(a, b)
+            return vectors.construct(self, fn, self.call_values(node)[0], node)
         if isinstance(fn, DType):
             value = self.expr(node.args[0]) if node.args else 0
             if is_python_value(value):
@@ -557,5 +577,7 @@ def _flat(values):
     for v in values:
         if isinstance(v, (list, tuple)):
             yield from _flat(v)
+        elif isinstance(v, Vector):  # its lanes (kernel values)
+            yield from _flat(v.lanes)
         else:
             yield v

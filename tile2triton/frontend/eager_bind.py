@@ -68,6 +68,18 @@ class EagerBinder(Binder):
             else:
                 self.bind_name(name, PendingTensor(name))
 
+    def lookup(self, name: str, node):
+        value = super().lookup(name, node)
+        if (
+            self.declaring
+            and isinstance(value, PendingTensor)
+            and (value.name in self.tensor_decls or value.name not in self.param_names)
+        ):
+            # a declared tensor or a T.empty output used (``copy_impl(A, B)``, a macro that opens
+            # the kernel and reads A.shape): the declarations are over, and phase 2 binds the rest
+            raise _StopDeclarations()
+        return value
+
     # --- T.const
     def declare_const(self, names, dtype, node):
         if not isinstance(names, str):

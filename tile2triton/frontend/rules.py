@@ -12,6 +12,8 @@ module per topic, each registering its rules when it is imported, here and only 
 * ``rules_threads.py``: the thread view and warp-level primitives
 * ``rules_math.py``: element-wise intrinsics, casts, packed loads/stores, inline asm
 * ``rules_misc.py``: RNG, annotations, prints and asserts, eager ``T.const`` / ``T.empty``
+* ``rules_vectors.py``: vector values (``T.extract_lane``, ``T.Broadcast``, ``T.Ramp``, ``T.Shuffle``)
+* ``rules_scopes.py``: ``T.sblock`` and its ``T.reads`` / ``T.writes``
 
 The binder is handed in: no rule module imports ``bind.py`` (which imports this one), and
 ``BinderLike`` names what a rule may use.
@@ -27,8 +29,10 @@ from . import (  # noqa: F401 - imported for their @rule registrations
     rules_memory,
     rules_misc,
     rules_reduce,
+    rules_scopes,
     rules_sync,
     rules_threads,
+    rules_vectors,
 )
 from .rules_base import RULES, BinderLike, rule
 

@@ -9,7 +9,7 @@ from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
 from ..language.dtypes import DTYPES
-from . import packed
+from . import packed, vectors
 from .rules_base import RULES, BinderLike, rule
 
 UNARY_MATH = {
@@ -107,6 +107,8 @@ def bind_clamp(b: BinderLike, node, args):
 def bind_cast(b: BinderLike, node, args):
     from ..language.tir.ir import check_cast_options, unsupported_cast_option
 
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return vectors.cast(b, args["value"], args["dtype"], node)  # lane by lane
     dtype = b.dtype_arg(args["dtype"], node)
     try:
         check_cast_options(args["round"], args["sat"], args["rbits"])
@@ -120,6 +122,8 @@ def bind_cast(b: BinderLike, node, args):
 
 @rule("Cast")
 def bind_tvm_cast(b: BinderLike, node, args):
+    if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
+        return vectors.cast(b, args["value"], args["dtype"], node)  # lane by lane
     return ir.Cast(as_expr(args["value"], b.loc(node)), b.dtype_arg(args["dtype"], node))
 
 

@@ -64,10 +64,11 @@ def bind_rng_rand(b: BinderLike, node, args, name):
 @rule("annotate_safe_value")
 def bind_annotate_safe_value(b: BinderLike, node, args):
     """The value out-of-bounds loads of a global tensor read (TileLang's ``safe_value_map``), kept on
-    the kernel: TileLang attaches it to the kernel's block, so it holds for the whole T.Kernel."""
+    the block it is in: the kernel's (the whole T.Kernel) or a ``T.sblock``'s (rules_scopes.py)."""
     mapping = args["safe_value_map"]
     if b.kernel is None:
         raise b.error("T.annotate_safe_value must be inside a T.Kernel", node)
+    values = getattr(b, "sblock_safe_values", None) or [b.kernel.safe_values]
     if not isinstance(mapping, dict):
         raise b.error("T.annotate_safe_value takes a dict {global tensor: value}", node)
     for buf, value in mapping.items():
@@ -76,14 +77,14 @@ def bind_annotate_safe_value(b: BinderLike, node, args):
         value = value.value if isinstance(value, TypedLiteral) else value
         if not isinstance(value, (bool, int, float)):
             raise b.error(f"the safe value of '{buf.name}' must be a compile-time number, got {value!r}", node)
-        old = b.kernel.safe_values.get(buf.root)
+        old = values[-1].get(buf.root)
         if old is not None and old != value:
             raise b.error(
-                f"'{buf.name}' already has the safe value {old!r} in this T.Kernel; tile2triton keeps one per "
-                "tensor and kernel (scoped safe values are not supported)",
+                f"'{buf.name}' already has the safe value {old!r} in this block; "
+                "a different one needs a block of its own (with T.sblock(...):)",
                 node,
             )
-        b.kernel.safe_values[buf.root] = value
+        values[-1][buf.root] = value
 
 
 @rule("annotate_layout")

@@ -345,6 +345,22 @@ class DeviceAssert(Stmt):
 
 
 @dataclass(eq=False)
+class SafeValues(Stmt):
+    """Where a ``T.sblock`` scope starts or ends: from here on (to the next ``SafeValues`` of the
+    same body), out-of-bounds global loads read these values (``T.annotate_safe_value``).  The map
+    is the union of ``layers`` in order, the kernel's first, each inner block's overriding; they are
+    filled while the block's body binds, so it is read when lowering."""
+
+    layers: tuple  # of dict: global Buffer -> value
+
+    def values(self) -> dict:
+        merged: dict = {}
+        for layer in self.layers:
+            merged.update(layer)
+        return merged
+
+
+@dataclass(eq=False)
 class Kernel(Stmt):
     name: str
     grid: list  # Expr per axis

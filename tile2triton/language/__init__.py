@@ -53,8 +53,11 @@ from ._device import (
     sts128,
 )
 from ._math import (
+    Broadcast,
     Cast,
+    Ramp,
     Select,
+    Shuffle,
     __cos,
     __exp,
     __exp10,
@@ -78,6 +81,7 @@ from ._math import (
     erf,
     exp,
     exp2,
+    extract_lane,
     fast_rcp,
     floor,
     floordiv,
@@ -135,12 +139,15 @@ from ._scheduling import (
     mbarrier_wait_parity,
     no_set_max_nreg,
     ptx_cp_async,
+    reads,
+    sblock,
     set_max_nreg,
     tma_copy,
     tma_store_arrive,
     tma_store_wait,
     use_swizzle,
     wait_wgmma,
+    writes,
     ws,
 )
 from ._sizes import Dynamic, SizeExpr, Var, dynamic, symbolic

@@ -242,3 +242,24 @@ def bitwise_not(x):
 @_kernel_only("fast_rcp")
 def fast_rcp(x):
     """TileLang's fast reciprocal: ``rcp.approx`` on the GPU."""
+
+
+# --- vector values (T.float16x2(a, b), ...): lane by lane in the binder (frontend/vectors.py) --
+@_kernel_only("extract_lane")
+def extract_lane(vector, lane, span=None):
+    """Lane ``lane`` (a compile-time integer) of a vector value."""
+
+
+@_kernel_only("Broadcast")
+def Broadcast(value, lanes, span=None):  # noqa: N802
+    """``value`` on ``lanes`` lanes."""
+
+
+@_kernel_only("Ramp")
+def Ramp(base, stride, lanes, span=None):  # noqa: N802
+    """The vector ``base + k * stride`` for ``k < lanes``."""
+
+
+@_kernel_only("Shuffle")
+def Shuffle(vectors, indices, span=None):  # noqa: N802
+    """The lanes ``indices`` of ``vectors`` laid end to end."""

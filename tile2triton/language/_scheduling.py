@@ -87,7 +87,23 @@ def use_swizzle(panel_size, order="row", enable=True):
 @_kernel_only("annotate_safe_value")
 def annotate_safe_value(safe_value_map):
     """``{A: value}``: loads of the global tensor ``A`` outside its bounds read ``value`` instead of 0
-    (for the whole T.Kernel)."""
+    (in the whole block it is in: the T.Kernel, or a ``with T.sblock(...)``)."""
+
+
+# --- TVM's block scope: a lexical scope for annotations (frontend/rules_scopes.py) -----------
+@_kernel_only("sblock")
+def sblock(name_hint="", no_realize=False):
+    """``with T.sblock("name"):`` statements run in place; annotations in it hold for the block."""
+
+
+@_kernel_only("reads")
+def reads(*buffer_slices):
+    """A block's declared reads (TVM's analyses use them; no effect on results)."""
+
+
+@_kernel_only("writes")
+def writes(*buffer_slices):
+    """A block's declared writes (TVM's analyses use them; no effect on results)."""
 
 
 @_kernel_only("annotate_layout")

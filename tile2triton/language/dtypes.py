@@ -151,14 +151,19 @@ _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["float4_e2m1fnx2"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["int4"] = "int8"
 
-# Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above.
+# Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above;
+# those of the dtypes above are vector values and on-chip buffers in a kernel (frontend/vectors.py)
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
+_VECTOR_USE = (
+    "a vector dtype (lanes > 1) is the dtype of vector values and of T.alloc_* buffers (a trailing lane "
+    "axis), not of a tensor or a scalar here: Triton has no vector element types"
+)
 for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
     if _base in ("bool", "float4_e2m1_unpacked"):  # no vector forms of these (as in TileLang)
         continue
     _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
     for _lanes in (2, 4, 8, 16, 32, 64):
-        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_REASON
+        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_USE if _base in _SPECS else _VECTOR_REASON
         UNSUPPORTED[f"{_base}x{_lanes}"] = DType(f"{_base}x{_lanes}", _bits, "unsupported")
 
 

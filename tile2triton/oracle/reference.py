@@ -721,6 +721,9 @@ class _Block:
     def s_Barrier(self, s: ir.Barrier) -> None:
         pass  # statements complete for every lane before the next one starts
 
+    def s_SafeValues(self, s: ir.SafeValues) -> None:
+        pass  # T.sblock's safe values: out-of-bounds reads here read 0 whatever they are (gather)
+
     def s_Print(self, s: ir.Print) -> None:
         if s.value is None:
             print(s.msg)

@@ -157,34 +157,25 @@ def check_gemms(stmts) -> None:
             )
 
 
-def _buffers_in(value) -> list:
-    if isinstance(value, ir.Buffer):
-        return [value]
-    if isinstance(value, ir.Region):
-        return [value.buffer]
-    if isinstance(value, (list, tuple)):
-        return [b for v in value for b in _buffers_in(v)]
-    return []
-
-
 def check_e8m0(stmts) -> None:
-    """float8_e8m0fnu (a uint8 in memory, float32 in registers) is supported in global tensors read
-    and written element by element; a tile op or an on-chip buffer of it would move its raw bytes."""
+    """float8_e8m0fnu (a uint8 in memory, float32 in registers: codegen/e8m0.py) is a scale format:
+    it is loaded, stored, cast and computed with like any float, but no atomic updates it and no
+    tensor-core gemm takes it (TileLang has neither for it)."""
     for s in ir.walk(stmts):
-        if isinstance(s, ir.Store):
+        if isinstance(s, ir.Atomic):
+            operands = [("an atomic", s.dst)]
+        elif isinstance(s, ir.Gemm):
+            operands = [("T.gemm", s.a), ("T.gemm", s.b), ("T.gemm", s.c)]
+        else:
             continue
-        fields = getattr(s, "__dataclass_fields__", {})
-        for name in fields:
-            if name in ("body", "then_body", "else_body"):
-                continue
-            for buf in _buffers_in(getattr(s, name)):
-                if buf.dtype.name == "float8_e8m0fnu":
-                    raise TileLangCompileError(
-                        f"'{buf.name}' is float8_e8m0fnu: tile2triton supports that dtype only in global tensors "
-                        "read and written element by element (buf[i] = T.cast(x, T.float8_e8m0fnu), "
-                        "T.cast(buf[i], T.float32)); use float32 for on-chip buffers and tile ops",
-                        s.loc,
-                    )
+        for what, operand in operands:
+            buf = operand.buffer if isinstance(operand, (ir.Region, ir.Load)) else operand
+            if isinstance(buf, ir.Buffer) and buf.dtype.name == "float8_e8m0fnu":
+                raise TileLangCompileError(
+                    f"'{buf.name}' is float8_e8m0fnu, which {what} does not take (it holds scales: cast "
+                    "them to float32 and multiply)",
+                    s.loc,
+                )
 
 
 def check(func: ir.PrimFunc) -> None:

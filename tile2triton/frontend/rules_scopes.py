@@ -1,0 +1,73 @@
+"""Binding rules of TVM's block scope inside a kernel: ``with T.sblock(name):`` with its
+``T.reads(...)`` / ``T.writes(...)`` signature.
+
+A block is a lexical scope for annotations: its statements run where they stand, in order, and
+a ``T.annotate_safe_value`` in it holds for the global loads of the whole block (statements
+before the annotation too) and of the blocks nested in it, an inner block's value overriding
+an outer one's; leaving the block restores the enclosing values (TileLang's ``LowerTileOp``
+keeps the safe-value map per block this way).  The scope reaches the lowering as a pair of
+``ir.SafeValues`` markers around the block's statements (codegen/scopes.py).
+
+``WITH_RULES`` (tag -> rule) holds the ``with`` statements bound here; ``bind.Binder.stmt_With``
+dispatches to them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from .rules_base import BinderLike, rule
+
+WITH_RULES: dict = {}
+
+
+def with_rule(name: str):
+    def register(fn):
+        WITH_RULES[name] = fn
+        return fn
+
+    return register
+
+
+def safe_value_layers(b: BinderLike) -> list:
+    """The safe-value maps in force at this point, outermost (the kernel's) first; the last is the
+    one a ``T.annotate_safe_value`` here adds to."""
+    return [b.kernel.safe_values, *getattr(b, "sblock_safe_values", [])]
+
+
+@with_rule("sblock")
+def bind_sblock(b: BinderLike, node: ast.With, call: ast.Call) -> None:
+    """``with T.sblock("name"):`` (TVM's block): the body in place, with its own safe values."""
+    if node.items[0].optional_vars is not None:
+        raise b.error("'with T.sblock(...)' binds no name ('as ...' is not supported)", node)
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        b.expr(arg)  # the name hint and no_realize: checked as values, no effect
+    if b.kernel is None:  # a block around T.Kernel blocks: nothing of it reaches a kernel's loads
+        for s in node.body:
+            b.stmt(s)
+        return
+    outer = safe_value_layers(b)
+    own: dict = {}
+    b.emit(ir.SafeValues(b.loc(node), (*outer, own)))
+    stack = getattr(b, "sblock_safe_values", [])
+    b.sblock_safe_values = [*stack, own]
+    try:
+        for s in node.body:
+            b.stmt(s)
+    finally:
+        b.sblock_safe_values = stack
+    b.emit(ir.SafeValues(b.loc(node.body[-1]), tuple(outer)))
+
+
+@rule("sblock")
+def bind_misplaced_sblock(b: BinderLike, node, args):
+    raise b.error("T.sblock opens a block: write 'with T.sblock(...):'", node)
+
+
+@rule("reads", "writes")
+def bind_block_signature(b: BinderLike, node, args) -> None:
+    """``T.reads(...)`` / ``T.writes(...)``: a block's declared accesses, which TVM's analyses use;
+    the regions are evaluated (so a wrong name is still an error) and have no effect here."""
+    if b.kernel is None:
+        raise b.error("T.reads / T.writes belong in a 'with T.sblock(...)' inside a T.Kernel", node)

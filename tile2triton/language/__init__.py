@@ -205,9 +205,13 @@ def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None
     """Independent element-wise iterations over the whole block."""
 
 
-@_kernel_only("serial")
+@_host_ok("serial")
 def serial(start, stop=None, step=None, *, annotations=None):
-    """A sequential loop."""
+    """A sequential loop.  Outside a kernel body: the loop's frame (``language/frames.py``), as
+    TileLang's ``T.serial`` returns one there."""
+    from .frames import serial_frame
+
+    return serial_frame(start, stop, step, annotations)
 
 
 @_kernel_only("grid")

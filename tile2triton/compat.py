@@ -66,6 +66,15 @@ SUPPORTED_NOTES = {
     "alloc_reducer": "replication= selects TileLang's legacy reducer; otherwise its epoch rules are checked "
     "(frontend/reducer_epochs.py)",
     "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
+    # barriers among blocks (language/grid_sync.py, passes/grid_split.py)
+    "sync_grid": "the kernel is split there into consecutive launches; a shared/fragment/local value or a scalar "
+    "read from memory that crosses it, or the barrier inside a loop or a condition, is a compile error",
+    "cluster_wait": "a block barrier where the kernel reads no global buffer it writes, else split like "
+    "T.sync_grid (cluster-distributed shared memory is not supported)",
+    "cluster_sync": "as T.cluster_wait",
+    "cluster_arrive": "no effect of its own: the matching T.cluster_wait is the barrier",
+    "cluster_arrive_relaxed": "as T.cluster_arrive",
+    "block_rank_in_cluster": "the block's linear rank in its T.ClusterKernel cluster (x fastest); 0 in a T.Kernel",
 }
 
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
@@ -118,7 +127,6 @@ UNSUPPORTED_REASONS = {
     "get_block_bindings": "not implemented yet (use the T.Kernel 'as' targets)",
     "get_block_extent": "not implemented yet",
     "get_block_extents": "not implemented yet",
-    "sync_grid": "grid-wide barrier has no Triton equivalent",
     "access_ptr": "raw pointers into buffers only serve extern calls",
     "import_source": "raw C/CUDA source cannot run under Triton",
     "call_extern": "external CUDA device functions cannot be called from Triton",
@@ -207,9 +215,12 @@ TIR_REASON = "low-level TVM TIR construction (tvm.tirx.script); tile2triton lowe
 BEYOND_T = [
     ("tilelang.tvm (from tilelang import tvm)", SUPPORTED,
      "light subset (tile2triton/tvm/): DataType, target.Target, transform.PassContext, error.*, TVMError, "
-     "tirx/tir const, reinterpret, Cast, Select and the expression class names; a bare `import tvm` resolves "
-     "to it under the tilelang alias only when no real TVM is installed"),
-    ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script, tirx.decl_buffer/stmt_functor, TVM passes", UNSUPPORTED,
+     "tirx/tir const, reinterpret, Cast, Select, Not/And/Or and the expression class names (also as "
+     "tirx.expr), script.ir_builder.base.IRBuilderFrame (T.serial(...) in host code is a ForFrame for a unit "
+     "step, else a SerialForWithStep, as in TileLang); a bare `import tvm` resolves to it under the tilelang "
+     "alias only when no real TVM is installed"),
+    ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script (but IRBuilderFrame), tirx.decl_buffer/stmt_functor, TVM passes",
+     UNSUPPORTED,
      "building or transforming TVM IR: tile2triton has its own IR; accessing them raises AttributeError "
      "(importing a tvm submodule: ModuleNotFoundError) saying so"),
     ("tvm_ffi (import tvm_ffi)", SUPPORTED,
@@ -237,7 +248,8 @@ BEYOND_T = [
     ("tilelang.layout.make_cutlass_metadata_layout / make_metadata_layout", NO_EFFECT,
      "on a shared metadata tile: placement only; on the global E: refused at the user's line (E's bytes would "
      "be stored permuted, which changes what they mean)"),
-    ("tilelang.language.dtypes tables", SUPPORTED, "_TORCH_DTYPE_TO_STR, _STR_TO_TORCH_DTYPE, dtype(x), dtypes.<name>"),
+    ("tilelang.language.dtypes tables", SUPPORTED,
+     "_TORCH_DTYPE_TO_STR, _STR_TO_TORCH_DTYPE, _all_dtypes, dtype(x), dtypes.<name>"),
     ("T.device_assert", SUPPORTED, "tl.device_assert: checked when Triton compiles in debug mode (TRITON_DEBUG=1)"),
     ("tilelang.autotuner", SUPPORTED,
      "autotune, AutoTuner.from_kernel(...).set_compile_args(...).set_profile_args(...).run(), "

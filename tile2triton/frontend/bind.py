@@ -251,8 +251,10 @@ class Binder(ExprBinder):
         grid = list(args["blocks"])
         if len(grid) > 3:
             raise self.error("T.Kernel takes at most 3 grid extents", call)
+        # T.block_rank_in_cluster reads the cluster's shape (frontend/rules_grid.py)
+        self.cluster_dims = None
         if fn.__t2t__ == "ClusterKernel":
-            self.check_cluster_dims(args["cluster_dims"], grid, call)
+            self.cluster_dims = self.check_cluster_dims(args["cluster_dims"], grid, call)
         gridless = not grid  # T.Kernel(threads=...): one block, and no block index to bind
         if gridless:
             grid = [1]
@@ -295,7 +297,7 @@ class Binder(ExprBinder):
         self.kernels.append(kernel)
         self.emit(kernel)
 
-    def check_cluster_dims(self, dims, grid: list, call) -> None:
+    def check_cluster_dims(self, dims, grid: list, call) -> list:
         """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
         only matter to cluster-distributed shared memory, which tile2triton does not support).
         As CUDA requires, each cluster dim must divide its grid extent."""
@@ -308,6 +310,7 @@ class Binder(ExprBinder):
                 raise self.error(
                     f"T.ClusterKernel: cluster dim {axis} ({d}) must divide the grid extent {extent!r}", call
                 )
+        return dims
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:

@@ -1,5 +1,5 @@
 """Barriers among blocks (issue 12): ``T.sync_grid`` splits the kernel into consecutive launches
-(passes/grid_split.py), thread-block cluster barriers and ``T.block_rank_in_cluster`` (language/grid_sync.py),
+(passes/grid_split.py), thread-block cluster barriers and ``T.block_rank_in_cluster`` (language/_grid_sync.py),
 and the clear errors where a value other than in global memory would cross a grid barrier.  Also
 ``T.CUDASourceCodeKernel`` stays a compile error at the user's line."""
 

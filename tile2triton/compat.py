@@ -66,7 +66,7 @@ SUPPORTED_NOTES = {
     "alloc_reducer": "replication= selects TileLang's legacy reducer; otherwise its epoch rules are checked "
     "(frontend/reducer_epochs.py)",
     "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
-    # barriers among blocks (language/grid_sync.py, passes/grid_split.py)
+    # barriers among blocks (language/_grid_sync.py, passes/grid_split.py)
     "sync_grid": "the kernel is split there into consecutive launches; a shared/fragment/local value or a scalar "
     "read from memory that crosses it, or the barrier inside a loop or a condition, is a compile error",
     "cluster_wait": "a block barrier where the kernel reads no global buffer it writes, else split like "
@@ -291,8 +291,19 @@ BEYOND_T = [
     ("tilelang.transform.simplify", SUPPORTED, "apply_simplify / simplify_prim_func (as tilelang.transform)"),
     ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
-    ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
-     "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
+    ("tilelang.cuda.intrinsics / tilelang.cuda.language.intrinsics TensorCoreIntrinEmitter", SUPPORTED,
+     "ldmatrix_a/b into per-thread fragments in the tensor-core layouts, mma_atom / mma, stmatrix (2-D, 4-D "
+     "shared or global), 16/8/32-bit operands (m16n8k16/k32/k8); an atom is a tile-level product: the warps' "
+     "fragments staged in shared tiles, multiplied by T.gemm (cuda/intrinsics/macro/mma_atoms.py); fp64 "
+     "atoms and reduce_k > 1 raise"),
+    ("tilelang.cuda.intrinsics.layout.mma_layout.get_swizzle_layout", SUPPORTED,
+     "TileLang's 16-byte XOR swizzle as host arithmetic (for layout functions; layouts are hints here)"),
+    ("tilelang.cuda.intrinsics ladder/int4 emitters, MMA fragment layout helpers, TCGEN05 emitter", UNSUPPORTED,
+     "importable; building one raises"),
+    ("tilelang.utils.language.to_buffer_region", UNSUPPORTED,
+     "importable; calling it raises (tile2triton's operations take buffers and slices directly)"),
+    ("functions defined inside kernel code (a layout function in a helper)", SUPPORTED,
+     "Python functions over the names visible there, as TileLang runs them; handed kernel values they inline"),
     ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator (compute_gmma_descriptor, emitters)", UNSUPPORTED,
      "importable; calling them raises (WGMMA descriptors are below Triton's abstraction)"),
     ("break / continue (and T.loop_break) in kernel loops", SUPPORTED,

@@ -225,7 +225,18 @@ class Binder(ExprBinder):
             raise self.error("assertion failed while compiling the kernel", node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef) -> None:
-        raise self.error("nested function definitions are not supported inside a kernel; use @T.macro", node)
+        """A function defined in kernel code (a layout function inside a helper): TileLang runs the
+        kernel body as Python, so this is a Python function over the names visible here (compiled
+        from the kernel file, so handed kernel values it inlines like any helper)."""
+        names = dict(self.source.scope)
+        for scope in self.scopes:
+            names.update(scope)
+        try:
+            code = compile(ast.Module(body=[node], type_ignores=[]), self.file, "exec")
+            exec(code, names)  # noqa: S102 - the user's own kernel code, as TileLang runs it
+        except Exception as exc:  # noqa: BLE001 - a decorator that fails, a name it cannot see
+            raise self.error(f"defining {node.name}() failed: {exc}", node) from None
+        self.bind_name(node.name, names[node.name])
 
     def stmt_Return(self, node: ast.Return) -> None:
         raise KernelReturn(self.expr(node.value) if node.value is not None else None)

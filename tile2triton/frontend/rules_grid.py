@@ -1,4 +1,4 @@
-"""Binding rules of the barriers among blocks (``language/grid_sync.py``): ``T.sync_grid``,
+"""Binding rules of the barriers among blocks (``language/_grid_sync.py``): ``T.sync_grid``,
 ``T.cluster_wait`` / ``T.cluster_sync`` become ``ir.GridBarrier`` (``passes/grid_split.py`` splits the
 kernel there); ``T.cluster_arrive`` has no effect of its own (the wait is where blocks wait);
 ``T.block_rank_in_cluster`` is the block's linear rank in its cluster, from the block indices."""

@@ -207,9 +207,9 @@ def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None
 
 @_host_ok("serial")
 def serial(start, stop=None, step=None, *, annotations=None):
-    """A sequential loop.  Outside a kernel body: the loop's frame (``language/frames.py``), as
+    """A sequential loop.  Outside a kernel body: the loop's frame (``language/_frames.py``), as
     TileLang's ``T.serial`` returns one there."""
-    from .frames import serial_frame
+    from ._frames import serial_frame
 
     return serial_frame(start, stop, step, annotations)
 
@@ -1238,8 +1238,8 @@ float8_e4m3 = DTYPES["float8_e4m3fn"]  # TileLang maps it to e4m3fn on NVIDIA GP
 from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 
 globals().update(_UNSUPPORTED_DTYPES)
-# barriers among blocks (T.sync_grid, thread-block clusters): language/grid_sync.py
-from .grid_sync import (  # noqa: E402
+# barriers among blocks (T.sync_grid, thread-block clusters): language/_grid_sync.py
+from ._grid_sync import (  # noqa: E402
     block_rank_in_cluster,
     cluster_arrive,
     cluster_arrive_relaxed,

@@ -1,7 +1,7 @@
 """``tvm.script.ir_builder.base``: ``IRBuilderFrame``, the class of what ``T.serial(...)`` returns in
-host code (``language/frames.py``)."""
+host code (``language/_frames.py``)."""
 
-from ....language.frames import IRBuilderFrame
+from ....language._frames import IRBuilderFrame
 
 __all__ = ["IRBuilderFrame"]
 

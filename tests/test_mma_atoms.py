@@ -143,3 +143,65 @@ def test_get_swizzle_layout_matches_tilelangs_table():
     assert [get_swizzle_layout(r, 8, 32, "float16")[2] for r in range(8)] == [8, 8, 0, 0, 24, 24, 16, 16]
     # 128-byte rows: column 70 is vector 8 (second 8-vector tile, vector 0), element 6; row 9 XORs it with 1
     assert get_swizzle_layout(9, 70, 64, "float16") == (1, 9, 1 * 8 + 6)
+
+
+# ----------------------------------------------------------------------------- WGMMA atoms
+WM, WN, WK = 100, 40, 50  # inside one 128 x 48 block; K over two 32-wide chunks, not a multiple
+
+
+def wgmma_atom_gemm(b_transposed: bool, a_in_registers: bool):
+    from tile2triton.cuda.language.intrinsics import WGMMATensorCoreIntrinEmitter
+
+    chunk = 32
+    emi = WGMMATensorCoreIntrinEmitter(
+        a_dtype=T.float16, b_dtype=T.float16, accum_dtype=T.float32, b_transposed=b_transposed,
+        block_row_warps=8, block_col_warps=1, warp_row_tiles=16, warp_col_tiles=48, chunk=chunk,
+    )  # fmt: skip  (two warpgroups along M, one n48 instruction)
+    block_m, block_n = 128, 48
+    b_shape = (WN, WK) if b_transposed else (WK, WN)
+    b_tile = (block_n, chunk) if b_transposed else (chunk, block_n)
+
+    @T.prim_func
+    def main(A: T.Tensor((WM, WK), "float16"), B: T.Tensor(b_shape, "float16"), C: T.Tensor((WM, WN), "float32")):
+        with T.Kernel(1, threads=256):
+            A_shared = T.alloc_shared((block_m, chunk), "float16")
+            A_regs = T.alloc_fragment((block_m, chunk), "float16")
+            B_shared = T.alloc_shared(b_tile, "float16")
+            C_local = T.alloc_fragment((block_m, block_n), "float32")
+            desc_a = T.alloc_wgmma_desc()
+            desc_b = T.alloc_wgmma_desc()
+            for ko in T.serial(T.ceildiv(WK, chunk)):
+                T.copy(A[0, ko * chunk], A_shared)
+                if b_transposed:
+                    T.copy(B[0, ko * chunk], B_shared)
+                else:
+                    T.copy(B[ko * chunk, 0], B_shared)
+                emi.init_wgmma_a_desc(desc_a, A_shared, emi.compute_wgmma_a_desc_params(A_shared))
+                emi.init_wgmma_b_desc(desc_b, B_shared, emi.compute_wgmma_b_desc_params(B_shared))
+                emi.wgmma_fence_c(C_local)
+                emi.wgmma_arrive()
+                if a_in_registers:
+                    T.copy(A_shared, A_regs)
+                for n in T.unroll(emi.wgmma_num_inst_n):
+                    for m in T.unroll(emi.wgmma_num_inst_m):
+                        for ki in T.unroll(emi.wgmma_num_k_atoms):
+                            if a_in_registers:
+                                emi.wgmma_rs_atom(A_regs, desc_b, C_local, m, n, ki, None, ko == 0)
+                            else:
+                                emi.wgmma_ss_atom(desc_a, desc_b, C_local, m, n, ki, None, None, ko == 0)
+                emi.wgmma_commit()
+                emi.wgmma_wait(0)
+            T.copy(C_local, C[0:WM, 0:WN])
+
+    return main, emi
+
+
+@pytest.mark.parametrize("b_transposed, a_in_registers", [(False, False), (True, False), (False, True)])
+def test_wgmma_atom_gemm(dev, b_transposed, a_in_registers):
+    main, emi = wgmma_atom_gemm(b_transposed, a_in_registers)
+    assert (emi.wgmma_inst_n, emi.wgmma_num_inst_m, emi.wgmma_num_inst_n, emi.wgmma_num_k_atoms) == (48, 1, 1, 2)
+    a = torch.randn(WM, WK, dtype=torch.float16, device=dev)
+    b = torch.randn(WN, WK, dtype=torch.float16, device=dev)
+    c = poison((WM, WN), torch.float32, dev)
+    tilelang.compile(main)(a, b if b_transposed else b.T.contiguous(), c)
+    assert_close(c, a.double() @ b.double().T, atol=1e-3, rtol=1e-3)

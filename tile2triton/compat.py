@@ -32,6 +32,8 @@ UNSUPPORTED = "unsupported"
 # Names of tile2triton.language that are supported without a binder rule of their own
 # (the binder resolves them as values: dtypes, tensor annotations, decorators, aliases).
 LANGUAGE_VALUES = {
+    "alloc_wgmma_desc": "a handle TileLang's WGMMA emitter binds to a shared buffer (init_wgmma_a/b_desc); "
+    "the raw descriptor primitives (T.initialize_wgmma_descriptor, T.ptx_wgmma_*) are not supported",
     "Buffer": "parameter annotation (TileLang's deprecated alias of T.Tensor)",
     "Tensor": "parameter annotation: pointer + shape + strides",
     "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
@@ -304,8 +306,14 @@ BEYOND_T = [
      "importable; calling it raises (tile2triton's operations take buffers and slices directly)"),
     ("functions defined inside kernel code (a layout function in a helper)", SUPPORTED,
      "Python functions over the names visible there, as TileLang runs them; handed kernel values they inline"),
-    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator (compute_gmma_descriptor, emitters)", UNSUPPORTED,
-     "importable; calling them raises (WGMMA descriptors are below Triton's abstraction)"),
+    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator / tilelang.cuda.language.intrinsics "
+     "WGMMATensorCoreIntrinEmitter", SUPPORTED,
+     "sizes (wgmma_inst_n, wgmma_num_inst_m/n, wgmma_num_k_atoms), descriptors (T.alloc_wgmma_desc handles bound "
+     "by init_wgmma_a/b_desc), wgmma_ss_atom / wgmma_rs_atom / wgmma: each atom is a T.gemm of A restricted to "
+     "its k step, added where the atom's rows and columns are (cuda/intrinsics/macro/wgmma_atoms.py); fences, "
+     "arrive, commit and wait do nothing (tl.dot is synchronous)"),
+    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator.compute_gmma_descriptor", UNSUPPORTED,
+     "importable; calling it raises (hardware descriptor bits come from TVM layouts)"),
     ("break / continue (and T.loop_break) in kernel loops", SUPPORTED,
      "in T.serial, T.unroll, range and while loops, also under per-thread conditions in the thread view "
      "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),

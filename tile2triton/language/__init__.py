@@ -1238,6 +1238,9 @@ float8_e4m3 = DTYPES["float8_e4m3fn"]  # TileLang maps it to e4m3fn on NVIDIA GP
 from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 
 globals().update(_UNSUPPORTED_DTYPES)
+# WGMMA descriptor handles of TileLang's WGMMA emitter: language/_descriptors.py
+from ._descriptors import alloc_wgmma_desc  # noqa: E402
+
 # barriers among blocks (T.sync_grid, thread-block clusters): language/_grid_sync.py
 from ._grid_sync import (  # noqa: E402
     block_rank_in_cluster,

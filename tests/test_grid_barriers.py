@@ -70,18 +70,46 @@ def test_sync_grid_inside_a_parallel_splits_it(dev):
     assert_close(b, first * first.flip(0), atol=1e-5, rtol=1e-6)
 
 
-def test_sync_grid_refuses_a_fragment_live_across_it():
+def test_sync_grid_carries_block_buffers_across_it(dev):
+    """TileLang's grid-sync test kernel: a fragment read before the barrier is used after it (it
+    crosses in a per-block workspace); a 2-D grid and a shared buffer too."""
+    gx, gy, block = 3, 2, 50  # N = 300: six blocks of 50
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), A: T.Tensor((N,), "float32")):
+        with T.Kernel(gx, gy, threads=128) as (bx, by):
+            base = (by * gx + bx) * block
+            A_frag = T.alloc_fragment((block,), "float32")
+            S = T.alloc_shared((2, block), "float32")
+            for i in T.Parallel(block):
+                A[base + i] = X[base + i] + 1.0
+            T.sync_grid()
+            for i in T.Parallel(block):
+                A_frag[i] = A[N - 1 - base - i]
+                S[1, i] = A[base + i] * 2.0
+                T.sync_grid()
+                A[base + i] = A[base + i] + A_frag[i] * S[1, i]
+
+    x = torch.randn(N, device=dev)
+    a = poison((N,), device=dev)
+    kernel = tilelang.compile(main)
+    kernel(x, a)
+    first = x.double() + 1
+    assert_close(a, first + first.flip(0) * first * 2, atol=1e-5, rtol=1e-6)
+    assert "A_frag_across_barrier" in kernel.get_kernel_source()
+
+
+def test_sync_grid_refuses_a_threads_local_live_across_it():
     @T.prim_func
     def main(A: T.Tensor((N,), "float32")):
-        with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-            A_local = T.alloc_fragment((BLOCK,), "float32")
-            for i in T.Parallel(BLOCK):
-                A_local[i] = A[N - 1 - bx * BLOCK - i]
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=BLOCK) as bx:
+            tx = T.get_thread_binding()
+            mine = T.alloc_local((1,), "float32")
+            mine[0] = A[N - 1 - bx * BLOCK - tx]
             T.sync_grid()
-            for i in T.Parallel(BLOCK):
-                A[bx * BLOCK + i] = A[bx * BLOCK + i] + A_local[i]
+            A[bx * BLOCK + tx] = mine[0]
 
-    with pytest.raises(TileLangCompileError, match="'A_local' \\(fragment\\) holds a value across T.sync_grid") as info:
+    with pytest.raises(TileLangCompileError, match="'mine' \\(local\\) holds a value across T.sync_grid") as info:
         tilelang.compile(main)
     assert f"{THIS_FILE}:{_line_of(main.func, 'T.sync_grid()')}:" in str(info.value)
 

@@ -69,8 +69,9 @@ SUPPORTED_NOTES = {
     "(frontend/reducer_epochs.py)",
     "reshape": "shared/fragment views with extents that are not powers of two live in global scratch",
     # barriers among blocks (language/_grid_sync.py, passes/grid_split.py)
-    "sync_grid": "the kernel is split there into consecutive launches; a shared/fragment/local value or a scalar "
-    "read from memory that crosses it, or the barrier inside a loop or a condition, is a compile error",
+    "sync_grid": "the kernel is split there into consecutive launches; shared/fragment buffers that cross it go "
+    "through a per-block workspace; a thread's own local or a scalar read from memory that crosses it, or the "
+    "barrier inside a loop or a condition, is a compile error",
     "cluster_wait": "a block barrier where the kernel reads no global buffer it writes, else split like "
     "T.sync_grid (cluster-distributed shared memory is not supported)",
     "cluster_sync": "as T.cluster_wait",

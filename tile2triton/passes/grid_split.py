@@ -4,11 +4,12 @@ Triton has no barrier among the programs of one launch, and a spin barrier would
 interpreter, which runs programs one after another.  What a grid barrier means is that every
 block's work before it happens before any block's work after it, which is what two consecutive
 launches give.  So a kernel is split at each grid barrier into kernels launched in order (the
-runtime already launches a prim_func's kernels in order).  That is sound only where no value crosses
-the barrier except in global memory: a shared/fragment/local buffer or a scalar written before the
-barrier and read after it would not survive the launch boundary, so that is a compile error naming
-it.  Declarations (allocations, ``T.make_tensor``, scalars computed from block indices and
-constants alone) are repeated at the top of each later kernel.
+runtime already launches a prim_func's kernels in order).  Declarations (allocations,
+``T.make_tensor``, scalars computed from block indices and constants alone) are repeated at the top
+of each later kernel.  A block-level buffer (shared, fragment) written before the barrier and read
+after it is stored at the end of the kernel into a workspace with one slot per block and loaded back
+at the top of the next (``_Spills``).  A per-thread value (a local or ``T.alloc_var`` of the thread
+view, a scalar read from memory) crossing the barrier is a compile error naming it.
 
 A barrier must stand in the kernel body itself or at the top of a ``T.Parallel`` body there (that
 ``T.Parallel`` is split in two around it: every thread runs the statements before the barrier, then
@@ -27,6 +28,9 @@ import dataclasses
 
 from .. import ir
 from ..errors import TileLangCompileError
+from ..ir import INT32
+from ..ir.evaluate import row_major_strides
+from ..ir.exprs import as_expr, const_int, static
 from .analysis import first_access, referenced_buffers
 
 _DIVIDES = "tile2triton splits the kernel at a barrier among blocks into consecutive launches"
@@ -36,7 +40,7 @@ def split_grid_barriers(func: ir.PrimFunc) -> None:
     """Replace every kernel that holds a ``GridBarrier`` by the kernels it splits into (in place)."""
     kernels = []
     for kernel in func.kernels:
-        kernels.extend(_split_kernel(kernel) if _barriers(kernel.body) else [kernel])
+        kernels.extend(_split_kernel(kernel, _Spills(func, kernel)) if _barriers(kernel.body) else [kernel])
     func.kernels[:] = kernels
 
 
@@ -48,7 +52,7 @@ def _name(barrier: ir.GridBarrier) -> str:
     return "T.sync_grid()" if barrier.scope == "grid" else "a cluster barrier (T.cluster_wait / T.cluster_sync)"
 
 
-def _split_kernel(kernel: ir.Kernel) -> list:
+def _split_kernel(kernel: ir.Kernel, spills: _Spills) -> list:
     if not _global_values_cross(kernel.body):
         _cluster_to_block_barriers(kernel.body)
         if not _barriers(kernel.body):
@@ -82,7 +86,10 @@ def _split_kernel(kernel: ir.Kernel) -> list:
     for k, group in enumerate(kept):
         before = [s for g in kept[:k] for s in g]
         after = [s for g in kept[k:] for s in g]
-        prelude = _carried(before, after, kept_barriers[k - 1]) if k else []
+        prelude = []
+        if k:
+            prelude, saves = _carried(before, after, kept_barriers[k - 1], spills)
+            kernels[-1].body.extend(saves)
         name = kernel.name if not k else f"{kernel.name}_after_barrier{k}"
         kernels.append(dataclasses.replace(kernel, name=name, body=prelude + group))
     return kernels
@@ -121,14 +128,12 @@ def _fission(body: list) -> list:
     return out
 
 
-def _carried(before: list, after: list, barrier: ir.GridBarrier) -> list:
-    """The declarations of ``before`` that ``after`` needs, repeated at the top of the next kernel;
-    an error if a value other than in global memory crosses the barrier."""
+def _carried(before: list, after: list, barrier: ir.GridBarrier, spills: _Spills) -> tuple[list, list]:
+    """What the next kernel repeats at its top (declarations, and reloads of spilled buffers), and
+    what the kernel before it stores at its end (the spills); an error where a value that cannot be
+    spilled crosses the barrier."""
     what = _name(barrier)
-    prelude = []
-    for s in before:
-        if isinstance(s, (ir.Alloc, ir.MakeTensor)):
-            prelude.append(s)
+    prelude = [s for s in before if isinstance(s, (ir.Alloc, ir.MakeTensor))]
     used_after = _vars_used(after)
     pure = _pure_lets(before)
     for s in before:
@@ -148,19 +153,80 @@ def _carried(before: list, after: list, barrier: ir.GridBarrier) -> list:
                 "so only values in global memory can cross it",
                 s.loc,
             )
+    saves, reloads = [], []
     for s in before:
-        if not isinstance(s, ir.Alloc) or s.buffer.scope == "global":
+        if not isinstance(s, ir.Alloc) or s.buffer.scope == ir.GLOBAL:
             continue
         buf = s.buffer
         written = any(buf in referenced_buffers(t) for t in before if t is not s)
-        if written and first_access(after, buf) == "read":
+        if not written or first_access(after, buf) != "read":
+            continue
+        if not spills.can_spill(buf):
             raise TileLangCompileError(
-                f"'{buf.name}' ({buf.scope}) holds a value across {what}: {_DIVIDES}, "
-                f"so only global memory can carry values across it (keep '{buf.name}' in a T.alloc_global "
-                "workspace or a global tensor)",
+                f"'{buf.name}' ({buf.scope}) holds a value across {what}: {_DIVIDES}, and a per-thread value "
+                f"cannot be carried across (keep '{buf.name}' in a T.alloc_global workspace or a global tensor)",
                 barrier.loc,
             )
-    return prelude
+        saves.append(spills.move(buf, to_global=True, loc=barrier.loc))
+        reloads.append(spills.move(buf, to_global=False, loc=barrier.loc))
+    return prelude + reloads, saves
+
+
+class _Spills:
+    """A block-level buffer (shared, fragment, or a local outside the thread view) whose value
+    crosses a split is stored at the end of one kernel into a workspace, one slot per block (a
+    hidden T.alloc_global parameter the runtime allocates per call), and loaded back at the top of
+    the next."""
+
+    def __init__(self, func: ir.PrimFunc, kernel: ir.Kernel):
+        self.func, self.kernel = func, kernel
+        self.workspaces: dict = {}  # buffer -> its workspace
+
+    def can_spill(self, buf: ir.Buffer) -> bool:
+        if buf.scope in (ir.SHARED, ir.FRAGMENT):
+            return True
+        return buf.scope == ir.LOCAL and not self.kernel.thread_vars  # a thread's own locals: no
+
+    def _block_index(self) -> ir.Expr:
+        index, scale = None, None
+        for var, extent in zip(self.kernel.block_vars, self.kernel.grid):
+            term = ir.VarRef(var) if scale is None else ir.BinOp("*", ir.VarRef(var), scale, INT32)
+            index = term if index is None else ir.BinOp("+", index, term, INT32)
+            scale = extent if scale is None else _product(scale, extent)
+        return index if index is not None else const_int(0)
+
+    def _workspace(self, buf: ir.Buffer) -> ir.Buffer:
+        ws = self.workspaces.get(buf)
+        if ws is None:
+            blocks = const_int(1)
+            for extent in self.kernel.grid:
+                blocks = _product(blocks, extent)
+            count = static(blocks)
+            shape = (count if count is not None else blocks, *buf.shape)
+            ws = ir.Buffer(f"{buf.name}_across_barrier", ir.GLOBAL, shape, buf.dtype, buf.loc, row_major_strides(shape))
+            self.func.workspaces.append(len(self.func.params))
+            self.func.params.append(ws)
+            self.workspaces[buf] = ws
+        return ws
+
+    def move(self, buf: ir.Buffer, to_global: bool, loc: ir.Loc) -> ir.Parallel:
+        """``for i... in T.Parallel(shape): ws[block, i...] = buf[i...]`` (or back)."""
+        ws = self._workspace(buf)
+        lanes = [ir.Var(f"i{d}", INT32, "lane") for d in range(buf.ndim)]
+        at = tuple(ir.VarRef(v) for v in lanes)
+        slot = (self._block_index(), *at)
+        if to_global:
+            store = ir.Store(loc, ws, slot, ir.Load(buf, at, loc))
+        else:
+            store = ir.Store(loc, buf, at, ir.Load(ws, slot, loc))
+        return ir.Parallel(loc, lanes, list(buf.shape), [store])
+
+
+def _product(a, b):
+    sa, sb = static(a), static(b)
+    if sa is not None and sb is not None:
+        return const_int(sa * sb)
+    return ir.BinOp("*", as_expr(a), as_expr(b), INT32)
 
 
 def _vars_used(stmts) -> set:

@@ -182,7 +182,7 @@ def test_tvm_alias_never_shadows_a_real_tvm(monkeypatch):
         monkeypatch.delitem(sys.modules, name, raising=False)
     assert tvm.install_as_tvm() is True
     assert sys.modules["tvm"] is tvm and sys.modules["tvm.tirx"] is tvm.tirx
-    for name in ("tvm", "tvm.tirx", "tvm.tir", "tvm.target", "tvm.transform", "tvm.error"):
+    for name in [k for k in sys.modules if k == "tvm" or k.startswith("tvm.")]:
         monkeypatch.delitem(sys.modules, name)
 
 
@@ -501,12 +501,13 @@ def test_mma_swizzle_layout_is_a_hint(dev):
     assert_close(c, a.double() @ b.double(), atol=1e-2, rtol=1e-2)
 
 
-def test_mma_emitters_raise():
+def test_mma_emitters_and_fragment_layout_helpers():
     from tile2triton.cuda.intrinsics import TensorCoreIntrinEmitter, get_mma_micro_size
     from tile2triton.cuda.intrinsics.layout import mma_layout
 
     assert get_mma_micro_size("float16") == (16, 16, 16) and get_mma_micro_size(T.int8) == (16, 16, 32)
-    with pytest.raises(NotImplementedError, match="tl.dot"):
+    # the emitter is provided (tests/test_mma_atoms.py); TileLang's default warp tile (8) is too small
+    with pytest.raises(ValueError, match="multiple of 16"):
         TensorCoreIntrinEmitter(a_dtype="float16")
     with pytest.raises(NotImplementedError, match="below Triton"):
         mma_layout.shared_16x16_to_mma_32x8_layout_sr_a(0, 0)

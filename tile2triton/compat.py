@@ -32,6 +32,8 @@ UNSUPPORTED = "unsupported"
 # Names of tile2triton.language that are supported without a binder rule of their own
 # (the binder resolves them as values: dtypes, tensor annotations, decorators, aliases).
 LANGUAGE_VALUES = {
+    "alloc_wgmma_desc": "a handle TileLang's WGMMA emitter binds to a shared buffer (init_wgmma_a/b_desc); "
+    "the raw descriptor primitives (T.initialize_wgmma_descriptor, T.ptx_wgmma_*) are not supported",
     "Buffer": "parameter annotation (TileLang's deprecated alias of T.Tensor)",
     "Tensor": "parameter annotation: pointer + shape + strides",
     "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
@@ -71,6 +73,16 @@ SUPPORTED_NOTES = {
     "mbarrier_wait_parity": "as T.barrier_wait",
     "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
     "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",
+    # barriers among blocks (language/_grid_sync.py, passes/grid_split.py)
+    "sync_grid": "the kernel is split there into consecutive launches; shared/fragment buffers that cross it go "
+    "through a per-block workspace; a thread's own local or a scalar read from memory that crosses it, or the "
+    "barrier inside a loop or a condition, is a compile error",
+    "cluster_wait": "a block barrier where the kernel reads no global buffer it writes, else split like "
+    "T.sync_grid (cluster-distributed shared memory is not supported)",
+    "cluster_sync": "as T.cluster_wait",
+    "cluster_arrive": "no effect of its own: the matching T.cluster_wait is the barrier",
+    "cluster_arrive_relaxed": "as T.cluster_arrive",
+    "block_rank_in_cluster": "the block's linear rank in its T.ClusterKernel cluster (x fastest); 0 in a T.Kernel",
 }
 
 # Accepted and ignored: each is a hint that never changes results (symbol -> reason).
@@ -123,7 +135,6 @@ UNSUPPORTED_REASONS = {
     "get_block_bindings": "not implemented yet (use the T.Kernel 'as' targets)",
     "get_block_extent": "not implemented yet",
     "get_block_extents": "not implemented yet",
-    "sync_grid": "grid-wide barrier has no Triton equivalent",
     "import_source": "raw C/CUDA source cannot run under Triton",
     "call_extern": "external CUDA device functions cannot be called from Triton",
     "call_pure_extern": "external CUDA device functions cannot be called from Triton",
@@ -210,9 +221,12 @@ TIR_REASON = "low-level TVM TIR construction (tvm.tirx.script); tile2triton lowe
 BEYOND_T = [
     ("tilelang.tvm (from tilelang import tvm)", SUPPORTED,
      "light subset (tile2triton/tvm/): DataType, target.Target, transform.PassContext, error.*, TVMError, "
-     "tirx/tir const, reinterpret, Cast, Select and the expression class names; a bare `import tvm` resolves "
-     "to it under the tilelang alias only when no real TVM is installed"),
-    ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script, tirx.decl_buffer/stmt_functor, TVM passes", UNSUPPORTED,
+     "tirx/tir const, reinterpret, Cast, Select, Not/And/Or and the expression class names (also as "
+     "tirx.expr), script.ir_builder.base.IRBuilderFrame (T.serial(...) in host code is a ForFrame for a unit "
+     "step, else a SerialForWithStep, as in TileLang); a bare `import tvm` resolves to it under the tilelang "
+     "alias only when no real TVM is installed"),
+    ("tvm.IRModule, tvm.ir, tvm.arith, tvm.script (but IRBuilderFrame), tirx.decl_buffer/stmt_functor, TVM passes",
+     UNSUPPORTED,
      "building or transforming TVM IR: tile2triton has its own IR; accessing them raises AttributeError "
      "(importing a tvm submodule: ModuleNotFoundError) saying so"),
     ("tvm_ffi (import tvm_ffi)", SUPPORTED,
@@ -241,7 +255,8 @@ BEYOND_T = [
     ("tilelang.layout.make_cutlass_metadata_layout / make_metadata_layout", NO_EFFECT,
      "on a shared metadata tile: placement only; on the global E: refused at the user's line (E's bytes would "
      "be stored permuted, which changes what they mean)"),
-    ("tilelang.language.dtypes tables", SUPPORTED, "_TORCH_DTYPE_TO_STR, _STR_TO_TORCH_DTYPE, dtype(x), dtypes.<name>"),
+    ("tilelang.language.dtypes tables", SUPPORTED,
+     "_TORCH_DTYPE_TO_STR, _STR_TO_TORCH_DTYPE, _all_dtypes, dtype(x), dtypes.<name>"),
     ("T.device_assert", SUPPORTED, "tl.device_assert: checked when Triton compiles in debug mode (TRITON_DEBUG=1)"),
     ("tilelang.autotuner", SUPPORTED,
      "autotune, AutoTuner.from_kernel(...).set_compile_args(...).set_profile_args(...).run(), "
@@ -283,10 +298,27 @@ BEYOND_T = [
     ("tilelang.transform.simplify", SUPPORTED, "apply_simplify / simplify_prim_func (as tilelang.transform)"),
     ("tilelang.cuda.intrinsics (make_mma_swizzle_layout, get_mma_micro_size)", NO_EFFECT,
      "swizzle layouts are T.annotate_layout hints (Triton picks shared layouts); get_mma_micro_size works"),
-    ("tilelang.cuda.intrinsics MMA emitters, fragment layouts, get_swizzle_layout", UNSUPPORTED,
-     "importable; building one raises (warp-level ldmatrix/mma are below Triton's abstraction)"),
-    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator (compute_gmma_descriptor, emitters)", UNSUPPORTED,
-     "importable; calling them raises (WGMMA descriptors are below Triton's abstraction)"),
+    ("tilelang.cuda.intrinsics / tilelang.cuda.language.intrinsics TensorCoreIntrinEmitter", SUPPORTED,
+     "ldmatrix_a/b into per-thread fragments in the tensor-core layouts, mma_atom / mma, stmatrix (2-D, 4-D "
+     "shared or global), 16/8/32-bit operands (m16n8k16/k32/k8); an atom is a tile-level product: the warps' "
+     "fragments staged in shared tiles, multiplied by T.gemm (cuda/intrinsics/macro/mma_atoms.py); fp64 "
+     "atoms and reduce_k > 1 raise"),
+    ("tilelang.cuda.intrinsics.layout.mma_layout.get_swizzle_layout", SUPPORTED,
+     "TileLang's 16-byte XOR swizzle as host arithmetic (for layout functions; layouts are hints here)"),
+    ("tilelang.cuda.intrinsics ladder/int4 emitters, MMA fragment layout helpers, TCGEN05 emitter", UNSUPPORTED,
+     "importable; building one raises"),
+    ("tilelang.utils.language.to_buffer_region", UNSUPPORTED,
+     "importable; calling it raises (tile2triton's operations take buffers and slices directly)"),
+    ("functions defined inside kernel code (a layout function in a helper)", SUPPORTED,
+     "Python functions over the names visible there, as TileLang runs them; handed kernel values they inline"),
+    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator / tilelang.cuda.language.intrinsics "
+     "WGMMATensorCoreIntrinEmitter", SUPPORTED,
+     "sizes (wgmma_inst_n, wgmma_num_inst_m/n, wgmma_num_k_atoms), descriptors (T.alloc_wgmma_desc handles bound "
+     "by init_wgmma_a/b_desc), wgmma_ss_atom / wgmma_rs_atom / wgmma: each atom is a T.gemm of A restricted to "
+     "its k step, added where the atom's rows and columns are (cuda/intrinsics/macro/wgmma_atoms.py); fences, "
+     "arrive, commit and wait do nothing (tl.dot is synchronous)"),
+    ("tilelang.cuda.intrinsics.macro.wgmma_macro_generator.compute_gmma_descriptor", UNSUPPORTED,
+     "importable; calling it raises (hardware descriptor bits come from TVM layouts)"),
     ("break / continue (and T.loop_break) in kernel loops", SUPPORTED,
      "in T.serial, T.unroll, range and while loops, also under per-thread conditions in the thread view "
      "(loop-carried flags: Triton has no break); in T.Parallel / T.Pipelined an error at the line"),

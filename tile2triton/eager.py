@@ -49,6 +49,7 @@ from .frontend.source import FunctionSource
 from .language.dtypes import DType
 from .language.proxy import TensorType
 from .passes.check import check
+from .passes.grid_split import split_grid_barriers
 from .runtime.cache import stats
 from .runtime.kernel import JITKernel, exec_generated
 from .runtime.validate import describe
@@ -426,6 +427,7 @@ class EagerFunction:
                     func = bind_eager(
                         self.source, self._compile_values(values), self.scalars, dict(zip(plan.const_names, consts))
                     )
+                    split_grid_barriers(func)  # T.sync_grid / cluster barriers: consecutive launches
                     check(func)
                     stats.binds += 1
                     kernel = JITKernel(

@@ -219,7 +219,18 @@ class Binder(ExprBinder):
             raise self.error("assertion failed while compiling the kernel", node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef) -> None:
-        raise self.error("nested function definitions are not supported inside a kernel; use @T.macro", node)
+        """A function defined in kernel code (a layout function inside a helper): TileLang runs the
+        kernel body as Python, so this is a Python function over the names visible here (compiled
+        from the kernel file, so handed kernel values it inlines like any helper)."""
+        names = dict(self.source.scope)
+        for scope in self.scopes:
+            names.update(scope)
+        try:
+            code = compile(ast.Module(body=[node], type_ignores=[]), self.file, "exec")
+            exec(code, names)  # noqa: S102 - the user's own kernel code, as TileLang runs it
+        except Exception as exc:  # noqa: BLE001 - a decorator that fails, a name it cannot see
+            raise self.error(f"defining {node.name}() failed: {exc}", node) from None
+        self.bind_name(node.name, names[node.name])
 
     def stmt_Return(self, node: ast.Return) -> None:
         raise KernelReturn(self.expr(node.value) if node.value is not None else None)
@@ -252,8 +263,10 @@ class Binder(ExprBinder):
         grid = list(args["blocks"])
         if len(grid) > 3:
             raise self.error("T.Kernel takes at most 3 grid extents", call)
+        # T.block_rank_in_cluster reads the cluster's shape (frontend/rules_grid.py)
+        self.cluster_dims = None
         if fn.__t2t__ == "ClusterKernel":
-            self.check_cluster_dims(args["cluster_dims"], grid, call)
+            self.cluster_dims = self.check_cluster_dims(args["cluster_dims"], grid, call)
         gridless = not grid  # T.Kernel(threads=...): one block, and no block index to bind
         if gridless:
             grid = [1]
@@ -297,7 +310,7 @@ class Binder(ExprBinder):
         self.kernels.append(kernel)
         self.emit(kernel)
 
-    def check_cluster_dims(self, dims, grid: list, call) -> None:
+    def check_cluster_dims(self, dims, grid: list, call) -> list:
         """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
         only matter to cluster-distributed shared memory, which tile2triton does not support).
         As CUDA requires, each cluster dim must divide its grid extent."""
@@ -310,6 +323,7 @@ class Binder(ExprBinder):
                 raise self.error(
                     f"T.ClusterKernel: cluster dim {axis} ({d}) must divide the grid extent {extent!r}", call
                 )
+        return dims
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:

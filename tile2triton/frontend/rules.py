@@ -14,6 +14,8 @@ module per topic, each registering its rules when it is imported, here and only 
 * ``rules_misc.py``: RNG, annotations, prints and asserts, eager ``T.const`` / ``T.empty``
 * ``rules_vectors.py``: vector values (``T.extract_lane``, ``T.Broadcast``, ``T.Ramp``, ``T.Shuffle``)
 * ``rules_scopes.py``: ``T.sblock`` and its ``T.reads`` / ``T.writes``
+* ``rules_grid.py``: ``T.sync_grid`` and the cluster barriers (split in ``passes/grid_split.py``)
+* ``rules_tvm.py``: ``tvm.tirx`` expressions in kernels (``Not``, ``And``, ``Or``)
 
 The binder is handed in: no rule module imports ``bind.py`` (which imports this one), and
 ``BinderLike`` names what a rule may use.
@@ -25,6 +27,7 @@ from . import (  # noqa: F401 - imported for their @rule registrations
     rules_atomic,
     rules_cp_async,
     rules_gemm,
+    rules_grid,
     rules_math,
     rules_memory,
     rules_misc,
@@ -32,6 +35,7 @@ from . import (  # noqa: F401 - imported for their @rule registrations
     rules_scopes,
     rules_sync,
     rules_threads,
+    rules_tvm,
     rules_vectors,
 )
 from .rules_base import RULES, BinderLike, rule

@@ -331,6 +331,15 @@ class Barrier(Stmt):
 
 
 @dataclass(eq=False)
+class GridBarrier(Stmt):
+    """``T.sync_grid()`` (scope "grid"), ``T.cluster_wait()`` / ``T.cluster_sync()`` (scope "cluster"):
+    a barrier among blocks.  ``passes/grid_split.py`` splits the kernel there into consecutive launches
+    (or, for a cluster barrier no global value can cross, makes it a block barrier); none reaches codegen."""
+
+    scope: str = "grid"
+
+
+@dataclass(eq=False)
 class Print(Stmt):
     value: Expr | None
     msg: str

@@ -296,5 +296,17 @@ float8_e4m3 = DTYPES["float8_e4m3fn"]  # TileLang maps it to e4m3fn on NVIDIA GP
 from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 
 globals().update(_UNSUPPORTED_DTYPES)
+# WGMMA descriptor handles of TileLang's WGMMA emitter: language/_descriptors.py
+from ._descriptors import alloc_wgmma_desc  # noqa: E402
+
+# barriers among blocks (T.sync_grid, thread-block clusters): language/_grid_sync.py
+from ._grid_sync import (  # noqa: E402
+    block_rank_in_cluster,
+    cluster_arrive,
+    cluster_arrive_relaxed,
+    cluster_sync,
+    cluster_wait,
+    sync_grid,
+)
 
 __all__ = [n for n in globals() if not n.startswith("_")]

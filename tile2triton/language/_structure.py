@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from . import _sources
-from ._primitive import _kernel_only
+from ._primitive import _host_ok, _kernel_only
 
 
 # --- kernel launch, threads ---------------------------------------------------------------
@@ -137,9 +137,13 @@ def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None
     """Independent element-wise iterations over the whole block."""
 
 
-@_kernel_only("serial")
+@_host_ok("serial")
 def serial(start, stop=None, step=None, *, annotations=None):
-    """A sequential loop."""
+    """A sequential loop.  Outside a kernel body: the loop's frame (``language/_frames.py``), as
+    TileLang's ``T.serial`` returns one there."""
+    from ._frames import serial_frame
+
+    return serial_frame(start, stop, step, annotations)
 
 
 @_kernel_only("grid")

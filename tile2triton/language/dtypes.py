@@ -332,6 +332,12 @@ def dtype(value) -> DType:
     raise TypeError(dtype_error(value))
 
 
+# TileLang's list of every dtype name (``tilelang.language.dtypes._all_dtypes``): the C names, the
+# supported dtypes and the names host code may use but kernels may not.
+_C_NAMES = ("bool", "short", "int", "uint", "long", "half", "float", "double")
+_all_dtypes = list(dict.fromkeys([*_C_NAMES, *DTYPES, *UNSUPPORTED, "float8_e4m3", "tfloat32"]))
+
+
 def __getattr__(name: str):
     # TileLang's module exposes its tables and one attribute per dtype (``dtypes.float16``,
     # ``dtypes.float``); built on first use so that importing this module does not import torch.

@@ -3,21 +3,26 @@
 Reachable only as ``tilelang.tvm`` / ``from tilelang import tvm`` (or ``tile2triton.tvm``); a real
 ``tvm`` package the user has installed is never shadowed.  Provided: ``DataType``,
 ``target.Target``, ``transform.PassContext``, ``error.*`` (and ``TVMError``), ``tirx`` / ``tir``
-with ``const``, ``reinterpret``, ``Cast``, ``Select`` and the expression classes scripts name in
-annotations.  Whatever builds or transforms TVM IR (``IRModule``, passes, ``arith``, ``script``,
-``ir.assert_structural_equal``...) is out of scope: accessing it raises an ``AttributeError`` that
-says so.
+with ``const``, ``reinterpret``, ``Cast``, ``Select``, ``Not``/``And``/``Or`` and the expression
+classes scripts name in annotations (also as ``tirx.expr``), ``script.ir_builder.base.IRBuilderFrame``
+(the class of ``T.serial(...)`` called in host code).  Whatever builds or transforms TVM IR
+(``IRModule``, passes, ``arith``, the rest of ``script``, ``ir.assert_structural_equal``...) is out of
+scope: accessing it raises an ``AttributeError`` that says so.
 """
 
 from __future__ import annotations
 
-from . import error, target, tirx, transform
+import sys as _sys
+
+from . import error, script, target, tirx, transform
 from .datatype import DataType
 from .error import TVMError
 
 tir = tirx  # TVM's former name of the same module
+# ``tirx.expr`` is a module of its own (tir_expr.py); make ``import tile2triton.tvm.tirx.expr`` find it
+_sys.modules.setdefault(f"{__name__}.tirx.expr", tirx.expr)
 
-__all__ = ["DataType", "TVMError", "error", "target", "tir", "tirx", "transform"]
+__all__ = ["DataType", "TVMError", "error", "script", "target", "tir", "tirx", "transform"]
 
 OUT_OF_SCOPE = (
     "tile2triton provides only the light subset of TVM that scripts use around TileLang kernels "
@@ -41,9 +46,10 @@ def install_as_tvm() -> bool:
     except (ImportError, ValueError):
         return False
     sys.modules["tvm"] = sys.modules[__name__]
-    for sub in ("error", "target", "tirx", "transform"):
+    for sub in ("error", "target", "tirx", "transform", "script", "script.ir_builder", "script.ir_builder.base"):
         sys.modules[f"tvm.{sub}"] = sys.modules[f"{__name__}.{sub}"]
     sys.modules["tvm.tir"] = sys.modules[f"{__name__}.tirx"]
+    sys.modules["tvm.tirx.expr"] = sys.modules["tvm.tir.expr"] = tirx.expr
     if not any(isinstance(f, _OutOfScopeFinder) for f in sys.meta_path):
         sys.meta_path.append(_OutOfScopeFinder())  # last: consulted only for what does not exist
     return True

@@ -90,8 +90,11 @@ class Stmt:
     pass
 
 
-__all__ = ["Call", "Cast", "BufferLoad", "FloatImm", "IntImm", "PrimExpr", "Select", "Stmt", "Var", "const",
-           "reinterpret"]  # fmt: skip
+from . import tir_expr as expr  # noqa: E402 - tvm.tirx.expr; it imports the classes above
+from .tir_expr import And, Not, Or  # noqa: E402
+
+__all__ = ["And", "Call", "Cast", "BufferLoad", "FloatImm", "IntImm", "Not", "Or", "PrimExpr", "Select", "Stmt", "Var",
+           "const", "expr", "reinterpret"]  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
 """``tilelang.utils``: the helpers TileLang scripts import from it."""
 
 from ..testing import torch_assert_close
-from . import tensor
+from . import language, tensor
 
-__all__ = ["tensor", "torch_assert_close"]
+__all__ = ["language", "tensor", "torch_assert_close"]

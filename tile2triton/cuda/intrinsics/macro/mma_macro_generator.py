@@ -1,29 +1,29 @@
-"""``tilelang.cuda.intrinsics.macro.mma_macro_generator``: TileLang's explicit tensor-core
-instruction emitters (ldmatrix / mma.sync per warp).  Importable; building one raises: tile2triton
-lowers whole-tile ``T.gemm`` to ``tl.dot`` and has no warp-level MMA instructions."""
+"""``tilelang.cuda.intrinsics.macro.mma_macro_generator``: TileLang's explicit tensor-core emitters.
+
+``TensorCoreIntrinEmitter`` (ldmatrix / per-warp MMA atoms / stmatrix) is provided, its atoms written
+as tile-level products (``mma_atoms.py``).  The ladder-transform and int4 variants are importable;
+building one raises."""
 
 from __future__ import annotations
 
+from .mma_atoms import TensorCoreIntrinEmitter
+
 _REASON = (
-    "explicit tensor-core instruction emitters (ldmatrix / mma per warp) are below Triton's abstraction; "
+    "the ladder-transform and int4 tensor-core emitters are not provided by tile2triton; "
     "write the tile product as T.gemm (it lowers to tl.dot)"
 )
 
 
-class TensorCoreIntrinEmitter:
+class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}: {_REASON}")
 
 
-class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
+class INT4TensorCoreIntrinEmitter(TensorCoreIntrinEmitterWithLadderTransform):
     pass
 
 
-class INT4TensorCoreIntrinEmitter(TensorCoreIntrinEmitter):
-    pass
-
-
-class INT4TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
+class INT4TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitterWithLadderTransform):
     pass
 
 

@@ -1,0 +1,260 @@
+"""TileLang's warp-level tensor-core emitter (``TensorCoreIntrinEmitter``: ``ldmatrix_a/b``,
+``mma_atom``, ``mma``, ``stmatrix``), as kernel code tile2triton binds.
+
+A warp's MMA operands live in per-thread local arrays in the tensor-core fragment layouts (lane
+``l``, element ``e`` holds the matrix element at ``*_layout(l, e)``, the layouts of
+``cuda/intrinsics/layout/mma_layout.py``), so code that reads the locals sees what TileLang gives it.
+Triton has no per-warp MMA instruction; what an atom computes is a tile-level product, so
+``mma_atom`` is written as one: every warp's A and B fragments are put in shared staging tiles (one
+16-row block per warp row / column), ``T.gemm`` multiplies them (it lowers to ``tl.dot``), and each
+thread adds the elements of the product its C fragment holds.  Every method is a ``T.macro`` bound to
+the emitter (``_macro_method``), inlined where the kernel calls it.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import inspect
+import types
+
+from .... import language as T
+from ....language.dtypes import to_dtype
+
+_FP64 = "fp64 MMA (m8n8k4) atoms are not supported by tile2triton; use T.gemm"
+
+
+class _macro_method:  # noqa: N801 - used as a decorator, like T.macro
+    """A ``T.macro`` that is a method: ``emitter.ldmatrix_a(...)`` in a kernel inlines the macro with
+    the emitter bound to its first parameter."""
+
+    def __init__(self, func):
+        self.func = func
+        self.macro = None
+        self.self_name = next(iter(inspect.signature(func).parameters))
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if self.macro is None:
+            self.macro = T.macro(self.func)
+        scope = collections.ChainMap({self.self_name: obj}, self.macro.scope)
+        return dataclasses.replace(self.macro, func=types.MethodType(self.func, obj), scope=scope)
+
+
+class TensorCoreIntrinEmitter:
+    """TileLang's per-warp MMA emitter (``tilelang.cuda.intrinsics.TensorCoreIntrinEmitter``): the
+    same constructor, sizes and methods.  The block's warps form ``block_row_warps x
+    block_col_warps``; each warp's tile is ``warp_row_tiles x warp_col_tiles``, made of
+    ``warp_rows x warp_cols`` atoms of ``16 x n_dim`` (n_dim is 16, or 8 when warp_col_tiles is not a
+    multiple of 16), over k steps of ``micro_size_k`` (256 / operand bits, at most ``chunk``)."""
+
+    M_DIM = 16
+    n_dim = 16
+    WARP_SIZE = 32
+    is_m_first = False
+
+    def __init__(
+        self,
+        a_dtype="float16",
+        b_dtype="float16",
+        accum_dtype="float16",
+        a_transposed: bool = False,
+        b_transposed: bool = False,
+        block_row_warps: int = 2,
+        block_col_warps: int = 2,
+        warp_row_tiles: int = 8,
+        warp_col_tiles: int = 8,
+        chunk: int = 16,
+        reduce_k: int = 1,
+        num_elems_per_byte: int = 1,
+        is_m_first: bool | None = False,
+        thread_var=None,
+    ):
+        self.a_dtype, self.b_dtype, self.accum_dtype = to_dtype(a_dtype), to_dtype(b_dtype), to_dtype(accum_dtype)
+        self.a_transposed, self.b_transposed = a_transposed, b_transposed
+        self.block_row_warps, self.block_col_warps = block_row_warps, block_col_warps
+        self.warp_row_tiles, self.warp_col_tiles = warp_row_tiles, warp_col_tiles
+        self.chunk = chunk
+        bits = self.a_dtype.bits
+        if bits == 64:
+            raise NotImplementedError(f"TensorCoreIntrinEmitter: {_FP64}")
+        self.k_dim = min(256 // bits, chunk)
+        if self.k_dim not in (8, 16, 32):
+            raise ValueError(f"TensorCoreIntrinEmitter: unsupported k step {self.k_dim} for {self.a_dtype}")
+        if warp_row_tiles < 16 or warp_row_tiles % 16:
+            raise ValueError(f"warp_row_tiles must be a multiple of 16, got {warp_row_tiles}")
+        if warp_col_tiles < 8 or warp_col_tiles % 8:
+            raise ValueError(f"warp_col_tiles must be a multiple of 8, got {warp_col_tiles}")
+        self.warp_rows = warp_row_tiles // self.M_DIM
+        self.n_dim = 16 if warp_col_tiles % 16 == 0 else 8
+        self.warp_cols = warp_col_tiles // self.n_dim
+        self.micro_size_x, self.micro_size_y, self.micro_size_k = self.M_DIM, self.n_dim, self.k_dim
+        self.local_size_a = self.M_DIM * self.k_dim // self.WARP_SIZE
+        self.local_size_b = self.n_dim * self.k_dim // self.WARP_SIZE
+        self.local_size_out = self.M_DIM * self.n_dim // self.WARP_SIZE
+        self.mma_prefix = f"m16n8k{self.k_dim}"
+        if is_m_first is not None:
+            self.is_m_first = is_m_first
+        if reduce_k != 1:
+            raise NotImplementedError("TensorCoreIntrinEmitter: reduce_k > 1 is not supported by tile2triton")
+        self.reduce_k = reduce_k
+        self.threads = self.WARP_SIZE * block_row_warps * block_col_warps * reduce_k
+        self.num_elems_per_byte = num_elems_per_byte
+        self.thread_var = thread_var
+
+    # ---- sizes
+    @property
+    def mma_num_inst_m(self) -> int:
+        """Atoms along M in one warp's tile."""
+        return self.warp_rows
+
+    @property
+    def mma_num_inst_n(self) -> int:
+        """Atoms along N in one warp's tile."""
+        return self.warp_cols
+
+    # ---- fragment layouts: (lane, element) -> (row, col) in the 16 x k tile of an atom's operand
+    # (row: m for A, n for B; col: k), and in the 16 x n_dim tile of its accumulator
+    @_macro_method
+    def a_layout(self, lane, e):
+        if self.k_dim == 8:  # 32-bit operands (tf32): m16n8k8
+            return 8 * (e % 2) + lane // 4, 4 * (e // 2) + lane % 4
+        if self.k_dim == 16:  # 16-bit operands: m16n8k16
+            return lane // 4 + 8 * (e % 4 // 2), (lane % 4) * 2 + e % 2 + 8 * (e // 4)
+        return 8 * (e % 8 // 4) + lane // 4, 16 * (e // 8) + (lane % 4) * 4 + e % 4  # 8-bit: m16n8k32
+
+    @_macro_method
+    def b_layout(self, lane, e):
+        if self.k_dim == 8:
+            return 8 * (e // 2) + lane // 4, 4 * (e % 2) + lane % 4
+        if self.k_dim == 16:
+            return lane // 4 + 8 * (e // 4), (lane % 4) * 2 + e % 2 + 8 * (e % 4 // 2)
+        return 8 * (e // 8) + lane // 4, 16 * (e % 8 // 4) + (lane % 4) * 4 + e % 4
+
+    @_macro_method
+    def c_layout(self, lane, e):
+        """m16n8's four accumulator elements, or two such atoms side by side (eight, n_dim 16)."""
+        return 8 * (e % 4 // 2) + lane // 4, 8 * (e // 4) + (lane % 4) * 2 + e % 2
+
+    # ---- thread binding
+    @_macro_method
+    def get_thread_binding(self):
+        if self.thread_var is None:
+            return T.get_thread_binding()
+        return self.thread_var
+
+    @_macro_method
+    def extract_thread_binding(self, thread_id, is_m_first=None):
+        """(lane, warp_n, warp_m) of a thread, warps numbered M first or N first."""
+        m_first = self.is_m_first if is_m_first is None else is_m_first
+        if m_first:
+            return (
+                thread_id % 32,
+                (thread_id // 32) % self.block_col_warps,
+                (thread_id // (32 * self.block_col_warps)) % self.block_row_warps,
+            )
+        return (
+            thread_id % 32,
+            (thread_id // (32 * self.block_row_warps)) % self.block_col_warps,
+            (thread_id // 32) % self.block_row_warps,
+        )
+
+    # ---- shared -> fragments
+    @_macro_method
+    def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0):  # noqa: N803 - TileLang's names
+        """This thread's A fragments of k step ``ki``, one per atom row of its warp's tile."""
+        tx = self.get_thread_binding()
+        lane, _, warp_m = self.extract_thread_binding(tx)
+        for i in T.unroll(self.warp_rows):
+            for e in T.unroll(self.local_size_a):
+                row, col = self.a_layout(lane, e)
+                m = warp_m * self.warp_row_tiles + i * 16 + row
+                k = rk * self.chunk + ki * self.k_dim + col
+                if self.a_transposed:
+                    A_local_buf[i * self.local_size_a + e] = A_shared_buf[k, m]
+                else:
+                    A_local_buf[i * self.local_size_a + e] = A_shared_buf[m, k]
+
+    @_macro_method
+    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0):  # noqa: N803
+        """This thread's B fragments of k step ``ki``, one per atom column of its warp's tile."""
+        tx = self.get_thread_binding()
+        lane, warp_n, _ = self.extract_thread_binding(tx)
+        for j in T.unroll(self.warp_cols):
+            for e in T.unroll(self.local_size_b):
+                row, col = self.b_layout(lane, e)
+                n = warp_n * self.warp_col_tiles + j * self.n_dim + row
+                k = rk * self.chunk + ki * self.k_dim + col
+                if self.b_transposed:
+                    B_local_buf[j * self.local_size_b + e] = B_shared_buf[n, k]
+                else:
+                    B_local_buf[j * self.local_size_b + e] = B_shared_buf[k, n]
+
+    # ---- the product
+    @_macro_method
+    def mma_atom(self, A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx, k_inner=0):  # noqa: N803
+        """C atom (inst_m_idx, inst_n_idx) += A atom row inst_m_idx x B atom column inst_n_idx, in
+        every warp: the fragments are staged in shared tiles and multiplied with T.gemm."""
+        tx = self.get_thread_binding()
+        lane, warp_n, warp_m = self.extract_thread_binding(tx)
+        a_stage = T.alloc_shared((self.block_row_warps * 16, self.k_dim), self.a_dtype)
+        b_stage = T.alloc_shared((self.block_col_warps * self.n_dim, self.k_dim), self.b_dtype)
+        c_atoms = T.alloc_fragment((self.block_row_warps * 16, self.block_col_warps * self.n_dim), self.accum_dtype)
+        c_stage = T.alloc_shared((self.block_row_warps * 16, self.block_col_warps * self.n_dim), self.accum_dtype)
+        for e in T.unroll(self.local_size_a):
+            row, col = self.a_layout(lane, e)
+            a_stage[warp_m * 16 + row, col] = A_local_buf[inst_m_idx * self.local_size_a + e]
+        for e in T.unroll(self.local_size_b):
+            row, col = self.b_layout(lane, e)
+            b_stage[warp_n * self.n_dim + row, col] = B_local_buf[inst_n_idx * self.local_size_b + e]
+        T.sync_threads()
+        T.gemm(a_stage, b_stage, c_atoms, transpose_B=True, clear_accum=True)
+        T.copy(c_atoms, c_stage)
+        T.sync_threads()
+        for e in T.unroll(self.local_size_out):
+            row, col = self.c_layout(lane, e)
+            C_local_buf[(inst_m_idx * self.warp_cols + inst_n_idx) * self.local_size_out + e] += c_stage[
+                warp_m * 16 + row, warp_n * self.n_dim + col
+            ]
+        T.sync_threads()  # the next atom overwrites the staging tiles
+
+    @_macro_method
+    def mma(self, A_local_buf, B_local_buf, C_local_buf, k_inner=0):  # noqa: N803
+        """Every atom of the warp's tile (TileLang's ``mma``)."""
+        for i, j in T.grid(self.warp_rows, self.warp_cols):
+            self.mma_atom(A_local_buf, B_local_buf, C_local_buf, i, j, k_inner)
+
+    # ---- fragments -> shared or global
+    @_macro_method
+    def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None):  # noqa: N803
+        """This thread's C elements into ``C_buf``: a 2-D tile of the block, its 4-D form
+        ``[atom row, atom column, 16, n_dim]``, or (``pid_m``/``pid_n`` given) global memory at
+        block (pid_m, pid_n)."""
+        tx = self.get_thread_binding()
+        lane, warp_n, warp_m = self.extract_thread_binding(tx)
+        for i, j in T.grid(self.warp_rows, self.warp_cols):
+            for e in T.unroll(self.local_size_out):
+                row, col = self.c_layout(lane, e)
+                value = C_local_buf[(i * self.warp_cols + j) * self.local_size_out + e]
+                atom_m = warp_m * self.warp_rows + i
+                atom_n = warp_n * self.warp_cols + j
+                if pid_m is not None:
+                    block_m = self.block_row_warps * self.warp_rows
+                    block_n = self.block_col_warps * self.warp_cols
+                    C_buf[(pid_m * block_m + atom_m) * 16 + row, (pid_n * block_n + atom_n) * self.n_dim + col] = value
+                elif len(C_buf.shape) == 4:
+                    C_buf[atom_m, atom_n, row, col] = value
+                else:
+                    C_buf[atom_m * 16 + row, atom_n * self.n_dim + col] = value
+
+    # ---- layout hints (T.annotate_layout): Triton chooses register layouts itself
+    def make_mma_load_layout(self, local_buf, matrix="A"):
+        from ....layout import Fragment
+
+        return Fragment(local_buf, matrix)
+
+    def make_mma_store_layout(self, local_buf):
+        from ....layout import Fragment
+
+        return Fragment(local_buf)

@@ -521,3 +521,15 @@ def test_env_settings():
 
     assert env.TILELANG_TMP_DIR.startswith(env.TILELANG_CACHE_DIR) or "TILELANG_TMP_DIR" in __import__("os").environ
     assert env.is_cache_enabled() in (True, False)
+
+
+def test_tilelang_0_1_intrinsics_path_is_the_cuda_one():
+    """TileLang 0.1.x code imports the MMA helpers from ``tilelang.intrinsics``; newer TileLang from
+    ``tilelang.cuda.intrinsics``: the same objects under both paths."""
+    import tile2triton.cuda.intrinsics as new
+    import tile2triton.intrinsics as old
+    from tile2triton.intrinsics.mma_macro_generator import TensorCoreIntrinEmitter
+    from tile2triton.intrinsics.utils import get_mma_micro_size
+
+    assert old.TensorCoreIntrinEmitter is new.TensorCoreIntrinEmitter is TensorCoreIntrinEmitter
+    assert get_mma_micro_size is new.get_mma_micro_size

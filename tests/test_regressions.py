@@ -295,3 +295,28 @@ def test_fragment_read_past_its_extent(dev):
     out.copy_(broadcast_through_short_fragment(6, 40)(s))
     expected = s.double()[:, None] * 2 + torch.arange(40, device=dev, dtype=torch.float64)[None, :]
     torch.testing.assert_close(out.double(), expected)
+
+
+# ---------------------------------------------------------------------------- float constants into integers
+@tilelang.jit
+def float_constants_into_integers():
+    """TileLang's frontend_v2 test stores ``1.0`` into an int32 tensor: on the GPU Triton's tl.full
+    took no float for an integer type (the H200 rejected the generated code); converted when
+    compiling instead, toward zero."""
+    A = T.empty((6,), T.int32)
+    B = T.empty((3,), T.int8)
+    with T.Kernel(1) as _:
+        for i in range(0, 6, 2):
+            A[i] = 1.0
+        for i in range(1, 6, 2):
+            A[i] = -2.0
+        B[0] = -2.7
+        B[1] = 2.9
+        B[2] = 7.0
+    return A, B
+
+
+def test_float_constants_stored_into_integer_tensors():
+    a, b = float_constants_into_integers()
+    assert a.tolist() == [1, -2, 1, -2, 1, -2]
+    assert b.tolist() == [-2, 2, 7]

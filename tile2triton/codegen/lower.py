@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import keyword
+import math
 import operator
 import os
 import struct
@@ -54,6 +55,16 @@ from .warp import lower_warp_op
 E8M0 = "float8_e8m0fnu"  # uint8 in memory, float32 in registers (emit.py's _e8m0_* helpers)
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 
+
+
+def _float_to_int(value: float, dt: DType) -> int:
+    """A float constant converted to an integer dtype when compiling, as CUDA's ``cvt.rzi.sat``
+    does at run time (toward zero, saturating, NaN to 0): on the GPU Triton's ``tl.full`` takes
+    no float for an integer type."""
+    if math.isnan(value):
+        return 0
+    lo, hi = (0, 2**dt.bits - 1) if dt.kind == "uint" else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
+    return lo if value <= lo else hi if value >= hi else int(value)
 
 class Names:
     def __init__(self):
@@ -213,6 +224,10 @@ class KernelLowerer(RegisterAccess):
                 return Tile(P.const(e8m0.round_literal(value)), dt, t.axes)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
+            if dt.is_int and isinstance(value, float):  # A[i] = 1.0 into an int32 tensor
+                return Tile(P.const(_float_to_int(value, dt)), dt, t.axes)
+            if dt == BOOL and isinstance(value, float):
+                return Tile(P.const(value != 0), dt, t.axes)
             return Tile(P.call("tl.full", P.list_([]), t.node, P.dtype(self.storage_dtype(dt))), dt, t.axes)
         if self.options.interpret and dt.name == "bfloat16":
             self.helpers.add("_round_to_bf16")

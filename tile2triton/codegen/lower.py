@@ -56,7 +56,6 @@ E8M0 = "float8_e8m0fnu"  # uint8 in memory, float32 in registers (emit.py's _e8m
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 
 
-
 def _float_to_int(value: float, dt: DType) -> int:
     """A float constant converted to an integer dtype when compiling, as CUDA's ``cvt.rzi.sat``
     does at run time (toward zero, saturating, NaN to 0): on the GPU Triton's ``tl.full`` takes
@@ -65,6 +64,7 @@ def _float_to_int(value: float, dt: DType) -> int:
         return 0
     lo, hi = (0, 2**dt.bits - 1) if dt.kind == "uint" else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
     return lo if value <= lo else hi if value >= hi else int(value)
+
 
 class Names:
     def __init__(self):

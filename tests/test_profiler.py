@@ -146,3 +146,49 @@ def test_requires_decorators_are_pytest_marks():
 @tile2triton.testing.requires_cuda
 def test_requires_cuda_skips_without_cuda():
     assert torch.cuda.is_available()
+
+
+# ----------------------------------------------------------------------------- @tilelang.autotune's checks
+def _scaled_inputs(params):
+    """A supply_prog: TileLang hands it the input parameters (not the runtime-allocated output)."""
+    assert [p.name for p in params] == ["X", "Y"]
+    (n,) = params[0].shape
+    return [torch.randn(n) * 1e-3, torch.randn(n) * 1e-3]
+
+
+def test_autotune_decorator_takes_supply_and_manual_check_progs():
+    """TileLang's gemm_fp8 example tunes with supply_prog= and manual_check_prog=: both reach the tuner
+    (the decorator once dropped them, and the default inputs made its fp16 reference overflow)."""
+    seen = []
+
+    def manual_check(lib_out, ref_out):
+        seen.append(float(lib_out.abs().max()))
+        torch.testing.assert_close(lib_out, ref_out, atol=1e-6, rtol=1e-5)
+
+    tuned = tilelang.autotune(
+        configs=[{"block": 32}, {"block": 64}],
+        ref_prog=lambda x, y: 2.0 * x + y,
+        supply_prog=_scaled_inputs,
+        manual_check_prog=manual_check,
+    )(axpy)
+    kernel = tuned(77, 2.0)
+    assert len(seen) == 2 and max(seen) < 0.1  # the supplied (small) inputs, each config checked
+    x, y = torch.randn(77), torch.randn(77)
+    torch.testing.assert_close(kernel(x, y), 2.0 * x.double() + y.double(), check_dtype=False)
+
+
+def test_autotune_skips_a_config_that_fails_and_reports_when_all_do():
+    """As TileLang's tuner: a configuration that does not build (an fp8 format Triton lacks) or fails the
+    check is skipped with a warning; only when every one fails is tuning an error."""
+    tuned = tilelang.autotune(
+        configs=[{"dtype": "float8_e4m3fnuz"}, {"dtype": "float32"}], ref_prog=lambda x, y: 2.0 * x + y
+    )(axpy)
+    with pytest.warns(UserWarning, match="float8_e4m3fnuz"):
+        kernel = tuned(50, 2.0)
+    assert kernel.config == {"dtype": "float32"}
+    x, y = torch.randn(50), torch.randn(50)
+    torch.testing.assert_close(kernel(x, y), 2.0 * x.double() + y.double(), check_dtype=False)
+
+    wrong = tilelang.autotune(configs=[{"block": 32}, {"block": 64}], ref_prog=lambda x, y: 3.0 * x + y)(axpy)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="Auto-tuning failed: No configuration"):
+        wrong(50, 2.0)

@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import itertools
 import threading
+import warnings
 from dataclasses import dataclass
 
 from .compiler import argument_key
@@ -15,7 +16,8 @@ from .jit import JITImpl
 
 class AutoTuneImpl:
     def __init__(self, jit_impl: JITImpl, configs, warmup=25, rep=100, ref_prog=None, rtol=1e-2, atol=1e-2,
-                 max_mismatched_ratio=0.01, skip_check=False, supply_type=None, **_ignored):  # fmt: skip
+                 max_mismatched_ratio=0.01, skip_check=False, supply_type=None, supply_prog=None,
+                 manual_check_prog=None, **_ignored):  # fmt: skip
         if not isinstance(jit_impl, JITImpl):
             raise TypeError("@tilelang.autotune must decorate a @tilelang.jit function")
         self.jit_impl = jit_impl
@@ -23,7 +25,7 @@ class AutoTuneImpl:
         self.warmup, self.rep = warmup, rep
         self.ref_prog, self.rtol, self.atol = ref_prog, rtol, atol
         self.max_mismatched_ratio, self.skip_check = max_mismatched_ratio, skip_check
-        self.supply_type = supply_type
+        self.supply_type, self.supply_prog, self.manual_check_prog = supply_type, supply_prog, manual_check_prog
         self._best: dict = {}
         self._lock = threading.Lock()
         self.__wrapped__ = jit_impl.func
@@ -51,13 +53,25 @@ class AutoTuneImpl:
         with self._lock:
             if key in self._best:
                 return self._best[key]
-            best = None
+            best, failures = None, []
             for config in configs:
-                kernel = self.jit_impl.compile(*args, **{**kwargs, **config})
-                latency = _measure(kernel, self.supply_type, self.ref_prog, self.skip_check, self.atol, self.rtol,
-                                   self.max_mismatched_ratio, self.warmup, self.rep)  # fmt: skip
+                try:  # as TileLang's tuner: a configuration that fails to build or to check is skipped
+                    kernel = self.jit_impl.compile(*args, **{**kwargs, **config})
+                    latency = _measure(kernel, self.supply_type, self.ref_prog, self.skip_check, self.atol, self.rtol,
+                                       self.max_mismatched_ratio, self.warmup, self.rep, self.supply_prog,
+                                       self.manual_check_prog)  # fmt: skip
+                except Exception as exc:  # noqa: BLE001 - reported below, and raised when every config fails
+                    failures.append((config, exc))
+                    warnings.warn(f"autotune: config {config} skipped: {type(exc).__name__}: {exc}", stacklevel=2)
+                    continue
                 if best is None or latency < best[2]:
                     best = (kernel, config, latency)
+            if best is None:
+                config, exc = failures[0]
+                raise RuntimeError(
+                    "Auto-tuning failed: No configuration successfully compiled and passed benchmarking/validation "
+                    f"(the first, {config}: {type(exc).__name__}: {exc})"
+                ) from exc
             kernel, config, latency = best
             kernel.latency, kernel.config = latency, config
             kernel.ref_latency = None
@@ -82,7 +96,8 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply
 
     def wrap(jit_impl):
         return AutoTuneImpl(jit_impl, configs, warmup=warmup, rep=rep, ref_prog=ref_prog, rtol=rtol, atol=atol,
-                            max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check, supply_type=supply_type)  # fmt: skip
+                            max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check, supply_type=supply_type,
+                            supply_prog=supply_prog, manual_check_prog=manual_check_prog)  # fmt: skip
 
     return wrap(func) if func is not None else wrap
 
@@ -116,7 +131,7 @@ def _measure(kernel, supply_type, ref_prog, skip_check, atol, rtol, max_mismatch
     profiler = kernel.get_profiler(supply_type)
     inputs = get_autotune_inputs()
     if inputs is None and supply_prog is not None:
-        inputs = supply_prog(profiler.params)
+        inputs = supply_prog(profiler._get_params())
     if ref_prog is not None and not skip_check:
         if manual_check_prog is not None:
             profiler.manual_assert_close(ref_prog, input_tensors=inputs, manual_check_prog=manual_check_prog)

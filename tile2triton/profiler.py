@@ -116,6 +116,11 @@ class Profiler:
         self.result_idx = list(kernel.out_idx)
 
     # ------------------------------------------------------------------ inputs
+    def _get_params(self, with_output: bool = False) -> list:
+        """The parameters (``.shape``, ``.dtype``) inputs are made for: an autotuner's ``supply_prog`` gets
+        these, without the outputs the runtime allocates, as TileLang's profiler gives them."""
+        return [p for i, p in enumerate(self.params) if with_output or i not in self.result_idx]
+
     def _get_inputs(self, with_output: bool = False) -> list:
         inputs = []
         for i, param in enumerate(self.params):

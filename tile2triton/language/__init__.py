@@ -155,6 +155,7 @@ from ._structure import (
     ClusterKernel,
     Kernel,
     Parallel,
+    Persistent,
     Pipelined,
     Serial,
     Unroll,

@@ -520,6 +520,7 @@ def Pipelined(
     group: Any = None,
     annotations: Any = None,
 ) -> Iterator[builtins.int]: ...
+def Persistent(domain: Sequence[_Index], wave_size: _Index, index: _Index, group_size: _Index = 8) -> Iterator[Any]: ...
 
 Serial = serial
 Unroll = unroll

@@ -175,3 +175,44 @@ def test_persistent_names_must_match_the_domain():
 
     with pytest.raises(TileLangCompileError, match="3-axis domain binds 3 names"):
         tilelang.compile(main)
+
+
+def test_persistent_group_size_must_be_an_integer():
+    @T.prim_func
+    def main(X: T.Tensor((8, 8), "float32")):
+        with T.Kernel(4, threads=32) as block_id:
+            for bx, by in T.Persistent([2, 2], 4, block_id, None):
+                X[bx, by] = 1.0
+
+    with pytest.raises(TileLangCompileError, match="T.Persistent: group_size must be an integer, got None"):
+        tilelang.compile(main)
+
+
+@tilelang.jit
+def persistent_break(m_tiles, n_tiles, blocks, stop_row):
+    @T.prim_func
+    def main(Block: T.Tensor((m_tiles, n_tiles), "float32")):
+        with T.Kernel(blocks, threads=32) as block_id:
+            for bx, by in T.Persistent([m_tiles, n_tiles], blocks, block_id, 2):
+                if bx == stop_row:
+                    break  # leaves the block's loop over the waves, as in TileLang
+                Block[bx, by] = block_id
+
+    return main
+
+
+def test_break_leaves_the_wave_loop(dev):
+    m_tiles, n_tiles, blocks, stop_row = 5, 7, 3, 3
+    out = poison((m_tiles, n_tiles), device=dev)
+    persistent_break(m_tiles, n_tiles, blocks, stop_row)(out)
+    ref = schedule([m_tiles, n_tiles], blocks, 2)
+    expect = torch.full((m_tiles, n_tiles), float("nan"), dtype=torch.float64)
+    first_stop = {}  # each block's step at which it meets the stop row
+    for (i, j), (block, step) in ref.items():
+        if i == stop_row:
+            first_stop[block] = min(first_stop.get(block, step), step)
+    for (i, j), (block, step) in ref.items():
+        if step < first_stop.get(block, len(ref)):
+            expect[i, j] = block
+    assert torch.isnan(expect).any() and not torch.isnan(expect).all()
+    torch.testing.assert_close(out.cpu().double(), expect, equal_nan=True, rtol=0, atol=0)

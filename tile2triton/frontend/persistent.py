@@ -41,7 +41,7 @@ def persistent_loop(b, node: ast.For, fn, it: ast.Call) -> None:
     group_size = args["group_size"]
     for what, value in (("wave_size", args["wave_size"]), ("index", args["index"]), ("group_size", group_size),
                         *((f"domain[{i}]", d) for i, d in enumerate(domain))):  # fmt: skip
-        if isinstance(value, bool) or not (isinstance(value, int) or as_expr(value).dtype.is_int):
+        if value is None or isinstance(value, bool) or not (isinstance(value, int) or as_expr(value).dtype.is_int):
             raise b.error(f"T.Persistent: {what} must be an integer, got {value!r}", it)
     if isinstance(args["wave_size"], int) and args["wave_size"] <= 0:
         raise b.error(f"T.Persistent: wave_size must be positive, got {args['wave_size']}", it)

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from .compiler import argument_key
 from .jit import JITImpl
+from .language._primitive import KernelOnlyError
 
 
 class AutoTuneImpl:
     def __init__(self, jit_impl: JITImpl, configs, warmup=25, rep=100, ref_prog=None, rtol=1e-2, atol=1e-2,
                  max_mismatched_ratio=0.01, skip_check=False, supply_type=None, supply_prog=None,
-                 manual_check_prog=None, **_ignored):  # fmt: skip
+                 manual_check_prog=None, early_stop=False, early_stop_factor=2.0, **_ignored):  # fmt: skip
         if not isinstance(jit_impl, JITImpl):
             raise TypeError("@tilelang.autotune must decorate a @tilelang.jit function")
         self.jit_impl = jit_impl
@@ -26,6 +27,7 @@ class AutoTuneImpl:
         self.ref_prog, self.rtol, self.atol = ref_prog, rtol, atol
         self.max_mismatched_ratio, self.skip_check = max_mismatched_ratio, skip_check
         self.supply_type, self.supply_prog, self.manual_check_prog = supply_type, supply_prog, manual_check_prog
+        self.early_stop_factor = _early_stop_factor(early_stop, early_stop_factor)
         self._best: dict = {}
         self._lock = threading.Lock()
         self.__wrapped__ = jit_impl.func
@@ -37,14 +39,14 @@ class AutoTuneImpl:
             configs = [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
         params = inspect.signature(self.jit_impl.func).parameters
         for config in configs:
-            unknown = [k for k in config if k not in params]
+            unknown = [k for k in config if k not in params and k != _PASS_CONFIGS]
             if unknown:
                 raise ValueError(f"autotune config keys {unknown} are not parameters of {self.jit_impl.func.__name__}")
         return list(configs)
 
     def _tune(self, args, kwargs):
         configs = self._config_list(args, kwargs)
-        tunable = {k for c in configs for k in c}
+        tunable = {k for c in configs for k in c} - {_PASS_CONFIGS}
         positional = list(inspect.signature(self.jit_impl.func).parameters)[: len(args)]
         if tunable & (set(kwargs) | set(positional)) or not configs:
             # a tunable argument given explicitly, by keyword or position: no tuning (as TileLang)
@@ -56,10 +58,11 @@ class AutoTuneImpl:
             best, failures = None, []
             for config in configs:
                 try:  # as TileLang's tuner: a configuration that fails to build or to check is skipped
-                    kernel = self.jit_impl.compile(*args, **{**kwargs, **config})
+                    kernel = self._compile_config(args, kwargs, config)
+                    baseline = _baseline(best[2] if best else None, self.early_stop_factor)
                     latency = _measure(kernel, self.supply_type, self.ref_prog, self.skip_check, self.atol, self.rtol,
                                        self.max_mismatched_ratio, self.warmup, self.rep, self.supply_prog,
-                                       self.manual_check_prog)  # fmt: skip
+                                       self.manual_check_prog, early_stop_baseline=baseline)  # fmt: skip
                 except Exception as exc:  # noqa: BLE001 - reported below, and raised when every config fails
                     failures.append((config, exc))
                     warnings.warn(f"autotune: config {config} skipped: {type(exc).__name__}: {exc}", stacklevel=2)
@@ -78,11 +81,33 @@ class AutoTuneImpl:
             self._best[key] = (kernel, config)
             return kernel, config
 
+    def _compile_config(self, args, kwargs, config: dict):
+        """One configuration's kernel; its ``pass_configs`` entry (TileLang reserves the key) goes over the
+        ``@tilelang.jit`` pass configs instead of into the factory's arguments."""
+        factory_args, pass_configs = _split_pass_configs(config)
+        if pass_configs is None:
+            return self.jit_impl.compile(*args, **{**kwargs, **factory_args})
+        from .compiler import compile as compile_prim_func
+        from .frontend.source import KernelSource
+
+        options = self.jit_impl.options
+        try:
+            prim = self.jit_impl.func(*args, **{**kwargs, **factory_args})
+        except KernelOnlyError:
+            prim = None
+        if not isinstance(prim, KernelSource):
+            raise TypeError(
+                f"autotune configs with 'pass_configs' need a @tilelang.jit factory that returns a @T.prim_func; "
+                f"{self.jit_impl.func.__name__} is an eager-style kernel"
+            )
+        merged = {**(options.get("pass_configs") or {}), **pass_configs}
+        return compile_prim_func(prim, self.jit_impl.out_idx, target=options.get("target"), pass_configs=merged)
+
     def __call__(self, *args, **kwargs):
         kernel, config = self._tune(args, kwargs)
         if self.jit_impl.lazy:
             return kernel
-        return self.jit_impl(*args, **{**kwargs, **(config or {})})
+        return self.jit_impl(*args, **{**kwargs, **_split_pass_configs(config or {})[0]})
 
     def compile(self, *args, **kwargs):
         return self._tune(args, kwargs)[0]
@@ -97,7 +122,8 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply
     def wrap(jit_impl):
         return AutoTuneImpl(jit_impl, configs, warmup=warmup, rep=rep, ref_prog=ref_prog, rtol=rtol, atol=atol,
                             max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check, supply_type=supply_type,
-                            supply_prog=supply_prog, manual_check_prog=manual_check_prog)  # fmt: skip
+                            supply_prog=supply_prog, manual_check_prog=manual_check_prog, early_stop=early_stop,
+                            early_stop_factor=early_stop_factor)  # fmt: skip
 
     return wrap(func) if func is not None else wrap
 
@@ -125,9 +151,32 @@ def get_autotune_inputs() -> list | None:
     return stack[-1] if stack else None
 
 
+_PASS_CONFIGS = "pass_configs"  # a config key TileLang reserves: compiler pass configs, not a factory argument
+
+
+def _split_pass_configs(config: dict) -> tuple[dict, dict | None]:
+    """A configuration's factory arguments, and its ``pass_configs`` (None when it has none)."""
+    return {k: v for k, v in config.items() if k != _PASS_CONFIGS}, config.get(_PASS_CONFIGS)
+
+
+def _early_stop_factor(early_stop: bool, factor: float) -> float | None:
+    """``early_stop``: a configuration whose first estimate exceeds the best latency so far times ``factor``
+    is not timed in full (TileLang's meaning); None when off."""
+    if not early_stop:
+        return None
+    if factor < 1.0:
+        raise ValueError(f"early_stop_factor must be >= 1.0, got {factor}")
+    return factor
+
+
+def _baseline(best_latency: float | None, factor: float | None) -> float | None:
+    return None if factor is None or best_latency is None else best_latency * factor
+
+
 def _measure(kernel, supply_type, ref_prog, skip_check, atol, rtol, max_mismatched_ratio, warmup, rep,
-             supply_prog=None, manual_check_prog=None):  # fmt: skip
-    """Check one compiled configuration against ``ref_prog`` (unless skipped) and time it (ms)."""
+             supply_prog=None, manual_check_prog=None, early_stop_baseline=None):  # fmt: skip
+    """Check one compiled configuration against ``ref_prog`` (unless skipped) and time it (ms); with an
+    ``early_stop_baseline`` a configuration estimated slower than it returns that estimate untimed."""
     profiler = kernel.get_profiler(supply_type)
     inputs = get_autotune_inputs()
     if inputs is None and supply_prog is not None:
@@ -138,7 +187,7 @@ def _measure(kernel, supply_type, ref_prog, skip_check, atol, rtol, max_mismatch
         else:
             profiler.assert_allclose(ref_prog, input_tensors=inputs, atol=atol, rtol=rtol,
                                      max_mismatched_ratio=max_mismatched_ratio)  # fmt: skip
-    return profiler.do_bench(warmup=warmup, rep=rep, input_tensors=inputs)
+    return profiler.do_bench(warmup=warmup, rep=rep, input_tensors=inputs, early_stop_baseline=early_stop_baseline)
 
 
 # ----------------------------------------------------------------------------- AutoTuner
@@ -172,8 +221,9 @@ class AutoTuner:
 
     def set_compile_args(self, out_idx=None, target=None, execution_backend=None, target_host=None, verbose=None,
                          pass_configs=None) -> AutoTuner:  # fmt: skip
-        """Only ``out_idx`` matters here (Triton picks the device from the tensors; pass configs tune TVM)."""
-        self.compile_args = {"out_idx": out_idx, "target": target}
+        """``out_idx`` and the ``pass_configs`` that change Triton code (``TL_ENABLE_FAST_MATH``) matter here; the
+        device follows the tensors."""
+        self.compile_args = {"out_idx": out_idx, "target": target, "pass_configs": pass_configs}
         return self
 
     def set_profile_args(self, warmup=25, rep=100, timeout=30, supply_type=None, ref_prog=None, supply_prog=None,
@@ -188,8 +238,20 @@ class AutoTuner:
     def set_kernel_parameters(self, *args, **kwargs) -> AutoTuner:
         return self
 
-    def run(self, warmup=None, rep=None, timeout=None) -> AutotuneResult:
+    def run(self, warmup=None, rep=None, timeout=None, use_pipeline: bool = False, enable_grouped_compile: bool = False,
+            group_compile_size: int = 2, benchmark_devices=None, benchmark_multi_gpu: bool = False,
+            early_stop: bool = False, early_stop_factor: float = 2.0) -> AutotuneResult:  # fmt: skip
+        """Compile and time each configuration, one after another, and return the fastest.
+
+        ``early_stop``: as TileLang, a configuration whose first estimate (5 calls) exceeds the best latency
+        so far times ``early_stop_factor`` (>= 1) is not timed in full; its estimate stands as its latency.
+        ``use_pipeline``, ``enable_grouped_compile`` / ``group_compile_size`` (TileLang compiles several
+        configurations into one CUDA module) and ``benchmark_devices`` / ``benchmark_multi_gpu`` only change
+        how TileLang schedules the work, not the result: they are accepted and configurations are compiled
+        and timed one by one on the device of the inputs."""
         from .compiler import compile as compile_prim_func
+
+        factor = _early_stop_factor(early_stop, early_stop_factor)
 
         prof = dict(self.profile_args)
         prof["warmup"] = prof["warmup"] if warmup is None else warmup
@@ -200,11 +262,16 @@ class AutoTuner:
             configs = [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
         best = None
         for config in configs:
-            func = self.fn(**config)
-            kernel = compile_prim_func(func, out_idx=self.compile_args.get("out_idx"))
+            factory_args, pass_configs = _split_pass_configs(config)
+            func = self.fn(**factory_args)
+            pass_configs = {**(self.compile_args.get("pass_configs") or {}), **(pass_configs or {})}
+            kernel = compile_prim_func(
+                func, out_idx=self.compile_args.get("out_idx"), pass_configs=pass_configs or None
+            )
             latency = _measure(kernel, prof["supply_type"], prof["ref_prog"], prof["skip_check"], prof["atol"],
                                prof["rtol"], prof["max_mismatched_ratio"], prof["warmup"], prof["rep"],
-                               prof["supply_prog"], prof["manual_check_prog"])  # fmt: skip
+                               prof["supply_prog"], prof["manual_check_prog"],
+                               _baseline(best.latency if best else None, factor))  # fmt: skip
             if best is None or latency < best.latency:
                 best = AutotuneResult(latency, dict(config), None, kernel.get_kernel_source(), func, kernel)
         if best is None:

@@ -123,7 +123,6 @@ UNSUPPORTED_REASONS = {
     "reduce_bitxor": "not implemented yet",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "reshape": "buffer views over the same storage are not implemented yet",
-    "Persistent": "persistent tile loop not implemented yet",
     "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",

@@ -216,6 +216,7 @@ class Profiler:
             quantiles=quantiles,
             return_mode=return_mode,
             device=self._device_of(ins),
+            early_stop_baseline=early_stop_baseline,
         )
 
     def _device_of(self, ins):
@@ -241,6 +242,11 @@ def do_bench(
 ):
     """``tilelang.profiler.do_bench``: triton.testing.do_bench on CUDA, a wall-clock timer on the CPU."""
     dev = torch.device(device) if device is not None else _default_device()
+    if early_stop_baseline is not None:
+        # TileLang's early stop: estimate from 5 calls; slower than the baseline, that estimate is the answer
+        estimate_ms = _estimate(fn, dev)
+        if estimate_ms > early_stop_baseline:
+            return [estimate_ms] * len(quantiles) if quantiles is not None else estimate_ms
     if dev.type == "cuda":
         import triton.testing
 
@@ -254,6 +260,18 @@ def do_bench(
     n_warmup = _n_warmup or max(0, min(int(warmup / estimate_ms), 100))
     n_repeat = _n_repeat or max(1, min(int(rep / estimate_ms), 1000))
     return _wall_clock(fn, n_warmup, n_repeat, quantiles, return_mode)
+
+
+def _estimate(fn, dev: torch.device, calls: int = 5) -> float:
+    """Mean milliseconds of ``calls`` back-to-back calls after one untimed call."""
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) * 1e3 / calls
 
 
 def _wall_clock(fn, n_warmup, n_repeat, quantiles, return_mode, sync=None):

@@ -23,6 +23,7 @@ from ..language.dtypes import POINTER, DType, PointerType, dtype, dtype_error, i
 from ..language.proxy import TensorType
 from . import packed, vectors
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
+from .persistent import persistent_loop
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
 from .rules_memory import make_tensor
@@ -343,6 +344,9 @@ class Binder(ExprBinder):
             return
         if kind == "grid":
             self.grid_loop(node, it)
+            return
+        if kind == "Persistent":
+            persistent_loop(self, node, fn, it)
             return
         if kind not in ("serial", "unroll", "Pipelined", "vectorized"):
             raise self.error(f"T.{kind} is not a loop", it)

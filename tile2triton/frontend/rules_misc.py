@@ -158,7 +158,7 @@ def bind_typed_constant(b: BinderLike, node, args):
     raise b.error("the dtype argument must be a compile-time dtype", node)
 
 
-@rule("Kernel", "ClusterKernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized", "grid")
+@rule("Kernel", "ClusterKernel", "Parallel", "serial", "unroll", "Pipelined", "vectorized", "grid", "Persistent")
 def bind_misplaced_construct(b: BinderLike, node, args):
     raise b.error("this construct belongs in a 'with' or 'for' statement", node)
 

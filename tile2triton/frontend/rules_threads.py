@@ -152,15 +152,31 @@ def bind_warp_reduce(b: BinderLike, node, args, name):
 
 @rule("shfl_sync", "shfl_xor", "shfl_down", "shfl_up")
 def bind_shuffle(b: BinderLike, node, args, name):
-    value = _warp_operand(b, args["value"], node, name)
     lane = args["srcLane"] if name == "shfl_sync" else args["delta"]
-    width = args["width"]
+    return _shuffle(b, node, name, name, args["value"], lane, args["width"], args["mask"])
+
+
+_TVM_SHUFFLES = {
+    "tvm_warp_shuffle": "shfl_sync",
+    "tvm_warp_shuffle_up": "shfl_up",
+    "tvm_warp_shuffle_down": "shfl_down",
+}
+
+
+@rule(*_TVM_SHUFFLES)
+def bind_tvm_warp_shuffle(b: BinderLike, node, args, name):
+    """TIR's builtins, as TVM's CUDA codegen lowers them: ``__shfl{,_up,_down}_sync(mask, value, lane_or_delta,
+    width)``; ``warp_size`` (the hardware warp's, 32) does not enter the call."""
+    return _shuffle(b, node, _TVM_SHUFFLES[name], name, args["value"], args["lane"], args["width"], args["mask"])
+
+
+def _shuffle(b: BinderLike, node, op: str, name: str, value, lane, width, mask):
+    value = _warp_operand(b, value, node, name)
     if not (isinstance(width, int) and 1 <= width <= WARP_SIZE and width & (width - 1) == 0):
         raise b.error(f"T.{name}: width must be a compile-time power of two from 1 to 32, got {width!r}", node)
     if not as_expr(lane).dtype.is_int:
-        raise b.error(f"T.{name}: the lane {'index' if name == 'shfl_sync' else 'delta'} must be an integer", node)
-    return _warp_op(b, node, name, (value, as_expr(lane, b.loc(node)), const_int(width)), value.dtype,
-                    mask=args["mask"])  # fmt: skip
+        raise b.error(f"T.{name}: the lane {'index' if op == 'shfl_sync' else 'delta'} must be an integer", node)
+    return _warp_op(b, node, op, (value, as_expr(lane, b.loc(node)), const_int(width)), value.dtype, mask=mask)
 
 
 def _predicate(b: BinderLike, value, node, name: str) -> ir.Expr:

@@ -166,6 +166,12 @@ def Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None,
     """A sequential loop whose copies and compute Triton software-pipelines (``num_stages``)."""
 
 
+@_kernel_only("Persistent")
+def Persistent(domain, wave_size, index, group_size=8):  # noqa: N802
+    """A persistent kernel's loop over the tiles of ``domain``: block ``index`` of ``wave_size`` visits every
+    ``wave_size``-th tile, ``group_size`` tiles of the last axis grouped together (frontend/persistent.py)."""
+
+
 Serial = serial
 Unroll = unroll
 Vectorized = vectorized

@@ -73,6 +73,22 @@ def shfl_up(value, delta, width=32, mask=_FULL_WARP_MASK):
     """``__shfl_up_sync``: ``value`` of lane ``lane - delta`` (own value before the segment's start)."""
 
 
+# TIR's builtins (TileLang re-exports them): ``lane`` is the source lane (``tvm_warp_shuffle``) or the delta
+@_kernel_only("tvm_warp_shuffle")
+def tvm_warp_shuffle(mask, value, lane, width, warp_size):
+    """``__shfl_sync(mask, value, lane, width)``: ``value`` of lane ``lane % width`` of the ``width``-lane segment."""
+
+
+@_kernel_only("tvm_warp_shuffle_up")
+def tvm_warp_shuffle_up(mask, value, lane, width, warp_size):
+    """``__shfl_up_sync(mask, value, delta, width)``: ``value`` of lane ``lane - delta`` (own value before the segment)."""
+
+
+@_kernel_only("tvm_warp_shuffle_down")
+def tvm_warp_shuffle_down(mask, value, lane, width, warp_size):
+    """``__shfl_down_sync(mask, value, delta, width)``: ``value`` of lane ``lane + delta`` (own value past the segment)."""
+
+
 @_kernel_only("match_any_sync")
 def match_any_sync(value, mask=_FULL_WARP_MASK):
     """``__match_any_sync``: uint32 mask of the lanes of the warp (in ``mask``) whose ``value`` equals the thread's."""

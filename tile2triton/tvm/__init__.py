@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import error, script, target, tirx, transform
+from . import error, script, target, tir_expr, tirx, transform
 from .datatype import DataType
 from .error import TVMError
 
 tir = tirx  # TVM's former name of the same module
-# ``tirx.expr`` is a module of its own (tir_expr.py); make ``import tile2triton.tvm.tirx.expr`` find it
-_sys.modules.setdefault(f"{__name__}.tirx.expr", tirx.expr)
+# ``tirx.expr`` is a module of its own (tir_expr.py); make ``tirx.expr`` and ``import tile2triton.tvm.tirx.expr`` find it
+tirx.expr = tir_expr
+_sys.modules.setdefault(f"{__name__}.tirx.expr", tir_expr)
 
 __all__ = ["DataType", "TVMError", "error", "script", "target", "tir", "tirx", "transform"]
 

@@ -8,24 +8,7 @@ TVM IR in host code.
 
 from __future__ import annotations
 
-from ..language._primitive import _kernel_only
-from .tirx import BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
-
-
-@_kernel_only("Not")
-def Not(a, span=None):  # noqa: N802 - TVM's name
-    """Logical negation of a boolean kernel value."""
-
-
-@_kernel_only("And")
-def And(a, b, span=None):  # noqa: N802 - TVM's name
-    """Logical conjunction of two boolean kernel values."""
-
-
-@_kernel_only("Or")
-def Or(a, b, span=None):  # noqa: N802 - TVM's name
-    """Logical disjunction of two boolean kernel values."""
-
+from .tirx import And, BufferLoad, Call, FloatImm, IntImm, Not, Or, PrimExpr, Var
 
 __all__ = ["And", "BufferLoad", "Call", "FloatImm", "IntImm", "Not", "Or", "PrimExpr", "Var"]
 

@@ -90,11 +90,26 @@ class Stmt:
     pass
 
 
-from . import tir_expr as expr  # noqa: E402 - tvm.tirx.expr; it imports the classes above
-from .tir_expr import And, Not, Or  # noqa: E402
+# TVM's logical operators: inside a kernel ``Not(a)``, ``And(a, b)`` and ``Or(a, b)`` are ``not a``,
+# ``a and b`` and ``a or b`` on boolean kernel values (frontend/rules_tvm.py); ``tirx.expr``
+# (tir_expr.py, attached by tvm/__init__.py) re-exports them with the expression classes above
+@_kernel_only("Not")
+def Not(a, span=None):  # noqa: N802 - TVM's name
+    """Logical negation of a boolean kernel value."""
+
+
+@_kernel_only("And")
+def And(a, b, span=None):  # noqa: N802 - TVM's name
+    """Logical conjunction of two boolean kernel values."""
+
+
+@_kernel_only("Or")
+def Or(a, b, span=None):  # noqa: N802 - TVM's name
+    """Logical disjunction of two boolean kernel values."""
+
 
 __all__ = ["And", "Call", "Cast", "BufferLoad", "FloatImm", "IntImm", "Not", "Or", "PrimExpr", "Select", "Stmt", "Var",
-           "const", "expr", "reinterpret"]  # fmt: skip
+           "const", "reinterpret"]  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -206,3 +206,34 @@ def test_while_loop(dev):
     from tile2triton.oracle import reference
 
     assert reference.run(collatz_steps(13), a.cpu()).tolist() == out.tolist()
+
+
+# ----------------------------------------------------------------------------- fragments kept per thread
+@tilelang.jit(out_idx=[1])
+def per_thread_fragment(n):
+    """A fragment read and written element by element outside T.Parallel, with values that differ
+    between threads (TileLang's sparse_mla_fwd_seesaw prefetches indices so): TileLang keeps it per
+    thread; as one block-wide tile the threads' writes collided (a wrong answer)."""
+
+    @T.prim_func
+    def main(Idx: T.Tensor((n,), "int32"), Out: T.Tensor((n, 2), "int32")):
+        with T.Kernel(1, threads=n) as _:
+            tx = T.get_thread_binding()
+            pre = T.alloc_fragment((2,), "int32")
+            pre[0] = Idx[tx]
+            if tx % 3 == 0:
+                pre[1] = Idx[(tx + 1) % n] * 2
+            else:
+                pre[1] = -pre[0]
+            Out[tx, 0] = pre[0]
+            Out[tx, 1] = pre[1]
+
+    return main
+
+
+def test_fragment_written_per_thread_is_per_thread(dev):
+    n = 45
+    idx = torch.randint(-1000, 1000, (n,), dtype=torch.int32, device=dev)
+    out = per_thread_fragment(n)(idx)
+    second = torch.where(torch.arange(n, device=dev) % 3 == 0, idx.roll(-1) * 2, -idx)
+    assert torch.equal(out, torch.stack([idx, second], 1))

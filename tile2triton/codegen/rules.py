@@ -34,7 +34,9 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
         local_shape = ()
-    private = lw.scope.lanes is not None and buf.scope in (ir.LOCAL, ir.VAR) and buf not in lw.uniform_vars
+    # thread view: locals, and fragments TileLang keeps per thread (passes/uniform.py), hold one value per thread
+    per_thread = buf.scope in (ir.LOCAL, ir.VAR) or buf in lw.private_fragments
+    private = lw.scope.lanes is not None and per_thread and buf not in lw.uniform_vars
     shape = tuple(lw.scope.lanes.padded) + local_shape if private else local_shape
     rb = RegBuf(buf, lw.names.fresh(buf.name), shape, lw.scope.lanes if private else None)
     if buf.alias_of is not None:  # T.reshape of a register buffer

@@ -9,7 +9,7 @@ import contextlib
 
 from .. import ir
 from ..ir import INT32
-from ..passes.uniform import uniform_buffers
+from ..passes.uniform import per_thread_fragments, uniform_buffers
 from . import pyast as P
 from .values import LaneSpace, Lowerer, Tile, next_pow2
 
@@ -31,6 +31,7 @@ def open_thread_view(lw: Lowerer, kernel: ir.Kernel) -> None:
         names.append(name)
     lw.scope.lanes = LaneSpace(vars_, extents, padded, names, kernel)
     lw.uniform_vars = uniform_buffers(kernel)
+    lw.private_fragments = per_thread_fragments(kernel)
 
 
 def in_thread_view(lw: Lowerer) -> bool:

@@ -215,6 +215,7 @@ class Lowerer(Protocol):
     scratch: object  # scratch.ScratchState
     descriptors: object  # descriptors.DescriptorState
     uniform_vars: frozenset
+    private_fragments: frozenset
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
     def scoped(self, **changes) -> AbstractContextManager: ...

@@ -21,19 +21,33 @@ def uniform_buffers(kernel: ir.Kernel) -> frozenset:
     return _Uniformity(kernel).result()
 
 
+def per_thread_fragments(kernel: ir.Kernel) -> frozenset:
+    """``T.alloc_fragment`` buffers that TileLang keeps per thread in a thread-view kernel: only read
+    and written element by element outside ``T.Parallel`` and tile operations, and written there with
+    a value that differs between threads (``frag[i] = Idx[tx // 8]``).  TileLang then gives each
+    thread its own registers; as one block-wide tile the threads' writes would collide.  Codegen
+    keeps them like ``T.alloc_local`` arrays: one value per thread."""
+    analysis = _Uniformity(kernel, fragments=True)
+    analysis.result()
+    return frozenset(analysis.private_fragments)
+
+
 class _Uniformity:
-    def __init__(self, kernel: ir.Kernel):
+    def __init__(self, kernel: ir.Kernel, fragments: bool = False):
         self.kernel = kernel
         self.varying_vars: set = set(kernel.thread_vars)
         self.varying_bufs: set = set()
         self.candidates: set = set()
+        # fragments that may be per thread (element accesses outside T.Parallel only), and those that are
+        self.element_fragments = _element_only_fragments(kernel) if fragments or kernel.thread_vars else set()
+        self.private_fragments: set = set()
 
     def result(self) -> frozenset:
         # the facts only grow (a value once per-thread stays so): repeat until nothing changes
         while True:
-            before = (len(self.varying_vars), len(self.varying_bufs))
+            before = (len(self.varying_vars), len(self.varying_bufs), len(self.private_fragments))
             self.block(self.kernel.body, varying=False, top=True)
-            if (len(self.varying_vars), len(self.varying_bufs)) == before:
+            if (len(self.varying_vars), len(self.varying_bufs), len(self.private_fragments)) == before:
                 return frozenset(self.candidates - self.varying_bufs)
 
     # ------------------------------------------------------------------ expressions
@@ -45,7 +59,7 @@ class _Uniformity:
                 return True
             if isinstance(sub, ir.Load) and sub.buffer.scope in PRIVATE and sub.buffer not in self.candidates:
                 return True  # a private buffer of a T.Parallel body, or one with several elements
-            if isinstance(sub, ir.Load) and sub.buffer in self.varying_bufs:
+            if isinstance(sub, ir.Load) and (sub.buffer in self.varying_bufs or sub.buffer in self.private_fragments):
                 return True
             if isinstance(sub, ir.InlineAsm):
                 return True
@@ -72,7 +86,10 @@ class _Uniformity:
             if varying or self.varies(s.value):
                 self.varying_vars.add(s.var)
         elif isinstance(s, ir.Store):
-            self.written(s.buffer, varying or any(self.varies(e) for e in (*s.indices, s.value)))
+            differs = varying or any(self.varies(e) for e in (*s.indices, s.value))
+            self.written(s.buffer, differs)
+            if differs and top and s.buffer in self.element_fragments:
+                self.private_fragments.add(s.buffer)
         elif isinstance(s, ir.For):
             bounds = any(self.varies(e) for e in (s.start, s.stop, s.step))
             if bounds:
@@ -110,3 +127,39 @@ def _dst_buffer(dst):
     if isinstance(dst, ir.Load):
         return dst.buffer
     return None
+
+
+def _element_only_fragments(kernel: ir.Kernel) -> set:
+    """The fragments of ``kernel`` used only by element loads and stores outside ``T.Parallel``."""
+    fragments = {s.buffer for s in ir.walk(kernel.body) if isinstance(s, ir.Alloc) and s.buffer.scope == ir.FRAGMENT}
+    tiled: set = set()
+
+    def scan(stmts, in_parallel: bool) -> None:
+        for s in stmts:
+            if isinstance(s, ir.Parallel):
+                for inner in ir.walk(s.body):
+                    tiled.update(ld.buffer for ld in ir.loads_in(inner))
+                    if isinstance(inner, ir.Store):
+                        tiled.add(inner.buffer)
+                    tiled.update(_operand_buffers(inner))
+                continue
+            if not isinstance(s, (ir.Store, ir.Let, ir.Alloc, ir.For, ir.If, ir.While)):
+                tiled.update(_operand_buffers(s))  # a tile op (copy, fill, gemm, reduce, atomic, ...)
+            for attr in ("body", "then_body", "else_body"):
+                if getattr(s, attr, None):
+                    scan(getattr(s, attr), in_parallel)
+
+    scan(kernel.body, False)
+    return {f for f in fragments if f not in tiled and f.alias_of is None}
+
+
+def _operand_buffers(s) -> set:
+    """Buffers a statement names as operands (regions or whole buffers), not through element loads."""
+    out = set()
+    for value in vars(s).values():
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, ir.Region):
+                out.add(v.buffer)
+            elif isinstance(v, ir.Buffer):
+                out.add(v)
+    return out

@@ -135,6 +135,7 @@ class KernelLowerer(RegisterAccess):
     helpers: set = field(default_factory=set)  # module-level @triton.jit helpers used
     uniform_vars: frozenset = frozenset()  # thread view: private scalars the same in every thread (one scalar)
     private_fragments: frozenset = frozenset()  # thread view: fragments kept per thread (passes/uniform.py)
+    block_tests: dict = field(default_factory=dict)  # thread view: id(statement list) -> (list, {test: name})
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far

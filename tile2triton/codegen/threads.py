@@ -88,7 +88,13 @@ def block_level(lw: Lowerer, what: str):
                 "(threads leave it at different iterations); decide the exit the same way in every thread"
             )
         raise lw.error(f"{what} cannot stand under a per-thread condition (only under a range of threads: tx < n)")
-    test = lw.assign("any_thread", _any_thread(lw))
+    # one test per condition and statement list: the statements of one section share it
+    expr = _any_thread(lw)
+    tests = lw.block_tests.setdefault(id(lw.out), (lw.out, {}))[1]  # the list is kept: its id stays its own
+    test = tests.get(ast.dump(expr))
+    fresh = test is None
+    if fresh:
+        test = tests[ast.dump(expr)] = lw.assign("any_thread", expr)
     saved, lw.out = lw.out, []
     try:
         with lw.scoped(lanes=None, conds=[]):
@@ -96,7 +102,17 @@ def block_level(lw: Lowerer, what: str):
         body = lw.out
     finally:
         lw.out = saved
-    if body:
+    last = saved[-1] if saved else None
+    if (
+        body
+        and isinstance(last, ast.If)
+        and not last.orelse
+        and isinstance(last.test, ast.Name)
+        and last.test.id == test
+    ):
+        last.body.extend(body)  # the section's previous statement: one branch for both
+    elif body:
         lw.emit(ast.If(P.name(test), body, []))
-    elif saved and isinstance(saved[-1], ast.Assign) and saved[-1].targets[0].id == test:
+    elif fresh and saved and isinstance(saved[-1], ast.Assign) and saved[-1].targets[0].id == test:
         saved.pop()  # nothing to run (a loop whose statements lowered to nothing): no test either
+        del tests[ast.dump(expr)]

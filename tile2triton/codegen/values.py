@@ -216,6 +216,7 @@ class Lowerer(Protocol):
     descriptors: object  # descriptors.DescriptorState
     uniform_vars: frozenset
     private_fragments: frozenset
+    block_tests: dict
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
     def scoped(self, **changes) -> AbstractContextManager: ...

@@ -62,7 +62,7 @@ def _float_to_int(value: float, dt: DType) -> int:
     no float for an integer type."""
     if math.isnan(value):
         return 0
-    lo, hi = (0, 2**dt.bits - 1) if dt.kind == "uint" else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
+    lo, hi = dt.int_range
     return lo if value <= lo else hi if value >= hi else int(value)
 
 

@@ -831,9 +831,7 @@ def check_representable(b: Binder, value, dtype: DType, node) -> None:
         if limit is not None and abs(value) > limit:
             raise b.error(f"initial value {value!r} exceeds maximum of {dtype.name} ({limit:g})", node)
     elif dtype.is_int and isinstance(value, int):
-        low, high = (
-            (0, 2**dtype.bits - 1) if dtype.kind == "uint" else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1)
-        )
+        low, high = dtype.int_range
         if not low <= value <= high:
             raise b.error(f"initial value {value} does not fit in {dtype.name} [{low}, {high}]", node)
 

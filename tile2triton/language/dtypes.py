@@ -39,6 +39,13 @@ class DType(str):
         return self.kind in ("int", "uint")
 
     @property
+    def int_range(self) -> tuple[int, int]:
+        """The smallest and largest value of an integer dtype."""
+        if self.kind == "uint":
+            return 0, 2**self.bits - 1
+        return -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
+
+    @property
     def supported(self) -> bool:
         return self.kind != "unsupported"
 

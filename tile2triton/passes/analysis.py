@@ -35,8 +35,7 @@ class Ranges:
             r = self.of(e.value) if e.dtype.is_int else None
             if r is None:
                 return None
-            bits = e.dtype.bits
-            lo, hi = (0, 2**bits - 1) if e.dtype.kind == "uint" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+            lo, hi = e.dtype.int_range
             return r if lo <= r[0] and r[1] <= hi else None  # a cast that may wrap keeps no range
         if isinstance(e, ir.BinOp):
             a, b = self.of(e.lhs), self.of(e.rhs)

@@ -15,6 +15,14 @@ from .jit import JITImpl
 from .language._primitive import KernelOnlyError
 
 
+def _expand(configs) -> list:
+    """Configurations as a list of dicts: ``{name: [values]}`` is the product of the values."""
+    if isinstance(configs, dict):
+        keys = list(configs)
+        return [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
+    return list(configs)
+
+
 class AutoTuneImpl:
     def __init__(self, jit_impl: JITImpl, configs, warmup=25, rep=100, ref_prog=None, rtol=1e-2, atol=1e-2,
                  max_mismatched_ratio=0.01, skip_check=False, supply_type=None, supply_prog=None,
@@ -33,10 +41,7 @@ class AutoTuneImpl:
         self.__wrapped__ = jit_impl.func
 
     def _config_list(self, args, kwargs) -> list[dict]:
-        configs = self.configs(*args, **kwargs) if callable(self.configs) else self.configs
-        if isinstance(configs, dict):  # {name: [values]} -> the product
-            keys = list(configs)
-            configs = [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
+        configs = _expand(self.configs(*args, **kwargs) if callable(self.configs) else self.configs)
         params = inspect.signature(self.jit_impl.func).parameters
         for config in configs:
             unknown = [k for k in config if k not in params and k != _PASS_CONFIGS]
@@ -256,10 +261,7 @@ class AutoTuner:
         prof = dict(self.profile_args)
         prof["warmup"] = prof["warmup"] if warmup is None else warmup
         prof["rep"] = prof["rep"] if rep is None else rep
-        configs = self.configs() if callable(self.configs) else self.configs
-        if isinstance(configs, dict):
-            keys = list(configs)
-            configs = [dict(zip(keys, values)) for values in itertools.product(*(configs[k] for k in keys))]
+        configs = _expand(self.configs() if callable(self.configs) else self.configs)
         best = None
         for config in configs:
             factory_args, pass_configs = _split_pass_configs(config)

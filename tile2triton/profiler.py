@@ -123,9 +123,7 @@ class Profiler:
 
     def _get_inputs(self, with_output: bool = False) -> list:
         inputs = []
-        for i, param in enumerate(self.params):
-            if i in self.result_idx and not with_output:
-                continue
+        for param in self._get_params(with_output):
             if not isinstance(param, ir.Buffer):
                 raise KernelCallError(
                     f"{self.kernel.prim_func.name}: the profiler cannot invent a value for scalar parameter "

@@ -90,11 +90,12 @@ def block_level(lw: Lowerer, what: str):
         raise lw.error(f"{what} cannot stand under a per-thread condition (only under a range of threads: tx < n)")
     # one test per condition and statement list: the statements of one section share it
     expr = _any_thread(lw)
+    key = ast.dump(expr)
     tests = lw.block_tests.setdefault(id(lw.out), (lw.out, {}))[1]  # the list is kept: its id stays its own
-    test = tests.get(ast.dump(expr))
+    test = tests.get(key)
     fresh = test is None
     if fresh:
-        test = tests[ast.dump(expr)] = lw.assign("any_thread", expr)
+        test = tests[key] = lw.assign("any_thread", expr)
     saved, lw.out = lw.out, []
     try:
         with lw.scoped(lanes=None, conds=[]):
@@ -115,4 +116,4 @@ def block_level(lw: Lowerer, what: str):
         lw.emit(ast.If(P.name(test), body, []))
     elif fresh and saved and isinstance(saved[-1], ast.Assign) and saved[-1].targets[0].id == test:
         saved.pop()  # nothing to run (a loop whose statements lowered to nothing): no test either
-        del tests[ast.dump(expr)]
+        del tests[key]

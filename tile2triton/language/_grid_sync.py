@@ -9,35 +9,35 @@ global memory.  A cluster barrier that no global value can cross is a block barr
 
 from __future__ import annotations
 
-from ._primitive import _kernel_only as _tagged
+from ._primitive import _kernel_only
 
 
-@_tagged("sync_grid")
+@_kernel_only("sync_grid")
 def sync_grid():
     """Grid-wide barrier: every block's writes before it are seen by every block after it."""
 
 
-@_tagged("cluster_arrive")
+@_kernel_only("cluster_arrive")
 def cluster_arrive():
     """Arrive at the cluster barrier (the matching ``T.cluster_wait`` is where blocks wait)."""
 
 
-@_tagged("cluster_arrive_relaxed")
+@_kernel_only("cluster_arrive_relaxed")
 def cluster_arrive_relaxed():
     """``T.cluster_arrive`` without memory ordering."""
 
 
-@_tagged("cluster_wait")
+@_kernel_only("cluster_wait")
 def cluster_wait():
     """Wait until every block of the cluster has arrived."""
 
 
-@_tagged("cluster_sync")
+@_kernel_only("cluster_sync")
 def cluster_sync():
     """``T.cluster_arrive()`` then ``T.cluster_wait()``."""
 
 
-@_tagged("block_rank_in_cluster")
+@_kernel_only("block_rank_in_cluster")
 def block_rank_in_cluster():
     """The block's linear rank in its cluster (x fastest), as CUDA's ``%cluster_ctarank``."""
 

@@ -366,13 +366,7 @@ class Binder(ExprBinder):
         num_stages = None
         if kind == "Pipelined":
             num_stages = args.get("num_stages") or 0
-        self.scopes.append({node.target.id: ir.VarRef(var)})
-        self.loop_kinds.append(kind)
-        try:
-            body = self.bind_block(node.body)
-        finally:
-            self.loop_kinds.pop()
-            self.scopes.pop()
+        body = self.bind_loop_body(node.body, {node.target.id: ir.VarRef(var)}, kind)
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
@@ -424,13 +418,7 @@ class Binder(ExprBinder):
         if not isinstance(node.target, ast.Name):
             raise self.error("a T.thread_binding loop binds one name", node.target)
         index = RULES["thread_binding"](self, it, self.call_args(fn, it))
-        self.scopes.append({node.target.id: index})
-        self.loop_kinds.append("thread_binding")
-        try:
-            body = self.bind_block(node.body)
-        finally:
-            self.loop_kinds.pop()
-            self.scopes.pop()
+        body = self.bind_loop_body(node.body, {node.target.id: index}, "thread_binding")
         for s in body:
             self.emit(s)
 
@@ -453,6 +441,16 @@ class Binder(ExprBinder):
             inner = body[0]
             lane_vars, extents, body = lane_vars + inner.vars, extents + inner.extents, inner.body
         self.emit(ir.Parallel(self.loc(node), lane_vars, extents, body))
+
+    def bind_loop_body(self, stmts: list, scope: dict, kind: str) -> list:
+        """A loop's body, with the loop's variables (``scope``) bound around it."""
+        self.scopes.append(scope)
+        self.loop_kinds.append(kind)
+        try:
+            return self.bind_block(stmts)
+        finally:
+            self.loop_kinds.pop()
+            self.scopes.pop()
 
     def bind_parallel_body(self, stmts: list, scope: dict) -> list:
         """A T.Parallel body, with its lane variables (``scope``) bound around it."""

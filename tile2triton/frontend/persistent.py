@@ -85,13 +85,7 @@ def persistent_loop(b, node: ast.For, fn, it: ast.Call) -> None:
     coord_vars = [ir.Var(b.fresh_name(n.id), INT32, "let") for n in names]
     lets += [ir.Let(loc, var, as_expr(value)) for var, value in zip(coord_vars, coords)]
 
-    b.scopes.append({n.id: ir.VarRef(v) for n, v in zip(names, coord_vars)})
-    b.loop_kinds.append("serial")
-    try:
-        body = b.bind_block(node.body)
-    finally:
-        b.loop_kinds.pop()
-        b.scopes.pop()
+    body = b.bind_loop_body(node.body, {n.id: ir.VarRef(v) for n, v in zip(names, coord_vars)}, "serial")
     in_range = ir.Compare("<", ir.VarRef(coord_vars[-1]), as_expr(last_extent), BOOL)
     loop_body = [*lets, ir.If(loc, in_range, body, [])]
     b.emit(ir.For(loc, wave, const_int(0), as_expr(waves), const_int(1), "serial", loop_body, None))

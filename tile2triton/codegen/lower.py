@@ -105,6 +105,9 @@ class LoweringOptions:
     max_stages: int | None = None
     # pass_configs' TL_ENABLE_FAST_MATH: approximate PTX for the functions Triton computes accurately
     fast_math: bool = False
+    # attention loops as Gluon with Hopper's asynchronous wgmma (codegen/gluon_attention.py); the
+    # runtime sets it on sm_90 when Triton has Gluon (runtime/target.py)
+    gluon: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""

@@ -31,6 +31,7 @@ from .target import (
     cuda_device_guard,
     default_interpret,
     ensure_allocator,
+    gluon_attention_supported,
     interpret_env_on,
     resolve_target,
     tensor_descriptors_supported,
@@ -112,6 +113,7 @@ class JITKernel:
         options = {"fast_math": tuning.fast_math(self.pass_configs)}
         if interpret:
             return options
+        options["gluon"] = gluon_attention_supported(interpret)
         if self.launch_choice is None:
             self.launch_choice = tuning.LITERAL
             if tuning.mode() != "off" and torch.cuda.is_available():

@@ -86,6 +86,22 @@ def tensor_descriptors_supported(interpret: bool) -> bool:
     return torch.cuda.get_device_capability()[0] >= 9
 
 
+def gluon_attention_supported(interpret: bool) -> bool:
+    """Attention loops as Gluon (codegen/gluon_attention.py): on Hopper (sm_90, whose wgmma and TMA
+    the generated code uses) with a Triton that has Gluon's Hopper module.
+    ``TILE2TRITON_GLUON=0`` keeps every kernel on the ``tl`` lowering; ``=log`` reports on stderr
+    which kernels take the Gluon route and why the others do not."""
+    if interpret or os.environ.get("TILE2TRITON_GLUON", "1") in ("0", "", "false", "no"):
+        return False
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        return False
+    try:
+        from triton.experimental.gluon.language.nvidia.hopper import tma, warpgroup_mma  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(tma, "make_tensor_descriptor")
+
+
 def cuda_device_guard(index: int):
     """Triton launches on the current CUDA device: a context making ``index`` current for the
     launch, or a no-op context when it already is (the common case costs one device query)."""

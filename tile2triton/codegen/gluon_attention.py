@@ -1,0 +1,935 @@
+"""Flash-attention-shaped kernels on Hopper as Gluon (Triton's explicit-layout dialect).
+
+Triton 3.6 waits for every ``tl.dot`` of a loop body before the next statement runs: in an
+attention loop the softmax never overlaps a tensor-core group, and TileLang's warp-specialized
+schedule is faster (``BENCHMARKS.md``).  Gluon (``triton.experimental.gluon``, Triton >= 3.6)
+exposes Hopper's asynchronous ``wgmma`` and TMA, so this module writes the schedule TileLang and
+FlashAttention-3 use:
+
+- one *loader* warp streams the loop's K and V tiles through a ring of shared-memory stages (TMA,
+  one mbarrier per stage and tile, one "free" mbarrier per stage);
+- two *consumer* warpgroups, each owning half of the Q tile's rows, run the loop body; in
+  iteration ``k`` a consumer issues ``S = Q K_k^T``, then ``O += P_{k-1} V_{k-1}``, waits for S
+  only, and runs the softmax while that second ``wgmma`` is in flight; it waits for it before the
+  first statement that touches O.
+
+The kernel must have exactly that shape (``plan``): a pipelined loop with two gemms, the first
+``shared Q x shared K^T -> fragment S`` and the second ``fragment P x shared V -> fragment O``, where
+K and V are whole global boxes copied in the loop and Q is copied before it, and every other
+statement is row-local on fragments (``T.Parallel`` over the tile's rows, row reductions, fills,
+casting copies) so the two consumers can each run it on their own rows.  Anything else, and every
+kernel where it was not measured to pay off (``_worth_it``), keeps the ``tl`` lowering.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..ir.evaluate import row_major_strides
+from ..passes.analysis import Ranges
+
+CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows
+ROWS = 64  # rows per consumer: one wgmma M tile
+LOADER_REGS, CONSUMER_REGS = 24, 240  # setmaxnreg per partition (the loader only issues TMA)
+SHARED_BYTES = 227 * 1024  # an H100/H200 block's shared memory
+HALF_FLOATS = ("float16", "bfloat16")
+FUNCTIONS = {
+    "exp": "gl.exp", "exp2": "gl.exp2", "log": "gl.log", "log2": "gl.log2", "sqrt": "gl.sqrt",
+    "rsqrt": "gl.rsqrt", "abs": "gl.abs", "max": "gl.maximum", "min": "gl.minimum", "floor": "gl.floor",
+    "ceil": "gl.ceil",
+}  # fmt: skip
+# names the generated functions use for themselves
+RESERVED = {
+    "gl", "gluon", "mbarrier", "tma", "warpgroup_mma", "warpgroup_mma_wait", "float", "range", "it", "stage",
+    "phase", "previous", "previous_phase", "last", "last_phase", "p_tile", "q_tile", "q_smem",
+    "q_ready", "q_desc", "k_desc", "v_desc", "k_ring", "v_ring", "k_ready", "v_ready", "kv_free", "row_base",
+    "row_index", "out_rows", "s_layout", "o_layout", "row_layout", "p_operand",
+}  # fmt: skip
+IMPORTS = (
+    "from triton.experimental import gluon\n"
+    "from triton.experimental.gluon import language as gl\n"
+    "from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait\n"
+)
+
+
+class NotAttention(Exception):
+    """The kernel is not of the shape this module lowers (the reason, for tests and debugging)."""
+
+
+@dataclass
+class Plan:
+    kernel: ir.Kernel
+    func: ir.PrimFunc
+    loop: ir.For
+    q_copy: ir.Copy
+    k_copy: ir.Copy
+    v_copy: ir.Copy
+    qk: ir.Gemm
+    pv: ir.Gemm
+    before: list  # kernel statements before the loop (allocations and the Q copy left out)
+    loop_head: list  # loop statements before the QK gemm (the K/V copies left out)
+    loop_tail: list  # loop statements between the two gemms (the K/V copies left out)
+    after: list  # statements after the loop
+    block_n: int
+    dim: int
+    dim_v: int
+    stages: int
+    ranges: Ranges = field(default_factory=Ranges)
+
+
+def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
+    """The kernel as an attention loop, or NotAttention saying why not."""
+    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
+        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
+    if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
+        raise NotAttention("static tensor shapes")
+    body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
+    loops = [s for s in body if isinstance(s, ir.For)]
+    if len(loops) != 1 or loops[0].kind != "pipelined" or not _is_one(loops[0].step):
+        raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
+    loop = loops[0]
+    at = body.index(loop)
+    gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
+    if len(gemms) != 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
+        raise NotAttention("two gemms, both in the loop")
+    qk, pv = gemms
+    s_buf, p_buf, o_buf = qk.c.buffer, pv.a.buffer, pv.c.buffer
+    q_sh, k_sh, v_sh = qk.a.buffer, qk.b.buffer, pv.b.buffer
+    rows, block_n = s_buf.shape if len(s_buf.shape) == 2 else (0, 0)
+    dim = q_sh.shape[-1]
+    dim_v = v_sh.shape[-1]
+    if (
+        rows != ROWS * CONSUMERS
+        or qk.trans_a
+        or not qk.trans_b
+        or pv.trans_a
+        or pv.trans_b
+        or q_sh.scope != ir.SHARED
+        or k_sh.scope != ir.SHARED
+        or v_sh.scope != ir.SHARED
+        or s_buf.scope != ir.FRAGMENT
+        or p_buf.scope != ir.FRAGMENT
+        or o_buf.scope != ir.FRAGMENT
+        or q_sh.shape != (rows, dim)
+        or k_sh.shape != (block_n, dim)
+        or v_sh.shape != (block_n, dim_v)
+        or p_buf.shape != (rows, block_n)
+        or o_buf.shape != (rows, dim_v)
+        or s_buf.dtype.name != "float32"
+        or o_buf.dtype.name != "float32"
+        or len({q_sh.dtype.name, k_sh.dtype.name, v_sh.dtype.name, p_buf.dtype.name}) != 1
+        or q_sh.dtype.name not in HALF_FLOATS
+        or not all(_whole(r) for r in (qk.a, qk.b, qk.c, pv.a, pv.b, pv.c))
+        or not _is_false(pv.clear_accum)
+    ):
+        raise NotAttention("S = Q K^T (shared x shared^T) then O += P V (fragment x shared), 128 rows, fp16/bf16")
+    if loops[0].body.index(pv) != len(loop.body) - 1:
+        raise NotAttention("the P V gemm ends the loop body")
+    if not _worth_it(block_n, dim, dim_v):
+        raise NotAttention("a shape where the Gluon schedule was not measured faster (head dim 128)")
+    q_copy = _box_copy_into(body[:at], q_sh, "Q")
+    k_copy = _box_copy_into(loop.body, k_sh, "K")
+    v_copy = _box_copy_into(loop.body, v_sh, "V")
+    for copy, tile in ((q_copy, (rows, dim)), (k_copy, (block_n, dim)), (v_copy, (block_n, dim_v))):
+        _check_box(copy.src, tile)
+    if loop.body.index(k_copy) > loop.body.index(qk) or loop.body.index(v_copy) > loop.body.index(pv):
+        raise NotAttention("K and V are copied in before the gemms that read them")
+    loop_body = [s for s in loop.body if s is not k_copy and s is not v_copy]
+    head = loop_body[: loop_body.index(qk)]
+    tail = loop_body[loop_body.index(qk) + 1 : -1]
+    before = [s for s in body[:at] if s is not q_copy]
+    after = body[at + 1 :]
+    shared_ok = {q_sh, k_sh, v_sh}
+    for s in before + head + tail + after:
+        _check_row_local(s, rows, shared_ok)
+    touched = {o_buf, p_buf}
+    if any(_touches(s, touched) for s in head):
+        raise NotAttention("the loop statements before S = Q K^T leave O and P alone")
+    stage_bytes = block_n * (dim + dim_v) * 2
+    stages = max(2, min(3, (SHARED_BYTES - rows * dim * 2 - 1024) // stage_bytes))
+    out = Plan(
+        kernel, func, loop, q_copy, k_copy, v_copy, qk, pv, before, head, tail, after, block_n, dim, dim_v, stages
+    )
+    _prove_one_iteration(out)
+    return out
+
+
+def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
+    """Measured on an H200 (``docs/gpu_runs/2026-12-01_s6_*``): at head dim 128 the Gluon schedule
+    beats Triton's (1.97 vs 2.31 ms non-causal, 1.23 vs 1.31 causal, B4 H32 S4096 128x128 tiles);
+    at head dim 64 it loses (1.35 vs 1.32, 0.87 vs 0.76), so those keep the tl lowering."""
+    return dim == dim_v == 128 and block_n in (64, 128)
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, ir.Const) and e.value == 1
+
+
+def _is_false(e) -> bool:
+    return isinstance(e, ir.Const) and e.value is False or (isinstance(e, ir.Const) and e.value == 0)
+
+
+def _whole(r) -> bool:
+    return (
+        isinstance(r, ir.Region)
+        and all(isinstance(s, ir.Const) and s.value == 0 for s in r.starts)
+        and tuple(r.extents) == tuple(r.buffer.shape)
+    )
+
+
+def _box_copy_into(stmts: list, shared: ir.Buffer, what: str) -> ir.Copy:
+    writes = [s for s in ir.walk(stmts) if _writes(s) is shared]
+    if len(writes) != 1 or not isinstance(writes[0], ir.Copy) or writes[0] not in stmts:
+        raise NotAttention(f"{what} is written once, by a T.copy from global memory")
+    copy = writes[0]
+    if not isinstance(copy.src, ir.Region) or copy.src.buffer.scope != ir.GLOBAL or not _whole(copy.dst):
+        raise NotAttention(f"{what} is written once, by a T.copy from global memory")
+    return copy
+
+
+def _check_box(src: ir.Region, tile: tuple) -> None:
+    """A TMA box: every extent 1 but a row dim and the last, which is the whole (contiguous) dim."""
+    buf = src.buffer
+    rank = len(buf.shape)
+    wide = [d for d, e in enumerate(src.extents) if e != 1]
+    if (
+        rank > 5
+        or buf.alias_of is not None
+        or buf.address is not None
+        or (buf.strides is not None and tuple(buf.strides) != row_major_strides(buf.shape))
+        or buf.dtype.name not in HALF_FLOATS
+        or len(wide) != 2
+        or wide[1] != rank - 1
+        or tuple(src.extents[d] for d in wide) != tile
+        or buf.shape[-1] != tile[1]
+        or not (isinstance(src.starts[-1], ir.Const) and src.starts[-1].value == 0)
+        or any(isinstance(x, ir.Load) for e in src.starts for x in ir.iter_expr_tree(e))
+    ):
+        raise NotAttention("global boxes [.., rows, .., whole last dim] of a contiguous fp16/bf16 tensor")
+
+
+def _writes(s):
+    if isinstance(s, (ir.Copy, ir.Fill)) and isinstance(s.dst, ir.Region):
+        return s.dst.buffer
+    if isinstance(s, ir.Store):
+        return s.buffer
+    if isinstance(s, ir.Reduce):
+        return s.dst.buffer
+    if isinstance(s, ir.Gemm):
+        return s.c.buffer
+    return None
+
+
+def _writes_whole(s):
+    """The buffer a statement overwrites whole (a fill, or a T.Parallel storing all of it)."""
+    if isinstance(s, ir.Fill):
+        return s.dst.buffer
+    if isinstance(s, ir.Parallel) and len(s.body) >= 1 and isinstance(s.body[-1], ir.Store):
+        stores = [x for x in s.body if isinstance(x, ir.Store)]
+        if len({x.buffer for x in stores}) == 1:
+            return stores[0].buffer
+    return None
+
+
+def _buffers(s) -> set:
+    out = {load.buffer for load in ir.loads_in(s)}
+    for r in (getattr(s, a, None) for a in ("src", "dst", "a", "b", "c")):
+        if isinstance(r, ir.Region):
+            out.add(r.buffer)
+    if isinstance(s, ir.Store):
+        out.add(s.buffer)
+    return out
+
+
+def _touches(s, bufs: set) -> bool:
+    return any(_buffers(x) & bufs for x in ir.walk([s]))
+
+
+def _check_row_local(s, rows: int, shared_ok: set) -> None:
+    """Statements each consumer can run on its own rows."""
+    if isinstance(s, ir.Parallel):
+        if s.extents[0] != rows or len(s.extents) > 2:
+            raise NotAttention("T.Parallel over the tile's rows (and one more dim)")
+        for inner in s.body:
+            if not isinstance(inner, (ir.Let, ir.Store)):
+                raise NotAttention("T.Parallel bodies of element assignments")
+            if isinstance(inner, ir.Store):
+                if inner.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or not _lane_indices(inner.indices, s.vars):
+                    raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
+                if tuple(inner.buffer.shape) != tuple(s.extents):
+                    raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
+        for load in (x for inner in s.body for x in ir.loads_in(inner)):
+            if load.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or load.buffer.shape[0] != rows:
+                raise NotAttention("T.Parallel reads row-major fragments")
+            if not _lane_indices(load.indices, s.vars[: len(load.indices)]) or len(load.indices) > len(s.vars):
+                raise NotAttention("T.Parallel reads fragments at its own lanes")
+        return
+    if isinstance(s, ir.Let):
+        if any(isinstance(x, ir.Load) for x in ir.iter_expr_tree(s.value)):
+            raise NotAttention("scalar lets of block indices and sizes")
+        return
+    if isinstance(s, ir.Fill):
+        if not _whole(s.dst) or s.dst.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or s.dst.buffer.shape[0] != rows:
+            raise NotAttention("fills of whole row-major fragments")
+        return
+    if isinstance(s, ir.Reduce):
+        src, dst = s.src.buffer, s.dst.buffer
+        if (
+            s.kind not in ("max", "sum")
+            or s.nan_propagate
+            or not (_whole(s.src) and _whole(s.dst))
+            or len(src.shape) != 2
+            or src.shape[0] != rows
+            or tuple(dst.shape) != (rows,)
+            or s.dim not in (1, -1)
+        ):
+            raise NotAttention("row max / sum reductions of whole fragments")
+        return
+    if isinstance(s, ir.Copy):
+        if not (isinstance(s.src, ir.Region) and isinstance(s.dst, ir.Region)):
+            raise NotAttention("region copies")
+        src, dst = s.src.buffer, s.dst.buffer
+        if dst.scope == ir.GLOBAL:
+            if src in shared_ok or not _whole(s.src) or src.shape[0] != rows or len(src.shape) != 2:
+                raise NotAttention("stores of whole row-major tiles to global memory")
+            _check_box(s.dst, tuple(src.shape))
+            return
+        if src.scope == ir.GLOBAL or src in shared_ok or dst in shared_ok:
+            raise NotAttention("no other copies of global memory or of Q, K, V")
+        if not (_whole(s.src) and _whole(s.dst)) or tuple(src.shape) != tuple(dst.shape) or src.shape[0] != rows:
+            raise NotAttention("copies of whole row-major tiles")
+        return
+    raise NotAttention(f"T.{type(s).__name__} outside the supported attention statements")
+
+
+def _lane_indices(indices, lane_vars) -> bool:
+    return len(indices) == len(lane_vars) and all(
+        isinstance(e, ir.VarRef) and e.var is v for e, v in zip(indices, lane_vars)
+    )
+
+
+def _prove_one_iteration(p: Plan) -> None:
+    """The consumers peel the first iteration: the loop must run at least once."""
+    r = p.ranges
+    for axis, var in enumerate(p.kernel.block_vars):
+        extent = p.kernel.grid[axis]
+        if isinstance(extent, ir.Const):
+            r.set(var, 0, extent.value - 1)
+    for s in p.before:
+        if isinstance(s, ir.Let):
+            bounds = r.of(s.value)
+            if bounds is not None:
+                r.set(s.var, *bounds)
+    if not r.compare("<", p.loop.start, p.loop.stop):
+        raise NotAttention("a loop that provably runs at least once")
+    start, stop = r.of(p.loop.start), r.of(p.loop.stop)
+    if start is not None and stop is not None:
+        r.set(p.loop.var, start[0], stop[1] - 1)
+
+
+# ----------------------------------------------------------------------------------------- emission
+class _Source:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.depth = 0
+        self.last_origin = None
+
+    def line(self, text: str = "") -> None:
+        self.lines.append("    " * self.depth + text if text else "")
+
+    def origin(self, loc: ir.Loc) -> None:
+        if loc is None or not loc.line or loc == self.last_origin:
+            return
+        self.last_origin = loc
+        text = linecache.getline(loc.file, loc.line).strip()
+        if text:
+            self.line(f"# {os.path.basename(loc.file)}:{loc.line}: {text}")
+
+
+@dataclass
+class _Frame:
+    """Where a T.Parallel body's values live: its lane variables' names and its layout."""
+
+    lanes: dict  # lane Var -> Python expression of its index tile
+    layout: str  # the layout constexpr's name
+    width: int | None  # the second extent (None: a 1-D loop over rows)
+
+
+class _Emitter:
+    def __init__(self, p: Plan):
+        self.p = p
+        self.src = _Source()
+        self.names: dict = {}  # ir.Var / ir.Buffer -> Python name
+        self.used: set = set(RESERVED)
+        self.zero: set = set()  # fragments known to hold zeros (S's initial value: use_acc=False)
+        # the score tile's layout, and O's (the same one when the widths agree)
+        self.o_layout = "s_layout" if p.dim_v == p.block_n else "o_layout"
+        self.layouts = {p.dim_v: self.o_layout, p.block_n: "s_layout"}
+        self.tma_load = _tma_load_name()
+        dtype = p.q_copy.dst.buffer.dtype.triton
+        self.half = f"gl.{dtype}"
+
+    # ------------------------------------------------------------ expressions
+    def name(self, v) -> str:
+        """The Python name of a variable or buffer: its own, unless the generated code already uses it."""
+        if v not in self.names:
+            name, n = v.name, 0
+            while name in self.used:
+                n += 1
+                name = f"{v.name}_{n}"
+            self.used.add(name)
+            self.names[v] = name
+        return self.names[v]
+
+    def expr(self, e, frame: _Frame | None) -> str:
+        if isinstance(e, ir.Const):
+            if isinstance(e.value, bool):
+                return str(e.value)
+            if isinstance(e.value, float) and math.isinf(e.value):
+                return "float('inf')" if e.value > 0 else "-float('inf')"
+            return repr(e.value)
+        if isinstance(e, ir.VarRef):
+            if frame is not None and e.var in frame.lanes:
+                return frame.lanes[e.var]
+            return self.name(e.var)
+        if isinstance(e, ir.Load):
+            return self.load(e, frame)
+        if isinstance(e, ir.BinOp):
+            lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
+            if e.op in ("//", "%") and e.dtype.is_int and not self.p.ranges.nonneg(e.lhs):
+                raise NotAttention(
+                    "an integer division of a value that may be negative (Python floors, Triton truncates)"
+                )
+            if e.op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
+                raise NotAttention(f"operator {e.op}")
+            return f"({lhs} {e.op} {rhs})"
+        if isinstance(e, ir.Compare):
+            decided = self.p.ranges.compare(e.op, e.lhs, e.rhs)
+            if decided is not None:
+                return str(decided)
+            return f"({self.expr(e.lhs, frame)} {e.op} {self.expr(e.rhs, frame)})"
+        if isinstance(e, ir.UnaryOp):
+            if e.op != "-":
+                raise NotAttention(f"unary {e.op}")
+            return f"(-{self.expr(e.operand, frame)})"
+        if isinstance(e, ir.Cast):
+            return f"{self.expr(e.value, frame)}.to(gl.{e.dtype.triton})"
+        if isinstance(e, ir.Select):
+            decided = self._decided(e.cond)
+            if decided is not None:
+                return self.expr(e.true_value if decided else e.false_value, frame)
+            return (
+                f"gl.where({self.expr(e.cond, frame)}, {self.expr(e.true_value, frame)}, "
+                f"{self.expr(e.false_value, frame)})"
+            )
+        if isinstance(e, ir.Call) and e.fn in FUNCTIONS:
+            return f"{FUNCTIONS[e.fn]}({', '.join(self.expr(a, frame) for a in e.args)})"
+        raise NotAttention(f"expression {type(e).__name__} {getattr(e, 'fn', '')}")
+
+    def _decided(self, cond) -> bool | None:
+        if isinstance(cond, ir.Compare):
+            return self.p.ranges.compare(cond.op, cond.lhs, cond.rhs)
+        if isinstance(cond, ir.Const) and isinstance(cond.value, bool):
+            return cond.value
+        return None
+
+    def _static(self, e):
+        """The value of ``e`` where constants and the ranges decide it, else None."""
+        if isinstance(e, ir.Const):
+            return e.value
+        if isinstance(e, ir.Select):
+            decided = self._decided(e.cond)
+            return None if decided is None else self._static(e.true_value if decided else e.false_value)
+        return None
+
+    def _axes(self, e, lanes: dict) -> set:
+        """The lane axes ``e`` varies along (after folding what the ranges decide); ``lanes``: lane
+        and let variables -> their axes."""
+        if isinstance(e, ir.Load):
+            return set(range(len(e.buffer.shape)))
+        if isinstance(e, ir.VarRef):
+            return set(lanes.get(e.var, ()))
+        if isinstance(e, ir.Compare) and self._decided(e) is not None:
+            return set()
+        if isinstance(e, ir.Select):
+            decided = self._decided(e.cond)
+            if decided is not None:
+                return self._axes(e.true_value if decided else e.false_value, lanes)
+        return set().union(*(self._axes(c, lanes) for c in ir.child_exprs(e)))
+
+    def load(self, e: ir.Load, frame: _Frame | None) -> str:
+        buf = e.buffer
+        if frame is None:
+            raise NotAttention("fragment reads outside T.Parallel")
+        name = self.name(buf)
+        if len(buf.shape) == 1:
+            value = name
+            if frame.width is not None and frame.layout != "s_layout":
+                value = f"gl.convert_layout({name}, gl.SliceLayout(1, {frame.layout}))"
+            return f"{value}[:, None]" if frame.width is not None else value
+        return name
+
+    # ------------------------------------------------------------ statements
+    def statements(self, stmts: list) -> None:
+        for s in stmts:
+            self.statement(s)
+
+    def statement(self, s) -> None:
+        out = self.src
+        out.origin(s.loc)
+        if isinstance(s, ir.Let):
+            out.line(f"{self.bind(s.var)} = {self.expr(s.value, None)}")
+        elif isinstance(s, ir.Fill):
+            buf = s.dst.buffer
+            out.line(f"{self.bind(buf)} = {self.full(buf, self.expr(s.value, None))}")
+            self._mark_zero(buf, s.value)
+        elif isinstance(s, ir.Parallel):
+            self.parallel(s)
+        elif isinstance(s, ir.Reduce):
+            self.reduce(s)
+        elif isinstance(s, ir.Copy) and s.dst.buffer.scope == ir.GLOBAL:
+            self.store_global(s)
+        elif isinstance(s, ir.Copy):
+            src, dst = s.src.buffer, s.dst.buffer
+            value = self.name(src)
+            if src.dtype != dst.dtype:
+                value = f"{value}.to(gl.{dst.dtype.triton})"
+            out.line(f"{self.bind(dst)} = {value}")
+            self.zero.discard(dst)
+        else:
+            raise NotAttention(f"T.{type(s).__name__}")
+
+    def bind(self, v) -> str:
+        """The name of ``v``, about to be (re)assigned."""
+        if isinstance(v, ir.Buffer):
+            self.zero.discard(v)
+        return self.name(v)
+
+    def _mark_zero(self, buf, value) -> None:
+        if isinstance(value, ir.Const) and value.value == 0:
+            self.zero.add(buf)
+
+    def layout_of(self, buf: ir.Buffer) -> str:
+        if len(buf.shape) == 1:
+            return "row_layout"
+        layout = self.layouts.get(buf.shape[1])
+        if layout is None:
+            raise NotAttention(f"a fragment of width {buf.shape[1]} (neither the K tile's nor V's)")
+        return layout
+
+    def shape(self, buf: ir.Buffer) -> str:
+        return "[" + ", ".join(str(d) for d in (ROWS, *buf.shape[1:])) + "]"
+
+    def full(self, buf: ir.Buffer, value: str) -> str:
+        return f"gl.full({self.shape(buf)}, {value}, gl.{buf.dtype.triton}, {self.layout_of(buf)})"
+
+    def parallel(self, s: ir.Parallel) -> None:
+        width = s.extents[1] if len(s.extents) == 2 else None
+        if width is None:
+            frame = _Frame({s.vars[0]: "row_index"}, "row_layout", None)
+        else:
+            layout = self.layouts.get(width)
+            if layout is None:
+                raise NotAttention(f"a T.Parallel of width {width}")
+            rows = "row_index" if layout == "s_layout" else f"gl.convert_layout(row_index, gl.SliceLayout(1, {layout}))"
+            cols = f"gl.arange(0, {width}, layout=gl.SliceLayout(0, {layout}))"
+            frame = _Frame({s.vars[0]: f"{rows}[:, None]", s.vars[1]: f"{cols}[None, :]"}, layout, width)
+        lanes = {var: {axis} for axis, var in enumerate(s.vars)}
+        lets = {}  # the body's let variables -> their values
+        for var, extent in zip(s.vars, s.extents):
+            self.p.ranges.set(var, 0, extent - 1)
+        for inner in s.body:
+            self.src.origin(inner.loc)
+            if isinstance(inner, ir.Let):
+                value = self.expr(inner.value, frame)
+                bounds = self.p.ranges.of(inner.value)
+                if bounds is not None:
+                    self.p.ranges.set(inner.var, *bounds)
+                lanes[inner.var] = self._axes(inner.value, lanes)
+                lets[inner.var] = inner.value
+                frame.lanes[inner.var] = self.bind(inner.var)
+                self.src.line(f"{frame.lanes[inner.var]} = {value}")
+                continue
+            buf = inner.buffer
+            tests = self._uniform_tests(inner.value, s, lets)
+            if tests is None:
+                self.src.line(f"{self.bind(buf)} = {self._stored(buf, inner.value, frame, lanes, s)}")
+            else:  # a mask: on the tiles where its condition is the same everywhere, no per-element select
+                all_true, all_false = tests
+                name = self.bind(buf)
+                out = self.src
+                out.line(f"if {all_true}:  # the condition holds on this whole tile")
+                out.line(f"    {name} = {self._stored(buf, inner.value.true_value, frame, lanes, s)}")
+                out.line(f"elif {all_false}:  # it fails on this whole tile")
+                out.line(f"    {name} = {self._stored(buf, inner.value.false_value, frame, lanes, s)}")
+                out.line("else:")
+                out.line(f"    {name} = {self._stored(buf, inner.value, frame, lanes, s)}")
+            if self._static(inner.value) == 0:
+                self.zero.add(buf)
+
+    def _stored(self, buf: ir.Buffer, e, frame: _Frame, lanes: dict, s: ir.Parallel) -> str:
+        """``e`` as the whole new value of ``buf`` (a tile of its shape and dtype)."""
+        value = self.expr(e, frame)
+        axes = self._axes(e, lanes)
+        if not axes:
+            return self.full(buf, value)
+        if buf.dtype != e.dtype:
+            value = f"({value}).to(gl.{buf.dtype.triton})"
+        if len(axes) < len(s.vars):  # a value along one axis, stored over both
+            value = f"({value}).broadcast_to({self.shape(buf)})"
+        return value
+
+    def _uniform_tests(self, e, s: ir.Parallel, lets: dict) -> tuple[str, str] | None:
+        """For ``T.if_then_else(a OP b, x, y)`` with ``a`` and ``b`` sums of lane indices and scalars:
+        scalar tests that the condition holds, or fails, on the whole of this consumer's tile
+        (from the extremes of ``a`` and ``b`` over the lanes), else None."""
+        if not isinstance(e, ir.Select) or not isinstance(e.cond, ir.Compare) or self._decided(e.cond) is not None:
+            return None
+        cond = e.cond
+        if cond.op not in ("<", "<=", ">", ">=") or not (cond.lhs.dtype.is_int and cond.rhs.dtype.is_int):
+            return None
+        extremes = {}
+        for side, expr in (("lhs", cond.lhs), ("rhs", cond.rhs)):
+            for end in ("min", "max"):
+                extremes[side, end] = self._extreme(expr, end == "max", s, lets)
+        if None in extremes.values():
+            return None
+        if len(s.vars) != 2:
+            return None
+        op = cond.op
+        if op in (">", ">="):  # a > b is b < a
+            op = {">": "<", ">=": "<="}[op]
+            extremes = {("lhs" if k[0] == "rhs" else "rhs", k[1]): v for k, v in extremes.items()}
+        never = "<=" if op == "<" else "<"  # not (a < b) is b <= a
+        true = f"{extremes['lhs', 'max']} {op} {extremes['rhs', 'min']}"
+        false = f"{extremes['rhs', 'max']} {never} {extremes['lhs', 'min']}"
+        return true, false
+
+    def _extreme(self, e, largest: bool, s: ir.Parallel, lets: dict) -> str | None:
+        """The smallest (or largest) value of an integer expression over this consumer's lanes,
+        where it is a sum of lane indices (times constants) and scalars; else None."""
+        if isinstance(e, ir.Const) and isinstance(e.value, int):
+            return repr(e.value)
+        if isinstance(e, ir.VarRef):
+            if e.var is s.vars[0]:  # this consumer's rows
+                return f"(row_base + {ROWS - 1})" if largest else "row_base"
+            if len(s.vars) > 1 and e.var is s.vars[1]:
+                return repr(s.extents[1] - 1) if largest else "0"
+            if e.var in lets:
+                return self._extreme(lets[e.var], largest, s, lets)
+            return self.expr(e, None)
+        if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+            a = self._extreme(e.lhs, largest, s, lets)
+            b = self._extreme(e.rhs, largest if e.op == "+" else not largest, s, lets)
+            return None if a is None or b is None else f"({a} {e.op} {b})"
+        if isinstance(e, ir.BinOp) and e.op == "*":
+            for scale, x in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+                if isinstance(scale, ir.Const) and isinstance(scale.value, int):
+                    inner = self._extreme(x, largest if scale.value >= 0 else not largest, s, lets)
+                    return None if inner is None else f"({scale.value} * {inner})"
+            if not (self._axes(e.lhs, {}) or self._axes(e.rhs, {})) and not self._lane_vars(e, s, lets):
+                return self.expr(e, None)
+        return None
+
+    def _lane_vars(self, e, s: ir.Parallel, lets: dict) -> bool:
+        for x in ir.iter_expr_tree(e):
+            if isinstance(x, ir.VarRef) and (
+                x.var in s.vars or (x.var in lets and self._lane_vars(lets[x.var], s, lets))
+            ):
+                return True
+        return False
+
+    def reduce(self, s: ir.Reduce) -> None:
+        src, dst = s.src.buffer, s.dst.buffer
+        fn = "gl.max" if s.kind == "max" else "gl.sum"
+        value = f"{fn}({self.name(src)}, axis=1)"
+        if self.layout_of(src) != "s_layout":
+            value = f"gl.convert_layout({value}, row_layout)"
+        if not s.clear:
+            value = f"gl.maximum({self.name(dst)}, {value})" if s.kind == "max" else f"{self.name(dst)} + {value}"
+        self.src.line(f"{self.bind(dst)} = {value}")
+
+    def store_global(self, s: ir.Copy) -> None:
+        src, region = s.src.buffer, s.dst
+        buf = region.buffer
+        strides = row_major_strides(buf.shape)
+        wide = [d for d, e in enumerate(region.extents) if e != 1]
+        row_dim = wide[0]
+        layout = self.layout_of(src)
+        rows = f"{self.expr(region.starts[row_dim], None)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
+        cols = f"gl.arange(0, {buf.shape[-1]}, layout=gl.SliceLayout(0, {layout}))"
+        offset = " + ".join(
+            f"{self.expr(region.starts[d], None)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim
+        )
+        out = self.src
+        out.line(f"out_rows = {rows}")
+        base = self.name(buf) + (f" + ({offset})" if offset else "")
+        pointers = f"{base} + out_rows[:, None] * {strides[row_dim]} + {cols}[None, :]"
+        mask = f"(out_rows < {buf.shape[row_dim]})[:, None]"
+        out.line(f"gl.store({pointers}, {self.name(src)}.to(gl.{buf.dtype.triton}), mask={mask})")
+
+    # ------------------------------------------------------------ the three functions
+    def module(self) -> str:
+        p = self.p
+        name = p.kernel.name
+        params = [self.param_name(x) for x in list(p.func.params) + list(p.func.sizes)]
+        block = [self.name(v) for v in p.kernel.block_vars]
+        shared = ["k_ring", "v_ring", "k_ready", "v_ready", "kv_free"]
+        consumer, consumer_args = self.consumer(f"{name}_consumer", params + block + ["q_desc"] + shared)
+        loader, loader_args = self.loader(f"{name}_loader", params + block + ["k_desc", "v_desc"] + shared)
+        entry = self.entry(f"{name}_kernel", params, consumer_args, loader_args)
+        return "\n\n\n".join((consumer, loader, entry))
+
+    def _finish(self, candidates: list, tail: list) -> tuple[str, list]:
+        """The function's text, taking of ``candidates`` the arguments its body uses (and ``tail``)."""
+        body = "\n".join(line.split("#")[0] for line in self.src.lines[2:])
+        args = [a for a in candidates if re.search(rf"\b{re.escape(a)}\b", body)]
+        self.src.lines[1] = self.src.lines[1].replace("(ARGS)", "(" + ", ".join(args + tail) + ")")
+        return "\n".join(self.src.lines), args
+
+    def param_name(self, x) -> str:
+        return self.name(x)
+
+    def _header(self, fn: str) -> None:
+        self.src = _Source()
+        self.src.line("@gluon.jit")
+        self.src.line(f"def {fn}(ARGS):")
+        self.src.depth = 1
+
+    def _scalar_lets(self, stmts: list, needed: set) -> None:
+        """The top-level scalar lets (``loop_range = ...``) a partition needs, recomputed there."""
+        for s in stmts:
+            if isinstance(s, ir.Let) and s.var in needed:
+                self.statement(s)
+
+    def _lets_needed(self, exprs) -> set:
+        found = {x.var for e in exprs for x in ir.iter_expr_tree(e) if isinstance(x, ir.VarRef)}
+        lets = {s.var: s for s in self.p.before if isinstance(s, ir.Let)}
+        frontier = [v for v in found if v in lets]
+        needed = set()
+        while frontier:
+            v = frontier.pop()
+            if v in needed:
+                continue
+            needed.add(v)
+            frontier += [x.var for x in ir.iter_expr_tree(lets[v].value) if isinstance(x, ir.VarRef) and x.var in lets]
+        return needed
+
+    def _iteration(self) -> None:
+        p = self.p
+        start = self.expr(p.loop.start, None)
+        it = "it" if start == "0" else f"({self.name(p.loop.var)} - {start})"
+        self.src.line(f"stage = {it} % {p.stages}")
+        self.src.line(f"phase = ({it} // {p.stages}) & 1")
+
+    def loader(self, fn: str, args: list) -> str:
+        p = self.p
+        self._header(fn)
+        out = self.src
+        self._scalar_lets(
+            p.before, self._lets_needed([p.loop.start, p.loop.stop, *p.k_copy.src.starts, *p.v_copy.src.starts])
+        )
+        k = self.bind(p.loop.var)
+        out.origin(p.loop.loc)
+        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
+        out.depth += 1
+        if self.expr(p.loop.start, None) == "0":
+            out.line(f"it = {k}")
+        self._iteration()
+        out.line("mbarrier.wait(kv_free.index(stage), phase ^ 1)  # the consumers are done with this stage")
+        for copy, desc, ring, ready in (
+            (p.k_copy, "k_desc", "k_ring", "k_ready"),
+            (p.v_copy, "v_desc", "v_ring", "v_ready"),
+        ):
+            out.origin(copy.loc)
+            starts = ", ".join(self.expr(e, None) for e in copy.src.starts)
+            out.line(f"mbarrier.expect({ready}.index(stage), {desc}.block_type.nbytes)")
+            out.line(f"{self.tma_load}({desc}, [{starts}], {ready}.index(stage), {ring}.index(stage))")
+        return self._finish(args, [])
+
+    def consumer(self, fn: str, args: list) -> str:
+        p = self.p
+        self._header(fn)
+        out = self.src
+        dims = (p.block_n, p.dim, p.dim_v)
+        out.line(
+            f"s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, {p.block_n}, 16])"
+        )
+        if p.dim_v != p.block_n:
+            out.line(
+                f"o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, {p.dim_v}, 16])"
+            )
+        out.line("row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)")
+        out.line(f"p_operand: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent={self.o_layout}, k_width=2)")
+        out.line(f"row_index = row_base + gl.arange(0, {ROWS}, layout=row_layout)")
+        del dims
+        # Q: this consumer's rows, once
+        out.origin(p.q_copy.loc)
+        q_box = self._box(p.q_copy.src, ROWS)
+        out.line(f"q_smem = gl.allocate_shared_memory({self.half}, {q_box}, q_desc.layout)")
+        out.line("q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())")
+        out.line("mbarrier.init(q_ready, count=1)")
+        out.line("mbarrier.expect(q_ready, q_desc.block_type.nbytes)")
+        starts = list(p.q_copy.src.starts)
+        row_dim = [d for d, e in enumerate(p.q_copy.src.extents) if e != 1][0]
+        coords = [self.expr(e, None) + (" + row_base" if d == row_dim else "") for d, e in enumerate(starts)]
+        out.line(f"{self.tma_load}(q_desc, [{', '.join(coords)}], q_ready, q_smem)")
+        out.line("mbarrier.wait(q_ready, 0)")
+        out.line(f"q_tile = q_smem.reshape([{ROWS}, {p.dim}])")
+        for s in p.before:
+            self.statement(s)
+        k = self.bind(p.loop.var)
+        start = self.expr(p.loop.start, None)
+        # the first iteration, peeled: no P V gemm of a previous one
+        out.origin(p.loop.loc)
+        out.line(f"{k} = {start}")
+        self._loop_head()
+        self._issue_qk("0")
+        s_name = self.name(p.qk.c.buffer)
+        out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
+        self.zero.discard(p.qk.c.buffer)
+        self.statements(p.loop_tail)
+        first = "1" if start == "0" else f"{start} + 1"
+        out.line(f"for {k} in range({first}, {self.expr(p.loop.stop, None)}):")
+        out.depth += 1
+        if start == "0":
+            out.line(f"it = {k}")
+        self._iteration()
+        out.line(f"previous = ({'it' if start == '0' else f'({k} - {start})'} - 1) % {p.stages}")
+        out.line(f"previous_phase = (({'it' if start == '0' else f'({k} - {start})'} - 1) // {p.stages}) & 1")
+        self._loop_head()
+        self._issue_qk("stage")
+        self._issue_pv("previous", "previous_phase")
+        out.line(f"{s_name} = warpgroup_mma_wait(1, deps=({s_name},))  # S only: P V stays in flight")
+        self.zero.discard(p.qk.c.buffer)
+        waited = False
+        for s in p.loop_tail:
+            if not waited and _touches(s, {p.pv.c.buffer}):
+                self._wait_pv("previous")
+                waited = True
+            self.statement(s)
+        if not waited:
+            self._wait_pv("previous")
+        out.depth -= 1
+        # the last iteration's P V
+        stop = self.expr(p.loop.stop, None)
+        last = f"({stop} - 1 - {start})" if start != "0" else f"({stop} - 1)"
+        out.line(f"last = {last} % {p.stages}")
+        out.line(f"last_phase = ({last} // {p.stages}) & 1")
+        self._issue_pv("last", "last_phase")
+        self._wait_pv("last")
+        self.statements(p.after)
+        return self._finish(args, ["row_base"])
+
+    def _loop_head(self) -> None:
+        """The loop statements before S = Q K^T.  Where they only zero S, which is the gemm's
+        accumulator, ``use_acc=False`` says it and their code is left out."""
+        s_buf = self.p.qk.c.buffer
+        out = self.src
+        for at, s in enumerate(self.p.loop_head):
+            start = len(out.lines)
+            self.statement(s)
+            later = self.p.loop_head[at + 1 :]
+            if _writes_whole(s) is s_buf and s_buf in self.zero and not any(_touches(x, {s_buf}) for x in later):
+                del out.lines[start:]
+                out.last_origin = None
+
+    def _box(self, src: ir.Region, rows: int) -> str:
+        wide = [d for d, e in enumerate(src.extents) if e != 1]
+        box = [1] * len(src.extents)
+        box[wide[0]] = rows
+        box[-1] = src.extents[-1]
+        return str(box)
+
+    def _issue_qk(self, stage: str) -> None:
+        p = self.p
+        out = self.src
+        out.origin(p.qk.loc)
+        s_buf = p.qk.c.buffer
+        phase = "0" if stage == "0" else "phase"
+        out.line(f"mbarrier.wait(k_ready.index({stage}), {phase})")
+        k_tile = f"k_ring.index({stage}).reshape([{p.block_n}, {p.dim}]).permute((1, 0))"
+        clear = isinstance(p.qk.clear_accum, ir.Const) and bool(p.qk.clear_accum.value)
+        if clear or s_buf in self.zero:
+            acc = f"gl.zeros([{ROWS}, {p.block_n}], gl.float32, s_layout)"
+            out.line(f"{self.name(s_buf)} = warpgroup_mma(q_tile, {k_tile}, {acc}, use_acc=False, is_async=True)")
+        else:
+            out.line(f"{self.name(s_buf)} = warpgroup_mma(q_tile, {k_tile}, {self.name(s_buf)}, is_async=True)")
+
+    def _issue_pv(self, stage: str, phase: str) -> None:
+        p = self.p
+        out = self.src
+        out.origin(p.pv.loc)
+        out.line(f"mbarrier.wait(v_ready.index({stage}), {phase})")
+        out.line(f"p_tile = gl.convert_layout({self.name(p.pv.a.buffer)}, p_operand)")
+        v_tile = f"v_ring.index({stage}).reshape([{p.block_n}, {p.dim_v}])"
+        o = self.name(p.pv.c.buffer)
+        out.line(f"{o} = warpgroup_mma(p_tile, {v_tile}, {o}, is_async=True)")
+
+    def _wait_pv(self, stage: str) -> None:
+        o = self.name(self.p.pv.c.buffer)
+        self.src.line(f"{o}, p_tile = warpgroup_mma_wait(0, deps=({o}, p_tile))")
+        self.src.line(f"mbarrier.arrive(kv_free.index({stage}), count=1)")
+
+    def entry(self, fn: str, params: list, consumer_args: list, loader_args: list) -> str:
+        p = self.p
+        self.src = _Source()
+        out = self.src
+        out.line("@gluon.jit")
+        out.line(f"def {fn}({', '.join(params)}):")
+        out.depth = 1
+        out.origin(p.kernel.loc)  # the consumers and the loader recompute what they need from these
+        for axis, var in enumerate(p.kernel.block_vars):
+            out.line(f"{self.name(var)} = gl.program_id({axis})")
+        for desc, copy, rows in (
+            ("q_desc", p.q_copy, ROWS),
+            ("k_desc", p.k_copy, p.block_n),
+            ("v_desc", p.v_copy, p.block_n),
+        ):
+            buf = copy.src.buffer
+            box = self._box(copy.src, rows)
+            out.line(
+                f"{desc} = tma.make_tensor_descriptor({self.name(buf)}, {list(buf.shape)}, {list(row_major_strides(buf.shape))}, "
+                f"{box}, gl.NVMMASharedLayout.get_default_for({box}, {self.half}))"
+            )
+        k_box = self._box(p.k_copy.src, p.block_n)
+        v_box = self._box(p.v_copy.src, p.block_n)
+        out.line(f"k_ring = gl.allocate_shared_memory({self.half}, [{p.stages}] + {k_box}, k_desc.layout)")
+        out.line(f"v_ring = gl.allocate_shared_memory({self.half}, [{p.stages}] + {v_box}, v_desc.layout)")
+        for bar in ("k_ready", "v_ready", "kv_free"):
+            out.line(f"{bar} = gl.allocate_shared_memory(gl.int64, [{p.stages}, 1], mbarrier.MBarrierLayout())")
+        out.line(f"for stage in gl.static_range({p.stages}):")
+        out.line("    mbarrier.init(k_ready.index(stage), count=1)")
+        out.line("    mbarrier.init(v_ready.index(stage), count=1)")
+        out.line(f"    mbarrier.init(kv_free.index(stage), count={CONSUMERS})")
+        name = p.kernel.name
+        c_args = ", ".join(consumer_args)
+        l_args = ", ".join(loader_args)
+        out.line("gl.warp_specialize(")
+        out.line("    [")
+        for c in range(CONSUMERS):
+            out.line(f"        ({name}_consumer, ({c_args}, {c * ROWS})),")
+        out.line(f"        ({name}_loader, ({l_args})),")
+        out.line("    ],")
+        out.line(f"    {[4] * (CONSUMERS - 1) + [1]},")
+        out.line(f"    {[CONSUMER_REGS] * (CONSUMERS - 1) + [LOADER_REGS]},")
+        out.line(")")
+        return "\n".join(out.lines)
+
+
+def _tma_load_name() -> str:
+    """Triton 3.6 calls the TMA load ``async_copy_global_to_shared``; later versions ``async_load``."""
+    from triton.experimental.gluon.language.nvidia.hopper import tma
+
+    return "tma.async_load" if hasattr(tma, "async_load") else "tma.async_copy_global_to_shared"
+
+
+def emit(p: Plan) -> tuple[str, str]:
+    """The Gluon source of the planned kernel (its three functions) and the entry's name."""
+    emitter = _Emitter(p)
+    return emitter.module(), f"{p.kernel.name}_kernel"

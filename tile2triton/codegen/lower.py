@@ -108,6 +108,9 @@ class LoweringOptions:
     # attention loops as Gluon with Hopper's asynchronous wgmma (codegen/gluon_attention.py); the
     # runtime sets it on sm_90 when Triton has Gluon (runtime/target.py)
     gluon: bool = False
+    # thread view: a global load that threads of several lanes need is loaded by each of them, as in
+    # TileLang (registers.broadcast_lanes); the runtime sets it from runtime/tuning.py's per_thread_loads
+    per_thread_loads: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""

@@ -17,6 +17,7 @@ from ..ir import BOOL, INT32
 from ..language.dtypes import DType
 from . import pyast as P
 from . import scratch
+from .threads import in_thread_view
 from .values import (
     AtDim,
     DimIndex,
@@ -62,7 +63,29 @@ class RegisterAccess:
     def broadcast_lanes(self, node: ast.expr, axes, shape, dtype) -> ast.expr:
         """``tl.broadcast_to(node, shape)`` for a lane-space tile.  Inside a loop evaluated as a
         leading lane axis (rules._LoopAxis), a value from outside the loop keeps its lower rank
-        (Triton's arithmetic broadcasts it); tl.broadcast_to needs the full rank, an addition not."""
+        (Triton's arithmetic broadcasts it); tl.broadcast_to needs the full rank, an addition not.
+
+        In the thread view a global load spread this way is loaded at ``shape`` instead
+        (``LoweringOptions.per_thread_loads``): every thread loads its own copy, as TileLang's
+        threads do.  Triton lays out a load of fewer elements than the block has threads
+        differently from the block-shaped values it meets, and moving it over costs a trip through
+        shared memory and two barriers each time the load runs (exp/gemv_variants.py measures it)."""
+        loaded = self.per_thread_load(node, axes, shape)
+        return loaded if loaded is not None else self.spread(node, axes, shape, dtype)
+
+    def per_thread_load(self, node: ast.expr, axes, shape) -> ast.expr | None:
+        """``node``, a global load at ``axes`` of the thread view's lanes, loaded at ``shape``;
+        None when the option is off or ``node`` is something else."""
+        if not (axes and self.options.per_thread_loads and in_thread_view(self)):
+            return None
+        if all(size == 1 or d in axes for d, size in enumerate(shape)):
+            return None  # nothing to spread: the load is already at the shape
+        # a mask of lower rank than the pointer (a value from outside a loop axis) is spread too
+        lower_rank = bool(self.scope.loop_axes) and 0 not in axes
+        return _load_at(node, lambda n, dt: self.spread(n, axes, shape, dt), lower_rank)
+
+    def spread(self, node: ast.expr, axes, shape, dtype) -> ast.expr:
+        """``node`` broadcast to ``shape`` (see ``broadcast_lanes``)."""
         if self.scope.loop_axes and 0 not in axes:
             zeros = P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(dtype)))
             return P.binop("|" if dtype == BOOL else "+", node, zeros)
@@ -538,11 +561,51 @@ class RegisterAccess:
         node = value.node
         if rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)) and mask is None:
             node = self.broadcast_lanes(_typed(self, value), value.axes, rb.shape, value.dtype)
+        elif rb.lanes is not None and value.axes != frozenset(range(rb.lanes.rank)):
+            node = self.per_thread_load(node, value.axes, rb.shape) or node  # tl.where spreads the rest
         elif not rb.shape and not value.axes and is_literal(value):
             node = P.call("tl.full", P.list_([]), node, P.dtype(self.storage_dtype(rb.buffer.dtype)))
         if mask is not None:
             node = P.call("tl.where", mask, node, P.name(rb.name))
         self.assign_to(rb.name, node)
+
+
+def _load_at(node: ast.expr, spread, with_mask: bool) -> ast.expr | None:
+    """``tl.load(ptr, ...)`` (or its ``.to(dtype)``) loading at ``spread(offsets or pointer,
+    dtype)``, and its mask spread too when ``with_mask`` (tl.load broadcasts a mask of the
+    pointer's rank itself); None when ``node`` is no such load."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and not isinstance(node.func.value, ast.Name)
+    ):
+        inner = _load_at(node.func.value, spread, with_mask)
+        return None if inner is None else ast.Call(ast.Attribute(inner, "to", ast.Load()), node.args, node.keywords)
+    if not (_is_tl_call(node, "load") and node.args):
+        return None
+    ptr = node.args[0]
+    if isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add) and isinstance(ptr.left, ast.Name):
+        ptr = ast.BinOp(ptr.left, ast.Add(), spread(ptr.right, INT32))  # ``A + offs``: spread the offsets
+    else:
+        ptr = spread(ptr, INT32)
+    keywords = [
+        ast.keyword(k.arg, spread(k.value, BOOL))
+        if with_mask and k.arg == "mask" and not isinstance(k.value, ast.Constant)
+        else k
+        for k in node.keywords
+    ]
+    return ast.Call(node.func, [ptr, *node.args[1:]], keywords)
+
+
+def _is_tl_call(node: ast.expr, fn: str) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == fn
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tl"
+    )
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:

@@ -110,7 +110,7 @@ class JITKernel:
 
     def _launch_options(self, interpret: bool) -> dict:
         """Lowering options from the launch choice (runtime/tuning.py) and the pass configs."""
-        options = {"fast_math": tuning.fast_math(self.pass_configs)}
+        options = {"fast_math": tuning.fast_math(self.pass_configs), "per_thread_loads": tuning.per_thread_loads()}
         if interpret:
             return options
         options["gluon"] = gluon_attention_supported(interpret)

@@ -20,6 +20,9 @@ Two routes, in this order:
   runs several times.
 
 ``TILE2TRITON_TUNE=0`` turns both off (the literal ``threads / 32`` warps and stage count).
+``PER_THREAD_LOADS`` / ``TILE2TRITON_PER_THREAD_LOADS`` is a code choice beside them (thread
+view: shared global loads issued by every thread, see ``per_thread_loads``), independent of the
+mode and in force under the interpreter too.
 Under Triton's interpreter nothing is chosen: launch parameters do not exist there.
 
 Fitting shared memory (``FIT_STEPS``): Triton's and TileLang's shared-memory plans differ (Triton
@@ -91,6 +94,26 @@ def fast_math(pass_configs) -> bool:
         return False
     value = dict(pass_configs).get("tl.enable_fast_math", False)
     return value not in (False, 0, None, "0", "false", "False")
+
+
+# ------------------------------------------------------------------------------ per-thread loads
+PER_THREAD_LOADS_ENV = "TILE2TRITON_PER_THREAD_LOADS"
+# In the thread view, a global load whose address varies over fewer thread axes than the values it
+# meets (``A_local[k] = A[tk * 8 + k]`` next to ``B[tn, tk * 8 + k]`` with threads=(tn, tk)) is
+# loaded by every thread (codegen/registers.py, broadcast_lanes), as TileLang's threads load it,
+# instead of once and spread.  The spread load gets its own Triton layout and meets the others'
+# through shared memory and two barriers every time it runs.  Off until measured on the GPU
+# (exp/gemv_variants.py, its "per-thread loads" rows).
+PER_THREAD_LOADS = False
+
+
+def per_thread_loads() -> bool:
+    """``PER_THREAD_LOADS``, or ``TILE2TRITON_PER_THREAD_LOADS=1`` / ``=0``.  A code-generation
+    choice, not a launch parameter: it holds under the interpreter too."""
+    value = os.environ.get(PER_THREAD_LOADS_ENV, "").strip().lower()
+    if not value:
+        return PER_THREAD_LOADS
+    return value not in ("0", "off", "false", "no")
 
 
 # ------------------------------------------------------------------------------ kernel shape

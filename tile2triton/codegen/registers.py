@@ -69,7 +69,7 @@ class RegisterAccess:
         (``LoweringOptions.per_thread_loads``): every thread loads its own copy, as TileLang's
         threads do.  Triton lays out a load of fewer elements than the block has threads
         differently from the block-shaped values it meets, and moving it over costs a trip through
-        shared memory and two barriers each time the load runs (exp/gemv_variants.py measures it)."""
+        shared memory and two barriers each time the load runs (benchmarks/gemv_thread_view_variants.py measures it)."""
         loaded = self.per_thread_load(node, axes, shape)
         return loaded if loaded is not None else self.spread(node, axes, shape, dtype)
 

@@ -102,9 +102,10 @@ PER_THREAD_LOADS_ENV = "TILE2TRITON_PER_THREAD_LOADS"
 # meets (``A_local[k] = A[tk * 8 + k]`` next to ``B[tn, tk * 8 + k]`` with threads=(tn, tk)) is
 # loaded by every thread (codegen/registers.py, broadcast_lanes), as TileLang's threads load it,
 # instead of once and spread.  The spread load gets its own Triton layout and meets the others'
-# through shared memory and two barriers every time it runs.  Off until measured on the GPU
-# (exp/gemv_variants.py, its "per-thread loads" rows).
-PER_THREAD_LOADS = False
+# through shared memory and two barriers every time it runs.  Measured on an H200
+# (benchmarks/gemv_thread_view_variants.py, docs/gpu_runs/2026-12-01_s6_gemv_variants.log): TileLang's
+# thread-view GEMV 0.151 -> 0.134 ms at its own 2 warps (cuBLAS 0.133).
+PER_THREAD_LOADS = True
 
 
 def per_thread_loads() -> bool:

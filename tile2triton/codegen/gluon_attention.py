@@ -236,18 +236,9 @@ def _writes_whole(s):
     return None
 
 
-def _buffers(s) -> set:
-    out = {load.buffer for load in ir.loads_in(s)}
-    for r in (getattr(s, a, None) for a in ("src", "dst", "a", "b", "c")):
-        if isinstance(r, ir.Region):
-            out.add(r.buffer)
-    if isinstance(s, ir.Store):
-        out.add(s.buffer)
-    return out
-
-
 def _touches(s, bufs: set) -> bool:
-    return any(_buffers(x) & bufs for x in ir.walk([s]))
+    """Does ``s`` (or a statement nested in it) read or write one of ``bufs``?"""
+    return any((ir.operand_buffers(x) | {load.buffer for load in ir.loads_in(x)}) & bufs for x in ir.walk([s]))
 
 
 def _check_row_local(s, rows: int, shared_ok: set) -> None:

@@ -485,6 +485,18 @@ def stmt_exprs(s):
     return []
 
 
+def operand_buffers(s) -> set:
+    """Buffers a statement names as operands (regions or whole buffers), not through element loads."""
+    out = set()
+    for value in vars(s).values():
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, Region):
+                out.add(v.buffer)
+            elif isinstance(v, Buffer):
+                out.add(v)
+    return out
+
+
 def loads_in(s):
     """Every Load a statement's own expressions perform."""
     for e in stmt_exprs(s):

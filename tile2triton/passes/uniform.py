@@ -141,25 +141,13 @@ def _element_only_fragments(kernel: ir.Kernel) -> set:
                     tiled.update(ld.buffer for ld in ir.loads_in(inner))
                     if isinstance(inner, ir.Store):
                         tiled.add(inner.buffer)
-                    tiled.update(_operand_buffers(inner))
+                    tiled.update(ir.operand_buffers(inner))
                 continue
             if not isinstance(s, (ir.Store, ir.Let, ir.Alloc, ir.For, ir.If, ir.While)):
-                tiled.update(_operand_buffers(s))  # a tile op (copy, fill, gemm, reduce, atomic, ...)
+                tiled.update(ir.operand_buffers(s))  # a tile op (copy, fill, gemm, reduce, atomic, ...)
             for attr in ("body", "then_body", "else_body"):
                 if getattr(s, attr, None):
                     scan(getattr(s, attr), in_parallel)
 
     scan(kernel.body, False)
     return {f for f in fragments if f not in tiled and f.alias_of is None}
-
-
-def _operand_buffers(s) -> set:
-    """Buffers a statement names as operands (regions or whole buffers), not through element loads."""
-    out = set()
-    for value in vars(s).values():
-        for v in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(v, ir.Region):
-                out.add(v.buffer)
-            elif isinstance(v, ir.Buffer):
-                out.add(v)
-    return out

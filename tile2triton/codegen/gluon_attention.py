@@ -174,6 +174,10 @@ def _is_false(e) -> bool:
     return isinstance(e, ir.Const) and e.value is False or (isinstance(e, ir.Const) and e.value == 0)
 
 
+def _is_const(e, value) -> bool:
+    return isinstance(e, ir.Const) and not isinstance(e.value, bool) and e.value == value
+
+
 def _whole(r) -> bool:
     return (
         isinstance(r, ir.Region)
@@ -391,6 +395,10 @@ class _Emitter:
         if isinstance(e, ir.Load):
             return self.load(e, frame)
         if isinstance(e, ir.BinOp):
+            if e.op in ("+", "-") and _is_const(e.rhs, 0) or e.op == "*" and _is_const(e.rhs, 1):
+                return self.expr(e.lhs, frame)  # ``past_len = 0`` in a source: no ``+ 0`` in the code
+            if e.op == "+" and _is_const(e.lhs, 0) or e.op == "*" and _is_const(e.lhs, 1):
+                return self.expr(e.rhs, frame)
             lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
             if e.op in ("//", "%") and e.dtype.is_int and not self.p.ranges.nonneg(e.lhs):
                 raise NotAttention(
@@ -617,7 +625,11 @@ class _Emitter:
         if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
             a = self._extreme(e.lhs, largest, s, lets)
             b = self._extreme(e.rhs, largest if e.op == "+" else not largest, s, lets)
-            return None if a is None or b is None else f"({a} {e.op} {b})"
+            if a is None or b is None:
+                return None
+            if b == "0":
+                return a
+            return b if a == "0" and e.op == "+" else f"({a} {e.op} {b})"
         if isinstance(e, ir.BinOp) and e.op == "*":
             for scale, x in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
                 if isinstance(scale, ir.Const) and isinstance(scale.value, int):

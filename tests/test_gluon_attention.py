@@ -55,6 +55,7 @@ def attention(
     fp16_sum, wide_read, no_logsum_fill = hole == "fp16_sum", hole == "wide_read", hole == "no_logsum_fill"
     write_k, s_after, v_into_q = hole == "write_k", hole == "s_after", hole == "v_into_q"
     second_kernel, clear_first, int_div = hole == "second_kernel", hole == "clear_first", hole == "int_div"
+    reduce_k = hole == "reduce_k"
 
     def box(t, b, h, start, rows):
         return t[b, h, start : start + rows, :] if layout == "bhsd" else t[b, start : start + rows, h, :]
@@ -135,6 +136,8 @@ def attention(
                 T.copy(scores_max, scores_max_prev)
                 T.fill(scores_max, -T.infinity(accum))
                 T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                if reduce_k:
+                    T.reduce_max(K_shared, scores_max, dim=1, clear=False)
                 for i in T.Parallel(block_m):
                     scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
                 for i in T.Parallel(block_m):
@@ -230,6 +233,10 @@ def test_variants_take_the_gluon_route(name):
         # S cleared on the first iteration only: use_acc would be a run-time value
         (dict(hole="clear_first"), "constant clear_accum"),
         (dict(hole="second_kernel"), "one T.Kernel"),
+        # a reduction of K_shared (128 x 128, like S): the consumers never hold K in registers
+        (dict(hole="reduce_k"), "reductions of fragments"),
+        # one tile of keys and a loop from the second: no iteration (the consumers peel the first)
+        (dict(start=1, seq=100), "runs at least once"),
     ],
 )
 def test_other_kernels_keep_the_tl_lowering(kwargs, reason):

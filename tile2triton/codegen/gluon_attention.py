@@ -293,6 +293,8 @@ def _check_row_local(s, rows: int, shared_ok: set) -> None:
         return
     if isinstance(s, ir.Reduce):
         src, dst = s.src.buffer, s.dst.buffer
+        if {src, dst} & shared_ok or ir.GLOBAL in (src.scope, dst.scope):
+            raise NotAttention("reductions of fragments (Q, K and V live in the TMA ring, not in registers)")
         if (
             s.kind not in ("max", "sum")
             or s.nan_propagate

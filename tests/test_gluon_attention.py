@@ -312,6 +312,17 @@ def test_names_do_not_shadow_the_generated_functions(tmp_path):
     _compile_for_hopper(_gluon_module(None, func), tmp_path)
 
 
+# 64 x 8200 x 32 x 128 = 2**31 + 2**25 elements: the output's offsets pass int32's range
+LARGE = dict(batch=64, heads=32, seq=8200, dim=128, causal=True, layout="bshd")
+
+
+@pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
+def test_output_offsets_of_a_large_tensor_are_64_bit(tmp_path):
+    module = _gluon_module(attention(**LARGE))
+    assert "bz.to(gl.int64) * 33587200 + by.to(gl.int64) * 128" in module.source
+    _compile_for_hopper(module, tmp_path)
+
+
 def _reference(q, k, v, causal, layout, start_key=0):
     if layout == "bshd":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
@@ -378,3 +389,20 @@ def test_variant_kernels_match_torch_on_the_interpreter(name):
     if kwargs.get("dtype") == "bfloat16":
         kwargs["atol"] = 1.6e-2
     _run("cpu", **(dict(batch=1, heads=2, dim=128) | kwargs))
+
+
+@pytest.mark.gpu
+@ON_HOPPER
+def test_gluon_attention_output_past_2_31_elements():
+    """17 GB of fp16 tensors; the reference only for the first and the last (batch, head)."""
+    batch, heads, seq, dim = (LARGE[k] for k in ("batch", "heads", "seq", "dim"))
+    kernel = tile2triton.compile(attention(**LARGE))
+    assert kernel.get_kernel_source().startswith("# Gluon generated")
+    shape = (batch, seq, heads, dim)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+    out = poison(shape, torch.float16, "cuda")
+    kernel(q, k, v, out, torch.randn(seq, device="cuda"))
+    assert not out.isnan().any()
+    for b, h in ((0, 0), (batch - 1, heads - 1)):
+        one = (slice(b, b + 1), slice(None), slice(h, h + 1))
+        assert_close(out[one], _reference(q[one], k[one], v[one], True, "bshd"), atol=2e-3, rtol=2e-3)

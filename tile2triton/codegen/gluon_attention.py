@@ -729,11 +729,16 @@ class _Emitter:
         wide = [d for d, e in enumerate(region.extents) if e != 1]
         row_dim = wide[0]
         layout = self.layout_of(src)
-        rows = f"{self.expr(region.starts[row_dim], None)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
+        # a tensor of 2**31 elements or more: int32 offsets would wrap (the tl lowering's rule too)
+        large = math.prod(buf.shape) >= 2**31
+
+        def index(d: int) -> str:
+            e = self.expr(region.starts[d], None)
+            return f"{e}.to(gl.int64)" if large and not isinstance(region.starts[d], ir.Const) else e
+
+        rows = f"{index(row_dim)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
         cols = f"gl.arange(0, {buf.shape[-1]}, layout=gl.SliceLayout(0, {layout}))"
-        offset = " + ".join(
-            f"{self.expr(region.starts[d], None)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim
-        )
+        offset = " + ".join(f"{index(d)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim)
         out = self.src
         out.line(f"out_rows = {rows}")
         base = self.name(buf) + (f" + ({offset})" if offset else "")

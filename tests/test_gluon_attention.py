@@ -1,8 +1,10 @@
 """Attention loops lowered to Gluon for Hopper (codegen/gluon_attention.py).
 
 Which kernels take the Gluon route is checked on the CPU; the generated module is compiled for
-sm_90 with the installed Triton (no GPU needed); it runs against torch on a GPU of compute
-capability 9.0.
+sm_90 with the installed Triton (no GPU needed; the GPU machine's Triton 3.6 names some Gluon
+functions differently, so run the compile tests with it too: PYTHONPATH=<triton 3.6> pytest -k compile);
+it runs against torch on a GPU of compute capability 9.0.  The kernel variants also run through the
+tl lowering on the interpreter, against the same torch reference.
 """
 
 import importlib.util

@@ -182,6 +182,10 @@ def _is_one(e) -> bool:
     return isinstance(e, ir.Const) and e.value == 1
 
 
+def _is_int(e) -> bool:
+    return isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool)
+
+
 def _is_false(e) -> bool:
     return isinstance(e, ir.Const) and e.value is False or (isinstance(e, ir.Const) and e.value == 0)
 
@@ -794,12 +798,13 @@ class _Emitter:
             frontier += [x.var for x in ir.iter_expr_tree(lets[v].value) if isinstance(x, ir.VarRef) and x.var in lets]
         return needed
 
-    def _iteration(self) -> None:
+    def _iteration(self, k: str) -> None:
+        """``it``, the iteration's number from 0 (the loop may start elsewhere), and its ring stage."""
         p = self.p
         start = self.expr(p.loop.start, None)
-        it = "it" if start == "0" else f"({self.name(p.loop.var)} - {start})"
-        self.src.line(f"stage = {it} % {p.stages}")
-        self.src.line(f"phase = ({it} // {p.stages}) & 1")
+        self.src.line(f"it = {k}" if start == "0" else f"it = {k} - {start}")
+        self.src.line(f"stage = it % {p.stages}")
+        self.src.line(f"phase = (it // {p.stages}) & 1")
 
     def loader(self, fn: str, args: list) -> str:
         p = self.p
@@ -811,9 +816,7 @@ class _Emitter:
         out.origin(p.loop.loc)
         out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
         out.depth += 1
-        if self.expr(p.loop.start, None) == "0":
-            out.line(f"it = {k}")
-        self._iteration()
+        self._iteration(k)
         self._scalar_lets(p.loop.body, needed)  # the loop's own lets the K/V boxes use
         out.line("mbarrier.wait(kv_free.index(stage), phase ^ 1)  # the consumers are done with this stage")
         for copy, desc, ring, ready in (
@@ -871,14 +874,12 @@ class _Emitter:
         out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
         self.zero.discard(p.qk.c.buffer)
         self.statements(p.loop_tail)
-        first = "1" if start == "0" else f"{start} + 1"
+        first = str(p.loop.start.value + 1) if _is_int(p.loop.start) else f"{start} + 1"
         out.line(f"for {k} in range({first}, {self.expr(p.loop.stop, None)}):")
         out.depth += 1
-        if start == "0":
-            out.line(f"it = {k}")
-        self._iteration()
-        out.line(f"previous = ({'it' if start == '0' else f'({k} - {start})'} - 1) % {p.stages}")
-        out.line(f"previous_phase = (({'it' if start == '0' else f'({k} - {start})'} - 1) // {p.stages}) & 1")
+        self._iteration(k)
+        out.line(f"previous = (it - 1) % {p.stages}")
+        out.line(f"previous_phase = ((it - 1) // {p.stages}) & 1")
         self._loop_head()
         self._issue_qk("stage")
         self._issue_pv("previous", "previous_phase")
@@ -895,7 +896,10 @@ class _Emitter:
         out.depth -= 1
         # the last iteration's P V
         stop = self.expr(p.loop.stop, None)
-        last = f"({stop} - 1 - {start})" if start != "0" else f"({stop} - 1)"
+        if _is_int(p.loop.start) and _is_int(p.loop.stop):
+            last = str(p.loop.stop.value - 1 - p.loop.start.value)
+        else:
+            last = f"({stop} - 1)" if start == "0" else f"({stop} - 1 - {start})"
         out.line(f"last = {last} % {p.stages}")
         out.line(f"last_phase = ({last} // {p.stages}) & 1")
         self._issue_pv("last", "last_phase")

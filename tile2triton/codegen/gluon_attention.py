@@ -84,6 +84,8 @@ class Plan:
 
 def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     """The kernel as an attention loop, or NotAttention saying why not."""
+    if len(func.kernels) != 1:
+        raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
     if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
         raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
     if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
@@ -128,6 +130,10 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
         or not _is_false(pv.clear_accum)
     ):
         raise NotAttention("S = Q K^T (shared x shared^T) then O += P V (fragment x shared), 128 rows, fp16/bf16")
+    if not isinstance(qk.clear_accum, ir.Const):
+        raise NotAttention("S = Q K^T with a constant clear_accum")
+    if len({q_sh, k_sh, v_sh, s_buf, p_buf, o_buf}) != 6:
+        raise NotAttention("Q, K, V, S, P and O are six distinct buffers")
     if loops[0].body.index(pv) != len(loop.body) - 1:
         raise NotAttention("the P V gemm ends the loop body")
     if not _worth_it(block_n, dim, dim_v):
@@ -137,6 +143,8 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     v_copy = _box_copy_into(loop.body, v_sh, "V")
     for copy, tile in ((q_copy, (rows, dim)), (k_copy, (block_n, dim)), (v_copy, (block_n, dim_v))):
         _check_box(copy.src, tile)
+        if copy.src.buffer.dtype != copy.dst.buffer.dtype:  # TMA copies bytes: no conversion on the way
+            raise NotAttention("Q, K and V copied from global tensors of their shared buffers' dtype")
     if loop.body.index(k_copy) > loop.body.index(qk) or loop.body.index(v_copy) > loop.body.index(pv):
         raise NotAttention("K and V are copied in before the gemms that read them")
     loop_body = [s for s in loop.body if s is not k_copy and s is not v_copy]
@@ -147,6 +155,9 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     shared_ok = {q_sh, k_sh, v_sh}
     for s in before + head + tail + after:
         _check_row_local(s, rows, shared_ok)
+    inputs = {c.src.buffer for c in (q_copy, k_copy, v_copy)}
+    if any(isinstance(s, ir.Copy) and s.dst.buffer in inputs for s in before + head + tail + after):
+        raise NotAttention("no stores to the tensors Q, K and V are read from (the loader reads ahead)")
     touched = {o_buf, p_buf}
     if any(_touches(s, touched) for s in head):
         raise NotAttention("the loop statements before S = Q K^T leave O and P alone")
@@ -155,6 +166,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     out = Plan(
         kernel, func, loop, q_copy, k_copy, v_copy, qk, pv, before, head, tail, after, block_n, dim, dim_v, stages
     )
+    _check_written_before_read(out)
     _prove_one_iteration(out)
     return out
 
@@ -168,6 +180,10 @@ def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
 
 def _is_one(e) -> bool:
     return isinstance(e, ir.Const) and e.value == 1
+
+
+def _is_int(e) -> bool:
+    return isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool)
 
 
 def _is_false(e) -> bool:
@@ -263,6 +279,8 @@ def _check_row_local(s, rows: int, shared_ok: set) -> None:
                 raise NotAttention("T.Parallel reads row-major fragments")
             if not _lane_indices(load.indices, s.vars[: len(load.indices)]) or len(load.indices) > len(s.vars):
                 raise NotAttention("T.Parallel reads fragments at its own lanes")
+            if tuple(load.buffer.shape) != tuple(s.extents[: len(load.buffer.shape)]):
+                raise NotAttention("T.Parallel reads whole fragments of its own shape (or its rows)")
         return
     if isinstance(s, ir.Let):
         if any(isinstance(x, ir.Load) for x in ir.iter_expr_tree(s.value)):
@@ -274,6 +292,8 @@ def _check_row_local(s, rows: int, shared_ok: set) -> None:
         return
     if isinstance(s, ir.Reduce):
         src, dst = s.src.buffer, s.dst.buffer
+        if {src, dst} & shared_ok or ir.GLOBAL in (src.scope, dst.scope):
+            raise NotAttention("reductions of fragments (Q, K and V live in the TMA ring, not in registers)")
         if (
             s.kind not in ("max", "sum")
             or s.nan_propagate
@@ -306,6 +326,51 @@ def _lane_indices(indices, lane_vars) -> bool:
     return len(indices) == len(lane_vars) and all(
         isinstance(e, ir.VarRef) and e.var is v for e, v in zip(indices, lane_vars)
     )
+
+
+def _check_written_before_read(p: Plan) -> None:
+    """Each partition keeps a fragment as a Python variable assigned where the kernel writes it: one
+    read before any write (an uninitialized value in TileLang) would be an undefined name.  The
+    loop's first iteration is the one that matters (a value carried from the previous iteration is
+    written in it first)."""
+    written = set()
+
+    def read(buf, s) -> None:
+        if buf.scope != ir.GLOBAL and buf not in written:
+            raise NotAttention(f"fragments written before they are read ({buf.name} is read first)")
+
+    def visit(s) -> None:
+        if isinstance(s, ir.Parallel):
+            for inner in s.body:
+                for load in ir.loads_in(inner):
+                    read(load.buffer, s)
+                if isinstance(inner, ir.Store):
+                    written.add(inner.buffer)
+            return
+        if isinstance(s, ir.Reduce):
+            read(s.src.buffer, s)
+            if not s.clear:
+                read(s.dst.buffer, s)
+        elif isinstance(s, ir.Copy):
+            read(s.src.buffer, s)
+        for load in ir.loads_in(s):
+            read(load.buffer, s)
+        target = _writes(s)
+        if target is not None:
+            written.add(target)
+
+    written |= {p.q_copy.dst.buffer, p.k_copy.dst.buffer, p.v_copy.dst.buffer}
+    for s in p.before + p.loop_head:
+        visit(s)
+    if not (isinstance(p.qk.clear_accum, ir.Const) and p.qk.clear_accum.value):
+        read(p.qk.c.buffer, p.qk)
+    written.add(p.qk.c.buffer)
+    for s in p.loop_tail:
+        visit(s)
+    read(p.pv.a.buffer, p.pv)
+    read(p.pv.c.buffer, p.pv)
+    for s in p.after:
+        visit(s)
 
 
 def _prove_one_iteration(p: Plan) -> None:
@@ -360,7 +425,7 @@ class _Emitter:
         self.p = p
         self.src = _Source()
         self.names: dict = {}  # ir.Var / ir.Buffer -> Python name
-        self.used: set = set(RESERVED)
+        self.used: set = set(RESERVED) | {f"{p.kernel.name}_{part}" for part in ("consumer", "loader", "kernel")}
         self.zero: set = set()  # fragments known to hold zeros (S's initial value: use_acc=False)
         # the score tile's layout, and O's (the same one when the widths agree)
         self.o_layout = "s_layout" if p.dim_v == p.block_n else "o_layout"
@@ -400,13 +465,18 @@ class _Emitter:
             if e.op == "+" and _is_const(e.lhs, 0) or e.op == "*" and _is_const(e.lhs, 1):
                 return self.expr(e.rhs, frame)
             lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
-            if e.op in ("//", "%") and e.dtype.is_int and not self.p.ranges.nonneg(e.lhs):
-                raise NotAttention(
-                    "an integer division of a value that may be negative (Python floors, Triton truncates)"
-                )
-            if e.op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
-                raise NotAttention(f"operator {e.op}")
-            return f"({lhs} {e.op} {rhs})"
+            op = e.op
+            if op in ("/", "//", "%") and e.dtype.is_int:
+                if not (self.p.ranges.nonneg(e.lhs) and self.p.ranges.nonneg(e.rhs)):
+                    raise NotAttention(
+                        "integer divisions of values that cannot be negative (Python floors, Triton truncates)"
+                    )
+                op = "%" if op == "%" else "//"  # TileLang's integer `/` divides to an integer
+            elif op == "//":
+                return f"gl.floor({lhs} / {rhs})"  # a float floor division
+            if op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
+                raise NotAttention(f"operator {op}")
+            return f"({lhs} {op} {rhs})"
         if isinstance(e, ir.Compare):
             decided = self.p.ranges.compare(e.op, e.lhs, e.rhs)
             if decided is not None:
@@ -655,6 +725,8 @@ class _Emitter:
             value = f"gl.convert_layout({value}, row_layout)"
         if not s.clear:
             value = f"gl.maximum({self.name(dst)}, {value})" if s.kind == "max" else f"{self.name(dst)} + {value}"
+        if src.dtype != dst.dtype:  # as the tl lowering: reduced in the source's dtype, stored as dst's
+            value = f"({value}).to(gl.{dst.dtype.triton})"
         self.src.line(f"{self.bind(dst)} = {value}")
 
     def store_global(self, s: ir.Copy) -> None:
@@ -664,11 +736,16 @@ class _Emitter:
         wide = [d for d, e in enumerate(region.extents) if e != 1]
         row_dim = wide[0]
         layout = self.layout_of(src)
-        rows = f"{self.expr(region.starts[row_dim], None)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
+        # a tensor of 2**31 elements or more: int32 offsets would wrap (the tl lowering's rule too)
+        large = math.prod(buf.shape) >= 2**31
+
+        def index(d: int) -> str:
+            e = self.expr(region.starts[d], None)
+            return f"{e}.to(gl.int64)" if large and not isinstance(region.starts[d], ir.Const) else e
+
+        rows = f"{index(row_dim)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
         cols = f"gl.arange(0, {buf.shape[-1]}, layout=gl.SliceLayout(0, {layout}))"
-        offset = " + ".join(
-            f"{self.expr(region.starts[d], None)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim
-        )
+        offset = " + ".join(f"{index(d)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim)
         out = self.src
         out.line(f"out_rows = {rows}")
         base = self.name(buf) + (f" + ({offset})" if offset else "")
@@ -711,8 +788,9 @@ class _Emitter:
                 self.statement(s)
 
     def _lets_needed(self, exprs) -> set:
+        """The scalar lets (before the loop or in its body) ``exprs`` use, directly or through others."""
         found = {x.var for e in exprs for x in ir.iter_expr_tree(e) if isinstance(x, ir.VarRef)}
-        lets = {s.var: s for s in self.p.before if isinstance(s, ir.Let)}
+        lets = {s.var: s for s in self.p.before + self.p.loop.body if isinstance(s, ir.Let)}
         frontier = [v for v in found if v in lets]
         needed = set()
         while frontier:
@@ -723,27 +801,26 @@ class _Emitter:
             frontier += [x.var for x in ir.iter_expr_tree(lets[v].value) if isinstance(x, ir.VarRef) and x.var in lets]
         return needed
 
-    def _iteration(self) -> None:
+    def _iteration(self, k: str) -> None:
+        """``it``, the iteration's number from 0 (the loop may start elsewhere), and its ring stage."""
         p = self.p
         start = self.expr(p.loop.start, None)
-        it = "it" if start == "0" else f"({self.name(p.loop.var)} - {start})"
-        self.src.line(f"stage = {it} % {p.stages}")
-        self.src.line(f"phase = ({it} // {p.stages}) & 1")
+        self.src.line(f"it = {k}" if start == "0" else f"it = {k} - {start}")
+        self.src.line(f"stage = it % {p.stages}")
+        self.src.line(f"phase = (it // {p.stages}) & 1")
 
     def loader(self, fn: str, args: list) -> str:
         p = self.p
         self._header(fn)
         out = self.src
-        self._scalar_lets(
-            p.before, self._lets_needed([p.loop.start, p.loop.stop, *p.k_copy.src.starts, *p.v_copy.src.starts])
-        )
+        needed = self._lets_needed([p.loop.start, p.loop.stop, *p.k_copy.src.starts, *p.v_copy.src.starts])
+        self._scalar_lets(p.before, needed)
         k = self.bind(p.loop.var)
         out.origin(p.loop.loc)
         out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
         out.depth += 1
-        if self.expr(p.loop.start, None) == "0":
-            out.line(f"it = {k}")
-        self._iteration()
+        self._iteration(k)
+        self._scalar_lets(p.loop.body, needed)  # the loop's own lets the K/V boxes use
         out.line("mbarrier.wait(kv_free.index(stage), phase ^ 1)  # the consumers are done with this stage")
         for copy, desc, ring, ready in (
             (p.k_copy, "k_desc", "k_ring", "k_ready"),
@@ -771,7 +848,9 @@ class _Emitter:
         out.line(f"p_operand: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent={self.o_layout}, k_width=2)")
         out.line(f"row_index = row_base + gl.arange(0, {ROWS}, layout=row_layout)")
         del dims
-        # Q: this consumer's rows, once
+        # Q: this consumer's rows, once (after the lets its box uses)
+        q_lets = self._lets_needed(p.q_copy.src.starts)
+        self._scalar_lets(p.before, q_lets)
         out.origin(p.q_copy.loc)
         q_box = self._box(p.q_copy.src, ROWS)
         out.line(f"q_smem = gl.allocate_shared_memory({self.half}, {q_box}, q_desc.layout)")
@@ -785,7 +864,8 @@ class _Emitter:
         out.line("mbarrier.wait(q_ready, 0)")
         out.line(f"q_tile = q_smem.reshape([{ROWS}, {p.dim}])")
         for s in p.before:
-            self.statement(s)
+            if not (isinstance(s, ir.Let) and s.var in q_lets):
+                self.statement(s)
         k = self.bind(p.loop.var)
         start = self.expr(p.loop.start, None)
         # the first iteration, peeled: no P V gemm of a previous one
@@ -797,14 +877,12 @@ class _Emitter:
         out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
         self.zero.discard(p.qk.c.buffer)
         self.statements(p.loop_tail)
-        first = "1" if start == "0" else f"{start} + 1"
+        first = str(p.loop.start.value + 1) if _is_int(p.loop.start) else f"{start} + 1"
         out.line(f"for {k} in range({first}, {self.expr(p.loop.stop, None)}):")
         out.depth += 1
-        if start == "0":
-            out.line(f"it = {k}")
-        self._iteration()
-        out.line(f"previous = ({'it' if start == '0' else f'({k} - {start})'} - 1) % {p.stages}")
-        out.line(f"previous_phase = (({'it' if start == '0' else f'({k} - {start})'} - 1) // {p.stages}) & 1")
+        self._iteration(k)
+        out.line(f"previous = (it - 1) % {p.stages}")
+        out.line(f"previous_phase = ((it - 1) // {p.stages}) & 1")
         self._loop_head()
         self._issue_qk("stage")
         self._issue_pv("previous", "previous_phase")
@@ -821,7 +899,10 @@ class _Emitter:
         out.depth -= 1
         # the last iteration's P V
         stop = self.expr(p.loop.stop, None)
-        last = f"({stop} - 1 - {start})" if start != "0" else f"({stop} - 1)"
+        if _is_int(p.loop.start) and _is_int(p.loop.stop):
+            last = str(p.loop.stop.value - 1 - p.loop.start.value)
+        else:
+            last = f"({stop} - 1)" if start == "0" else f"({stop} - 1 - {start})"
         out.line(f"last = {last} % {p.stages}")
         out.line(f"last_phase = ({last} // {p.stages}) & 1")
         self._issue_pv("last", "last_phase")

@@ -460,9 +460,12 @@ class _Emitter:
         if isinstance(e, ir.Load):
             return self.load(e, frame)
         if isinstance(e, ir.BinOp):
-            if e.op in ("+", "-") and _is_const(e.rhs, 0) or e.op == "*" and _is_const(e.rhs, 1):
-                return self.expr(e.lhs, frame)  # ``past_len = 0`` in a source: no ``+ 0`` in the code
-            if e.op == "+" and _is_const(e.lhs, 0) or e.op == "*" and _is_const(e.lhs, 1):
+            # ``past_len = 0`` in a source: no ``+ 0`` in the code (where the other side has the result's dtype)
+            if (
+                e.op in ("+", "-") and _is_const(e.rhs, 0) or e.op == "*" and _is_const(e.rhs, 1)
+            ) and e.lhs.dtype == e.dtype:
+                return self.expr(e.lhs, frame)
+            if (e.op == "+" and _is_const(e.lhs, 0) or e.op == "*" and _is_const(e.lhs, 1)) and e.rhs.dtype == e.dtype:
                 return self.expr(e.rhs, frame)
             lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
             op = e.op

@@ -50,8 +50,33 @@ def _library_interpreted() -> bool | None:
     return {"InterpretedFunction": True, "JITFunction": False}.get(kind)
 
 
+_index_patched = False
+
+
+def _index_one_element_tensors() -> None:
+    """Triton 3.6's interpreter turns a scalar into an int (``range(0, n)`` with ``n`` computed from
+    ``tl.program_id``) by ``int(array)``, on a one-element 1-D array, which NumPy 2 refuses; Triton
+    3.9 squeezes the array first.  Do that on older versions too, once per process."""
+    global _index_patched
+    if _index_patched:
+        return
+    from triton.runtime import interpreter as ti
+
+    patch = getattr(ti, "_patch_lang_tensor", None)
+    if patch is not None:
+
+        def patch_lang_tensor(tensor, scope):
+            patch(tensor, scope)
+            scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+        ti._patch_lang_tensor = patch_lang_tensor
+    _index_patched = True
+
+
 def use_library(interpret: bool) -> None:
     """Make every Triton standard-library function the flavour for ``interpret``."""
+    if interpret:
+        _index_one_element_tensors()
     if _library_interpreted() is interpret:  # nothing to switch (and no interpreter to import)
         return
     from triton.runtime.interpreter import InterpretedFunction

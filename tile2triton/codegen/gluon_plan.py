@@ -1,0 +1,359 @@
+"""Which kernels the Gluon attention route takes (``plan``), for codegen/gluon_attention.py.
+
+The kernel must be one flash-attention loop: a ``T.Pipelined`` loop with two gemms, the first
+``shared Q x shared K^T -> fragment S`` and the second ``fragment P x shared V -> fragment O`` ending
+the loop, where K and V are whole global boxes copied in the loop (before the gemm that reads each)
+and Q is copied before it, and every other statement is row-local on fragments (``T.Parallel`` over
+the tile's rows, row reductions, fills, casting copies, the final store) so that two consumer
+warpgroups can each run it on their own rows.  Anything else, and every kernel where the route was
+not measured to pay off (``_worth_it``), raises ``NotAttention`` with the reason: it keeps the
+``tl`` lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..ir.evaluate import row_major_strides
+from ..passes.analysis import Ranges
+
+CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows
+ROWS = 64  # rows per consumer: one wgmma M tile
+SHARED_BYTES = 227 * 1024  # an H100/H200 block's shared memory
+HALF_FLOATS = ("float16", "bfloat16")
+
+
+class NotAttention(Exception):
+    """The kernel is not of the shape this module lowers (the reason, for tests and debugging)."""
+
+
+@dataclass
+class Plan:
+    kernel: ir.Kernel
+    func: ir.PrimFunc
+    loop: ir.For
+    q_copy: ir.Copy
+    k_copy: ir.Copy
+    v_copy: ir.Copy
+    qk: ir.Gemm
+    pv: ir.Gemm
+    before: list  # kernel statements before the loop (allocations and the Q copy left out)
+    loop_head: list  # loop statements before the QK gemm (the K/V copies left out)
+    loop_tail: list  # loop statements between the two gemms (the K/V copies left out)
+    after: list  # statements after the loop
+    block_n: int
+    dim: int
+    dim_v: int
+    stages: int
+    ranges: Ranges = field(default_factory=Ranges)
+
+
+def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
+    """The kernel as an attention loop, or NotAttention saying why not."""
+    if len(func.kernels) != 1:
+        raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
+    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
+        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
+    if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
+        raise NotAttention("static tensor shapes")
+    body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
+    loops = [s for s in body if isinstance(s, ir.For)]
+    if len(loops) != 1 or loops[0].kind != "pipelined" or not _is_one(loops[0].step):
+        raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
+    loop = loops[0]
+    at = body.index(loop)
+    gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
+    if len(gemms) != 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
+        raise NotAttention("two gemms, both in the loop")
+    qk, pv = gemms
+    s_buf, p_buf, o_buf = qk.c.buffer, pv.a.buffer, pv.c.buffer
+    q_sh, k_sh, v_sh = qk.a.buffer, qk.b.buffer, pv.b.buffer
+    rows, block_n = s_buf.shape if len(s_buf.shape) == 2 else (0, 0)
+    dim = q_sh.shape[-1]
+    dim_v = v_sh.shape[-1]
+    if (
+        rows != ROWS * CONSUMERS
+        or qk.trans_a
+        or not qk.trans_b
+        or pv.trans_a
+        or pv.trans_b
+        or q_sh.scope != ir.SHARED
+        or k_sh.scope != ir.SHARED
+        or v_sh.scope != ir.SHARED
+        or s_buf.scope != ir.FRAGMENT
+        or p_buf.scope != ir.FRAGMENT
+        or o_buf.scope != ir.FRAGMENT
+        or q_sh.shape != (rows, dim)
+        or k_sh.shape != (block_n, dim)
+        or v_sh.shape != (block_n, dim_v)
+        or p_buf.shape != (rows, block_n)
+        or o_buf.shape != (rows, dim_v)
+        or s_buf.dtype.name != "float32"
+        or o_buf.dtype.name != "float32"
+        or len({q_sh.dtype.name, k_sh.dtype.name, v_sh.dtype.name, p_buf.dtype.name}) != 1
+        or q_sh.dtype.name not in HALF_FLOATS
+        or not all(_whole(r) for r in (qk.a, qk.b, qk.c, pv.a, pv.b, pv.c))
+        or not _is_false(pv.clear_accum)
+    ):
+        raise NotAttention("S = Q K^T (shared x shared^T) then O += P V (fragment x shared), 128 rows, fp16/bf16")
+    if not isinstance(qk.clear_accum, ir.Const):
+        raise NotAttention("S = Q K^T with a constant clear_accum")
+    if len({q_sh, k_sh, v_sh, s_buf, p_buf, o_buf}) != 6:
+        raise NotAttention("Q, K, V, S, P and O are six distinct buffers")
+    if loops[0].body.index(pv) != len(loop.body) - 1:
+        raise NotAttention("the P V gemm ends the loop body")
+    if not _worth_it(block_n, dim, dim_v):
+        raise NotAttention("a shape where the Gluon schedule was not measured faster (head dim 128)")
+    q_copy = _box_copy_into(body[:at], q_sh, "Q")
+    k_copy = _box_copy_into(loop.body, k_sh, "K")
+    v_copy = _box_copy_into(loop.body, v_sh, "V")
+    for copy, tile in ((q_copy, (rows, dim)), (k_copy, (block_n, dim)), (v_copy, (block_n, dim_v))):
+        _check_box(copy.src, tile)
+        if copy.src.buffer.dtype != copy.dst.buffer.dtype:  # TMA copies bytes: no conversion on the way
+            raise NotAttention("Q, K and V copied from global tensors of their shared buffers' dtype")
+    if loop.body.index(k_copy) > loop.body.index(qk) or loop.body.index(v_copy) > loop.body.index(pv):
+        raise NotAttention("K and V are copied in before the gemms that read them")
+    loop_body = [s for s in loop.body if s is not k_copy and s is not v_copy]
+    head = loop_body[: loop_body.index(qk)]
+    tail = loop_body[loop_body.index(qk) + 1 : -1]
+    before = [s for s in body[:at] if s is not q_copy]
+    after = body[at + 1 :]
+    shared_ok = {q_sh, k_sh, v_sh}
+    for s in before + head + tail + after:
+        _check_row_local(s, rows, shared_ok)
+    inputs = {c.src.buffer for c in (q_copy, k_copy, v_copy)}
+    if any(isinstance(s, ir.Copy) and s.dst.buffer in inputs for s in before + head + tail + after):
+        raise NotAttention("no stores to the tensors Q, K and V are read from (the loader reads ahead)")
+    touched = {o_buf, p_buf}
+    if any(touches(s, touched) for s in head):
+        raise NotAttention("the loop statements before S = Q K^T leave O and P alone")
+    stage_bytes = block_n * (dim + dim_v) * 2
+    stages = max(2, min(3, (SHARED_BYTES - rows * dim * 2 - 1024) // stage_bytes))
+    out = Plan(
+        kernel, func, loop, q_copy, k_copy, v_copy, qk, pv, before, head, tail, after, block_n, dim, dim_v, stages
+    )
+    _check_written_before_read(out)
+    _prove_one_iteration(out)
+    return out
+
+
+def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
+    """Measured on an H200 (``docs/gpu_runs/2026-12-01_s6_*``): at head dim 128 the Gluon schedule
+    beats Triton's (1.97 vs 2.31 ms non-causal, 1.23 vs 1.31 causal, B4 H32 S4096 128x128 tiles);
+    at head dim 64 it loses (1.35 vs 1.32, 0.87 vs 0.76), so those keep the tl lowering."""
+    return dim == dim_v == 128 and block_n in (64, 128)
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, ir.Const) and e.value == 1
+
+
+def is_int(e) -> bool:
+    return isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool)
+
+
+def _is_false(e) -> bool:
+    return isinstance(e, ir.Const) and e.value is False or (isinstance(e, ir.Const) and e.value == 0)
+
+
+def is_const(e, value) -> bool:
+    return isinstance(e, ir.Const) and not isinstance(e.value, bool) and e.value == value
+
+
+def _whole(r) -> bool:
+    return (
+        isinstance(r, ir.Region)
+        and all(isinstance(s, ir.Const) and s.value == 0 for s in r.starts)
+        and tuple(r.extents) == tuple(r.buffer.shape)
+    )
+
+
+def _box_copy_into(stmts: list, shared: ir.Buffer, what: str) -> ir.Copy:
+    writes = [s for s in ir.walk(stmts) if _writes(s) is shared]
+    if len(writes) != 1 or not isinstance(writes[0], ir.Copy) or writes[0] not in stmts:
+        raise NotAttention(f"{what} is written once, by a T.copy from global memory")
+    copy = writes[0]
+    if not isinstance(copy.src, ir.Region) or copy.src.buffer.scope != ir.GLOBAL or not _whole(copy.dst):
+        raise NotAttention(f"{what} is written once, by a T.copy from global memory")
+    return copy
+
+
+def _check_box(src: ir.Region, tile: tuple) -> None:
+    """A TMA box: every extent 1 but a row dim and the last, which is the whole (contiguous) dim."""
+    buf = src.buffer
+    rank = len(buf.shape)
+    wide = [d for d, e in enumerate(src.extents) if e != 1]
+    if (
+        rank > 5
+        or buf.alias_of is not None
+        or buf.address is not None
+        or (buf.strides is not None and tuple(buf.strides) != row_major_strides(buf.shape))
+        or buf.dtype.name not in HALF_FLOATS
+        or len(wide) != 2
+        or wide[1] != rank - 1
+        or tuple(src.extents[d] for d in wide) != tile
+        or buf.shape[-1] != tile[1]
+        or not (isinstance(src.starts[-1], ir.Const) and src.starts[-1].value == 0)
+        or any(isinstance(x, ir.Load) for e in src.starts for x in ir.iter_expr_tree(e))
+    ):
+        raise NotAttention("global boxes [.., rows, .., whole last dim] of a contiguous fp16/bf16 tensor")
+
+
+def _writes(s):
+    if isinstance(s, (ir.Copy, ir.Fill)) and isinstance(s.dst, ir.Region):
+        return s.dst.buffer
+    if isinstance(s, ir.Store):
+        return s.buffer
+    if isinstance(s, ir.Reduce):
+        return s.dst.buffer
+    if isinstance(s, ir.Gemm):
+        return s.c.buffer
+    return None
+
+
+def writes_whole(s):
+    """The buffer a statement overwrites whole (a fill, or a T.Parallel storing all of it)."""
+    if isinstance(s, ir.Fill):
+        return s.dst.buffer
+    if isinstance(s, ir.Parallel) and len(s.body) >= 1 and isinstance(s.body[-1], ir.Store):
+        stores = [x for x in s.body if isinstance(x, ir.Store)]
+        if len({x.buffer for x in stores}) == 1:
+            return stores[0].buffer
+    return None
+
+
+def touches(s, bufs: set) -> bool:
+    """Does ``s`` (or a statement nested in it) read or write one of ``bufs``?"""
+    return any((ir.operand_buffers(x) | {load.buffer for load in ir.loads_in(x)}) & bufs for x in ir.walk([s]))
+
+
+def _check_row_local(s, rows: int, shared_ok: set) -> None:
+    """Statements each consumer can run on its own rows."""
+    if isinstance(s, ir.Parallel):
+        if s.extents[0] != rows or len(s.extents) > 2:
+            raise NotAttention("T.Parallel over the tile's rows (and one more dim)")
+        for inner in s.body:
+            if not isinstance(inner, (ir.Let, ir.Store)):
+                raise NotAttention("T.Parallel bodies of element assignments")
+            if isinstance(inner, ir.Store):
+                if inner.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or not _lane_indices(inner.indices, s.vars):
+                    raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
+                if tuple(inner.buffer.shape) != tuple(s.extents):
+                    raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
+        for load in (x for inner in s.body for x in ir.loads_in(inner)):
+            if load.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or load.buffer.shape[0] != rows:
+                raise NotAttention("T.Parallel reads row-major fragments")
+            if not _lane_indices(load.indices, s.vars[: len(load.indices)]) or len(load.indices) > len(s.vars):
+                raise NotAttention("T.Parallel reads fragments at its own lanes")
+            if tuple(load.buffer.shape) != tuple(s.extents[: len(load.buffer.shape)]):
+                raise NotAttention("T.Parallel reads whole fragments of its own shape (or its rows)")
+        return
+    if isinstance(s, ir.Let):
+        if any(isinstance(x, ir.Load) for x in ir.iter_expr_tree(s.value)):
+            raise NotAttention("scalar lets of block indices and sizes")
+        return
+    if isinstance(s, ir.Fill):
+        if not _whole(s.dst) or s.dst.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or s.dst.buffer.shape[0] != rows:
+            raise NotAttention("fills of whole row-major fragments")
+        return
+    if isinstance(s, ir.Reduce):
+        src, dst = s.src.buffer, s.dst.buffer
+        if {src, dst} & shared_ok or ir.GLOBAL in (src.scope, dst.scope):
+            raise NotAttention("reductions of fragments (Q, K and V live in the TMA ring, not in registers)")
+        if (
+            s.kind not in ("max", "sum")
+            or s.nan_propagate
+            or not (_whole(s.src) and _whole(s.dst))
+            or len(src.shape) != 2
+            or src.shape[0] != rows
+            or tuple(dst.shape) != (rows,)
+            or s.dim not in (1, -1)
+        ):
+            raise NotAttention("row max / sum reductions of whole fragments")
+        return
+    if isinstance(s, ir.Copy):
+        if not (isinstance(s.src, ir.Region) and isinstance(s.dst, ir.Region)):
+            raise NotAttention("region copies")
+        src, dst = s.src.buffer, s.dst.buffer
+        if dst.scope == ir.GLOBAL:
+            if src in shared_ok or not _whole(s.src) or src.shape[0] != rows or len(src.shape) != 2:
+                raise NotAttention("stores of whole row-major tiles to global memory")
+            _check_box(s.dst, tuple(src.shape))
+            return
+        if src.scope == ir.GLOBAL or src in shared_ok or dst in shared_ok:
+            raise NotAttention("no other copies of global memory or of Q, K, V")
+        if not (_whole(s.src) and _whole(s.dst)) or tuple(src.shape) != tuple(dst.shape) or src.shape[0] != rows:
+            raise NotAttention("copies of whole row-major tiles")
+        return
+    raise NotAttention(f"T.{type(s).__name__} outside the supported attention statements")
+
+
+def _lane_indices(indices, lane_vars) -> bool:
+    return len(indices) == len(lane_vars) and all(
+        isinstance(e, ir.VarRef) and e.var is v for e, v in zip(indices, lane_vars)
+    )
+
+
+def _check_written_before_read(p: Plan) -> None:
+    """Each partition keeps a fragment as a Python variable assigned where the kernel writes it: one
+    read before any write (an uninitialized value in TileLang) would be an undefined name.  The
+    loop's first iteration is the one that matters (a value carried from the previous iteration is
+    written in it first)."""
+    written = set()
+
+    def read(buf, s) -> None:
+        if buf.scope != ir.GLOBAL and buf not in written:
+            raise NotAttention(f"fragments written before they are read ({buf.name} is read first)")
+
+    def visit(s) -> None:
+        if isinstance(s, ir.Parallel):
+            for inner in s.body:
+                for load in ir.loads_in(inner):
+                    read(load.buffer, s)
+                if isinstance(inner, ir.Store):
+                    written.add(inner.buffer)
+            return
+        if isinstance(s, ir.Reduce):
+            read(s.src.buffer, s)
+            if not s.clear:
+                read(s.dst.buffer, s)
+        elif isinstance(s, ir.Copy):
+            read(s.src.buffer, s)
+        for load in ir.loads_in(s):
+            read(load.buffer, s)
+        target = _writes(s)
+        if target is not None:
+            written.add(target)
+
+    written |= {p.q_copy.dst.buffer, p.k_copy.dst.buffer, p.v_copy.dst.buffer}
+    for s in p.before + p.loop_head:
+        visit(s)
+    if not (isinstance(p.qk.clear_accum, ir.Const) and p.qk.clear_accum.value):
+        read(p.qk.c.buffer, p.qk)
+    written.add(p.qk.c.buffer)
+    for s in p.loop_tail:
+        visit(s)
+    read(p.pv.a.buffer, p.pv)
+    read(p.pv.c.buffer, p.pv)
+    for s in p.after:
+        visit(s)
+
+
+def _prove_one_iteration(p: Plan) -> None:
+    """The consumers peel the first iteration: the loop must run at least once."""
+    r = p.ranges
+    for axis, var in enumerate(p.kernel.block_vars):
+        extent = p.kernel.grid[axis]
+        if isinstance(extent, ir.Const):
+            r.set(var, 0, extent.value - 1)
+    for s in p.before:
+        if isinstance(s, ir.Let):
+            bounds = r.of(s.value)
+            if bounds is not None:
+                r.set(s.var, *bounds)
+    if not r.compare("<", p.loop.start, p.loop.stop):
+        raise NotAttention("a loop that provably runs at least once")
+    start, stop = r.of(p.loop.start), r.of(p.loop.stop)
+    if start is not None and stop is not None:
+        r.set(p.loop.var, start[0], stop[1] - 1)

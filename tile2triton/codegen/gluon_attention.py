@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..ir.evaluate import row_major_strides
-from .gluon_plan import CONSUMERS, ROWS, NotAttention, Plan, is_const, is_int, plan, touches, writes_whole
+from ..ir.exprs import int_const
+from .gluon_plan import CONSUMERS, ROWS, NotAttention, Plan, is_const, plan, touches, writes_whole
 
 __all__ = ["IMPORTS", "NotAttention", "Plan", "emit", "plan"]
 
@@ -367,15 +368,16 @@ class _Emitter:
                 if isinstance(scale, ir.Const) and isinstance(scale.value, int):
                     inner = self._extreme(x, largest if scale.value >= 0 else not largest, s, lets)
                     return None if inner is None else f"({scale.value} * {inner})"
-            if not (self._axes(e.lhs, {}) or self._axes(e.rhs, {})) and not self._lane_vars(e, s, lets):
+            if not self._varies(e, s, lets):  # a product of scalars
                 return self.expr(e, None)
         return None
 
-    def _lane_vars(self, e, s: ir.Parallel, lets: dict) -> bool:
+    def _varies(self, e, s: ir.Parallel, lets: dict) -> bool:
+        """Does ``e`` read memory or a lane index (directly or through the body's lets)?"""
         for x in ir.iter_expr_tree(e):
-            if isinstance(x, ir.VarRef) and (
-                x.var in s.vars or (x.var in lets and self._lane_vars(lets[x.var], s, lets))
-            ):
+            if isinstance(x, ir.Load):
+                return True
+            if isinstance(x, ir.VarRef) and (x.var in s.vars or (x.var in lets and self._varies(lets[x.var], s, lets))):
                 return True
         return False
 
@@ -498,7 +500,6 @@ class _Emitter:
         p = self.p
         self._header(fn)
         out = self.src
-        dims = (p.block_n, p.dim, p.dim_v)
         out.line(
             f"s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, {p.block_n}, 16])"
         )
@@ -509,7 +510,6 @@ class _Emitter:
         out.line("row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)")
         out.line(f"p_operand: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent={self.o_layout}, k_width=2)")
         out.line(f"row_index = row_base + gl.arange(0, {ROWS}, layout=row_layout)")
-        del dims
         # Q: this consumer's rows, once (after the lets its box uses)
         q_lets = self._lets_needed(p.q_copy.src.starts)
         self._scalar_lets(p.before, q_lets)
@@ -539,7 +539,7 @@ class _Emitter:
         out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
         self.zero.discard(p.qk.c.buffer)
         self.statements(p.loop_tail)
-        first = str(p.loop.start.value + 1) if is_int(p.loop.start) else f"{start} + 1"
+        first = str(int_const(p.loop.start) + 1) if int_const(p.loop.start) is not None else f"{start} + 1"
         out.line(f"for {k} in range({first}, {self.expr(p.loop.stop, None)}):")
         out.depth += 1
         self._iteration(k)
@@ -561,7 +561,7 @@ class _Emitter:
         out.depth -= 1
         # the last iteration's P V
         stop = self.expr(p.loop.stop, None)
-        if is_int(p.loop.start) and is_int(p.loop.stop):
+        if int_const(p.loop.start) is not None and int_const(p.loop.stop) is not None:
             last = str(p.loop.stop.value - 1 - p.loop.start.value)
         else:
             last = f"({stop} - 1)" if start == "0" else f"({stop} - 1 - {start})"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.evaluate import row_major_strides
+from ..ir.exprs import int_const
 from ..passes.analysis import Ranges
 
 CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows
@@ -59,7 +60,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
         raise NotAttention("static tensor shapes")
     body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
     loops = [s for s in body if isinstance(s, ir.For)]
-    if len(loops) != 1 or loops[0].kind != "pipelined" or not _is_one(loops[0].step):
+    if len(loops) != 1 or loops[0].kind != "pipelined" or int_const(loops[0].step) != 1:
         raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
     loop = loops[0]
     at = body.index(loop)
@@ -145,16 +146,8 @@ def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
     return dim == dim_v == 128 and block_n in (64, 128)
 
 
-def _is_one(e) -> bool:
-    return isinstance(e, ir.Const) and e.value == 1
-
-
-def is_int(e) -> bool:
-    return isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool)
-
-
 def _is_false(e) -> bool:
-    return isinstance(e, ir.Const) and e.value is False or (isinstance(e, ir.Const) and e.value == 0)
+    return isinstance(e, ir.Const) and e.value == 0  # False or 0
 
 
 def is_const(e, value) -> bool:

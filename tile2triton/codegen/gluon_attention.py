@@ -91,7 +91,7 @@ class _Emitter:
         self.o_layout = "s_layout" if p.dim_v == p.block_n else "o_layout"
         self.layouts = {p.dim_v: self.o_layout, p.block_n: "s_layout"}
         self.tma_load = _tma_load_name()
-        dtype = p.q_copy.dst.buffer.dtype.triton
+        dtype = p.pv.b.buffer.dtype.triton
         self.half = f"gl.{dtype}"
 
     # ------------------------------------------------------------ expressions
@@ -257,6 +257,20 @@ class _Emitter:
     def shape(self, buf: ir.Buffer) -> str:
         return "[" + ", ".join(str(d) for d in (ROWS, *buf.shape[1:])) + "]"
 
+    # where this consumer's share of a tile lies (the row split: its rows, every column)
+    def cols(self, width: int, layout: str) -> str:
+        """The column indices of a tile of ``width`` columns this consumer holds."""
+        return f"gl.arange(0, {width}, layout=gl.SliceLayout(0, {layout}))"
+
+    def lane_extreme(self, axis: int, extent: int, largest: bool) -> str:
+        """The largest (or smallest) index of lane ``axis`` (of ``extent``) this consumer runs."""
+        if axis == 0:
+            return f"(row_base + {ROWS - 1})" if largest else "row_base"
+        return repr(extent - 1) if largest else "0"
+
+    def first_row(self) -> str:
+        return " + row_base"
+
     def full(self, buf: ir.Buffer, value: str) -> str:
         return f"gl.full({self.shape(buf)}, {value}, gl.{buf.dtype.triton}, {self.layout_of(buf)})"
 
@@ -269,7 +283,7 @@ class _Emitter:
             if layout is None:
                 raise NotAttention(f"a T.Parallel of width {width}")
             rows = "row_index" if layout == "s_layout" else f"gl.convert_layout(row_index, gl.SliceLayout(1, {layout}))"
-            cols = f"gl.arange(0, {width}, layout=gl.SliceLayout(0, {layout}))"
+            cols = self.cols(width, layout)
             frame = _Frame({s.vars[0]: f"{rows}[:, None]", s.vars[1]: f"{cols}[None, :]"}, layout, width)
         lanes = {var: {axis} for axis, var in enumerate(s.vars)}
         lets = {}  # the body's let variables -> their values
@@ -348,10 +362,9 @@ class _Emitter:
         if isinstance(e, ir.Const) and isinstance(e.value, int):
             return repr(e.value)
         if isinstance(e, ir.VarRef):
-            if e.var is s.vars[0]:  # this consumer's rows
-                return f"(row_base + {ROWS - 1})" if largest else "row_base"
-            if len(s.vars) > 1 and e.var is s.vars[1]:
-                return repr(s.extents[1] - 1) if largest else "0"
+            if e.var in s.vars:
+                axis = s.vars.index(e.var)
+                return self.lane_extreme(axis, s.extents[axis], largest)
             if e.var in lets:
                 return self._extreme(lets[e.var], largest, s, lets)
             return self.expr(e, None)
@@ -407,8 +420,8 @@ class _Emitter:
             e = self.expr(region.starts[d], None)
             return f"{e}.to(gl.int64)" if large and not isinstance(region.starts[d], ir.Const) else e
 
-        rows = f"{index(row_dim)} + row_base + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
-        cols = f"gl.arange(0, {buf.shape[-1]}, layout=gl.SliceLayout(0, {layout}))"
+        rows = f"{index(row_dim)}{self.first_row()} + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
+        cols = self.cols(buf.shape[-1], layout)
         offset = " + ".join(f"{index(d)} * {strides[d]}" for d in range(len(buf.shape) - 1) if d != row_dim)
         out = self.src
         out.line(f"out_rows = {rows}")

@@ -49,6 +49,10 @@ class Plan:
     stages: int
     ranges: Ranges = field(default_factory=Ranges)
 
+    @property
+    def tma_sources(self) -> list:
+        return [c.src.buffer for c in (self.q_copy, self.k_copy, self.v_copy)]
+
 
 def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     """The kernel as an attention loop, or NotAttention saying why not."""
@@ -289,48 +293,46 @@ def _lane_indices(indices, lane_vars) -> bool:
 
 
 def _check_written_before_read(p: Plan) -> None:
+    written = {p.q_copy.dst.buffer, p.k_copy.dst.buffer, p.v_copy.dst.buffer}
+    check_written_before_read(written, p.before + p.loop_head + [p.qk] + p.loop_tail + [p.pv] + p.after)
+
+
+def check_written_before_read(written: set, steps: list) -> None:
     """Each partition keeps a fragment as a Python variable assigned where the kernel writes it: one
     read before any write (an uninitialized value in TileLang) would be an undefined name.  The
     loop's first iteration is the one that matters (a value carried from the previous iteration is
-    written in it first)."""
-    written = set()
+    written in it first), so ``steps`` are the kernel's statements in that order; ``written``: the
+    buffers the loader fills."""
+    written = set(written)
 
-    def read(buf, s) -> None:
+    def read(buf) -> None:
         if buf.scope != ir.GLOBAL and buf not in written:
             raise NotAttention(f"fragments written before they are read ({buf.name} is read first)")
 
-    def visit(s) -> None:
+    for s in steps:
         if isinstance(s, ir.Parallel):
             for inner in s.body:
                 for load in ir.loads_in(inner):
-                    read(load.buffer, s)
+                    read(load.buffer)
                 if isinstance(inner, ir.Store):
                     written.add(inner.buffer)
-            return
-        if isinstance(s, ir.Reduce):
-            read(s.src.buffer, s)
+            continue
+        if isinstance(s, ir.Gemm):
+            read(s.a.buffer)
+            read(s.b.buffer)
+            if not (isinstance(s.clear_accum, ir.Const) and s.clear_accum.value):
+                read(s.c.buffer)
+        elif isinstance(s, ir.Reduce):
+            read(s.src.buffer)
             if not s.clear:
-                read(s.dst.buffer, s)
+                read(s.dst.buffer)
         elif isinstance(s, ir.Copy):
-            read(s.src.buffer, s)
+            read(s.src.buffer)
         for load in ir.loads_in(s):
-            read(load.buffer, s)
+            read(load.buffer)
         target = _writes(s)
         if target is not None:
             written.add(target)
-
-    written |= {p.q_copy.dst.buffer, p.k_copy.dst.buffer, p.v_copy.dst.buffer}
-    for s in p.before + p.loop_head:
-        visit(s)
-    if not (isinstance(p.qk.clear_accum, ir.Const) and p.qk.clear_accum.value):
-        read(p.qk.c.buffer, p.qk)
-    written.add(p.qk.c.buffer)
-    for s in p.loop_tail:
-        visit(s)
-    read(p.pv.a.buffer, p.pv)
-    read(p.pv.c.buffer, p.pv)
-    for s in p.after:
-        visit(s)
 
 
 def _prove_one_iteration(p: Plan) -> None:

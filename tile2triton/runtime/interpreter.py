@@ -73,10 +73,38 @@ def _index_one_element_tensors() -> None:
     _index_patched = True
 
 
+def _device_calls_restore_the_language() -> None:
+    """Triton's interpreter (3.6 to 3.9 at least) patches ``triton.language`` for each call of a
+    ``@triton.jit`` helper from a kernel and never restores it: afterwards, in the same process,
+    Gluon compiles for the GPU run into the interpreter's builder (``'InterpreterBuilder' object has
+    no attribute 'get_slice_layout'``).  Restore the helper's patches when it returns, as the
+    kernel launch does for its own."""
+    from triton.runtime import interpreter as ti
+
+    cls = getattr(ti, "InterpretedFunction", None)
+    if cls is None or getattr(cls, "_t2t_restores", False) or not hasattr(ti, "_LangPatchScope"):
+        return
+
+    def call(self, *args, **kwargs):
+        scope = ti._patch_lang(self.fn)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise ti.InterpreterError(repr(e)) from e
+        finally:
+            if scope is not None:
+                scope.restore()
+
+    cls.__call__ = call
+    cls._t2t_restores = True
+
+
 def use_library(interpret: bool) -> None:
     """Make every Triton standard-library function the flavour for ``interpret``."""
     if interpret:
         _index_one_element_tensors()
+        _device_calls_restore_the_language()
     if _library_interpreted() is interpret:  # nothing to switch (and no interpreter to import)
         return
     from triton.runtime.interpreter import InterpretedFunction

@@ -78,6 +78,7 @@ class ColumnPlan:
     dim_v: int
     stages: int
     widths: dict  # shared buffer -> the column width of its TMA boxes
+    deferred: dict = field(default_factory=dict)  # row sum -> the accumulator its partials are traded through
     ranges: Ranges = field(default_factory=Ranges)
 
     @property
@@ -211,7 +212,69 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
     written = {c.dst.buffer for c in pre_copies + ring_copies}
     check_written_before_read(written, before + head + scores + tail + [pv] + after)
     _prove_one_iteration(out)
+    out.deferred = _deferred_sums(out)
     return out
+
+
+def _deferred_sums(p: ColumnPlan) -> dict:
+    """Row sums whose partials can be traded once, after the loop, instead of every iteration.
+
+    ``T.reduce_sum(x, d)`` whose result only feeds ``acc[i] = acc[i] * f[i] + d[i]`` (or
+    ``acc[i] + d[i]``), with ``acc`` zeroed before the loop and neither read nor written elsewhere
+    in it: the recurrence is linear in ``d``, so each consumer can run it on its own half's sums
+    and the two accumulators add up to the whole one (FlashAttention's running denominator)."""
+    loop_stmts = list(p.loop.body)  # touches() looks inside each
+    out = {}
+    for r in (s for s in p.loop_tail if isinstance(s, ir.Reduce) and s.kind == "sum" and s.clear):
+        d = r.dst.buffer
+        users = [s for s in loop_stmts if s is not r and touches(s, {d})]
+        outside = [s for s in p.before + p.after if touches(s, {d})]
+        if len(users) != 1 or outside or not isinstance(users[0], ir.Parallel):
+            continue
+        acc = _linear_update(users[0], d)
+        if acc is None or any(s is not users[0] and touches(s, {acc}) for s in loop_stmts):
+            continue
+        zeroed = [s for s in p.before if touches(s, {acc})]
+        if len(zeroed) != 1 or not (isinstance(zeroed[0], ir.Fill) and is_const_zero(zeroed[0].value)):
+            continue
+        out[r] = acc
+    return out
+
+
+def _linear_update(s: ir.Parallel, d: ir.Buffer):
+    """``acc`` where ``s`` is ``acc[i] = acc[i] * f + d[i]`` (``f`` reading neither), else None."""
+    if len(s.vars) != 1 or len(s.body) != 1 or not isinstance(s.body[0], ir.Store):
+        return None
+    store, lane = s.body[0], s.vars[0]
+    acc = store.buffer
+
+    def at_lane(e, buf) -> bool:
+        return isinstance(e, ir.Load) and e.buffer is buf and len(e.indices) == 1 and _is_lane(e.indices[0], lane)
+
+    if len(store.indices) != 1 or not _is_lane(store.indices[0], lane) or acc is d:
+        return None
+    value = store.value
+    if not (isinstance(value, ir.BinOp) and value.op == "+"):
+        return None
+    for carried, added in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
+        if not at_lane(added, d):
+            continue
+        if at_lane(carried, acc):
+            return acc
+        if isinstance(carried, ir.BinOp) and carried.op == "*":
+            for kept, factor in ((carried.lhs, carried.rhs), (carried.rhs, carried.lhs)):
+                reads = {x.buffer for x in ir.iter_expr_tree(factor) if isinstance(x, ir.Load)}
+                if at_lane(kept, acc) and not reads & {acc, d}:
+                    return acc
+    return None
+
+
+def _is_lane(e, lane) -> bool:
+    return isinstance(e, ir.VarRef) and e.var is lane
+
+
+def is_const_zero(e) -> bool:
+    return isinstance(e, ir.Const) and not isinstance(e.value, bool) and e.value == 0
 
 
 def _worth_it(block_n: int, dim_v: int) -> bool:
@@ -288,9 +351,12 @@ class _ColumnEmitter(_Emitter):
         part = f"{fn}({self.name(src)}, axis=1)"
         if self.layout_of(src) != "s_layout":
             part = f"gl.convert_layout({part}, row_layout)"
+        out = self.src
+        if s in self.p.deferred:  # this half's sums: the accumulator they feed is traded after the loop
+            out.line(f"{self.bind(dst)} = {part}  # this half's columns (traded after the loop)")
+            return
         buf, bar = self.sites[s]
         it = "it" if any(s is x for x in ir.walk(self.p.loop.body)) else "0"
-        out = self.src
         mine = self.fresh(f"{dst.name}_part")
         out.line(f"{mine} = {part}")
         other = f"{name}_exchange({mine}, {buf}, {bar}, {it}, part, row_layout)"
@@ -310,7 +376,8 @@ class _ColumnEmitter(_Emitter):
         name = p.kernel.name
         for s in ir.walk(p.before + p.loop_head + p.loop_tail + p.after):
             if isinstance(s, ir.Reduce):
-                self.sites[s] = (self.fresh(f"{s.dst.buffer.name}_slots"), self.fresh(f"{s.dst.buffer.name}_ready"))
+                traded = p.deferred.get(s, s.dst.buffer).name  # a deferred sum trades its accumulator
+                self.sites[s] = (self.fresh(f"{traded}_slots"), self.fresh(f"{traded}_ready"))
         for copy in p.pre_copies + p.ring_copies:
             self.smem[copy.dst.buffer] = self.fresh(f"{copy.dst.buffer.name}_smem")
         params = [self.param_name(x) for x in list(p.func.params) + list(p.func.sizes)]
@@ -435,6 +502,10 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
             self.publish(self.name(p.pv.a.buffer))
         self._pv()
         out.depth -= 1
+        for r, acc in p.deferred.items():
+            buf, bar = self.sites[r]
+            name = self.name(acc)
+            out.line(f"{name} = {name} + {p.kernel.name}_exchange({name}, {buf}, {bar}, 0, part, row_layout)")
         self.statements(p.after)
         return self._finish(args, ["part: gl.constexpr"])
 

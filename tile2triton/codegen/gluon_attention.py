@@ -635,16 +635,20 @@ class _Emitter:
         self.src.line(f"{o}, p_tile = warpgroup_mma_wait(0, deps=({o}, p_tile))")
         self.src.line(f"mbarrier.arrive(kv_free.index({stage}), count=1)")
 
-    def entry(self, fn: str, params: list, consumer_args: list, loader_args: list) -> str:
-        p = self.p
-        self.src = _Source()
-        out = self.src
+    def entry_head(self, fn: str, params: list) -> _Source:
+        """The entry's signature and block indices (the partitions recompute what they need from these)."""
+        self.src = out = _Source()
         out.line("@gluon.jit")
         out.line(f"def {fn}({', '.join(params)}):")
         out.depth = 1
-        out.origin(p.kernel.loc)  # the consumers and the loader recompute what they need from these
-        for axis, var in enumerate(p.kernel.block_vars):
+        out.origin(self.p.kernel.loc)
+        for axis, var in enumerate(self.p.kernel.block_vars):
             out.line(f"{self.name(var)} = gl.program_id({axis})")
+        return out
+
+    def entry(self, fn: str, params: list, consumer_args: list, loader_args: list) -> str:
+        p = self.p
+        out = self.entry_head(fn, params)
         for desc, copy, rows in (
             ("q_desc", p.q_copy, ROWS),
             ("k_desc", p.k_copy, p.block_n),

@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import int_const
 from ..passes.analysis import Ranges
-from .gluon_attention import RESERVED, _Emitter, _Source
+from .gluon_attention import RESERVED, _Emitter
 from .gluon_plan import (
     HALF_FLOATS,
     ROWS,
@@ -43,12 +42,12 @@ from .gluon_plan import (
     _prove_one_iteration,
     _whole,
     check_written_before_read,
+    one_pipelined_loop,
     touches,
 )
 
 __all__ = ["IMPORTS", "ColumnPlan", "emit", "plan"]
 
-THREADS = 256  # two consumer warpgroups
 MAX_BOX = 256  # a TMA box's widest dimension
 IMPORTS = (
     "from triton.experimental import gluon\n"
@@ -92,18 +91,7 @@ class ColumnPlan:
 
 def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
     """The kernel as a column-split attention loop, or NotAttention saying why not."""
-    if len(func.kernels) != 1:
-        raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
-    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != THREADS:
-        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
-    if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
-        raise NotAttention("static tensor shapes")
-    body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
-    loops = [s for s in body if isinstance(s, ir.For)]
-    if len(loops) != 1 or loops[0].kind != "pipelined" or int_const(loops[0].step) != 1:
-        raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
-    loop = loops[0]
-    at = body.index(loop)
+    body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
     if len(gemms) < 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
         raise NotAttention("the gemms in the loop: S = Q K^T (one or more), then O += P V")
@@ -199,7 +187,11 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
         raise NotAttention("no stores to the tensors Q, K and V are read from (the loader reads ahead)")
     if any(touches(s, {o_buf, p_buf}) for s in head):
         raise NotAttention("the loop statements before S = Q K^T leave O and P alone")
-    fixed = sum(2 * b.shape[0] * b.shape[1] for b in q_side) + 2 * rows * block_n + 1024 * (1 + _reductions(tail))
+    fixed = (
+        sum(2 * b.shape[0] * b.shape[1] for b in q_side)
+        + 2 * rows * block_n
+        + 1024 * (1 + _reductions(before + head + tail + after))
+    )
     stage_bytes = sum(2 * b.shape[0] * b.shape[1] for b in ring)
     stages = min(3, (SHARED_BYTES - fixed) // stage_bytes)
     if stages < 2:
@@ -551,14 +543,7 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
 
     def entry(self, fn: str, params: list, consumer_args: list, loader_args: list) -> str:
         p = self.p
-        self.src = _Source()
-        out = self.src
-        out.line("@gluon.jit")
-        out.line(f"def {fn}({', '.join(params)}):")
-        out.depth = 1
-        out.origin(p.kernel.loc)
-        for axis, var in enumerate(p.kernel.block_vars):
-            out.line(f"{self.name(var)} = gl.program_id({axis})")
+        out = self.entry_head(fn, params)
         for copy in p.pre_copies + p.ring_copies:
             buf, shared = copy.src.buffer, copy.dst.buffer
             box = self._box(copy.src, shared.shape[0], p.widths[shared])

@@ -56,18 +56,7 @@ class Plan:
 
 def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     """The kernel as an attention loop, or NotAttention saying why not."""
-    if len(func.kernels) != 1:
-        raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
-    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
-        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
-    if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
-        raise NotAttention("static tensor shapes")
-    body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
-    loops = [s for s in body if isinstance(s, ir.For)]
-    if len(loops) != 1 or loops[0].kind != "pipelined" or int_const(loops[0].step) != 1:
-        raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
-    loop = loops[0]
-    at = body.index(loop)
+    body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
     if len(gemms) != 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
         raise NotAttention("two gemms, both in the loop")
@@ -106,7 +95,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
         raise NotAttention("S = Q K^T with a constant clear_accum")
     if len({q_sh, k_sh, v_sh, s_buf, p_buf, o_buf}) != 6:
         raise NotAttention("Q, K, V, S, P and O are six distinct buffers")
-    if loops[0].body.index(pv) != len(loop.body) - 1:
+    if loop.body.index(pv) != len(loop.body) - 1:
         raise NotAttention("the P V gemm ends the loop body")
     if not _worth_it(block_n, dim, dim_v):
         raise NotAttention("a shape where the Gluon schedule was not measured faster (head dim 128)")
@@ -141,6 +130,23 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
     _check_written_before_read(out)
     _prove_one_iteration(out)
     return out
+
+
+def one_pipelined_loop(kernel: ir.Kernel, func: ir.PrimFunc) -> tuple[list, ir.For, int]:
+    """What both Gluon routes launch: the function's one block-view kernel of 256 threads (two
+    consumer warpgroups), static shapes, one ``T.Pipelined`` loop of step 1 at its top level.
+    Returns the kernel's statements (allocations left out), the loop and its place among them."""
+    if len(func.kernels) != 1:
+        raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
+    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
+        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
+    if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
+        raise NotAttention("static tensor shapes")
+    body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
+    loops = [s for s in body if isinstance(s, ir.For)]
+    if len(loops) != 1 or loops[0].kind != "pipelined" or int_const(loops[0].step) != 1:
+        raise NotAttention("one T.Pipelined loop of step 1 at the kernel's top level")
+    return body, loops[0], body.index(loops[0])
 
 
 def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:

@@ -180,7 +180,8 @@ def main(argv=None) -> int:
     if args.tilelang:
         import vs_tilelang
 
-        vs_tilelang.cold_table([int(x) for x in args.tilelang.split(",")], vs_tilelang.rows(False), True)
+        rows = [int(x) for x in args.tilelang.split(",")]
+        vs_tilelang.cold_table(rows, vs_tilelang.rows(False), True, args.runs or 3)
         return 0
     if args.child:
         result = child(args.child[0], args.child[1], args.cpu)

@@ -586,6 +586,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", choices=("narrow", "wide"), help="also time tile2triton under launch candidates")
     ap.add_argument("--before", action="store_true", help="also time tile2triton launched as written (TUNE=0)")
     ap.add_argument("--cold", default="", help="comma-separated row numbers: first call in fresh processes")
+    ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per --cold row and side (median)")
     ap.add_argument("--cold-one", nargs=2, metavar=("ROW", "WHICH"), help=argparse.SUPPRESS)
     ap.add_argument("--literal", action="store_true", help="TILE2TRITON_TUNE=0: threads/32 warps, source stages")
     ap.add_argument("--no-tilelang", action="store_true")
@@ -733,7 +734,8 @@ def main(argv=None) -> int:
     if ns.before:
         print("\nbefore/after (TileLang ms / tile2triton ms, as written vs launch parameters chosen):")
         print("\n".join(before_lines))
-    cold_lines = cold_table([int(x) for x in ns.cold.split(",") if x], all_rows, use_tl) if ns.cold else []
+    cold_rows = [int(x) for x in ns.cold.split(",") if x]
+    cold_lines = cold_table(cold_rows, all_rows, use_tl, ns.cold_runs) if ns.cold else []
     if ns.out:
         text = [header, "", *lines, "", *sweep_lines, "", *(before_lines if ns.before else []), "", *cold_lines]
         Path(ns.out).write_text("\n".join(text) + "\n")
@@ -764,34 +766,47 @@ def cold_one(index: int, which: str) -> int:
     return 0
 
 
-def cold_table(indices, all_rows, use_tl: bool) -> list[str]:
+def cold_table(indices, all_rows, use_tl: bool, runs: int = 3) -> list[str]:
+    """First-call seconds of each row, TileLang's and tile2triton's: the median of ``runs`` fresh
+    processes each (empty Triton, tile2triton and TileLang caches), the range in brackets."""
+    import statistics
     import subprocess
     import tempfile
 
     out = [
-        "| kernel | TileLang first call s | tile2triton first call s | tile2triton / TileLang |",
+        f"| kernel | TileLang first call s | tile2triton first call s | tile2triton / TileLang (median of {runs}) |",
         "|---|---|---|---|",
     ]
+
+    def once(index: int, which: str) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ)
+            for var in ("TRITON_CACHE_DIR", "TILE2TRITON_CACHE_DIR", "TILELANG_CACHE_DIR"):
+                env[var] = os.path.join(tmp, var.lower())
+            proc = subprocess.run(
+                [sys.executable, __file__, "--cold-one", str(index), which],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        found = [ln for ln in proc.stdout.splitlines() if ln.startswith("COLD ")]
+        if not found:
+            print(f"  cold {which} row {index} failed: {proc.stderr[-600:]}", flush=True)
+            return float("nan")
+        return float(found[-1].split()[1])
+
+    def cell(secs: list) -> str:
+        return f"{statistics.median(secs):.2f} [{min(secs):.2f}–{max(secs):.2f}]" if len(secs) > 1 else f"{secs[0]:.2f}"
+
     for index in indices:
-        secs = {}
-        for which in ("tilelang", "t2t") if use_tl else ("t2t",):
-            with tempfile.TemporaryDirectory() as tmp:
-                env = dict(os.environ)
-                for var in ("TRITON_CACHE_DIR", "TILE2TRITON_CACHE_DIR", "TILELANG_CACHE_DIR"):
-                    env[var] = os.path.join(tmp, var.lower())
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--cold-one", str(index), which],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=300,
-                )
-                found = [ln for ln in proc.stdout.splitlines() if ln.startswith("COLD ")]
-                secs[which] = float(found[-1].split()[1]) if found else float("nan")
-                if not found:
-                    print(f"  cold {which} row {index} failed: {proc.stderr[-600:]}", flush=True)
-        tl_s, t2t_s = secs.get("tilelang", float("nan")), secs["t2t"]
-        out.append(f"| {all_rows[index].name} | {tl_s:.2f} | {t2t_s:.2f} | {t2t_s / tl_s:.2f} |")
+        secs = {which: [] for which in (("tilelang", "t2t") if use_tl else ("t2t",))}
+        for _ in range(runs):  # the two sides take turns
+            for which in secs:
+                secs[which].append(once(index, which))
+        tl = secs.get("tilelang", [float("nan")])
+        ratio = statistics.median(secs["t2t"]) / statistics.median(tl)
+        out.append(f"| {all_rows[index].name} | {cell(tl)} | {cell(secs['t2t'])} | {ratio:.2f} |")
         print(out[-1], flush=True)
     return out
 

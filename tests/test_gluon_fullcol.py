@@ -296,6 +296,7 @@ def _gluon_source(prim) -> str:
 
 
 WIDE = {"fp16_192": dict(dim=192), "bf16_96": dict(dim=96, dtype="bfloat16")}  # name -> kernel arguments
+WIDE_RUNS = WIDE | {"carry_s": dict(dim=192, form="carry_s")}  # the kernels run (and compiled)
 
 
 @pytest.mark.parametrize("name", sorted(WIDE))
@@ -350,12 +351,12 @@ def _compile_for_hopper(prim, tmp_path, dtype):
 
 
 @pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
-@pytest.mark.parametrize("name", sorted(WIDE) + ["mla_bf16_grouped"])
+@pytest.mark.parametrize("name", sorted(WIDE_RUNS) + ["mla_bf16_grouped"])
 def test_wide_module_compiles_for_hopper(name, tmp_path):
     if name == "mla_bf16_grouped":
         prim, dtype = mla_grouped(2, 128, 200, dtype="bfloat16"), "bfloat16"
     else:
-        prim, dtype = wide_attention(2, 128, 200, **WIDE[name]), WIDE[name].get("dtype", "float16")
+        prim, dtype = wide_attention(2, 128, 200, **WIDE_RUNS[name]), WIDE_RUNS[name].get("dtype", "float16")
     compiled = _compile_for_hopper(prim, tmp_path, dtype)
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0 and "wgmma.wait_group.sync.aligned 0;" in ptx
@@ -372,8 +373,28 @@ def _wide_reference(q, k, v, seq):
     return out, p[..., -64:] + out.amax(-1, keepdim=True)
 
 
-def _run_wide(device, batch, heads, seq, dim, dtype="float16"):
-    kernel = tile2triton.compile(wide_attention(batch, heads, seq, dim=dim, dtype=dtype))
+def _carried_reference(q, k, v, seq):
+    """The "carry_s" kernel, tile by tile: S is zeroed once, before the loop, so each iteration's
+    scores are added to the last one's exp2(S - max)."""
+    q, k, v = q.double(), k.double(), v.double()
+    rows = q.shape[:2]
+    s = torch.zeros(*rows, 64, dtype=torch.float64)
+    m = torch.full(rows, -torch.inf, dtype=torch.float64)
+    denom = torch.zeros(rows, dtype=torch.float64)
+    out = torch.zeros(*rows, v.shape[-1], dtype=torch.float64)
+    for key in range(0, (-(-seq // 64) - 1) * 64, 64):
+        s = s + q @ k[:, key : key + 64].transpose(1, 2)
+        m_prev, m = m, torch.maximum(m, s.amax(-1))
+        s = torch.exp2(s - m[..., None])
+        rescale = torch.exp2(m_prev - m)
+        denom = denom * rescale + s.sum(-1)
+        out = out * rescale[..., None] + s @ v[:, key : key + 64]
+    out = out / denom[..., None]
+    return out, s + out.amax(-1, keepdim=True)
+
+
+def _run_wide(device, batch, heads, seq, dim, dtype="float16", form="plain"):
+    kernel = tile2triton.compile(wide_attention(batch, heads, seq, dim=dim, dtype=dtype, form=form))
     if device == "cuda":
         assert kernel.get_kernel_source().startswith("# Gluon generated"), "should take the Gluon route"
     dt = getattr(torch, dtype)
@@ -381,7 +402,7 @@ def _run_wide(device, batch, heads, seq, dim, dtype="float16"):
     k, v = (torch.randn(batch, seq, d, device=device).to(dt) for d in (dim, DIM))
     out, last = poison((batch, heads, DIM), dt, device), poison((batch, heads, 64), dt, device)
     kernel(q, k, v, out, last)
-    ref_out, ref_last = _wide_reference(q, k, v, seq)
+    ref_out, ref_last = (_carried_reference if form == "carry_s" else _wide_reference)(q.cpu(), k.cpu(), v.cpu(), seq)
     tol = 2e-3 if dtype == "float16" else 1.6e-2
     assert_close(out, ref_out, atol=tol, rtol=tol)
     assert_close(last, ref_last, atol=tol, rtol=tol)
@@ -389,14 +410,14 @@ def _run_wide(device, batch, heads, seq, dim, dtype="float16"):
 
 @pytest.mark.gpu
 @ON_HOPPER
-@pytest.mark.parametrize("name", sorted(WIDE))
+@pytest.mark.parametrize("name", sorted(WIDE_RUNS))
 def test_wide_attention_matches_torch(name):
-    _run_wide("cuda", 3, 192, 333, **WIDE[name])
+    _run_wide("cuda", 3, 192, 333, **WIDE_RUNS[name])
 
 
-@pytest.mark.parametrize("name", sorted(WIDE))
+@pytest.mark.parametrize("name", sorted(WIDE_RUNS))
 def test_wide_kernels_match_torch_on_the_interpreter(name):
-    _run_wide("cpu", 1, 64, 200, **WIDE[name])
+    _run_wide("cpu", 1, 64, 200, **WIDE_RUNS[name])
 
 
 def mla_grouped(batch, heads, seq, kv_heads=2, dtype="float16"):

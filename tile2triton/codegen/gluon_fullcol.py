@@ -219,14 +219,15 @@ def _deferred_sums(p: ColumnPlan) -> dict:
     """Row sums whose partials can be traded once, after the loop, instead of every iteration.
 
     ``T.reduce_sum(x, d)`` whose result only feeds ``acc[i] = acc[i] * f[i] + d[i]`` (or
-    ``acc[i] + d[i]``), with ``acc`` zeroed before the loop and neither read nor written elsewhere
-    in it: the recurrence is linear in ``d``, so each consumer can run it on its own half's sums
-    and the two accumulators add up to the whole one (FlashAttention's running denominator)."""
+    ``acc[i] + d[i]``), ``x``, ``d`` and ``acc`` fp32, with ``acc`` zeroed before the loop and
+    neither read nor written elsewhere in it: the recurrence is linear in ``d``, so each consumer
+    can run it on its own half's sums and the two accumulators add up to the whole one
+    (FlashAttention's running denominator)."""
     loop_stmts = list(p.loop.body)  # touches() looks inside each
     out = {}
     for r in (s for s in p.loop_tail if isinstance(s, ir.Reduce) and s.kind == "sum" and s.clear):
         d = r.dst.buffer
-        if d.dtype.name != "float32" or r.src.buffer.dtype != d.dtype:  # the whole sum, rounded, is what TileLang adds
+        if d.dtype.name != "float32" or r.src.buffer.dtype != d.dtype:  # a 16-bit sum is rounded whole, per row
             continue
         users = [s for s in loop_stmts if s is not r and touches(s, {d})]
         outside = [s for s in p.before + p.after if touches(s, {d})]

@@ -233,7 +233,8 @@ def wide_attention(batch, heads, seq, dim=192, dtype="float16", form="plain"):
     sum is reduced in 16 bits (traded through 16-bit slots, and not deferred: TileLang adds the
     rounded whole sum), and after the loop O's row max is added to the last iteration's P, whose
     tile is first assigned in the loop.  ``form``: "carry_s" zeroes S before the loop only (the
-    score gemm then accumulates over the iterations: a text check)."""
+    score gemm then accumulates over the iterations); "mirrored" and "first_column" read S at
+    columns the other consumer holds (refused)."""
     block_h = block_n = 64
     dim_v = DIM
     accum = "float"
@@ -274,6 +275,12 @@ def wide_attention(batch, heads, seq, dim=192, dtype="float16", form="plain"):
                 for i, j in T.Parallel(block_h, block_n):
                     acc_s[i, j] = T.exp2(acc_s[i, j] - m[i])
                 T.copy(acc_s, P)
+                if form == "mirrored":  # another consumer's column
+                    for i, j in T.Parallel(block_h, block_n):
+                        P[i, j] = acc_s[i, block_n - 1 - j]
+                if form == "first_column":  # a row value from one column, not a reduction
+                    for i in T.Parallel(block_h):
+                        m[i] = acc_s[i, 0]
                 T.reduce_sum(P, row_sum, dim=1)
                 for i in T.Parallel(block_h):
                     denom[i] = denom[i] * T.exp2(m_prev[i] - m[i]) + row_sum[i]
@@ -322,10 +329,18 @@ def test_s_zeroed_before_the_loop_accumulates_in_it():
     assert "acc_s = warpgroup_mma(Q_shared_smem.index(0).reshape([64, 64]), K_shared_smem.index(stage * 3)" in source
 
 
-def test_k_tiles_that_split_into_no_power_of_two_boxes_keep_the_tl_lowering():
-    """40 columns: a shared layout's width is a power of two, and wgmma's K step 16."""
-    with pytest.raises(NotAttention, match="TMA boxes of 16 to 256 columns"):
-        plan_of(wide_attention(1, 128, 200, dim=40))
+@pytest.mark.parametrize(
+    "kwargs, reason",
+    [
+        # 40 columns: a shared layout's width is a power of two, and wgmma's K step 16
+        (dict(dim=40), "TMA boxes of 16 to 256 columns"),
+        (dict(form="mirrored"), "reads fragments at its own lanes"),
+        (dict(form="first_column"), "reads fragments at its own lanes"),
+    ],
+)
+def test_other_wide_kernels_keep_the_tl_lowering(kwargs, reason):
+    with pytest.raises(NotAttention, match=reason):
+        plan_of(wide_attention(1, 128, 200, **kwargs))
 
 
 def _compile_for_hopper(prim, tmp_path, dtype):

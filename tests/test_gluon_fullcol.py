@@ -22,6 +22,12 @@ from tile2triton.codegen.lower import LoweringOptions
 from tile2triton.compiler import bind_kernel_source
 
 HAS_GLUON = importlib.util.find_spec("triton.experimental.gluon") is not None
+if HAS_GLUON:
+    # Gluon imported at collection, before any interpreted launch: Triton's interpreter (3.6, 3.9)
+    # first imports it from inside a launch, with triton.language patched, and Gluon keeps the
+    # patched functions: every later sm_90 compile in the process that is not in Triton's cache
+    # fails ("Did you forget to add @triton.gluon.jit ?")
+    import triton.experimental.gluon.language  # noqa: F401
 DIM, PE_DIM = 512, 64  # DeepSeek's latent and rotary widths
 
 

@@ -41,6 +41,7 @@ from .gluon_plan import (
     _is_false,
     _prove_one_iteration,
     _whole,
+    _writes,
     check_written_before_read,
     one_pipelined_loop,
     touches,
@@ -49,6 +50,7 @@ from .gluon_plan import (
 __all__ = ["IMPORTS", "ColumnPlan", "emit", "plan"]
 
 MAX_BOX = 256  # a TMA box's widest dimension
+FLOATS = ("float32", *HALF_FLOATS)  # what a row reduction's halves may be traded as
 IMPORTS = (
     "from triton.experimental import gluon\n"
     "from triton.experimental.gluon import language as gl\n"
@@ -56,7 +58,7 @@ IMPORTS = (
     "    fence_async_shared, mbarrier, tma, warpgroup_mma, warpgroup_mma_wait,\n"
     ")\n"
 )
-NAMES = RESERVED | {"part", "fence_async_shared", "p_smem", "p_ready", "p_free", "kv_ready"}
+NAMES = RESERVED | {"part", "parity", "fence_async_shared", "p_smem", "p_ready", "p_free", "kv_ready"}
 
 
 @dataclass
@@ -182,6 +184,11 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
     for s in before + head + tail + after:
         if s is not p_copy:
             _check_row_local(s, rows, shared_ok)
+    if any(
+        isinstance(s, ir.Reduce) and s.src.buffer.dtype.name not in FLOATS
+        for s in ir.walk(before + head + tail + after)
+    ):
+        raise NotAttention("row reductions of float tiles (their halves are traded through shared memory)")
     inputs = {c.src.buffer for c in pre_copies + ring_copies}
     if any(isinstance(s, ir.Copy) and s.dst.buffer in inputs for s in before + head + tail + after):
         raise NotAttention("no stores to the tensors Q, K and V are read from (the loader reads ahead)")
@@ -212,19 +219,22 @@ def _deferred_sums(p: ColumnPlan) -> dict:
     """Row sums whose partials can be traded once, after the loop, instead of every iteration.
 
     ``T.reduce_sum(x, d)`` whose result only feeds ``acc[i] = acc[i] * f[i] + d[i]`` (or
-    ``acc[i] + d[i]``), with ``acc`` zeroed before the loop and neither read nor written elsewhere
-    in it: the recurrence is linear in ``d``, so each consumer can run it on its own half's sums
-    and the two accumulators add up to the whole one (FlashAttention's running denominator)."""
+    ``acc[i] + d[i]``), ``x``, ``d`` and ``acc`` fp32, with ``acc`` zeroed before the loop and
+    neither read nor written elsewhere in it: the recurrence is linear in ``d``, so each consumer
+    can run it on its own half's sums and the two accumulators add up to the whole one
+    (FlashAttention's running denominator)."""
     loop_stmts = list(p.loop.body)  # touches() looks inside each
     out = {}
     for r in (s for s in p.loop_tail if isinstance(s, ir.Reduce) and s.kind == "sum" and s.clear):
         d = r.dst.buffer
+        if d.dtype.name != "float32" or r.src.buffer.dtype != d.dtype:  # a 16-bit sum is rounded whole, per row
+            continue
         users = [s for s in loop_stmts if s is not r and touches(s, {d})]
         outside = [s for s in p.before + p.after if touches(s, {d})]
         if len(users) != 1 or outside or not isinstance(users[0], ir.Parallel):
             continue
         acc = _linear_update(users[0], d)
-        if acc is None or any(s is not users[0] and touches(s, {acc}) for s in loop_stmts):
+        if acc is None or acc.dtype != d.dtype or any(s is not users[0] and touches(s, {acc}) for s in loop_stmts):
             continue
         zeroed = [s for s in p.before if touches(s, {acc})]
         if len(zeroed) != 1 or not (isinstance(zeroed[0], ir.Fill) and is_const_zero(zeroed[0].value)):
@@ -281,13 +291,14 @@ def _reductions(stmts: list) -> int:
 
 def _box_widths(scores: list, v_sh: ir.Buffer, dim_v: int) -> dict:
     """The column width of each shared tile's TMA boxes: V in its consumers' halves, a K tile (and
-    its Q) as V where it is V, else whole up to 256 columns."""
+    its Q) as V where it is V, else the widest power of two dividing it, up to 256 columns (a
+    shared layout's shape is a power of two: 192 columns are three boxes of 64)."""
     widths = {v_sh: dim_v // 2}
     for g in scores:
         b, width = g.b.buffer, g.b.buffer.shape[1]
-        w = widths.get(b, width if width <= MAX_BOX else MAX_BOX)
-        if width % w or w % 64 and w != width:
-            raise NotAttention("K tiles whose width splits into TMA boxes")
+        w = widths.get(b, min(MAX_BOX, width & -width))
+        if width % w or w < 16:  # wgmma's K step is 16 (fp16/bf16)
+            raise NotAttention("K tiles whose width splits into TMA boxes of 16 to 256 columns")
         widths[b] = widths[g.a.buffer] = w
     if (dim_v // 2) % 64 or dim_v // 2 > MAX_BOX:
         raise NotAttention("an output whose halves are 64 to 256 columns")
@@ -302,15 +313,17 @@ class _ColumnEmitter(_Emitter):
         super().__init__(p)
         self.used |= NAMES | {f"{p.kernel.name}_{part}" for part in ("exchange", "publish")}
         self.sites: dict = {}  # Reduce -> (buffer name, barrier name) of its exchange
+        self.slot_dtypes: dict = {}  # exchange buffer name -> the Triton dtype of what it trades
         self.smem: dict = {}  # shared Buffer -> the name of its Gluon allocation
         self.pieces = {b: b.shape[1] // w for b, w in p.widths.items()}
 
-    def fresh(self, name: str) -> str:
+    def fresh(self, name: str, also: str = "") -> str:
+        """An unused name (and, with ``also``, the name plus that suffix unused too: both taken)."""
         out, n = name, 0
-        while out in self.used:
+        while out in self.used or also and out + also in self.used:
             n += 1
             out = f"{name}_{n}"
-        self.used.add(out)
+        self.used |= {out, out + also}
         return out
 
     # this consumer's half of every tile's columns; all 64 rows
@@ -370,8 +383,10 @@ class _ColumnEmitter(_Emitter):
             if isinstance(s, ir.Reduce):
                 traded = p.deferred.get(s, s.dst.buffer).name  # a deferred sum trades its accumulator
                 self.sites[s] = (self.fresh(f"{traded}_slots"), self.fresh(f"{traded}_ready"))
+                # the partials' dtype: the reduced tile's (gl.max / gl.sum keep a float's dtype)
+                self.slot_dtypes[self.sites[s][0]] = p.deferred.get(s, s.src.buffer).dtype.triton
         for copy in p.pre_copies + p.ring_copies:
-            self.smem[copy.dst.buffer] = self.fresh(f"{copy.dst.buffer.name}_smem")
+            self.smem[copy.dst.buffer] = self.fresh(f"{copy.dst.buffer.name}_smem", also="_desc")
         params = [self.param_name(x) for x in list(p.func.params) + list(p.func.sizes)]
         block = [self.name(v) for v in p.kernel.block_vars]
         sites = [n for pair in self.sites.values() for n in pair]
@@ -480,6 +495,11 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
         out.line("row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)")
         out.line(f"row_index = gl.arange(0, {ROWS}, layout=row_layout)")
         self.statements(p.before)
+        # S zeroed before the loop is zero in its first iteration only: the score gemms, emitted once
+        # for every iteration, accumulate unless the loop's own statements zero it (_loop_head)
+        self.zero.discard(p.qk.c.buffer)
+        for buf in self._first_written_in_loop():
+            out.line(f"{self.name(buf)} = {self.full(buf, '0')}  # assigned in the loop, read after it")
         out.line("mbarrier.wait(q_ready, 0)")
         k = self.bind(p.loop.var)
         out.origin(p.loop.loc)
@@ -500,6 +520,14 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
             out.line(f"{name} = {name} + {p.kernel.name}_exchange({name}, {buf}, {bar}, 0, part, row_layout)")
         self.statements(p.after)
         return self._finish(args, ["part: gl.constexpr"])
+
+    def _first_written_in_loop(self) -> list:
+        """Fragments the loop assigns and the statements after it read, but no statement before it
+        writes: a Gluon loop only carries out names that exist before it."""
+        p = self.p
+        before = {_writes(s) for s in ir.walk(p.before)}
+        assigned = dict.fromkeys(_writes(s) for s in ir.walk(p.loop_head + p.scores + p.loop_tail))
+        return [b for b in assigned if b is not None and b not in before and any(touches(s, {b}) for s in p.after)]
 
     def _scores(self) -> None:
         p = self.p
@@ -565,7 +593,7 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
         )
         for buf, _ in self.sites.values():
             out.line(
-                f"{buf} = gl.allocate_shared_memory(gl.float32, [4, {ROWS}], gl.SwizzledSharedLayout(1, 1, 1, [0]))"
+                f"{buf} = gl.allocate_shared_memory(gl.{self.slot_dtypes[buf]}, [4, {ROWS}], gl.SwizzledSharedLayout(1, 1, 1, [0]))"
             )
         for bar, count in (("q_ready", 1), ("p_ready", 2), ("p_free", 2)):
             out.line(f"{bar} = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())")

@@ -100,9 +100,20 @@ def _device_calls_restore_the_language() -> None:
     cls._t2t_restores = True
 
 
+def _gluon_imported_unpatched() -> None:
+    """Triton's interpreter imports Gluon lazily, from inside a launch, while it has
+    ``triton.language`` patched, and Gluon keeps the patched functions: every later sm_90 compile
+    of a Gluon kernel in the process fails. Import it before the first interpreted launch."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton.experimental.gluon") is not None:
+        import triton.experimental.gluon.language  # noqa: F401
+
+
 def use_library(interpret: bool) -> None:
     """Make every Triton standard-library function the flavour for ``interpret``."""
     if interpret:
+        _gluon_imported_unpatched()
         _index_one_element_tensors()
         _device_calls_restore_the_language()
     if _library_interpreted() is interpret:  # nothing to switch (and no interpreter to import)

@@ -89,3 +89,27 @@ def load_example(name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def compile_gluon_for_hopper(module, tmp_path, arg_type="*fp16", arg_types=None):
+    """Compile a generated Gluon module's kernel for sm_90 with the installed Triton (no GPU
+    needed): every argument a pointer of ``arg_type`` unless ``arg_types`` names it."""
+    import sys
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    name = f"generated_gluon_{tmp_path.name}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(module.source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    generated = importlib.util.module_from_spec(spec)
+    sys.modules[name] = generated  # Gluon reads the kernel's source through its module
+    spec.loader.exec_module(generated)
+    kernel = getattr(generated, module.launches[0].name)
+    signature = {a: (arg_types or {}).get(a, arg_type) for a in kernel.arg_names}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(kernel.arg_names))}
+    return triton.compile(
+        GluonASTSource(kernel, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
+    )

@@ -9,11 +9,10 @@ tl lowering on the interpreter, against the same torch reference.
 
 import importlib.util
 import math
-import sys
 
 import pytest
 import torch
-from t2t_util import assert_close, poison
+from t2t_util import assert_close, compile_gluon_for_hopper, poison
 
 import tile2triton
 import tile2triton.language as T
@@ -257,24 +256,8 @@ def _gluon_module(prim, func=None):
 def _compile_for_hopper(module, tmp_path, dtype="float16", overlapped=True):
     """Compile the generated module's kernel for sm_90 with this machine's Triton (no GPU needed);
     ``overlapped``: the loop has iterations after the peeled one, whose P V stays in flight."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    name = f"generated_attention_{tmp_path.name}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(module.source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    generated = importlib.util.module_from_spec(spec)
-    sys.modules[name] = generated
-    spec.loader.exec_module(generated)
-    kernel = getattr(generated, module.launches[0].name)
     half = "*fp16" if dtype == "float16" else "*bf16"
-    signature = {a: half if a != "Bias" else "*fp32" for a in kernel.arg_names}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(kernel.arg_names))}
-    compiled = triton.compile(
-        GluonASTSource(kernel, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
-    )
+    compiled = compile_gluon_for_hopper(module, tmp_path, half, {"Bias": "*fp32"})
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0 and ("wgmma.wait_group.sync.aligned 1;" in ptx) == overlapped
     assert compiled.metadata.shared <= 227 * 1024

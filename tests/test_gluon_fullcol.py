@@ -7,11 +7,10 @@ compute capability 9.0, and the same kernels run through the tl lowering on the 
 """
 
 import importlib.util
-import sys
 
 import pytest
 import torch
-from t2t_util import assert_close, poison
+from t2t_util import assert_close, compile_gluon_for_hopper, poison
 
 import tile2triton
 import tile2triton.language as T
@@ -171,26 +170,10 @@ def test_the_row_split_route_does_not_take_mla():
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_column_split_module_compiles_for_hopper(form, tmp_path):
     """The generated module compiles for sm_90 with the installed Triton (no GPU needed)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     module = emit_module(
         bind_kernel_source(mla_decode(2, 128, FORMS[form], form=form)), LoweringOptions(gluon=True, tensor_descriptors=True)
     )
-    name = f"generated_mla_{tmp_path.name}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(module.source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    generated = importlib.util.module_from_spec(spec)
-    sys.modules[name] = generated
-    spec.loader.exec_module(generated)
-    kernel = getattr(generated, module.launches[0].name)
-    signature = {a: "*fp16" for a in kernel.arg_names}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(kernel.arg_names))}
-    compiled = triton.compile(
-        GluonASTSource(kernel, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
-    )
+    compiled = compile_gluon_for_hopper(module, tmp_path)
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0 and "wgmma.wait_group.sync.aligned 0;" in ptx
     assert compiled.metadata.shared <= 227 * 1024
@@ -351,25 +334,9 @@ def test_other_wide_kernels_keep_the_tl_lowering(kwargs, reason):
 
 
 def _compile_for_hopper(prim, tmp_path, dtype):
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     module = emit_module(bind_kernel_source(prim), LoweringOptions(gluon=True, tensor_descriptors=True))
     assert module.source.startswith("# Gluon generated"), "the kernel should take the Gluon route"
-    name = f"generated_wide_{tmp_path.name}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(module.source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    generated = importlib.util.module_from_spec(spec)
-    sys.modules[name] = generated
-    spec.loader.exec_module(generated)
-    kernel = getattr(generated, module.launches[0].name)
-    signature = {a: "*bf16" if dtype == "bfloat16" else "*fp16" for a in kernel.arg_names}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(kernel.arg_names))}
-    return triton.compile(
-        GluonASTSource(kernel, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
-    )
+    return compile_gluon_for_hopper(module, tmp_path, "*bf16" if dtype == "bfloat16" else "*fp16")
 
 
 @pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")

@@ -598,12 +598,13 @@ class _Emitter:
                 del out.lines[start:]
                 out.last_origin = None
 
-    def _box(self, src: ir.Region, rows: int) -> str:
+    def _box(self, src: ir.Region, rows: int, width: int | None = None) -> list:
+        """The TMA box of a global region: ``rows`` of its row dim, ``width`` (else all) of the last."""
         wide = [d for d, e in enumerate(src.extents) if e != 1]
         box = [1] * len(src.extents)
         box[wide[0]] = rows
-        box[-1] = src.extents[-1]
-        return str(box)
+        box[-1] = src.extents[-1] if width is None else width
+        return box
 
     def _issue_qk(self, stage: str) -> None:
         p = self.p

@@ -39,10 +39,12 @@ from .gluon_plan import (
     _check_box,
     _check_row_local,
     _is_false,
+    _lane_indices,
     _prove_one_iteration,
     _whole,
     _writes,
     check_written_before_read,
+    is_const,
     one_pipelined_loop,
     touches,
 )
@@ -237,7 +239,7 @@ def _deferred_sums(p: ColumnPlan) -> dict:
         if acc is None or acc.dtype != d.dtype or any(s is not users[0] and touches(s, {acc}) for s in loop_stmts):
             continue
         zeroed = [s for s in p.before if touches(s, {acc})]
-        if len(zeroed) != 1 or not (isinstance(zeroed[0], ir.Fill) and is_const_zero(zeroed[0].value)):
+        if len(zeroed) != 1 or not (isinstance(zeroed[0], ir.Fill) and is_const(zeroed[0].value, 0)):
             continue
         out[r] = acc
     return out
@@ -251,9 +253,9 @@ def _linear_update(s: ir.Parallel, d: ir.Buffer):
     acc = store.buffer
 
     def at_lane(e, buf) -> bool:
-        return isinstance(e, ir.Load) and e.buffer is buf and len(e.indices) == 1 and _is_lane(e.indices[0], lane)
+        return isinstance(e, ir.Load) and e.buffer is buf and _lane_indices(e.indices, [lane])
 
-    if len(store.indices) != 1 or not _is_lane(store.indices[0], lane) or acc is d:
+    if not _lane_indices(store.indices, [lane]) or acc is d:
         return None
     value = store.value
     if not (isinstance(value, ir.BinOp) and value.op == "+"):
@@ -269,14 +271,6 @@ def _linear_update(s: ir.Parallel, d: ir.Buffer):
                 if at_lane(kept, acc) and not reads & {acc, d}:
                     return acc
     return None
-
-
-def _is_lane(e, lane) -> bool:
-    return isinstance(e, ir.VarRef) and e.var is lane
-
-
-def is_const_zero(e) -> bool:
-    return isinstance(e, ir.Const) and not isinstance(e.value, bool) and e.value == 0
 
 
 def _worth_it(block_n: int, dim_v: int) -> bool:
@@ -423,13 +417,6 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
 
     def _descs(self) -> list:
         return [f"{self.smem[c.dst.buffer]}_desc" for c in self.p.pre_copies + self.p.ring_copies]
-
-    def _box(self, src: ir.Region, rows: int, width: int) -> list:
-        wide = [d for d, e in enumerate(src.extents) if e != 1]
-        box = [1] * len(src.extents)
-        box[wide[0]] = rows
-        box[-1] = width
-        return box
 
     def _slot(self, buf: ir.Buffer, piece: int | str, ring: bool) -> str:
         """Which allocation of a shared tile holds ``piece`` (of this iteration's stage, in the ring)."""

@@ -50,16 +50,24 @@ def _library_interpreted() -> bool | None:
     return {"InterpretedFunction": True, "JITFunction": False}.get(kind)
 
 
-_index_patched = False
+_interpreter_mended = False
+
+
+def _mend_interpreter() -> None:
+    """Once per process, before the first interpreted launch: the interpreter fixes below."""
+    global _interpreter_mended
+    if _interpreter_mended:
+        return
+    _gluon_imported_unpatched()
+    _index_one_element_tensors()
+    _device_calls_restore_the_language()
+    _interpreter_mended = True
 
 
 def _index_one_element_tensors() -> None:
     """Triton 3.6's interpreter turns a scalar into an int (``range(0, n)`` with ``n`` computed from
     ``tl.program_id``) by ``int(array)``, on a one-element 1-D array, which NumPy 2 refuses; Triton
-    3.9 squeezes the array first.  Do that on older versions too, once per process."""
-    global _index_patched
-    if _index_patched:
-        return
+    3.9 squeezes the array first.  Do that on older versions too."""
     from triton.runtime import interpreter as ti
 
     patch = getattr(ti, "_patch_lang_tensor", None)
@@ -70,7 +78,6 @@ def _index_one_element_tensors() -> None:
             scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
 
         ti._patch_lang_tensor = patch_lang_tensor
-    _index_patched = True
 
 
 def _device_calls_restore_the_language() -> None:
@@ -82,7 +89,7 @@ def _device_calls_restore_the_language() -> None:
     from triton.runtime import interpreter as ti
 
     cls = getattr(ti, "InterpretedFunction", None)
-    if cls is None or getattr(cls, "_t2t_restores", False) or not hasattr(ti, "_LangPatchScope"):
+    if cls is None or not hasattr(ti, "_LangPatchScope"):
         return
 
     def call(self, *args, **kwargs):
@@ -97,7 +104,6 @@ def _device_calls_restore_the_language() -> None:
                 scope.restore()
 
     cls.__call__ = call
-    cls._t2t_restores = True
 
 
 def _gluon_imported_unpatched() -> None:
@@ -113,9 +119,7 @@ def _gluon_imported_unpatched() -> None:
 def use_library(interpret: bool) -> None:
     """Make every Triton standard-library function the flavour for ``interpret``."""
     if interpret:
-        _gluon_imported_unpatched()
-        _index_one_element_tensors()
-        _device_calls_restore_the_language()
+        _mend_interpreter()
     if _library_interpreted() is interpret:  # nothing to switch (and no interpreter to import)
         return
     from triton.runtime.interpreter import InterpretedFunction

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from enum import Enum
 
+from . import settings
+
 
 class PassConfigKey(str, Enum):
     """TileLang's pass-configuration keys (every member of TileLang's ``tilelang.transform.PassConfigKey``,
@@ -85,7 +87,7 @@ def enable_cache() -> None:
 
 
 def is_cache_enabled() -> bool:
-    return os.environ.get("TILE2TRITON_DISABLE_CACHE", "") in ("", "0")
+    return not settings.current().disable_cache
 
 
 def set_log_level(level) -> None:

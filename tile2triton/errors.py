@@ -17,6 +17,8 @@ import types
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from . import settings
+
 _F = TypeVar("_F", bound=Callable)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -87,7 +89,10 @@ def _short(path: str) -> str:
 # ----------------------------------------------------------------------------- user-facing tracebacks
 def debug_tracebacks() -> bool:
     """``TILE2TRITON_DEBUG=1``: errors keep tile2triton's internal frames."""
-    return os.environ.get("TILE2TRITON_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")
+    try:
+        return settings.current().debug
+    except settings.SettingError:  # reported where the settings are read for a compile, not here
+        return False
 
 
 def _library_dirs(chained: bool) -> tuple[str, ...]:

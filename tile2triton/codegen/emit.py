@@ -406,7 +406,7 @@ def _live_before(stmts: list, live_after: set, remove: bool) -> set:
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:
     if options.gluon and options.tensor_descriptors and len(func.kernels) == 1:
-        module = _gluon_attention_module(func)
+        module = _gluon_attention_module(func, options)
         if module is not None:
             return module
     functions, launches, helpers = [], [], set()
@@ -428,11 +428,11 @@ def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:
     return TritonModule(source, launches, line_map)
 
 
-def _gluon_attention_module(func: ir.PrimFunc) -> TritonModule | None:
+def _gluon_attention_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule | None:
     """The kernel as Gluon when it is an attention loop that gluon_attention.py (rows split between
     two consumers) or gluon_fullcol.py (columns split) lowers, else None."""
     kernel = func.kernels[0]
-    log = os.environ.get("TILE2TRITON_GLUON") == "log"
+    log = options.gluon_log
     origin = f"{os.path.basename(func.loc.file)}:{func.loc.line}" if func.loc.line else func.name
     reasons = []
     for route, what in ((gluon_attention, "attention loop"), (gluon_fullcol, "column-split attention loop")):

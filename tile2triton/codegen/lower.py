@@ -20,7 +20,6 @@ import contextlib
 import keyword
 import math
 import operator
-import os
 import struct
 from dataclasses import dataclass, field
 
@@ -80,21 +79,16 @@ class Names:
         return candidate
 
 
-def _env_flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    return default if value is None else value not in ("0", "", "false", "no")
-
-
 @dataclass
 class LoweringOptions:
     interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
     # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
-    vectorize_loops: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_VECTORIZE_LOOPS", True))
+    vectorize_loops: bool = True
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
     # for cards and Triton versions that have them
     tensor_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
-    shared_scratch: bool = field(default_factory=lambda: _env_flag("TILE2TRITON_SHARED_SCRATCH", False))
+    shared_scratch: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None
@@ -108,6 +102,8 @@ class LoweringOptions:
     # attention loops as Gluon with Hopper's asynchronous wgmma (codegen/gluon_attention.py); the
     # runtime sets it on sm_90 when Triton has Gluon (runtime/target.py)
     gluon: bool = False
+    # TILE2TRITON_GLUON=log: say on stderr which route each kernel takes, and why the others refused it
+    gluon_log: bool = False
     # thread view: a global load that threads of several lanes need is loaded by each of them, as in
     # TileLang (registers.broadcast_lanes); the runtime sets it from runtime/tuning.py's per_thread_loads
     per_thread_loads: bool = False

@@ -24,6 +24,7 @@ import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from .. import settings
 from .interpreter import use_library
 
 _modules: dict[str, object] = {}
@@ -57,7 +58,7 @@ def compile_count() -> int:
 
 
 def cache_disabled() -> bool:
-    return os.environ.get("TILE2TRITON_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.current().disable_cache
 
 
 _dirs: dict = {}
@@ -75,7 +76,7 @@ def _private_dir() -> Path:
 def cache_dir() -> Path:
     if cache_disabled():
         return _private_dir()
-    root = os.environ.get("TILE2TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tile2triton")
+    root = settings.current().cache_dir
     path = _dirs.get(root)
     if path is None:
         path = _dirs[root] = _usable_dir(Path(root))

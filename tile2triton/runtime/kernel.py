@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from .. import ir
+from .. import ir, settings
 from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
 from ..errors import KernelCallError, TileLangCompileError, user_facing
@@ -110,10 +110,17 @@ class JITKernel:
 
     def _launch_options(self, interpret: bool) -> dict:
         """Lowering options from the launch choice (runtime/tuning.py) and the pass configs."""
-        options = {"fast_math": tuning.fast_math(self.pass_configs), "per_thread_loads": tuning.per_thread_loads()}
+        env = settings.current()
+        options = {
+            "fast_math": tuning.fast_math(self.pass_configs),
+            "per_thread_loads": tuning.per_thread_loads(),
+            "vectorize_loops": env.vectorize_loops,
+            "shared_scratch": env.shared_scratch,
+        }
         if interpret:
             return options
         options["gluon"] = gluon_attention_supported(interpret)
+        options["gluon_log"] = env.gluon == "log"
         if self.launch_choice is None:
             self.launch_choice = tuning.LITERAL
             if tuning.mode() != "off" and torch.cuda.is_available():

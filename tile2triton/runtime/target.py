@@ -9,12 +9,13 @@ interpreter.  ``target`` pins one of the two (``"cuda"``, ``"cpu"``) or follows 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 
 import torch
 import triton
 import triton.language as tl
+
+from .. import settings
 
 try:
     from triton.runtime import _allocation
@@ -78,9 +79,9 @@ def default_interpret() -> bool:
 def tensor_descriptors_supported(interpret: bool) -> bool:
     """Tensor-descriptor (TMA) loads: on Hopper and newer with a Triton that has them.
     ``TILE2TRITON_TENSOR_DESCRIPTORS=0`` turns them off, ``=1`` on (the interpreter runs them too)."""
-    forced = os.environ.get("TILE2TRITON_TENSOR_DESCRIPTORS")
+    forced = settings.current().tensor_descriptors
     if forced is not None:
-        return forced not in ("0", "", "false", "no")
+        return forced
     if interpret or not hasattr(tl, "make_tensor_descriptor") or not torch.cuda.is_available():
         return False
     return torch.cuda.get_device_capability()[0] >= 9
@@ -91,7 +92,7 @@ def gluon_attention_supported(interpret: bool) -> bool:
     the generated code uses) with a Triton that has Gluon's Hopper module.
     ``TILE2TRITON_GLUON=0`` keeps every kernel on the ``tl`` lowering; ``=log`` reports on stderr
     which kernels take the Gluon route and why the others do not."""
-    if interpret or os.environ.get("TILE2TRITON_GLUON", "1") in ("0", "", "false", "no"):
+    if interpret or settings.current().gluon == "off":
         return False
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         return False
@@ -121,14 +122,6 @@ def ensure_allocator() -> None:
         triton.set_allocator(_cuda_workspace)
 
 
-# ``os.environ.get`` encodes the key on every call (microseconds); the mapping it reads is cheap
-_ENV_DATA = getattr(os.environ, "_data", None)
-_ENV_KEY = os.environ.encodekey("TRITON_INTERPRET") if _ENV_DATA is not None else None
-_ENV_ONE = os.environ.encodevalue("1") if _ENV_DATA is not None else None
-
-
 def interpret_env_on() -> bool:
     """Is TRITON_INTERPRET=1 set now (a warm interpreted launch then needs no mode switch)?"""
-    if _ENV_DATA is not None:
-        return _ENV_DATA.get(_ENV_KEY) == _ENV_ONE
-    return os.environ.get("TRITON_INTERPRET") == "1"
+    return settings.current().interpret_env

@@ -43,7 +43,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .. import ir
+from .. import ir, settings
 from ..ir.exprs import static
 
 ENV = "TILE2TRITON_TUNE"
@@ -80,12 +80,7 @@ LITERAL = LaunchChoice()
 
 def mode() -> str:
     """``"off"``, ``"heuristic"`` (the default) or ``"search"``, from ``TILE2TRITON_TUNE``."""
-    value = os.environ.get(ENV, "").strip().lower()
-    if value in ("0", "off", "false", "no"):
-        return "off"
-    if value in ("search", "2"):
-        return "search"
-    return "heuristic"
+    return settings.current().tune
 
 
 def fast_math(pass_configs) -> bool:
@@ -111,10 +106,7 @@ PER_THREAD_LOADS = True
 def per_thread_loads() -> bool:
     """``PER_THREAD_LOADS``, or ``TILE2TRITON_PER_THREAD_LOADS=1`` / ``=0``.  A code-generation
     choice, not a launch parameter: it holds under the interpreter too."""
-    value = os.environ.get(PER_THREAD_LOADS_ENV, "").strip().lower()
-    if not value:
-        return PER_THREAD_LOADS
-    return value not in ("0", "off", "false", "no")
+    return settings.current().per_thread_loads and PER_THREAD_LOADS
 
 
 # ------------------------------------------------------------------------------ kernel shape

@@ -1,0 +1,28 @@
+"""What code generation hands the runtime: a module's source and how to launch its kernels.
+Every route (the ``tl`` lowering, the Gluon routes) produces one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class KernelLaunch:
+    """How the runtime launches one generated kernel."""
+
+    name: str
+    grid: list  # ir.Expr per axis, evaluated on the host
+    num_warps: int
+    args: list  # ir.Buffer / ir.Var in Triton parameter order
+    aligned: list = field(default_factory=list)  # args whose base address must be 16-byte aligned (TMA)
+    # shared buffers in global scratch: bytes per program, passed as the hidden last argument
+    # ``scratch_param`` (runtime/scratch.py allocates it)
+    scratch_bytes: int = 0
+    scratch_param: str | None = None
+
+
+@dataclass
+class TritonModule:
+    source: str
+    launches: list = field(default_factory=list)
+    line_map: dict = field(default_factory=dict)  # generated line -> ir.Loc

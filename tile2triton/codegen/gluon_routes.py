@@ -6,6 +6,7 @@ runtime states in ``LoweringOptions.gluon`` / ``tensor_descriptors``, and a func
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from .. import ir
@@ -40,7 +41,25 @@ class GluonRoute:
         )
         args = list(func.params) + list(func.sizes)
         launch = KernelLaunch(entry, list(plan.kernel.grid), 4, args, plan.tma_sources)
-        return TritonModule(header + "\n\n" + body + "\n", [launch])
+        source = header + "\n\n" + body + "\n"
+        return TritonModule(source, [launch], line_map(source, plan.kernel))
+
+
+_ORIGIN = re.compile(r"^\s*# (?P<file>[^:\s]+):(?P<line>\d+): ")
+
+
+def line_map(source: str, kernel: ir.Kernel) -> dict:
+    """Generated line -> TileLang ``Loc``, read off the origin comments the Gluon emitters write
+    before each group of statements (``# file.py:12: T.gemm(...)``), as the ``tl`` printer records it."""
+    locs = {(os.path.basename(s.loc.file), s.loc.line): s.loc for s in ir.walk(kernel.body) if s.loc and s.loc.line}
+    mapped = {}
+    for number, text in enumerate(source.split("\n"), 1):
+        match = _ORIGIN.match(text)
+        if match:
+            loc = locs.get((match["file"], int(match["line"])))
+            if loc is not None:
+                mapped[number] = loc
+    return mapped
 
 
 register(GluonRoute("gluon-rows", "Gluon (attention loop)", gluon_attention))

@@ -51,13 +51,21 @@ def generated_line(exc, module, path: str | None):
     except ImportError:  # pragma: no cover - very old Triton
         CompilationError = ()  # noqa: N806
     lines = module.source.split("\n")
+    placed = []
     for e in _chain(exc):
         if CompilationError and isinstance(e, CompilationError) and getattr(e, "src", None):
             node_line = getattr(getattr(e, "node", None), "lineno", None)
             first = e.src.split("\n", 1)[0].strip()
             start = next((k for k, text in enumerate(lines, 1) if first and text.strip() == first), None)
             if node_line is not None and start is not None:
-                return start + node_line - 1, e
+                placed.append((start + node_line - 1, e))
+    # a function called from another (a Gluon partition under gl.warp_specialize) fails inside: the
+    # innermost error whose line the map places names the statement; a helper's has no origin
+    for line, e in reversed(placed):
+        if origin_of(module.line_map, line) is not None:
+            return line, e
+    if placed:
+        return placed[0]
     if path is None:
         return None
     path = os.path.abspath(path)

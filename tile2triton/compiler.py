@@ -11,8 +11,7 @@ from .frontend.bind import bind_prim_func, normalize_out_idx
 from .frontend.eager_bind import bind_eager
 from .frontend.source import KernelSource
 from .passes.analysis import referenced_buffers
-from .passes.check import check
-from .passes.grid_split import split_grid_barriers
+from .passes.pipeline import run_passes
 from .runtime.kernel import JITKernel
 
 
@@ -75,9 +74,7 @@ def compile_prim_func(func: KernelSource, out_idx=None):
     if not isinstance(func, KernelSource):
         raise TypeError(f"tile2triton.compile expects a @T.prim_func, got {type(func).__name__}")
     prim = bind_kernel_source(func, out_idx)
-    split_grid_barriers(prim)  # T.sync_grid / cluster barriers: consecutive launches
-    check(prim)
-    return prim
+    return run_passes(prim)
 
 
 def bind_kernel_source(func: KernelSource, out_idx=None):

@@ -48,8 +48,7 @@ from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_ar
 from .frontend.source import FunctionSource
 from .language.dtypes import DType
 from .language.proxy import TensorType
-from .passes.check import check
-from .passes.grid_split import split_grid_barriers
+from .passes.pipeline import run_passes
 from .runtime.cache import stats
 from .runtime.kernel import JITKernel, exec_generated
 from .runtime.validate import describe
@@ -427,8 +426,7 @@ class EagerFunction:
                     func = bind_eager(
                         self.source, self._compile_values(values), self.scalars, dict(zip(plan.const_names, consts))
                     )
-                    split_grid_barriers(func)  # T.sync_grid / cluster barriers: consecutive launches
-                    check(func)
+                    run_passes(func)
                     stats.binds += 1
                     kernel = JITKernel(
                         func, target=self.options.get("target"), pass_configs=self.options.get("pass_configs")

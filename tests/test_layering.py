@@ -95,3 +95,17 @@ def test_the_rule_sees_a_violation(tmp_path):
         assert sorted(_imports(module)) == ["tile2triton.codegen", "tile2triton.runtime"]
     finally:
         ROOT = saved
+
+
+def test_the_hooks_lower_stages_declare_are_filled_in_one_place():
+    """tile2triton/wiring.py fills every hook; no other module assigns one."""
+    from tile2triton import compiler, profiler
+    from tile2triton.frontend.source import KernelSource
+    from tile2triton.runtime.kernel import JITKernel
+
+    assert KernelSource.binder is compiler.bind_kernel_source
+    assert JITKernel.bind_prim_func is compiler.compile_prim_func
+    assert JITKernel.profiler_class is profiler.Profiler
+    hooks = ("KernelSource.binder =", "JITKernel.bind_prim_func =", "JITKernel.profiler_class =")
+    assigning = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if any(h in p.read_text() for h in hooks))
+    assert assigning == ["wiring.py"]

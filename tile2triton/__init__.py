@@ -13,6 +13,7 @@ from .profiler import TensorSupplyType
 from .runtime.kernel import JITKernel
 from .torch_ops import register_op
 from .tvm import DataType
+from .wiring import connect as _connect  # noqa: F401 - fills the hooks the stages declare
 
 __version__ = "0.1.0"
 

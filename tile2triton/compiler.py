@@ -99,8 +99,6 @@ def bind_kernel_source(func: KernelSource, out_idx=None):
     return prim
 
 
-KernelSource.binder = bind_kernel_source  # KernelSource.attrs binds through it
-
 
 def drop_unused_buffers(prim) -> None:
     """TileLang's ``Simplify(simplify_arguments=True)``: tensor parameters no kernel reads or writes
@@ -131,5 +129,3 @@ def _params(tree) -> list:
     args = tree.args
     return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
 
-
-JITKernel.bind_prim_func = staticmethod(compile_prim_func)  # JITKernel(prim_func, out_idx, ...) as in TileLang

@@ -14,7 +14,6 @@ import torch
 
 from . import ir
 from .errors import KernelCallError
-from .runtime.kernel import JITKernel
 
 
 class TensorSupplyType(Enum):
@@ -298,5 +297,3 @@ def _wall_clock(fn, n_warmup, n_repeat, quantiles, return_mode, sync=None):
         return times
     return statistics.fmean(times)
 
-
-JITKernel.profiler_class = Profiler  # kernel.get_profiler() (the runtime does not import this surface)

@@ -9,6 +9,7 @@ from .compiler import compile, par_compile
 from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
 from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
 from .jit import JITImpl, jit
+from .math import cdiv, next_power_of_2  # tilelang.cdiv / next_power_of_2: TileLang's root star-imports its math
 from .profiler import TensorSupplyType
 from .runtime.kernel import JITKernel
 from .torch_ops import register_op
@@ -43,13 +44,3 @@ __all__ = [
     "next_power_of_2",
     "__version__",
 ]
-
-
-def cdiv(a: int, b: int) -> int:
-    """``tilelang.cdiv``: integer ceil division."""
-    return -(-a // b)
-
-
-def next_power_of_2(n: int) -> int:
-    """``tilelang.next_power_of_2``."""
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()

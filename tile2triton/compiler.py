@@ -99,7 +99,6 @@ def bind_kernel_source(func: KernelSource, out_idx=None):
     return prim
 
 
-
 def drop_unused_buffers(prim) -> None:
     """TileLang's ``Simplify(simplify_arguments=True)``: tensor parameters no kernel reads or writes
     leave the signature (``kernel(A, B, C)`` for ``main(A, B, Bias, C)`` when Bias is unused).  Kept:
@@ -128,4 +127,3 @@ def drop_unused_buffers(prim) -> None:
 def _params(tree) -> list:
     args = tree.args
     return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
-

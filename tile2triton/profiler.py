@@ -296,4 +296,3 @@ def _wall_clock(fn, n_warmup, n_repeat, quantiles, return_mode, sync=None):
     if return_mode == "all":
         return times
     return statistics.fmean(times)
-

@@ -24,7 +24,7 @@ from ..ir import BOOL, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .threads import in_thread_view
-from .values import Lowerer, Tile, literal_value, prod
+from .values import Lowerer, Tile, literal_value, next_pow2, prod
 
 INT64 = DTYPES["int64"]
 
@@ -190,7 +190,7 @@ def lower_warp_op(lw: Lowerer, e: ir.WarpOp) -> Tile:
     # another non-trivial one is padded
     direct = all(padded[d] == extents[d] or prod(extents[d + 1 :]) == 1 for d in range(k))
     count = prod(extents)
-    size = prod(padded) if direct else _pow2(count)
+    size = prod(padded) if direct else next_pow2(count)
     ctx = _Linear(lw, e, lanes.rank - k, extents, padded, count, size, direct, e.group or size)
     result = WARP_LOWERINGS[e.op](ctx)
     return Tile(ctx.lanes_of(result), e.dtype, frozenset(range(lanes.rank)))
@@ -200,13 +200,6 @@ _NAMES = {"sum": "warp_reduce_sum", "max": "warp_reduce_max", "min": "warp_reduc
           "bitand": "warp_reduce_bitand", "bitor": "warp_reduce_bitor", "any": "any_sync", "all": "all_sync",
           "ballot": "ballot_sync", "count": "syncthreads_count", "match_any": "match_any_sync",
           "match_all": "match_all_sync"}  # fmt: skip
-
-
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 def _identity(op: str, dtype):

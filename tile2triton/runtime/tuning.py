@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass
 
 from .. import ir, settings
+from ..codegen.values import next_pow2
 from ..ir.exprs import static
 
 ENV = "TILE2TRITON_TUNE"
@@ -236,7 +237,7 @@ def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[Launch
     it).  ``wide`` (benchmarks/vs_tilelang.py --sweep wide): also 1 and 4 stages and half and
     double the warps, for measuring the table."""
     shape = shape_of(func)
-    literal = LaunchChoice(_pow2(max(1, shape.threads // 32)), shape.stages or None)
+    literal = LaunchChoice(next_pow2(max(1, shape.threads // 32)), shape.stages or None)
     base = resolve(heuristic(func, capability), literal)
     out = [literal, base]
     if shape.kind in ("attention", "gemm") and shape.stages:
@@ -261,13 +262,6 @@ def resolve(choice: LaunchChoice, literal: LaunchChoice) -> LaunchChoice:
     return LaunchChoice(
         choice.num_warps or literal.num_warps, choice.num_stages or literal.num_stages, choice.warp_specialize
     )
-
-
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 # ------------------------------------------------------------------------------ first-call search

@@ -166,8 +166,8 @@ class interpreter_mode:
         self.on = on
 
     def __enter__(self):
-        if self.on:
-            _INTERPRETER_LOCK.acquire()
+        # both directions change process-wide state (the variable, the library's flavour)
+        _INTERPRETER_LOCK.acquire()
         self.saved = os.environ.get("TRITON_INTERPRET")
         if self.on:
             os.environ["TRITON_INTERPRET"] = "1"
@@ -185,5 +185,24 @@ class interpreter_mode:
         default = self.saved == "1"
         if self.on != default:
             use_library(default)
-        if self.on:
+        _INTERPRETER_LOCK.release()
+
+
+class interpreted_launch:
+    """A warm interpreted launch: serialised with every other one (Triton's interpreter keeps the
+    grid and its patches of ``triton.language`` in process-wide state), in the interpreter mode unless
+    the process runs with TRITON_INTERPRET=1. The variable is read under the lock, so what is seen is
+    never another thread's temporary setting inside ``interpreter_mode``."""
+
+    def __enter__(self):
+        _INTERPRETER_LOCK.acquire()
+        self.mode = None if settings.current().interpret_env else interpreter_mode(True)
+        if self.mode is not None:
+            self.mode.__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            if self.mode is not None:
+                self.mode.__exit__(*exc)
+        finally:
             _INTERPRETER_LOCK.release()

@@ -21,7 +21,7 @@ from ..codegen.emit import TritonModule, emit_module
 from ..codegen.lower import LoweringOptions
 from ..errors import KernelCallError, TileLangCompileError, user_facing
 from . import tuning
-from .cache import interpreter_mode, load_module, stats
+from .cache import interpreted_launch, interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
 from .launcher import Lowered, exec_generated, generate_launcher
@@ -32,7 +32,6 @@ from .target import (
     default_interpret,
     ensure_allocator,
     gluon_attention_supported,
-    interpret_env_on,
     resolve_target,
     tensor_descriptors_supported,
 )
@@ -351,8 +350,11 @@ class JITKernel:
             if not launcher.warm and not interpret and self.tuning is None and tuning.mode() == "search":
                 if tuning.searchable(self.prim_func):
                     launcher = self._search_launch(launcher, run_slots, values)
-            if launcher.warm and (not interpret or interpret_env_on()):
+            if launcher.warm and not interpret:
                 self._launch(launcher, run_slots, values)
+            elif launcher.warm:
+                with interpreted_launch():
+                    self._launch(launcher, run_slots, values)
             else:  # the interpreter reads TRITON_INTERPRET at launch; a GPU kernel's first launch compiles
                 launcher = self._first_launch(launcher, run_slots, values, interpret)
                 if not launcher.warm:

@@ -17,11 +17,11 @@ import torch
 
 from ..codegen.emit import TritonModule
 from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
-from .cache import interpreter_mode
+from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch
-from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator, interpret_env_on
+from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
 
 
 class Lowered:
@@ -62,7 +62,7 @@ class _Source:
             "MISSING": _MISSING,
             "NULL_CONTEXT": NULL_CONTEXT,
             "interpreter_mode": interpreter_mode,
-            "interpret_env_on": interpret_env_on,
+            "interpreted_launch": interpreted_launch,
             "translate_error": translate_error,
         }
 
@@ -226,7 +226,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             src.env["ensure_allocator"] = ensure_allocator
             src.emit(5, "ensure_allocator()")
         if interp:
-            src.emit(5, "with NULL_CONTEXT if interpret_env_on() else interpreter_mode(True):")
+            src.emit(5, "with interpreted_launch():")
         else:  # Triton launches on the current device: make the tensors' device current
             src.env["current_device"] = torch.cuda.current_device
             src.env["device_guard"] = cuda_device_guard

@@ -234,3 +234,17 @@ def test_attention_backward_against_autograd(dev, causal, tile_atomic, block_M, 
     assert_close(dq, qd.grad, atol=2e-2, rtol=2e-2, msg="dQ")
     source = main.get_kernel_source(interpret=False)
     assert "sem='relaxed'" in next(s for s in source.splitlines() if "tl.atomic_add(" in s)
+
+
+def test_backward_launch_takes_the_warps_that_hold_the_most_accumulators():
+    """dK/dV kernel at head dim 192, 128 x 32 tiles: 128 x 192 dK and dV, 32 x 192 dQ and two 128 x 32
+    score tiles fit no block's registers; 8 warps hold the most (16 warps give a thread 128
+    registers, and spilled four times as much in the sm_90 compile)."""
+    from tile2triton.runtime import tuning
+
+    func = bwd_main(1, 4, 256, 192, False, 128, 32, False).prim_func
+    shape = tuning.shape_of(func)
+    assert shape.kind == "attention" and shape.acc_elems == 2 * 128 * 32 + 2 * 128 * 192 + 32 * 192
+    assert tuning.heuristic(func, (9, 0)).num_warps == 8
+    # the regression size of mha_bwd_bhsd (64 x 64 tiles, dim 64): four warps hold all five
+    assert tuning.heuristic(bwd_main(1, 16, 512, 64, False, 64, 64, False).prim_func, (9, 0)).num_warps == 4

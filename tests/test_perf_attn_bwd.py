@@ -248,3 +248,45 @@ def test_backward_launch_takes_the_warps_that_hold_the_most_accumulators():
     assert tuning.heuristic(func, (9, 0)).num_warps == 8
     # the regression size of mha_bwd_bhsd (64 x 64 tiles, dim 64): four warps hold all five
     assert tuning.heuristic(bwd_main(1, 16, 512, 64, False, 64, 64, False).prim_func, (9, 0)).num_warps == 4
+
+
+# ----------------------------------------------------------------------------- zero-padded gemm operands
+@tilelang.jit(out_idx=[2])
+def padded_k_gemm(M, N, K, computed_a):
+    """C = f(X) @ W with K = 48 (padded to 64 in registers).  W, and X when it is copied as it is,
+    come from global copies, so their padded K lanes hold zeros; log(X) computed in a T.Parallel
+    holds log(0) = -inf there, which must still be zeroed (-inf * 0 is NaN)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, K), "float32"), W: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_shared((M, K), "float32")
+            a = T.alloc_fragment((M, K), "float32")
+            w = T.alloc_shared((K, N), "float32")
+            c = T.alloc_fragment((M, N), "float32")
+            T.copy(X, x)
+            T.copy(W, w)
+            T.clear(c)
+            if computed_a:
+                for i, j in T.Parallel(M, K):
+                    a[i, j] = T.log(x[i, j])
+                T.gemm(a, w, c)
+            else:
+                T.gemm(x, w, c)
+            T.copy(c, C)
+
+    return main
+
+
+@pytest.mark.parametrize("computed_a", [False, True], ids=["copied", "computed"])
+def test_padded_k_gemm_zeroes_only_what_may_hold_junk(dev, computed_a):
+    M, N, K = 40, 24, 48
+    x = torch.rand(M, K, device=dev) + 0.5
+    w = torch.randn(K, N, device=dev)
+    kernel = padded_k_gemm(M, N, K, computed_a)
+    out = kernel(x, w)
+    a = x.double().log() if computed_a else x.double()
+    assert_close(out, a @ w.double(), atol=1e-3, rtol=1e-3)
+    dot = next(s for s in kernel.get_kernel_source(interpret=False).splitlines() if "tl.dot(" in s)
+    # W's padding is zero (a copy from global); X's too, log(X)'s is not
+    assert dot.count("tl.where") == (1 if computed_a else 0)

@@ -2,7 +2,7 @@
 
 TileLang's example kernels, run unmodified through tile2triton (``import tilelang`` resolves to it):
 ``example_mha_bwd_bhsd.py`` and ``example_gqa_bwd.py`` (its ``flashattn_bwd_split``), at the
-sizes of their ``run_regression_perf`` and at one larger size each.  Per case:
+sizes of their ``run_regression_perf`` and at larger ones.  Per case:
 
 * ``main ms``: the dK/dV kernel alone (it accumulates dQ with ``T.atomic_add``), the kernel the
   regression suite times;
@@ -13,15 +13,20 @@ sizes of their ``run_regression_perf`` and at one larger size each.  Per case:
 * ``err``: the largest |difference| of dQ, dK, dV against SDPA's gradients (scaled by their max).
 
 All timings: ``triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")``.
-``--sweep`` also times the main kernel under other launch choices (``runtime/tuning.py``).
+``--sweep`` also times the main kernel under other launch choices (``runtime/tuning.py``: warps
+4/8/16 x stages 1/2/3) and with pointer loads instead of in-kernel TMA descriptors; use it with
+``--only`` to stay within two minutes.
 
-    PYTHONPATH=. python3 benchmarks/attn_bwd_cases.py TILELANG/examples/flash_attention [--sweep]
+    PYTHONPATH=. python3 benchmarks/attn_bwd_cases.py TILELANG/examples/flash_attention [--sweep --only gqa]
+
+It runs unchanged on a checkout before issue 23's changes, for a before/after table.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -168,6 +173,21 @@ def _sweep(case: Case) -> list[str]:
                 out.append(f"{choice.label()} {_bench(lambda v=variant: v(*case.args)):.4f}")
             except Exception as exc:  # a choice Triton cannot build (shared memory)
                 out.append(f"{choice.label()} failed ({type(exc).__name__})")
+    # the chosen launch with pointer loads instead of in-kernel TMA descriptors (each program
+    # builds its descriptors at its start: a cost a short kernel may see)
+    saved = os.environ.get("TILE2TRITON_TENSOR_DESCRIPTORS")
+    os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"] = "0"
+    try:
+        variant = JITKernel(
+            case.kernel.prim_func, pass_configs=case.kernel.pass_configs, launch=case.kernel.launch_choice
+        )
+        variant(*case.args)  # compiled here, under the setting
+        out.append(f"{case.kernel.launch_choice.label()} pointer loads {_bench(lambda: variant(*case.args)):.4f}")
+    finally:
+        if saved is None:
+            del os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"]
+        else:
+            os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"] = saved
     return out
 
 
@@ -210,7 +230,7 @@ def main(argv=None) -> int:
         launch = case.kernel.launch_choice.label() if case.kernel.launch_choice is not None else "-"
         print(f"| {name} | {launch} | {t_main:.4f} | {case.flops / t_main * 1e-9:.0f} | {t_bwd:.4f} | "
               f"{t_sdpa:.4f} | {t_sdpa / t_bwd:.2f}x | {case.err:.1e} |", flush=True)  # fmt: skip
-        if ns.sweep:
+        if ns.sweep and not ns.cpu:
             sweeps.append((name, _sweep(case)))
     for name, cells in sweeps:
         print(f"sweep {name} (main ms): " + "; ".join(cells))

@@ -27,10 +27,13 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     def element(dst_buf, dst_idx, value: Tile | None):
         if _shared_scatter_reduce(lw, s, dst_buf, dst_idx, value):  # a register-resident shared buffer
             return
+        order = {}
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
+        else:
+            order = _sem(s)
         idx = [lw.ev(i) for i in dst_idx]
         # every iteration (thread) performs its own atomic, also where the address is the same
         # for all of them (``T.atomic_add(count[0], 1)``, the other threads of a 2-D block)
@@ -51,7 +54,7 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             if bits is not None:  # exchange the float's bits (the interpreter exchanges integers only)
                 ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(DTYPES[bits])))
                 node = P.call(P.attr(node, "to"), P.dtype(DTYPES[bits]), bitcast=True)
-            call = P.call(fn, ptr, node, **kwargs)
+            call = P.call(fn, ptr, node, **kwargs, **order)
             if _needs_cas(lw, s.kind, dst_buf.dtype):
                 call = _atomic_rmw_16bit(lw, s.kind, dst_buf, ptr, value, mask, axes)
             if bits is not None and s.result is not None:
@@ -74,16 +77,6 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         element(s.dst.buffer, s.dst.indices, lw.ev(s.value) if s.value is not None else None)
         return
 
-    if (
-        isinstance(s.dst, ir.Load)
-        and s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL)
-        and s.dst.buffer not in lw.scratch.views
-    ):
-        _register_reduction(lw, s)
-        return
-    if isinstance(s.dst, ir.Load):
-        element(s.dst.buffer, s.dst.indices, lw.ev(s.value))
-        return
     regions = [s.dst] + ([s.value] if isinstance(s.value, ir.Region) else [])
     base = regions[-1] if len(regions) == 2 and _scope_rank(regions[1].buffer) > 0 else s.dst
 
@@ -95,6 +88,19 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
 
 
 _XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
+
+# TileLang's memory orders as Triton's ``sem``: Triton has no seq_cst (acq_rel, its default, is
+# its strongest) and no consume (acquire is the next stronger)
+_TRITON_SEM = {"relaxed": "relaxed", "consume": "acquire", "acquire": "acquire", "release": "release"}
+
+
+def _sem(s: ir.Atomic) -> dict:
+    """``sem=`` of a global atomic's Triton call: the source's memory order where it is weaker than
+    Triton's default acq_rel.  A relaxed read-modify-write with no result used is a fire-and-forget
+    ``red.global`` (vectorised over the tile), where acq_rel fences every access at GPU scope
+    (``MEMBAR.ALL.GPU`` before it, an L1 invalidation after it)."""
+    sem = _TRITON_SEM.get(s.order)
+    return {"sem": P.const(sem)} if sem is not None and s.kind != "load" else {}
 
 
 def _needs_cas(lw: Lowerer, kind: str, dt) -> bool:

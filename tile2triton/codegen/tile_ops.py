@@ -11,6 +11,7 @@ from .. import ir
 from ..ir import FLOAT32, INT32
 from ..ir.exprs import const_int, static
 from ..language.dtypes import DTYPES
+from ..passes.analysis import zero_padded
 from . import pyast as P
 from .descriptors import descriptor_load
 from .rules import close_lanes, lower_store, open_lanes
@@ -217,9 +218,12 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     if s.trans_b:
         b = P.call("tl.trans", b)
     kp = next_pow2(k)
-    if kp != k:  # padded K lanes hold junk: zero them in both operands
-        a = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 1, 2), P.const(k)), a, P.const(0))
-        b = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 0, 2), P.const(k)), b, P.const(0))
+    if kp != k:  # padded K lanes hold junk: zero them in both operands, unless they hold zeros
+        zeros = zero_padded(lw.kernel) - set(lw.scratch.views)
+        if s.a.buffer not in zeros:
+            a = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 1, 2), P.const(k)), a, P.const(0))
+        if s.b.buffer not in zeros:
+            b = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 0, 2), P.const(k)), b, P.const(0))
     a_dt, b_dt = lw.storage_dtype(s.a.buffer.dtype), lw.storage_dtype(s.b.buffer.dtype)
     acc_dt = lw.storage_dtype(c_buf.dtype)
     if a_dt != b_dt:

@@ -99,13 +99,18 @@ def _arguments_at_definition(source: KernelSource) -> None:
 
 KernelSource.definition_checks.append(_arguments_at_definition)
 
+# TileLang's atomic_add/max/min/or with no memory_order are relaxed (memory order id 0, CUDA's
+# atomicAdd); T.atomic_addx2/x4 take none and are relaxed too.
+RELAXED = "relaxed"
+
 
 def _atomic_rule(kind):
     def bind(b: BinderLike, node, args):
         _check_memory_order(b, node, f"atomic_{kind}", args.get("memory_order"))
+        order = args.get("memory_order") or RELAXED
         dst, value = args["dst"], args["value"]
         if isinstance(dst, ir.Load) and not isinstance(value, (ir.Buffer, ir.Region)):
-            return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False))
+            return _element_atomic(b, node, kind, dst, as_expr(value), args.get("return_prev", False), order)
         if args.get("return_prev"):
             raise b.error(f"T.atomic_{kind}(..., return_prev=True) takes one element (dst[i, j]), not a tile", node)
         dst = _operand(b, dst, node, "atomic destination")
@@ -114,10 +119,10 @@ def _atomic_rule(kind):
             src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
             dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
             src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
-            b.emit(ir.Atomic(b.loc(node), kind, to_region(dst, dst_ext), to_region(value, src_ext)))
+            b.emit(ir.Atomic(b.loc(node), kind, to_region(dst, dst_ext), to_region(value, src_ext), order=order))
         else:
             region = dst if isinstance(dst, ir.Region) else whole(dst)
-            b.emit(ir.Atomic(b.loc(node), kind, region, as_expr(value)))
+            b.emit(ir.Atomic(b.loc(node), kind, region, as_expr(value), order=order))
         return None
 
     return bind
@@ -127,12 +132,14 @@ for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
 
 
-def _element_atomic(b: BinderLike, node, kind: str, dst: ir.Load, value, return_prev) -> ir.Expr | None:
+def _element_atomic(
+    b: BinderLike, node, kind: str, dst: ir.Load, value, return_prev, order: str | None
+) -> ir.Expr | None:
     """One element's atomic; with ``return_prev`` its value is the element's previous value."""
     if not isinstance(return_prev, bool):
         raise b.error("return_prev must be a compile-time bool", node)
     result = ir.Var(b.fresh_name("prev"), dst.buffer.dtype, "let") if return_prev else None
-    b.emit(ir.Atomic(b.loc(node), kind, dst, value, result))
+    b.emit(ir.Atomic(b.loc(node), kind, dst, value, result, order))
     return ir.VarRef(result) if result is not None else None
 
 
@@ -142,7 +149,8 @@ def bind_atomic_or(b: BinderLike, node, args):
     if not isinstance(dst, ir.Load) or not dst.buffer.dtype.is_int:
         raise b.error("T.atomic_or takes one element of an integer buffer (dst[i])", node)
     _check_memory_order(b, node, "atomic_or", args.get("memory_order"))
-    return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True)
+    order = args.get("memory_order") or RELAXED
+    return _element_atomic(b, node, "or", dst, as_expr(args["value"], b.loc(node)), True, order)
 
 
 @rule("atomic_load")
@@ -150,7 +158,7 @@ def bind_atomic_load(b: BinderLike, node, args):
     if not isinstance(args["src"], ir.Load):
         raise b.error("T.atomic_load takes one element (src[i])", node)
     _check_memory_order(b, node, "atomic_load", args["memory_order"])
-    return _element_atomic(b, node, "load", args["src"], None, True)
+    return _element_atomic(b, node, "load", args["src"], None, True, args["memory_order"])
 
 
 @rule("atomic_store")
@@ -158,7 +166,7 @@ def bind_atomic_store(b: BinderLike, node, args):
     if not isinstance(args["dst"], ir.Load):
         raise b.error("T.atomic_store takes one element (dst[i])", node)
     _check_memory_order(b, node, "atomic_store", args["memory_order"])
-    _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False)
+    _element_atomic(b, node, "xchg", args["dst"], as_expr(args["src"], b.loc(node)), False, args["memory_order"])
 
 
 @rule("atomic_addx2", "atomic_addx4")
@@ -185,7 +193,8 @@ def bind_atomic_add_vector(b: BinderLike, node, args, name):
         return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
 
     prev = [
-        _element_atomic(b, node, "add", shifted(dst, k), shifted(src, k), args["return_prev"]) for k in range(lanes)
+        _element_atomic(b, node, "add", shifted(dst, k), shifted(src, k), args["return_prev"], RELAXED)
+        for k in range(lanes)
     ]
     # return_prev: the vector of previous values, as a tuple (stored with ``Prev[i : i + lanes] = ...``)
     return tuple(prev) if args["return_prev"] else None

@@ -311,6 +311,8 @@ class Atomic(Stmt):
     dst: object  # Region (tile form) or Load (element form)
     value: object  # Region or Expr
     result: Var | None = None  # element form: bound to the previous value (return_prev=True)
+    # TileLang's memory order ("relaxed", ..., "seq_cst"); None: Triton's strongest (acq_rel)
+    order: str | None = None
 
 
 @dataclass(eq=False)

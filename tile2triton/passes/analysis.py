@@ -202,3 +202,66 @@ def _touched(stmts, buf) -> bool:
             if isinstance(r, ir.Region) and r.buffer is buf:
                 return True
     return False
+
+
+# ---------------------------------------------------------------------------------- zero padding
+# kernel -> its zero-padded buffers (see ``zero_padded``); weak keys: it lives as long as the IR does
+_ZERO_PADDED: weakref.WeakKeyDictionary[ir.Kernel, frozenset] = weakref.WeakKeyDictionary()
+
+
+def zero_padded(kernel: ir.Kernel) -> frozenset:
+    """Shared and fragment buffers whose padding lanes (a register tile is padded to powers of two)
+    hold zeros wherever the buffer is read: its every write is a ``T.copy`` from a global tensor
+    into the whole buffer (a load masked with ``other=0`` there, which is 0 in the padding as well)
+    or a ``T.fill`` / ``T.clear`` with 0, and it starts zeroed or with such a write.  A gemm needs no
+    select to zero such an operand's padded K lanes.  A kernel with ``T.annotate_safe_value`` has
+    none (its masked loads read other values)."""
+    cached = _ZERO_PADDED.get(kernel)
+    if cached is not None:
+        return cached
+    seen: set = set()
+    bad: set = set()
+    if kernel.safe_values or any(isinstance(s, ir.SafeValues) for s in ir.walk(kernel.body)):
+        _ZERO_PADDED[kernel] = frozenset()
+        return frozenset()
+    for s in ir.walk(kernel.body):
+        named = ir.operand_buffers(s)
+        if isinstance(s, ir.Store):
+            named.add(s.buffer)
+        dst = getattr(s, "dst", None)
+        if isinstance(dst, ir.Load):  # an element atomic, a thread allreduce: writes one element
+            named.add(dst.buffer)
+        for b in named:
+            seen.add(b)
+            if b.alias_of is not None:  # a view writes the buffer it views
+                bad.update((b, b.root))
+            elif not _keeps_zero_padding(s, b):
+                bad.add(b)
+    result = frozenset(
+        b for b in seen - bad if b.scope in (ir.SHARED, ir.FRAGMENT) and b.dtype.is_float and b.dtype.bits >= 8
+    )
+    _ZERO_PADDED[kernel] = result
+    return result
+
+
+def _is_zero(e) -> bool:
+    return isinstance(e, ir.Const) and e.value == 0 or isinstance(e, ir.Cast) and _is_zero(e.value)
+
+
+def _keeps_zero_padding(s: ir.Stmt, buf: ir.Buffer) -> bool:
+    """``s`` only reads ``buf``, or writes the whole of it with zeros in its padding."""
+    if isinstance(s, ir.Alloc):
+        return s.init is None or _is_zero(s.init)
+    if isinstance(s, ir.Copy) and isinstance(s.dst, ir.Region) and s.dst.buffer is buf:
+        return s.dst.is_whole() and isinstance(s.src, ir.Region) and s.src.buffer.scope == ir.GLOBAL
+    if isinstance(s, ir.Copy):
+        return isinstance(s.src, ir.Region) and s.src.buffer is buf
+    if isinstance(s, ir.Fill):
+        return s.dst.is_whole() and _is_zero(s.value)
+    if isinstance(s, ir.Gemm):
+        return s.c.buffer is not buf
+    if isinstance(s, (ir.Reduce, ir.Scan)):
+        return s.dst.buffer is not buf
+    if isinstance(s, ir.Atomic):
+        return isinstance(s.value, ir.Region) and s.value.buffer is buf and s.dst.buffer is not buf
+    return False

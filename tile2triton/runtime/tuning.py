@@ -195,8 +195,9 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
     """The table measured on an H200 with Triton 3.6 (BENCHMARKS.md, "Launch parameters"):
 
     * a loop with two dependent gemms (attention): the fewest warps (4, 8, 16) that hold its
-      accumulators in at most REGS_PER_THREAD registers a thread, and 3 pipeline stages where
-      they fit in shared memory (else 2; 4 was slower wherever it fit);
+      accumulators in at most REGS_PER_THREAD registers a thread (``_acc_budget``: fewer where
+      the register file gives a thread less), else the warps that hold the most of them, and 3
+      pipeline stages where they fit in shared memory (else 2; 4 was slower wherever it fit);
     * a loop with one gemm: the source's warps, and at least 3 stages where they fit (2 stages
       were slower than 3 on every GEMM measured; more than 3 gained nothing, so more stay);
     * a short loop (at most SHORT_LOOP iterations, known when compiling: a split-K decode's
@@ -215,11 +216,22 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
     fits = [n for n in (3, 2) if n * shape.stage_bytes + shape.fixed_bytes <= SMEM_LIMIT - SMEM_SLACK]
     if shape.kind == "gemm":
         return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
-    warps = next((w for w in (4, 8, 16) if shape.acc_elems <= REGS_PER_THREAD * 32 * w), max(16, shape.threads // 32))
+    holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
+    warps = holds[0] if holds else max((4, 8, 16), key=lambda w: (_acc_budget(w) * 32 * w, -w))
     stages = fits[0] if fits else shape.stages
     if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
         stages = max(fits + [1], key=lambda n: (_blocks_per_sm(shape, warps, n), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
+
+
+def _acc_budget(warps: int) -> int:
+    """Accumulator registers a thread of a ``warps``-warp block can hold: REGS_PER_THREAD, or less
+    where the register file gives each thread fewer than that plus REG_OVERHEAD (16 warps: 65536 /
+    512 = 128 registers a thread, 64 for accumulators).  Accumulators that no block holds go to the
+    warps whose threads hold the most of them: past that, more warps only spill more (attention
+    backward's dK/dV kernel at 128 x 192 + 128 x 128 accumulators, compiled for sm_90: 16 warps
+    ~250 spill instructions, 8 warps ~60)."""
+    return min(REGS_PER_THREAD, REGS_PER_SM // (32 * warps) - REG_OVERHEAD)
 
 
 def _blocks_per_sm(shape: KernelShape, warps: int, stages: int) -> int:

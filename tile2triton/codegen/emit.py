@@ -348,6 +348,8 @@ def _live_before(stmts: list, live_after: set, remove: bool) -> set:
     for st in reversed(stmts):
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             target = st.targets[0].id
+            if isinstance(st.value, ast.Name) and st.value.id == target:
+                continue  # `x = x` (left where index-set splitting folded a select away): no effect
             if target not in live and _atomic(st.value):
                 # an atomic whose previous value is not used: still performed, as a statement
                 expr = ast.Expr(st.value)

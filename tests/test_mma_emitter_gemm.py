@@ -16,12 +16,13 @@ M, N, K = 192, 320, 96  # multiples of the blocks below (the emitter needs whole
 
 
 def emitter_gemm(in_dtype, accum_dtype, out_dtype, warps, a_t=False, b_t=True, chunk=32, store="4d",
-                 touch_c=False, barrier_in_k_loop=False, k_pad=0):  # fmt: skip
+                 touch_c=False, barrier_in_k_loop=False, k_pad=0, sizes=(M, N, K)):  # fmt: skip
     """C = A @ B^T (A given transposed when ``a_t``, B as N x K when ``b_t``), as the example writes it.
     ``store``: stmatrix into a 4-D shared tile ("4d"), a 2-D one ("2d"), or global memory ("global").
     ``touch_c``: a thread-view loop also reads and writes C's fragments (they stay per thread).
     ``barrier_in_k_loop``: a T.sync_threads in the k loop (the tile form, without the k-loop rewrite).
     ``k_pad``: shared tiles ``k_pad`` columns wider than the chunk (the k loop covers a part of them)."""
+    M, N, K = sizes  # noqa: N806
     block_row_warps, block_col_warps, warp_row_tiles, warp_col_tiles = warps
     emitter = TensorCoreIntrinEmitter(
         a_dtype=in_dtype, b_dtype=in_dtype, accum_dtype=accum_dtype, a_transposed=a_t, b_transposed=b_t,
@@ -84,7 +85,7 @@ def emitter_gemm(in_dtype, accum_dtype, out_dtype, warps, a_t=False, b_t=True, c
     return main
 
 
-def _inputs(in_dtype, a_t, b_t, dev):
+def _inputs(in_dtype, a_t, b_t, dev, M, N, K):  # noqa: N803
     torch_in = getattr(torch, in_dtype)
     if torch_in == torch.int8:
         a = torch.randint(-8, 8, (M, K), dtype=torch.int8, device=dev)
@@ -98,9 +99,10 @@ def _inputs(in_dtype, a_t, b_t, dev):
 
 def _run(dev, in_dtype, accum_dtype, out_dtype, warps, factor=1, **kw):
     a_t, b_t = kw.get("a_t", False), kw.get("b_t", True)
+    m, n, k = kw.get("sizes", (M, N, K))
     kernel = tilelang.compile(emitter_gemm(in_dtype, accum_dtype, out_dtype, warps, **kw))
-    (a, b), ref = _inputs(in_dtype, a_t, b_t, dev)
-    c = poison((M, N), getattr(torch, out_dtype), dev)
+    (a, b), ref = _inputs(in_dtype, a_t, b_t, dev, m, n, k)
+    c = poison((m, n), getattr(torch, out_dtype), dev)
     kernel(a, b, c)
     exact = accum_dtype == T.int32
     tol = 0 if exact else (2e-2 if out_dtype == T.float16 else 1e-3)
@@ -141,6 +143,8 @@ def test_tile_form_without_the_k_loop_rewrite(dev):
 
 
 def test_fragments_read_elsewhere_keep_the_exact_form(dev):
-    """Code that reads and writes C's fragments per thread sees TileLang's layout: the exact form."""
-    src = _run(dev, T.float16, T.float32, T.float32, (2, 2, 32, 16), factor=2, touch_c=True, store="global")
+    """Code that reads and writes C's fragments per thread sees TileLang's layout: the exact form
+    (slow on the interpreter: smaller sizes)."""
+    src = _run(dev, T.float16, T.float32, T.float32, (2, 2, 32, 16), factor=2, touch_c=True, store="global",
+               sizes=(64, 96, 64))  # fmt: skip
     assert "tx = tl.arange" in src, src

@@ -94,6 +94,7 @@ def _tile_allowed(b: BinderLike, call) -> bool:
         b.kernel is not None
         and emitter.thread_var is None
         and b.kernel.threads == emitter.threads
+        and len(b.kernel.thread_extents) == 1  # the emitter numbers threads by threadIdx.x alone
         and b.parallel_depth == 0
         and getattr(b, "ws_threads", None) is None
     )
@@ -140,7 +141,7 @@ def resolve_fragment_ops(b: BinderLike, kernel: ir.Kernel) -> None:
             parent[find(a)] = find(arrays[0])
         if op.tile is None or not uniform:
             refused.update(arrays)
-    refused |= _escaped(kernel.body, set(shadows))
+    refused |= _escaped(kernel.body, set(shadows), True)
     refused |= {a for a, s in shadows.items() if len(s) != 1}
     bad_groups = {find(a) for a in refused}
     tiled = {a: next(iter(s)) for a, s in shadows.items() if find(a) not in bad_groups}
@@ -180,15 +181,15 @@ def _per_thread(e: ir.Expr) -> bool:
     return False
 
 
-def _escaped(body: list, arrays: set) -> set:
+def _escaped(body: list, arrays: set, uniform: bool) -> set:
     """The fragment arrays some statement other than a fragment operation, an allocation or a
-    whole-array fill reads or writes."""
+    whole-array fill that every thread reaches alike reads or writes."""
     found: set = set()
     for s in body:
         if isinstance(s, FragmentOp):
             continue
-        if isinstance(s, ir.Fill) and s.dst.buffer in arrays and s.dst.is_whole():
-            found |= {e.buffer for e in [s.value] if isinstance(e, ir.Load)} & arrays
+        if isinstance(s, ir.Fill) and s.dst.buffer in arrays and s.dst.is_whole() and uniform:
+            found |= {ld.buffer for ld in ir.loads_in(s)} & arrays
             continue
         if not isinstance(s, ir.Alloc):
             touched = {ld.buffer for ld in ir.loads_in(s)} | ir.operand_buffers(s)
@@ -199,10 +200,17 @@ def _escaped(body: list, arrays: set) -> set:
             if isinstance(s, ir.ThreadAllReduce):
                 touched.add(s.dst.buffer)
             found |= touched & arrays
+        inner = uniform
+        if isinstance(s, ir.If):
+            inner = uniform and not _per_thread(s.cond)
+        elif isinstance(s, (ir.Parallel, ir.While)):
+            inner = False
+        elif isinstance(s, ir.For):
+            inner = uniform and s.kind != "vectorized" and not ir.loop_exits(s.body)
         for attr in ("body", "then_body", "else_body"):
             child = getattr(s, attr, None)
             if child:
-                found |= _escaped(child, arrays)
+                found |= _escaped(child, arrays, inner)
     return found
 
 
@@ -230,13 +238,17 @@ def _rewrite(body: list, tiled: dict) -> list:
 
 
 def _mentions(body: list, variables: set) -> bool:
+    """Whether a statement names one of ``variables`` (or is a thread collective, which needs the
+    thread view without naming a thread)."""
     for s in ir.walk(body):
+        if isinstance(s, ir.ThreadAllReduce):
+            return True
         exprs = list(ir.stmt_exprs(s))
         if isinstance(s, ir.Let):
             exprs.append(ir.VarRef(s.var))
         for e in exprs:
             for sub in ir.iter_expr_tree(e):
-                if isinstance(sub, ir.VarRef) and sub.var in variables:
+                if isinstance(sub, ir.WarpOp) or (isinstance(sub, ir.VarRef) and sub.var in variables):
                     return True
     return False
 

@@ -16,12 +16,14 @@ M, N, K = 192, 320, 96  # multiples of the blocks below (the emitter needs whole
 
 
 def emitter_gemm(in_dtype, accum_dtype, out_dtype, warps, a_t=False, b_t=True, chunk=32, store="4d",
-                 touch_c=False, barrier_in_k_loop=False, k_pad=0, sizes=(M, N, K)):  # fmt: skip
+                 touch_c=False, barrier_in_k_loop=False, k_pad=0, sizes=(M, N, K), atoms=None):  # fmt: skip
     """C = A @ B^T (A given transposed when ``a_t``, B as N x K when ``b_t``), as the example writes it.
     ``store``: stmatrix into a 4-D shared tile ("4d"), a 2-D one ("2d"), or global memory ("global").
     ``touch_c``: a thread-view loop also reads and writes C's fragments (they stay per thread).
     ``barrier_in_k_loop``: a T.sync_threads in the k loop (the tile form, without the k-loop rewrite).
-    ``k_pad``: shared tiles ``k_pad`` columns wider than the chunk (the k loop covers a part of them)."""
+    ``k_pad``: shared tiles ``k_pad`` columns wider than the chunk (the k loop covers a part of them).
+    ``atoms``: mma_atom over every atom instead of mma, "grid" (one loop nest: it is mma) or "reversed"
+    (columns in reverse: each atom is added where it belongs)."""
     M, N, K = sizes  # noqa: N806
     block_row_warps, block_col_warps, warp_row_tiles, warp_col_tiles = warps
     emitter = TensorCoreIntrinEmitter(
@@ -68,7 +70,14 @@ def emitter_gemm(in_dtype, accum_dtype, out_dtype, warps, a_t=False, b_t=True, c
                     emitter.ldmatrix_b(B_local, B_shared, ki)
                     if barrier_in_k_loop:
                         T.sync_threads()
-                    emitter.mma(A_local, B_local, C_local)
+                    if atoms == "grid":
+                        for i, j in T.grid(emitter.mma_num_inst_m, emitter.mma_num_inst_n):
+                            emitter.mma_atom(A_local, B_local, C_local, i, j, ki)
+                    elif atoms == "reversed":
+                        for i, j in T.grid(emitter.mma_num_inst_m, emitter.mma_num_inst_n):
+                            emitter.mma_atom(A_local, B_local, C_local, i, emitter.mma_num_inst_n - 1 - j, ki)
+                    else:
+                        emitter.mma(A_local, B_local, C_local)
             if touch_c:
                 for n in T.serial(local_c):
                     C_local[n] = C_local[n] * 2
@@ -148,3 +157,12 @@ def test_fragments_read_elsewhere_keep_the_exact_form(dev):
     src = _run(dev, T.float16, T.float32, T.float32, (2, 2, 32, 16), factor=2, touch_c=True, store="global",
                sizes=(64, 96, 64))  # fmt: skip
     assert "tx = tl.arange" in src, src
+
+
+def test_atom_loops(dev):
+    """mma_atom over every atom in one loop nest is mma (one dot); atoms at other indices are each
+    added to their own rows and columns of the C tile."""
+    src = _run(dev, T.float16, T.float32, T.float32, (2, 2, 32, 32), atoms="grid")
+    assert src.count("tl.dot(") == 1 and "for ki" not in src, src
+    src = _run(dev, T.float16, T.float32, T.float32, (2, 2, 32, 32), atoms="reversed", sizes=(64, 128, 64))
+    assert "tx = tl.arange" not in src, src

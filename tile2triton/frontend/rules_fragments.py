@@ -42,6 +42,9 @@ class FragmentOp(ir.Stmt):
     """A fragment operation with both forms (removed before the IR leaves the binder)."""
 
     op: str  # the emitter method
+    call: object  # the emitter's mma_atoms.FragmentCall
+    values: dict  # its arguments by parameter name
+    node: object  # the call's AST node
     arrays: tuple  # the local arrays it names as fragments
     fragments: dict  # local array -> its shadow tile (empty when there is no tile form)
     body: list  # the exact form
@@ -74,7 +77,10 @@ def bind_fragment_op(b: BinderLike, node, args):
                 tile = _bound(b, call.tile, node, list(values.values()), {})  # same order as the method
             except TileLangCompileError:
                 tile, fragments = None, {}
-    b.emit(FragmentOp(b.loc(node), call.name, arrays, fragments if tile is not None else {}, exact, tile))
+    op = FragmentOp(b.loc(node), call.name, call, dict(bound.arguments), node, arrays, fragments, exact, tile)
+    if tile is None:
+        op.fragments = {}
+    b.emit(op)
 
 
 def _bound(b: BinderLike, macro, node, pos, kw) -> list:
@@ -117,6 +123,7 @@ def _shadow(b: BinderLike, emitter, buf, role: str, node) -> ir.Buffer | None:
 # ====================================================================== the kernel's end
 def resolve_fragment_ops(b: BinderLike, kernel: ir.Kernel) -> None:
     """Give every ``FragmentOp`` of ``kernel`` its form (see the module docstring)."""
+    kernel.body = _collapse_atom_loops(b, kernel.body)
     ops: list[tuple[FragmentOp, bool]] = []
     _collect(kernel.body, True, ops)
     if not ops:
@@ -150,6 +157,65 @@ def resolve_fragment_ops(b: BinderLike, kernel: ir.Kernel) -> None:
         kernel.body = _fuse_k_loops(b, kernel.body, set(tiled.values()))
     if kernel.thread_vars and not _mentions(kernel.body, set(kernel.thread_vars)):
         kernel.thread_vars.clear()  # only the exact forms left out used the thread view
+
+
+def _collapse_atom_loops(b: BinderLike, body: list) -> list:
+    """``for i, j in T.grid(warp_rows, warp_cols): emitter.mma_atom(A, B, C, i, j)`` -> ``emitter.mma(A,
+    B, C)`` (both loop orders), bound again at the call (``FragmentCall.atoms`` names the method)."""
+    out: list = []
+    for s in body:
+        for attr in ("then_body", "else_body") if isinstance(s, ir.If) else ("body",):
+            child = getattr(s, attr, None)
+            if child and not isinstance(s, FragmentOp):
+                setattr(s, attr, _collapse_atom_loops(b, child))
+        whole_op = _atom_loop_nest(s)
+        if whole_op is None:
+            out.append(s)
+            continue
+        op, method = whole_op
+        call = getattr(op.call.emitter, method)
+        rest = [v for p, v in op.values.items() if p not in op.call.atoms[:2]]
+        stmts = _bound_rule(b, op.node, call, rest[: len(call.signature.parameters)])
+        out.extend(stmts)
+    return out
+
+
+def _atom_loop_nest(s) -> tuple | None:
+    """(the FragmentOp, the method it stands for) when ``s`` is a loop nest over all its atoms."""
+    if not isinstance(s, ir.For) or len(s.body) != 1 or not isinstance(s.body[0], ir.For):
+        return None
+    inner = s.body[0]
+    if len(inner.body) != 1 or not isinstance(inner.body[0], FragmentOp):
+        return None
+    op = inner.body[0]
+    if op.call.atoms is None or op.tile is None:
+        return None
+    m_param, n_param, method = op.call.atoms
+    emitter = op.call.emitter
+    extents = {}
+    for loop in (s, inner):
+        if static(loop.start) != 0 or static(loop.step) != 1 or static(loop.stop) is None or loop.kind == "vectorized":
+            return None
+        extents[loop.var] = static(loop.stop)
+    m, n = op.values.get(m_param), op.values.get(n_param)
+    if not (isinstance(m, ir.VarRef) and isinstance(n, ir.VarRef)) or {m.var, n.var} != set(extents):
+        return None
+    if m.var is n.var or extents[m.var] != emitter.warp_rows or extents[n.var] != emitter.warp_cols:
+        return None
+    others = [v for p, v in op.values.items() if p not in (m_param, n_param)]
+    if any(_uses(v, var) for v in others for var in extents):
+        return None
+    return op, method
+
+
+def _bound_rule(b: BinderLike, node, call, pos: list) -> list:
+    body: list = []
+    b.body_stack.append(body)
+    try:
+        bind_fragment_op(b, node, {"_op": call, "args": tuple(pos), "kwargs": {}})
+    finally:
+        b.body_stack.pop()
+    return body
 
 
 def _collect(body: list, uniform: bool, out: list) -> None:

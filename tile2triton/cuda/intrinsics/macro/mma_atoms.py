@@ -54,10 +54,12 @@ class _fragment_op(_macro_method):  # noqa: N801 - used as a decorator
     """An emitter method that reads or writes per-thread MMA fragments (``fragments``: parameter ->
     role A, B or C): in a kernel, ``emitter.ldmatrix_a(...)`` is the primitive
     ``tensor_core_fragments`` (frontend/rules_fragments.py), handed the exact macro and the method's
-    tile form (``tile``: the method of the same signature on block tiles, or None)."""
+    tile form (``tile``: the method of the same signature on block tiles, or None).  ``atoms``
+    (``(m_param, n_param, method)``): loops over every atom row and column around this operation alone
+    are ``method`` with its other arguments (``mma_atom`` over all atoms is ``mma``)."""
 
-    def __init__(self, fragments: dict, tile: str | None = None):
-        self.fragments, self.tile = fragments, tile
+    def __init__(self, fragments: dict, tile: str | None = None, atoms: tuple | None = None):
+        self.fragments, self.tile, self.atoms = fragments, tile, atoms
 
     def __call__(self, func):
         super().__init__(func)
@@ -81,7 +83,7 @@ class FragmentCall:
     __t2t__ = "tensor_core_fragments"
 
     def __init__(self, op: _fragment_op, emitter):
-        self.name, self.fragments, self.emitter = op.name, op.fragments, emitter
+        self.name, self.fragments, self.emitter, self.atoms = op.name, op.fragments, emitter, op.atoms
         self.exact = _macro_method.__get__(op, emitter)
         self.tile = getattr(emitter, op.tile) if op.tile is not None else None
         self.signature = inspect.signature(types.MethodType(op.func, emitter))
@@ -247,10 +249,11 @@ class TensorCoreIntrinEmitter:
                     B_local_buf[j * self.local_size_b + e] = B_shared_buf[k, n]
 
     # ---- the product
-    @_fragment_op({"A_local_buf": "A", "B_local_buf": "B", "C_local_buf": "C"})
+    @_fragment_op({"A_local_buf": "A", "B_local_buf": "B", "C_local_buf": "C"}, tile="_tile_mma_atom",
+                  atoms=("inst_m_idx", "inst_n_idx", "mma"))  # fmt: skip
     def mma_atom(self, A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx, k_inner=0):  # noqa: N803
         """C atom (inst_m_idx, inst_n_idx) += A atom row inst_m_idx x B atom column inst_n_idx, in
-        every warp (exact form only: one atom is a sub-tile at a run-time offset)."""
+        every warp."""
         self._atom_product(A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx)
 
     @_macro_method
@@ -354,6 +357,17 @@ class TensorCoreIntrinEmitter:
     @_macro_method
     def _tile_mma(self, A_tile, B_tile, C_tile, k_inner=0):  # noqa: N803
         T.gemm(A_tile, B_tile, C_tile, transpose_A=self.a_transposed, transpose_B=self.b_transposed)
+
+    @_macro_method
+    def _tile_mma_atom(self, A_tile, B_tile, C_tile, inst_m_idx, inst_n_idx, k_inner=0):  # noqa: N803
+        """One atom of every warp's tile, with whole tiles (the atom is at a run-time offset): the
+        product of the whole tiles added where C's rows and columns are that atom's."""
+        product = T.alloc_fragment(C_tile.shape, C_tile.dtype)
+        T.gemm(A_tile, B_tile, product, transpose_A=self.a_transposed, transpose_B=self.b_transposed,
+               clear_accum=True)  # fmt: skip
+        for i, j in T.Parallel(self.block_m, self.block_n):
+            if (i % self.warp_row_tiles) // 16 == inst_m_idx and (j % self.warp_col_tiles) // self.n_dim == inst_n_idx:
+                C_tile[i, j] = C_tile[i, j] + product[i, j]
 
     @_macro_method
     def _tile_stmatrix(self, C_tile, C_buf, pid_m=None, pid_n=None):  # noqa: N803

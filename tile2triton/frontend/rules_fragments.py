@@ -123,6 +123,8 @@ def _shadow(b: BinderLike, emitter, buf, role: str, node) -> ir.Buffer | None:
 # ====================================================================== the kernel's end
 def resolve_fragment_ops(b: BinderLike, kernel: ir.Kernel) -> None:
     """Give every ``FragmentOp`` of ``kernel`` its form (see the module docstring)."""
+    if not any(isinstance(s, FragmentOp) for s in ir.walk(kernel.body)):
+        return  # no emitter here: the kernel is left as bound
     kernel.body = _collapse_atom_loops(b, kernel.body)
     ops: list[tuple[FragmentOp, bool]] = []
     _collect(kernel.body, True, ops)

@@ -61,7 +61,7 @@ class Binder(ExprBinder):
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
         self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
-        self.fragment_shadows: dict = {}  # (local array, shape) -> the block tile its MMA fragments stand for
+        self.fragment_shadows: dict = {}  # (local array, shape, layout) -> the block tile its MMA fragments stand for
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:

@@ -33,7 +33,7 @@ class BinderLike(Protocol):
     params: list  # the kernel's parameters (Buffer / Var), in order
     body_stack: list  # the statement lists being bound, innermost last (``emit`` appends to it)
     parallel_depth: int  # T.Parallel loops around the statement being bound
-    fragment_shadows: dict  # rules_fragments.py: (local array, shape) -> its block tile
+    fragment_shadows: dict  # rules_fragments.py: (local array, shape, layout) -> its block tile
 
     def loc(self, node: ast.AST) -> ir.Loc: ...
     def expr(self, node: ast.AST): ...

@@ -106,6 +106,10 @@ def _tile_allowed(b: BinderLike, call) -> bool:
     )
 
 
+_LAYOUT = ("block_row_warps", "block_col_warps", "warp_row_tiles", "warp_col_tiles", "n_dim", "k_dim",
+           "is_m_first", "a_transposed", "b_transposed")  # fmt: skip
+
+
 def _shadow(b: BinderLike, emitter, buf, role: str, node) -> ir.Buffer | None:
     """The block tile standing for local array ``buf`` in ``role`` (one per array and shape)."""
     shape, dtype, per_thread = emitter.fragment_tile(role)
@@ -114,7 +118,9 @@ def _shadow(b: BinderLike, emitter, buf, role: str, node) -> ir.Buffer | None:
     if not isinstance(buf.shape[0], int) or buf.shape[0] < per_thread:
         return None
     shadows = b.fragment_shadows
-    key = (buf, tuple(shape))
+    # emitters that lay fragments out differently give different tiles (the group then stays exact)
+    layout = tuple(getattr(emitter, a) for a in _LAYOUT)
+    key = (buf, tuple(shape), layout)
     if key not in shadows:
         shadows[key] = ir.Buffer(b.fresh_name(f"{buf.name}_tile"), ir.FRAGMENT, tuple(shape), buf.dtype, buf.loc)
     return shadows[key]

@@ -10,7 +10,8 @@ binds two forms of it into a ``FragmentOp`` statement:
   (``emitter.fragment_tile``), one shadow tile per local array: ldmatrix copies the k step's slice
   of the shared tile, mma is a ``T.gemm``, stmatrix copies the C tile out.
 
-``resolve_fragment_ops`` runs when the kernel's body is bound.  The local arrays that fragment
+``resolve_fragment_ops`` runs when the kernel's body is bound.  First a loop nest of ``mma_atom``
+over every atom row and column is bound again as ``mma``.  The local arrays that fragment
 operations name are grouped (an mma joins its A, B and C); a group keeps the tile form when no other
 statement reads or writes its arrays (a whole-array ``T.fill`` / ``T.clear`` is allowed: it fills the
 shadow), every operation of the group has a tile form (the kernel's threads are the emitter's, none

@@ -26,6 +26,7 @@ from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .persistent import persistent_loop
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
+from .rules_fragments import resolve_fragment_ops
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
 from .rules_scopes import WITH_RULES
@@ -60,6 +61,7 @@ class Binder(ExprBinder):
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
         self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
+        self.fragment_shadows: dict = {}  # (local array, shape, layout) -> the block tile its MMA fragments stand for
 
     # ------------------------------------------------------------------ helpers
     def loc(self, node) -> ir.Loc:
@@ -303,6 +305,7 @@ class Binder(ExprBinder):
         try:
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
             kernel.body = made + self.bind_block(node.body)
+            resolve_fragment_ops(self, kernel)
             schedule_kernel(self, kernel)
             self.epochs.check(kernel)
         finally:

@@ -5,6 +5,7 @@ module per topic, each registering its rules when it is imported, here and only 
 
 * ``rules_memory.py``: copies, fills, ``T.im2col``, views and reshapes, ``T.make_tensor``
 * ``rules_gemm.py``: ``T.gemm``, ``T.gemm_sp``, ``T.dp4a``
+* ``rules_fragments.py``: the tensor-core emitter's fragment operations (ldmatrix, mma, stmatrix)
 * ``rules_reduce.py``: reductions, scans, ``T.comm_reducer`` / ``T.tvm_thread_allreduce``
 * ``rules_atomic.py``: atomics, their memory orders, reducers
 * ``rules_sync.py``: barriers, ``T.tma_copy``, warp specialization, ``T.sync_threads``
@@ -26,6 +27,7 @@ from __future__ import annotations
 from . import (  # noqa: F401 - imported for their @rule registrations
     rules_atomic,
     rules_cp_async,
+    rules_fragments,
     rules_gemm,
     rules_grid,
     rules_math,

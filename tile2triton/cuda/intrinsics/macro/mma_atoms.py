@@ -9,6 +9,14 @@ Triton has no per-warp MMA instruction; what an atom computes is a tile-level pr
 16-row block per warp row / column), ``T.gemm`` multiplies them (it lowers to ``tl.dot``), and each
 thread adds the elements of the product its C fragment holds.  Every method is a ``T.macro`` bound to
 the emitter (``_macro_method``), inlined where the kernel calls it.
+
+That per-element form is exact but slow (every fragment element a one-hot select, a tiny product per
+atom).  So ``ldmatrix_a/b``, ``mma``, ``mma_atom`` and ``stmatrix`` are *fragment operations*
+(``_fragment_op``): the binder (``frontend/rules_fragments.py``) binds both that exact form and a tile
+form on block-level tiles the per-thread fragments stand for (``fragment_tile``: A's ``block_m x k``
+step, B's, C's ``block_m x block_n``), and keeps the tile form for every group of fragments no other
+code reads or writes: ldmatrix is a copy of the k step's slice, mma one ``T.gemm``, stmatrix a copy,
+and a k loop of ldmatrix + mma one ``T.gemm`` over the loop's k range.
 """
 
 from __future__ import annotations
@@ -40,6 +48,55 @@ class _macro_method:  # noqa: N801 - used as a decorator, like T.macro
             self.macro = T.macro(self.func)
         scope = collections.ChainMap({self.self_name: obj}, self.macro.scope)
         return dataclasses.replace(self.macro, func=types.MethodType(self.func, obj), scope=scope)
+
+
+class _fragment_op(_macro_method):  # noqa: N801 - used as a decorator
+    """An emitter method that reads or writes per-thread MMA fragments (``fragments``: parameter ->
+    role A, B or C): in a kernel, ``emitter.ldmatrix_a(...)`` is the primitive
+    ``tensor_core_fragments`` (frontend/rules_fragments.py), handed the exact macro and the method's
+    tile form (``tile``: the method of the same signature on block tiles, or None).  ``atoms``
+    (``(m_param, n_param, method)``): loops over every atom row and column around this operation alone
+    are ``method`` with its other arguments (``mma_atom`` over all atoms is ``mma``)."""
+
+    def __init__(self, fragments: dict, tile: str | None = None, atoms: tuple | None = None):
+        self.fragments, self.tile, self.atoms = fragments, tile, atoms
+
+    def __call__(self, func):
+        super().__init__(func)
+        return self
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        call = obj.__dict__.get(self.name)  # one call object per emitter and method
+        if call is None:
+            call = obj.__dict__[self.name] = FragmentCall(self, obj)
+        return call
+
+
+class FragmentCall:
+    """``emitter.<fragment op>`` as a kernel value: bound by the ``tensor_core_fragments`` rule."""
+
+    __t2t__ = "tensor_core_fragments"
+
+    def __init__(self, op: _fragment_op, emitter):
+        self.name, self.fragments, self.emitter, self.atoms = op.name, op.fragments, emitter, op.atoms
+        self.exact = _macro_method.__get__(op, emitter)
+        self.tile = getattr(emitter, op.tile) if op.tile is not None else None
+        self.signature = inspect.signature(types.MethodType(op.func, emitter))
+
+        def call(*args, _op=self, **kwargs):  # the binder hands the rule these three
+            raise T.KernelOnlyError(f"{self.name} can only be called inside a kernel body")
+
+        self.__wrapped__ = call
+
+    def __call__(self, *args, **kwargs):
+        raise T.KernelOnlyError(
+            f"TensorCoreIntrinEmitter.{self.name} can only be used inside a @T.prim_func or @tilelang.jit kernel body"
+        )
 
 
 class TensorCoreIntrinEmitter:
@@ -161,7 +218,7 @@ class TensorCoreIntrinEmitter:
         )
 
     # ---- shared -> fragments
-    @_macro_method
+    @_fragment_op({"A_local_buf": "A"}, tile="_tile_ldmatrix_a")
     def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0):  # noqa: N803 - TileLang's names
         """This thread's A fragments of k step ``ki``, one per atom row of its warp's tile."""
         tx = self.get_thread_binding()
@@ -176,7 +233,7 @@ class TensorCoreIntrinEmitter:
                 else:
                     A_local_buf[i * self.local_size_a + e] = A_shared_buf[m, k]
 
-    @_macro_method
+    @_fragment_op({"B_local_buf": "B"}, tile="_tile_ldmatrix_b")
     def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0):  # noqa: N803
         """This thread's B fragments of k step ``ki``, one per atom column of its warp's tile."""
         tx = self.get_thread_binding()
@@ -192,10 +249,16 @@ class TensorCoreIntrinEmitter:
                     B_local_buf[j * self.local_size_b + e] = B_shared_buf[k, n]
 
     # ---- the product
-    @_macro_method
+    @_fragment_op({"A_local_buf": "A", "B_local_buf": "B", "C_local_buf": "C"}, tile="_tile_mma_atom",
+                  atoms=("inst_m_idx", "inst_n_idx", "mma"))  # fmt: skip
     def mma_atom(self, A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx, k_inner=0):  # noqa: N803
         """C atom (inst_m_idx, inst_n_idx) += A atom row inst_m_idx x B atom column inst_n_idx, in
-        every warp: the fragments are staged in shared tiles and multiplied with T.gemm."""
+        every warp."""
+        self._atom_product(A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx)
+
+    @_macro_method
+    def _atom_product(self, A_local_buf, B_local_buf, C_local_buf, inst_m_idx, inst_n_idx):  # noqa: N803
+        """One atom in every warp: the fragments are staged in shared tiles and multiplied with T.gemm."""
         tx = self.get_thread_binding()
         lane, warp_n, warp_m = self.extract_thread_binding(tx)
         a_stage = T.alloc_shared((self.block_row_warps * 16, self.k_dim), self.a_dtype)
@@ -219,14 +282,14 @@ class TensorCoreIntrinEmitter:
             ]
         T.sync_threads()  # the next atom overwrites the staging tiles
 
-    @_macro_method
+    @_fragment_op({"A_local_buf": "A", "B_local_buf": "B", "C_local_buf": "C"}, tile="_tile_mma")
     def mma(self, A_local_buf, B_local_buf, C_local_buf, k_inner=0):  # noqa: N803
         """Every atom of the warp's tile (TileLang's ``mma``)."""
         for i, j in T.grid(self.warp_rows, self.warp_cols):
-            self.mma_atom(A_local_buf, B_local_buf, C_local_buf, i, j, k_inner)
+            self._atom_product(A_local_buf, B_local_buf, C_local_buf, i, j)
 
     # ---- fragments -> shared or global
-    @_macro_method
+    @_fragment_op({"C_local_buf": "C"}, tile="_tile_stmatrix")
     def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None):  # noqa: N803
         """This thread's C elements into ``C_buf``: a 2-D tile of the block, its 4-D form
         ``[atom row, atom column, 16, n_dim]``, or (``pid_m``/``pid_n`` given) global memory at
@@ -247,6 +310,75 @@ class TensorCoreIntrinEmitter:
                     C_buf[atom_m, atom_n, row, col] = value
                 else:
                     C_buf[atom_m * 16 + row, atom_n * self.n_dim + col] = value
+
+    # ---- tile forms: the same operations on the block tiles the fragments stand for
+    @property
+    def block_m(self) -> int:
+        return self.block_row_warps * self.warp_row_tiles
+
+    @property
+    def block_n(self) -> int:
+        return self.block_col_warps * self.warp_col_tiles
+
+    def fragment_tile(self, role: str) -> tuple[tuple, object, int]:
+        """(shape, dtype, elements per thread) of the block tile that role ``A``, ``B`` or ``C``'s
+        per-thread fragments together hold: A's k step as shared holds it (``block_m x k``, or
+        ``k x block_m`` transposed), B's (``k x block_n``, or ``block_n x k`` transposed), C's
+        ``block_m x block_n``.  The A (B) fragments of warps in one warp row (column) are copies."""
+        k = self.k_dim
+        if role == "A":
+            shape = (k, self.block_m) if self.a_transposed else (self.block_m, k)
+            return shape, self.a_dtype, self.warp_rows * self.local_size_a
+        if role == "B":
+            shape = (self.block_n, k) if self.b_transposed else (k, self.block_n)
+            return shape, self.b_dtype, self.warp_cols * self.local_size_b
+        return (self.block_m, self.block_n), self.accum_dtype, self.warp_rows * self.warp_cols * self.local_size_out
+
+    @_macro_method
+    def _tile_ldmatrix_a(self, A_tile, A_shared_buf, ki, rk=0):  # noqa: N803
+        """k step ``ki``'s slice of A (its bounds written out, not bound to a name: the k-loop
+        rewrite of frontend/rules_fragments.py reads how they move with the loop)."""
+        if self.a_transposed:
+            T.copy(A_shared_buf[rk * self.chunk + ki * self.k_dim : rk * self.chunk + (ki + 1) * self.k_dim,
+                                0 : self.block_m], A_tile)  # fmt: skip
+        else:
+            T.copy(A_shared_buf[0 : self.block_m,
+                                rk * self.chunk + ki * self.k_dim : rk * self.chunk + (ki + 1) * self.k_dim], A_tile)  # fmt: skip
+
+    @_macro_method
+    def _tile_ldmatrix_b(self, B_tile, B_shared_buf, ki, rk=0):  # noqa: N803
+        if self.b_transposed:
+            T.copy(B_shared_buf[0 : self.block_n,
+                                rk * self.chunk + ki * self.k_dim : rk * self.chunk + (ki + 1) * self.k_dim], B_tile)  # fmt: skip
+        else:
+            T.copy(B_shared_buf[rk * self.chunk + ki * self.k_dim : rk * self.chunk + (ki + 1) * self.k_dim,
+                                0 : self.block_n], B_tile)  # fmt: skip
+
+    @_macro_method
+    def _tile_mma(self, A_tile, B_tile, C_tile, k_inner=0):  # noqa: N803
+        T.gemm(A_tile, B_tile, C_tile, transpose_A=self.a_transposed, transpose_B=self.b_transposed)
+
+    @_macro_method
+    def _tile_mma_atom(self, A_tile, B_tile, C_tile, inst_m_idx, inst_n_idx, k_inner=0):  # noqa: N803
+        """One atom of every warp's tile, with whole tiles (the atom is at a run-time offset): the
+        product of the whole tiles added where C's rows and columns are that atom's."""
+        product = T.alloc_fragment(C_tile.shape, C_tile.dtype)
+        T.gemm(A_tile, B_tile, product, transpose_A=self.a_transposed, transpose_B=self.b_transposed,
+               clear_accum=True)  # fmt: skip
+        for i, j in T.Parallel(self.block_m, self.block_n):
+            if (i % self.warp_row_tiles) // 16 == inst_m_idx and (j % self.warp_col_tiles) // self.n_dim == inst_n_idx:
+                C_tile[i, j] = C_tile[i, j] + product[i, j]
+
+    @_macro_method
+    def _tile_stmatrix(self, C_tile, C_buf, pid_m=None, pid_n=None):  # noqa: N803
+        bm, bn = self.block_m, self.block_n
+        if pid_m is not None:
+            T.copy(C_tile, C_buf[pid_m * bm : pid_m * bm + bm, pid_n * bn : pid_n * bn + bn])
+        elif len(C_buf.shape) == 4:
+            for i, j in T.Parallel(bm, bn):
+                C_buf[i // 16, j // self.n_dim, i % 16, j % self.n_dim] = C_tile[i, j]
+        else:
+            T.copy(C_tile, C_buf[0:bm, 0:bn])
 
     # ---- layout hints (T.annotate_layout): Triton chooses register layouts itself
     def make_mma_load_layout(self, local_buf, matrix="A"):

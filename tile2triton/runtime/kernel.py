@@ -377,8 +377,14 @@ class JITKernel:
                     exc.launch_index = index
                     raise
                 continue
-            try:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
-                run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
+            direct = launcher.direct[index]
+            try:
+                if direct is not None:  # a GPU launch: through the compiled kernel (launcher.DirectLaunch)
+                    args = tuple([slots[k] for k in positions])
+                    key = direct.generic_key(args)
+                    direct((*grid, 1, 1)[:3], key, args)
+                else:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
+                    run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
             except Exception as exc:  # mapped to the TileLang line where possible, as launch_mapped does
                 mapped = translate_error(exc, launcher.module, getattr(launcher.loaded, "__file__", None))
                 if mapped is None:

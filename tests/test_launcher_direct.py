@@ -55,7 +55,7 @@ def recorded():
         yield CALLS
 
 
-def _direct(kernel):
+def _direct(kernel) -> tuple:
     lowered = kernel._compile(False)  # the GPU lowering: JITFunctions, compiled by Triton for sm_90
     return lowered, [d for d in lowered.direct]
 
@@ -139,21 +139,51 @@ def test_interpreted_lowering_has_no_direct_launch():
 @pytest.mark.parametrize(
     "make, keys",
     [
-        # two kernels, each passed every parameter: the tensors' alignment and the scalars
-        (lambda: scaled_steps(150), ["(dev, a0.data_ptr() % 16 == 0, a1.data_ptr() % 16 == 0, scalar_key(a2), scalar_key(a3),)"] * 2),  # fmt: skip
+        # two kernels, each passed every parameter: the tensors' alignment and the scalars, one key
+        (lambda: scaled_steps(150), ["(dev, key_a0, key_a1, key_a2, key_a3, )"]),
         # an output (fresh from torch.empty, aligned) is not in the key
-        (lambda: launch_cost.copy(300), ["(dev, a0.data_ptr() % 16 == 0,)"]),
+        (lambda: launch_cost.copy(300), ["(dev, key_a0, )"]),
     ],
 )
 def test_generated_launcher_keys_gpu_launches(make, keys):
-    """The generated launcher's GPU branch launches every kernel through DirectLaunch."""
+    """The generated launcher's GPU branch launches every kernel through DirectLaunch, the key
+    parts computed once per call."""
     from tile2triton.runtime.launcher import generate_launcher
 
     kernel = make()
     lowered = kernel._compile(False)
     lowered.warm = True
     src = generate_launcher(kernel._plan, {False: lowered}, kernel._call).source
-    launches = [line.strip() for line in src.splitlines() if line.strip().startswith("direct")]
-    assert len(launches) == len(keys), src
-    for line, key in zip(launches, keys):
-        assert key in line, src
+    lines = [line.strip() for line in src.splitlines()]
+    assert [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()] == keys, src
+    assert "key_a0 = a0.data_ptr() % 16 == 0" in lines, src
+    launches = [line for line in lines if line.startswith("direct")]
+    assert len(launches) == len(lowered.launches) and all(", key0, (" in line for line in launches), src
+
+
+def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
+    """A kernel with its shared buffers in global scratch: the direct launch appends the area
+    (programs x bytes per program), as WithScratch.run does."""
+    monkeypatch.setenv("TILE2TRITON_SHARED_SCRATCH", "1")
+
+    @tilelang.jit(out_idx=[-1])
+    def staged(N, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                S = T.alloc_shared((block,), T.float32)
+                T.copy(A[bx * block], S)
+                T.copy(S, B[bx * block])
+
+        return main
+
+    lowered = staged(90)._compile(False)
+    d = lowered.direct[0]
+    assert d is not None and d.scratch_bytes > 0
+    a, b = torch.randn(90), torch.empty(90)
+    for _ in range(2):  # a miss (JITFunction.run through WithScratch's argument), then a hit
+        d((3, 1, 1), (0, True), (a, b))
+    for grid, _, args in recorded:
+        assert grid == (3, 1, 1) and args[:2] == (a, b)
+        assert args[2].dtype == torch.uint8 and args[2].numel() == 3 * d.scratch_bytes
+    assert len(recorded) == 2

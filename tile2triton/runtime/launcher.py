@@ -27,6 +27,8 @@ from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
 from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator, interpret_env_on
 
+_HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton and others add to
+
 
 def scalar_key(value):
     """What Triton specialises a scalar argument on, or finer: an int's class (i32, i64, u64), whether
@@ -40,15 +42,17 @@ class DirectLaunch:
     """One Triton function's GPU launches, through the compiled kernel Triton chose for them.
 
     ``JITFunction.run`` binds the arguments to the signature, specialises each one, builds a
-    cache key string, checks the module's globals and builds launch metadata on every call (about
-    6 us of Python per launch; the generated launcher's own checks take under 1 us).  Here the
+    cache key string, checks the module's globals and builds launch metadata on every call (6 us
+    of Python per launch or more on a 2-core CI host, ten times this path's: benchmarks/launch_cost.py
+    --host-only; the generated launcher's own checks take under 1 us).  Here the
     caller hands a key that determines Triton's specialisation (per tensor whether its address is
     16-byte aligned, per scalar ``scalar_key``; dtypes are fixed by the call's checks) and the
     compiled kernel found under it launches directly: ``CompiledKernel.run(grid, stream,
     function, metadata, ...)`` as ``JITFunction.run`` ends, with the same arguments (Triton 3.6
     and 3.9).  A new key, launch hooks (``knobs.runtime.launch_enter_hook`` / ``exit``, e.g.
     Proton) or a pre-run hook take ``JITFunction.run``, which compiles or finds the kernel; its
-    result is remembered under the key.
+    result is remembered under the key.  Not re-read per launch: Triton options set after the
+    first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
     __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream")
@@ -75,14 +79,16 @@ class DirectLaunch:
 
     def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
-        if self.scratch_bytes:
-            args = (*args, scratch_tensor(self.scratch_bytes, grid, key[0]))
+        if self.scratch_bytes:  # on the arguments' device, as WithScratch does
+            device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
+            args = (*args, scratch_tensor(self.scratch_bytes, grid, device))
         kernel = self.kernels.get(key)
         if kernel is not None:
-            hooks = knobs.runtime
-            enter, leave = hooks.launch_enter_hook, hooks.launch_exit_hook
-            # empty hook chains do nothing: launch without them and their metadata
-            if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):  # fmt: skip
+            try:  # empty hook chains do nothing: launch without them and their metadata
+                idle = not (_HOOKS.launch_enter_hook.calls or _HOOKS.launch_exit_hook.calls or self.fn.pre_run_hooks)
+            except AttributeError:  # a hook that is not a chain: JITFunction.run hands it over
+                idle = False
+            if idle:
                 g0, g1, g2 = grid
                 kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
                 return
@@ -331,13 +337,12 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
     ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
     depends on (outputs, fresh from torch.empty, are aligned): its launches go through
-    ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``.  None:
-    interpreted, through ``run``."""
-    module = src.name(launcher.module, "module")
-    path = src.name(getattr(launcher.loaded, "__file__", None), "path")
-    if keyed is not None:
-        src.env["scalar_key"] = scalar_key
-    launched = False
+    ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
+    computed once per call.  None: interpreted, through ``run``."""
+    head: list = []  # lines before the launches: the key parts and keys
+    parts: dict = {}  # slot -> the local name of its part of a key
+    keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
+    body: list = []  # (depth, line) of the launches
     for (fn, _, _, positions, num_warps), direct, spec in zip(launcher.launches, launcher.direct, launcher.module.launches):  # fmt: skip
         run = getattr(fn, "run", None)
         if run is None or any(k not in slot for k in positions):
@@ -346,7 +351,7 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
         for g in spec.grid:
             f = host_fn(g)
             if callable(f):
-                grid.append(f"g{len(src.lines)}_{len(grid)}")
+                grid.append(f"g{len(src.lines) + len(body)}_{len(grid)}")
                 computed.append(f"{grid[-1]} = {src.expr(g, names)}")
                 positive.append(f"{grid[-1]} > 0")
             elif f <= 0:
@@ -354,32 +359,40 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
             else:
                 grid.append(repr(f))
         else:  # as _launch: a grid with an empty dimension launches nothing
-            for line in computed:
-                src.emit(depth, line)
-            d = depth
+            body += [(0, line) for line in computed]
+            d = 0
             if positive:
-                src.emit(d, f"if {_all(positive)}:")
+                body.append((d, f"if {_all(positive)}:"))
                 d += 1
             call_args = "".join(f"{slot[k]}, " for k in positions)
-            src.emit(d, "try:")
             if keyed is not None and direct is not None:
+                for k in positions:
+                    if k in keyed and k not in parts:
+                        parts[k] = f"key_{slot[k]}"
+                        part = f"{slot[k]}.data_ptr() % 16 == 0" if keyed[k] == "tensor" else f"scalar_key({slot[k]})"
+                        head.append(f"{parts[k]} = {part}")
+                key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
+                if key not in keys:
+                    keys[key] = f"key{len(keys)}"
+                    head.append(f"{keys[key]} = {key}")
                 grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
-                key = ["dev"] + [
-                    f"{slot[k]}.data_ptr() % 16 == 0" if keyed[k] == "tensor" else f"scalar_key({slot[k]})"
-                    for k in positions
-                    if k in keyed
-                ]
-                src.emit(d + 1, f"{src.name(direct, 'direct')}({grid3}, ({', '.join(key)},), ({call_args}))")
+                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}))"))
             else:
                 grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
-                src.emit(
-                    d + 1, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"
-                )
-            src.emit(d, "except Exception as exc:")
-            src.emit(d + 1, f"mapped = translate_error(exc, {module}, {path})")
-            src.emit(d + 1, "if mapped is None:")
-            src.emit(d + 2, "raise")
-            src.emit(d + 1, "raise mapped from exc")
-            launched = True
-    if not launched:
+                body.append((d, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"))  # fmt: skip
+    if not body:
         src.emit(depth, "pass")
+        return
+    if head:
+        src.env["scalar_key"] = scalar_key
+    for line in head:
+        src.emit(depth, line)
+    src.emit(depth, "try:")
+    for d, line in body:
+        src.emit(depth + 1 + d, line)
+    src.emit(depth, "except Exception as exc:")
+    src.emit(depth + 1, f"mapped = translate_error(exc, {src.name(launcher.module, 'module')}, "
+                        f"{src.name(getattr(launcher.loaded, '__file__', None), 'path')})")  # fmt: skip
+    src.emit(depth + 1, "if mapped is None:")
+    src.emit(depth + 2, "raise")
+    src.emit(depth + 1, "raise mapped from exc")

@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from tilelang_regression_suite import report  # noqa: E402
 
-EXAMPLE = '''
+EXAMPLE = """
 import os
 
 import torch
@@ -69,9 +69,9 @@ def run_needs_fla():
     if TILELANG_SIDE:
         import fla  # noqa: F401 - absent: the case is listed, not counted
     return 1.0
-'''
+"""
 
-REGRESSION = '''
+REGRESSION = """
 import tilelang.testing
 
 import example_demo
@@ -91,7 +91,7 @@ def regression_demo_inplace():
 
 def regression_demo_fla():
     tilelang.testing.process_func(example_demo.run_needs_fla)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,9 @@ def part(tmp_path_factory):
     (demo / "regression_example_demo.py").write_text(textwrap.dedent(REGRESSION))
     site = tmp / "site" / "tilelang"
     site.mkdir(parents=True)
-    (site / "__init__.py").write_text("from tile2triton.cli import install_tilelang_alias\n\ninstall_tilelang_alias()\n")
+    (site / "__init__.py").write_text(
+        "from tile2triton.cli import install_tilelang_alias\n\ninstall_tilelang_alias()\n"
+    )
     out = tmp / "out"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "tilelang_regression.py"), str(tmp / "checkout"), "--part", "1/1",
            "--site", f"{tmp / 'site'}{os.pathsep}{ROOT}", "--out", str(out), "--no-warm"]  # fmt: skip

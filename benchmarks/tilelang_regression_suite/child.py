@@ -219,6 +219,8 @@ def main(argv: list) -> int:
                     torch.cuda.synchronize()
             except Exception:  # noqa: BLE001 - a broken context: the rest of the file cannot run
                 res["cases"][name]["cuda_broken"] = True
+                for rest in names[names.index(name) + 1 :]:
+                    res["cases"][rest] = {"status": "error", "error": f"not run: {name} broke the CUDA context"}
                 break
         res["cases"][name]["s"] = round(time.time() - t1, 2)
         with open(out, "w") as f:

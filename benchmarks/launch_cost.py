@@ -148,7 +148,7 @@ def host_only(n: int) -> int:
             ),
             "DirectLaunch, key given": lambda: direct((1, 1, 1), key, (a, b)),
             "DirectLaunch, generic key (the generic path)": lambda: direct(
-                (1, 1, 1), direct.generic_key((a, b)), (a, b)
+                (1, 1, 1), (direct.generic_device(), "generic", *direct.generic_parts([a, b])), (a, b)
             ),
         }
         # the three kernels of one prim_func through the generic path's _launch (a warm GPU lowering)

@@ -99,16 +99,15 @@ class DirectLaunch:
             self.kernels[key] = kernel
 
     @staticmethod
-    def generic_key(args) -> tuple:
-        """The key of a call whose arguments' dtypes the caller did not fix (the generic path's), on
-        the current device as Triton's driver sees it (``JITFunction.run`` asks it the same)."""
-        key = [driver.active.get_current_device(), "generic"]
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                key.append((a.dtype, a.data_ptr() % 16 == 0))
-            else:
-                key.append(scalar_key(a))
-        return tuple(key)
+    def generic_parts(slots: list) -> list:
+        """Per argument what Triton specialises it on, for a call whose dtypes the caller did not fix
+        (the generic path's): a tensor's dtype and alignment, a scalar's ``scalar_key``.  A key is
+        the current device (as Triton's driver sees it: ``generic_device``) and the launch's parts."""
+        return [(a.dtype, a.data_ptr() % 16 == 0) if isinstance(a, torch.Tensor) else scalar_key(a) for a in slots]
+
+    @staticmethod
+    def generic_device() -> int:
+        return driver.active.get_current_device()  # as JITFunction.run asks
 
 
 class Lowered:

@@ -372,6 +372,7 @@ class JITKernel:
     def _launch(launcher: Lowered, slots: list, values: dict, start: int = 0) -> None:
         """Run the lowering's launches from ``start``; an error of a first launch records which
         one failed (``launch_index``), so a retry does not repeat the ones that ran."""
+        parts = None  # per slot what Triton specialises it on (DirectLaunch keys), once per call
         for index, (fn, static, grid_fns, positions, num_warps) in enumerate(launcher.launches):
             if index < start:
                 continue
@@ -386,8 +387,15 @@ class JITKernel:
                     exc.launch_index = index
                     raise
                 continue
-            try:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
-                run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
+            direct = launcher.direct[index]
+            try:
+                if direct is not None:  # a GPU launch: through the compiled kernel (launcher.DirectLaunch)
+                    if parts is None:
+                        parts = [direct.generic_device(), *direct.generic_parts(slots)]
+                    key = (parts[0], "generic", *[parts[k + 1] for k in positions])
+                    direct((*grid, 1, 1)[:3], key, tuple([slots[k] for k in positions]))
+                else:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
+                    run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
             except Exception as exc:  # mapped to the TileLang line where possible, as launch_mapped does
                 mapped = translate_error(exc, launcher.module, getattr(launcher.loaded, "__file__", None))
                 if mapped is None:

@@ -1,5 +1,6 @@
-"""Launchers: one lowering's Triton functions resolved (``Lowered``), and the Python launcher
-generated for a kernel's signature once a lowering is warm (``generate_launcher``).
+"""Launchers: one lowering's Triton functions resolved (``Lowered``), each GPU launch bound to the
+kernel Triton compiled for it (``DirectLaunch``), and the Python launcher generated for a
+kernel's signature once a lowering is warm (``generate_launcher``).
 
 The generated function takes the call's arguments, runs the generic path's checks unrolled for
 this signature (cheapest first), allocates the outputs and launches; an argument that fails any
@@ -14,14 +15,99 @@ import linecache
 from collections.abc import Callable
 
 import torch
+from triton import knobs
+from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
 
 from ..codegen.emit import TritonModule
 from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
 from .plan import CallPlan, TensorSpec, plan_host_fn
-from .scratch import WithScratch
+from .scratch import WithScratch, scratch_tensor
 from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
+
+_HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton and others add to
+
+
+def scalar_key(value):
+    """What Triton specialises a scalar argument on, or finer: an int's class (i32, i64, u64), whether
+    it is 1 (a constant) and whether it is a multiple of 16; a float or bool only by its class."""
+    if value.__class__ is int:
+        return (value == 1, value % 16 == 0, -0x80000000 <= value <= 0x7FFFFFFF, value <= 0x7FFFFFFFFFFFFFFF)
+    return value.__class__
+
+
+class DirectLaunch:
+    """One Triton function's GPU launches, through the compiled kernel Triton chose for them.
+
+    ``JITFunction.run`` binds the arguments to the signature, specialises each one, builds a
+    cache key string, checks the module's globals and builds launch metadata on every call (6 us
+    of Python per launch or more on a 2-core CI host, ten times this path's: benchmarks/launch_cost.py
+    --host-only; the generated launcher's own checks take under 1 us).  Here the
+    caller hands a key that determines Triton's specialisation (per tensor whether its address is
+    16-byte aligned, per scalar ``scalar_key``; dtypes are fixed by the call's checks) and the
+    compiled kernel found under it launches directly: ``CompiledKernel.run(grid, stream,
+    function, metadata, ...)`` as ``JITFunction.run`` ends, with the same arguments (Triton 3.6
+    and 3.9).  A new key, launch hooks (``knobs.runtime.launch_enter_hook`` / ``exit``, e.g.
+    Proton) or a pre-run hook take ``JITFunction.run``, which compiles or finds the kernel; its
+    result is remembered under the key.  Not re-read per launch: Triton options set after the
+    first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
+    """
+
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream")
+
+    def __init__(self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0):
+        self.fn = fn
+        self.num_warps = num_warps
+        self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
+        self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
+        self.stream = None  # the driver's current-stream function, bound once the driver is up
+
+    @classmethod
+    def of(cls, fn, num_warps: int) -> DirectLaunch | None:
+        """The direct launch of a GPU Triton function, None for one launched another way
+        (interpreted, or a JITFunction subclass with its own ``run``)."""
+        scratch = 0
+        if isinstance(fn, WithScratch):
+            fn, scratch = fn.fn, fn.bytes_per_program
+        if not isinstance(fn, JITFunction) or type(fn).run is not JITFunction.run:
+            return None
+        if any(p.is_constexpr for p in fn.params):  # generated kernels have none: run binds their defaults
+            return None
+        return cls(fn, num_warps, scratch)
+
+    def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
+        """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
+        if self.scratch_bytes:  # on the arguments' device, as WithScratch does
+            device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
+            args = (*args, scratch_tensor(self.scratch_bytes, grid, device))
+        kernel = self.kernels.get(key)
+        if kernel is not None:
+            try:  # empty hook chains do nothing: launch without them and their metadata
+                idle = not (_HOOKS.launch_enter_hook.calls or _HOOKS.launch_exit_hook.calls or self.fn.pre_run_hooks)
+            except AttributeError:  # a hook that is not a chain: JITFunction.run hands it over
+                idle = False
+            if idle:
+                g0, g1, g2 = grid
+                kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
+                return
+        kernel = self.fn.run(*args, grid=grid, warmup=False, num_warps=self.num_warps)
+        if not self.fn.pre_run_hooks and getattr(kernel, "packed_metadata", None) is not None:
+            if self.stream is None:
+                self.stream = driver.active.get_current_stream
+            self.kernels[key] = kernel
+
+    @staticmethod
+    def generic_parts(slots: list) -> list:
+        """Per argument what Triton specialises it on, for a call whose dtypes the caller did not fix
+        (the generic path's): a tensor's dtype and alignment, a scalar's ``scalar_key``.  A key is
+        the current device (as Triton's driver sees it: ``generic_device``) and the launch's parts."""
+        return [(a.dtype, a.data_ptr() % 16 == 0) if isinstance(a, torch.Tensor) else scalar_key(a) for a in slots]
+
+    @staticmethod
+    def generic_device() -> int:
+        return driver.active.get_current_device()  # as JITFunction.run asks
 
 
 class Lowered:
@@ -40,6 +126,8 @@ class Lowered:
             if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
                 fn = WithScratch(fn, launch.scratch_bytes)
             self.launches.append((fn, static, grid_fns, positions, launch.num_warps))
+        # the GPU launches through Triton's compiled kernels (None: interpreted, or launched by run)
+        self.direct = [DirectLaunch.of(fn, num_warps) for fn, _, _, _, num_warps in self.launches]
         # slots of tensors read through tensor descriptors: their base must be 16-byte aligned
         self.aligned = sorted({plan.slots[id(a)] for launch in module.launches for a in launch.aligned})
 
@@ -193,6 +281,12 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     slot = {i: args[j] for j, i in enumerate(plan.inputs)}
     slot.update({i: f"o{k}" for k, (i, *_) in enumerate(plan.outputs)})
     slot.update({plan.n_params + k: names[size] for k, size in enumerate(plan.sizes)})
+    # what Triton specialises a GPU launch on: input tensors' alignment, scalars' values (outputs
+    # are fresh from torch.empty, so aligned)
+    keyed = {i: "scalar" for i in slot}
+    keyed.update({plan.inputs[j]: "tensor" for j in tensors})
+    for i, *_ in plan.outputs:
+        del keyed[i]
     first = args[tensors[0]]
     if plan.single:
         result = "o0"
@@ -232,18 +326,23 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             src.env["device_guard"] = cuda_device_guard
             src.emit(5, "with NULL_CONTEXT if dev == current_device() else device_guard(dev):")
         depth = 6
-        _emit_launches(src, depth, launcher, names, slot)
+        _emit_launches(src, depth, launcher, names, slot, None if interp else keyed)
         src.emit(5, f"return {result}")
     src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more)")
     return src
 
 
-def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict) -> None:
-    """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``."""
-    module = src.name(launcher.module, "module")
-    path = src.name(getattr(launcher.loaded, "__file__", None), "path")
-    launched = False
-    for (fn, _, _, positions, num_warps), spec in zip(launcher.launches, launcher.module.launches):
+def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict, keyed: dict | None) -> None:
+    """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
+    ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
+    depends on (outputs, fresh from torch.empty, are aligned): its launches go through
+    ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
+    computed once per call.  None: interpreted, through ``run``."""
+    head: list = []  # lines before the launches: the key parts and keys
+    parts: dict = {}  # slot -> the local name of its part of a key
+    keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
+    body: list = []  # (depth, line) of the launches
+    for (fn, _, _, positions, num_warps), direct, spec in zip(launcher.launches, launcher.direct, launcher.module.launches):  # fmt: skip
         run = getattr(fn, "run", None)
         if run is None or any(k not in slot for k in positions):
             raise _Unsupported("a launch the generic path makes")
@@ -251,7 +350,7 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
         for g in spec.grid:
             f = host_fn(g)
             if callable(f):
-                grid.append(f"g{len(src.lines)}_{len(grid)}")
+                grid.append(f"g{len(src.lines) + len(body)}_{len(grid)}")
                 computed.append(f"{grid[-1]} = {src.expr(g, names)}")
                 positive.append(f"{grid[-1]} > 0")
             elif f <= 0:
@@ -259,21 +358,40 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
             else:
                 grid.append(repr(f))
         else:  # as _launch: a grid with an empty dimension launches nothing
-            for line in computed:
-                src.emit(depth, line)
-            d = depth
+            body += [(0, line) for line in computed]
+            d = 0
             if positive:
-                src.emit(d, f"if {_all(positive)}:")
+                body.append((d, f"if {_all(positive)}:"))
                 d += 1
             call_args = "".join(f"{slot[k]}, " for k in positions)
-            grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
-            src.emit(d, "try:")
-            src.emit(d + 1, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})")
-            src.emit(d, "except Exception as exc:")
-            src.emit(d + 1, f"mapped = translate_error(exc, {module}, {path})")
-            src.emit(d + 1, "if mapped is None:")
-            src.emit(d + 2, "raise")
-            src.emit(d + 1, "raise mapped from exc")
-            launched = True
-    if not launched:
+            if keyed is not None and direct is not None:
+                for k in positions:
+                    if k in keyed and k not in parts:
+                        parts[k] = f"key_{slot[k]}"
+                        part = f"{slot[k]}.data_ptr() % 16 == 0" if keyed[k] == "tensor" else f"scalar_key({slot[k]})"
+                        head.append(f"{parts[k]} = {part}")
+                key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
+                if key not in keys:
+                    keys[key] = f"key{len(keys)}"
+                    head.append(f"{keys[key]} = {key}")
+                grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
+                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}))"))
+            else:
+                grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
+                body.append((d, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"))  # fmt: skip
+    if not body:
         src.emit(depth, "pass")
+        return
+    if head:
+        src.env["scalar_key"] = scalar_key
+    for line in head:
+        src.emit(depth, line)
+    src.emit(depth, "try:")
+    for d, line in body:
+        src.emit(depth + 1 + d, line)
+    src.emit(depth, "except Exception as exc:")
+    src.emit(depth + 1, f"mapped = translate_error(exc, {src.name(launcher.module, 'module')}, "
+                        f"{src.name(getattr(launcher.loaded, '__file__', None), 'path')})")  # fmt: skip
+    src.emit(depth + 1, "if mapped is None:")
+    src.emit(depth + 2, "raise")
+    src.emit(depth + 1, "raise mapped from exc")

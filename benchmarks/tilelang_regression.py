@@ -1,0 +1,75 @@
+"""TileLang's own performance-regression suite, the same source through real TileLang and through
+tile2triton, timed alike, outputs compared.
+
+    python3 benchmarks/tilelang_regression.py TILELANG_CHECKOUT [--part K/N] [--site DIR] [--out DIR]
+                                              [-j N] [--files SUBSTR...]
+    python3 benchmarks/tilelang_regression.py --summary DIR_OR_JSON... [--title TEXT]
+
+The suite is every ``regression_*`` function of TILELANG_CHECKOUT/examples/**/regression_*.py, run
+unmodified.  Each runs in a child process per implementation (tilelang_regression_suite/child.py)
+where both implementations' ``do_bench`` is one timer: event ms, ``triton.testing.do_bench``
+median (warmup=25, rep=200, L2 flushed); kernel ms, the device time of every CUDA kernel a call
+launches (torch.profiler / CUPTI, flush excluded).  A warm phase runs every case in parallel
+(compiles), then each file is timed alone, TileLang then tile2triton.  The tensors the first call
+of each timed callable returns are sampled on both sides and compared within a tolerance for
+their dtype ('agree', 'differ: ...', 'not exposed' when nothing returns a tensor, 'inputs
+differ' when the random generators did not stand alike).  A part writes OUT/part_K_of_N.json;
+``--summary`` merges parts into the BENCHMARKS.md section
+"## TileLang's performance-regression suite (same source)".
+
+On the GPU machine (no network), from the project root, carrying the TileLang wheels that
+/work/shared/tools/tilelang-wheels.sh builds (DEST=.whl) and a TileLang checkout (here .tl,
+git-ignored: ``examples/`` is all the suite reads).  Three parts fit three 10-minute calls:
+
+    SITE=$(mktemp -d) && python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE .whl/*.whl \
+      && ln -sf libz3.so.4.15 $SITE/z3/lib/libz3.so && export PATH=$PATH:/usr/local/cuda/bin CUDA_HOME=/usr/local/cuda \
+      && python3 benchmarks/tilelang_regression.py .tl --site $SITE --part 1/3 -j 14 --out $OUT/r1
+    (the same with --part 2/3 --out $OUT/r2, --part 3/3 --out $OUT/r3)
+    python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 > section.md
+
+Cases that fail on TileLang or need a package the machine lacks (fla, flash_attn) are listed
+under the table, not counted; so are those that cannot run on tile2triton.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tilelang_regression_suite import report, run  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("checkout", nargs="?", help="a TileLang checkout (its examples/ folder is the suite)")
+    p.add_argument("--part", default="1/1", help="K/N: the K-th of N parts of about equal case counts")
+    p.add_argument("--site", default="", help="where real TileLang is installed (PYTHONPATH of its children)")
+    p.add_argument("--out", default="tilelang_regression_out", help="folder for the JSON files")
+    p.add_argument("-j", type=int, default=12, help="parallel children in the warm phase")
+    p.add_argument("--files", nargs="*", default=[], help="only files whose path contains one of these")
+    p.add_argument("--no-warm", action="store_true", help="skip the warm phase (caches already warm)")
+    p.add_argument("--deadline", type=int, default=560, help="seconds after which no further file is timed")
+    p.add_argument("--warm-timeout", type=int, default=420)
+    p.add_argument("--time-timeout", type=int, default=240)
+    p.add_argument("--summary", nargs="+", metavar="PART", help="merge part files/folders; print the section")
+    p.add_argument("--title", default="", help="--summary: a line under the heading (machine, versions)")
+    a = p.parse_args(argv)
+    if a.summary:
+        print(report.markdown(report.load(a.summary), a.title), end="")
+        return 0
+    if not a.checkout:
+        p.error("give a TileLang checkout, or --summary")
+    examples = os.path.join(a.checkout, "examples")
+    if not os.path.isdir(examples):
+        examples = a.checkout  # an examples folder given directly
+    path = run.run_part(
+        examples, a.part, a.site, a.out, a.j, a.files, a.deadline, a.warm_timeout, a.time_timeout, warm=not a.no_warm
+    )
+    print(report.markdown(report.load([path])), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

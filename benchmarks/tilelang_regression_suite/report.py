@@ -1,0 +1,110 @@
+"""The BENCHMARKS.md section from the part files of one run (later files win per case)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+
+HEADING = "## TileLang's performance-regression suite (same source)"
+ABSENT_PACKAGES = ("fla", "flash_attn")
+
+
+def load(paths: list) -> list:
+    """Rows of the part files (``part_*.json`` in a folder, or the files named), one per case."""
+    rows: dict = {}
+    for p in paths:
+        files = (
+            sorted(glob.glob(os.path.join(p, "**", "part_*_of_*.json"), recursive=True)) if os.path.isdir(p) else [p]
+        )
+        for f in files:
+            with open(f) as fh:
+                for row in json.load(fh)["rows"]:
+                    rows[(row["file"], row["case"])] = row
+    return [rows[k] for k in sorted(rows)]
+
+
+def kernel_ms(record: dict) -> float | None:
+    """Device time of the kernels of the bench call whose event time the case reported."""
+    bench = record.get("bench") or []
+    latency = record.get("latency")
+    if record.get("status") != "ok" or not bench or latency is None:
+        return None
+    call = min(bench, key=lambda c: abs(c["ms"] - latency))
+    k = call.get("kernel_ms")
+    return k if isinstance(k, float) and k > 0 else None
+
+
+def _absent_package(error: str) -> str | None:
+    for name in ABSENT_PACKAGES:
+        if f"No module named '{name}" in error:
+            return name
+    return None
+
+
+def geomean(xs: list) -> float | None:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def _ms(x) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _ratio(x) -> str:
+    return "-" if x is None else f"{x:.2f}×"
+
+
+def _error(record: dict) -> str:
+    lines = [ln for ln in (record.get("error") or "not run").splitlines() if ln.strip()]
+    return (lines[0] if lines else "?")[:120].replace("|", "/")
+
+
+def markdown(rows: list, title: str = "") -> str:
+    table, events, kernels = [], [], []
+    tilelang_fails, absent, t2t_fails, skipped = [], [], [], []
+    for row in rows:
+        name = f"`{row['case'].removeprefix('regression_')}`"
+        where = f"{name} ({row['file']})"
+        if "skipped" in row:
+            skipped.append(f"{where}: {row['skipped']}")
+            continue
+        tl, t2 = row["tilelang"], row["tile2triton"]
+        if tl["status"] != "ok" or not tl.get("latency"):
+            package = _absent_package(tl.get("error", ""))
+            (absent if package else tilelang_fails).append(
+                f"{where}: " + (f"needs `{package}`" if package else _error(tl))
+            )
+            continue
+        if t2["status"] != "ok" or not t2.get("latency"):
+            t2t_fails.append(f"{where}: {_error(t2)}")
+            continue
+        event = tl["latency"] / t2["latency"]
+        k1, k2 = kernel_ms(tl), kernel_ms(t2)
+        kernel = k1 / k2 if k1 and k2 else None
+        events.append(event)
+        if kernel is not None:
+            kernels.append(kernel)
+        table.append(f"| {name} | {row['file']} | {_ms(tl['latency'])} | {_ms(t2['latency'])} | {_ms(k1)} | {_ms(k2)} "
+                     f"| {row.get('outputs', '-').replace('|', '/')} | {_ratio(event)} | {_ratio(kernel)} |")  # fmt: skip
+    out = [HEADING, ""]
+    if title:
+        out += [title, ""]
+    out += [
+        "| case | file | TileLang ms | tile2triton ms | TileLang kernel ms | tile2triton kernel ms | outputs "
+        "| event ratio | kernel ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *table,
+        "",
+        f"Geometric means (TileLang ms / tile2triton ms): event ratio {_ratio(geomean(events))} over "
+        f"{len(events)} cases, kernel ratio {_ratio(geomean(kernels))} over {len(kernels)} cases.",
+    ]
+    for heading, items in (
+        ("Cannot run on tile2triton (not counted)", t2t_fails),
+        ("Fail on TileLang (not counted)", tilelang_fails),
+        ("Need a package the GPU machine lacks (not counted)", absent),
+        ("Not timed (not counted)", skipped),
+    ):
+        if items:
+            out += ["", f"{heading}:", *[f"- {item}" for item in items]]
+    return "\n".join(out) + "\n"

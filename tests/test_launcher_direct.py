@@ -1,0 +1,189 @@
+"""GPU launches through Triton's compiled kernel (runtime/launcher.py, ``DirectLaunch``), checked on
+the CPU: a stand-in driver (benchmarks/launch_cost.py's ``FakeDriver``) lets Triton compile for
+sm_90 and records what each launch would pass to the CUDA launcher.  The direct path must pass
+what ``JITFunction.run`` passes, pick the kernel ``JITFunction.run`` would pick for every
+specialisation, and step aside for launch hooks."""
+
+import importlib.util
+import pathlib
+
+import pytest
+import torch
+from triton import knobs
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton.runtime.kernel import JITKernel
+from tile2triton.runtime.launcher import scalar_key
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("launch_cost_bench", ROOT / "benchmarks" / "launch_cost.py")
+launch_cost = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(launch_cost)
+
+BLOCK = 64
+
+
+@tilelang.jit
+def scaled_steps(N, block=BLOCK):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32), s: T.float32, n: T.int32):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * s
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = B[bx * block + i] + n
+
+    return main
+
+
+CALLS: list = []  # one list for the module: Triton keeps each compiled kernel's launcher for the process
+
+
+class _Recording(launch_cost._NoLaunch):
+    def __init__(self, src, metadata):
+        self.calls = CALLS
+
+
+@pytest.fixture
+def recorded():
+    """A fake CUDA driver whose launchers record their launches into the list this yields."""
+    CALLS.clear()
+    with launch_cost.fake_driver() as drv:
+        drv.launcher_cls = _Recording
+        yield CALLS
+
+
+def _direct(kernel) -> tuple:
+    lowered = kernel._compile(False)  # the GPU lowering: JITFunctions, compiled by Triton for sm_90
+    return lowered, [d for d in lowered.direct]
+
+
+def test_direct_launch_passes_what_jit_run_passes(recorded):
+    lowered, directs = _direct(scaled_steps(150))
+    fn, _, _, _, num_warps = lowered.launches[0]
+    a, b = torch.randn(150), torch.full((150,), float("nan"))
+    fn.run(a, b, 0.5, 7, grid=(3, 1, 1), warmup=False, num_warps=num_warps)
+    via_run = recorded.pop()
+    d = directs[0]
+    d((3, 1, 1), (0, True, scalar_key(0.5), scalar_key(7)), (a, b, 0.5, 7))  # a miss: through JITFunction.run
+    assert recorded.pop() == via_run and len(d.kernels) == 1
+    d((3, 1, 1), (0, True, scalar_key(0.5), scalar_key(7)), (a, b, 0.5, 7))  # a hit: straight to the launcher
+    assert recorded.pop() == via_run
+
+
+@pytest.mark.parametrize("n", [1, 16, 7, 2**31 + 5, -3])
+def test_each_specialisation_launches_the_kernel_jit_run_picks(recorded, n):
+    """A misaligned view and ints Triton specialises (1, multiples of 16, i64) get their own kernels."""
+    lowered, directs = _direct(scaled_steps(150))
+    fn, _, _, _, num_warps = lowered.launches[0]
+    base = torch.randn(151)
+    b = torch.empty(150)
+    d = directs[0]
+    for a in (base[:150], base[1:]):  # aligned, then 4 bytes off
+        for _ in range(2):  # the second call hits the remembered kernel
+            key = (0, a.data_ptr() % 16 == 0, scalar_key(0.5), scalar_key(n))
+            d((3, 1, 1), key, (a, b, 0.5, n))
+            direct_call = recorded.pop()
+            fn.run(a, b, 0.5, n, grid=(3, 1, 1), warmup=False, num_warps=num_warps)
+            assert recorded.pop() == direct_call
+    # one kernel per alignment, each the one JITFunction.run launches (the fake function handle
+    # differs per binary)
+    mine = [k for key, k in d.kernels.items() if key[3] == scalar_key(n)]
+    assert len(mine) == 2 and mine[0].hash != mine[1].hash
+
+
+def test_launch_hooks_take_jit_run(recorded):
+    lowered, directs = _direct(scaled_steps(100))
+    slots = [torch.randn(100), torch.empty(100), 0.5, 3]
+    args = tuple(slots[k] for k in lowered.launches[1][3])
+    d = directs[1]
+    key = (0, *[x.data_ptr() % 16 == 0 if isinstance(x, torch.Tensor) else scalar_key(x) for x in args])
+    d((2, 1, 1), key, args)
+    seen = []
+    hook = lambda metadata: seen.append(metadata.get()["name"])
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        d((2, 1, 1), key, args)
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    assert len(seen) == 1  # the hook saw the launch: it went through JITFunction.run
+    d((2, 1, 1), key, args)  # hook removed: direct again
+    assert len(recorded) == 3 and len(seen) == 1 and recorded[0] == recorded[1] == recorded[2]
+
+
+def test_generic_path_launches_every_kernel_directly(recorded):
+    """JITKernel._launch (the generic path) on a warm GPU lowering: both kernels of a two-kernel
+    prim_func, the same launches on a miss and on a hit, and the same as JITFunction.run's."""
+    kernel = scaled_steps(150)
+    lowered = kernel._compile(False)
+    lowered.warm = True
+    a, b = torch.randn(150), torch.empty(150)
+    slots = [a, b, 0.5, 4]
+    for _ in range(2):
+        JITKernel._launch(lowered, slots, {})
+    first, second = recorded[:2], recorded[2:]
+    assert first == second and len(first) == 2
+    recorded.clear()
+    for fn, grid, _, positions, num_warps in lowered.launches:
+        fn.run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)
+    assert recorded == first
+    assert all(sum(k[1] == "generic" for k in d.kernels) == 1 for d in lowered.direct)
+
+
+def test_interpreted_lowering_has_no_direct_launch():
+    assert all(d is None for d in scaled_steps(150)._compile(True).direct)
+
+
+@pytest.mark.parametrize(
+    "make, keys",
+    [
+        # two kernels, each passed every parameter: the tensors' alignment and the scalars, one key
+        (lambda: scaled_steps(150), ["(dev, key_a0, key_a1, key_a2, key_a3, )"]),
+        # an output (fresh from torch.empty, aligned) is not in the key
+        (lambda: launch_cost.copy(300), ["(dev, key_a0, )"]),
+    ],
+)
+def test_generated_launcher_keys_gpu_launches(make, keys):
+    """The generated launcher's GPU branch launches every kernel through DirectLaunch, the key
+    parts computed once per call."""
+    from tile2triton.runtime.launcher import generate_launcher
+
+    kernel = make()
+    lowered = kernel._compile(False)
+    lowered.warm = True
+    src = generate_launcher(kernel._plan, {False: lowered}, kernel._call).source
+    lines = [line.strip() for line in src.splitlines()]
+    assert [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()] == keys, src
+    assert "key_a0 = a0.data_ptr() % 16 == 0" in lines, src
+    launches = [line for line in lines if line.startswith("direct")]
+    assert len(launches) == len(lowered.launches) and all(", key0, (" in line for line in launches), src
+
+
+def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
+    """A kernel with its shared buffers in global scratch: the direct launch appends the area
+    (programs x bytes per program), as WithScratch.run does."""
+    monkeypatch.setenv("TILE2TRITON_SHARED_SCRATCH", "1")
+
+    @tilelang.jit(out_idx=[-1])
+    def staged(N, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                S = T.alloc_shared((block,), T.float32)
+                T.copy(A[bx * block], S)
+                T.copy(S, B[bx * block])
+
+        return main
+
+    lowered = staged(90)._compile(False)
+    d = lowered.direct[0]
+    assert d is not None and d.scratch_bytes > 0
+    a, b = torch.randn(90), torch.empty(90)
+    for _ in range(2):  # a miss (JITFunction.run through WithScratch's argument), then a hit
+        d((3, 1, 1), (0, True), (a, b))
+    for grid, _, args in recorded:
+        assert grid == (3, 1, 1) and args[:2] == (a, b)
+        assert args[2].dtype == torch.uint8 and args[2].numel() == 3 * d.scratch_bytes
+    assert len(recorded) == 2

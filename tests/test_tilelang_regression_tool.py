@@ -1,0 +1,178 @@
+"""benchmarks/tilelang_regression.py on a tiny examples tree of its own, on the CPU: both sides are
+tile2triton here (the "TileLang" site is a package that installs tile2triton's alias), the timer
+is a wall clock and kernel times are not measured (CUDA only).  Checks the part file, the output
+comparison (agree, differ, not exposed) and the markdown section."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from tilelang_regression_suite import report  # noqa: E402
+
+EXAMPLE = """
+import os
+
+import torch
+
+import tilelang
+import tilelang.language as T
+
+TILELANG_SIDE = os.environ.get("TILELANG_REGRESSION_IMPL") == "tilelang"
+
+
+@tilelang.jit(out_idx=[-1])
+def add_one(N, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] + 1.0
+
+    return main
+
+
+def run_regression_perf(n=100):
+    a = torch.randn(n)
+    kernel = add_one(n)
+    from tilelang.profiler import do_bench
+
+    return do_bench(lambda: kernel(a))
+
+
+def run_differ(n=70):
+    a = torch.randn(n)
+    kernel = add_one(n)
+    from tilelang.profiler import do_bench
+
+    bump = 0.5 if TILELANG_SIDE else 0.0  # the two sides compute different outputs
+    return do_bench(lambda: kernel(a) + bump)
+
+
+def run_inplace(n=50):
+    a, b = torch.randn(n), torch.empty(n)
+    from tilelang.profiler import do_bench
+
+    def copy():  # returns nothing: its outputs are not exposed
+        b.copy_(a)
+
+    return do_bench(copy)
+
+
+def run_needs_fla():
+    if TILELANG_SIDE:
+        import fla  # noqa: F401 - absent: the case is listed, not counted
+    return 1.0
+"""
+
+REGRESSION = """
+import tilelang.testing
+
+import example_demo
+
+
+def regression_demo_add():
+    tilelang.testing.process_func(example_demo.run_regression_perf, n=100)
+
+
+def regression_demo_differ():
+    tilelang.testing.process_func(example_demo.run_differ)
+
+
+def regression_demo_inplace():
+    tilelang.testing.process_func(example_demo.run_inplace)
+
+
+def regression_demo_fla():
+    tilelang.testing.process_func(example_demo.run_needs_fla)
+"""
+
+
+@pytest.fixture(scope="module")
+def part(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("suite")
+    demo = tmp / "checkout" / "examples" / "demo"
+    demo.mkdir(parents=True)
+    (demo / "example_demo.py").write_text(textwrap.dedent(EXAMPLE))
+    (demo / "regression_example_demo.py").write_text(textwrap.dedent(REGRESSION))
+    site = tmp / "site" / "tilelang"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        "from tile2triton.cli import install_tilelang_alias\n\ninstall_tilelang_alias()\n"
+    )
+    out = tmp / "out"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "tilelang_regression.py"), str(tmp / "checkout"), "--part", "1/1",
+           "--site", f"{tmp / 'site'}{os.pathsep}{ROOT}", "--out", str(out), "--no-warm"]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    return out, p.stdout, demo
+
+
+def test_part_file_has_every_case(part):
+    out, _, _ = part
+    rows = {r["case"]: r for r in json.loads((out / "part_1_of_1.json").read_text())["rows"]}
+    assert sorted(rows) == ["regression_demo_add", "regression_demo_differ", "regression_demo_fla",
+                            "regression_demo_inplace"]  # fmt: skip
+    add = rows["regression_demo_add"]
+    assert add["tilelang"]["status"] == add["tile2triton"]["status"] == "ok"
+    assert add["tilelang"]["latency"] > 0 and add["tile2triton"]["latency"] > 0
+    assert add["outputs"] == "agree"
+    assert rows["regression_demo_differ"]["outputs"].startswith("differ: call 0 output 0:")
+    assert rows["regression_demo_inplace"]["outputs"] == "not exposed"
+    fla = rows["regression_demo_fla"]
+    assert fla["tilelang"]["status"] == "error" and "fla" in fla["tilelang"]["error"]
+
+
+def test_markdown_section(part):
+    out, stdout, _ = part
+    md = report.markdown(report.load([str(out)]))
+    assert md in stdout  # a part prints its own section
+    lines = md.splitlines()
+    assert lines[0] == "## TileLang's performance-regression suite (same source)"
+    header = next(ln for ln in lines if ln.startswith("| case |"))
+    assert header.rstrip(" |").split(" | ")[-2:] == ["event ratio", "kernel ratio"]
+    rows = [ln for ln in lines if ln.startswith("| `")]
+    assert [r.split(" | ")[0] for r in rows] == ["| `demo_add`", "| `demo_differ`", "| `demo_inplace`"]
+    for r in rows:
+        event = r.rstrip(" |").split(" | ")[-2]
+        assert event.endswith("×") and float(event[:-1]) > 0
+        assert r.rstrip(" |").split(" | ")[-1] == "-"  # no CUDA: no kernel time
+    assert any(ln.startswith("Geometric means") and "over 3 cases" in ln for ln in lines)
+    assert any("`demo_fla`" in ln and "needs `fla`" in ln for ln in lines)
+
+
+def test_warm_phase_child(part, tmp_path):
+    """The warm phase (every case once, in parallel on the GPU machine) records each case's status
+    and times nothing."""
+    demo = part[2]
+    out = tmp_path / "warm.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "tilelang_regression_suite" / "child.py"), "tile2triton",
+           str(demo / "regression_example_demo.py"), "warm", str(out), "regression_demo_add"]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    cases = json.loads(out.read_text())["cases"]
+    assert list(cases) == ["regression_demo_add"] and cases["regression_demo_add"]["status"] == "ok"
+    assert cases["regression_demo_add"]["bench"] == [{"ms": 1.0}]
+    assert not (tmp_path / "warm.samples.pt").exists()
+
+
+def test_summary_merges_parts_and_formats_ratios(tmp_path):
+    ok = lambda ms, k: {"status": "ok", "latency": ms, "bench": [{"ms": ms, "kernel_ms": k}]}
+    rows_a = [{"file": "a/regression_a.py", "case": "regression_x", "tilelang": ok(1.02, 0.5),
+               "tile2triton": ok(1.0, 1.0), "outputs": "agree"}]  # fmt: skip
+    rows_b = [{"file": "b/regression_b.py", "case": "regression_y", "tilelang": ok(2.0, 2.0),
+               "tile2triton": {"status": "error", "error": "TileLangCompileError: T.import_source is CUDA C\\nmore"}}]  # fmt: skip
+    for k, rows in ((1, rows_a), (2, rows_b)):
+        (tmp_path / f"part_{k}_of_2.json").write_text(json.dumps({"rows": rows}))
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tilelang_regression.py"), "--summary", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "| agree | 1.02× | 0.50× |" in p.stdout
+    assert "event ratio 1.02× over 1 cases, kernel ratio 0.50× over 1 cases" in p.stdout
+    assert "- `y` (b/regression_b.py): TileLangCompileError: T.import_source is CUDA C" in p.stdout

@@ -21,7 +21,7 @@ from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
 from .threads import block_level, in_thread_view, thread_range
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
 
 
 # ------------------------------------------------------------------------------ allocation
@@ -137,6 +137,10 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         accumulation = _sum_loop(lw, s)
         if accumulation is not None:
             _lower_sum_loop(lw, s, *accumulation)
+            return
+        accumulation = _parallel_sum_loop(lw, s)
+        if accumulation is not None:
+            _lower_parallel_sum_loop(lw, s, *accumulation)
             return
         if lower_local_loop(lw, s, lower_store):  # per-lane local arrays filled or summed by element
             return
@@ -315,6 +319,57 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     lower_store(
         lw, ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
     )
+
+
+def _parallel_sum_loop(lw: Lowerer, s: ir.For):
+    """``for k in T.serial(n): for i, j in T.Parallel(a, b): X[i, j] += f(k, i, j)`` with ``f`` not
+    reading ``X``: returns (parallel, store, f).  Only where the widened tile (n x the T.Parallel's
+    lanes) stays within the one-hot limit: it is held in registers at once."""
+    n = trip_count(s)
+    if n is None or lw.scope.lanes is not None or len(s.body) != 1 or not isinstance(s.body[0], ir.Parallel):
+        return None
+    par = s.body[0]
+    found = accumulation(par)
+    if found is None:
+        return None
+    st, f = found
+    if not _block_level_reg(lw, st.buffer) or s.var in vars_in(st.indices):
+        return None
+    if next_pow2(n) * prod(next_pow2(e) for e in par.extents) > scratch.ONE_HOT_LIMIT:
+        return None
+    for e in ir.iter_expr_tree(f):
+        if isinstance(e, ir.Load) and (
+            e.buffer is st.buffer or (not in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
+        ):
+            return None
+    return par, st, f
+
+
+def _lower_parallel_sum_loop(lw: Lowerer, s: ir.For, par: ir.Parallel, store: ir.Store, f) -> None:
+    """The loop as the leading axis of one lane space with the T.Parallel's, summed away; then
+    the accumulation at the T.Parallel's lanes.  Every iteration's term is evaluated at once (a
+    read ``x[i, k * 4 + j]`` becomes a reshape of ``x``, not one select per iteration)."""
+    n = static(s.stop)
+    saved = lw.scope.snapshot()
+    space = open_lanes(lw, [s.var, *par.vars], [n, *par.extents], par)
+    try:
+        term = lw.ev(f)
+    finally:
+        close_lanes(lw, space)
+        lw.scope.restore(saved)
+    node = term.node
+    if not term.axes:  # the same term every iteration
+        total = Tile(P.binop("*", node, P.const(n)), term.dtype)
+    else:
+        if 0 in term.axes and next_pow2(n) != n:
+            node = P.call("tl.where", P.binop("<", P.name(space.names[0]), P.const(n)), node, P.const(0))
+        node = P.call("tl.sum", node, axis=0)
+        if 0 not in term.axes:
+            node = P.binop("*", node, P.const(n))
+        total = Tile(node, term.dtype, frozenset(a - 1 for a in term.axes if a != 0))
+    acc = ir.Load(store.buffer, store.indices)
+    update = ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
+    lower_parallel(lw, ir.Parallel(par.loc, par.vars, par.extents, [update]))
 
 
 @lowers(ir.While)

@@ -1,0 +1,165 @@
+"""Loops over a T.Parallel accumulation summed as one more tile axis, and register reads at a
+mixed-radix index (``x[i, k * 4 + j]``) as a reshape of the tile (the sqrsum loop of TileLang's
+mHC pre kernel: 64 x 64 one-hot selects of a 32 x 256 tile per program before)."""
+
+import pytest
+import torch
+from t2t_util import assert_close, poison
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+
+def _code(kernel) -> str:
+    src = kernel.get_kernel_source(interpret=False)
+    return "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
+
+
+@tilelang.jit
+def sqrsum_rows(M, n, block_M, w):
+    """Per row, the sums of squares of the columns of each residue mod ``w`` (TileLang's
+    ``sqrsum_part[i, j] += x[i, jj * 4 + j] ** 2``), then the row total."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, n * w), "float16"), S: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            xs = T.alloc_shared((block_M, n * w), "float16")
+            xf = T.alloc_fragment((block_M, n * w), "float32")
+            part = T.alloc_fragment((block_M, w), "float32")
+            total = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], xs)
+            T.copy(xs, xf)
+            T.clear(part)
+            for jj in T.serial(n):
+                for i, j in T.Parallel(block_M, w):
+                    part[i, j] += xf[i, jj * w + j] * xf[i, jj * w + j]
+            T.reduce_sum(part, total, dim=1)
+            for i in T.Parallel(block_M):
+                S[bx * block_M + i] = total[i]
+
+    return main
+
+
+@pytest.mark.parametrize("M,n,block_M,w", [(70, 5, 32, 4), (45, 8, 16, 2), (33, 3, 32, 8)])
+def test_parallel_sum_loop_split_read(dev, M, n, block_M, w):
+    kernel = sqrsum_rows(M, n, block_M, w)
+    x = torch.randn(M, n * w, device=dev).half()
+    out = poison((M,), device=dev)
+    kernel(x, out)
+    assert_close(out, x.double().square().sum(1), atol=1e-3, rtol=1e-3)
+    code = _code(kernel)
+    # the loop is a tile axis summed away, and the read a reshape: no loop, no one-hot select
+    assert "for jj" not in code and "tl.reshape(xf" in code and "==" not in code
+
+
+@tilelang.jit
+def decayed_rows(M, n, block_M, w):
+    """``acc = acc * 0.5 + x[i, jj * w + j]``: a carried dependence, so the loop stays a loop; the
+    read at ``jj * w + j`` selects along the reshaped dim of n (not the whole row of n * w)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, n * w), "float32"), Y: T.Tensor((M, w), "float32"), O: T.Tensor((M, w), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            xf = T.alloc_fragment((block_M, n * w), "float32")
+            acc = T.alloc_fragment((block_M, w), "float32")
+            T.copy(X[bx * block_M, 0], xf)
+            T.copy(Y[bx * block_M, 0], acc)
+            for jj in T.serial(n):
+                for i, j in T.Parallel(block_M, w):
+                    acc[i, j] = acc[i, j] * 0.5 + xf[i, jj * w + j]
+            T.copy(acc, O[bx * block_M, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("M,n,block_M,w", [(50, 6, 32, 4), (19, 3, 16, 8)])
+def test_split_read_lane_independent_digit(dev, M, n, block_M, w):
+    kernel = decayed_rows(M, n, block_M, w)
+    x, y = torch.randn(M, n * w, device=dev), torch.randn(M, w, device=dev)
+    out = poison((M, w), device=dev)
+    kernel(x, y, out)
+    ref = y.double()
+    for jj in range(n):
+        ref = ref * 0.5 + x.double()[:, jj * w : (jj + 1) * w]
+    assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    code = _code(kernel)
+    # a select along the n digit of the reshaped row, not along the whole row of n * w
+    assert "for jj" in code and f"tl.arange(0, {next_pow2(n)})[None, :, None] == jj" in code
+
+
+def next_pow2(v: int) -> int:
+    return 1 << (v - 1).bit_length()
+
+
+@tilelang.jit
+def three_digits(M, a, block_M):
+    """``out[i, p, q, r] = x[i, p * 8 + q * 2 + r]`` of a fragment: three digits, one of them
+    (``p``) of an extent that is not a power of two."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, a * 8), "float32"), O: T.Tensor((M, a, 4, 2), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            xf = T.alloc_fragment((block_M, a * 8), "float32")
+            T.copy(X[bx * block_M, 0], xf)
+            for i, p, q, r in T.Parallel(block_M, a, 4, 2):
+                O[bx * block_M + i, p, q, r] = xf[i, p * 8 + q * 2 + r] * 2.0 + 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("M,a,block_M", [(21, 3, 16), (40, 5, 32)])
+def test_split_read_three_digits(dev, M, a, block_M):
+    kernel = three_digits(M, a, block_M)
+    x = torch.randn(M, a * 8, device=dev)
+    out = poison((M, a, 4, 2), device=dev)
+    kernel(x, out)
+    assert_close(out, (x.double() * 2 + 1).view(M, a, 4, 2), atol=1e-6, rtol=1e-6)
+    assert "tl.reshape(xf" in _code(kernel)
+
+
+@tilelang.jit
+def loop_terms(M, K, n, block_M):
+    """A loop over a T.Parallel accumulation whose terms read a global tensor at the loop index,
+    plus one term the same in every iteration and a loop of a trip count that is not a power of two."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((M,), "float32"), C: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            acc = T.alloc_fragment((block_M,), "float32")
+            b = T.alloc_fragment((block_M,), "float32")
+            T.copy(B[bx * block_M], b)
+            T.fill(acc, 1.0)
+            for k in T.serial(n):
+                for i in T.Parallel(block_M):
+                    acc[i] += A[bx * block_M + i, k * 2] * b[i]
+            for k in T.serial(n):
+                for i in T.Parallel(block_M):
+                    acc[i] += b[i]
+            T.copy(acc, C[bx * block_M])
+
+    return main
+
+
+@pytest.mark.parametrize("M,K,n,block_M", [(75, 14, 7, 32), (20, 6, 3, 16)])
+def test_parallel_sum_loop_terms(dev, M, K, n, block_M):
+    kernel = loop_terms(M, K, n, block_M)
+    a, b = torch.randn(M, K, device=dev), torch.randn(M, device=dev)
+    out = poison((M,), device=dev)
+    kernel(a, b, out)
+    ref = 1 + (a.double()[:, 0 : 2 * n : 2] * b.double()[:, None]).sum(1) + n * b.double()
+    assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    assert "for k" not in _code(kernel)
+
+
+@pytest.mark.parametrize("vectorize", ["1", "0"])
+def test_scalar_loop_fallback_agrees(dev, monkeypatch, vectorize):
+    """With loops kept as loops (TILE2TRITON_VECTORIZE_LOOPS=0) the split read serves each
+    iteration's select; both lowerings agree with torch."""
+    monkeypatch.setenv("TILE2TRITON_VECTORIZE_LOOPS", vectorize)
+    M, n, block_M, w = 37 + int(vectorize), 6, 32, 4  # sizes of their own: the factory caches kernels
+    kernel = sqrsum_rows(M, n, block_M, w)
+    x = torch.randn(M, n * w, device=dev).half()
+    out = poison((M,), device=dev)
+    kernel(x, out)
+    assert_close(out, x.double().square().sum(1), atol=1e-3, rtol=1e-3)
+    assert ("for jj" in _code(kernel)) == (vectorize == "0")

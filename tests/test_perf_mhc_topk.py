@@ -241,3 +241,46 @@ def test_shared_histogram_2d_lanes(dev, monkeypatch):
     ref = torch.stack([torch.bincount(r.flatten(), minlength=bins) for r in rows])
     assert torch.equal(out.cpu().long(), ref)
     assert "tl.histogram(" in _code(kernel)
+
+
+@tilelang.jit
+def compact_rows(B, N, threads, width):
+    """Stream compaction: the threads whose element is positive claim ``width`` slots each from one
+    shared counter (``return_prev=True``) and write the element's index there."""
+
+    @T.prim_func
+    def main(X: T.Tensor((B, N), "float32"), O: T.Tensor((B, N * width), "int32"), C: T.Tensor((B,), "int32")):
+        with T.Kernel(B, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            count = T.alloc_shared([2], "int32")
+            pos = T.alloc_var(T.int32)
+            T.fill(count, 0)
+            T.sync_threads()
+            for s in T.serial(T.ceildiv(N, threads)):
+                if s * threads + tx < N:
+                    if X[bx, s * threads + tx] > 0:
+                        pos = T.atomic_add(count[1], width, return_prev=True)
+                        for w in T.serial(width):
+                            O[bx, pos + w] = s * threads + tx
+            T.sync_threads()
+            C[bx] = count[1]
+
+    return main
+
+
+@pytest.mark.parametrize("B,N,threads,width", [(3, 300, 128, 1), (2, 150, 64, 2)])
+def test_shared_counter_claims(dev, B, N, threads, width):
+    kernel = compact_rows(B, N, threads, width)
+    x = torch.randn(B, N, device=dev)
+    out, count = poison((B, N * width), torch.int32, dev), poison((B,), torch.int32, dev)
+    kernel(x, out, count)
+    out, x = out.cpu(), x.cpu()
+    for b in range(B):
+        picked = (x[b] > 0).nonzero().flatten()
+        n = len(picked)
+        assert count[b].item() == n * width
+        slots = out[b, : n * width].view(n, width)  # each claim is width consecutive slots of one index
+        assert (slots == slots[:, :1]).all()
+        assert sorted(slots[:, 0].tolist()) == picked.tolist()
+        assert (out[b, n * width :] == poison((1,), torch.int32)[0]).all()  # nothing written past the claims
+    assert "tl.cumsum(count_claims" in _code(kernel)

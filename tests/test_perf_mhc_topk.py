@@ -284,3 +284,40 @@ def test_shared_counter_claims(dev, B, N, threads, width):
         assert sorted(slots[:, 0].tolist()) == picked.tolist()
         assert (out[b, n * width :] == poison((1,), torch.int32)[0]).all()  # nothing written past the claims
     assert "tl.cumsum(count_claims" in _code(kernel)
+
+
+# ------------------------------------------------------------------ thread-range sections
+@tilelang.jit
+def split_roles(N, threads, split):
+    """A thread-view kernel whose tile operations stand under static thread ranges: each range
+    holds threads (the block-level test is known true), and a nested pair holds none."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=threads) as bx:
+            tx = T.get_thread_binding()
+            if tx < split:
+                for i in T.Parallel(64):
+                    B[bx * 64 + i] = A[bx * 64 + i] * 2.0
+            else:
+                for i in T.Parallel(64):
+                    C[bx * 64 + i] = A[bx * 64 + i] + 1.0
+            if tx < split:
+                if tx >= split + 3:  # no thread is in both ranges: this never runs
+                    for i in T.Parallel(64):
+                        B[bx * 64 + i] = -1.0
+
+    return main
+
+
+@pytest.mark.parametrize("N,threads,split", [(150, 96, 32), (70, 128, 100)])
+def test_static_thread_ranges(dev, N, threads, split):
+    kernel = split_roles(N, threads, split)
+    a = torch.randn(N, device=dev)
+    b, c = poison((N,), device=dev), poison((N,), device=dev)
+    kernel(a, b, c)
+    assert_close(b, a.double() * 2, atol=1e-6, rtol=1e-6)
+    assert_close(c, a.double() + 1, atol=1e-6, rtol=1e-6)
+    code = _code(kernel)
+    # the two sections with threads run without a test; the empty intersection keeps one
+    assert code.count("any_thread = ") == 1 and code.count("if any_thread") == 1

@@ -20,7 +20,7 @@ from . import exits, scratch
 from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
-from .threads import block_level, in_thread_view, thread_range
+from .threads import block_level, in_thread_view, thread_range, thread_span
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
 
 
@@ -408,6 +408,9 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     picks_threads = in_thread_view(lw) and thread_range(lw, s.cond)
     if picks_threads:
         lw.scope.range_conds.add(ast.dump(cond.node))
+        span = thread_span(lw, s.cond)
+        if span is not None:
+            lw.scope.thread_spans[ast.dump(cond.node)] = span
     lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
@@ -417,6 +420,9 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
         negated = Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes)
         if picks_threads and isinstance(s.cond, ir.Compare) and s.cond.op != "==":
             lw.scope.range_conds.add(ast.dump(negated.node))
+            span = thread_span(lw, s.cond, negated=True)
+            if span is not None:
+                lw.scope.thread_spans[ast.dump(negated.node)] = span
         lw.scope.conds.append(negated)
         try:
             lw.lower_stmts(s.else_body)

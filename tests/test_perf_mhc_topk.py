@@ -16,13 +16,13 @@ def _code(kernel) -> str:
 
 
 @tilelang.jit
-def sqrsum_rows(M, n, block_M, w):
+def sqrsum_rows(M, n, block_M, w, threads=128):
     """Per row, the sums of squares of the columns of each residue mod ``w`` (TileLang's
     ``sqrsum_part[i, j] += x[i, jj * 4 + j] ** 2``), then the row total."""
 
     @T.prim_func
     def main(X: T.Tensor((M, n * w), "float16"), S: T.Tensor((M,), "float32")):
-        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             xs = T.alloc_shared((block_M, n * w), "float16")
             xf = T.alloc_fragment((block_M, n * w), "float32")
             part = T.alloc_fragment((block_M, w), "float32")
@@ -50,6 +50,18 @@ def test_parallel_sum_loop_split_read(dev, M, n, block_M, w):
     code = _code(kernel)
     # the loop is a tile axis summed away, and the read a reshape: no loop, no one-hot select
     assert "for jj" not in code and "tl.reshape(xf" in code and "==" not in code
+
+
+def test_parallel_sum_loop_register_budget(dev):
+    """64 iterations x 32 x 4 lanes are 256 values per thread of a 32-thread block: past the budget,
+    the loop stays a loop (each iteration's read a select along the reshaped dim)."""
+    M, n, block_M, w = 40, 64, 32, 4
+    kernel = sqrsum_rows(M, n, block_M, w, threads=32)
+    x = torch.randn(M, n * w, device=dev).half()
+    out = poison((M,), device=dev)
+    kernel(x, out)
+    assert_close(out, x.double().square().sum(1), atol=1e-3, rtol=1e-3)
+    assert "for jj" in _code(kernel)
 
 
 @tilelang.jit
@@ -321,3 +333,42 @@ def test_static_thread_ranges(dev, N, threads, split):
     code = _code(kernel)
     # the two sections with threads run without a test; the empty intersection keeps one
     assert code.count("any_thread = ") == 1 and code.count("if any_thread") == 1
+
+
+@tilelang.jit
+def weighted_rows(M, R, H, block, threads):
+    """TileLang's mHC apply-mix step: in the second range of threads, ``out = sum_k w[k] * x[k, :]``
+    as ``for k: w = w_shared[k]; for i in T.Parallel(block): acc[i] += w * x[k, i]``."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, R, H), "float32"), W: T.Tensor((M, R), "float32"), O: T.Tensor((M, H), "float32")):
+        with T.Kernel(M, threads=threads) as m:
+            w_shared = T.alloc_shared((R,), "float32")
+            if T.get_thread_binding() < 32:
+                for k in T.Parallel(R):
+                    w_shared[k] = W[m, k] * 0.5
+            T.sync_threads()
+            if T.get_thread_binding() >= 32:
+                for h0 in T.serial(T.ceildiv(H, block)):
+                    xl = T.alloc_fragment((R, block), "float32")
+                    acc = T.alloc_fragment((block,), "float32")
+                    T.copy(X[m, 0, h0 * block], xl)
+                    T.clear(acc)
+                    for k in T.serial(R):
+                        w = w_shared[k]
+                        for i in T.Parallel(block):
+                            acc[i] += w * xl[k, i]
+                    T.copy(acc, O[m, h0 * block])
+
+    return main
+
+
+@pytest.mark.parametrize("M,R,H,block,threads", [(3, 4, 200, 64, 96), (2, 3, 90, 32, 64)])
+def test_parallel_sum_loop_with_lets_thread_view(dev, M, R, H, block, threads):
+    kernel = weighted_rows(M, R, H, block, threads)
+    x, w = torch.randn(M, R, H, device=dev), torch.randn(M, R, device=dev)
+    out = poison((M, H), device=dev)
+    kernel(x, w, out)
+    assert_close(out, torch.einsum("mr,mrh->mh", w.double() * 0.5, x.double()), atol=1e-5, rtol=1e-5)
+    code = _code(kernel)
+    assert "for k" not in code and "for h0" in code and "any_thread" not in code

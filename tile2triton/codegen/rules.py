@@ -321,38 +321,55 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     )
 
 
+# the values per thread a loop widened into a tile axis may hold (half of a thread's 255 registers)
+_WIDENED_PER_THREAD = 128
+
+
 def _parallel_sum_loop(lw: Lowerer, s: ir.For):
     """``for k in T.serial(n): for i, j in T.Parallel(a, b): X[i, j] += f(k, i, j)`` with ``f`` not
-    reading ``X``: returns (parallel, store, f).  Only where the widened tile (n x the T.Parallel's
-    lanes) stays within the one-hot limit: it is held in registers at once."""
+    reading ``X`` (names bound before the T.Parallel, ``w = W[k]``, may stand in it): returns
+    (lets, parallel, store, f).  Only where the widened tile (n x the T.Parallel's lanes) fits in
+    registers: it is held there at once."""
     n = trip_count(s)
-    if n is None or lw.scope.lanes is not None or len(s.body) != 1 or not isinstance(s.body[0], ir.Parallel):
+    if n is None or (lw.scope.lanes is not None and not in_thread_view(lw)) or not s.body:
         return None
-    par = s.body[0]
+    *lets, par = s.body
+    if not isinstance(par, ir.Parallel) or not all(isinstance(st, ir.Let) for st in lets):
+        return None
     found = accumulation(par)
     if found is None:
         return None
     st, f = found
-    if not _block_level_reg(lw, st.buffer) or s.var in vars_in(st.indices):
+    bound = {let.var for let in lets}
+    if not _block_level_reg(lw, st.buffer) or vars_in(st.indices) & (bound | {s.var}):
         return None
-    if next_pow2(n) * prod(next_pow2(e) for e in par.extents) > scratch.ONE_HOT_LIMIT:
-        return None
-    for e in ir.iter_expr_tree(f):
+    if bound & (set(lw.scope.env) | _vars_used(lw.following)) or len(bound) != len(lets):
+        return None  # a name from outside the loop rebound, or read after it
+    if next_pow2(n) * prod(next_pow2(e) for e in par.extents) > _WIDENED_PER_THREAD * max(lw.kernel.threads, 32):
+        return None  # the loop's terms at once would not fit in registers: keep the loop
+    for e in [x for let in lets for x in ir.iter_expr_tree(let.value)] + list(ir.iter_expr_tree(f)):
         if isinstance(e, ir.Load) and (
             e.buffer is st.buffer or (not in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
         ):
             return None
-    return par, st, f
+    return lets, par, st, f
 
 
-def _lower_parallel_sum_loop(lw: Lowerer, s: ir.For, par: ir.Parallel, store: ir.Store, f) -> None:
+def _lower_parallel_sum_loop(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, store: ir.Store, f) -> None:
     """The loop as the leading axis of one lane space with the T.Parallel's, summed away; then
     the accumulation at the T.Parallel's lanes.  Every iteration's term is evaluated at once (a
-    read ``x[i, k * 4 + j]`` becomes a reshape of ``x``, not one select per iteration)."""
+    read ``x[i, k * 4 + j]`` becomes a reshape of ``x``, not one select per iteration).  In the
+    thread view it acts for the block, as the T.Parallel does."""
+    with block_level(lw, "T.Parallel"):
+        _sum_over_loop_axis(lw, s, lets, par, store, f)
+
+
+def _sum_over_loop_axis(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, store: ir.Store, f) -> None:
     n = static(s.stop)
     saved = lw.scope.snapshot()
     space = open_lanes(lw, [s.var, *par.vars], [n, *par.extents], par)
     try:
+        lw.lower_stmts(lets)
         term = lw.ev(f)
     finally:
         close_lanes(lw, space)

@@ -30,6 +30,8 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         order = {}
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf)
+            if _histogram_add(lw, s, dst_buf, dst_idx, value) or _claimed_add(lw, s, dst_buf, dst_idx, value):
+                return
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
         else:
@@ -85,6 +87,103 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         element(s.dst.buffer, indices[0], value)
 
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
+
+
+def _histogram_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None) -> bool:
+    """``T.atomic_add(S[bin], v)`` on a shared buffer in scratch, at lane-dependent positions, with
+    an integer ``v`` the same for every lane (a histogram): ``tl.histogram`` of the lanes' positions
+    counts them in the block, then one atomic per position hit adds ``count * v``.  One atomic per
+    lane would serialise on the few positions most lanes hit (global atomics, not shared ones).
+    False where it does not apply; a buffer of many more positions than lanes keeps the per-lane
+    atomics (the histogram's tile would cost more than the lanes)."""
+    lanes = lw.scope.lanes
+    if s.kind != "add" or s.result is not None or value is None or lanes is None or value.axes:
+        return False
+    if view.dtype.kind not in ("int", "uint") or view.dtype.bits > 32 or value.dtype.kind not in ("int", "uint"):
+        return False
+    idx = [lw.ev(i) for i in indices]
+    axes = frozenset().union(*(t.axes for t in idx))
+    size, n_lanes = prod(view.shape), prod(lanes.padded)
+    bins = 1 << max(size - 1, 1).bit_length()
+    if not axes or bins > 4 * n_lanes:
+        return False
+    lin, inside = None, None
+    for t, n, stride in zip(idx, view.shape, view.strides):
+        term = t.node if stride == 1 else P.binop("*", t.node, P.const(stride))
+        lin = term if lin is None else P.binop("+", lin, term)
+        ok = P.binop("&", P.binop(">=", t.node, P.const(0)), P.binop("<", t.node, P.const(n)))
+        inside = ok if inside is None else P.binop("&", inside, ok)
+    everywhere = frozenset(range(lanes.rank))
+    active = lw.lane_mask(everywhere)  # padded lanes and lanes under a false `if`
+    inside_axes = axes
+    if active is not None:
+        inside = P.binop("&", inside, lw.full_rank_mask(active))
+        inside_axes = axes | lw.cond_axes()
+
+    def flat(node, dtype, node_axes):  # the lanes as one axis, as tl.histogram takes them
+        if node_axes != everywhere:
+            node = lw.broadcast(Tile(node, dtype, node_axes), lanes.padded)
+        return node if lanes.rank == 1 else P.call("tl.reshape", node, P.tuple_([n_lanes]))
+
+    valid = P.name(lw.assign(f"{view.name}_valid", flat(inside, BOOL, inside_axes)))
+    if any(t.dtype != INT32 for t in idx):  # tl.histogram takes int32 positions
+        lin = P.to(lin, INT32)
+    position = P.call("tl.where", valid, flat(lin, INT32, axes), P.const(0))
+    counts = P.name(lw.assign(f"{view.name}_counts", P.call("tl.histogram", position, bins, mask=valid)))
+    added = lw.cast(value, view.dtype)
+    amount = counts if is_literal(added) and added.node.value == 1 else P.binop("*", counts, added.node)
+    ptr = P.binop("+", P.name(lw.pointers[view]), P.call("tl.arange", 0, bins))
+    if lw.storage_dtype(view.dtype) != INT32:
+        amount = P.to(amount, lw.storage_dtype(view.dtype))
+    lw.emit(P.expr_stmt(P.call("tl.atomic_add", ptr, amount, mask=P.binop("!=", counts, P.const(0)))))
+    return True
+
+
+def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None) -> bool:
+    """``pos = T.atomic_add(S[k], v, return_prev=True)`` on a shared buffer in scratch, ``k`` and an
+    integer ``v`` the same for every lane (a counter handing out slots): one atomic adds ``v`` times
+    the active lanes, and each lane's previous value is that atomic's plus ``v`` times the active
+    lanes before it (an exclusive cumsum), one order the lanes' own atomics could have taken.
+    False where it does not apply."""
+    lanes = lw.scope.lanes
+    if s.kind != "add" or s.result is None or value is None or lanes is None or value.axes:
+        return False
+    if view.dtype.kind not in ("int", "uint") or value.dtype.kind not in ("int", "uint"):
+        return False
+    idx = [lw.ev(i) for i in indices]
+    if any(t.axes for t in idx):
+        return False
+    everywhere = frozenset(range(lanes.rank))
+    n_lanes = prod(lanes.padded)
+    active = lw.lane_mask(everywhere)
+    ones = lw.broadcast(Tile(P.const(1), INT32), lanes.padded)
+    if active is not None:
+        ones = P.call("tl.where", lw.full_rank_mask(active), ones, P.const(0))
+    if lanes.rank > 1:
+        ones = P.call("tl.reshape", ones, P.tuple_([n_lanes]))
+    ones = P.name(lw.assign(f"{view.name}_claims", ones))
+    count = P.name(lw.assign(f"{view.name}_claimed", P.call("tl.sum", ones, axis=0)))
+    added = lw.cast(value, view.dtype)
+    with lw.scoped(conds=[]):  # one atomic for the block: the lanes' conditions are in the count
+        offs, mask, _ = lw.global_address(view, idx, list(indices), frozenset())
+        ptr = lw.named_offsets(view, offs)
+    storage = lw.storage_dtype(view.dtype)
+    step = count if storage == INT32 else P.to(count, storage)
+    if not (is_literal(added) and added.node.value == 1):
+        step = P.binop("*", step, added.node)
+    wanted = P.binop(">", count, P.const(0))
+    first = P.call("tl.atomic_add", ptr, step, mask=wanted if mask is None else P.binop("&", mask, wanted))
+    first = P.name(lw.assign(f"{view.name}_first", first))
+    before = P.binop("-", P.call("tl.cumsum", ones, axis=0), ones)  # the active lanes ahead of each
+    if lanes.rank > 1:
+        before = P.call("tl.reshape", before, P.tuple_(list(lanes.padded)))
+    if storage != INT32:
+        before = P.to(before, storage)
+    if not (is_literal(added) and added.node.value == 1):
+        before = P.binop("*", before, added.node)
+    result = P.binop("+", first, before)
+    lw.scope.env[s.result] = Tile(P.name(lw.assign(s.result.name, result)), view.dtype, everywhere)
+    return True
 
 
 _XCHG_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}

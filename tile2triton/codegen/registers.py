@@ -447,7 +447,12 @@ class RegisterAccess:
             return Tile(P.name(rb.name), buf.dtype, frozenset(range(rb.lanes.rank)))
         kinds = self.classify(rb, indices)
         if kinds is None:
-            return self.gather_read(rb, indices) or self.separable_read(rb, indices) or self.flat_read(rb, indices)
+            return (
+                self.split_read(rb, indices)
+                or self.gather_read(rb, indices)
+                or self.separable_read(rb, indices)
+                or self.flat_read(rb, indices)
+            )
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         storage_rank = len(rb.shape)
@@ -467,6 +472,46 @@ class RegisterAccess:
             axes = frozenset(lane_dims)
         dt = buf.dtype
         return Tile(value, dt, axes)
+
+    def split_read(self, rb: RegBuf, indices) -> Tile | None:
+        """``X[i, k * 4 + j]`` with lane variables ``k`` (extent n) and ``j`` (extent 4) of a dim of
+        n x 4 elements: the dim is a mixed-radix pair of lane axes, so the read is ``tl.reshape`` of
+        the tile (the dim split into (n, 4)) and a permute, with no select.  The outermost part may
+        also be lane-independent (``X[i, kk * 4 + j]`` in a loop over ``kk``: a select along n).
+        Every part but the outermost has a power-of-two extent (then the padded tile splits exactly).
+        None when the access has another shape."""
+        lanes = self.scope.lanes
+        if rb.lanes is not None or lanes is None or rb.buffer.dtype == BOOL or len(indices) != len(rb.shape):
+            return None
+        shape, kinds, used, split_any = [], [], set(), False
+        for d, e in enumerate(indices):
+            t = self.ev(e)
+            parts = [AtDim(t, rb.shape[d])] if not t.axes else _radix_parts(self, e, rb.buffer.shape[d], lanes)
+            if parts is None:
+                return None
+            for part in parts:  # outermost first
+                if isinstance(part, LaneDim):
+                    if part.axis in used:
+                        return None
+                    used.add(part.axis)
+            split_any |= len(parts) > 1
+            inner = prod(lanes.extents[p.axis] if isinstance(p, LaneDim) else 1 for p in parts[1:])
+            shape += [rb.shape[d] // inner] + [lanes.extents[p.axis] for p in parts[1:]]
+            kinds += parts
+        if not split_any:
+            return None
+        value = P.call("tl.reshape", P.name(rb.name), P.tuple_(shape))
+        rank = len(shape)
+        for d in reversed(range(len(kinds))):
+            if isinstance(kinds[d], AtDim):
+                value = self.select_at(value, d, rank, kinds[d].index, shape[d])
+                rank -= 1
+        lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
+        if not lane_dims:
+            return Tile(value, rb.buffer.dtype)
+        value = P.permute(value, sorted(range(len(lane_dims)), key=lambda i: lane_dims[i]))
+        value = P.subscript_none(value, [k in lane_dims for k in range(lanes.rank)])
+        return Tile(value, rb.buffer.dtype, frozenset(lane_dims))
 
     def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int) -> ast.expr:
         """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
@@ -568,6 +613,59 @@ class RegisterAccess:
         if mask is not None:
             node = P.call("tl.where", mask, node, P.name(rb.name))
         self.assign_to(rb.name, node)
+
+
+def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
+    """An index of a dim of ``size`` elements as the digits of a mixed radix, outermost first:
+    ``LaneDim`` for a lane variable whose extent is its digit's, ``AtDim`` for a lane-independent
+    outermost digit.  ``k * 4 + j`` (j of extent 4, k of extent size / 4) is [k, j].  None when
+    ``e`` is not such a sum (an offset, a coefficient that is not the product of the inner extents)."""
+    terms = _scaled_terms(e)
+    if terms is None:
+        return None
+    by_coeff = {}
+    for coeff, term in terms:
+        if coeff <= 0 or coeff in by_coeff:
+            return None
+        by_coeff[coeff] = term
+    parts, stride = [], 1
+    coeffs = sorted(by_coeff)
+    for n, coeff in enumerate(coeffs):
+        term, last = by_coeff[coeff], n == len(coeffs) - 1
+        if coeff != stride:
+            return None
+        k = lanes.vars.index(term.var) if isinstance(term, ir.VarRef) and term.var in lanes.vars else None
+        if k is None:  # a lane-independent digit: only the outermost, with an extent dividing the dim
+            t = lw.ev(term)
+            if t.axes or not last or size % stride:
+                return None
+            parts.append(AtDim(t, size // stride))
+            continue
+        extent = lanes.extents[k]
+        if last and extent * stride != size:
+            return None
+        if not last and (extent & (extent - 1) or extent != lanes.padded[k]):
+            return None
+        parts.append(LaneDim(k))
+        stride *= extent
+    return parts[::-1]
+
+
+def _scaled_terms(e: ir.Expr, scale: int = 1, depth: int = 0) -> list | None:
+    """``e`` as [(integer coefficient, expression)]: sums of scaled variables and lane-independent
+    products; None for a constant term or anything else."""
+    if depth > 16 or e.dtype.kind != "int":
+        return None
+    if isinstance(e, ir.BinOp) and e.op == "+":
+        a, b = _scaled_terms(e.lhs, scale, depth + 1), _scaled_terms(e.rhs, scale, depth + 1)
+        return None if a is None or b is None else a + b
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        for factor, other in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(factor, ir.Const) and isinstance(factor.value, int) and not isinstance(factor.value, bool):
+                return _scaled_terms(other, scale * factor.value, depth + 1)
+    if isinstance(e, ir.Const):
+        return None
+    return [(scale, e)]
 
 
 def _load_at(node: ast.expr, spread, with_mask: bool) -> ast.expr | None:

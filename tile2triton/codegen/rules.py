@@ -20,8 +20,8 @@ from . import exits, scratch
 from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
-from .threads import block_level, in_thread_view, thread_range
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2
+from .threads import block_level, in_thread_view, thread_range, thread_span
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
 
 
 # ------------------------------------------------------------------------------ allocation
@@ -137,6 +137,10 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         accumulation = _sum_loop(lw, s)
         if accumulation is not None:
             _lower_sum_loop(lw, s, *accumulation)
+            return
+        accumulation = _parallel_sum_loop(lw, s)
+        if accumulation is not None:
+            _lower_parallel_sum_loop(lw, s, *accumulation)
             return
         if lower_local_loop(lw, s, lower_store):  # per-lane local arrays filled or summed by element
             return
@@ -317,6 +321,74 @@ def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     )
 
 
+# the values per thread a loop widened into a tile axis may hold (half of a thread's 255 registers)
+_WIDENED_PER_THREAD = 128
+
+
+def _parallel_sum_loop(lw: Lowerer, s: ir.For):
+    """``for k in T.serial(n): for i, j in T.Parallel(a, b): X[i, j] += f(k, i, j)`` with ``f`` not
+    reading ``X`` (names bound before the T.Parallel, ``w = W[k]``, may stand in it): returns
+    (lets, parallel, store, f).  Only where the widened tile (n x the T.Parallel's lanes) fits in
+    registers: it is held there at once."""
+    n = trip_count(s)
+    if n is None or (lw.scope.lanes is not None and not in_thread_view(lw)) or not s.body:
+        return None
+    *lets, par = s.body
+    if not isinstance(par, ir.Parallel) or not all(isinstance(st, ir.Let) for st in lets):
+        return None
+    found = accumulation(par)
+    if found is None:
+        return None
+    st, f = found
+    bound = {let.var for let in lets}
+    if not _block_level_reg(lw, st.buffer) or vars_in(st.indices) & (bound | {s.var}):
+        return None
+    if bound & (set(lw.scope.env) | _vars_used(lw.following)) or len(bound) != len(lets):
+        return None  # a name from outside the loop rebound, or read after it
+    if next_pow2(n) * prod(next_pow2(e) for e in par.extents) > _WIDENED_PER_THREAD * max(lw.kernel.threads, 32):
+        return None  # the loop's terms at once would not fit in registers: keep the loop
+    for e in [x for let in lets for x in ir.iter_expr_tree(let.value)] + list(ir.iter_expr_tree(f)):
+        if isinstance(e, ir.Load) and (
+            e.buffer is st.buffer or (not in_memory(lw, e.buffer) and not _block_level_reg(lw, e.buffer))
+        ):
+            return None
+    return lets, par, st, f
+
+
+def _lower_parallel_sum_loop(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, store: ir.Store, f) -> None:
+    """The loop as the leading axis of one lane space with the T.Parallel's, summed away; then
+    the accumulation at the T.Parallel's lanes.  Every iteration's term is evaluated at once (a
+    read ``x[i, k * 4 + j]`` becomes a reshape of ``x``, not one select per iteration).  In the
+    thread view it acts for the block, as the T.Parallel does."""
+    with block_level(lw, "T.Parallel"):
+        _sum_over_loop_axis(lw, s, lets, par, store, f)
+
+
+def _sum_over_loop_axis(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, store: ir.Store, f) -> None:
+    n = static(s.stop)
+    saved = lw.scope.snapshot()
+    space = open_lanes(lw, [s.var, *par.vars], [n, *par.extents], par)
+    try:
+        lw.lower_stmts(lets)
+        term = lw.ev(f)
+    finally:
+        close_lanes(lw, space)
+        lw.scope.restore(saved)
+    node = term.node
+    if not term.axes:  # the same term every iteration
+        total = Tile(P.binop("*", node, P.const(n)), term.dtype)
+    else:
+        if 0 in term.axes and next_pow2(n) != n:
+            node = P.call("tl.where", P.binop("<", P.name(space.names[0]), P.const(n)), node, P.const(0))
+        node = P.call("tl.sum", node, axis=0)
+        if 0 not in term.axes:
+            node = P.binop("*", node, P.const(n))
+        total = Tile(node, term.dtype, frozenset(a - 1 for a in term.axes if a != 0))
+    acc = ir.Load(store.buffer, store.indices)
+    update = ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
+    lower_parallel(lw, ir.Parallel(par.loc, par.vars, par.extents, [update]))
+
+
 @lowers(ir.While)
 def lower_while(lw: Lowerer, s: ir.While) -> None:
     with lw.scoped(inline_only=True):  # the condition is evaluated again before every iteration
@@ -353,6 +425,9 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
     picks_threads = in_thread_view(lw) and thread_range(lw, s.cond)
     if picks_threads:
         lw.scope.range_conds.add(ast.dump(cond.node))
+        span = thread_span(lw, s.cond)
+        if span is not None:
+            lw.scope.thread_spans[ast.dump(cond.node)] = span
     lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)
@@ -362,6 +437,9 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
         negated = Tile(ast.UnaryOp(ast.Invert(), P.name(name)), BOOL, cond.axes)
         if picks_threads and isinstance(s.cond, ir.Compare) and s.cond.op != "==":
             lw.scope.range_conds.add(ast.dump(negated.node))
+            span = thread_span(lw, s.cond, negated=True)
+            if span is not None:
+                lw.scope.thread_spans[ast.dump(negated.node)] = span
         lw.scope.conds.append(negated)
         try:
             lw.lower_stmts(s.else_body)

@@ -9,6 +9,7 @@ import contextlib
 
 from .. import ir
 from ..ir import INT32
+from ..ir.exprs import static
 from ..passes.uniform import per_thread_fragments, uniform_buffers
 from . import pyast as P
 from .values import LaneSpace, Lowerer, Tile, next_pow2
@@ -51,6 +52,48 @@ def thread_range(lw: Lowerer, cond: ir.Expr) -> bool:
     return not lw.ev(cond).axes
 
 
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def thread_span(lw: Lowerer, cond: ir.Expr, negated: bool = False) -> list | None:
+    """The threads a static thread range keeps (``tx < 32``: [(axis of tx, 0, 31)]; negated, its
+    ``else``: [(axis, 32, extent - 1)]), as (lane axis, first, last) per thread axis it narrows; None
+    when the range is not known when the kernel is lowered."""
+    if isinstance(cond, ir.BinOp) and cond.op == "and" and not negated:
+        a, b = thread_span(lw, cond.lhs), thread_span(lw, cond.rhs)
+        return None if a is None or b is None else a + b
+    if not isinstance(cond, ir.Compare) or cond.op not in _FLIPPED:
+        return None
+    for var_side, bound, op in ((cond.lhs, cond.rhs, cond.op), (cond.rhs, cond.lhs, _FLIPPED[cond.op])):
+        c = static(bound)
+        if not _is_thread_index(lw, var_side) or not isinstance(c, int) or isinstance(c, bool):
+            continue
+        if negated:
+            if op not in _NEGATED:
+                return None
+            op = _NEGATED[op]
+        axis = lw.scope.lanes.names.index(lw.ev(var_side).node.id)
+        last = lw.scope.lanes.extents[axis] - 1
+        lo, hi = {"<": (0, c - 1), "<=": (0, c), ">": (c + 1, last), ">=": (c, last), "==": (c, c)}[op]
+        return [(axis, max(lo, 0), min(hi, last))]
+    return None
+
+
+def _some_thread_in_range(lw: Lowerer) -> bool:
+    """Every active condition is a static thread range and some thread lies in all of them: the
+    block-level test is true, known when the kernel is lowered."""
+    spans = [lw.scope.thread_spans.get(ast.dump(c.node)) for c in lw.scope.conds]
+    if any(span is None for span in spans):
+        return False
+    kept = {}
+    for span in spans:
+        for axis, lo, hi in span:
+            first, last = kept.get(axis, (lo, hi))
+            kept[axis] = (max(first, lo), min(last, hi))
+    return all(lo <= hi for lo, hi in kept.values())
+
+
 def _is_thread_index(lw: Lowerer, e: ir.Expr) -> bool:
     """``tx`` itself (the thread variable, or a name bound to it)."""
     if not isinstance(e, ir.VarRef):
@@ -88,6 +131,10 @@ def block_level(lw: Lowerer, what: str):
                 "(threads leave it at different iterations); decide the exit the same way in every thread"
             )
         raise lw.error(f"{what} cannot stand under a per-thread condition (only under a range of threads: tx < n)")
+    if _some_thread_in_range(lw):  # the range holds threads: the section runs, no test needed
+        with lw.scoped(lanes=None, conds=[]):
+            yield
+        return
     # one test per condition and statement list: the statements of one section share it
     expr = _any_thread(lw)
     key = ast.dump(expr)

@@ -84,6 +84,7 @@ class Scope:
     lanes: LaneSpace | None = None
     conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
     range_conds: set = field(default_factory=set)  # ast.dump of the masks that pick a range of threads
+    thread_spans: dict = field(default_factory=dict)  # ast.dump of such a mask -> [(lane axis, lo, hi)] it keeps
     let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     ranges: Ranges = field(default_factory=Ranges)  # proven value ranges of the variables bound here
     known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)

@@ -132,3 +132,59 @@ def test_copy_nest_past_the_limit_keeps_its_outer_loop():
     kernel = tilelang.compile(gathered_rows(50, 1024, 40, 256, 2, 8, True), target="cuda")
     src = kernel.get_kernel_source()
     assert "for u in" in src and "v = tl.arange(0, 8)[None, :]" in src
+
+
+def scatter_add_rows(N, D, BS, threads, lanes, tail):
+    """The sparse MLA backward's dKV accumulation: a block of BS gradient rows (computed here as a
+    scaled copy of G) is added into dKV rows picked by Indices, ``lanes`` columns per
+    ``T.atomic_addx{lanes}``; ``tail`` more columns past D come from a register fragment, read
+    through a shared tile, as the kernel's tail does.  Indices repeat, so rows collide."""
+    add = T.atomic_addx4 if lanes == 4 else T.atomic_addx2
+
+    @T.prim_func
+    def main(
+        G: T.Tensor((BS, D + tail), "float32"),
+        Idx: T.Tensor((BS,), "int32"),
+        dKV: T.Tensor((N, D + tail), "float32"),
+    ):
+        with T.Kernel(2, threads=threads) as bx:
+            acc = T.alloc_fragment((BS, D), "float32")
+            acc_tail = T.alloc_fragment((BS, tail), "float32")
+            acc_shared = T.alloc_shared((BS, D), "float32")
+            tail_shared = T.alloc_shared((BS, tail), "float32")
+            for i, j in T.Parallel(BS, D):
+                acc[i, j] = G[i, j] * (bx + 1)
+            for i, j in T.Parallel(BS, tail):
+                acc_tail[i, j] = G[i, D + j] * (bx + 1)
+            T.copy(acc, acc_shared)
+            T.copy(acc_tail, tail_shared)
+            for i, j in T.Parallel(BS, D // lanes):
+                add(dKV[Idx[i], j * lanes], acc_shared[i, j * lanes])
+            for i, j in T.Parallel(BS, tail // lanes):
+                add(dKV[Idx[i], D + j * lanes], tail_shared[i, j * lanes])
+
+    return main
+
+
+@pytest.mark.parametrize("N, D, BS, threads, lanes, tail", [(30, 80, 12, 64, 4, 16), (17, 48, 10, 32, 2, 6)])
+def test_atomic_addx_rows(dev, N, D, BS, threads, lanes, tail):
+    torch.manual_seed(1)
+    kernel = tilelang.compile(scatter_add_rows(N, D, BS, threads, lanes, tail))
+    g = torch.randn(BS, D + tail, device=dev)
+    idx = torch.randint(0, N, (BS,), dtype=torch.int32)
+    idx[1] = idx[0]  # two rows add into one
+    idx = idx.to(dev)
+    base = torch.randn(N, D + tail, device=dev)
+    dkv = base.clone()
+    kernel(g, idx, dkv)
+    ref = base.double().cpu().index_add(0, idx.cpu().long(), g.double().cpu() * 3)  # blocks 0 and 1
+    assert_close(dkv, ref, 1e-5, 1e-5)
+
+
+def test_atomic_addx4_is_one_vector_atomic():
+    """Each T.atomic_addx4 is one tl.atomic_add over a trailing axis of 4 consecutive columns
+    (Triton makes it a v4 atomic), not four strided atomics."""
+    kernel = tilelang.compile(scatter_add_rows(30, 80, 12, 64, 4, 16), target="cuda")
+    src = "\n".join(line for line in kernel.get_kernel_source().splitlines() if not line.strip().startswith("#"))
+    assert src.count("tl.atomic_add(") == 2
+    assert "tl.arange(0, 4)[None, None, :]" in src

@@ -336,8 +336,9 @@ MOVE_LIMIT = 1 << 14  # elements of the widened tile (lanes x padded trips): pas
 
 def _memory_nest(lw: Lowerer, s: ir.For):
     """``s`` and the loops perfectly nested in it when the innermost body only stores into memory
-    (global or scratch), every store naming every loop variable, and reads memory not written in
-    the nest or registers at positions the nest does not move: (loops, invariant register reads)."""
+    (global or scratch), every store naming every loop variable, or adds into global memory with
+    atomics, and reads memory not written in the nest, block-level registers, or per-lane registers
+    at positions the nest does not move: (loops, the per-lane reads, evaluated before the loops)."""
     lanes = lw.scope.lanes
     if lanes is None or lw.scope.loop_axes or lw.scope.inline_only:
         return None
@@ -364,6 +365,10 @@ def _memory_nest(lw: Lowerer, s: ir.For):
                 return None  # iterations along a variable the position ignores write one element
             written.add(st.buffer)
             exprs = [*st.indices, st.value]
+        elif _commuting_atomic(st) and st.dst.buffer.scope == ir.GLOBAL:
+            # T.atomic_addx4's four adds: any order of the iterations gives the same sums
+            written.add(st.dst.buffer)
+            exprs = [*st.dst.indices, st.value]
         else:
             return None
         for x in exprs:
@@ -373,6 +378,9 @@ def _memory_nest(lw: Lowerer, s: ir.For):
                 read.add(e.buffer)
                 if in_memory(lw, e.buffer):
                     continue
+                rb = lw.regs.get(e.buffer)
+                if rb is not None and rb.lanes is None and rb.view_of is None:
+                    continue  # a block-level register buffer: read at any position of the lanes
                 if vars_in(e.indices) & varying:
                     return None
                 invariant.append(e)
@@ -381,6 +389,17 @@ def _memory_nest(lw: Lowerer, s: ir.For):
     if lets & vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
         return None
     return loops, invariant
+
+
+def _commuting_atomic(st) -> bool:
+    """An element atomic whose updates commute and whose previous value nobody reads."""
+    return (
+        isinstance(st, ir.Atomic)
+        and st.kind in ("add", "max", "min", "or")
+        and st.result is None
+        and isinstance(st.dst, ir.Load)
+        and isinstance(st.value, ir.Expr)
+    )
 
 
 def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
@@ -405,6 +424,9 @@ def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
         for st in loops[-1].body:
             if isinstance(st, ir.Let):
                 st = ir.Let(st.loc, st.var, _replace_loads(st.value, value))
+            elif isinstance(st, ir.Atomic):
+                dst = ir.Load(st.dst.buffer, tuple(_replace_loads(i, value) for i in st.dst.indices), st.dst.loc)
+                st = dataclasses.replace(st, dst=dst, value=_replace_loads(st.value, value))
             else:
                 indices = tuple(_replace_loads(i, value) for i in st.indices)
                 st = ir.Store(st.loc, st.buffer, indices, _replace_loads(st.value, value))

@@ -184,9 +184,10 @@ def bind_atomic_add_vector(b: BinderLike, node, args, name):
         last = ref.indices[-1]
         return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
 
-    if args["return_prev"] is False:
+    if args["return_prev"] is False and dst.buffer.scope == ir.GLOBAL:
         # one atomic over a vectorized loop of the lanes: lowered as a trailing axis of the lanes,
-        # the adds of consecutive addresses are one vector atomic (red.global.add.v4.f32)
+        # the adds of consecutive addresses are one vector atomic (red.global.add.v4.f32); on
+        # shared or register buffers the four adds stay unrolled (constant positions)
         loc = b.loc(node)
         k = ir.Var(b.fresh_name("k"), INT32, "loop")
 

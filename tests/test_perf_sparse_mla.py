@@ -54,6 +54,11 @@ def gathered_rows(N, D, R, threads, lanes_per_row, vec, to_global):
     return main
 
 
+def _code(kernel) -> str:
+    """The generated source without its comments (they quote the TileLang lines)."""
+    return "\n".join(line for line in kernel.get_kernel_source().splitlines() if not line.strip().startswith("#"))
+
+
 def _reference(kv, idx, R, D, fill):
     ref = torch.full((R, D), fill, dtype=torch.float64)
     for r in range(R):
@@ -120,18 +125,27 @@ def test_gathered_rows_wider_destination_keeps_padding_out(dev):
 
 def test_gathered_rows_source_copies_whole_nest():
     """The nest (5 copies of 8) is one [threads, 8, 8] load and store; the round loop stays."""
-    kernel = tilelang.compile(gathered_rows(50, 80, 40, 48, 2, 8, False), target="cuda")
-    src = "\n".join(line for line in kernel.get_kernel_source().splitlines() if not line.strip().startswith("#"))
+    src = _code(tilelang.compile(gathered_rows(50, 80, 40, 48, 2, 8, False), target="cuda"))
     assert "for u in" not in src and "for v in" not in src
     assert "u = tl.arange(0, 8)[None, :]" in src and "v = tl.arange(0, 8)[None, None, :]" in src
     assert src.count("for ") == 1  # the rounds
 
 
-def test_copy_nest_past_the_limit_keeps_its_outer_loop():
-    """A nest whose widened tile would pass MOVE_LIMIT keeps its outer loops (registers)."""
-    kernel = tilelang.compile(gathered_rows(50, 1024, 40, 256, 2, 8, True), target="cuda")
-    src = kernel.get_kernel_source()
-    assert "for u in" in src and "v = tl.arange(0, 8)[None, :]" in src
+@pytest.mark.parametrize(
+    "D, threads, whole",
+    [
+        (1024, 256, False),  # [256, 64, 8]: 256 elements a thread
+        (256, 512, True),  # [512, 16, 8]: 128 elements a thread (the pipelined producer's budget)
+        (512, 128, False),  # [128, 32, 8]: 256 elements a thread
+    ],
+)
+def test_copy_nest_budget(D, threads, whole):
+    """A nest whose widened tile would pass the budget (MOVE_LIMIT, or MOVE_PER_THREAD elements
+    a launched thread) keeps its outer loop; its inner loop still becomes an axis."""
+    kernel = tilelang.compile(gathered_rows(50, D, 40, threads, 2, 8, True), target="cuda")
+    src = _code(kernel)
+    assert ("for u in" not in src) == whole
+    assert "v = tl.arange(0, 8)[None, " in src
 
 
 def scatter_add_rows(N, D, BS, threads, lanes, tail):
@@ -184,7 +198,6 @@ def test_atomic_addx_rows(dev, N, D, BS, threads, lanes, tail):
 def test_atomic_addx4_is_one_vector_atomic():
     """Each T.atomic_addx4 is one tl.atomic_add over a trailing axis of 4 consecutive columns
     (Triton makes it a v4 atomic), not four strided atomics."""
-    kernel = tilelang.compile(scatter_add_rows(30, 80, 12, 64, 4, 16), target="cuda")
-    src = "\n".join(line for line in kernel.get_kernel_source().splitlines() if not line.strip().startswith("#"))
+    src = _code(tilelang.compile(scatter_add_rows(30, 80, 12, 64, 4, 16), target="cuda"))
     assert src.count("tl.atomic_add(") == 2
     assert "tl.arange(0, 4)[None, None, :]" in src

@@ -201,3 +201,65 @@ def test_atomic_addx4_is_one_vector_atomic():
     src = _code(tilelang.compile(scatter_add_rows(30, 80, 12, 64, 4, 16), target="cuda"))
     assert src.count("tl.atomic_add(") == 2
     assert "tl.arange(0, 4)[None, None, :]" in src
+
+
+def dkv_gemms(BS, H, D, DT, trips):
+    """The sparse MLA backward's dKV gemms: acc = dP^T Q (clear_accum) then acc += P^T dO, a
+    BS-row accumulator with a wide N (D), per iteration of a loop, stored each iteration; and a
+    narrow tail (DT columns) cleared with T.clear and accumulated by one gemm."""
+
+    @T.prim_func
+    def main(
+        dP: T.Tensor((trips, H, BS), "float16"),
+        Pm: T.Tensor((trips, H, BS), "float16"),
+        Q: T.Tensor((H, D + DT), "float16"),
+        dO: T.Tensor((H, D), "float16"),
+        Out: T.Tensor((trips, BS, D), "float32"),
+        OutT: T.Tensor((trips, BS, DT), "float32"),
+    ):
+        with T.Kernel(1, threads=128):
+            q = T.alloc_shared((H, D), "float16")
+            qt = T.alloc_shared((H, DT), "float16")
+            do = T.alloc_shared((H, D), "float16")
+            dp = T.alloc_shared((H, BS), "float16")
+            p = T.alloc_shared((H, BS), "float16")
+            acc = T.alloc_fragment((BS, D), "float32")
+            acc_t = T.alloc_fragment((BS, DT), "float32")
+            T.copy(Q[0:H, 0:D], q)
+            T.copy(Q[0:H, D : D + DT], qt)
+            T.copy(dO, do)
+            for i in T.serial(trips):
+                T.copy(dP[i, :, :], dp)
+                T.copy(Pm[i, :, :], p)
+                T.gemm(dp, q, acc, transpose_A=True, clear_accum=True)
+                T.gemm(p, do, acc, transpose_A=True)
+                T.clear(acc_t)
+                T.gemm(dp, qt, acc_t, transpose_A=True)
+                T.copy(acc, Out[i, :, :])
+                T.copy(acc_t, OutT[i, :, :])
+
+    return main
+
+
+@pytest.mark.parametrize("BS, H, D, DT", [(32, 64, 128, 16), (24, 40, 80, 24)])
+def test_narrow_gemm_as_transposed_product(dev, BS, H, D, DT):
+    """Gemms of fewer than 64 rows and at least 64 columns run as C^T = B^T A^T (a wgmma's rows),
+    the second one adding into the first's result; the values are the source's."""
+    trips = 2
+    kernel = tilelang.compile(dkv_gemms(BS, H, D, DT, trips))
+    torch.manual_seed(2)
+    dp, p = (torch.randn(trips, H, BS, device=dev).half() for _ in range(2))
+    q, do = torch.randn(H, D + DT, device=dev).half(), torch.randn(H, D, device=dev).half()
+    out, out_t = poison((trips, BS, D), torch.float32, dev), poison((trips, BS, DT), torch.float32, dev)
+    kernel(dp, p, q, do, out, out_t)
+    dpd, pd, qd, dod = (x.double().cpu() for x in (dp, p, q, do))
+    ref = dpd.transpose(1, 2) @ qd[:, :D] + pd.transpose(1, 2) @ dod
+    assert_close(out, ref, 2e-2, 2e-3)
+    assert_close(out_t, dpd.transpose(1, 2) @ qd[:, D:], 2e-2, 2e-3)
+
+
+def test_narrow_gemm_source_swaps_only_fresh_accumulators():
+    src = _code(tilelang.compile(dkv_gemms(32, 64, 128, 16, 2), target="cuda"))
+    assert "acc = tl.trans(tl.dot(tl.trans(q), dp))" in src
+    assert "acc = tl.trans(tl.dot(tl.trans(do), p, tl.trans(acc)))" in src
+    assert "acc_t = tl.dot(tl.trans(dp), qt, acc_t)" in src  # 16 columns: stays as written

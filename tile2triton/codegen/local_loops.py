@@ -15,7 +15,9 @@ anything else keeps the loop.  tests/test_local_loop_vectorize.py covers both fo
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import math
 
 from .. import ir
 from ..ir import INT32
@@ -29,7 +31,7 @@ def lower_local_loop(lw: Lowerer, s: ir.For, store_rule) -> bool:
     element; False (nothing emitted) when it does not.  ``store_rule`` lowers an ``ir.Store``."""
     plan = _plan(lw, s)
     if plan is None:
-        return False
+        return _lower_memory_nest(lw, s)
     outer = {}  # the loop-invariant reads of local arrays, evaluated once before the axis opens
     for load in plan.invariant_reads:
         outer[id(load)] = lw.ev(load)
@@ -319,6 +321,130 @@ def _sum_over(lw: Lowerer, axis: _TrailingAxis, term: Tile) -> Tile:
     if axis.rank not in term.axes:
         node = P.binop("*", node, P.const(axis.n))
     return Tile(node, term.dtype, term.axes - {axis.rank})
+
+
+# Loops that copy between memories in the thread view: ``for u in T.serial(9): T.ptx_cp_async(
+# T.access_ptr(S[row, 64 * u + c8], "w", 8), T.access_ptr(G[idx, 64 * u + c8], "r", 8), 8)`` binds to
+# ``for u: for v in T.vectorized(8): S[row, 64*u + c8 + v] = G[idx, 64*u + c8 + v]`` with ``row``,
+# ``idx`` values of the thread (a per-thread register).  Kept as loops, each of the 72 iterations
+# would move one element per thread, behind a barrier for the scratch store; as trailing axes the
+# nest is one ``[threads, 16, 8]`` load and store.  The block view's map loops (rules._is_map_loop)
+# refuse them because they read per-lane registers; here those reads are loop-invariant and are
+# evaluated once before the axes open.  Element atomics that commute take the same path (the four
+# adds of a ``T.atomic_addx4`` are one ``tl.atomic_add`` over consecutive addresses: a v4 atomic).
+MOVE_LIMIT = 1 << 14  # elements of the widened tile (lanes x padded trips): past it the loops stay
+# in the thread view, also up to this many elements a launched thread: the pipelined sparse MLA
+# producer's [512 lanes, 16, 8] nest at 16 warps spilled 2056 B a thread where its [512, 8] inner
+# loop alone spilled 1864 B (offline sm_90 compile, Triton 3.9), and runs 4 iterations a stage, not 36
+MOVE_PER_THREAD = 128
+
+
+def _move_limit(lw: Lowerer) -> int:
+    owner = lw.scope.lanes.owner
+    if not isinstance(owner, ir.Kernel):
+        return MOVE_LIMIT
+    warps = lw.options.num_warps or next_pow2(max(1, owner.threads // 32))
+    return max(MOVE_LIMIT, MOVE_PER_THREAD * 32 * warps)
+
+
+def _memory_nest(lw: Lowerer, s: ir.For):
+    """``s`` and the loops perfectly nested in it when the innermost body only stores into memory
+    (global or scratch), every store naming every loop variable, or adds into global memory with
+    atomics, and reads memory not written in the nest, block-level registers, or per-lane registers
+    at positions the nest does not move: (loops, the per-lane reads, evaluated before the loops)."""
+    lanes = lw.scope.lanes
+    if lanes is None or lw.scope.loop_axes or lw.scope.inline_only:
+        return None
+    loops = [s]
+    while len(loops[-1].body) == 1 and isinstance(loops[-1].body[0], ir.For):
+        loops.append(loops[-1].body[0])
+    trips = [trip_count(loop) for loop in loops]
+    if None in trips or ir.loop_exits(s.body):
+        return None
+    if math.prod(lanes.padded) * math.prod(next_pow2(n) for n in trips) > _move_limit(lw):
+        return None
+    body = loops[-1].body
+    nest_vars = {loop.var for loop in loops}
+    lets = {st.var for st in body if isinstance(st, ir.Let)}
+    varying = nest_vars | lets
+    written, read, invariant = set(), set(), []
+    for st in body:
+        if isinstance(st, ir.Let):
+            if st.var in lw.scope.env:
+                return None
+            exprs = [st.value]
+        elif isinstance(st, ir.Store) and in_memory(lw, st.buffer):
+            if not nest_vars <= vars_in(st.indices):
+                return None  # iterations along a variable the position ignores write one element
+            written.add(st.buffer)
+            exprs = [*st.indices, st.value]
+        elif _commuting_atomic(st) and st.dst.buffer.scope == ir.GLOBAL:
+            # T.atomic_addx4's four adds: any order of the iterations gives the same sums
+            written.add(st.dst.buffer)
+            exprs = [*st.dst.indices, st.value]
+        else:
+            return None
+        for x in exprs:
+            for e in ir.iter_expr_tree(x):
+                if not isinstance(e, ir.Load):
+                    continue
+                read.add(e.buffer)
+                if in_memory(lw, e.buffer):
+                    continue
+                rb = lw.regs.get(e.buffer)
+                if rb is not None and rb.lanes is None and rb.view_of is None:
+                    continue  # a block-level register buffer: read at any position of the lanes
+                if vars_in(e.indices) & varying:
+                    return None
+                invariant.append(e)
+    if not written or written & read:
+        return None
+    if lets & vars_in(x for st in ir.walk(lw.following) for x in ir.stmt_exprs(st)):
+        return None
+    return loops, invariant
+
+
+def _commuting_atomic(st) -> bool:
+    """An element atomic whose updates commute and whose previous value nobody reads."""
+    return (
+        isinstance(st, ir.Atomic)
+        and st.kind in ("add", "max", "min", "or")
+        and st.result is None
+        and isinstance(st.dst, ir.Load)
+        and isinstance(st.value, ir.Expr)
+    )
+
+
+def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
+    found = _memory_nest(lw, s)
+    if found is None:
+        return False
+    loops, invariant = found
+    rank = lw.scope.lanes.rank
+    outer = {id(load): lw.ev(load) for load in invariant}
+    with contextlib.ExitStack() as axes:
+        for loop in loops:
+            axes.enter_context(_TrailingAxis(lw, loop))
+
+        def value(load):
+            t = outer.get(id(load))
+            if t is None:
+                return None
+            if t.axes:  # behind the lanes, one unit axis per loop
+                t = Tile(P.subscript_none(t.node, [True] * rank + [False] * len(loops)), t.dtype, t.axes)
+            return Lowered(t)
+
+        for st in loops[-1].body:
+            if isinstance(st, ir.Let):
+                st = ir.Let(st.loc, st.var, _replace_loads(st.value, value))
+            elif isinstance(st, ir.Atomic):
+                dst = ir.Load(st.dst.buffer, tuple(_replace_loads(i, value) for i in st.dst.indices), st.dst.loc)
+                st = dataclasses.replace(st, dst=dst, value=_replace_loads(st.value, value))
+            else:
+                indices = tuple(_replace_loads(i, value) for i in st.indices)
+                st = ir.Store(st.loc, st.buffer, indices, _replace_loads(st.value, value))
+            lw.lower_stmts([st])
+    return True
 
 
 # Loops that stay loops (their iterations depend on each other) but pick elements of local arrays

@@ -9,7 +9,7 @@ import inspect
 
 from .. import ir
 from ..errors import CheckFailedError, InvalidArgumentError, TileLangCompileError
-from ..ir import BOOL
+from ..ir import BOOL, INT32
 from ..ir.exprs import as_expr, const_int, is_weak
 from ..language.dtypes import TypedLiteral, lookup_dtype
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
@@ -192,6 +192,20 @@ def bind_atomic_add_vector(b: BinderLike, node, args, name):
         last = ref.indices[-1]
         return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, const_int(k), last.dtype)), ref.loc)
 
+    if args["return_prev"] is False and dst.buffer.scope == ir.GLOBAL:
+        # one atomic over a vectorized loop of the lanes: lowered as a trailing axis of the lanes,
+        # the adds of consecutive addresses are one vector atomic (red.global.add.v4.f32); on
+        # shared or register buffers the four adds stay unrolled (constant positions)
+        loc = b.loc(node)
+        k = ir.Var(b.fresh_name("k"), INT32, "loop")
+
+        def lane(ref: ir.Load) -> ir.Load:
+            last = ref.indices[-1]
+            return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, ir.VarRef(k), last.dtype)), ref.loc)
+
+        atomic = ir.Atomic(loc, "add", lane(dst), lane(src))
+        b.emit(ir.For(loc, k, const_int(0), const_int(lanes), const_int(1), "vectorized", [atomic], None))
+        return None
     prev = [
         _element_atomic(b, node, "add", shifted(dst, k), shifted(src, k), args["return_prev"], RELAXED)
         for k in range(lanes)

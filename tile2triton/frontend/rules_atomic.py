@@ -203,7 +203,7 @@ def bind_atomic_add_vector(b: BinderLike, node, args, name):
             last = ref.indices[-1]
             return ir.Load(ref.buffer, (*ref.indices[:-1], ir.BinOp("+", last, ir.VarRef(k), last.dtype)), ref.loc)
 
-        atomic = ir.Atomic(loc, "add", lane(dst), lane(src))
+        atomic = ir.Atomic(loc, "add", lane(dst), lane(src), order=RELAXED)
         b.emit(ir.For(loc, k, const_int(0), const_int(lanes), const_int(1), "vectorized", [atomic], None))
         return None
     prev = [

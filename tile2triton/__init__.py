@@ -2,19 +2,67 @@
 
 from __future__ import annotations
 
-from . import env, language, tvm, utils
-from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
-from .autotuner import autotune
-from .compiler import compile, par_compile
-from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
-from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
-from .jit import JITImpl, jit
-from .profiler import TensorSupplyType
-from .runtime.kernel import JITKernel
-from .torch_ops import register_op
-from .tvm import DataType
+import os as _os
+import sys as _sys
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from ._version import __version__
+
+_loading = False
+
+
+def _load_all() -> None:
+    """Import the package's API (torch, Triton and the pipeline): ``import tile2triton`` does this
+    at once, except in the command's answers that need none of it (below)."""
+    global _loading
+    _loading = True  # ``from . import env`` asks this module for ``env`` first: not __getattr__'s business
+    from . import env, language, tvm, utils
+    from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
+    from .autotuner import autotune
+    from .compiler import compile, par_compile
+    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
+    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
+    from .jit import JITImpl, jit
+    from .profiler import TensorSupplyType
+    from .runtime.kernel import JITKernel
+    from .torch_ops import register_op
+    from .tvm import DataType
+
+    _loading = False
+    globals().update({k: v for k, v in locals().items() if k != "_loading"})
+
+
+def __getattr__(name: str):
+    # a deferred import (the command's --help): the API loads on first use
+    if name.startswith("__") or _loading:
+        raise AttributeError(name)
+    _load_all()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module 'tile2triton' has no attribute {name!r}") from None
+
+
+# ``tile2triton --help`` / ``--version`` / ``fix-annotations`` answer without torch (seconds of
+# imports): only in that process is the import deferred; every other import loads the API now.
+_QUICK = {"-h", "--help", "--version", "fix-annotations"}
+_DEFERRED = _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("tile2triton", "-m") and (
+    len(_sys.argv) == 1 or bool(_QUICK & set(_sys.argv[1:3]))
+)
+if TYPE_CHECKING:  # what _load_all binds, for type checkers
+    from . import env, language, tvm, utils
+    from . import math as math
+    from .autotuner import autotune
+    from .compiler import compile, par_compile
+    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
+    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
+    from .jit import JITImpl, jit
+    from .profiler import TensorSupplyType
+    from .runtime.kernel import JITKernel
+    from .torch_ops import register_op
+    from .tvm import DataType
+elif not _DEFERRED:
+    _load_all()
 
 __all__ = [
     "PassConfigKey",

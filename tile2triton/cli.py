@@ -484,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     show = sub.add_parser(
         "show",
@@ -538,9 +539,17 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"tile2triton: error: {exc}", file=sys.stderr)
         return 2
+    if ns.version:
+        from ._version import __version__
+
+        print(f"tile2triton {__version__}")
+        return 0
     if ns.command is None:
         parser.print_help()
         return 2
+    import tile2triton  # the API (deferred when the process started as --help, see __init__.py)
+
+    tile2triton._load_all()
     from .errors import Tile2TritonError
 
     try:

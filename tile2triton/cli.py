@@ -31,6 +31,7 @@ examples:
   tile2triton show kern.py::add --arg M=1024 | less         piped output is never colored
   tile2triton run my_tilelang_script.py --size 1024         run a TileLang script unmodified
                                                             ('import tilelang' gets tile2triton)
+  tile2triton run --device cpu example_gemm.py              a script written for CUDA, on the CPU
   python -m tile2triton ...                                 same as the tile2triton command
 
 listing kernels reads FILE without running it; showing one imports FILE, which runs its
@@ -469,11 +470,51 @@ def cmd_run(ns) -> int:
     if os.path.isdir(script):
         raise UsageError(f"expected a Python script, got a directory: {script}")
     install_tilelang_alias()
+    if ns.device == "cpu":
+        from .cuda_as_cpu import map_cuda_to_cpu
+
+        if map_cuda_to_cpu():  # the script's own @triton.jit kernels run on the interpreter too
+            os.environ.setdefault("TRITON_INTERPRET", "1")
     script = os.path.abspath(script)
     sys.argv = [script, *ns.args]
     sys.path.insert(0, os.path.dirname(script))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except (AssertionError, RuntimeError) as exc:
+        reason = _cuda_missing(exc)
+        if reason is None:
+            raise
+        where = _user_line(exc.__traceback__, script)
+        print(
+            f"tile2triton: error: {where}needs CUDA ({reason}), and this machine has none; "
+            f"run it on the CPU with: tile2triton run --device cpu {_short(ns.script)} ...",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+# what torch says when a script asks for CUDA on a machine without it
+_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available")
+
+
+def _cuda_missing(exc: BaseException) -> str | None:
+    text = str(exc)
+    return next((m for m in _NO_CUDA if m in text), None)
+
+
+def _user_line(tb, script: str) -> str:
+    """``file:line: `` of the script's deepest frame in the traceback ('' when there is none)."""
+    found = ""
+    for frame, line in traceback.walk_tb(tb):
+        name = frame.f_code.co_filename
+        if os.path.abspath(name) == script or not (
+            name.startswith("<")
+            or os.sep + "site-packages" + os.sep in name
+            or name.startswith(os.path.dirname(__file__))
+        ):
+            found = f"{_short(name)}:{line}: "
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -521,6 +562,13 @@ def build_parser() -> argparse.ArgumentParser:
         "'tilelang.testing', ... resolved to tile2triton. ARGS are passed to the script as sys.argv[1:].",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "--device",
+        choices=("auto", "cpu"),
+        default="auto",
+        help="cpu: run a script written for CUDA on this machine's CPU (device='cuda', .cuda() and "
+        "torch.cuda.synchronize/Event mapped onto the CPU; kernels run on Triton's interpreter)",
     )
     run.add_argument("script", metavar="SCRIPT.py")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")

@@ -29,10 +29,10 @@ def blocks(text: str):
         k += 1
 
 
-def python_snippets() -> str:
-    """The README's Python blocks at their README line numbers (blank elsewhere); blocks that show
-    generated Triton (``@triton.jit``) are output, not code."""
-    text = README.read_text(encoding="utf-8")
+def python_snippets(path: pathlib.Path = README) -> str:
+    """A page's Python blocks at their line numbers (blank elsewhere); blocks that show generated
+    Triton (``@triton.jit``) are output, not code."""
+    text = path.read_text(encoding="utf-8")
     code = [""] * len(text.splitlines())
     for lang, first, body in blocks(text):
         if lang == "python" and not any("@triton.jit" in line for line in body):
@@ -62,13 +62,20 @@ def _env():
     return {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
 
 
-def test_python_snippets_run(tmp_path):
-    script = tmp_path / "README_snippets.py"
-    script.write_text(python_snippets())
+# pages whose Python blocks are one runnable script (the others' include README sections)
+PAGES = [README, ROOT / "docs" / "getting-started.md"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_python_snippets_run(page, tmp_path):
+    script = tmp_path / "snippets.py"
+    script.write_text(python_snippets(page))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=_env(), cwd=tmp_path,
                        timeout=900)  # fmt: skip
-    assert r.returncode == 0, (r.stdout + r.stderr).replace(str(script), "README.md")
-    assert "t2t_example::scale_rows(Tensor A, Tensor w) -> Tensor" in r.stdout
+    assert r.returncode == 0, (r.stdout + r.stderr).replace(str(script), page.name)
+    if page == README:
+        assert "t2t_example::scale_rows(Tensor A, Tensor w) -> Tensor" in r.stdout
+    assert "def main_kernel" in r.stdout
 
 
 COMMANDS = console_commands()

@@ -46,9 +46,24 @@ def __getattr__(name: str):
 # ``tile2triton --help`` / ``--version`` / ``fix-annotations`` answer without torch (seconds of
 # imports): only in that process is the import deferred; every other import loads the API now.
 _QUICK = {"-h", "--help", "--version", "fix-annotations"}
-_DEFERRED = _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("tile2triton", "-m") and (
-    len(_sys.argv) == 1 or bool(_QUICK & set(_sys.argv[1:3]))
-)
+
+
+def _quick_command() -> bool:
+    """Is this process the tile2triton command (or ``python -m tile2triton``) answering a _QUICK request?"""
+    prog = _os.path.basename(_sys.argv[0]) if _sys.argv else ""
+    if prog == "-m":  # ``python -m X`` while X is found: the module name is in orig_argv
+        orig = list(getattr(_sys, "orig_argv", ()))
+        if "-m" not in orig or orig[orig.index("-m") + 1 :][:1] != ["tile2triton"]:
+            return False
+        args = orig[orig.index("-m") + 2 :]
+    elif prog == "tile2triton":
+        args = _sys.argv[1:]
+    else:
+        return False
+    return not args or bool(_QUICK & set(args[:2]))
+
+
+_DEFERRED = _quick_command()
 if TYPE_CHECKING:  # what _load_all binds, for type checkers
     from . import env, language, tvm, utils
     from . import math as math

@@ -473,7 +473,7 @@ def case_rows(quick: bool):
 
 # (block_M, block_N, num_stages, threads) for examples/flash_attention.py, per head dim: TileLang's
 # own examples' tiles (example_mha_fwd_bhsd.py).
-# Per (dim, causal): the fastest of a sweep on the H200 (docs/gpu_runs/2026-11-29_s2_fa_sweep_h200.log).
+# Per (dim, causal): the fastest of a sweep on the H200 (gpu_logs/2026-11-29_s2_fa_sweep_h200.log).
 FA_TL_CONFIG = {
     (128, False): (128, 64, 2, 128),
     (128, True): (128, 64, 2, 128),

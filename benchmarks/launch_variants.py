@@ -5,7 +5,7 @@ rewrites of plain loops (explicit pipelining, unrolling), each checked against t
     PYTHONPATH=.:<TileLang's site folder> python benchmarks/launch_variants.py "FA bhsd D128,GQA decode"
 
 The argument is a comma-separated list of row-name substrings; TileLang's time is printed when it
-is importable.  Log of the 2026-12-01 run: docs/gpu_runs/2026-12-01_s5_perf_variants.log."""
+is importable.  Log of the 2026-12-01 run: gpu_logs/2026-12-01_s5_perf_variants.log."""
 
 import dataclasses
 import os

@@ -3,7 +3,7 @@ latent 512 + rope 64), with a few variants: what Triton itself reaches on this s
 
     PYTHONPATH=. python benchmarks/mla_decode_hand.py
 
-Log of the 2026-12-01 H200 run: docs/gpu_runs/2026-12-01_s5_mla_hand.log."""
+Log of the 2026-12-01 H200 run: gpu_logs/2026-12-01_s5_mla_hand.log."""
 
 import os
 import sys

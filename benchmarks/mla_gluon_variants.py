@@ -2,7 +2,7 @@
 
 Two 4-warp consumer partitions split S's and O's columns (TileLang's ``GemmWarpPolicy.FullCol``) and
 trade row partials and P halves through shared memory and mbarriers; one warp loads with TMA.
-Variants (``docs/gpu_runs/2026-12-01_s7_gluon_mla.log``):
+Variants (``gpu_logs/2026-12-01_s7_gluon_mla.log``):
 - ``SUM_EXCHANGE``: trade the row sum every iteration (what the route generates), or keep a
   per-consumer partial sum and trade it once after the loop;
 - ``OVERLAP``: issue the next S before P V (P's single shared tile then serialises the consumers).

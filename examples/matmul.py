@@ -1,4 +1,4 @@
-"""Seed 001, pattern 3: tiled matmul with T.Pipelined and T.gemm, as written in the seed.
+"""A tiled matmul with T.Pipelined and T.gemm, in TileLang's own style.
 
 M, N, K = 200, 136, 120 with 64x64x32 tiles: no dimension is a multiple of its tile.
 
@@ -18,20 +18,20 @@ def matmul(M, N, K, block_M, block_N, block_K):
              C: T.Tensor[(M, N), T.float16]):
 
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            # 共享内存分配
+            # shared-memory tiles and the fp32 accumulator
             A_shared = T.alloc_shared((block_M, block_K), "float16")
             B_shared = T.alloc_shared((block_K, block_N), "float16")
             C_local = T.alloc_fragment((block_M, block_N), "float")
 
             T.clear(C_local)
 
-            # K 维度循环（软件流水线）
+            # the K loop, software-pipelined
             for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
                 T.copy(A[by * block_M, ko * block_K], A_shared)
                 T.copy(B[ko * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
 
-            # 结果写回
+            # write the result back
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main

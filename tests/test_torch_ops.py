@@ -160,7 +160,8 @@ def test_decorator_form_with_factory_args(dev):
         return main
 
     x, y = torch.randn(10, device=dev), torch.randn(10, device=dev)
-    torch.testing.assert_close(neg_axpy(x, y), y - x)
+    torch.testing.assert_close(neg_axpy.torch_op(x, y), y - x)  # neg_axpy stays the factory
+    torch.testing.assert_close(neg_axpy(alpha=3.0)(x, y), y + 3 * x)
     torch.testing.assert_close(_op(name)(x, y), y - x)
 
 

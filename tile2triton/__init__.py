@@ -2,21 +2,85 @@
 
 from __future__ import annotations
 
-from . import env, language, tvm, utils
-from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
-from .autotuner import autotune
-from .compiler import compile, par_compile
-from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
-from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
-from .jit import JITImpl, jit
-from .math import cdiv, next_power_of_2  # tilelang.cdiv / next_power_of_2: TileLang's root star-imports its math
-from .profiler import TensorSupplyType
-from .runtime.kernel import JITKernel
-from .torch_ops import register_op
-from .tvm import DataType
-from .wiring import connect as _connect  # noqa: F401 - fills the hooks the stages declare
+import os as _os
+import sys as _sys
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from ._version import __version__
+
+_loading = False
+
+
+def _load_all() -> None:
+    """Import the package's API (torch, Triton and the pipeline): ``import tile2triton`` does this
+    at once, except in the command's answers that need none of it (below)."""
+    global _loading
+    _loading = True  # ``from . import env`` asks this module for ``env`` first: not __getattr__'s business
+    from . import env, language, tvm, utils
+    from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
+    from .autotuner import autotune
+    from .compiler import compile, par_compile
+    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
+    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
+    from .jit import JITImpl, jit
+    from .math import cdiv, next_power_of_2  # tilelang.cdiv / next_power_of_2: TileLang's root star-imports its math
+    from .profiler import TensorSupplyType
+    from .runtime.kernel import JITKernel
+    from .torch_ops import register_op
+    from .tvm import DataType
+    from .wiring import connect as _connect  # noqa: F401 - fills the hooks the stages declare
+
+    _loading = False
+    globals().update({k: v for k, v in locals().items() if k != "_loading"})
+
+
+def __getattr__(name: str):
+    # a deferred import (the command's --help): the API loads on first use
+    if name.startswith("__") or _loading:
+        raise AttributeError(name)
+    _load_all()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module 'tile2triton' has no attribute {name!r}") from None
+
+
+# ``tile2triton --help`` / ``--version`` / ``fix-annotations`` answer without torch (seconds of
+# imports): only in that process is the import deferred; every other import loads the API now.
+_QUICK = {"-h", "--help", "--version", "fix-annotations"}
+
+
+def _quick_command() -> bool:
+    """Is this process the tile2triton command (or ``python -m tile2triton``) answering a _QUICK request?"""
+    prog = _os.path.basename(_sys.argv[0]) if _sys.argv else ""
+    if prog == "-m":  # ``python -m X`` while X is found: the module name is in orig_argv
+        orig = list(getattr(_sys, "orig_argv", ()))
+        if "-m" not in orig or orig[orig.index("-m") + 1 :][:1] != ["tile2triton"]:
+            return False
+        args = orig[orig.index("-m") + 2 :]
+    elif prog == "tile2triton":
+        args = _sys.argv[1:]
+    else:
+        return False
+    return not args or bool(_QUICK & set(args[:2]))
+
+
+_DEFERRED = _quick_command()
+if TYPE_CHECKING:  # what _load_all binds, for type checkers
+    from . import env, language, tvm, utils
+    from . import math as math
+    from .autotuner import autotune
+    from .compiler import compile, par_compile
+    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
+    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
+    from .jit import JITImpl, jit
+    from .math import cdiv, next_power_of_2
+    from .profiler import TensorSupplyType
+    from .runtime.kernel import JITKernel
+    from .torch_ops import register_op
+    from .tvm import DataType
+elif not _DEFERRED:
+    _load_all()
 
 __all__ = [
     "PassConfigKey",

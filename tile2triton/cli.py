@@ -31,6 +31,8 @@ examples:
   tile2triton show kern.py::add --arg M=1024 | less         piped output is never colored
   tile2triton run my_tilelang_script.py --size 1024         run a TileLang script unmodified
                                                             ('import tilelang' gets tile2triton)
+  tile2triton run --device cpu example_gemm.py              a script written for CUDA, on the CPU
+  tile2triton fix-annotations kern.py                       A: T.Tensor((M, K), dtype) -> A: T.Tensor[(M, K), dtype]
   python -m tile2triton ...                                 same as the tile2triton command
 
 listing kernels reads FILE without running it; showing one imports FILE, which runs its
@@ -469,11 +471,51 @@ def cmd_run(ns) -> int:
     if os.path.isdir(script):
         raise UsageError(f"expected a Python script, got a directory: {script}")
     install_tilelang_alias()
+    if ns.device == "cpu":
+        from .cuda_as_cpu import map_cuda_to_cpu
+
+        if map_cuda_to_cpu():  # the script's own @triton.jit kernels run on the interpreter too
+            os.environ.setdefault("TRITON_INTERPRET", "1")
     script = os.path.abspath(script)
     sys.argv = [script, *ns.args]
     sys.path.insert(0, os.path.dirname(script))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except (AssertionError, RuntimeError) as exc:
+        reason = _cuda_missing(exc)
+        if reason is None:
+            raise
+        where = _user_line(exc.__traceback__, script)
+        print(
+            f"tile2triton: error: {where}needs CUDA ({reason}), and this machine has none; "
+            f"run it on the CPU with: tile2triton run --device cpu {_short(ns.script)} ...",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+# what torch says when a script asks for CUDA on a machine without it
+_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available")
+
+
+def _cuda_missing(exc: BaseException) -> str | None:
+    text = str(exc)
+    return next((m for m in _NO_CUDA if m in text), None)
+
+
+def _user_line(tb, script: str) -> str:
+    """``file:line: `` of the script's deepest frame in the traceback ('' when there is none)."""
+    found = ""
+    for frame, line in traceback.walk_tb(tb):
+        name = frame.f_code.co_filename
+        if os.path.abspath(name) == script or not (
+            name.startswith("<")
+            or os.sep + "site-packages" + os.sep in name
+            or name.startswith(os.path.dirname(__file__))
+        ):
+            found = f"{_short(name)}:{line}: "
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -484,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     show = sub.add_parser(
         "show",
@@ -521,9 +564,43 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    run.add_argument(
+        "--device",
+        choices=("auto", "cpu"),
+        default="auto",
+        help="cpu: run a script written for CUDA on this machine's CPU (device='cuda', .cuda() and "
+        "torch.cuda.synchronize/Event mapped onto the CPU; kernels run on Triton's interpreter)",
+    )
     run.add_argument("script", metavar="SCRIPT.py")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    fix = sub.add_parser(
+        "fix-annotations",
+        help="rewrite call-form annotations T.Tensor((M, K), dtype) to T.Tensor[(M, K), dtype] (what type checkers accept)",
+        description="Rewrite TileLang's call-form parameter annotations, A: T.Tensor((M, K), dtype), to the "
+        "subscript form A: T.Tensor[(M, K), dtype], in place. Both compile the same; pyright and mypy "
+        "report every call inside an annotation. Only the brackets change; the rest of the file stays byte "
+        "for byte.",
+    )
+    fix.add_argument("files", nargs="+", metavar="FILE.py")
+    fix.add_argument("--check", action="store_true", help="change nothing; exit 1 when a file would change")
     return parser
+
+
+def cmd_fix_annotations(ns) -> int:
+    from .fix_annotations import fix_file
+
+    changed = 0
+    for path in ns.files:
+        _check_file(path)
+        try:
+            result = fix_file(path, check=ns.check)
+        except SyntaxError as exc:
+            raise UsageError(f"{path}:{exc.lineno}: not valid Python: {exc.msg}") from None
+        verb = "would rewrite" if ns.check else "rewrote"
+        note = f"; left {len(result.skipped)} with keyword arguments (lines {', '.join(map(str, result.skipped))})"
+        print(f"{path}: {verb} {result.rewritten} annotation(s){note if result.skipped else ''}")
+        changed += bool(result.rewritten)
+    return 1 if ns.check and changed else 0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -538,9 +615,23 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"tile2triton: error: {exc}", file=sys.stderr)
         return 2
+    if ns.version:
+        from ._version import __version__
+
+        print(f"tile2triton {__version__}")
+        return 0
     if ns.command is None:
         parser.print_help()
         return 2
+    if ns.command == "fix-annotations":  # source to source: no torch, no Triton
+        try:
+            return cmd_fix_annotations(ns)
+        except UsageError as exc:
+            print(f"tile2triton: error: {exc}", file=sys.stderr)
+            return 2
+    import tile2triton  # the API (deferred when the process started as --help, see __init__.py)
+
+    tile2triton._load_all()
     from .errors import Tile2TritonError
 
     try:

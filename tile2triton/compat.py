@@ -37,6 +37,9 @@ LANGUAGE_VALUES = {
     "Buffer": "parameter annotation (TileLang's deprecated alias of T.Tensor)",
     "Tensor": "parameter annotation: pointer + shape + strides",
     "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
+    "SharedBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
+    "FragmentBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
+    "LocalBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
     "prim_func": "the kernel function; its source is read and lowered",
     "macro": "inlined at each call",
     "dynamic": "run-time size argument; tensor shapes may be expressions of sizes (M // 128, T.ceildiv(M, 4), 2 * M): bound by the bare dims, checked at call time",
@@ -207,7 +210,6 @@ UNSUPPORTED_PATTERNS = [
     ("warpgroup_*", "explicit Hopper warpgroup synchronization (wgmma) is managed by Triton"),
     ("CUDASourceCodeKernel", "hand-written CUDA kernels cannot run under Triton"),
     ("KernelLaunchFrame", "frame object of T.Kernel; not a user construct here"),
-    ("*Buffer", "scope-typed annotation proxies for macro parameters not implemented"),
 ]
 
 # TVM script (tirx) names TileLang re-exports: low-level TIR construction, not tile programs.

@@ -69,6 +69,11 @@ class CheckFailedError(TileLangCompileError, AssertionError):
     """A check TileLang makes with ``assert`` (a bitwise reducer's integer dtype): an AssertionError too."""
 
 
+class FactoryReturnError(TileLangCompileError, TypeError):
+    """A ``@tilelang.jit`` factory that returned something other than a ``@T.prim_func`` (most often
+    None: a forgotten ``return main``), reported at its ``def`` line; a TypeError too, as before."""
+
+
 class GeneratedCodeError(TileLangCompileError):
     """Triton rejected the generated code; reported at the TileLang line that produced it
     (runtime/diagnostics.py maps the generated line back through TritonModule.line_map)."""

@@ -11,9 +11,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any, overload
 
+from . import ir
 from .compiler import argument_key
 from .compiler import compile as compile_prim_func
-from .errors import user_facing
+from .errors import FactoryReturnError, user_facing
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
 from .runtime.target import target_kind
@@ -132,14 +133,27 @@ class JITImpl:
                 if prim is None:
                     prim = self.func(*args, **kwargs)
                 if not isinstance(prim, KernelSource):
-                    raise TypeError(
-                        f"@tilelang.jit factory {self.func.__name__} must return a @T.prim_func, got {type(prim).__name__}"
-                    )
+                    raise self._not_a_prim_func(prim)
                 kernel = compile_prim_func(
                     prim, self.out_idx, target=self.options.get("target"), pass_configs=self.options.get("pass_configs")
                 )
+                kernel._name_for_errors(self.func.__name__)
                 self._kernels[key] = kernel
         return kernel
+
+    def _not_a_prim_func(self, value) -> FactoryReturnError:
+        """The error for a factory call that gave ``value`` instead of a ``@T.prim_func``, at the factory's line."""
+        tree, name = self._source.tree, self.func.__name__
+        inner = next(
+            (n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+             and any("prim_func" in ast.unparse(d) for d in n.decorator_list)),
+            None,
+        )  # fmt: skip
+        col = tree.col_offset
+        loc = ir.Loc(self._source.file, tree.lineno, col, col + len(f"def {name}"))
+        got = "None" if value is None else f"a {type(value).__name__}"
+        hint = f"end {name} with `return {inner}`" if inner else f"{name} should build a @T.prim_func and return it"
+        return FactoryReturnError(f"@tilelang.jit factory {name} returned {got}, not a @T.prim_func", loc, hint)
 
     @user_facing
     def get_kernel_source(self, *args, **kwargs) -> str:

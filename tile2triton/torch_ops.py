@@ -14,6 +14,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +66,9 @@ def register_op(
     if kernel is None:
 
         def decorate(k):
-            return register_op(
+            # the decorated name stays the factory (or kernel) it was; the op is torch.ops.<ns>.<name>
+            # and ``k.torch_op``
+            k.torch_op = register_op(
                 name,
                 k,
                 backward=backward,
@@ -74,6 +79,7 @@ def register_op(
                 factory_kwargs=factory_kwargs,
                 out_idx=out_idx,
             )
+            return k
 
         return decorate
     kernel = _as_kernel(kernel, factory_args, factory_kwargs or {}, out_idx)
@@ -87,6 +93,18 @@ def register_op(
         if m not in spec.input_names:
             raise RegisterOpError(f"register_op: mutates_args names '{m}', which is not an input of {spec.fname}")
     schema = spec.schema(mutates_args)
+    previous = _REGISTERED.get(name)
+    if previous is not None:
+        if previous != schema:
+            raise RegisterOpError(
+                f"register_op: {name} is already registered with schema {name}{previous}; this kernel's is "
+                f"{name}{schema} (an op keeps its schema: register the new one under another name)"
+            )
+        warnings.warn(
+            f"register_op: {name} is already registered; replacing its implementation with {spec.fname}'s",
+            stacklevel=_user_stacklevel(),
+        )
+    _REGISTERED[name] = schema
     if use_triton_op is None:
         use_triton_op = torch.cuda.is_available()
     if use_triton_op:
@@ -106,6 +124,18 @@ def register_op(
         op.register_autograd(backward, setup_context=setup_context)
     op.tile2triton_kernel = kernel
     return op
+
+
+_REGISTERED: dict[str, str] = {}  # op name -> schema, of the ops register_op made in this process
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of a warning issued here that points at the first frame outside tile2triton."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _as_kernel(obj, factory_args, factory_kwargs, out_idx):

@@ -67,46 +67,11 @@ def _plugin_setup() -> None:
 
 
 def _map_cuda_to_cpu() -> None:
-    """Make ``device="cuda"`` / ``.cuda()`` mean the CPU (a CPU-only torch has no CUDA device)."""
-    import torch
-    from torch.overrides import TorchFunctionMode
+    """Make ``device="cuda"`` / ``.cuda()`` mean the CPU (a CPU-only torch has no CUDA device):
+    the mapping ``tile2triton run --device cpu`` installs (tile2triton/cuda_as_cpu.py)."""
+    from tile2triton.cuda_as_cpu import map_cuda_to_cpu
 
-    if torch.cuda.is_available():
-        return
-
-    def fix(dev):
-        if isinstance(dev, str) and dev.startswith("cuda"):
-            return "cpu"
-        if isinstance(dev, int):
-            return "cpu"
-        if isinstance(dev, torch.device) and dev.type == "cuda":
-            return torch.device("cpu")
-        return dev
-
-    class CudaAsCpu(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = dict(kwargs or {})
-            if "device" in kwargs:
-                kwargs["device"] = fix(kwargs["device"])
-            if func in (torch.Tensor.cuda,):
-                return args[0]
-            if func in (torch.Tensor.to,) and args:
-                args = (args[0], *(fix(a) for a in args[1:]))
-            return func(*args, **kwargs)
-
-    CudaAsCpu().__enter__()
-
-    base_generator = torch.Generator
-
-    class Generator(base_generator):  # torch.Generator(device="cuda") is not a torch function
-        def __new__(cls, device="cpu"):
-            return base_generator.__new__(cls, device=fix(device))
-
-    torch.Generator = Generator
-    torch.cuda.synchronize = lambda *a, **k: None
-    torch.cuda.empty_cache = lambda *a, **k: None
-    torch.cuda.manual_seed = lambda *a, **k: None
-    torch.cuda.manual_seed_all = lambda *a, **k: None
+    map_cuda_to_cpu()
 
 
 def _emit(record: dict) -> None:

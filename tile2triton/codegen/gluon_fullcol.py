@@ -274,7 +274,7 @@ def _linear_update(s: ir.Parallel, d: ir.Buffer):
 
 
 def _worth_it(block_n: int, dim_v: int) -> bool:
-    """Measured on an H200 (``docs/gpu_runs/2026-12-01_s7_*``): MLA decode, 64 x 64 tiles, latent 512 +
+    """Measured on an H200 (``gpu_logs/2026-12-01_s7_*``): MLA decode, 64 x 64 tiles, latent 512 +
     rope 64, 0.673 ms against the tl lowering's 0.991 and TileLang's 0.684."""
     return block_n == 64 and dim_v == 512
 

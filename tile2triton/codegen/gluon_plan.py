@@ -150,7 +150,7 @@ def one_pipelined_loop(kernel: ir.Kernel, func: ir.PrimFunc) -> tuple[list, ir.F
 
 
 def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
-    """Measured on an H200 (``docs/gpu_runs/2026-12-01_s6_*``): at head dim 128 the Gluon schedule
+    """Measured on an H200 (``gpu_logs/2026-12-01_s6_*``): at head dim 128 the Gluon schedule
     beats Triton's (1.97 vs 2.31 ms non-causal, 1.23 vs 1.31 causal, B4 H32 S4096 128x128 tiles);
     at head dim 64 it loses (1.35 vs 1.32, 0.87 vs 0.76), so those keep the tl lowering."""
     return dim == dim_v == 128 and block_n in (64, 128)

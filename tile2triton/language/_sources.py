@@ -16,4 +16,10 @@ def register_reader(kind: str, reader: Callable) -> None:
 
 
 def read(kind: str, func):
-    return _READERS[kind](func)
+    reader = _READERS.get(kind)
+    if reader is None:  # a deferred ``import tile2triton`` (the command's --help): load it now
+        import importlib
+
+        importlib.import_module("tile2triton")._load_all()
+        reader = _READERS[kind]
+    return reader(func)

@@ -25,7 +25,7 @@ from .cache import interpreted_launch, interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
 from .launcher import Lowered, exec_generated, generate_launcher
-from .plan import CallPlan, TensorSpec
+from .plan import CallPlan, TensorSpec, plan_name
 from .target import (
     NULL_CONTEXT,
     cuda_device_guard,
@@ -262,10 +262,19 @@ class JITKernel:
         return self.profiler_class(self, tensor_supply_type, device)
 
     # ---------------------------------------------------------------- calls
+    def _name_for_errors(self, factory: str) -> None:
+        """Call errors name the factory and its prim_func (``matmul.main``): with several kernels
+        from factories whose prim_funcs are all ``main``, the prim_func alone does not say which.
+        Kept on the prim_func, so another JITKernel of it (the profiler's, say) names it alike."""
+        self.prim_func.attrs["tile2triton.factory"] = factory
+        self._plan.name = plan_name(self.prim_func)
+
     @user_facing
-    def _call(self, *args):
+    def _call(self, *args, **kwargs):
         """The generic call path: checks, allocation and launch driven by the call plan."""
         plan = self._plan
+        if kwargs:  # inputs by parameter name: put in order, then the same path
+            args = plan.bind_keywords(args, kwargs)
         if len(args) != plan.n_in:
             raise KernelCallError(
                 f"{plan.name} expects {plan.n_in} argument(s) ({', '.join(plan.input_names)}), got {len(args)}"

@@ -227,7 +227,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     args = [f"a{j}" for j in range(plan.n_in)]
     names: dict = {}  # Var -> the local name holding its value
     scalar_vars = set()
-    head = ["not more"]  # cheap checks first: argument count, classes, dtypes, scalars
+    head = ["not more", "not kw"]  # cheap checks first: argument count, keywords, classes, dtypes, scalars
     for j, spec in enumerate(plan.specs):
         a = args[j]
         if spec.__class__ is TensorSpec:  # the exact class: a subclass takes the generic path
@@ -293,7 +293,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     else:
         result = "[" + ", ".join(f"o{k}" for k in range(plan.n_returned)) + "]" if plan.n_returned else "None"
 
-    src.emit(0, "def launch(" + "".join(f"{a}=MISSING, " for a in args) + "*more):")
+    src.emit(0, "def launch(" + "".join(f"{a}=MISSING, " for a in args) + "*more, **kw):")
     src.emit(1, f"if {_all(head)}:")
     for j in tensors:
         src.emit(2, f"s{j} = {args[j]}.shape")
@@ -328,7 +328,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
         depth = 6
         _emit_launches(src, depth, launcher, names, slot, None if interp else keyed)
         src.emit(5, f"return {result}")
-    src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more)")
+    src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more, **kw)")
     return src
 
 

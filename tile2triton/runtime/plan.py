@@ -84,12 +84,18 @@ def _half(fn):
     return half
 
 
+def plan_name(func: ir.PrimFunc) -> str:
+    """How call errors name the kernel: ``factory.prim_func`` for a ``@tilelang.jit`` factory's."""
+    factory = func.attrs.get("tile2triton.factory")
+    return f"{factory}.{func.name}" if factory else func.name
+
+
 class CallPlan:
     """Everything about a call that does not depend on the argument values."""
 
     def __init__(self, func: ir.PrimFunc, target: str | None):
         self.func = func
-        self.name = func.name
+        self.name = plan_name(func)
         self.params = list(func.params)
         self.inputs = [i for i in range(len(func.params)) if i not in func.out_idx and i not in func.workspaces]
         self.n_in = len(self.inputs)
@@ -134,3 +140,34 @@ class CallPlan:
         self.single = len(func.out_idx) == 1
         self.n_returned = len(func.out_idx)
         self.target = target
+
+    def bind_keywords(self, args: tuple, kwargs: dict) -> tuple:
+        """The inputs in parameter order for a call with keywords (``kernel(A=a, B=b)``, as
+        TileLang's kernels take them); a KernelCallError for a name that is not an input."""
+        n = len(args) + len(kwargs)
+        if len(args) > self.n_in:
+            raise KernelCallError(
+                f"{self.name} expects {self.n_in} argument(s) ({', '.join(self.input_names)}), got {n}"
+            )
+        bound = list(args) + [_MISSING] * (self.n_in - len(args))
+        position = {name: j for j, name in enumerate(self.input_names)}
+        for key, value in kwargs.items():
+            j = position.get(key)
+            if j is None:
+                if any(self.params[i].name == key for i in self.func.out_idx):
+                    raise KernelCallError(
+                        f"{self.name}: '{key}' is an output (out_idx): the kernel allocates and returns it"
+                    )
+                raise KernelCallError(
+                    f"{self.name} got an unexpected keyword argument '{key}'; its inputs are {', '.join(self.input_names)}"
+                )
+            if bound[j] is not _MISSING:
+                raise KernelCallError(f"{self.name} got multiple values for argument '{key}'")
+            bound[j] = value
+        missing = [repr(self.input_names[j]) for j, a in enumerate(bound) if a is _MISSING]
+        if missing:
+            raise KernelCallError(f"{self.name} missing argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        return tuple(bound)
+
+
+_MISSING = object()

@@ -99,7 +99,7 @@ PER_THREAD_LOADS_ENV = "TILE2TRITON_PER_THREAD_LOADS"
 # loaded by every thread (codegen/registers.py, broadcast_lanes), as TileLang's threads load it,
 # instead of once and spread.  The spread load gets its own Triton layout and meets the others'
 # through shared memory and two barriers every time it runs.  Measured on an H200
-# (benchmarks/gemv_thread_view_variants.py, docs/gpu_runs/2026-12-01_s6_gemv_variants.log): TileLang's
+# (benchmarks/gemv_thread_view_variants.py, gpu_logs/2026-12-01_s6_gemv_variants.log): TileLang's
 # thread-view GEMV 0.151 -> 0.134 ms at its own 2 warps (cuBLAS 0.133).
 PER_THREAD_LOADS = True
 
@@ -204,7 +204,7 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
       slice) takes the stage count that lets the most blocks share an SM (ties: more stages):
       with few iterations the pipeline's fill and drain are not repaid, and a second resident
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
-      3 stages 0.84 ms, docs/gpu_runs/2026-12-01_s5_perf_variants.log);
+      3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log);
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
     """

@@ -1,0 +1,96 @@
+"""Run a script written for a CUDA machine on the CPU, unmodified (``tile2triton run --device cpu``).
+
+TileLang scripts make their tensors with ``device="cuda"`` or ``.cuda()`` and time with
+``torch.cuda.synchronize()`` / ``torch.cuda.Event``. On a machine without CUDA this maps them onto
+the CPU, where tile2triton runs the kernels through Triton's interpreter:
+
+* ``device="cuda"`` (or ``"cuda:1"``, a ``torch.device("cuda")``, an int) in any torch function, and
+  ``tensor.cuda()`` / ``tensor.to("cuda")``, give CPU tensors;
+* ``torch.Generator(device="cuda")`` is a CPU generator;
+* ``torch.cuda.synchronize``, ``empty_cache``, ``manual_seed(_all)`` do nothing (``manual_seed``
+  seeds the CPU generator through ``torch.manual_seed`` already), and ``torch.cuda.Event(enable_timing=True)``
+  measures wall-clock time between its ``record()`` calls.
+
+``torch.cuda.is_available()`` stays False, so code that asks gets the truth. Used by the command
+and by ``tools/tilelang_suite.py --cuda-as-cpu`` (TileLang's test suites on a CPU machine).
+"""
+
+from __future__ import annotations
+
+import time
+
+_installed = False
+
+
+def map_cuda_to_cpu() -> bool:
+    """Install the mapping for the rest of the process; False (and nothing done) when CUDA is there."""
+    global _installed
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    if torch.cuda.is_available():
+        return False
+    if _installed:
+        return True
+
+    def fix(dev):
+        if isinstance(dev, str) and dev.startswith("cuda"):
+            return "cpu"
+        if isinstance(dev, int) and not isinstance(dev, bool):
+            return "cpu"
+        if isinstance(dev, torch.device) and dev.type == "cuda":
+            return torch.device("cpu")
+        return dev
+
+    class CudaAsCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if "device" in kwargs:
+                kwargs["device"] = fix(kwargs["device"])
+            if func is torch.Tensor.cuda:
+                return args[0]
+            if func is torch.Tensor.to and args:
+                args = (args[0], *(fix(a) for a in args[1:]))
+            return func(*args, **kwargs)
+
+    CudaAsCpu().__enter__()
+
+    base_generator = torch.Generator
+
+    class Generator(base_generator):  # torch.Generator(device="cuda") is not a torch function
+        def __new__(cls, device="cpu"):
+            return base_generator.__new__(cls, device=fix(device))
+
+    torch.Generator = Generator
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.empty_cache = lambda *a, **k: None
+    torch.cuda.manual_seed = lambda *a, **k: None
+    torch.cuda.manual_seed_all = lambda *a, **k: None
+    torch.cuda.Event = WallClockEvent
+    _installed = True
+    return True
+
+
+class WallClockEvent:
+    """``torch.cuda.Event`` on the CPU: ``record()`` notes the time, ``elapsed_time(end)`` is in ms."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        self.enable_timing = enable_timing
+        self._t: float | None = None
+
+    def record(self, stream=None) -> None:
+        self._t = time.perf_counter()
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait(self, stream=None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end: WallClockEvent) -> float:
+        if self._t is None or end._t is None:
+            raise RuntimeError("elapsed_time: both events must be recorded first")
+        return (end._t - self._t) * 1e3

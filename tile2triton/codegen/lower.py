@@ -141,7 +141,6 @@ class KernelLowerer(RegisterAccess):
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far
-    swapped_gemm: tuple | None = None  # (C buffer, statement serial) of the last gemm run as C^T = B^T A^T
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:

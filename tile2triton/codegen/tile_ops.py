@@ -251,10 +251,6 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         result = out if acc_in is None else P.binop("+", acc_in, out)
     else:
         kwargs = {}
-        swap = _swap_operands(lw, c_buf, next_pow2(m), next_pow2(n), acc_in is None, acc_in is acc)
-        if swap:  # C^T = B^T A^T: the wide N becomes the rows of a wgmma
-            a, b = _transposed(b), _transposed(a)
-            acc_in = _transposed(acc_in) if acc_in is not None else None
         native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
@@ -267,35 +263,9 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         else:
             product = P.call("tl.dot", a, b)
             result = P.to(product if acc_in is None else P.binop("+", P.to(acc_in, FLOAT32), product), acc_dt)
-        if swap:
-            result = P.call("tl.trans", result)
-            lw.swapped_gemm = (c_buf, lw.statement_serial)
     if len(rc.shape) != 2:
         result = P.call("tl.reshape", result, P.tuple_(rc.shape))
     lw.assign_to(rc.name, result)
-
-
-# Hopper's wgmma takes 64 rows a warpgroup; Triton runs a dot of fewer rows on mma.sync, whose
-# operands it holds whole in registers.  The sparse MLA backward's dKV gemms (32 x 512 outputs,
-# [64, 512] bf16 operands): on mma.sync they spilled 2232 B a thread and needed 294912 B of shared
-# memory (past the 232448 a block may use); as C^T = B^T A^T on wgmma, 1800 B and 184320 B (offline
-# sm_90 compile, Triton 3.9, 8 warps).  Taken for a gemm that starts its accumulator (clear_accum)
-# or adds into the one the gemm just before it produced this way (the transposes cancel); a
-# loop-carried accumulator keeps the source's orientation (a transpose each iteration).
-WGMMA_ROWS = 64
-
-
-def _swap_operands(lw: Lowerer, c_buf: ir.Buffer, mp: int, np_: int, cleared: bool, accumulates: bool) -> bool:
-    if not mp < WGMMA_ROWS <= np_:
-        return False
-    return cleared or (accumulates and lw.swapped_gemm == (c_buf, lw.statement_serial - 1))
-
-
-def _transposed(node: ast.expr) -> ast.expr:
-    """``tl.trans(node)``, or what ``node`` transposes when it is ``tl.trans(x)`` already."""
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.trans" and len(node.args) == 1:
-        return node.args[0]
-    return P.call("tl.trans", node)
 
 
 def _zero_padded_k(a: ast.expr, b: ast.expr, mp: int, np_: int, kp: int, least_k: int) -> tuple:

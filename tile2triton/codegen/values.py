@@ -213,7 +213,6 @@ class Lowerer(Protocol):
     following: list
     let_count: dict
     statement_serial: int
-    swapped_gemm: tuple | None
     scratch: object  # scratch.ScratchState
     descriptors: object  # descriptors.DescriptorState
     uniform_vars: frozenset

@@ -59,6 +59,11 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
+    "T.let(v, value, body) is body's value with v bound",
+    "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
+    "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
+    "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
     "atomic_min": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_min has no 16-bit floats)",
     "atomic_addx2": "return_prev=True: the previous values as a tuple, stored with Prev[i : i + 2] = ...",
@@ -103,6 +108,12 @@ NO_EFFECT_REASONS = {
     "annotate_consumer_reg_alloc": "register budget of a warp-specialized consumer (hint)",
     "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
     "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
+    "pdl_trigger": "programmatic dependent launch: kernels launch without PDL, so the next kernel starts after "
+    "this one ends (the latest start the trigger allows)",
+    "pdl_sync": "programmatic dependent launch: without PDL a kernel starts after the previous one has ended, "
+    "so its writes are visible already",
+    "annotate_min_blocks_per_sm": "occupancy hint of CUDA's __launch_bounds__; Triton picks registers for its "
+    "own num_warps / num_stages",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",
     "GemmWarpPolicy": "warp partition of the C tile; Triton partitions tl.dot itself",
     "Layout": "layout objects only feed T.annotate_layout",
@@ -141,7 +152,6 @@ UNSUPPORTED_REASONS = {
     "meta_class": "meta-classes (JIT-time tile schedulers) not implemented yet",
     "BaseTileScheduler": "tile schedulers not implemented yet",
     "PersistentTileScheduler": "tile schedulers not implemented yet",
-    "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
@@ -181,7 +191,6 @@ UNSUPPORTED_PATTERNS = [
     ("wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*cluster*", "thread-block clusters are not exposed portably by Triton"),
-    ("pdl_sync", "programmatic dependent launch (grid dependencies) is not exposed by Triton"),
     ("*_max_nreg", "register-allocation hints (warp specialization)"),
     ("*reg_alloc*", "register-allocation hints (warp specialization)"),
     ("*reg_dealloc*", "register-allocation hints (warp specialization)"),

@@ -26,6 +26,7 @@ from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .persistent import persistent_loop
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
+from .rules_base import DeclaredVar
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
 from .rules_scopes import WITH_RULES
@@ -703,7 +704,7 @@ class Binder(ExprBinder):
             return
         if isinstance(value, packed.Vector) and self.kernel is not None:
             value = vectors.named(self, value, name, node)
-        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector)):
+        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector, DeclaredVar)):
             self.bind_name(name, value)
             return
         value = as_expr(value)

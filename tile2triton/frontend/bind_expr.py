@@ -24,6 +24,7 @@ from ..language.proxy import _TensorProxy
 from . import vectors
 from .packed import Vector, vector_dtype
 from .rules import RULES
+from .rules_base import DeclaredVar
 from .rules_sync import BarrierArray
 from .source import MacroSource
 
@@ -385,6 +386,8 @@ class ExprBinder:
             return rule(self, node, args)
         if isinstance(fn, DType) and vector_dtype(fn) is not None:  # T.float16x2(a, b)
             return vectors.construct(self, fn, self.call_values(node)[0], node)
+        if isinstance(fn, DType) and not node.args and not node.keywords and self.kernel is not None:
+            return DeclaredVar(ir.Var(self.fresh_name("v"), fn, "let"))  # bound later by T.let
         if isinstance(fn, DType):
             value = self.expr(node.args[0]) if node.args else 0
             if is_python_value(value):

@@ -12,7 +12,7 @@ from ..ir import BOOL
 from ..ir.exprs import as_expr
 from ..language.dtypes import DTYPES, TypedLiteral
 from ..layout import MetadataLayout
-from .rules_base import BinderLike, rule
+from .rules_base import BinderLike, DeclaredVar, rule
 
 # T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
 # sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
@@ -183,3 +183,26 @@ def bind_empty(b: BinderLike, node, args):
         raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
                       "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
     raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)
+
+
+@rule("let")
+def bind_let(b: BinderLike, node, args):
+    """``T.let(v, value)``: ``v`` (a ``T.int32()`` declaration) holds ``value`` from here on, as
+    TileLang's LetStmt binds it for the rest of the block; ``T.let(v, value, body)`` is the value of
+    ``body`` with ``v`` bound (a Let expression: the binding is emitted before the statement)."""
+    var = args["v"]
+    if not isinstance(var, DeclaredVar):
+        raise b.error("T.let binds a variable declared without a value (v = T.int32())", node)
+    bound = _LET_BOUND.setdefault(b, set())
+    if args["body"] is not None and var.var in bound:
+        # the body was read with v's current value in mind: a second binding would change it after
+        raise b.error("T.let(v, value, body) with a variable that an earlier T.let bound: declare a new one", node)
+    value = as_expr(args["value"], b.loc(node))
+    if value.dtype != var.dtype:
+        value = ir.Cast(value, var.dtype)
+    b.emit(ir.Let(b.loc(node), var.var, value))
+    bound.add(var.var)
+    return args["body"]
+
+
+_LET_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # binder -> the variables T.let bound

@@ -108,6 +108,9 @@ def bind_misplaced_ws(b: BinderLike, node, args):
     "tma_store_arrive",
     "tma_store_wait",
     "fence_proxy_async",
+    "pdl_trigger",
+    "pdl_sync",
+    "annotate_min_blocks_per_sm",
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None

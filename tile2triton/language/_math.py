@@ -105,6 +105,16 @@ def ceildiv(a, b):
 cdiv = ceildiv
 
 
+@_host_ok("align_up")
+def align_up(x, y):
+    """``x`` rounded up to a multiple of ``y``: ``T.ceildiv(x, y) * y`` (host ints too)."""
+    if isinstance(x, builtins.int) and isinstance(y, builtins.int):
+        return -(-x // y) * y
+    if _symbolic_sizes(x, y):
+        return SizeExpr("*", SizeExpr("ceildiv", x, y), y)
+    raise KernelOnlyError("T.align_up on kernel values can only be used inside a kernel body")
+
+
 @_host_ok("floordiv")
 def floordiv(a, b):
     """Floor division."""

@@ -153,6 +153,24 @@ def annotate_consumer_reg_alloc(reg_count=240):
     """Register budget of a warp-specialized consumer; no effect on results."""
 
 
+@_kernel_only("pdl_trigger")
+def pdl_trigger():
+    """Programmatic dependent launch: lets the next kernel start early.  No effect: tile2triton launches
+    without PDL, so the next kernel starts after this one ends (what the trigger at the latest allows)."""
+
+
+@_kernel_only("pdl_sync")
+def pdl_sync():
+    """Programmatic dependent launch: waits for the previous kernel's writes.  No effect: without PDL a
+    kernel starts after the previous one has ended, so its writes are visible already."""
+
+
+@_kernel_only("annotate_min_blocks_per_sm")
+def annotate_min_blocks_per_sm(n):
+    """The ``minBlocksPerMultiprocessor`` of CUDA's ``__launch_bounds__`` (an occupancy hint); no effect
+    on results (Triton chooses registers for its own num_warps / num_stages)."""
+
+
 @_kernel_only("assume")
 def assume(cond):
     """A fact the compiler may rely on (``T.assume(cta_id < 2)``); results do not depend on it."""

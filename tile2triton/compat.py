@@ -59,6 +59,10 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "thread_binding": "inside a T.Kernel: the thread index (whole axes); outside one, TIR's directly nested "
+    "blockIdx / threadIdx launch loops open the kernel (grid and threads from their extents)",
+    "launch_thread": "inside a T.Kernel: the thread (or block) index along that axis, whose whole extent it must be",
+    "match_buffer": "A = T.match_buffer(a, shape, dtype) on a T.handle parameter: the global tensor it matches",
     "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
     "T.let(v, value, body) is body's value with v bound",
     "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
@@ -207,7 +211,6 @@ UNSUPPORTED_PATTERNS = [
     ("fence_*", "memory fences of TMA pipelines are managed by Triton"),
     ("named_barrier_*", "named barriers are managed by Triton"),
     ("*descriptor*", "TMA/MMA descriptors are managed by Triton"),
-    ("match_buffer", "TVM buffer matching (TIR construction); declare T.Tensor parameters"),
     ("*Emitter*", "TensorCore instruction emitters (CUDA codegen internals)"),
     ("*DescriptorParams", "TMA/MMA descriptors are managed by Triton"),
     ("WarpSpecialize*", "manual warp specialization is below Triton's abstraction"),

@@ -276,8 +276,29 @@ class Binder(ExprBinder):
         if threads is None:
             threads = 128
         extents = tuple(threads) if isinstance(threads, (list, tuple)) else (threads,)
+        target = item.optional_vars
+
+        def bind_targets(block_vars):
+            if gridless and target is not None:
+                self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
+            elif isinstance(target, ast.Name):
+                block_vars[0].name = target.id
+                self.bind_name(target.id, ir.VarRef(block_vars[0]))
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                if len(target.elts) > len(block_vars):
+                    raise self.error(f"T.Kernel has {len(block_vars)} grid dims but {len(target.elts)} names", target)
+                for var, elt in zip(block_vars, target.elts):
+                    var.name = elt.id
+                    self.bind_name(elt.id, ir.VarRef(var))
+
+        self.open_kernel(node, call, grid, extents, bind_targets, node.body)
+
+    def open_kernel(self, node, call, grid: list, extents: tuple, bind_targets, body: list) -> None:
+        """A kernel of ``grid`` blocks of ``extents`` threads running ``body``: ``with T.Kernel``, or
+        TIR's ``for bx in T.thread_binding(n, thread="blockIdx.x")`` launch loops.  ``bind_targets``
+        gets the block variables and binds the names the kernel's statements see."""
         if not 1 <= len(extents) <= 3 or not all(isinstance(t, int) and t > 0 for t in extents):
-            raise self.error(f"threads must be a positive compile-time int (or 1-3 of them), got {threads!r}", call)
+            raise self.error(f"threads must be a positive compile-time int (or 1-3 of them), got {extents!r}", call)
         threads = 1
         for t in extents:
             threads *= t
@@ -288,22 +309,11 @@ class Binder(ExprBinder):
             self.loc(node), name, [as_expr(g) for g in grid], threads, block_vars, [], thread_extents=extents
         )
         self.scopes.append({})
-        target = item.optional_vars
-        if gridless and target is not None:
-            self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
-        elif isinstance(target, ast.Name):
-            block_vars[0].name = target.id
-            self.bind_name(target.id, ir.VarRef(block_vars[0]))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            if len(target.elts) > len(block_vars):
-                raise self.error(f"T.Kernel has {len(block_vars)} grid dims but {len(target.elts)} names", target)
-            for var, elt in zip(block_vars, target.elts):
-                var.name = elt.id
-                self.bind_name(elt.id, ir.VarRef(var))
         self.kernel = kernel
         try:
+            bind_targets(block_vars)
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
-            kernel.body = made + self.bind_block(node.body)
+            kernel.body = made + self.bind_block(body)
             schedule_kernel(self, kernel)
             self.epochs.check(kernel)
         finally:
@@ -311,6 +321,55 @@ class Binder(ExprBinder):
             self.scopes.pop()
         self.kernels.append(kernel)
         self.emit(kernel)
+
+    def tir_launch(self, node: ast.For) -> None:
+        """TIR's launch loops outside a T.Kernel: ``for bx in T.thread_binding(n, thread="blockIdx.x"):``
+        nested with the ``threadIdx`` ones, directly, are the kernel's grid and threads (as TVM's
+        thread-binding loops launch it); the innermost loop's body runs in the thread view."""
+        loops, current = [], node
+        while True:
+            it = current.iter
+            fn = self.expr(it.func) if isinstance(it, ast.Call) else None
+            if getattr(fn, "__t2t__", None) != "thread_binding":
+                break
+            args = self.call_args(fn, it)
+            start, stop, thread = args["start"], args["stop"], args["thread"]
+            if stop is None:
+                start, stop = 0, start
+            if start != 0 or thread not in _LAUNCH_AXES or not isinstance(current.target, ast.Name):
+                raise self.error(
+                    "TIR launch loops bind one name each over T.thread_binding(n, thread=...) of blockIdx.x/y/z or "
+                    "threadIdx.x/y/z, from 0",
+                    current,
+                )
+            if any(t == thread for _, t, _, _ in loops):
+                raise self.error(f"{thread} is bound twice by the launch loops", current)
+            loops.append((current.target.id, thread, stop, current))
+            body = [s for s in current.body if not _is_docstring(s)]
+            if len(body) != 1 or not isinstance(body[0], ast.For) or body[0].orelse:
+                break
+            current = body[0]
+        innermost = loops[-1][3]
+        grid, extents = [], []
+        for kind, axes in ((grid, "blockIdx"), (extents, "threadIdx")):
+            bound = {t[-1]: e for _, t, e, _ in loops if t.startswith(axes)}
+            if bound and sorted(bound) != list("xyz")[: len(bound)]:
+                raise self.error(f"the {axes} launch loops must bind x first, then y, then z", node)
+            kind.extend(bound[a] for a in sorted(bound))
+        self.cluster_dims = None
+        grid = grid or [1]
+
+        def bind_targets(block_vars):
+            for name, thread, _, loop in loops:
+                if thread.startswith("blockIdx"):
+                    var = block_vars["xyz".index(thread[-1])]
+                    var.name = name
+                    self.bind_name(name, ir.VarRef(var))
+                else:
+                    fn = self.expr(loop.iter.func)
+                    self.bind_name(name, RULES["thread_binding"](self, loop.iter, self.call_args(fn, loop.iter)))
+
+        self.open_kernel(node, node.iter, grid, tuple(extents) or (1,), bind_targets, innermost.body)
 
     def check_cluster_dims(self, dims, grid: list, call) -> list:
         """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
@@ -339,6 +398,9 @@ class Binder(ExprBinder):
             raise self.error("kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll or range", it)
         if kind == "Parallel":
             self.parallel_loop(node, fn, it)
+            return
+        if kind == "thread_binding" and self.kernel is None:
+            self.tir_launch(node)
             return
         if kind == "thread_binding":
             self.thread_binding_loop(node, fn, it)
@@ -644,6 +706,13 @@ class Binder(ExprBinder):
             if isinstance(ref, ir.Region) and isinstance(value, tuple):  # Prev[0:2] = T.atomic_addx2(...)
                 self.store_vector(ref, value, node)
                 return
+            if isinstance(ref, ir.Region) and isinstance(value, ir.Region):  # A[0, 4:8] = A[0, 0:4]: a vector
+                src, dst = [static(e) for e in value.extents if static(e) != 1], [static(e) for e in ref.extents
+                                                                                   if static(e) != 1]  # fmt: skip
+                if src != dst or None in src:
+                    raise self.error(f"a region of {value.extents} elements cannot be stored into {ref.extents}", node)
+                self.emit(ir.Copy(self.loc(node), value, ref))
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("assignment to a buffer needs one index per dimension", target)
             self.store(ref, value, node)
@@ -741,6 +810,13 @@ class Binder(ExprBinder):
         raise self.error("unsupported augmented assignment target", node.target)
 
     # ------------------------------------------------------------------ expressions
+
+
+_LAUNCH_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+def _is_docstring(node) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 # T.alloc_reducer op -> the ir.Atomic kind of an update

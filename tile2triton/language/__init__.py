@@ -183,6 +183,7 @@ from ._structure import (
     get_thread_binding,
     get_thread_bindings,
     grid,
+    launch_thread,
     let,
     loop_break,
     macro,

@@ -202,6 +202,9 @@ class Binder(ExprBinder):
         kind = self.loop_kinds[-1] if self.loop_kinds else None
         if kind is None:
             raise self.error(f"'{word}' outside a kernel loop", node)
+        if kind == "python":
+            raise self.error(f"'{word}' in a Python loop over a compile-time sequence (unrolled while binding): "
+                             "filter the sequence instead", node)  # fmt: skip
         if kind not in ("serial", "unroll", "while"):
             raise self.error(
                 f"'{word}' cannot leave a T.{kind} loop: only T.serial, T.unroll, range and while loops",
@@ -390,12 +393,11 @@ class Binder(ExprBinder):
         if node.orelse:
             raise self.error("for/else is not supported", node)
         it = node.iter
-        if not isinstance(it, ast.Call):
-            raise self.error("kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll or range", it)
-        fn = self.expr(it.func)
+        fn = self.expr(it.func) if isinstance(it, ast.Call) else None
         kind = getattr(fn, "__t2t__", None) or ("serial" if fn is builtins.range else None)
         if kind is None:
-            raise self.error("kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll or range", it)
+            self.python_loop(node)
+            return
         if kind == "Parallel":
             self.parallel_loop(node, fn, it)
             return
@@ -433,6 +435,29 @@ class Binder(ExprBinder):
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
+
+    def python_loop(self, node: ast.For) -> None:
+        """``for k, (start, size) in enumerate(zip(starts, sizes)):`` over a compile-time sequence:
+        unrolled while binding, as TileLang's builder runs the Python loop (the body once per element,
+        its names bound to the element's values)."""
+        iterable = self.expr(node.iter)
+        if not is_python_value(iterable) or not hasattr(iterable, "__iter__"):
+            raise self.error(
+                "kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll, range or a compile-time "
+                "sequence",
+                node.iter,
+            )
+        self.loop_kinds.append("python")
+        try:
+            for value in list(iterable):
+                if isinstance(node.target, ast.Name):
+                    self.assign_name(node.target.id, value, node)
+                else:
+                    self.bind_pattern(node.target, value, node)
+                for s in node.body:
+                    self.stmt(s)
+        finally:
+            self.loop_kinds.pop()
 
     def grid_loop(self, node: ast.For, it: ast.Call) -> None:
         """``for i, j in T.grid(M, N):``: sequential loops nested in the order of the extents."""

@@ -246,6 +246,13 @@ class ExprBinder:
             self.epochs.log(self, base, "read", self.loc(node))  # a read, unless an update's target
         return ir.Load(base, tuple(starts), self.loc(node))
 
+    def expr_Slice(self, node: ast.Slice):
+        """``sizes[:k]`` of a compile-time sequence: a Python slice (buffers read their slices above)."""
+        parts = [None if p is None else self.expr(p) for p in (node.lower, node.upper, node.step)]
+        if not all(is_python_value(p) for p in parts):
+            raise self.error("a slice of a compile-time sequence needs compile-time bounds", node)
+        return slice(*parts)
+
     def simplify_extent(self, ext: ir.Expr, node):
         """``x + n - x`` -> ``n``: slice extents like ``A[off : off + BLOCK]`` are static."""
         value = static_difference(ext)

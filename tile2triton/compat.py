@@ -81,6 +81,8 @@ SUPPORTED_NOTES = {
     "where they share an iteration space (frontend/warp_sections.py)",
     "mbarrier_wait_parity": "as T.barrier_wait",
     "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
+    "async_copy": "a global -> shared T.copy, complete when issued (Triton pipelines its loads itself), so every "
+    "read after it sees the data; other scopes are an error, as in TileLang",
     "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",
     # barriers among blocks (language/_grid_sync.py, passes/grid_split.py)
     "sync_grid": "the kernel is split there into consecutive launches; shared/fragment buffers that cross it go "
@@ -112,6 +114,8 @@ NO_EFFECT_REASONS = {
     "annotate_consumer_reg_alloc": "register budget of a warp-specialized consumer (hint)",
     "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
     "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
+    "ptx_commit_group": "commits cp.async copies as a group; tile2triton's copies are complete when issued",
+    "ptx_wait_group": "waits for cp.async groups; tile2triton's copies are complete when issued (none is pending)",
     "pdl_trigger": "programmatic dependent launch: kernels launch without PDL, so the next kernel starts after "
     "this one ends (the latest start the trigger allows)",
     "pdl_sync": "programmatic dependent launch: without PDL a kernel starts after the previous one has ended, "
@@ -138,7 +142,6 @@ UNSUPPORTED_REASONS = {
     "reduce_bitxor": "not implemented yet",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "reshape": "buffer views over the same storage are not implemented yet",
-    "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
     "clz": "not implemented yet",

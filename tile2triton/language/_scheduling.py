@@ -58,6 +58,22 @@ def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
     (zeros where ``predicate`` is false)."""
 
 
+@_kernel_only("async_copy")
+def async_copy(src, dst, *, coalesced_width=None, annotations=None, loop_layout=None):
+    """A global -> shared copy through cp.async, committed as a group and not waited for.  Here the copy
+    is complete when issued (Triton pipelines its loads itself), so every later read sees it."""
+
+
+@_kernel_only("ptx_commit_group")
+def ptx_commit_group():
+    """Commits the thread's cp.async copies as a group; no effect here (the copies are complete when issued)."""
+
+
+@_kernel_only("ptx_wait_group")
+def ptx_wait_group(num):
+    """Waits until at most ``num`` cp.async groups are pending; no effect here (none ever is)."""
+
+
 @_kernel_only("cp_async_barrier_noinc")
 def cp_async_barrier_noinc(barrier):
     """Arrive at the barrier once this thread's cp.async copies complete (at once, here)."""

@@ -59,6 +59,8 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "assume": "a hint for the kernel (results never depend on it); its comparisons of sizes and scalar parameters "
+    "are checked at every call, a RuntimeError 'Assume: ...' when one does not hold, as in TileLang",
     "thread_binding": "inside a T.Kernel: the thread index (whole axes); outside one, TIR's directly nested "
     "blockIdx / threadIdx launch loops open the kernel (grid and threads from their extents)",
     "launch_thread": "inside a T.Kernel: the thread (or block) index along that axis, whose whole extent it must be",
@@ -112,8 +114,6 @@ NO_EFFECT_REASONS = {
     "dec_max_nreg": "set_max_nreg(n, 0) (register-allocation hint)",
     "annotate_producer_reg_dealloc": "register budget of a warp-specialized producer (hint)",
     "annotate_consumer_reg_alloc": "register budget of a warp-specialized consumer (hint)",
-    "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
-    "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
     "ptx_commit_group": "commits cp.async copies as a group; tile2triton's copies are complete when issued",
     "ptx_wait_group": "waits for cp.async groups; tile2triton's copies are complete when issued (none is pending)",
     "pdl_trigger": "programmatic dependent launch: kernels launch without PDL, so the next kernel starts after "

@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+import ast
 import weakref
 
 from .. import ir
 from ..ir import BOOL
+from ..ir.evaluate import NotHostEvaluable, host_fn
 from ..ir.exprs import as_expr
 from ..language.dtypes import DTYPES, TypedLiteral
 from ..layout import MetadataLayout
@@ -206,3 +208,34 @@ def bind_let(b: BinderLike, node, args):
 
 
 _LET_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # binder -> the variables T.let bound
+
+
+@rule("assume")
+def bind_assume(b: BinderLike, node, args):
+    """``T.assume(cond)``: a fact the compiler may rely on, so results never depend on it here.  As in
+    TileLang, the comparisons of it the host can evaluate (sizes and scalar parameters only:
+    ``T.assume(N % 4 == 0)``) are checked at every call, a RuntimeError ``Assume: ...`` when one
+    does not hold (``PrimFunc.attrs["host_assumes"]``: (op, lhs, rhs, text), runtime/plan.py)."""
+    cond = args["cond"]
+    if not isinstance(cond, ir.Expr):
+        return None
+    text = ast.unparse(node.args[0]) if node.args else ast.unparse(node.keywords[0].value)
+    parts, stack = [], [cond]
+    while stack:  # the conjuncts: each one that the host evaluates is a check
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.op == "and":
+            stack += [e.rhs, e.lhs]
+        else:
+            parts.append(e)
+    for e in parts:
+        if isinstance(e, ir.Compare) and all(_host_evaluable(x) for x in (e.lhs, e.rhs)):
+            b.func_attrs.setdefault("host_assumes", []).append((e.op, e.lhs, e.rhs, text))
+    return None
+
+
+def _host_evaluable(e) -> bool:
+    try:
+        host_fn(e)
+    except NotHostEvaluable:
+        return False
+    return all(r.var.kind in ("size", "param") for r in ir.iter_expr_tree(e) if isinstance(r, ir.VarRef))

@@ -99,7 +99,6 @@ def bind_misplaced_ws(b: BinderLike, node, args):
     "wait_wgmma",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
-    "assume",
     "set_max_nreg",
     "inc_max_nreg",
     "dec_max_nreg",

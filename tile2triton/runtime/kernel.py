@@ -25,7 +25,7 @@ from .cache import interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
 from .launcher import Lowered, exec_generated, generate_launcher
-from .plan import CallPlan, TensorSpec
+from .plan import CallPlan, TensorSpec, check_assumes
 from .target import (
     NULL_CONTEXT,
     cuda_device_guard,
@@ -316,6 +316,8 @@ class JITKernel:
         for size in plan.sizes:
             if size not in values:
                 check_sizes(plan, values)
+        if plan.assumes:
+            check_assumes(plan, values)
         if device is None:  # no tensor inputs: the target's device, else CUDA when there is one
             device = torch.device(
                 "cpu" if self.target == "cpu" or (self.target is None and default_interpret()) else "cuda"

@@ -179,6 +179,11 @@ UNSUPPORTED_REASONS = {
     "get_ldmatrix_offset": "MMA fragment layout helper (CUDA codegen internals)",
     "get_swizzle_layout": "shared-memory swizzle helper (CUDA codegen internals)",
     "make_blockscaled_gemm_layout": "block-scaled MMA layout helper (Blackwell)",
+    "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
+    "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
+    "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "alloc_tmem": "Blackwell-only (sm_100) tensor memory for tcgen05 MMA: no such memory on Hopper, and Triton's "
+    "tl language has no TMEM buffers (keep the accumulator in a T.alloc_fragment)",
 }
 
 # Families, matched with fnmatch when a symbol is in none of the tables above.
@@ -193,8 +198,11 @@ UNSUPPORTED_PATTERNS = [
     ("barrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
     ("*barrier*", "barrier objects (TMA / cluster pipelines) are managed by Triton"),
     ("tma_*", "explicit TMA is managed by Triton (tensor descriptors)"),
-    ("*tmem*", "Blackwell tensor memory is below Triton's abstraction"),
-    ("tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    (
+        "*tmem*",
+        "Blackwell-only (sm_100) tensor memory: no such memory on Hopper, and Triton's tl language has no TMEM buffers",
+    ),
+    ("tcgen05*", "Blackwell-only (sm_100) tcgen05 MMA: T.gemm lowers to tl.dot (wgmma on Hopper)"),
     ("wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*cluster*", "thread-block clusters are not exposed portably by Triton"),
@@ -217,7 +225,7 @@ UNSUPPORTED_PATTERNS = [
     ("*Emitter*", "TensorCore instruction emitters (CUDA codegen internals)"),
     ("*DescriptorParams", "TMA/MMA descriptors are managed by Triton"),
     ("WarpSpecialize*", "manual warp specialization is below Triton's abstraction"),
-    ("*tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    ("*tcgen05*", "Blackwell-only (sm_100) tcgen05 MMA: T.gemm lowers to tl.dot (wgmma on Hopper)"),
     ("clc_*", "cluster launch control (Blackwell) is not exposed by Triton"),
     ("warpgroup_*", "explicit Hopper warpgroup synchronization (wgmma) is managed by Triton"),
     ("CUDASourceCodeKernel", "hand-written CUDA kernels cannot run under Triton"),

@@ -59,6 +59,9 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "empty": "eager style: an output bound from the T.const sizes; in a @T.prim_func: an output declared before "
+    "the T.Kernel blocks and returned (shapes may use scalar parameters; sub-byte dtypes come back as torch's "
+    "storage dtype)",
     "assume": "a hint for the kernel (results never depend on it); its comparisons of sizes and scalar parameters "
     "are checked at every call, a RuntimeError 'Assume: ...' when one does not hold, as in TileLang",
     "thread_binding": "inside a T.Kernel: the thread index (whole axes); outside one, TIR's directly nested "

@@ -50,6 +50,7 @@ class Binder(ExprBinder):
         self.kernels: list[ir.Kernel] = []
         self.params: list = []
         self.workspaces: list[int] = []  # T.alloc_global: params the runtime allocates per call
+        self.empties: list[int] = []  # T.empty in a @T.prim_func: outputs the runtime allocates
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
@@ -664,6 +665,17 @@ class Binder(ExprBinder):
             self.workspaces.append(len(self.params))
             self.params.append(buf)
             return buf
+        if tag == "empty" and not self.eager and self.kernel is None:
+            # a @T.prim_func's own output (TileLang's func_attrs tests): a hidden tensor parameter the
+            # runtime allocates, returned when the function returns it
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            buf = self.global_buffer(self.fresh_name(name), TensorType(shape, self.dtype_arg(args["dtype"], call)),
+                                     self.loc(call))  # fmt: skip
+            self.empties.append(len(self.params))
+            self.params.append(buf)
+            return buf
         if tag in ("make_tensor", "make_tensor_from_addr"):  # named after the target
             return make_tensor(self, call, self.call_args(fn, call), name)
         if tag == "alloc_reducer":
@@ -879,16 +891,24 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     binder = Binder(source)
     binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
     n_params = len(binder.params)  # T.alloc_global workspaces are appended after these
+    returned = []
     try:
         binder.bind_block(source.tree.body)
     except KernelReturn as ret:
-        if ret.value is not None:
-            raise TileLangCompileError("a lazy-style @T.prim_func returns nothing", binder.loc(source.tree)) from None
+        values = ret.value if isinstance(ret.value, (tuple, list)) else [] if ret.value is None else [ret.value]
+        for v in values:
+            index = next((i for i in binder.empties if binder.params[i] is v), None)
+            if index is None:
+                raise TileLangCompileError(
+                    "a @T.prim_func returns only the T.empty tensors it declares", binder.loc(source.tree)
+                ) from None
+            returned.append(index)
     if not binder.kernels:
         raise TileLangCompileError(
             "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
         )
-    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree))
+    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree)) + returned
+    workspaces = binder.workspaces + [i for i in binder.empties if i not in returned]  # allocated, not returned
     for i in outputs:  # the runtime allocates outputs: tensors, not scalars or T.ptr addresses
         if not isinstance(binder.params[i], ir.Buffer):
             raise TileLangCompileError(
@@ -903,7 +923,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         list(binder.sizes.values()),
         binder.loc(source.tree),
         attrs=dict(binder.func_attrs),
-        workspaces=binder.workspaces,
+        workspaces=workspaces,
     )
 
 

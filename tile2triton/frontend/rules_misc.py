@@ -182,8 +182,8 @@ def bind_const(b: BinderLike, node, args):
 @rule("empty")
 def bind_empty(b: BinderLike, node, args):
     if not b.eager:
-        raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
-                      "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
+        raise b.error("T.empty declares an output before the T.Kernel blocks: 'out = T.empty(shape, dtype)', "
+                      "then 'return out'", node)  # fmt: skip
     raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)
 
 

@@ -255,6 +255,10 @@ class JITKernel:
             raise RuntimeError("kernel.get_profiler() needs tile2triton.profiler; import tile2triton first")
         return self.profiler_class(self, tensor_supply_type, device)
 
+    def run_once(self, func=None):
+        """TileLang's ``kernel.run_once()``: one call on the profiler's generated inputs."""
+        return self.get_profiler().run_once(func)
+
     # ---------------------------------------------------------------- calls
     @user_facing
     def _call(self, *args):

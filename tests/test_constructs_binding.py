@@ -122,3 +122,23 @@ def test_launch_hints_have_no_effect(dev):
     kernel = tilelang.compile(_hints_kernel(n, 128), out_idx=[1])
     a = torch.randn(n, device=dev)
     assert_close(kernel(a), a * 2 + 1, atol=1e-6, rtol=1e-6)
+
+
+def _exp10_kernel(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                B[i] = T.exp10(A[i])
+
+    return main
+
+
+def test_exp10(dev):
+    # TileLang's testing/python/fastmath and math folders import T.exp10
+    n = 45
+    a = torch.randn(n, device=dev)
+    assert_close(
+        tilelang.compile(_exp10_kernel(n), out_idx=[1])(a), torch.pow(10.0, a.double()).float(), atol=1e-5, rtol=1e-5
+    )
+    assert T.exp10(2) == 100.0

@@ -13,7 +13,7 @@ from . import packed, vectors
 from .rules_base import RULES, BinderLike, rule
 
 UNARY_MATH = {
-    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
     "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
     "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
 }  # fmt: skip

@@ -82,6 +82,7 @@ from ._math import (
     erf,
     exp,
     exp2,
+    exp10,
     extract_lane,
     fast_rcp,
     floor,

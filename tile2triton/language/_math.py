@@ -30,6 +30,7 @@ def _unary(name: str, host=None):
 _UNARY_HOST = {
     "exp": math.exp,
     "exp2": lambda x: 2.0**x,
+    "exp10": lambda x: 10.0**x,
     "log": math.log,
     "log2": math.log2,
     "log10": math.log10,

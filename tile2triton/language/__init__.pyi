@@ -619,6 +619,30 @@ def reduce_min(
     nan_propagate: builtins.bool = False,
     annotations: Any = None,
 ) -> None: ...
+def reduce_bitand(
+    buffer: _Region,
+    out: _Region,
+    dim: builtins.int = -1,
+    clear: builtins.bool = True,
+    batch: builtins.int = 1,
+    annotations: Any = None,
+) -> None: ...
+def reduce_bitor(
+    buffer: _Region,
+    out: _Region,
+    dim: builtins.int = -1,
+    clear: builtins.bool = True,
+    batch: builtins.int = 1,
+    annotations: Any = None,
+) -> None: ...
+def reduce_bitxor(
+    buffer: _Region,
+    out: _Region,
+    dim: builtins.int = -1,
+    clear: builtins.bool = True,
+    batch: builtins.int = 1,
+    annotations: Any = None,
+) -> None: ...
 def reduce_absmax(
     buffer: _Region,
     out: _Region,

@@ -1,6 +1,6 @@
 """TileLang constructs the suite's exclusions hid (issue 26): T.let, T.align_up, T.ceildiv of a run-time
 scalar, T.unroll with a per-thread extent, and the launch hints that have no effect (T.pdl_trigger,
-T.pdl_sync, T.annotate_min_blocks_per_sm).  Each kernel was checked to be valid TileLang 0.1.15."""
+T.pdl_sync, T.annotate_min_blocks_per_sm, T.annotate_l2_hit_ratio).  Each kernel was checked to be valid TileLang 0.1.15."""
 
 import pytest
 import torch
@@ -108,6 +108,7 @@ def _hints_kernel(n, block):
     def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
         with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
             T.annotate_min_blocks_per_sm(2)
+            T.annotate_l2_hit_ratio({A: 0.9})
             T.pdl_sync()
             for i in T.Parallel(block):
                 if bx * block + i < n:

@@ -124,6 +124,8 @@ NO_EFFECT_REASONS = {
     "this one ends (the latest start the trigger allows)",
     "pdl_sync": "programmatic dependent launch: without PDL a kernel starts after the previous one has ended, "
     "so its writes are visible already",
+    "annotate_l2_hit_ratio": "L2 persistence of global tensors (a CUDA stream access-policy window): a cache "
+    "hint, results do not change",
     "annotate_min_blocks_per_sm": "occupancy hint of CUDA's __launch_bounds__; Triton picks registers for its "
     "own num_warps / num_stages",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",

@@ -110,6 +110,7 @@ def bind_misplaced_ws(b: BinderLike, node, args):
     "pdl_trigger",
     "pdl_sync",
     "annotate_min_blocks_per_sm",
+    "annotate_l2_hit_ratio",
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None

@@ -125,6 +125,7 @@ from ._scheduling import (
     alloc_barrier,
     annotate_compile_flags,
     annotate_consumer_reg_alloc,
+    annotate_l2_hit_ratio,
     annotate_layout,
     annotate_min_blocks_per_sm,
     annotate_pass_configs,

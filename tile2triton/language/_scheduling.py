@@ -181,6 +181,12 @@ def pdl_sync():
     kernel starts after the previous one has ended, so its writes are visible already."""
 
 
+@_kernel_only("annotate_l2_hit_ratio")
+def annotate_l2_hit_ratio(l2_hit_ratio_map):
+    """The share of a global tensor's accesses to keep persistent in L2 (a CUDA stream access-policy
+    window); no effect on results (a cache hint)."""
+
+
 @_kernel_only("annotate_min_blocks_per_sm")
 def annotate_min_blocks_per_sm(n):
     """The ``minBlocksPerMultiprocessor`` of CUDA's ``__launch_bounds__`` (an occupancy hint); no effect

@@ -5,8 +5,9 @@ symbol of TileLang's ``T`` namespace (``import tilelang.language as T``), each m
 
 * **supported** — the binder has a rule for it (``tile2triton.frontend.rules.RULES``), or it is a
   name of ``tile2triton.language`` that works as in TileLang (dtypes, ``T.Tensor``, ``T.macro``...);
-* **accepted, no effect** — listed in ``NO_EFFECT_REASONS`` below with the reason results do not change;
-* **unsupported** — listed in ``UNSUPPORTED_REASONS`` (or matched by ``UNSUPPORTED_PATTERNS``) with the reason.
+* **accepted (no effect)** — listed in ``NO_EFFECT_REASONS`` below with the reason results do not change;
+* **refused** — listed in ``UNSUPPORTED_REASONS`` (or matched by ``UNSUPPORTED_PATTERNS``) with the reason
+  (a kernel that uses one fails at the user's line with it).
 
 The list of TileLang's ``T`` symbols is ``tile2triton/data/tilelang_T_symbols.txt``, extracted
 from a TileLang wheel's Python sources without importing TileLang:
@@ -25,8 +26,8 @@ import zipfile
 from importlib import resources
 
 SUPPORTED = "supported"
-NO_EFFECT = "accepted, no effect"
-UNSUPPORTED = "unsupported"
+NO_EFFECT = "accepted (no effect)"
+UNSUPPORTED = "refused"
 
 # ----------------------------------------------------------------------------- classification
 # Names of tile2triton.language that are supported without a binder rule of their own
@@ -62,6 +63,20 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "empty": "eager style: an output bound from the T.const sizes; in a @T.prim_func: an output declared before "
+    "the T.Kernel blocks and returned (shapes may use scalar parameters; sub-byte dtypes come back as torch's "
+    "storage dtype)",
+    "assume": "a hint for the kernel (results never depend on it); its comparisons of sizes and scalar parameters "
+    "are checked at every call, a RuntimeError 'Assume: ...' when one does not hold, as in TileLang",
+    "thread_binding": "inside a T.Kernel: the thread index (whole axes); outside one, TIR's directly nested "
+    "blockIdx / threadIdx launch loops open the kernel (grid and threads from their extents)",
+    "launch_thread": "inside a T.Kernel: the thread (or block) index along that axis, whose whole extent it must be",
+    "match_buffer": "A = T.match_buffer(a, shape, dtype) on a T.handle parameter: the global tensor it matches",
+    "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
+    "T.let(v, value, body) is body's value with v bound",
+    "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
+    "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
+    "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
     "atomic_min": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_min has no 16-bit floats)",
     "atomic_addx2": "return_prev=True: the previous values as a tuple, stored with Prev[i : i + 2] = ...",
@@ -75,6 +90,8 @@ SUPPORTED_NOTES = {
     "where they share an iteration space (frontend/warp_sections.py)",
     "mbarrier_wait_parity": "as T.barrier_wait",
     "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
+    "async_copy": "a global -> shared T.copy, complete when issued (Triton pipelines its loads itself), so every "
+    "read after it sees the data; other scopes are an error, as in TileLang",
     "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",
     # barriers among blocks (language/_grid_sync.py, passes/grid_split.py)
     "sync_grid": "the kernel is split there into consecutive launches; shared/fragment buffers that cross it go "
@@ -104,8 +121,16 @@ NO_EFFECT_REASONS = {
     "dec_max_nreg": "set_max_nreg(n, 0) (register-allocation hint)",
     "annotate_producer_reg_dealloc": "register budget of a warp-specialized producer (hint)",
     "annotate_consumer_reg_alloc": "register budget of a warp-specialized consumer (hint)",
-    "assume": "a fact the compiler may rely on; a correct program's results do not depend on it "
-    "(TileLang also checks host-evaluable ones at call time; tile2triton does not yet)",
+    "ptx_commit_group": "commits cp.async copies as a group; tile2triton's copies are complete when issued",
+    "ptx_wait_group": "waits for cp.async groups; tile2triton's copies are complete when issued (none is pending)",
+    "pdl_trigger": "programmatic dependent launch: kernels launch without PDL, so the next kernel starts after "
+    "this one ends (the latest start the trigger allows)",
+    "pdl_sync": "programmatic dependent launch: without PDL a kernel starts after the previous one has ended, "
+    "so its writes are visible already",
+    "annotate_l2_hit_ratio": "L2 persistence of global tensors (a CUDA stream access-policy window): a cache "
+    "hint, results do not change",
+    "annotate_min_blocks_per_sm": "occupancy hint of CUDA's __launch_bounds__; Triton picks registers for its "
+    "own num_warps / num_stages",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",
     "GemmWarpPolicy": "warp partition of the C tile; Triton partitions tl.dot itself",
     "Layout": "layout objects only feed T.annotate_layout",
@@ -121,12 +146,8 @@ UNSUPPORTED_REASONS = {
     "im2col": "not implemented yet",
     "c2d_im2col": "not implemented yet (deprecated alias of T.im2col)",
     "cummax": "not implemented yet (Triton has tl.cumsum but no running max; needs tl.associative_scan)",
-    "reduce_bitand": "not implemented yet",
-    "reduce_bitor": "not implemented yet",
-    "reduce_bitxor": "not implemented yet",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
     "reshape": "buffer views over the same storage are not implemented yet",
-    "async_copy": "cp.async without wait: Triton schedules async copies itself (use T.copy)",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
     "clz": "not implemented yet",
@@ -144,7 +165,6 @@ UNSUPPORTED_REASONS = {
     "meta_class": "meta-classes (JIT-time tile schedulers) not implemented yet",
     "BaseTileScheduler": "tile schedulers not implemented yet",
     "PersistentTileScheduler": "tile schedulers not implemented yet",
-    "align_up": "not implemented yet (write T.ceildiv(x, y) * y)",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
     "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
@@ -165,6 +185,11 @@ UNSUPPORTED_REASONS = {
     "get_ldmatrix_offset": "MMA fragment layout helper (CUDA codegen internals)",
     "get_swizzle_layout": "shared-memory swizzle helper (CUDA codegen internals)",
     "make_blockscaled_gemm_layout": "block-scaled MMA layout helper (Blackwell)",
+    "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
+    "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
+    "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "alloc_tmem": "Blackwell-only (sm_100) tensor memory for tcgen05 MMA: no such memory on Hopper, and Triton's "
+    "tl language has no TMEM buffers (keep the accumulator in a T.alloc_fragment)",
 }
 
 # Families, matched with fnmatch when a symbol is in none of the tables above.
@@ -179,12 +204,14 @@ UNSUPPORTED_PATTERNS = [
     ("barrier_*", "mbarriers (TMA pipelines) are managed by Triton"),
     ("*barrier*", "barrier objects (TMA / cluster pipelines) are managed by Triton"),
     ("tma_*", "explicit TMA is managed by Triton (tensor descriptors)"),
-    ("*tmem*", "Blackwell tensor memory is below Triton's abstraction"),
-    ("tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    (
+        "*tmem*",
+        "Blackwell-only (sm_100) tensor memory: no such memory on Hopper, and Triton's tl language has no TMEM buffers",
+    ),
+    ("tcgen05*", "Blackwell-only (sm_100) tcgen05 MMA: T.gemm lowers to tl.dot (wgmma on Hopper)"),
     ("wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*wgmma*", "explicit Hopper wgmma is below Triton's abstraction (T.gemm lowers to tl.dot)"),
     ("*cluster*", "thread-block clusters are not exposed portably by Triton"),
-    ("pdl_sync", "programmatic dependent launch (grid dependencies) is not exposed by Triton"),
     ("*_max_nreg", "register-allocation hints (warp specialization)"),
     ("*reg_alloc*", "register-allocation hints (warp specialization)"),
     ("*reg_dealloc*", "register-allocation hints (warp specialization)"),
@@ -201,11 +228,10 @@ UNSUPPORTED_PATTERNS = [
     ("fence_*", "memory fences of TMA pipelines are managed by Triton"),
     ("named_barrier_*", "named barriers are managed by Triton"),
     ("*descriptor*", "TMA/MMA descriptors are managed by Triton"),
-    ("match_buffer", "TVM buffer matching (TIR construction); declare T.Tensor parameters"),
     ("*Emitter*", "TensorCore instruction emitters (CUDA codegen internals)"),
     ("*DescriptorParams", "TMA/MMA descriptors are managed by Triton"),
     ("WarpSpecialize*", "manual warp specialization is below Triton's abstraction"),
-    ("*tcgen05*", "Blackwell tcgen05 MMA is below Triton's abstraction"),
+    ("*tcgen05*", "Blackwell-only (sm_100) tcgen05 MMA: T.gemm lowers to tl.dot (wgmma on Hopper)"),
     ("clc_*", "cluster launch control (Blackwell) is not exposed by Triton"),
     ("warpgroup_*", "explicit Hopper warpgroup synchronization (wgmma) is managed by Triton"),
     ("CUDASourceCodeKernel", "hand-written CUDA kernels cannot run under Triton"),
@@ -427,8 +453,10 @@ def render_markdown() -> str:
         "",
         "Generated by `python -m tile2triton.compat > docs/compat.md`; do not edit by hand.",
         f"Symbol list: `tile2triton/data/tilelang_T_symbols.txt` ({header}).",
-        "Supported = a binding rule in `tile2triton.frontend.rules.RULES` or a value of `tile2triton.language`;",
-        "the reasons for the other two classes are kept in `tile2triton/compat.py`.",
+        "Every name is *supported* (a binding rule in `tile2triton.frontend.rules.RULES` or a value of",
+        "`tile2triton.language`), *accepted (no effect)* (a hint Triton has no use for; why results do not change)",
+        "or *refused* (why; a kernel that uses it fails at the user's line with that reason). The reasons are kept",
+        "in `tile2triton/compat.py`.",
         "",
         "## TileLang's Python API beyond `T`",
         "",

@@ -18,6 +18,18 @@ from collections.abc import Iterable
 
 # pattern (fnmatch) -> (what is unsupported, what to use instead); first match wins
 KNOWN_UNSUPPORTED: list[tuple[str, str, str]] = [
+    (
+        "*tcgen05*",
+        "Blackwell-only (sm_100) tcgen05 instructions are not supported (tile2triton targets Hopper "
+        "and older, and Triton's tl language does not expose them)",
+        "T.gemm (it becomes tl.dot: wgmma on Hopper)",
+    ),
+    (
+        "*tmem*",
+        "Blackwell-only (sm_100) tensor memory (TMEM) is not supported (tile2triton targets Hopper and "
+        "older, and Triton's tl language has no TMEM buffers)",
+        "keep the accumulator in a T.alloc_fragment",
+    ),
     ("alloc_reducer", "reducers are not supported", "accumulate in a T.alloc_fragment and reduce with T.reduce_*"),
     ("*reducer*", "reducers are not supported", "accumulate in a T.alloc_fragment and reduce with T.reduce_*"),
     ("call_extern", "external CUDA device functions are not supported", "write the computation with T.* math"),

@@ -47,6 +47,21 @@ SETS = {
     # ``__main__`` block, sizes and checks as written): code in the wild, beyond the CI
     "scripts": ("examples", "**/example_*.py"),
 }
+# TileLang's other test folders (issue 26), each a set of its own; "others" runs every one the checkout has.
+# Some test TileLang's own backends (amd, cpu, metal, webgpu, llvm) or its TVM passes (transform,
+# analysis, arith): their counts say what of them a TileLang program through tile2triton keeps.
+OTHER_FOLDERS = ("issue", "jit", "cache", "autotune", "transform", "tilelibrary", "components", "dynamic", "fastmath",
+                 "math", "cpu", "amd", "analysis", "arith", "backend", "carver", "contrib", "cuda", "debug", "layout",
+                 "llvm", "metal", "profiler", "quantize", "runtime", "target", "tools", "utils", "webgpu")  # fmt: skip
+SETS.update({name: (f"testing/python/{name}", "**/test_*.py") for name in OTHER_FOLDERS})
+GROUPS = {"others": OTHER_FOLDERS}
+
+
+def folder_of(rel: str) -> str:
+    """The set folder a file belongs to: ``examples`` or ``testing/python/<name>``."""
+    parts = rel.split(os.sep) if os.sep in rel else rel.split("/")
+    return "/".join(parts[:3]) if parts[:2] == ["testing", "python"] and len(parts) > 3 else parts[0]
+
 
 # ----------------------------------------------------------------------------- plugin side
 _RECORD = os.environ.get("T2T_SUITE_RECORD")
@@ -238,7 +253,8 @@ def main(argv=None) -> int:
     p.add_argument("checkout", help="a TileLang source checkout (its examples/ and testing/python/)")
     p.add_argument("--only", action="append", default=[], metavar="GLOB",
                    help="run only files whose path (relative to the checkout) matches GLOB or contains it")  # fmt: skip
-    p.add_argument("--sets", default="examples,language,kernel", help="comma list of: " + ", ".join(SETS))
+    p.add_argument("--sets", default="examples,language,kernel",
+                   help="comma list of: " + ", ".join([*SETS, *GROUPS]))  # fmt: skip
     p.add_argument("--timeout", type=float, default=300, help="seconds per file (default 300)")
     p.add_argument("--json", metavar="OUT", help="write every file's and item's result to OUT")
     p.add_argument("--native", action="store_true", help="run the installed TileLang instead (the baseline)")
@@ -252,6 +268,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     root = os.path.abspath(args.checkout)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    sets = [x for s in sets for x in GROUPS.get(s, (s,))]
     bad = [s for s in sets if s not in SETS]
     if bad or not os.path.isdir(os.path.join(root, "examples")):
         p.error(f"unknown set(s) {bad}" if bad else f"{root} is not a TileLang checkout (no examples/)")
@@ -283,6 +300,18 @@ def main(argv=None) -> int:
         print(f"{tag}files: " + ", ".join(f"{k} {v}" for k, v in sorted(file_counts.items()))
               + f" (of {len(results[mode])})")  # fmt: skip
         print(f"{tag}items: " + ", ".join(f"{k} {v}" for k, v in sorted(item_counts.items())))
+    folders = sorted({folder_of(r["file"]) for r in results[modes[0]]})
+    if len(folders) > 1:  # items per folder, for each implementation
+        print()
+        for folder in folders:
+            line = []
+            for mode in modes:
+                c = Counter()
+                for r in results[mode]:
+                    if folder_of(r["file"]) == folder:
+                        c.update(r["counts"])
+                line.append(f"{mode}: {_fmt_counts(c) or 'no items'}")
+            print(f"  {folder:<34} " + "; ".join(line))
     if len(modes) > 1:
         passed = {m: {(r["file"], i["nodeid"]) for r in results[m] for i in r["items"] if i["outcome"] == "passed"}
                   for m in modes}  # fmt: skip

@@ -361,7 +361,10 @@ class KernelLowerer(RegisterAccess):
             if not (self.scope.ranges.nonneg(e.lhs) and self.scope.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
                 self.helpers.add(helper)
-                return Tile(P.call(helper, a.node, b.node), e.dtype, axes)
+                lhs = a.node
+                if not a.axes:  # a scalar argument equal to 1 arrives as a constexpr, which has no .to()
+                    lhs = P.call("tl.full", P.list_([]), lhs, P.dtype(self.storage_dtype(e.dtype)))
+                return Tile(P.call(helper, lhs, b.node), e.dtype, axes)
             return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
         if op == "/" and e.dtype.is_int:
             return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates

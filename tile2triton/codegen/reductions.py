@@ -17,6 +17,11 @@ from .values import Lowered, Lowerer, Tile
 _IDENTITY = {"sum": 0, "abssum": 0, "max": float("-inf"), "absmax": 0, "min": float("inf")}
 _COMBINE = {"sum": "+", "abssum": "+", "max": "tl.maximum", "absmax": "tl.maximum", "min": "tl.minimum"}
 _REDUCER = {"sum": "tl.sum", "abssum": "tl.sum", "max": "tl.max", "absmax": "tl.max", "min": "tl.min"}
+# T.reduce_bitand/bitor/bitxor: tl.reduce with the allreduce's combine helpers (operator, identity, helper)
+_BITWISE_REDUCE = {"bitand": ("&", -1, "_and_combine"), "bitor": ("|", 0, "_or_combine"),
+                   "bitxor": ("^", 0, "_xor_combine")}  # fmt: skip
+for _kind, (_op, _identity, _helper) in _BITWISE_REDUCE.items():
+    _IDENTITY[_kind], _COMBINE[_kind], _REDUCER[_kind] = _identity, _op, _helper
 
 
 @lowers(ir.Reduce)
@@ -47,11 +52,14 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
         if nan_helper is not None:
             return P.call(nan_helper, old, new)
         op = _COMBINE[s.kind]
-        return P.binop("+", old, new) if op == "+" else P.call(op, old, new)
+        return P.binop(op, old, new) if op in ("+", "&", "|", "^") else P.call(op, old, new)
 
     def reduce_along(value, axis, **keep):
         if nan_helper is not None:
             return P.call("tl.reduce", value, axis, P.name(nan_helper), **keep)
+        if s.kind in _BITWISE_REDUCE:
+            lw.helpers.add(_REDUCER[s.kind])
+            return P.call("tl.reduce", value, axis, P.name(_REDUCER[s.kind]), **keep)
         return P.call(_REDUCER[s.kind], value, axis=axis, **keep)
 
     if rank == 0:  # a one-element source: reducing it is the element itself

@@ -144,6 +144,8 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
             return
         if lower_local_loop(lw, s, lower_store):  # per-lane local arrays filled or summed by element
             return
+    if _per_lane_bounds(lw, s):
+        return
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
     lw.scope.env[s.var] = Tile(P.name(var_name), INT32)
@@ -168,6 +170,34 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
         return
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
+
+
+def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:
+    """A loop whose bounds differ per thread / T.Parallel iteration (``T.unroll(tid % 32)``): each
+    lane runs its own iterations, so the loop runs from the least start to the greatest stop of
+    the lanes and the body stands under ``start <= k < stop`` per lane (a mask on every write)."""
+    step = static(s.step)
+    lo, hi = lw.ev(s.start), lw.ev(s.stop)
+    if not (lo.axes or hi.axes):
+        return False
+    if step is None or step <= 0:
+        raise lw.error("a loop whose bounds differ per thread needs a constant positive step")
+    bounds = []
+    for tile, reduce, what in ((lo, "tl.min", "start"), (hi, "tl.max", "stop")):
+        node = P.call(reduce, tile.node) if tile.axes else tile.node
+        var = ir.Var(lw.names.fresh(f"{s.var.name}_{what}"), INT32, "let")
+        lw.scope.env[var] = Tile(P.name(lw.assign(var.name, node)), INT32)
+        bounds.append(ir.VarRef(var))
+    k = ir.VarRef(s.var)
+    inside = ir.BinOp("and", ir.Compare(">=", k, s.start, BOOL), ir.Compare("<", k, s.stop, BOOL), BOOL)
+    if step != 1:  # the lane's own iterations: start, start + step, ...
+        phase = ir.Compare("==", ir.BinOp("%", ir.BinOp("-", k, s.start, INT32), s.step, INT32), ir.Const(0, INT32),
+                           BOOL)  # fmt: skip
+        inside = ir.BinOp("and", inside, phase, BOOL)
+    body = [ir.If(s.loc, inside, s.body, [])]
+    lower_for(lw, ir.For(s.loc, s.var, bounds[0], bounds[1], ir.Const(1, INT32), s.kind, body,
+                         s.num_stages))  # fmt: skip
+    return True
 
 
 def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:

@@ -26,6 +26,7 @@ from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
 from .persistent import persistent_loop
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
+from .rules_base import DeclaredVar
 from .rules_fragments import resolve_fragment_ops
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
@@ -50,6 +51,7 @@ class Binder(ExprBinder):
         self.kernels: list[ir.Kernel] = []
         self.params: list = []
         self.workspaces: list[int] = []  # T.alloc_global: params the runtime allocates per call
+        self.empties: list[int] = []  # T.empty in a @T.prim_func: outputs the runtime allocates
         self.sizes: dict[str, ir.Var] = {}
         self.names_used: dict[str, int] = {}
         self.reducers: dict = {}  # T.alloc_reducer buffer -> its op (sum, max, min)
@@ -203,6 +205,9 @@ class Binder(ExprBinder):
         kind = self.loop_kinds[-1] if self.loop_kinds else None
         if kind is None:
             raise self.error(f"'{word}' outside a kernel loop", node)
+        if kind == "python":
+            raise self.error(f"'{word}' in a Python loop over a compile-time sequence (unrolled while binding): "
+                             "filter the sequence instead", node)  # fmt: skip
         if kind not in ("serial", "unroll", "while"):
             raise self.error(
                 f"'{word}' cannot leave a T.{kind} loop: only T.serial, T.unroll, range and while loops",
@@ -277,8 +282,29 @@ class Binder(ExprBinder):
         if threads is None:
             threads = 128
         extents = tuple(threads) if isinstance(threads, (list, tuple)) else (threads,)
+        target = item.optional_vars
+
+        def bind_targets(block_vars):
+            if gridless and target is not None:
+                self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
+            elif isinstance(target, ast.Name):
+                block_vars[0].name = target.id
+                self.bind_name(target.id, ir.VarRef(block_vars[0]))
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                if len(target.elts) > len(block_vars):
+                    raise self.error(f"T.Kernel has {len(block_vars)} grid dims but {len(target.elts)} names", target)
+                for var, elt in zip(block_vars, target.elts):
+                    var.name = elt.id
+                    self.bind_name(elt.id, ir.VarRef(var))
+
+        self.open_kernel(node, call, grid, extents, bind_targets, node.body)
+
+    def open_kernel(self, node, call, grid: list, extents: tuple, bind_targets, body: list) -> None:
+        """A kernel of ``grid`` blocks of ``extents`` threads running ``body``: ``with T.Kernel``, or
+        TIR's ``for bx in T.thread_binding(n, thread="blockIdx.x")`` launch loops.  ``bind_targets``
+        gets the block variables and binds the names the kernel's statements see."""
         if not 1 <= len(extents) <= 3 or not all(isinstance(t, int) and t > 0 for t in extents):
-            raise self.error(f"threads must be a positive compile-time int (or 1-3 of them), got {threads!r}", call)
+            raise self.error(f"threads must be a positive compile-time int (or 1-3 of them), got {extents!r}", call)
         threads = 1
         for t in extents:
             threads *= t
@@ -289,22 +315,11 @@ class Binder(ExprBinder):
             self.loc(node), name, [as_expr(g) for g in grid], threads, block_vars, [], thread_extents=extents
         )
         self.scopes.append({})
-        target = item.optional_vars
-        if gridless and target is not None:
-            self.assign_target(target, [], node)  # TileLang binds the empty list of block indices
-        elif isinstance(target, ast.Name):
-            block_vars[0].name = target.id
-            self.bind_name(target.id, ir.VarRef(block_vars[0]))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            if len(target.elts) > len(block_vars):
-                raise self.error(f"T.Kernel has {len(block_vars)} grid dims but {len(target.elts)} names", target)
-            for var, elt in zip(block_vars, target.elts):
-                var.name = elt.id
-                self.bind_name(elt.id, ir.VarRef(var))
         self.kernel = kernel
         try:
+            bind_targets(block_vars)
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
-            kernel.body = made + self.bind_block(node.body)
+            kernel.body = made + self.bind_block(body)
             resolve_fragment_ops(self, kernel)
             schedule_kernel(self, kernel)
             self.epochs.check(kernel)
@@ -313,6 +328,55 @@ class Binder(ExprBinder):
             self.scopes.pop()
         self.kernels.append(kernel)
         self.emit(kernel)
+
+    def tir_launch(self, node: ast.For) -> None:
+        """TIR's launch loops outside a T.Kernel: ``for bx in T.thread_binding(n, thread="blockIdx.x"):``
+        nested with the ``threadIdx`` ones, directly, are the kernel's grid and threads (as TVM's
+        thread-binding loops launch it); the innermost loop's body runs in the thread view."""
+        loops, current = [], node
+        while True:
+            it = current.iter
+            fn = self.expr(it.func) if isinstance(it, ast.Call) else None
+            if getattr(fn, "__t2t__", None) != "thread_binding":
+                break
+            args = self.call_args(fn, it)
+            start, stop, thread = args["start"], args["stop"], args["thread"]
+            if stop is None:
+                start, stop = 0, start
+            if start != 0 or thread not in _LAUNCH_AXES or not isinstance(current.target, ast.Name):
+                raise self.error(
+                    "TIR launch loops bind one name each over T.thread_binding(n, thread=...) of blockIdx.x/y/z or "
+                    "threadIdx.x/y/z, from 0",
+                    current,
+                )
+            if any(t == thread for _, t, _, _ in loops):
+                raise self.error(f"{thread} is bound twice by the launch loops", current)
+            loops.append((current.target.id, thread, stop, current))
+            body = [s for s in current.body if not _is_docstring(s)]
+            if len(body) != 1 or not isinstance(body[0], ast.For) or body[0].orelse:
+                break
+            current = body[0]
+        innermost = loops[-1][3]
+        grid, extents = [], []
+        for kind, axes in ((grid, "blockIdx"), (extents, "threadIdx")):
+            bound = {t[-1]: e for _, t, e, _ in loops if t.startswith(axes)}
+            if bound and sorted(bound) != list("xyz")[: len(bound)]:
+                raise self.error(f"the {axes} launch loops must bind x first, then y, then z", node)
+            kind.extend(bound[a] for a in sorted(bound))
+        self.cluster_dims = None
+        grid = grid or [1]
+
+        def bind_targets(block_vars):
+            for name, thread, _, loop in loops:
+                if thread.startswith("blockIdx"):
+                    var = block_vars["xyz".index(thread[-1])]
+                    var.name = name
+                    self.bind_name(name, ir.VarRef(var))
+                else:
+                    fn = self.expr(loop.iter.func)
+                    self.bind_name(name, RULES["thread_binding"](self, loop.iter, self.call_args(fn, loop.iter)))
+
+        self.open_kernel(node, node.iter, grid, tuple(extents) or (1,), bind_targets, innermost.body)
 
     def check_cluster_dims(self, dims, grid: list, call) -> list:
         """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
@@ -333,14 +397,16 @@ class Binder(ExprBinder):
         if node.orelse:
             raise self.error("for/else is not supported", node)
         it = node.iter
-        if not isinstance(it, ast.Call):
-            raise self.error("kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll or range", it)
-        fn = self.expr(it.func)
+        fn = self.expr(it.func) if isinstance(it, ast.Call) else None
         kind = getattr(fn, "__t2t__", None) or ("serial" if fn is builtins.range else None)
         if kind is None:
-            raise self.error("kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll or range", it)
+            self.python_loop(node)
+            return
         if kind == "Parallel":
             self.parallel_loop(node, fn, it)
+            return
+        if kind == "thread_binding" and self.kernel is None:
+            self.tir_launch(node)
             return
         if kind == "thread_binding":
             self.thread_binding_loop(node, fn, it)
@@ -373,6 +439,29 @@ class Binder(ExprBinder):
         self.emit(
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
+
+    def python_loop(self, node: ast.For) -> None:
+        """``for k, (start, size) in enumerate(zip(starts, sizes)):`` over a compile-time sequence:
+        unrolled while binding, as TileLang's builder runs the Python loop (the body once per element,
+        its names bound to the element's values)."""
+        iterable = self.expr(node.iter)
+        if not is_python_value(iterable) or not hasattr(iterable, "__iter__"):
+            raise self.error(
+                "kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll, range or a compile-time "
+                "sequence",
+                node.iter,
+            )
+        self.loop_kinds.append("python")
+        try:
+            for value in list(iterable):
+                if isinstance(node.target, ast.Name):
+                    self.assign_name(node.target.id, value, node)
+                else:
+                    self.bind_pattern(node.target, value, node)
+                for s in node.body:
+                    self.stmt(s)
+        finally:
+            self.loop_kinds.pop()
 
     def grid_loop(self, node: ast.For, it: ast.Call) -> None:
         """``for i, j in T.grid(M, N):``: sequential loops nested in the order of the extents."""
@@ -579,6 +668,17 @@ class Binder(ExprBinder):
             self.workspaces.append(len(self.params))
             self.params.append(buf)
             return buf
+        if tag == "empty" and not self.eager and self.kernel is None:
+            # a @T.prim_func's own output (TileLang's func_attrs tests): a hidden tensor parameter the
+            # runtime allocates, returned when the function returns it
+            args = self.call_args(fn, call)
+            shape = args["shape"]
+            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            buf = self.global_buffer(self.fresh_name(name), TensorType(shape, self.dtype_arg(args["dtype"], call)),
+                                     self.loc(call))  # fmt: skip
+            self.empties.append(len(self.params))
+            self.params.append(buf)
+            return buf
         if tag in ("make_tensor", "make_tensor_from_addr"):  # named after the target
             return make_tensor(self, call, self.call_args(fn, call), name)
         if tag == "alloc_reducer":
@@ -646,6 +746,13 @@ class Binder(ExprBinder):
             if isinstance(ref, ir.Region) and isinstance(value, tuple):  # Prev[0:2] = T.atomic_addx2(...)
                 self.store_vector(ref, value, node)
                 return
+            if isinstance(ref, ir.Region) and isinstance(value, ir.Region):  # A[0, 4:8] = A[0, 0:4]: a vector
+                src, dst = [static(e) for e in value.extents if static(e) != 1], [static(e) for e in ref.extents
+                                                                                   if static(e) != 1]  # fmt: skip
+                if src != dst or None in src:
+                    raise self.error(f"a region of {value.extents} elements cannot be stored into {ref.extents}", node)
+                self.emit(ir.Copy(self.loc(node), value, ref))
+                return
             if not isinstance(ref, ir.Load):
                 raise self.error("assignment to a buffer needs one index per dimension", target)
             self.store(ref, value, node)
@@ -706,7 +813,7 @@ class Binder(ExprBinder):
             return
         if isinstance(value, packed.Vector) and self.kernel is not None:
             value = vectors.named(self, value, name, node)
-        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector)):
+        if is_python_value(value) or isinstance(value, (ir.Buffer, ir.Region, packed.Vector, DeclaredVar)):
             self.bind_name(name, value)
             return
         value = as_expr(value)
@@ -745,6 +852,13 @@ class Binder(ExprBinder):
     # ------------------------------------------------------------------ expressions
 
 
+_LAUNCH_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+def _is_docstring(node) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
 # T.alloc_reducer op -> the ir.Atomic kind of an update
 _REDUCER_KINDS = {"sum": "add", "max": "max", "min": "min", "bitand": "and", "bitor": "or", "bitxor": "xor"}
 
@@ -780,16 +894,24 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
     binder = Binder(source)
     binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
     n_params = len(binder.params)  # T.alloc_global workspaces are appended after these
+    returned = []
     try:
         binder.bind_block(source.tree.body)
     except KernelReturn as ret:
-        if ret.value is not None:
-            raise TileLangCompileError("a lazy-style @T.prim_func returns nothing", binder.loc(source.tree)) from None
+        values = ret.value if isinstance(ret.value, (tuple, list)) else [] if ret.value is None else [ret.value]
+        for v in values:
+            index = next((i for i in binder.empties if binder.params[i] is v), None)
+            if index is None:
+                raise TileLangCompileError(
+                    "a @T.prim_func returns only the T.empty tensors it declares", binder.loc(source.tree)
+                ) from None
+            returned.append(index)
     if not binder.kernels:
         raise TileLangCompileError(
             "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
         )
-    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree))
+    outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree)) + returned
+    workspaces = binder.workspaces + [i for i in binder.empties if i not in returned]  # allocated, not returned
     for i in outputs:  # the runtime allocates outputs: tensors, not scalars or T.ptr addresses
         if not isinstance(binder.params[i], ir.Buffer):
             raise TileLangCompileError(
@@ -804,7 +926,7 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
         list(binder.sizes.values()),
         binder.loc(source.tree),
         attrs=dict(binder.func_attrs),
-        workspaces=binder.workspaces,
+        workspaces=workspaces,
     )
 
 

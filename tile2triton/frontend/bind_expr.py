@@ -24,6 +24,7 @@ from ..language.proxy import _TensorProxy
 from . import vectors
 from .packed import Vector, vector_dtype
 from .rules import RULES
+from .rules_base import DeclaredVar
 from .rules_sync import BarrierArray
 from .source import MacroSource
 
@@ -245,6 +246,13 @@ class ExprBinder:
             self.epochs.log(self, base, "read", self.loc(node))  # a read, unless an update's target
         return ir.Load(base, tuple(starts), self.loc(node))
 
+    def expr_Slice(self, node: ast.Slice):
+        """``sizes[:k]`` of a compile-time sequence: a Python slice (buffers read their slices above)."""
+        parts = [None if p is None else self.expr(p) for p in (node.lower, node.upper, node.step)]
+        if not all(is_python_value(p) for p in parts):
+            raise self.error("a slice of a compile-time sequence needs compile-time bounds", node)
+        return slice(*parts)
+
     def simplify_extent(self, ext: ir.Expr, node):
         """``x + n - x`` -> ``n``: slice extents like ``A[off : off + BLOCK]`` are static."""
         value = static_difference(ext)
@@ -385,6 +393,8 @@ class ExprBinder:
             return rule(self, node, args)
         if isinstance(fn, DType) and vector_dtype(fn) is not None:  # T.float16x2(a, b)
             return vectors.construct(self, fn, self.call_values(node)[0], node)
+        if isinstance(fn, DType) and not node.args and not node.keywords and self.kernel is not None:
+            return DeclaredVar(ir.Var(self.fresh_name("v"), fn, "let"))  # bound later by T.let
         if isinstance(fn, DType):
             value = self.expr(node.args[0]) if node.args else 0
             if is_python_value(value):

@@ -55,6 +55,11 @@ class BinderLike(Protocol):
 RULES: dict = {}
 
 
+class DeclaredVar(ir.VarRef):
+    """``v = T.int32()`` in a kernel: a scalar variable without a value yet, bound by ``T.let(v, value)``
+    (TVM's unbound Var); it reads as the variable."""
+
+
 def rule(*names):
     """Register ``fn(b, node, args)`` for primitives ``names``; a rule serving several names takes a
     fourth parameter, ``name``: the primitive called (not the call's spelling: ``op = T.cumsum; op(x)``)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir import INT32
 from ..ir.exprs import as_expr, const_int
-from .rules_base import BinderLike, rule
+from .rules_base import RULES, BinderLike, rule
 from .rules_sync import _barrier
 
 
@@ -83,3 +83,21 @@ def bind_ptx_cp_async(b: BinderLike, node, args):
 @rule("cp_async_barrier_noinc")
 def bind_cp_async_barrier_noinc(b: BinderLike, node, args):
     b.barrier_event("arrive", _barrier(b, args["barrier"], node), None, node, "cp_async_barrier_noinc")
+
+
+@rule("async_copy")
+def bind_async_copy(b: BinderLike, node, args):
+    """``T.async_copy(src, dst)``: TileLang's cp.async copy of a global region into shared memory, not
+    waited for.  The copy is complete when issued here (a ``T.copy``; Triton pipelines loads on its own),
+    which is one of the executions the program allows, and every read after it sees the data."""
+    src, dst = args["src"], args["dst"]
+    scopes = [getattr(x.buffer if isinstance(x, (ir.Region, ir.Load)) else x, "scope", None) for x in (src, dst)]
+    if scopes != [ir.GLOBAL, ir.SHARED]:
+        raise b.error("T.async_copy only supports global->shared/shared.dyn copies (cp.async)", node)
+    return RULES["copy"](b, node, {"src": src, "dst": dst})
+
+
+@rule("ptx_commit_group", "ptx_wait_group")
+def bind_cp_async_group(b: BinderLike, node, args):
+    """cp.async groups: every copy is complete when issued, so there is nothing to commit or wait for."""
+    return None

@@ -13,7 +13,7 @@ from . import packed, vectors
 from .rules_base import RULES, BinderLike, rule
 
 UNARY_MATH = {
-    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
     "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
     "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
 }  # fmt: skip
@@ -185,3 +185,11 @@ for _name in ("ptx_laneid", "ptx_warpid", "ptx_smid"):
     RULES[_name] = _ptx_rule(_name, INT32)
 for _name in ("ptx_clock64", "ptx_globaltimer"):
     RULES[_name] = _ptx_rule(_name, DTYPES["int64"])
+
+
+@rule("align_up")
+def bind_align_up(b: BinderLike, node, args):
+    """``T.ceildiv(x, y) * y``, as TileLang defines it."""
+    x, y = as_expr(args["x"]), as_expr(args["y"])
+    dtype = binary_dtype("+", x, y)
+    return ir.BinOp("*", RULES["ceildiv"](b, node, {"a": x, "b": y}), y, dtype)

@@ -5,14 +5,16 @@
 
 from __future__ import annotations
 
+import ast
 import weakref
 
 from .. import ir
 from ..ir import BOOL
+from ..ir.evaluate import NotHostEvaluable, host_fn
 from ..ir.exprs import as_expr
 from ..language.dtypes import DTYPES, TypedLiteral
 from ..layout import MetadataLayout
-from .rules_base import BinderLike, rule
+from .rules_base import BinderLike, DeclaredVar, rule
 
 # T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
 # sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
@@ -180,6 +182,60 @@ def bind_const(b: BinderLike, node, args):
 @rule("empty")
 def bind_empty(b: BinderLike, node, args):
     if not b.eager:
-        raise b.error("T.empty is for eager-style @tilelang.jit kernels (no inner @T.prim_func)", node,
-                      "in a @T.prim_func declare outputs as parameters and use out_idx")  # fmt: skip
+        raise b.error("T.empty declares an output before the T.Kernel blocks: 'out = T.empty(shape, dtype)', "
+                      "then 'return out'", node)  # fmt: skip
     raise b.error("assign T.empty to a name: 'B = T.empty(shape, dtype)', then 'return B'", node)
+
+
+@rule("let")
+def bind_let(b: BinderLike, node, args):
+    """``T.let(v, value)``: ``v`` (a ``T.int32()`` declaration) holds ``value`` from here on, as
+    TileLang's LetStmt binds it for the rest of the block; ``T.let(v, value, body)`` is the value of
+    ``body`` with ``v`` bound (a Let expression: the binding is emitted before the statement)."""
+    var = args["v"]
+    if not isinstance(var, DeclaredVar):
+        raise b.error("T.let binds a variable declared without a value (v = T.int32())", node)
+    bound = _LET_BOUND.setdefault(b, set())
+    if args["body"] is not None and var.var in bound:
+        # the body was read with v's current value in mind: a second binding would change it after
+        raise b.error("T.let(v, value, body) with a variable that an earlier T.let bound: declare a new one", node)
+    value = as_expr(args["value"], b.loc(node))
+    if value.dtype != var.dtype:
+        value = ir.Cast(value, var.dtype)
+    b.emit(ir.Let(b.loc(node), var.var, value))
+    bound.add(var.var)
+    return args["body"]
+
+
+_LET_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # binder -> the variables T.let bound
+
+
+@rule("assume")
+def bind_assume(b: BinderLike, node, args):
+    """``T.assume(cond)``: a fact the compiler may rely on, so results never depend on it here.  As in
+    TileLang, the comparisons of it the host can evaluate (sizes and scalar parameters only:
+    ``T.assume(N % 4 == 0)``) are checked at every call, a RuntimeError ``Assume: ...`` when one
+    does not hold (``PrimFunc.attrs["host_assumes"]``: (op, lhs, rhs, text), runtime/plan.py)."""
+    cond = args["cond"]
+    if not isinstance(cond, ir.Expr):
+        return None
+    text = ast.unparse(node.args[0]) if node.args else ast.unparse(node.keywords[0].value)
+    parts, stack = [], [cond]
+    while stack:  # the conjuncts: each one that the host evaluates is a check
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.op == "and":
+            stack += [e.rhs, e.lhs]
+        else:
+            parts.append(e)
+    for e in parts:
+        if isinstance(e, ir.Compare) and all(_host_evaluable(x) for x in (e.lhs, e.rhs)):
+            b.func_attrs.setdefault("host_assumes", []).append((e.op, e.lhs, e.rhs, text))
+    return None
+
+
+def _host_evaluable(e) -> bool:
+    try:
+        host_fn(e)
+    except NotHostEvaluable:
+        return False
+    return all(r.var.kind in ("size", "param") for r in ir.iter_expr_tree(e) if isinstance(r, ir.VarRef))

@@ -46,6 +46,21 @@ for _kind in ("sum", "max", "min", "absmax", "abssum"):
     RULES["reduce_" + _kind] = _reduce_rule(_kind)
 
 
+def _bitwise_reduce_rule(kind):
+    def bind(b, node, args):
+        src = args["buffer"]
+        dtype = getattr(src.buffer if isinstance(src, ir.Region) else src, "dtype", None)
+        if dtype is not None and not dtype.is_int:
+            raise b.error(f"T.reduce_{kind} takes an integer buffer, got {dtype.name}", node)
+        _bind_reduce(b, node, kind, args, args.get("clear", True))
+
+    return bind
+
+
+for _kind in ("bitand", "bitor", "bitxor"):  # TileLang's bitwise reductions (tl.reduce with & | ^)
+    RULES["reduce_" + _kind] = _bitwise_reduce_rule(_kind)
+
+
 @rule("reduce")
 def bind_reduce(b: BinderLike, node, args):
     _bind_reduce(b, node, args["reduce_type"], args, args["clear"])

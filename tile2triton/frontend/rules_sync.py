@@ -99,7 +99,6 @@ def bind_misplaced_ws(b: BinderLike, node, args):
     "wait_wgmma",
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
-    "assume",
     "set_max_nreg",
     "inc_max_nreg",
     "dec_max_nreg",
@@ -108,6 +107,10 @@ def bind_misplaced_ws(b: BinderLike, node, args):
     "tma_store_arrive",
     "tma_store_wait",
     "fence_proxy_async",
+    "pdl_trigger",
+    "pdl_sync",
+    "annotate_min_blocks_per_sm",
+    "annotate_l2_hit_ratio",
 )
 def bind_no_effect(b: BinderLike, node, args):
     return None

@@ -65,6 +65,23 @@ def bind_tir_thread_binding(b: BinderLike, node, args):
     return var if start == 0 else ir.BinOp("+", as_expr(var), as_expr(start), INT32)
 
 
+@rule("launch_thread")
+def bind_launch_thread(b: BinderLike, node, args):
+    """TIR's ``tx = T.launch_thread("threadIdx.x", n)`` inside a T.Kernel: the kernel's thread (or
+    block) index along that axis, whose extent it must be."""
+    thread, extent = args["thread"], args["extent"]
+    if b.kernel is None:
+        raise b.error("T.launch_thread stands inside a T.Kernel here (the kernel launches the blocks and threads)",
+                      node)  # fmt: skip
+    if thread in _BLOCK_AXES:
+        axis = _BLOCK_AXES[thread]
+        grid = b.kernel.grid[axis] if axis < len(b.kernel.grid) else ir.Const(1, INT32)
+        if static(grid) is not None and static(as_expr(extent)) != static(grid):
+            raise b.error(f"T.launch_thread({thread!r}, {extent}) must span the kernel's grid along {thread}", node)
+        return ir.VarRef(b.kernel.block_vars[axis]) if axis < len(b.kernel.block_vars) else ir.Const(0, INT32)
+    return bind_tir_thread_binding(b, node, {"start": 0, "stop": extent, "thread": thread})
+
+
 @rule("get_block_binding")
 def bind_block_binding(b: BinderLike, node, args):
     return ir.VarRef(b.kernel.block_vars[args["dim"]])

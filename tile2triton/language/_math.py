@@ -30,6 +30,7 @@ def _unary(name: str, host=None):
 _UNARY_HOST = {
     "exp": math.exp,
     "exp2": lambda x: 2.0**x,
+    "exp10": lambda x: 10.0**x,
     "log": math.log,
     "log2": math.log2,
     "log10": math.log10,
@@ -103,6 +104,16 @@ def ceildiv(a, b):
 
 
 cdiv = ceildiv
+
+
+@_host_ok("align_up")
+def align_up(x, y):
+    """``x`` rounded up to a multiple of ``y``: ``T.ceildiv(x, y) * y`` (host ints too)."""
+    if isinstance(x, builtins.int) and isinstance(y, builtins.int):
+        return -(-x // y) * y
+    if _symbolic_sizes(x, y):
+        return SizeExpr("*", SizeExpr("ceildiv", x, y), y)
+    raise KernelOnlyError("T.align_up on kernel values can only be used inside a kernel body")
 
 
 @_host_ok("floordiv")

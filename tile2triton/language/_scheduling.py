@@ -58,6 +58,22 @@ def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
     (zeros where ``predicate`` is false)."""
 
 
+@_kernel_only("async_copy")
+def async_copy(src, dst, *, coalesced_width=None, annotations=None, loop_layout=None):
+    """A global -> shared copy through cp.async, committed as a group and not waited for.  Here the copy
+    is complete when issued (Triton pipelines its loads itself), so every later read sees it."""
+
+
+@_kernel_only("ptx_commit_group")
+def ptx_commit_group():
+    """Commits the thread's cp.async copies as a group; no effect here (the copies are complete when issued)."""
+
+
+@_kernel_only("ptx_wait_group")
+def ptx_wait_group(num):
+    """Waits until at most ``num`` cp.async groups are pending; no effect here (none ever is)."""
+
+
 @_kernel_only("cp_async_barrier_noinc")
 def cp_async_barrier_noinc(barrier):
     """Arrive at the barrier once this thread's cp.async copies complete (at once, here)."""
@@ -151,6 +167,30 @@ def annotate_producer_reg_dealloc(reg_count=24):
 @_kernel_only("annotate_consumer_reg_alloc")
 def annotate_consumer_reg_alloc(reg_count=240):
     """Register budget of a warp-specialized consumer; no effect on results."""
+
+
+@_kernel_only("pdl_trigger")
+def pdl_trigger():
+    """Programmatic dependent launch: lets the next kernel start early.  No effect: tile2triton launches
+    without PDL, so the next kernel starts after this one ends (what the trigger at the latest allows)."""
+
+
+@_kernel_only("pdl_sync")
+def pdl_sync():
+    """Programmatic dependent launch: waits for the previous kernel's writes.  No effect: without PDL a
+    kernel starts after the previous one has ended, so its writes are visible already."""
+
+
+@_kernel_only("annotate_l2_hit_ratio")
+def annotate_l2_hit_ratio(l2_hit_ratio_map):
+    """The share of a global tensor's accesses to keep persistent in L2 (a CUDA stream access-policy
+    window); no effect on results (a cache hint)."""
+
+
+@_kernel_only("annotate_min_blocks_per_sm")
+def annotate_min_blocks_per_sm(n):
+    """The ``minBlocksPerMultiprocessor`` of CUDA's ``__launch_bounds__`` (an occupancy hint); no effect
+    on results (Triton chooses registers for its own num_warps / num_stages)."""
 
 
 @_kernel_only("assume")

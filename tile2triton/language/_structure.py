@@ -172,6 +172,18 @@ def Persistent(domain, wave_size, index, group_size=8):  # noqa: N802
     ``wave_size``-th tile, ``group_size`` tiles of the last axis grouped together (frontend/persistent.py)."""
 
 
+@_kernel_only("launch_thread")
+def launch_thread(thread, extent):
+    """TIR's thread launch: ``tx = T.launch_thread("threadIdx.x", 256)`` is the thread index along that
+    axis (the kernel's whole extent there)."""
+
+
+@_kernel_only("let")
+def let(v, value, body=None):
+    """Bind ``v`` (declared with ``v = T.int32()``) to ``value`` for the statements after it; with
+    ``body``, the value of ``body`` with ``v`` bound (TVM's Let expression)."""
+
+
 Serial = serial
 Unroll = unroll
 Vectorized = vectorized

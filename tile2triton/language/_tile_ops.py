@@ -127,6 +127,21 @@ def reduce_min(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, an
     """Min along ``dim``."""
 
 
+@_kernel_only("reduce_bitand")
+def reduce_bitand(buffer, out, dim=-1, clear=True, batch=1, annotations=None):
+    """Bitwise and along ``dim`` (integers); ``clear=False`` combines with the old ``out``."""
+
+
+@_kernel_only("reduce_bitor")
+def reduce_bitor(buffer, out, dim=-1, clear=True, batch=1, annotations=None):
+    """Bitwise or along ``dim`` (integers); ``clear=False`` combines with the old ``out``."""
+
+
+@_kernel_only("reduce_bitxor")
+def reduce_bitxor(buffer, out, dim=-1, clear=True, batch=1, annotations=None):
+    """Bitwise xor along ``dim`` (integers); ``clear=False`` combines with the old ``out``."""
+
+
 @_kernel_only("reduce_absmax")
 def reduce_absmax(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
     """Max of absolute values along ``dim``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 
@@ -79,6 +80,47 @@ class DType(str):
 class TypedLiteral:
     dtype: DType
     value: object
+
+    # Host code (TileLang's test_tilelang_intimm: ``a = T.int32(); a & 0x7FFFFFFF``): integer operators give
+    # a typed literal of the left operand's dtype, wrapped to its bits; a declaration (value None) stays
+    # unknown.  Kernel bodies never reach these: the binder lowers typed literals itself.
+    def _int_op(self, other, fn, reverse=False):
+        other_value = other.value if isinstance(other, TypedLiteral) else other
+        if not isinstance(other_value, (int, type(None))) or not isinstance(self.value, (int, type(None))):
+            return NotImplemented
+        if self.value is None or other_value is None:
+            return TypedLiteral(self.dtype, None)
+        value = fn(other_value, self.value) if reverse else fn(self.value, other_value)
+        bits = getattr(self.dtype, "bits", 0)
+        if getattr(self.dtype, "kind", "") in ("int", "uint") and bits:
+            value &= (1 << bits) - 1
+            if self.dtype.kind == "int" and value >= 1 << (bits - 1):
+                value -= 1 << bits
+        return TypedLiteral(self.dtype, value)
+
+    def __and__(self, other):
+        return self._int_op(other, operator.and_)
+
+    def __or__(self, other):
+        return self._int_op(other, operator.or_)
+
+    def __xor__(self, other):
+        return self._int_op(other, operator.xor)
+
+    def __lshift__(self, other):
+        return self._int_op(other, operator.lshift)
+
+    def __rshift__(self, other):
+        return self._int_op(other, operator.rshift)
+
+    def __rand__(self, other):
+        return self._int_op(other, operator.and_, True)
+
+    def __ror__(self, other):
+        return self._int_op(other, operator.or_, True)
+
+    def __rxor__(self, other):
+        return self._int_op(other, operator.xor, True)
 
 
 _SPECS = {

@@ -25,7 +25,7 @@ from .cache import interpreted_launch, interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
 from .launcher import Lowered, exec_generated, generate_launcher
-from .plan import CallPlan, TensorSpec, plan_name
+from .plan import CallPlan, TensorSpec, check_assumes, plan_name
 from .target import (
     NULL_CONTEXT,
     cuda_device_guard,
@@ -261,6 +261,10 @@ class JITKernel:
             raise RuntimeError("kernel.get_profiler() needs tile2triton.profiler; import tile2triton first")
         return self.profiler_class(self, tensor_supply_type, device)
 
+    def run_once(self, func=None):
+        """TileLang's ``kernel.run_once()``: one call on the profiler's generated inputs."""
+        return self.get_profiler().run_once(func)
+
     # ---------------------------------------------------------------- calls
     def _name_for_errors(self, factory: str) -> None:
         """Call errors name the factory and its prim_func (``matmul.main``): with several kernels
@@ -331,6 +335,8 @@ class JITKernel:
         for size in plan.sizes:
             if size not in values:
                 check_sizes(plan, values)
+        if plan.assumes:
+            check_assumes(plan, values)
         if device is None:  # no tensor inputs: the target's device, else CUDA when there is one
             device = torch.device(
                 "cpu" if self.target == "cpu" or (self.target is None and default_interpret()) else "cuda"

@@ -200,6 +200,8 @@ def generate_launcher(plan: CallPlan, compiled: dict, slow: Callable) -> Callabl
         return None  # no tensor: the device comes from the target (the generic path decides)
     if plan.storage_views:
         return None  # tensors Triton reads through a uint8 view: the generic path makes the views
+    if plan.assumes:
+        return None  # T.assume checks: the generic path runs them
     try:
         src = _launcher_source(plan, kinds, tensors)
     except _Unsupported:

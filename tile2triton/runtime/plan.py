@@ -7,6 +7,8 @@ Triton arguments as positions in one slot list (the kernel's parameters, then it
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from .. import ir
@@ -14,6 +16,14 @@ from ..errors import KernelCallError
 from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
 from ..language.dtypes import fp4_storage_torch, is_packed_fp4
 
+_COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 INT_RANGE = {8: (-(2**7), 2**7), 16: (-(2**15), 2**15), 32: (-(2**31), 2**31), 64: (-(2**63), 2**63)}
 
 
@@ -131,6 +141,9 @@ class CallPlan:
                 for d, s in enumerate(spec.param.shape):
                     if not isinstance(s, (int, ir.VarRef)):
                         self.expr_dims.append((spec, d, plan_host_fn(s)))
+        # T.assume comparisons of sizes and scalars (frontend/rules_misc.py): checked at every call, as TileLang does
+        self.assumes = [(_COMPARE[op], plan_host_fn(lhs), plan_host_fn(rhs), text)
+                        for op, lhs, rhs, text in func.attrs.get("host_assumes", ())]  # fmt: skip
         self.simple = not self.expr_dims and not any(
             isinstance(s, TensorSpec) and (s.stride_binds or s.stride_checks) for s in self.specs
         )
@@ -171,3 +184,12 @@ class CallPlan:
 
 
 _MISSING = object()
+
+def check_assumes(plan: CallPlan, values: dict) -> None:
+    """TileLang's run-time check of host-evaluable ``T.assume`` conditions: a RuntimeError naming the one
+    that does not hold for this call's sizes and scalars."""
+    for compare, lhs, rhs, text in plan.assumes:
+        a = lhs(values) if callable(lhs) else lhs
+        b = rhs(values) if callable(rhs) else rhs
+        if not compare(a, b):
+            raise RuntimeError(f"{plan.name}: Assume: {text} does not hold")

@@ -1,0 +1,145 @@
+"""TileLang constructs the suite's exclusions hid (issue 26): T.let, T.align_up, T.ceildiv of a run-time
+scalar, T.unroll with a per-thread extent, and the launch hints that have no effect (T.pdl_trigger,
+T.pdl_sync, T.annotate_min_blocks_per_sm, T.annotate_l2_hit_ratio).  Each kernel was checked to be valid TileLang 0.1.15."""
+
+import pytest
+import torch
+from t2t_util import assert_close
+
+import tile2triton as tilelang
+import tile2triton.language as T
+from tile2triton import TileLangCompileError
+
+pytestmark = pytest.mark.poison_empty  # outputs the runtime allocates start as NaN / a sentinel
+
+
+def _let_kernel(n, block):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32), C: T.Tensor((T.ceildiv(n, block),), T.int32)):
+        with T.Kernel(T.ceildiv(n, block), threads=32) as bx:
+            base = T.int32()
+            T.let(base, bx * block)
+            extra = T.int32()
+            T.let(extra, bx % 3)
+            for i in T.Parallel(block):
+                if base + i < n:
+                    B[base + i] = A[base + i] * 2 + extra
+            w = T.int32()
+            C[bx] = T.let(w, bx + 1, w * 2)  # a Let expression
+
+    return main
+
+
+def test_let_binds_for_the_rest_of_the_block(dev):
+    n, block = 77, 24
+    kernel = tilelang.compile(_let_kernel(n, block), out_idx=[1, 2])
+    a = torch.randn(n, device=dev)
+    b, c = kernel(a)
+    assert_close(b, a * 2 + (torch.arange(n, device=dev) // block) % 3, atol=1e-6, rtol=1e-6)
+    assert c.tolist() == [2 * (k + 1) for k in range(-(-n // block))]
+
+
+def _let_rebound_body_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32):
+            v = T.int32()
+            T.let(v, 1)
+            A[0] = T.let(v, 2, v + 1)
+
+    return main
+
+
+def test_let_body_with_a_bound_variable_is_an_error():
+    with pytest.raises(TileLangCompileError, match="earlier T.let"):
+        tilelang.compile(_let_rebound_body_kernel())
+
+
+def _align_up_kernel(n, b):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.int32), s: T.int32):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                A[i] = T.align_up(i - 40, b) + T.align_up(s, b) * 1000 + T.ceildiv(s, b) * 100000
+
+    return main
+
+
+@pytest.mark.parametrize("s", [1, 37, -1, -33])  # 1: Triton specializes it as a constexpr
+def test_align_up_and_ceildiv_of_a_scalar_parameter(dev, s):
+    n, b = 77, 6
+    kernel = tilelang.compile(_align_up_kernel(n, b), out_idx=[0])
+    i = torch.arange(n, device=dev) - 40
+
+    def align(x):
+        return -(-x // b) * b
+
+    ref = align(i) + align(torch.tensor(s)) * 1000 + (-(-s // b)) * 100000
+    assert torch.equal(kernel(s).cpu(), ref.to(torch.int32).cpu())
+    assert T.align_up(37, 8) == 40
+
+
+def _unroll_kernel(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=96):
+            tid = T.get_thread_binding()
+            acc = T.alloc_var(T.float32, init=0)
+            for k in T.unroll(tid % 13):  # each thread its own trip count
+                acc += A[k]
+            for k in T.unroll(tid % 5, 20, step=3):
+                acc += A[k] * 10
+            if tid < n:
+                B[tid] = acc
+
+    return main
+
+
+def test_unroll_with_a_per_thread_extent(dev):
+    n = 90
+    kernel = tilelang.compile(_unroll_kernel(n), out_idx=[1])
+    a = torch.randn(n, device=dev)
+    ref = torch.stack([a[: t % 13].sum() + a[t % 5 : 20 : 3].sum() * 10 for t in range(n)])
+    assert_close(kernel(a), ref, atol=1e-4, rtol=1e-5)
+
+
+def _hints_kernel(n, block):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            T.annotate_min_blocks_per_sm(2)
+            T.annotate_l2_hit_ratio({A: 0.9})
+            T.pdl_sync()
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    B[bx * block + i] = A[bx * block + i] * 2.0 + 1.0
+            T.pdl_trigger()
+
+    return main
+
+
+def test_launch_hints_have_no_effect(dev):
+    n = 300
+    kernel = tilelang.compile(_hints_kernel(n, 128), out_idx=[1])
+    a = torch.randn(n, device=dev)
+    assert_close(kernel(a), a * 2 + 1, atol=1e-6, rtol=1e-6)
+
+
+def _exp10_kernel(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                B[i] = T.exp10(A[i])
+
+    return main
+
+
+def test_exp10(dev):
+    # TileLang's testing/python/fastmath and math folders import T.exp10
+    n = 45
+    a = torch.randn(n, device=dev)
+    assert_close(
+        tilelang.compile(_exp10_kernel(n), out_idx=[1])(a), torch.pow(10.0, a.double()).float(), atol=1e-5, rtol=1e-5
+    )
+    assert T.exp10(2) == 100.0

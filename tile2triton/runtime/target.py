@@ -289,3 +289,97 @@ def interpret_env_on() -> bool:
     if _ENV_DATA is not None:
         return _ENV_DATA.get(_ENV_KEY) == _ENV_ONE
     return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+# ------------------------------------------------------------------------------ compiling offline
+def triton_signature(launch) -> dict:
+    """The Triton signature of a generated kernel's parameters (``codegen.emit.KernelLaunch``), as
+    the JIT would specialize a call: global buffers as typed pointers, scalars by their dtype, the
+    scratch area as bytes."""
+    from ..ir import Buffer
+
+    types = []
+    for a in launch.args:
+        name = getattr(tl, a.dtype.triton).name
+        types.append(f"*{name}" if isinstance(a, Buffer) else name)
+    if launch.scratch_param is not None:
+        types.append("*i8")
+    return types
+
+
+def compile_offline(module, target, registers_too: bool = True) -> list[dict]:
+    """Compile every kernel of a generated module (``codegen.emit.TritonModule``) for ``target``
+    with Triton, no GPU needed: per kernel its name, the binary's size in bytes, registers a
+    thread, spilled registers and shared memory (bytes), where Triton reports them (registers: the
+    AMDGCN metadata, or cuobjdump from Triton's wheel for a cubin; ``registers_too=False`` skips
+    them)."""
+    import importlib.util
+    import tempfile
+
+    from triton.compiler import ASTSource
+
+    spec_target = parse_target(target)
+    gpu = spec_target.gpu_target()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"t2t_offline_{abs(hash(module.source))}.py")
+        with open(path, "w") as f:
+            f.write(module.source)
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        generated = importlib.util.module_from_spec(spec)
+        sys.modules[name] = generated  # Gluon reads a kernel's source through its module
+        try:
+            spec.loader.exec_module(generated)
+            results = []
+            for launch in module.launches:
+                fn = getattr(generated, launch.name)
+                types = triton_signature(launch)
+                signature = dict(zip(fn.arg_names, types))
+                attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(types) if t.startswith("*")}
+                source_class = ASTSource
+                if type(fn).__module__.startswith("triton.experimental.gluon"):
+                    from triton.experimental.gluon._runtime import GluonASTSource as source_class
+                compiled = triton.compile(
+                    source_class(fn, signature, {}, attrs), target=gpu, options={"num_warps": launch.num_warps}
+                )
+                binary = compiled.asm.get("cubin") or compiled.asm.get("hsaco") or b""
+                registers, spills = _register_usage(compiled, registers_too)
+                results.append(
+                    {
+                        "name": launch.name,
+                        "bytes": len(binary),
+                        "registers": registers,
+                        "spills": spills,
+                        "shared": getattr(compiled.metadata, "shared", None),
+                    }
+                )
+            return results
+        finally:
+            sys.modules.pop(name, None)
+
+
+def _register_usage(compiled, wanted: bool) -> tuple[int | None, int | None]:
+    """(registers a thread, spilled registers) of a compiled kernel, where they can be read offline."""
+    if not wanted:
+        return None, None
+    amdgcn = compiled.asm.get("amdgcn")
+    if amdgcn:
+        regs = re.search(r"\.vgpr_count:\s+(\d+)", amdgcn)
+        spills = re.search(r"\.vgpr_spill_count:\s+(\d+)", amdgcn)
+        return (int(regs.group(1)) if regs else None), (int(spills.group(1)) if spills else None)
+    cubin = compiled.asm.get("cubin")
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not cubin or not os.path.exists(tool):
+        return None, None
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            text = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None, None
+    regs = re.search(r"REG:(\d+)", text)
+    return (int(regs.group(1)) if regs else None), None

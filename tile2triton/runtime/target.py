@@ -300,7 +300,9 @@ def triton_signature(launch) -> dict:
 
     types = []
     for a in launch.args:
-        name = getattr(tl, a.dtype.triton).name
+        name = getattr(tl, a.dtype.triton).name  # fp16, bf16, fp8e4nv; int32, uint8, int1
+        if name.startswith(("int", "uint")):
+            name = name.replace("uint", "u").replace("int", "i")  # Triton's signature spells i32, u8, i1
         types.append(f"*{name}" if isinstance(a, Buffer) else name)
     if launch.scratch_param is not None:
         types.append("*i8")

@@ -15,6 +15,7 @@ from tile2triton import cli
 from tile2triton.errors import TileLangCompileError
 from tile2triton.runtime import target as target_mod
 from tile2triton.runtime import tuning
+from tile2triton.runtime.kernel import JITKernel
 from tile2triton.runtime.target import MATRIX, compile_offline, parse_target
 
 # ---------------------------------------------------------------------------- parsing
@@ -220,6 +221,23 @@ def test_h200_launch_table_only_on_sm_90():
         assert tuning.heuristic(func, parse_target(arch)) == tuning.LITERAL, arch
     assert "num_stages=3" in matmul(256, 192, 128, 64, 64, 32).lowered_for("sm_90").source
     assert "num_stages=2" in matmul(256, 192, 128, 64, 64, 32).lowered_for("sm_120").source
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80", "gfx942"])
+def test_a_device_lowers_as_its_named_card(arch, monkeypatch):
+    """On a GPU the runtime reads the card from the device: the source it launches is the one
+    lowered_for names (H200: sm_90's, byte for byte)."""
+    from tile2triton.runtime import kernel as kernel_mod
+
+    monkeypatch.delenv("TILE2TRITON_TENSOR_DESCRIPTORS", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for module in (kernel_mod, target_mod):
+        monkeypatch.setattr(module, "device_target", lambda index=None: parse_target(arch))
+    for factory in (matmul(256, 192, 128, 64, 64, 32), add_one(300, 128)):
+        kernel = JITKernel(factory.prim_func, out_idx=[-1])  # a fresh kernel: lowerings are cached per kernel
+        module = kernel.lowered(False)
+        assert module.source == kernel.lowered_for(arch).source
+        assert module.launches[0].num_warps == kernel.lowered_for(arch).launches[0].num_warps
 
 
 def test_interpreter_target_is_the_interpreter_variant():

@@ -108,8 +108,7 @@ class Target:
         """The ``LoweringOptions`` fields code generation reads from the target."""
         if self.backend == "cpu":
             return {"interpret": True}
-        return {"interpret": False, "backend": self.backend, "arch": self.arch, "warp_size": self.warp_size,
-                "fp8": self.fp8}  # fmt: skip
+        return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size, "fp8": self.fp8}
 
 
 _FP8_ALL = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")

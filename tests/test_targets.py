@@ -87,7 +87,7 @@ def test_target_object_with_a_kind_name():
     assert target_mod.target_kind("auto") is None
 
 
-@pytest.mark.parametrize("target", ["hip", "rocm", "webgpu", "metal", "vulkan", "tpu"])
+@pytest.mark.parametrize("target", ["webgpu", "metal", "vulkan", "tpu"])
 def test_targets_tile2triton_cannot_honour_are_errors(target):
     with pytest.raises(ValueError, match=rf"unknown target '{target}': tile2triton runs on 'cuda'"):
         _scale_factory(target)
@@ -102,8 +102,8 @@ def test_compile_takes_a_target():
             for i in T.Parallel(40):
                 B[i] = A[i] * 3.0
 
-    with pytest.raises(ValueError, match=r"unknown target 'hip'"):
-        tilelang.compile(main, out_idx=[-1], target="hip")
+    with pytest.raises(ValueError, match=r"unknown target 'metal'"):
+        tilelang.compile(main, out_idx=[-1], target="metal")
     kernel = tilelang.compile(main, out_idx=[-1], target="cpu")
     a = torch.randn(40)
     assert_close(kernel(a), (a.double() * 3.0).float(), rtol=1e-6, atol=1e-6)

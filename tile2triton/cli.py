@@ -448,10 +448,47 @@ def cmd_show(ns) -> int:
             f"{path} defines {name} (line {kernels[name].line}) but importing it did not bind the name at the top level"
         )
     kernel = compile_named(getattr(module, name), name, args, out_idx)
-    interpret = ns.interpret
-    source = kernel.lowered(interpret).source
-    sys.stdout.write(highlight(source, ns.color, sys.stdout))
+    card = getattr(ns, "card", None)
+    if card is not None and ns.interpret:
+        raise UsageError("--interpret and --target name two variants: give one")
+    if card is not None or getattr(ns, "compile", False):
+        module = _module_for_card(kernel, card)
+    else:
+        module = kernel.lowered(ns.interpret)
+    sys.stdout.write(highlight(module.source, ns.color, sys.stdout))
+    if getattr(ns, "compile", False):
+        _report_offline_compile(module, card)
     return 0
+
+
+def _module_for_card(kernel, card: str | None):
+    """The source for the card ``--target`` names (this machine's GPU, else sm_90, when unnamed)."""
+    from .runtime.target import parse_target
+
+    try:
+        spec = parse_target(card or "auto")
+    except ValueError as exc:
+        raise UsageError(f"--target {card}: {exc}") from None
+    return kernel.lowered_for(spec)
+
+
+def _report_offline_compile(module, card: str | None) -> None:
+    """``--compile``: build the shown source with Triton for the card, offline; report per kernel."""
+    from .runtime.target import compile_offline, parse_target
+
+    spec = parse_target(card or "auto")
+    if spec.backend == "cpu":
+        raise UsageError("--compile builds for a GPU: name one with --target (sm_90, gfx942, ...)")
+    binary = "cubin" if spec.backend == "cuda" else "hsaco"
+    for k in compile_offline(module, spec):
+        parts = [f"{k['bytes']:,} bytes of {binary}"]
+        if k["registers"] is not None:
+            parts.append(f"{k['registers']} registers a thread")
+        if k["spills"] is not None:
+            parts.append(f"{k['spills']} spilled")
+        if k["shared"] is not None:
+            parts.append(f"{k['shared']:,} bytes of shared memory")
+        print(f"# compiled for {spec.arch}: {k['name']}: {', '.join(parts)}")
 
 
 def parse_out_idx(text):
@@ -548,6 +585,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--interpret",
         action="store_true",
         help="show the variant generated for Triton's CPU interpreter instead of the GPU one",
+    )
+    show.add_argument(
+        "--target",
+        dest="card",
+        metavar="ARCH",
+        help="show the source generated for this card, on any machine: sm_80, sm_89, sm_90, sm_100, sm_120, "
+        "gfx942, gfx950, gfx1100, ... (or cuda, hip)",
+    )
+    show.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile it with Triton for that card, offline, and report each kernel's binary size, "
+        "registers and shared memory",
     )
     show.add_argument("--out-idx", metavar="IDX", help="out_idx for a top-level @T.prim_func (e.g. -1 or [2])")
     show.add_argument(

@@ -14,6 +14,7 @@ from ..language.dtypes import DTYPES
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
+from .intrinsics import check_fp8
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
 from .scratch import NeedsScratch, ScratchState
@@ -278,7 +279,9 @@ def _lower_kernel(
     )
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
-    num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // 32))
+    check_fp8(lw, kernel, func.params)
+    # a warp is the target's: threads=128 is 4 warps of 32 lanes, or 2 wavefronts of 64 on CDNA
+    num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // lw.options.warp_size))
     aligned = [p for p in args if p in lw.descriptors.aligned]
     launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param)
     return fn, launch, lw.helpers

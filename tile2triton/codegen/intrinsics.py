@@ -24,7 +24,8 @@ DIRECT = {
 
 
 # ``TL_ENABLE_FAST_MATH``: the functions Triton computes accurately (libdevice or a longer formula)
-# get the GPU's approximate instruction, as nvcc's --use_fast_math gives TileLang.  Triton already
+# get the GPU's approximate instruction, as nvcc's --use_fast_math gives TileLang (CUDA targets only:
+# elsewhere the accurate lowering stands).  Triton already
 # uses the approximate instructions for exp, exp2, sqrt, rsqrt and division, so those stay.
 # TileLang name -> (PTX of the approximation, factor applied to its result)
 FAST_MATH = {
@@ -61,7 +62,7 @@ def lower_call(lw, e: ir.Call) -> Tile:
     args = [lw.ev(a) for a in e.args]
     axes = frozenset().union(*(a.axes for a in args))
     fn = e.fn
-    if fn in FAST_MATH and lw.options.fast_math and not lw.options.interpret and e.dtype.bits <= 32:
+    if fn in FAST_MATH and lw.options.fast_math and ptx.ptx_allowed(lw.options) and e.dtype.bits <= 32:
         return _fast_math(lw, e, args[0], axes)
     if fn in ("max", "min"):
         # fp8 operands are compared in float32 (Triton's max/min on fp8 tiles fails to compile for
@@ -230,3 +231,25 @@ def _rng_draw(lw, e: ir.Call) -> Tile:
     name = lw.assign("rand", draw)  # drawn before the counter moves on
     lw.assign_to(counter.node.id, P.binop("+", counter.node, P.const(RNG_BLOCK)))
     return Tile(P.name(name), e.dtype, axes)
+
+
+# ------------------------------------------------------------------------------ fp8 per target
+def check_fp8(lw, kernel: ir.Kernel, params) -> None:
+    """An fp8 dtype the target's Triton lacks (``LoweringOptions.fp8``: float8_e4m3fn below sm_89) is a
+    compile error at the first buffer or cast that uses it, instead of Triton's error at compile time."""
+    allowed = lw.options.fp8
+    if allowed is None or lw.options.interpret:
+        return
+    found = [(p.dtype, p.loc) for p in params if isinstance(p, ir.Buffer)]
+    for st in ir.walk(kernel.body):
+        if isinstance(st, ir.Alloc):
+            found.append((st.buffer.dtype, st.buffer.loc))
+        for top in ir.stmt_exprs(st):
+            found.extend((x.dtype, getattr(st, "loc", None)) for x in ir.iter_expr_tree(top) if isinstance(x, ir.Cast))
+    for dtype, loc in found:
+        if dtype.name.startswith("float8") and dtype.name not in allowed:
+            raise lw.error(
+                f"{dtype.name} is not an fp8 format Triton compiles for the {ptx.target_label(lw.options)} "
+                f"(it has {', '.join(allowed) or 'none'}); float8_e4m3fn needs sm_89 or newer",
+                loc,
+            )

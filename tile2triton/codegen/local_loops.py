@@ -343,7 +343,7 @@ def _move_limit(lw: Lowerer) -> int:
     owner = lw.scope.lanes.owner
     if not isinstance(owner, ir.Kernel):
         return MOVE_LIMIT
-    warps = lw.options.num_warps or next_pow2(max(1, owner.threads // 32))
+    warps = lw.options.num_warps or next_pow2(max(1, owner.threads // lw.options.warp_size))
     return max(MOVE_LIMIT, MOVE_PER_THREAD * 32 * warps)
 
 

@@ -82,6 +82,12 @@ class Names:
 @dataclass
 class LoweringOptions:
     interpret: bool = False  # generating for Triton's interpreter (bf16 arithmetic upcast)
+    # the card compiled for (runtime/target.py's Target.lowering): "cuda" / "hip", its architecture
+    # ("" when unnamed), its warp size, and the fp8 dtypes Triton has there (None: all of them)
+    backend: str = "cuda"
+    arch: str = ""
+    warp_size: int = 32
+    fp8: tuple[str, ...] | None = None
     # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
     vectorize_loops: bool = True
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it

@@ -1,8 +1,11 @@
 """Inline PTX: ``T.inline_asm`` and the ready helpers, lowered to ``tl.inline_asm_elementwise``.
 
-Triton's interpreter cannot run inline assembly: there each helper becomes a pure-Triton
-equivalent (documented in ``tile2triton.language``), and raw ``T.inline_asm`` is a compile error
-at the user's line.
+Inline PTX reaches only CUDA targets.  Triton's interpreter cannot run inline assembly, and an
+AMD target (``LoweringOptions.backend == "hip"``) assembles AMDGCN, not PTX: there each helper
+becomes a pure-Triton equivalent (documented in ``tile2triton.language``; lane and warp ids from
+the thread's index, in the 32-thread warps of codegen/warp.py), the special registers no portable
+Triton operation reads (``%smid``, ``%clock64``, ``%globaltimer``) are zero under the interpreter
+and a compile error on AMD, and raw ``T.inline_asm`` is a compile error at the user's line.
 """
 
 from __future__ import annotations
@@ -42,11 +45,26 @@ def inline_asm(asm: str, constraints: str, args: list, dtype, is_pure: bool, pac
     )
 
 
+def ptx_allowed(options) -> bool:
+    """Inline PTX compiles only for CUDA targets (not the interpreter, not AMD)."""
+    return not options.interpret and options.backend == "cuda"
+
+
+def target_label(options) -> str:
+    return f"{options.backend} target {options.arch}" if options.arch else f"{options.backend} target"
+
+
 def lower_inline_asm(lw, e: ir.InlineAsm) -> Tile:
     if lw.options.interpret:
         raise lw.error(
             "T.inline_asm cannot run under Triton's interpreter (CPU tensors, or no GPU): run it on CUDA "
             "tensors, or use a helper with an interpreter fallback (T.ptx_ex2, T.ptx_rcp, ...)",
+            e.loc,
+        )
+    if not ptx_allowed(lw.options):
+        raise lw.error(
+            f"T.inline_asm holds PTX, which the {target_label(lw.options)} cannot assemble: compile it for "
+            "an NVIDIA card, or use a helper with a portable lowering (T.ptx_ex2, T.ptx_rcp, ...)",
             e.loc,
         )
     args = [lw.ev(a) for a in e.args]
@@ -79,8 +97,20 @@ def lower_helper(lw, e: ir.Call) -> Tile:
         x = _shape_source(lw)
     if lw.options.interpret:
         return Tile(_fallback(lw, e.fn, x), dtype, x.axes)
+    if not ptx_allowed(lw.options):
+        if e.fn in _NO_PORTABLE_FORM:
+            raise lw.error(
+                f"T.{e.fn} reads {_NO_PORTABLE_FORM[e.fn]}, which no portable Triton operation gives on the "
+                f"{target_label(lw.options)}: it needs inline PTX (NVIDIA cards only)",
+                getattr(e, "loc", None),
+            )
+        return Tile(_fallback(lw, e.fn, x), dtype, x.axes)
     operand = x.node if e.args or lw.scope.lanes is not None else P.call("tl.full", P.list_([]), 0, P.dtype(INT32))
     return Tile(inline_asm(asm, constraints, [operand], dtype, pure, 1), dtype, x.axes)
+
+
+# special registers read only through PTX: zero under the interpreter, an error on AMD
+_NO_PORTABLE_FORM = {"ptx_smid": "the SM id", "ptx_clock64": "the clock", "ptx_globaltimer": "the global timer"}
 
 
 def _fallback(lw, fn: str, x: Tile):

@@ -28,10 +28,13 @@ from .launcher import Lowered, exec_generated, generate_launcher
 from .plan import CallPlan, TensorSpec, check_assumes, plan_name
 from .target import (
     NULL_CONTEXT,
+    Target,
     cuda_device_guard,
     default_interpret,
+    device_target,
     ensure_allocator,
     gluon_attention_supported,
+    parse_target,
     resolve_target,
     tensor_descriptors_supported,
 )
@@ -120,11 +123,36 @@ class JITKernel:
             return options
         options["gluon"] = gluon_attention_supported(interpret)
         options["gluon_log"] = env.gluon == "log"
+        target = device_target() if torch.cuda.is_available() else None
+        if target is not None:
+            options.update(target.lowering())
         if self.launch_choice is None:
             self.launch_choice = tuning.LITERAL
-            if tuning.mode() != "off" and torch.cuda.is_available():
-                self.launch_choice = tuning.heuristic(self.prim_func, torch.cuda.get_device_capability())
+            if tuning.mode() != "off" and target is not None:
+                self.launch_choice = tuning.heuristic(self.prim_func, target)
         return {**options, **self.launch_choice.lowering(), **self.shared_memory_fit}
+
+    def lowered_for(self, target: str | Target, descriptors: bool | None = None) -> TritonModule:
+        """The kernel as tile2triton generates it for the card ``target`` names (``"sm_100"``,
+        ``"gfx942"``, ``"cpu"``, ...; runtime/target.parse_target), for compile-only work on any
+        machine: launch parameters from that card's table (runtime/tuning.py), code from its
+        description.  Nothing is loaded or launched."""
+        spec = parse_target(target)
+        if spec.backend == "cpu":
+            return emit_module(self.prim_func, LoweringOptions(**self._launch_options(True), **spec.lowering()))
+        choice = self.launch_choice
+        if choice is None:
+            choice = tuning.heuristic(self.prim_func, spec) if tuning.mode() != "off" else tuning.LITERAL
+        options = LoweringOptions(
+            tensor_descriptors=tensor_descriptors_supported(False, spec) if descriptors is None else descriptors,
+            gluon=gluon_attention_supported(False, spec),
+            fast_math=tuning.fast_math(self.pass_configs),
+            per_thread_loads=tuning.per_thread_loads(),
+            **choice.lowering(),
+            **self.shared_memory_fit,
+            **spec.lowering(),
+        )
+        return emit_module(self.prim_func, options)
 
     def _search_launch(self, launcher: Lowered, slots: list, values: dict) -> Lowered:
         """``TILE2TRITON_TUNE=search``: time a few launch choices on this first call, keep the fastest."""
@@ -146,7 +174,7 @@ class JITKernel:
         if choice is not None:
             self.tuning = tuning.SearchReport(choice, {}, 0.0, True)
         else:
-            self.tuning = tuning.search(compile_choice, launch, self.prim_func, torch.cuda.get_device_capability())
+            self.tuning = tuning.search(compile_choice, launch, self.prim_func, device_target())
             choice = self.tuning.choice
             tuning.store_cached(cache_key, choice, self.tuning.timings_ms)
         if choice == self.launch_choice:

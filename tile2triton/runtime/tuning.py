@@ -190,8 +190,32 @@ def _bytes(buffer: ir.Buffer) -> int:
     return _elems(buffer.shape) * max(1, buffer.dtype.bits // 8)
 
 
+# ------------------------------------------------------------------------------ tables per architecture
+# The heuristic below was measured on an H200 (sm_90) and holds only there: every other card
+# launches as the source says (threads / its warp size, T.Pipelined's stages) until a table is
+# measured on it.  sm_100 keeps sm_90's shared memory but not its tensor cores (tcgen05),
+# sm_120 has about 99 KB of shared memory a block, AMD 64 KB of LDS (160 KB on gfx950) and,
+# on CDNA, 64-wide wavefronts: SMEM_LIMIT and the register counts are H200 numbers.
+MEASURED_ARCHS = ("sm_90",)
+
+
+def _arch(target) -> str | None:
+    """The architecture of a runtime/target.Target, or of a CUDA capability tuple ((9, 0): sm_90)."""
+    if target is None:
+        return None
+    arch = getattr(target, "arch", None)
+    if arch is not None:
+        return arch
+    major, minor = target
+    return f"sm_{major}{minor}"
+
+
+def _capability(target) -> tuple[int, int] | None:
+    return getattr(target, "capability", None) if hasattr(target, "arch") else target
+
+
 # ------------------------------------------------------------------------------ the heuristic
-def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchChoice:
+def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     """The table measured on an H200 with Triton 3.6 (BENCHMARKS.md, "Launch parameters"):
 
     * a loop with two dependent gemms (attention): the fewest warps (4, 8, 16) that hold its
@@ -207,9 +231,12 @@ def heuristic(func: ir.PrimFunc, capability: tuple[int, int] | None) -> LaunchCh
       3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log);
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
+
+    ``capability``: a runtime/target.Target or a CUDA capability tuple; the table applies to sm_90
+    only (``MEASURED_ARCHS``).
     """
-    if capability is None or capability < (9, 0):
-        return LITERAL  # measured on Hopper only: elsewhere the literal translation
+    if _arch(capability) not in MEASURED_ARCHS:
+        return LITERAL  # measured on the H200 only: elsewhere the literal translation
     shape = shape_of(func)
     if not shape.stages or shape.kind == "other":
         return LITERAL
@@ -249,7 +276,8 @@ def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[Launch
     it).  ``wide`` (benchmarks/vs_tilelang.py --sweep wide): also 1 and 4 stages and half and
     double the warps, for measuring the table."""
     shape = shape_of(func)
-    literal = LaunchChoice(next_pow2(max(1, shape.threads // 32)), shape.stages or None)
+    warp = getattr(capability, "warp_size", 32)
+    literal = LaunchChoice(next_pow2(max(1, shape.threads // warp)), shape.stages or None)
     base = resolve(heuristic(func, capability), literal)
     out = [literal, base]
     if shape.kind in ("attention", "gemm") and shape.stages:
@@ -259,7 +287,8 @@ def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[Launch
         for w in warps:
             for stages in (1, 2, 3, 4) if wide else (2, 3):
                 out.append(LaunchChoice(w, stages))
-            if capability is not None and capability >= (9, 0) and (wide or w >= 8):
+            cc = _capability(capability)
+            if cc is not None and cc >= (9, 0) and (wide or w >= 8):
                 for stages in (2, 3) if wide else (base.num_stages,):
                     out.append(LaunchChoice(w, stages, True))
     unique: list = []

@@ -11,6 +11,7 @@ base address (checked by the runtime per call: a misaligned tensor runs the poin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -83,6 +84,11 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     nbytes = buf.dtype.bits // 8
     if box[-1] * nbytes < 16:
+        return False
+    # TMA writes shared memory at 128-byte aligned addresses; a pipelined loop keeps one box per stage
+    # back to back, so a box of another size puts stage 1 off that alignment (the H200 reported a
+    # misaligned shared address for a 64-byte [1, 1, 16] float box): those load through pointers
+    if math.prod(box) * nbytes % 128:
         return False
     strides = [static(s) for s in buf.strides]
     if strides[-1] != 1 or any(s is None or (s * nbytes) % 16 for s in strides[:-1]):

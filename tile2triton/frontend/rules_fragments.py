@@ -155,7 +155,9 @@ def resolve_fragment_ops(b: BinderLike, kernel: ir.Kernel) -> None:
                 shadows[a].add(op.fragments[a])
         for a in arrays[1:]:
             parent[find(a)] = find(arrays[0])
-        if op.tile is None or not uniform:
+        # a lone mma_atom (one not collapsed into mma above) keeps the exact form: its tile form (the
+        # whole product added under an atom mask) gave wrong results on the H200 (Triton 3.6)
+        if op.tile is None or op.call.atoms is not None or not uniform:
             refused.update(arrays)
     refused |= _escaped(kernel.body, set(shadows), True)
     refused |= {a for a, s in shadows.items() if len(s) != 1}

@@ -185,6 +185,7 @@ class CallPlan:
 
 _MISSING = object()
 
+
 def check_assumes(plan: CallPlan, values: dict) -> None:
     """TileLang's run-time check of host-evaluable ``T.assume`` conditions: a RuntimeError naming the one
     that does not hold for this call's sizes and scalars."""

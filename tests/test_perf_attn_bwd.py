@@ -286,7 +286,8 @@ def test_padded_k_gemm_zeroes_only_what_may_hold_junk(dev, computed_a):
     kernel = padded_k_gemm(M, N, K, computed_a)
     out = kernel(x, w)
     a = x.double().log() if computed_a else x.double()
-    assert_close(out, a @ w.double(), atol=1e-3, rtol=1e-3)
+    tol = 1e-3 if dev == "cpu" else 2e-2  # a float32 tl.dot runs in tf32 on the GPU (as TileLang's T.gemm)
+    assert_close(out, a @ w.double(), atol=tol, rtol=tol)
     dot = next(s for s in kernel.get_kernel_source(interpret=False).splitlines() if "tl.dot(" in s)
     # W's padding is zero (a copy from global); X's too, log(X)'s is not
     assert dot.count("tl.where") == (1 if computed_a else 0)

@@ -222,7 +222,8 @@ def test_shared_histogram(dev, monkeypatch, B, N, bins, threads, step):
     assert torch.equal(hist.cpu().long(), ref)
     assert torch.equal(first.cpu().long(), (x.cpu() == 0).sum(1))
     code = _code(kernel)
-    assert "tl.histogram(" in code and "mask=hist_counts != 0" in code
+    # per-lane atomics: the tl.histogram form made the suite's topk_selector slower on the H200 (0.20x -> 0.09x)
+    assert "tl.histogram(" not in code
 
 
 @tilelang.jit
@@ -252,7 +253,7 @@ def test_shared_histogram_2d_lanes(dev, monkeypatch):
     rows = (x.cpu().long() % bins).split(block)
     ref = torch.stack([torch.bincount(r.flatten(), minlength=bins) for r in rows])
     assert torch.equal(out.cpu().long(), ref)
-    assert "tl.histogram(" in _code(kernel)
+    assert "tl.histogram(" not in _code(kernel)
 
 
 @tilelang.jit

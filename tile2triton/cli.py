@@ -22,6 +22,8 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+from . import settings
+
 EPILOG = """\
 examples:
   tile2triton show examples/matmul.py                       list the kernels in a file
@@ -396,7 +398,7 @@ def compile_named(value, name: str, args: dict, out_idx=None):
 
 # ----------------------------------------------------------------------------- output
 def highlight(source: str, color: str, stream) -> str:
-    if color == "never" or (color == "auto" and (not _isatty(stream) or os.environ.get("NO_COLOR"))):
+    if color == "never" or (color == "auto" and (not _isatty(stream) or settings.current().no_color)):
         return source
     try:
         from pygments import highlight as _hl

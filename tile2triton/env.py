@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from . import settings
 from .config import disable_cache, enable_cache, is_cache_enabled
 
 
@@ -19,15 +20,15 @@ class Environment:
 
     @property
     def TILELANG_TMP_DIR(self) -> str:  # noqa: N802
-        return os.environ.get("TILELANG_TMP_DIR") or os.path.join(self.TILELANG_CACHE_DIR, "tmp")
+        return settings.current().tilelang_tmp_dir or os.path.join(self.TILELANG_CACHE_DIR, "tmp")
 
     @property
     def CUDA_HOME(self) -> str | None:  # noqa: N802
-        return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+        return settings.current().cuda_home
 
     @property
     def TILELANG_DEFAULT_TARGET(self) -> str:  # noqa: N802
-        return os.environ.get("TILELANG_DEFAULT_TARGET", "auto")
+        return settings.current().tilelang_default_target
 
     def get_default_target(self) -> str:
         return self.TILELANG_DEFAULT_TARGET

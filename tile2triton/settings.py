@@ -17,6 +17,10 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
+| ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
+| ``NO_COLOR`` | any | the command's diagnostics without colour |
+| ``TILELANG_TMP_DIR``, ``TILELANG_DEFAULT_TARGET``, ``CUDA_HOME`` / ``CUDA_PATH`` | | ``tilelang.env``'s values, as TileLang reads them |
+| ``TL_PERF_REGRESSION_ONLY``, ``TL_PERF_REGRESSION_FORMAT`` | | ``tilelang.testing.regression()``: which cases, ``text`` or ``json`` |
 
 On/off values: ``1``, ``on``, ``true``, ``yes`` and ``0``, ``off``, ``false``, ``no`` (any case); an
 empty value is the default. Anything else is an error naming the variable.
@@ -41,6 +45,14 @@ VARIABLES = (
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
     "TRITON_INTERPRET",
+    "T2T_SUITE_CUDA_AS_CPU",
+    "NO_COLOR",
+    "TILELANG_TMP_DIR",
+    "TILELANG_DEFAULT_TARGET",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "TL_PERF_REGRESSION_ONLY",
+    "TL_PERF_REGRESSION_FORMAT",
 )
 
 
@@ -86,6 +98,13 @@ class Settings:
     vectorize_loops: bool
     shared_scratch: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
+    cuda_as_cpu: bool
+    no_color: bool
+    tilelang_tmp_dir: str | None
+    tilelang_default_target: str
+    cuda_home: str | None
+    regression_only: tuple  # lower-case case-name fragments; empty: all
+    regression_format: str  # "text" or "json"
 
     @classmethod
     def from_environment(cls, env) -> Settings:
@@ -101,6 +120,15 @@ class Settings:
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
             interpret_env=get("TRITON_INTERPRET") == "1",
+            cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
+            no_color=bool(get("NO_COLOR")),
+            tilelang_tmp_dir=get("TILELANG_TMP_DIR") or None,
+            tilelang_default_target=get("TILELANG_DEFAULT_TARGET") or "auto",
+            cuda_home=get("CUDA_HOME") or get("CUDA_PATH") or None,
+            regression_only=tuple(
+                x.strip().lower() for x in (get("TL_PERF_REGRESSION_ONLY") or "").split(",") if x.strip()
+            ),
+            regression_format=(get("TL_PERF_REGRESSION_FORMAT") or "text").strip().lower(),
         )
 
 

@@ -10,6 +10,7 @@ import sys
 
 import torch
 
+from . import settings
 from .profiler import _mismatch_message
 
 __all__ = [
@@ -104,7 +105,7 @@ def _cuda() -> bool:
 
 def _cuda_or_interpreter() -> bool:
     # tools/tilelang_suite.py --cuda-as-cpu: TileLang's "needs CUDA" tests run on Triton's interpreter
-    return _cuda() or os.environ.get("T2T_SUITE_CUDA_AS_CPU") == "1"
+    return _cuda() or settings.current().cuda_as_cpu
 
 
 def requires_cuda(func=None):
@@ -213,7 +214,7 @@ def regression(prefixes=("regression_",), verbose: bool = True) -> None:
 
     caller = sys._getframe(1).f_globals
     funcs = sorted((k, v) for k, v in caller.items() if callable(v) and any(k.startswith(p) for p in prefixes))
-    only = [p.strip().lower() for p in os.environ.get("TL_PERF_REGRESSION_ONLY", "").split(",") if p.strip()]
+    only = list(settings.current().regression_only)
 
     def wanted(name):
         case = name.removeprefix("regression_").lower()
@@ -232,7 +233,7 @@ def regression(prefixes=("regression_",), verbose: bool = True) -> None:
             _PERF_CASE[0] = None
         if verbose:
             print(f" ({time.perf_counter() - start:.2f}s)", flush=True)
-    if os.environ.get("TL_PERF_REGRESSION_FORMAT", "text").strip().lower() == "json":
+    if settings.current().regression_format == "json":
         print("__TILELANG_PERF_RESULTS_JSON__=" + json.dumps(_PERF_RESULTS, separators=(",", ":")))
     else:
         for r in _PERF_RESULTS:

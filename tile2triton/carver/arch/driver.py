@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import torch
+
+from ... import settings
 
 # tools/tilelang_suite.py --cuda-as-cpu runs CUDA-only scripts on Triton's interpreter; there a
 # persistent kernel's grid (one program per SM) gets this many programs.
@@ -14,7 +14,7 @@ INTERPRETER_SMS = 8
 def _props(device_id: int = 0):
     if torch.cuda.is_available():
         return torch.cuda.get_device_properties(device_id)
-    if os.environ.get("T2T_SUITE_CUDA_AS_CPU") == "1":
+    if settings.current().cuda_as_cpu:
         return None
     raise RuntimeError("no CUDA device: the carver's device queries need a GPU")
 

@@ -152,6 +152,9 @@ def _launches(module) -> list:
 def collect(targets) -> dict:
     import pytest
 
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()  # examples written against `import tilelang` (examples/add.py), as `tile2triton run` runs them
     collector = Collector(targets)
     with collector.active():
         for path in sorted((ROOT / "examples").glob("*.py")):

@@ -110,3 +110,32 @@ def test_the_hooks_lower_stages_declare_are_filled_in_one_place():
     hooks = ("KernelSource.binder =", "JITKernel.bind_prim_func =", "JITKernel.profiler_class =")
     assigning = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if any(h in p.read_text() for h in hooks))
     assert assigning == ["wiring.py"]
+
+
+def test_the_alias_resolves_the_mirror_and_refuses_the_compiler():
+    """Under ``import tilelang`` resolved to tile2triton, TileLang's module names resolve and the
+    compiler's own packages are refused with a message (docs/architecture.md, "Which folder is which")."""
+    import importlib
+    import subprocess
+    import sys
+
+    from tile2triton import cli
+
+    script = (
+        "from tile2triton.cli import install_tilelang_alias; install_tilelang_alias()\n"
+        "import importlib\n"
+        "for name in ('tilelang.language', 'tilelang.jit', 'tilelang.profiler', 'tilelang.carver', 'tilelang.layout'):\n"
+        "    importlib.import_module(name)\n"
+        f"for name in {cli.COMPILER_MODULES!r}:\n"
+        "    try:\n"
+        "        importlib.import_module('tilelang.' + name)\n"
+        "    except ModuleNotFoundError as e:\n"
+        '        assert "tile2triton\'s compiler" in str(e), e\n'
+        "    else:\n"
+        "        raise AssertionError(name)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().endswith("ok"), out.stdout + out.stderr
+    for name in cli.COMPILER_MODULES:  # each names a real module of the package
+        importlib.util.find_spec(f"tile2triton.{name}")

@@ -66,6 +66,20 @@ NOT_ALIASED = {
     "tilelang.ir": "TileLang's IR nodes and source spans over TVM IR; tile2triton's own IR (tile2triton.ir) "
     "is not TileLang's API",
 }
+# tile2triton's own packages and modules, which stand for nothing of TileLang's: under the alias,
+# ``tilelang.<name>`` is refused rather than resolved to the compiler's internals. Every other
+# top-level name of tile2triton (language, jit, profiler, testing, tvm, carver, cuda, ...) mirrors the
+# TileLang module of that name (docs/architecture.md, "Which folder is which").
+COMPILER_MODULES = (
+    "frontend", "passes", "codegen", "runtime", "oracle", "settings", "wiring", "compat", "hints",
+    "eager", "compiler", "cli", "torch_ops", "cuda_as_cpu", "fix_annotations", "data", "_version",
+)  # fmt: skip
+NOT_ALIASED.update(
+    {
+        f"tilelang.{name}": f"tile2triton.{name} is part of tile2triton's compiler, not TileLang's API"
+        for name in COMPILER_MODULES
+    }
+)
 
 
 class TileLangAliasFinder(importlib.abc.MetaPathFinder):

@@ -22,7 +22,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from . import settings
+from .settings import current as current_settings  # not `from . import`: that would load the package (its __getattr__)
 
 EPILOG = """\
 examples:
@@ -412,7 +412,7 @@ def compile_named(value, name: str, args: dict, out_idx=None):
 
 # ----------------------------------------------------------------------------- output
 def highlight(source: str, color: str, stream) -> str:
-    if color == "never" or (color == "auto" and (not _isatty(stream) or settings.current().no_color)):
+    if color == "never" or (color == "auto" and (not _isatty(stream) or current_settings().no_color)):
         return source
     try:
         from pygments import highlight as _hl

@@ -8,6 +8,7 @@ Triton arguments as positions in one slot list (the kernel's parameters, then it
 from __future__ import annotations
 
 import operator
+from typing import NamedTuple
 
 import torch
 
@@ -64,19 +65,29 @@ class TensorSpec:
         )
 
 
-def scalar_spec(index: int, var: ir.Var) -> tuple:
-    """(index, var, accepted Python types, low, high) of a run-time scalar parameter."""
+class ScalarSpec(NamedTuple):
+    """A run-time scalar parameter: its argument position, variable, the Python types it accepts
+    and the range [low, high) of its values."""
+
+    index: int
+    var: ir.Var
+    types: tuple
+    low: float
+    high: float
+
+
+def scalar_spec(index: int, var: ir.Var) -> ScalarSpec:
     dt = var.dtype
     if dt.kind == "ptr":  # an address (tensor.data_ptr()); a tensor takes the detailed path, which reads it
-        return (index, var, (int,), 0, 2**64)
+        return ScalarSpec(index, var, (int,), 0, 2**64)
     if dt.is_float:
-        return (index, var, (float, int, bool), float("-inf"), float("inf"))
+        return ScalarSpec(index, var, (float, int, bool), float("-inf"), float("inf"))
     if dt.kind == "bool":
-        return (index, var, (bool, int), 0, 2)
+        return ScalarSpec(index, var, (bool, int), 0, 2)
     lo, hi = INT_RANGE.get(dt.bits, (-(2**63), 2**63))
     if dt.kind == "uint":
         lo, hi = 0, 2**dt.bits
-    return (index, var, (int, bool), lo, hi)
+    return ScalarSpec(index, var, (int, bool), lo, hi)
 
 
 def _half(fn):
@@ -110,7 +121,7 @@ class CallPlan:
         self.inputs = [i for i in range(len(func.params)) if i not in func.out_idx and i not in func.workspaces]
         self.n_in = len(self.inputs)
         self.input_names = [func.params[i].name for i in self.inputs]
-        self.specs = []  # TensorSpec, or scalar_spec's tuple
+        self.specs: list[TensorSpec | ScalarSpec] = []
         for i in self.inputs:
             p = func.params[i]
             self.specs.append(TensorSpec(i, p) if isinstance(p, ir.Buffer) else scalar_spec(i, p))

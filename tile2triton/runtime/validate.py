@@ -29,14 +29,14 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
             devices.append((spec.name, arg.device))
             one_device(plan.name, devices)
             slots[spec.index] = arg.view(torch.uint8) if spec.packed else arg
-        elif spec[1].dtype.kind == "ptr":
-            i, var = spec[:2]
+        elif spec.var.dtype.kind == "ptr":
+            i, var = spec.index, spec.var
             slots[i] = _address(plan, var, arg)
             if isinstance(arg, torch.Tensor):
                 devices.append((var.name, arg.device))
                 one_device(plan.name, devices)
         else:
-            i, var = spec[:2]
+            i, var = spec.index, spec.var
             _check_scalar(plan, var, arg)
             values[var] = slots[i] = arg
     if plan.expr_dims:

@@ -54,6 +54,9 @@ class JITImpl:
         self.out_idx = out_idx
         self.options = options
         self._kernels: dict = {}
+        # the same call spelt the same way ((args, kwargs items) when hashable) -> its kernel: a lazy
+        # factory is called again on every use in TileLang scripts, so this lookup is its host cost
+        self._calls: dict = {}
         self._built: dict = {}  # call key -> the prim_func the mode-deciding call returned
         self._lock = threading.Lock()
         self._source = FunctionSource.from_function(func)
@@ -68,7 +71,18 @@ class JITImpl:
 
     def _become_lazy(self) -> None:
         self._lazy = True
-        self._entry = self.compile  # lazy style: a call returns the kernel
+        self._entry = self._lazy_call  # lazy style: a call returns the kernel
+
+    @user_facing
+    def _lazy_call(self, *args, **kwargs) -> JITKernel:
+        try:
+            key = (args, tuple(kwargs.items()))
+            kernel = self._calls.get(key)
+        except TypeError:  # an unhashable argument (a list, a dict): compile's argument_key freezes it
+            return self.compile(*args, **kwargs)
+        if kernel is None:
+            kernel = self._calls[key] = self.compile(*args, **kwargs)
+        return kernel
 
     def _become_eager(self) -> None:
         from .eager import EagerFunction

@@ -1,7 +1,10 @@
 """tile2triton: run TileLang kernels on Triton.  ``import tile2triton as tilelang``."""
 
+# ruff: noqa: F405 - __all__ names what the star import of _api.py binds
+
 from __future__ import annotations
 
+import importlib as _importlib
 import os as _os
 import sys as _sys
 from typing import TYPE_CHECKING
@@ -12,26 +15,15 @@ _loading = False
 
 
 def _load_all() -> None:
-    """Import the package's API (torch, Triton and the pipeline): ``import tile2triton`` does this
-    at once, except in the command's answers that need none of it (below)."""
+    """Import the package's API (tile2triton/_api.py): ``import tile2triton`` does this at once,
+    except in the command's answers that need none of it (below)."""
     global _loading
     _loading = True  # ``from . import env`` asks this module for ``env`` first: not __getattr__'s business
-    from . import env, language, tvm, utils
-    from . import math as math  # tilelang.math (kept out of __all__: a star import must not shadow math)
-    from .autotuner import autotune
-    from .compiler import compile, par_compile
-    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
-    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
-    from .jit import JITImpl, jit
-    from .math import cdiv, next_power_of_2  # tilelang.cdiv / next_power_of_2: TileLang's root star-imports its math
-    from .profiler import TensorSupplyType
-    from .runtime.kernel import JITKernel
-    from .torch_ops import register_op
-    from .tvm import DataType
-    from .wiring import connect as _connect  # noqa: F401 - fills the hooks the stages declare
-
-    _loading = False
-    globals().update({k: v for k, v in locals().items() if k != "_loading"})
+    try:
+        api = _importlib.import_module(f"{__name__}._api")
+    finally:
+        _loading = False
+    globals().update({name: value for name, value in vars(api).items() if not name.startswith("_")})
 
 
 def __getattr__(name: str):
@@ -66,21 +58,8 @@ def _quick_command() -> bool:
 
 
 _DEFERRED = _quick_command()
-if TYPE_CHECKING:  # what _load_all binds, for type checkers
-    from . import env, language, tvm, utils
-    from . import math as math
-    from .autotuner import autotune
-    from .compiler import compile, par_compile
-    from .config import PassConfigKey, disable_cache, enable_cache, is_cache_enabled, set_log_level
-    from .errors import KernelCallError, Tile2TritonError, TileLangCompileError
-    from .jit import JITImpl, jit
-    from .math import cdiv, next_power_of_2
-    from .profiler import TensorSupplyType
-    from .runtime.kernel import JITKernel
-    from .torch_ops import register_op
-    from .tvm import DataType
-elif not _DEFERRED:
-    _load_all()
+if TYPE_CHECKING or not _DEFERRED:  # the API now (type checkers read it here)
+    from ._api import *  # noqa: F403 - every public name of _api.py
 
 __all__ = [
     "PassConfigKey",

@@ -72,7 +72,7 @@ NOT_ALIASED = {
 # TileLang module of that name (docs/architecture.md, "Which folder is which").
 COMPILER_MODULES = (
     "frontend", "passes", "codegen", "runtime", "oracle", "settings", "wiring", "compat", "hints",
-    "eager", "compiler", "cli", "torch_ops", "cuda_as_cpu", "fix_annotations", "data", "_version",
+    "eager", "compiler", "cli", "torch_ops", "cuda_as_cpu", "fix_annotations", "data", "_version", "_api",
 )  # fmt: skip
 NOT_ALIASED.update(
     {

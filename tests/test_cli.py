@@ -341,3 +341,33 @@ def test_help_says_show_imports_the_file():
     r = t2t("show", "--help")
     assert r.returncode == 0
     assert "without running it" in r.stdout and "__main__" in r.stdout
+
+
+AUTOTUNE_FILE = textwrap.dedent("""
+    import tilelang
+    import tilelang.language as T
+    from tilelang.autotuner import autotune
+
+
+    @autotune(configs=[{"block_N": 32}, {"block_N": 64}], warmup=1, rep=1)
+    @tilelang.jit(out_idx=[-1])
+    def scale(N, block_N=16):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block_N), threads=32) as bx:
+                for i in T.Parallel(block_N):
+                    B[bx * block_N + i] = A[bx * block_N + i] * 3.0
+
+        return main
+""")
+
+
+def test_show_autotuned_kernel_prints_one_variant_without_tuning(tmp_path):
+    path = tmp_path / "tuned_k.py"
+    path.write_text(AUTOTUNE_FILE)
+    r = t2t("show", f"{path}::scale", "--arg", "N=100", "--arg", "block_N=64")
+    assert r.returncode == 0, r.stderr
+    assert "@triton.jit" in r.stdout and "tl.arange(0, 64)" in r.stdout
+    r = t2t("show", f"{path}::scale", "--arg", "N=100")  # the factory's default tile, not a tuned one
+    assert r.returncode == 0, r.stderr
+    assert "tl.arange(0, 16)" in r.stdout

@@ -370,10 +370,14 @@ def _split_assignments(item: str) -> list[str]:
 
 def compile_named(value, name: str, args: dict, out_idx=None):
     """Turn a found kernel object plus --arg values into a JITKernel."""
+    from .autotuner import AutoTuneImpl
     from .compiler import compile as compile_prim
     from .frontend.source import KernelSource
     from .jit import JITImpl
 
+    if isinstance(value, AutoTuneImpl):
+        # show prints one variant: the factory's --arg values (or its defaults), without timing the configs
+        value = value.jit_impl
     if isinstance(value, JITImpl):
         sig = inspect.signature(value.func)
         if not value.lazy:

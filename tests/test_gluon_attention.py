@@ -176,9 +176,9 @@ def attention(
     return main
 
 
-def plan_of(prim):
+def plan_of(prim, cost_model=True):
     func = bind_kernel_source(prim)
-    return gluon_attention.plan(func.kernels[0], func)
+    return gluon_attention.plan(func.kernels[0], func, cost_model=cost_model)
 
 
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
@@ -213,6 +213,15 @@ def test_variants_take_the_gluon_route(name):
     args = dict(batch=1, heads=2, dim=128) | kwargs
     p = plan_of(attention(**args))
     assert (p.block_n, p.dim, p.dim_v) == (kwargs.get("block_n", 128), 128, 128)
+
+
+def test_forced_route_skips_only_the_cost_model():
+    """TILE2TRITON_GLUON=force (LoweringOptions.gluon_cost_model=False) plans a kernel the cost model
+    leaves to tl, and still refuses one the route cannot serve."""
+    p = plan_of(attention(batch=1, heads=2, seq=200, dim=64, causal=False), cost_model=False)
+    assert (p.dim, p.dim_v) == (64, 64)
+    with pytest.raises(gluon_attention.NotAttention, match="256 threads"):
+        plan_of(attention(batch=1, heads=2, seq=200, dim=128, causal=False, threads=128, block_m=64), cost_model=False)
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,8 @@ def test_tune_and_gluon_choices(monkeypatch):
     assert not target.gluon_attention_supported(False)
     monkeypatch.setenv("TILE2TRITON_GLUON", "log")
     assert settings.current().gluon == "log"
+    monkeypatch.setenv("TILE2TRITON_GLUON", "force")
+    assert settings.current().gluon == "force"
 
 
 def test_descriptors_forced(monkeypatch):

@@ -13,7 +13,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TUNE`` | ``heuristic`` (default), ``off``, ``search`` | launch parameters (runtime/tuning.py) |
 | ``TILE2TRITON_PER_THREAD_LOADS`` | on/off (default on) | thread-view loads made by every thread |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
-| ``TILE2TRITON_GLUON`` | on (default), off, ``log`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl`` |
+| ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
@@ -83,7 +83,7 @@ def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -
 
 _TUNE = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(("heuristic", "1", "on", "true", "yes"), "heuristic")}
 _TUNE.update({"search": "search", "2": "search"})
-_GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log"}
+_GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log", "force": "force"}
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Settings:
     tune: str  # "heuristic", "off" or "search"
     per_thread_loads: bool
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
-    gluon: str  # "on", "off" or "log"
+    gluon: str  # "on", "off", "log" or "force"
     vectorize_loops: bool
     shared_scratch: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set

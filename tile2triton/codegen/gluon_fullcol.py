@@ -93,7 +93,7 @@ class ColumnPlan:
         return [c.src.buffer for c in self.pre_copies + self.ring_copies]
 
 
-def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
+def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> ColumnPlan:
     """The kernel as a column-split attention loop, or NotAttention saying why not."""
     body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
@@ -149,7 +149,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> ColumnPlan:
         raise NotAttention("each score gemm reads its own Q and K tiles")
     if {s_buf, p_buf, o_buf} & set(q_side + ring) or len({s_buf, p_buf, o_buf}) != 3:
         raise NotAttention("S, P and O are fragments (or P a shared tile) of their own")
-    if not _worth_it(block_n, dim_v):
+    if cost_model and not _worth_it(block_n, dim_v):
         raise NotAttention("a shape where the column split was not measured faster (MLA: 64 x 64 tiles, 512 columns)")
     pre_copies = [_box_copy_into(body[:at], b, "a Q tile") for b in q_side]
     ring_copies = [_box_copy_into(loop.body, b, "a K/V tile") for b in ring]

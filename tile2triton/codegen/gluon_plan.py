@@ -54,7 +54,7 @@ class Plan:
         return [c.src.buffer for c in (self.q_copy, self.k_copy, self.v_copy)]
 
 
-def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
+def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
     """The kernel as an attention loop, or NotAttention saying why not."""
     body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
@@ -97,7 +97,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc) -> Plan:
         raise NotAttention("Q, K, V, S, P and O are six distinct buffers")
     if loop.body.index(pv) != len(loop.body) - 1:
         raise NotAttention("the P V gemm ends the loop body")
-    if not _worth_it(block_n, dim, dim_v):
+    if cost_model and not _worth_it(block_n, dim, dim_v):
         raise NotAttention("a shape where the Gluon schedule was not measured faster (head dim 128)")
     q_copy = _box_copy_into(body[:at], q_sh, "Q")
     k_copy = _box_copy_into(loop.body, k_sh, "K")

@@ -28,7 +28,7 @@ class GluonRoute:
                 self.name, "needs sm_90 with Gluon, tensor descriptors and one kernel", func.loc, tried=False
             )
         try:
-            return self.lowering.plan(func.kernels[0], func)
+            return self.lowering.plan(func.kernels[0], func, cost_model=options.gluon_cost_model)
         except NotAttention as why:
             return Refusal(self.name, str(why), func.loc)
 

@@ -110,6 +110,9 @@ class LoweringOptions:
     gluon: bool = False
     # TILE2TRITON_GLUON=log: say on stderr which route each kernel takes, and why the others refused it
     gluon_log: bool = False
+    # a Gluon route is taken only where its cost model (measured on the GPU) says it is faster;
+    # TILE2TRITON_GLUON=force clears it, to measure the routes wherever they apply
+    gluon_cost_model: bool = True
     # thread view: a global load that threads of several lanes need is loaded by each of them, as in
     # TileLang (registers.broadcast_lanes); the runtime sets it from runtime/tuning.py's per_thread_loads
     per_thread_loads: bool = False

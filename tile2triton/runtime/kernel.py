@@ -123,6 +123,7 @@ class JITKernel:
             return options
         options["gluon"] = gluon_attention_supported(interpret)
         options["gluon_log"] = env.gluon == "log"
+        options["gluon_cost_model"] = env.gluon != "force"
         target = device_target() if torch.cuda.is_available() else None
         if target is not None:
             options.update(target.lowering())
@@ -146,6 +147,7 @@ class JITKernel:
         options = LoweringOptions(
             tensor_descriptors=tensor_descriptors_supported(False, spec) if descriptors is None else descriptors,
             gluon=gluon_attention_supported(False, spec),
+            gluon_cost_model=settings.current().gluon != "force",
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
             **choice.lowering(),

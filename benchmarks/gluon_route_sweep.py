@@ -1,0 +1,148 @@
+"""The Gluon attention routes against the ``tl`` lowering over a sweep of shapes: the measurements
+behind their cost models (``gluon_plan._worth_it``, ``gluon_fullcol._worth_it``).
+
+Each shape is compiled twice from the same TileLang source (benchmarks/vs_tilelang_kernels.py):
+with ``TILE2TRITON_GLUON=off`` (the ``tl`` lowering) and ``=force`` (the Gluon route wherever it
+applies, past its cost model). Both outputs are checked against torch; times are
+``triton.testing.do_bench`` medians (L2 flushed). On an H200, from the repo root:
+
+    PYTHONPATH=. python benchmarks/gluon_route_sweep.py            # rows, then columns (MLA) routes
+    PYTHONPATH=. python benchmarks/gluon_route_sweep.py --jobs 12  # compile in 12 processes first
+
+Rows print ``shape | tl us | gluon us | tl/gluon`` (> 1: Gluon faster) and which route ``force`` got.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import importlib.util
+import multiprocessing as mp
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _vs():
+    spec = importlib.util.spec_from_file_location("vs_tilelang", HERE / "vs_tilelang.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["vs_tilelang"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def rows_shapes():
+    """Dense flash-attention forward (``mha_bhsd``): head dim, key tile, length, batch x heads, causal."""
+    out = []
+    for dim in (64, 128):
+        for block_n in (64, 128):
+            for batch, heads, seq in ((1, 32, 256), (1, 16, 1024), (4, 32, 1024), (4, 32, 4096)):
+                for causal in (False, True):
+                    out.append(("rows", (batch, heads, seq, seq, dim, causal, 128, block_n, 2, 256)))
+    return out
+
+
+def columns_shapes():
+    """MLA decode (``mla_decode``): latent width, key tile, batch, KV length."""
+    out = []
+    for dim in (256, 512):
+        for block_n in (32, 64):
+            for batch, seq in ((32, 1024), (128, 8192)):
+                out.append(("columns", (batch, 128, seq, dim, 64, block_n, 64, 256, (dim + 64) ** -0.5)))
+    return out
+
+
+def inputs(kind, args, dev):
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(0)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float16).to(dev)
+
+    if kind == "rows":
+        b, h, sq, skv, d = args[:5]
+        return [randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)]
+    b, h, s, d, pe = args[:5]
+    return [randn(b, h, d), randn(b, h, pe), randn(b, s, 1, d), randn(b, s, 1, pe)]
+
+
+def reference(kind, args, ins):
+    import torch
+
+    if kind == "rows":
+        q, k, v = (t.float() for t in ins)
+        causal = args[5]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    q, q_pe, kv, k_pe = (t.float() for t in ins)
+    scores = torch.einsum("bhd,bsd->bhs", q, kv[:, :, 0]) + torch.einsum("bhd,bsd->bhs", q_pe, k_pe[:, :, 0])
+    return torch.einsum("bhs,bsd->bhd", torch.softmax(scores * args[-1], dim=-1), kv[:, :, 0])
+
+
+def compile_one(kind, args, route):
+    """A fresh JITKernel of the shape under TILE2TRITON_GLUON=route ("off" or "force")."""
+    os.environ["TILE2TRITON_GLUON"] = route
+    vs = _vs() if "vs_tilelang" not in sys.modules else sys.modules["vs_tilelang"]
+    module = vs.load_kernels("t2t")
+    factory = module.mha_bhsd if kind == "rows" else module.mla_decode
+    from tile2triton.runtime.kernel import JITKernel
+
+    made = module.frontend.jit(out_idx=[-1])(factory)(*args)
+    return JITKernel(made.prim_func, pass_configs=made.pass_configs)
+
+
+def _warm(task):
+    kind, args, route = task
+    try:
+        kernel = compile_one(kind, args, route)
+        kernel(*inputs(kind, args, "cuda"))
+        return None
+    except Exception as exc:  # the main process reports it when it compiles again
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=1, help="processes compiling before the timed runs")
+    ap.add_argument("--only", choices=("rows", "columns"), default=None)
+    ns = ap.parse_args(argv)
+    import torch
+    import triton
+
+    shapes = [s for s in rows_shapes() + columns_shapes() if ns.only in (None, s[0])]
+    tasks = [(k, a, r) for k, a in shapes for r in ("off", "force")]
+    if ns.jobs > 1:
+        with cf.ProcessPoolExecutor(ns.jobs, mp_context=mp.get_context("spawn")) as pool:
+            for task, err in zip(tasks, pool.map(_warm, tasks)):
+                if err:
+                    print(f"prewarm {task}: {err}", flush=True)
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
+    print("| route | shape | tl us | gluon us | tl / gluon | force took | max err tl / gluon |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, args in shapes:
+        ins = inputs(kind, args, "cuda")
+        ref = reference(kind, args, ins)
+        cells = {}
+        for route in ("off", "force"):
+            try:
+                kernel = compile_one(kind, args, route)
+                out = kernel(*ins)
+                err = float((out.float() - ref).abs().max())
+                us = triton.testing.do_bench(lambda: kernel(*ins), warmup=25, rep=100, return_mode="median") * 1e3
+                took = "Gluon" if "# Gluon generated" in kernel.get_kernel_source() else "tl"
+                cells[route] = (us, err, took)
+            except Exception as exc:
+                cells[route] = (float("nan"), float("nan"), f"{type(exc).__name__}: {str(exc)[:80]}")
+        (tl_us, tl_err, _), (gl_us, gl_err, took) = cells["off"], cells["force"]
+        shape = ",".join(str(a if not isinstance(a, float) else round(a, 4)) for a in args)
+        print(
+            f"| {kind} | {shape} | {tl_us:.1f} | {gl_us:.1f} | {tl_us / gl_us:.2f} | {took} | {tl_err:.1e} / {gl_err:.1e} |",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

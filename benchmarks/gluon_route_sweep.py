@@ -34,13 +34,14 @@ def _vs():
 
 
 def rows_shapes():
-    """Dense flash-attention forward (``mha_bhsd``): head dim, key tile, length, batch x heads, causal."""
+    """Dense flash-attention forward (``mha_bhsd``): head dim, tile (rows x keys, threads), length,
+    batch x heads, causal. 128 rows of 256 threads are two consumer warpgroups, 64 rows of 128 one."""
     out = []
     for dim in (64, 128):
-        for block_n in (64, 128):
+        for block_m, block_n, threads in ((128, 64, 256), (128, 128, 256), (64, 64, 128)):
             for batch, heads, seq in ((1, 32, 256), (1, 16, 1024), (4, 32, 1024), (4, 32, 4096)):
                 for causal in (False, True):
-                    out.append(("rows", (batch, heads, seq, seq, dim, causal, 128, block_n, 2, 256)))
+                    out.append(("rows", (batch, heads, seq, seq, dim, causal, block_m, block_n, 2, threads)))
     return out
 
 

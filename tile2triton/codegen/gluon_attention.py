@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import int_const
-from .gluon_plan import CONSUMERS, ROWS, NotAttention, Plan, is_const, plan, touches, writes_whole
+from .gluon_plan import ROWS, NotAttention, Plan, is_const, plan, touches, writes_whole
 
 __all__ = ["IMPORTS", "NotAttention", "Plan", "emit", "plan"]
 
@@ -670,18 +670,18 @@ class _Emitter:
         out.line(f"for stage in gl.static_range({p.stages}):")
         out.line("    mbarrier.init(k_ready.index(stage), count=1)")
         out.line("    mbarrier.init(v_ready.index(stage), count=1)")
-        out.line(f"    mbarrier.init(kv_free.index(stage), count={CONSUMERS})")
+        out.line(f"    mbarrier.init(kv_free.index(stage), count={p.consumers})")
         name = p.kernel.name
         c_args = ", ".join(consumer_args)
         l_args = ", ".join(loader_args)
         out.line("gl.warp_specialize(")
         out.line("    [")
-        for c in range(CONSUMERS):
+        for c in range(p.consumers):
             out.line(f"        ({name}_consumer, ({c_args}, {c * ROWS})),")
         out.line(f"        ({name}_loader, ({l_args})),")
         out.line("    ],")
-        out.line(f"    {[4] * (CONSUMERS - 1) + [1]},")
-        out.line(f"    {[CONSUMER_REGS] * (CONSUMERS - 1) + [LOADER_REGS]},")
+        out.line(f"    {[4] * (p.consumers - 1) + [1]},")
+        out.line(f"    {[CONSUMER_REGS] * (p.consumers - 1) + [LOADER_REGS]},")
         out.line(")")
         return "\n".join(out.lines)
 

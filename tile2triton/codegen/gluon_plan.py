@@ -19,7 +19,7 @@ from ..ir.evaluate import row_major_strides
 from ..ir.exprs import int_const
 from ..passes.analysis import Ranges
 
-CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows
+CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows (the column split's count)
 ROWS = 64  # rows per consumer: one wgmma M tile
 SHARED_BYTES = 227 * 1024  # an H100/H200 block's shared memory
 HALF_FLOATS = ("float16", "bfloat16")
@@ -47,6 +47,7 @@ class Plan:
     dim: int
     dim_v: int
     stages: int
+    consumers: int = CONSUMERS  # warpgroups, each on 64 of the tile's rows
     ranges: Ranges = field(default_factory=Ranges)
 
     @property
@@ -56,7 +57,9 @@ class Plan:
 
 def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
     """The kernel as an attention loop, or NotAttention saying why not."""
-    body, loop, at = one_pipelined_loop(kernel, func)
+    # one consumer warpgroup per 128 threads, each on 64 rows (a 64-row tile of 128 threads: one)
+    body, loop, at = one_pipelined_loop(kernel, func, consumer_counts=(1, 2))
+    consumers = kernel.threads // 128
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
     if len(gemms) != 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
         raise NotAttention("two gemms, both in the loop")
@@ -67,7 +70,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
     dim = q_sh.shape[-1]
     dim_v = v_sh.shape[-1]
     if (
-        rows != ROWS * CONSUMERS
+        rows != ROWS * consumers
         or qk.trans_a
         or not qk.trans_b
         or pv.trans_a
@@ -90,14 +93,16 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
         or not all(_whole(r) for r in (qk.a, qk.b, qk.c, pv.a, pv.b, pv.c))
         or not _is_false(pv.clear_accum)
     ):
-        raise NotAttention("S = Q K^T (shared x shared^T) then O += P V (fragment x shared), 128 rows, fp16/bf16")
+        raise NotAttention(
+            "S = Q K^T (shared x shared^T) then O += P V (fragment x shared), 64 rows per 128 threads, fp16/bf16"
+        )
     if not isinstance(qk.clear_accum, ir.Const):
         raise NotAttention("S = Q K^T with a constant clear_accum")
     if len({q_sh, k_sh, v_sh, s_buf, p_buf, o_buf}) != 6:
         raise NotAttention("Q, K, V, S, P and O are six distinct buffers")
     if loop.body.index(pv) != len(loop.body) - 1:
         raise NotAttention("the P V gemm ends the loop body")
-    if cost_model and not _worth_it(block_n, dim, dim_v):
+    if cost_model and not _worth_it(block_n, dim, dim_v, consumers):
         raise NotAttention("a shape where the Gluon schedule was not measured faster (head dim 128)")
     q_copy = _box_copy_into(body[:at], q_sh, "Q")
     k_copy = _box_copy_into(loop.body, k_sh, "K")
@@ -125,21 +130,42 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
     stage_bytes = block_n * (dim + dim_v) * 2
     stages = max(2, min(3, (SHARED_BYTES - rows * dim * 2 - 1024) // stage_bytes))
     out = Plan(
-        kernel, func, loop, q_copy, k_copy, v_copy, qk, pv, before, head, tail, after, block_n, dim, dim_v, stages
+        kernel,
+        func,
+        loop,
+        q_copy,
+        k_copy,
+        v_copy,
+        qk,
+        pv,
+        before,
+        head,
+        tail,
+        after,
+        block_n,
+        dim,
+        dim_v,
+        stages,
+        consumers,
     )
     _check_written_before_read(out)
     _prove_one_iteration(out)
     return out
 
 
-def one_pipelined_loop(kernel: ir.Kernel, func: ir.PrimFunc) -> tuple[list, ir.For, int]:
-    """What both Gluon routes launch: the function's one block-view kernel of 256 threads (two
-    consumer warpgroups), static shapes, one ``T.Pipelined`` loop of step 1 at its top level.
-    Returns the kernel's statements (allocations left out), the loop and its place among them."""
+def one_pipelined_loop(
+    kernel: ir.Kernel, func: ir.PrimFunc, consumer_counts: tuple = (CONSUMERS,)
+) -> tuple[list, ir.For, int]:
+    """What both Gluon routes launch: the function's one block-view kernel of 128 threads per
+    consumer warpgroup (``consumer_counts`` says how many the route can run), static shapes, one
+    ``T.Pipelined`` loop of step 1 at its top level. Returns the kernel's statements (allocations
+    left out), the loop and its place among them."""
     if len(func.kernels) != 1:
         raise NotAttention("one T.Kernel in the function (the Gluon module launches one kernel)")
-    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads != 32 * 4 * CONSUMERS:
-        raise NotAttention("a block-view kernel of 256 threads without swizzle or safe values")
+    threads = [128 * c for c in consumer_counts]
+    if kernel.thread_vars or kernel.swizzle or kernel.safe_values or kernel.threads not in threads:
+        spelled = " or ".join(str(t) for t in threads)
+        raise NotAttention(f"a block-view kernel of {spelled} threads without swizzle or safe values")
     if any(isinstance(p, ir.Buffer) and not all(isinstance(d, int) for d in p.shape) for p in func.params):
         raise NotAttention("static tensor shapes")
     body = [s for s in kernel.body if not isinstance(s, ir.Alloc)]
@@ -149,11 +175,12 @@ def one_pipelined_loop(kernel: ir.Kernel, func: ir.PrimFunc) -> tuple[list, ir.F
     return body, loops[0], body.index(loops[0])
 
 
-def _worth_it(block_n: int, dim: int, dim_v: int) -> bool:
+def _worth_it(block_n: int, dim: int, dim_v: int, consumers: int) -> bool:
     """Measured on an H200 (``gpu_logs/2026-12-01_s6_*``): at head dim 128 the Gluon schedule
     beats Triton's (1.97 vs 2.31 ms non-causal, 1.23 vs 1.31 causal, B4 H32 S4096 128x128 tiles);
-    at head dim 64 it loses (1.35 vs 1.32, 0.87 vs 0.76), so those keep the tl lowering."""
-    return dim == dim_v == 128 and block_n in (64, 128)
+    at head dim 64 it loses (1.35 vs 1.32, 0.87 vs 0.76), so those keep the tl lowering. One
+    consumer warpgroup (64 rows, 128 threads) is not measured yet."""
+    return consumers == 2 and dim == dim_v == 128 and block_n in (64, 128)
 
 
 def _is_false(e) -> bool:

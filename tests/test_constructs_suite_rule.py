@@ -49,3 +49,35 @@ def test_cuda_c_is_marked_and_folders_are_counted():
     assert folders["testing/python/issue"]["t2t"] == 1 and folders["testing/python/issue"]["excluded"] == 1
     assert "expects TileLang to reject" in excluded[0][-1]
     assert "of them CUDA C" in sc.markdown(per_file, excluded, remaining)
+
+
+NATIVE_LOG = """95 files from /work/main/.tl, implementation(s): TileLang (native), timeout 400 s/file
+passed            testing/python/language/test_a.py  [passed=2 skipped=1] 9.0 s
+    skipped  test_s[float8_e4m3]: Skipped: Requires CUDA compute ge 10.0, but have 9.0
+failed            testing/python/language/test_b.py  [passed=1 failed=1] 7.1 s
+    failed   test_f: E   AssertionError: assert None == [128, 1, 1]
+collection error  testing/python/language/test_c.py  [] 8.6 s
+    collection error: E   ModuleNotFoundError: No module named 'examples.dequantize_gemm'
+"""
+
+
+def test_native_log_names_what_did_not_pass(tmp_path):
+    """A --native text log gives TileLang's passes as the items tile2triton's run collected that the
+    log does not name; ids tile2triton prints differently (e4m3fn) are matched back."""
+    log = tmp_path / "native.log"
+    log.write_text(NATIVE_LOG)
+    t2t = {("testing/python/language/test_a.py", "test_p1"): ("passed", ""),
+           ("testing/python/language/test_a.py", "test_p2[float8_e4m3fn]"): ("failed", "E tile2triton.errors.X"),
+           ("testing/python/language/test_a.py", "test_s[float8_e4m3fn]"): ("skipped", ""),
+           ("testing/python/language/test_b.py", "test_ok"): ("passed", ""),
+           ("testing/python/language/test_b.py", "test_f"): ("failed", "")}  # fmt: skip
+    native = sc._items_from_log(str(log), t2t)
+    assert native[("testing/python/language/test_a.py", "test_p1")][0] == "passed"
+    assert native[("testing/python/language/test_a.py", "test_p2[float8_e4m3]")][0] == "passed"
+    assert native[("testing/python/language/test_a.py", "test_s[float8_e4m3]")][0] == "skipped"
+    assert native[("testing/python/language/test_b.py", "test_ok")][0] == "passed"
+    assert native[("testing/python/language/test_b.py", "test_f")][0] == "failed"
+    assert native[("testing/python/language/test_c.py", None)][0] == "collection error"
+    per_file, excluded, remaining = sc.compare(native, t2t, None)
+    assert per_file["testing/python/language/test_a.py"]["native"] == 2
+    assert [r[1] for r in remaining] == ["test_p2[float8_e4m3]"]

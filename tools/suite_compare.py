@@ -4,6 +4,9 @@
     python3 tools/suite_compare.py NATIVE.json T2T.json [--checkout DIR] [--markdown OUT.md]
 
 (one ``--both`` JSON may be given twice: its ``native`` and ``t2t`` runs are read from it.)
+NATIVE may also be the text log of a ``--native`` run (``*.log``): it names every failed, errored and
+skipped item and counts each file's passes, so the items it does not name, among those tile2triton's
+run collected from the same file, are TileLang's passes (a file whose counts disagree is reported).
 
 For every item real TileLang passes, the item's outcome through tile2triton, and for each one
 tile2triton does not pass, whether it is excluded: the test inspects TileLang's generated CUDA/TIR
@@ -85,6 +88,56 @@ def _items(path: str, mode: str) -> dict:
             why = "; ".join(e.get("msg", "") for e in f.get("collect_errors") or []) or f["status"]
             out[(f["file"], None)] = (f["status"], why)
     return out
+
+
+_LOG_FILE = re.compile(r"^(passed|failed|timeout|collection error|error)\s+(\S+)\s+\[(.*)\]")
+_LOG_ITEM = re.compile(r"^    (failed|skipped|error)\s+(.+?): (.*)$")
+
+
+def _items_from_log(path: str, t2t: dict) -> dict:
+    """A ``--native`` run's text log as ``_items`` would read its JSON, with the item names of
+    tile2triton's run of the same files (the log names only items that did not pass)."""
+    named, counts, order = defaultdict(dict), {}, []
+    current = None
+    for line in open(path):
+        line = line.rstrip("\n")
+        match = _LOG_FILE.match(line)
+        if match:
+            status, current = match[1], match[2]
+            counts[current] = (status, dict(kv.split("=") for kv in match[3].split() if "=" in kv))
+            order.append(current)
+            continue
+        match = _LOG_ITEM.match(line)
+        if match and current:
+            named[current][match[2]] = (match[1], match[3])
+    by_file = defaultdict(list)
+    for file, name in t2t:
+        if name is not None:
+            by_file[file].append(name)
+    out = {}
+    for file in order:
+        status, count = counts[file]
+        if status == "collection error" or not count:
+            out[(file, None)] = (status, "; ".join(m for _, m in named[file].values()) or status)
+            continue
+        names = [_as_tilelang_prints(n) for n in by_file.get(file, [])]
+        passes = [n for n in names if n not in named[file]]
+        if len(passes) != int(count.get("passed", 0)):
+            print(
+                f"  {file}: the log counts {count.get('passed', 0)} passes, tile2triton's run collected {len(passes)}"
+            )
+        for name in passes:
+            out[(file, name)] = ("passed", "")
+        for name, (outcome, msg) in named[file].items():
+            out[(file, name)] = (outcome, msg)
+    return out
+
+
+def _as_tilelang_prints(name: str) -> str:
+    """A tile2triton item name as TileLang's run prints it, where the ids differ (ID_ALIASES)."""
+    for pattern, alias in ID_ALIASES:
+        name = name.replace(alias, pattern.pattern.split("(")[0])
+    return name
 
 
 def _test_source(checkout: str | None, path: str, name: str, cache: dict) -> str:
@@ -214,7 +267,9 @@ def main() -> int:
     ap.add_argument("--checkout", help="the TileLang checkout the tests came from (reads the test sources)")
     ap.add_argument("--markdown", help="write the tables here")
     args = ap.parse_args()
-    per_file, excluded, remaining = compare(_items(args.native, "native"), _items(args.t2t, "t2t"), args.checkout)
+    t2t = _items(args.t2t, "t2t")
+    native = _items_from_log(args.native, t2t) if args.native.endswith(".log") else _items(args.native, "native")
+    per_file, excluded, remaining = compare(native, t2t, args.checkout)
     total = Counter()
     for c in per_file.values():
         total.update(c)

@@ -150,7 +150,9 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Colum
     if {s_buf, p_buf, o_buf} & set(q_side + ring) or len({s_buf, p_buf, o_buf}) != 3:
         raise NotAttention("S, P and O are fragments (or P a shared tile) of their own")
     if cost_model and not _worth_it(block_n, dim_v):
-        raise NotAttention("a shape where the column split was not measured faster (MLA: 64 x 64 tiles, 512 columns)")
+        raise NotAttention(
+            "where the column split was not measured faster: it needs 512 output columns, 32 or 64 keys a tile"
+        )
     pre_copies = [_box_copy_into(body[:at], b, "a Q tile") for b in q_side]
     ring_copies = [_box_copy_into(loop.body, b, "a K/V tile") for b in ring]
     for copy in pre_copies + ring_copies:
@@ -274,9 +276,13 @@ def _linear_update(s: ir.Parallel, d: ir.Buffer):
 
 
 def _worth_it(block_n: int, dim_v: int) -> bool:
-    """Measured on an H200 (``gpu_logs/2026-12-01_s7_*``): MLA decode, 64 x 64 tiles, latent 512 +
-    rope 64, 0.673 ms against the tl lowering's 0.991 and TileLang's 0.684."""
-    return block_n == 64 and dim_v == 512
+    """The cost model, from an H200 sweep of both routes (``benchmarks/gluon_route_sweep.py``,
+    ``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``: MLA decode, latent 256 or 512 + rope 64, key
+    tiles of 32 and 64, batch 32 x 1024 keys and 128 x 8192): at 512 output columns the column
+    split is 1.24-1.46x faster than the tl lowering at both tiles and both sizes; at 256 columns it
+    is slower on 3 of 4 (0.58-0.78x; 1.52x at 64-key tiles, batch 32). So: 512 columns, and key
+    tiles of 32 to 64 (the measured ones)."""
+    return dim_v == 512 and block_n in (32, 64)
 
 
 def _reductions(stmts: list) -> int:

@@ -82,6 +82,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if [e for e in box if e != 1] != [e for e in dst_shape if e != 1]:
         return False
+    if not lw.options.tma_vectors and sum(e != 1 for e in box) < 2:
+        return False
     nbytes = buf.dtype.bits // 8
     if box[-1] * nbytes < 16:
         return False

@@ -93,6 +93,9 @@ class LoweringOptions:
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
     # for cards and Triton versions that have them
     tensor_descriptors: bool = False
+    # ... including one-axis boxes (a row statistic such as lse or Delta, a few hundred bytes): off
+    # (TILE2TRITON_TMA_VECTORS=0), those load through pointers and need no descriptor or mbarrier
+    tma_vectors: bool = True
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and

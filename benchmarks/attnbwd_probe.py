@@ -10,7 +10,11 @@ kernel's registers / spills / shared memory.  Variants:
 * ``no-tma-vectors``: ``TILE2TRITON_TMA_VECTORS=0``: one-axis boxes (lse, Delta) through pointers;
 * ``no-descriptors``: ``TILE2TRITON_TENSOR_DESCRIPTORS=0``: no in-kernel TMA descriptors at all
   (each program builds one per tensor at its start: 4 tensormap_create + fences per CTA);
-* ``wN sK [ws]``: another launch choice (warps, stages, Triton's warp specialization).
+  (equivalent here to ``TILE2TRITON_TMA_MIN_TRIPS=17``: the loops run 8 times at S=512);
+* ``host-descriptors``: the default's source hand-edited to take host ``TensorDescriptor``s;
+* ``wN sK``: another launch choice (warps, stages).
+
+The S=2048 rows (32 iterations a program) say whether descriptors pay off in longer loops.
 
     PYTHONPATH=. python3 benchmarks/attnbwd_probe.py [TILELANG_EXAMPLES_DIR] [--cpu]
 
@@ -199,7 +203,6 @@ def main() -> int:
     install_tilelang_alias()
     sys.path.insert(0, _examples_dir())
     bhsd = importlib.import_module("example_mha_bwd_bhsd")
-    bshd = importlib.import_module("example_mha_bwd_bshd")
     gqa_ex = importlib.import_module("example_gqa_bwd")
     torch.manual_seed(0)
     print(
@@ -214,8 +217,8 @@ def main() -> int:
          [("default", {}, None), ("no-tma-vectors", no_vec, None), ("no-descriptors", no_desc, None),
           ("w4 s1", {}, LaunchChoice(4, 1)), ("w8 s2", {}, LaunchChoice(8, 2)),
           ("host-descriptors", {}, (16, 8, 1))]),
-        ("mha_bwd_bshd B1 H16 S512 D64", lambda: mha(bshd, "bshd", *small),
-         [("default", {}, None), ("no-tma-vectors", no_vec, None)]),
+        ("mha_bwd_bhsd B1 H16 S2048 D64 (32 trips)", lambda: mha(bhsd, "bhsd", *(small or (1, 16, 2048, 64))),
+         [("default", {}, None), ("no-descriptors", no_desc, None)]),
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *small_gqa),
          [("default", {}, None), ("no-tma-vectors", no_vec, None), ("no-descriptors", no_desc, None)]),
     ]  # fmt: skip

@@ -14,6 +14,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_PER_THREAD_LOADS`` | on/off (default on) | thread-view loads made by every thread |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
+| ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl`` |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
@@ -43,6 +44,7 @@ VARIABLES = (
     "TILE2TRITON_PER_THREAD_LOADS",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
+    "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -74,6 +76,16 @@ def flag(name: str, raw: str | None, default: bool | None) -> bool | None:
     raise SettingError(f"{name}={raw!r}: expected one of {', '.join(_ON + _OFF)}")
 
 
+def _count(name: str, raw: str | None, default: int) -> int:
+    """A non-negative integer: ``default`` when unset or empty."""
+    value = (raw or "").strip()
+    if not value:
+        return default
+    if not value.isdigit():
+        raise SettingError(f"{name}={raw!r}: expected a non-negative integer")
+    return int(value)
+
+
 def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -> str:
     value = (raw or "").strip().lower()
     if not value:
@@ -97,6 +109,7 @@ class Settings:
     per_thread_loads: bool
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
+    tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     gluon: str  # "on", "off" or "log"
     vectorize_loops: bool
     shared_scratch: bool
@@ -120,6 +133,7 @@ class Settings:
             per_thread_loads=flag("TILE2TRITON_PER_THREAD_LOADS", get("TILE2TRITON_PER_THREAD_LOADS"), True),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), True),
+            tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), 0),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

@@ -119,6 +119,7 @@ class JITKernel:
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
             "tma_vectors": env.tma_vectors,
+            "tma_min_trips": env.tma_min_trips,
         }
         if interpret:
             return options
@@ -150,6 +151,7 @@ class JITKernel:
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
             tma_vectors=settings.current().tma_vectors,
+            tma_min_trips=settings.current().tma_min_trips,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -162,3 +162,59 @@ def test_no_descriptors_for_written_or_bool_tensors(dev):
     padded = torch.zeros(48, N, dtype=torch.float64, device=dev)
     padded[:M] = torch.where(keep, x.double(), 0)
     torch.testing.assert_close(out.double(), padded.view(3, BM, N).sum(0), atol=1e-2, rtol=1e-2)
+
+
+def row_scaled_gemm(M, N, K, bM, bN, bK, dtype="float16"):
+    """C = (A @ B) - rowstat[None, :] per column block: a 2-D box and a one-axis box (a row
+    statistic, as attention backward's lse and Delta) copied in the same pipelined loop."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        S: T.Tensor((K,), "float32"),
+        C: T.Tensor((M, N), "float32"),
+    ):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), dtype)
+            B_s = T.alloc_shared((bK, bN), dtype)
+            s_s = T.alloc_shared((bK,), "float32")
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+                T.copy(A[by * bM, k * bK], A_s)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.copy(S[k * bK], s_s)
+                T.gemm(A_s, B_s, C_l)
+                for i, j in T.Parallel(bM, bN):
+                    C_l[i, j] -= s_s[j % bK]
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "env, descs",
+    [
+        ({}, {"A_desc", "B_desc", "S_desc"}),
+        ({"TILE2TRITON_TMA_VECTORS": "0"}, {"A_desc", "B_desc"}),  # the one-axis box through pointers
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "4"}, {"A_desc", "B_desc", "S_desc"}),  # 4 iterations: enough
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "5"}, set()),  # 4 iterations: fewer than asked, all through pointers
+    ],
+)
+def test_tma_vectors_and_min_trips(monkeypatch, dev, env, descs):
+    M, N, K, bM, bN, bK = 72, 40, 128, 32, 32, 32  # 4 iterations of the K loop
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    kernel = tilelang.compile(row_scaled_gemm(M, N, K, bM, bN, bK), out_idx=[-1])
+    a = torch.randn(M, K, device=dev).half()
+    b = torch.randn(K, N, device=dev).half()
+    s = torch.randn(K, device=dev)
+    c = kernel(a, b, s)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    if _uses_descriptors(kernel, dev) or not descs:
+        assert {d for d in ("A_desc", "B_desc", "S_desc") if f"{d} = tl.make_tensor_descriptor" in source} == descs
+    ref = a.double() @ b.double()
+    # column j of every K block subtracts s[k * bK + j % bK]: bN == bK here
+    ref = ref - s.double().view(K // bK, bK).sum(0)[torch.arange(N, device=dev) % bK][None, :]
+    torch.testing.assert_close(c.double(), ref, atol=5e-2, rtol=5e-2)

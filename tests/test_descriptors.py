@@ -16,6 +16,9 @@ pytestmark = pytest.mark.poison_empty
 
 @pytest.fixture(autouse=True)
 def descriptors_on(monkeypatch, request):
+    # these tests' loops are short: descriptors for them whatever the TMA switches' defaults are
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
+    monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "1")
     if "dev" in request.fixturenames and request.getfixturevalue("dev") == "cpu":
         monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
 
@@ -204,7 +207,8 @@ def row_scaled_gemm(M, N, K, bM, bN, bK, dtype="float16"):
 )
 def test_tma_vectors_and_min_trips(monkeypatch, dev, env, descs):
     M, N, K, bM, bN, bK = 72, 40, 128, 32, 32, 32  # 4 iterations of the K loop
-    for name, value in env.items():
+    # explicit values, whatever settings' defaults are
+    for name, value in {"TILE2TRITON_TMA_VECTORS": "1", "TILE2TRITON_TMA_MIN_TRIPS": "0", **env}.items():
         monkeypatch.setenv(name, value)
     kernel = tilelang.compile(row_scaled_gemm(M, N, K, bM, bN, bK), out_idx=[-1])
     a = torch.randn(M, K, device=dev).half()

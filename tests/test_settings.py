@@ -51,7 +51,11 @@ def test_descriptors_forced(monkeypatch):
 
 
 def test_tma_switches(monkeypatch):
-    assert settings.current().tma_vectors is True and settings.current().tma_min_trips == 0
+    defaults = settings.current()
+    assert (defaults.tma_vectors, defaults.tma_min_trips) == (
+        settings.TMA_VECTORS_DEFAULT,
+        settings.TMA_MIN_TRIPS_DEFAULT,
+    )
     monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "off")
     monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "17")
     assert settings.current().tma_vectors is False and settings.current().tma_min_trips == 17

@@ -33,6 +33,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# Defaults of the two TMA switches (issue 23, attention backward): behaviour as before until the
+# H200 probe (benchmarks/attnbwd_probe.py) has measured them.  Offline (sm_90 SASS, Triton 3.9),
+# mha_bwd_bhsd's main kernel at 8 iterations a program: 1352 instructions with descriptors, 808
+# without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
+TMA_VECTORS_DEFAULT = True
+TMA_MIN_TRIPS_DEFAULT = 0
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -132,8 +139,8 @@ class Settings:
             tune=_choice("TILE2TRITON_TUNE", get("TILE2TRITON_TUNE"), _TUNE, "heuristic"),
             per_thread_loads=flag("TILE2TRITON_PER_THREAD_LOADS", get("TILE2TRITON_PER_THREAD_LOADS"), True),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
-            tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), True),
-            tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), 0),
+            tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
+            tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

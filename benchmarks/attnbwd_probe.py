@@ -11,8 +11,8 @@ kernel's registers / spills / shared memory.  Variants:
 * ``no-descriptors``: ``TILE2TRITON_TENSOR_DESCRIPTORS=0``: no in-kernel TMA descriptors at all
   (each program builds one per tensor at its start: 4 tensormap_create + fences per CTA);
   (equivalent here to ``TILE2TRITON_TMA_MIN_TRIPS=17``: the loops run 8 times at S=512);
-* ``host-descriptors``: the default's source hand-edited to take host ``TensorDescriptor``s;
-* ``wN sK``: another launch choice (warps, stages).
+* ``host-descriptors``: ``TILE2TRITON_HOST_DESCRIPTORS=1``: the descriptors made on the host per
+  call and passed as arguments (TileLang's ``__grid_constant__ CUtensorMap``s), none in-kernel;
 
 The S=2048 rows (32 iterations a program) say whether descriptors pay off in longer loops.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 
 import torch
@@ -127,50 +126,6 @@ def _restore(saved):
             os.environ[k] = v
 
 
-_DESC = re.compile(
-    r"^    (\w+) = tl\.make_tensor_descriptor\((\w+), shape=(\[[^]]*\]), strides=(\[[^]]*\]), block_shape=(\[[^]]*\])\)$",
-    re.M,
-)
-
-
-def host_descriptor_variant(main_kernel, args, grid):
-    """Hand-edited tile2triton output: the kernel's in-kernel ``tl.make_tensor_descriptor`` calls
-    (each program writes a 128-byte tensormap to global scratch and fences it, at its start) made
-    on the host instead and passed as ``TensorDescriptor`` arguments, as TileLang passes
-    ``__grid_constant__ CUtensorMap``s.  Returns a callable that launches it on ``args``."""
-    import importlib.util
-    import tempfile
-
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    module = main_kernel.lowered_for("sm_90")
-    src = module.source
-    found = _DESC.findall(src)
-    if not found:
-        raise RuntimeError("no in-kernel descriptors in the generated source")
-    src = _DESC.sub("", src)
-    launch = module.launches[0]
-    header = re.search(rf"def {launch.name}\(([^)]*)\):", src)
-    params = [p.strip() for p in header.group(1).split(",")]
-    src = src.replace(header.group(0), f"def {launch.name}({', '.join(params + [f[0] for f in found])}):", 1)
-    path = os.path.join(tempfile.mkdtemp(prefix="attnbwd_probe_"), "host_desc_kernel.py")
-    with open(path, "w") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location("host_desc_kernel", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    fn = getattr(mod, launch.name)
-    descs = [
-        TensorDescriptor(args[params.index(ptr)], eval(shape), eval(strides), eval(block))
-        for _, ptr, shape, strides, block in found
-    ]
-
-    def run(*a):
-        fn[grid](*a, *descs, num_warps=launch.num_warps)
-
-    return run
-
-
 def _compiled_info(kernel) -> str:
     """Registers, spills and shared memory of the compiled main kernel (informative only)."""
     try:
@@ -198,7 +153,6 @@ def main() -> int:
     import triton.testing
 
     from tile2triton.cli import install_tilelang_alias
-    from tile2triton.runtime.tuning import LaunchChoice
 
     install_tilelang_alias()
     sys.path.insert(0, _examples_dir())
@@ -212,15 +166,15 @@ def main() -> int:
     small_gqa = (1, 4, 96, 64, 32, 2) if cpu else ()
     no_vec = {"TILE2TRITON_TMA_VECTORS": "0"}
     no_desc = {"TILE2TRITON_TENSOR_DESCRIPTORS": "0"}
+    host = {"TILE2TRITON_HOST_DESCRIPTORS": "1"}
     cases = [
         ("mha_bwd_bhsd B1 H16 S512 D64", lambda: mha(bhsd, "bhsd", *small),
          [("default", {}, None), ("no-tma-vectors", no_vec, None), ("no-descriptors", no_desc, None),
-          ("w4 s1", {}, LaunchChoice(4, 1)), ("w8 s2", {}, LaunchChoice(8, 2)),
-          ("host-descriptors", {}, (16, 8, 1))]),
+          ("host-descriptors", host, None), ("host-descriptors no-tma-vectors", {**host, **no_vec}, None)]),
         ("mha_bwd_bhsd B1 H16 S2048 D64 (32 trips)", lambda: mha(bhsd, "bhsd", *(small or (1, 16, 2048, 64))),
-         [("default", {}, None), ("no-descriptors", no_desc, None)]),
+         [("default", {}, None), ("no-descriptors", no_desc, None), ("host-descriptors", host, None)]),
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *small_gqa),
-         [("default", {}, None), ("no-tma-vectors", no_vec, None), ("no-descriptors", no_desc, None)]),
+         [("default", {}, None), ("no-descriptors", no_desc, None), ("host-descriptors", host, None)]),
     ]  # fmt: skip
     print("| case | variant | launch | us | err | compiled |")
     print("|---|---|---|---|---|---|")
@@ -232,14 +186,6 @@ def main() -> int:
             continue
         for label, env, launch in variants:
             try:
-                if isinstance(launch, tuple):  # a grid: the hand-edited host-descriptor variant
-                    if cpu:
-                        continue
-                    run = host_descriptor_variant(main_k, args, launch)
-                    err = check(run)
-                    us = triton.testing.do_bench(lambda: run(*args), warmup=25, rep=100, return_mode="median") * 1e3
-                    print(f"| {name} | {label} | as default | {us:.2f} | {err:.1e} | - |", flush=True)
-                    continue
                 kernel, saved = _variant(main_k, env, launch)
                 try:
                     err = check(kernel)  # compiles here, under env

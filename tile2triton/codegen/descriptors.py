@@ -30,6 +30,7 @@ class DescriptorState:
 
     by_key: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
     prologue: list = field(default_factory=list)  # their creation, hoisted to the top of the kernel
+    host: list = field(default_factory=list)  # (parameter name, Buffer, box) of those made on the host
     aligned: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
     written: set | None = None  # global tensors the kernel writes (root buffers), once computed
 
@@ -108,6 +109,13 @@ def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
     if name is None:
         ptr = lw.pointer(buf)
         name = lw.names.fresh(f"{ptr}_desc")
+        lw.descriptors.by_key[key] = name
+        lw.descriptors.aligned.add(buf.root)
+        if lw.options.host_descriptors and any(buf is p for p in lw.params):
+            # a kernel parameter: the host builds it per call (a CUtensorMap kernel argument, as
+            # TileLang passes them) instead of every program writing and fencing one at its start
+            lw.descriptors.host.append((name, buf, box))
+            return name
         create = P.call(
             "tl.make_tensor_descriptor",
             P.name(ptr),
@@ -118,8 +126,6 @@ def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
         stmt = P.assign(name, create)
         stmt.t2t_origin = lw.origin
         lw.descriptors.prologue.append(stmt)
-        lw.descriptors.by_key[key] = name
-        lw.descriptors.aligned.add(buf.root)
     return name
 
 

@@ -100,6 +100,9 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
+    # descriptors of kernel parameters made on the host and passed as arguments
+    # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
+    host_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and

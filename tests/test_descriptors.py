@@ -222,3 +222,45 @@ def test_tma_vectors_and_min_trips(monkeypatch, dev, env, descs):
     # column j of every K block subtracts s[k * bK + j % bK]: bN == bK here
     ref = ref - s.double().view(K // bK, bK).sum(0)[torch.arange(N, device=dev) % bK][None, :]
     torch.testing.assert_close(c.double(), ref, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("shift", [0, 1])  # 1: A's base 2 bytes past a 16-byte boundary, the pointer variant
+def test_host_descriptors(monkeypatch, dev, shift):
+    """TILE2TRITON_HOST_DESCRIPTORS=1: the kernel takes its descriptors as arguments, made per call
+    from the tensors passed (the 4-D boxes with unit dims and out-of-bounds starts of block_sum,
+    a gemm beside a one-axis box); the second call goes through the generated launcher."""
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    B, H, S, D, BN = 2, 3, 50, 16, 16
+    kernel = tilelang.compile(block_sum(B, H, S, D, BN, 5), out_idx=[-1])
+    x = torch.randn(B, H, S, D, device=dev).half()
+    padded = torch.zeros(B, H, 4 * BN, D, dtype=torch.float64, device=dev)
+    padded[:, :, 5 : 5 + S] = x.double()
+    for _ in range(2):
+        torch.testing.assert_close(kernel(x).double(), padded.view(B, H, 4, BN, D).sum(2), atol=1e-3, rtol=1e-3)
+    M, N, K = 72, 40, 128
+    gemm_kernel = tilelang.compile(row_scaled_gemm(M, N, K, 32, 32, 32), out_idx=[-1])
+    storage = torch.randn(M * K + shift, device=dev).half()
+    a = storage[shift:].view(M, K)
+    b = torch.randn(K, N, device=dev).half()
+    s = torch.randn(K, device=dev)
+    ref = a.double() @ b.double() - s.double().view(4, 32).sum(0)[torch.arange(N, device=dev) % 32][None, :]
+    for _ in range(2):
+        torch.testing.assert_close(gemm_kernel(a, b, s).double(), ref, atol=5e-2, rtol=5e-2)
+    source = gemm_kernel.get_kernel_source(interpret=dev == "cpu")
+    if _uses_descriptors(gemm_kernel, dev) or "A_desc" in source:
+        assert "make_tensor_descriptor" not in source
+        assert "(A, B, S, C, A_desc, B_desc, S_desc)" in source  # after the kernel's own arguments
+
+
+def test_host_descriptors_compile_for_sm90(monkeypatch):
+    """Offline, no GPU: the parameters' tensordesc types (runtime/target.triton_signature)."""
+    from tile2triton.runtime.target import compile_offline
+
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    kernel = tilelang.compile(row_scaled_gemm(72, 40, 128, 32, 32, 32), out_idx=[-1])
+    module = kernel.lowered_for("sm_90")
+    assert [(n, i, b) for n, i, b in module.launches[0].host_descriptors] == [
+        ("A_desc", 0, (32, 32)), ("B_desc", 1, (32, 32)), ("S_desc", 2, (32,))
+    ]  # fmt: skip
+    (compiled,) = compile_offline(module, "sm_90", registers_too=False)
+    assert compiled["bytes"] > 0

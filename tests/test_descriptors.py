@@ -16,6 +16,9 @@ pytestmark = pytest.mark.poison_empty
 
 @pytest.fixture(autouse=True)
 def descriptors_on(monkeypatch, request):
+    # these tests' loops are short: descriptors for them whatever the TMA switches' defaults are
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
+    monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "1")
     if "dev" in request.fixturenames and request.getfixturevalue("dev") == "cpu":
         monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
 
@@ -162,3 +165,102 @@ def test_no_descriptors_for_written_or_bool_tensors(dev):
     padded = torch.zeros(48, N, dtype=torch.float64, device=dev)
     padded[:M] = torch.where(keep, x.double(), 0)
     torch.testing.assert_close(out.double(), padded.view(3, BM, N).sum(0), atol=1e-2, rtol=1e-2)
+
+
+def row_scaled_gemm(M, N, K, bM, bN, bK, dtype="float16"):
+    """C = (A @ B) - rowstat[None, :] per column block: a 2-D box and a one-axis box (a row
+    statistic, as attention backward's lse and Delta) copied in the same pipelined loop."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        S: T.Tensor((K,), "float32"),
+        C: T.Tensor((M, N), "float32"),
+    ):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), dtype)
+            B_s = T.alloc_shared((bK, bN), dtype)
+            s_s = T.alloc_shared((bK,), "float32")
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+                T.copy(A[by * bM, k * bK], A_s)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.copy(S[k * bK], s_s)
+                T.gemm(A_s, B_s, C_l)
+                for i, j in T.Parallel(bM, bN):
+                    C_l[i, j] -= s_s[j % bK]
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "env, descs",
+    [
+        ({}, {"A_desc", "B_desc", "S_desc"}),
+        ({"TILE2TRITON_TMA_VECTORS": "0"}, {"A_desc", "B_desc"}),  # the one-axis box through pointers
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "4"}, {"A_desc", "B_desc", "S_desc"}),  # 4 iterations: enough
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "5"}, set()),  # 4 iterations: fewer than asked, all through pointers
+    ],
+)
+def test_tma_vectors_and_min_trips(monkeypatch, dev, env, descs):
+    M, N, K, bM, bN, bK = 72, 40, 128, 32, 32, 32  # 4 iterations of the K loop
+    # explicit values, whatever settings' defaults are
+    for name, value in {"TILE2TRITON_TMA_VECTORS": "1", "TILE2TRITON_TMA_MIN_TRIPS": "0", **env}.items():
+        monkeypatch.setenv(name, value)
+    kernel = tilelang.compile(row_scaled_gemm(M, N, K, bM, bN, bK), out_idx=[-1])
+    a = torch.randn(M, K, device=dev).half()
+    b = torch.randn(K, N, device=dev).half()
+    s = torch.randn(K, device=dev)
+    c = kernel(a, b, s)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    if _uses_descriptors(kernel, dev) or not descs:
+        assert {d for d in ("A_desc", "B_desc", "S_desc") if f"{d} = tl.make_tensor_descriptor" in source} == descs
+    ref = a.double() @ b.double()
+    # column j of every K block subtracts s[k * bK + j % bK]: bN == bK here
+    ref = ref - s.double().view(K // bK, bK).sum(0)[torch.arange(N, device=dev) % bK][None, :]
+    torch.testing.assert_close(c.double(), ref, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("shift", [0, 1])  # 1: A's base 2 bytes past a 16-byte boundary, the pointer variant
+def test_host_descriptors(monkeypatch, dev, shift):
+    """TILE2TRITON_HOST_DESCRIPTORS=1: the kernel takes its descriptors as arguments, made per call
+    from the tensors passed (the 4-D boxes with unit dims and out-of-bounds starts of block_sum,
+    a gemm beside a one-axis box); the second call goes through the generated launcher."""
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    B, H, S, D, BN = 2, 3, 50, 16, 16
+    kernel = tilelang.compile(block_sum(B, H, S, D, BN, 5), out_idx=[-1])
+    x = torch.randn(B, H, S, D, device=dev).half()
+    padded = torch.zeros(B, H, 4 * BN, D, dtype=torch.float64, device=dev)
+    padded[:, :, 5 : 5 + S] = x.double()
+    for _ in range(2):
+        torch.testing.assert_close(kernel(x).double(), padded.view(B, H, 4, BN, D).sum(2), atol=1e-3, rtol=1e-3)
+    M, N, K = 72, 40, 128
+    gemm_kernel = tilelang.compile(row_scaled_gemm(M, N, K, 32, 32, 32), out_idx=[-1])
+    storage = torch.randn(M * K + shift, device=dev).half()
+    a = storage[shift:].view(M, K)
+    b = torch.randn(K, N, device=dev).half()
+    s = torch.randn(K, device=dev)
+    ref = a.double() @ b.double() - s.double().view(4, 32).sum(0)[torch.arange(N, device=dev) % 32][None, :]
+    for _ in range(2):
+        torch.testing.assert_close(gemm_kernel(a, b, s).double(), ref, atol=5e-2, rtol=5e-2)
+    source = gemm_kernel.get_kernel_source(interpret=dev == "cpu")
+    if _uses_descriptors(gemm_kernel, dev) or "A_desc" in source:
+        assert "make_tensor_descriptor" not in source
+        assert "(A, B, S, C, A_desc, B_desc, S_desc)" in source  # after the kernel's own arguments
+
+
+def test_host_descriptors_compile_for_sm90(monkeypatch):
+    """Offline, no GPU: the parameters' tensordesc types (runtime/target.triton_signature)."""
+    from tile2triton.runtime.target import compile_offline
+
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    kernel = tilelang.compile(row_scaled_gemm(72, 40, 128, 32, 32, 32), out_idx=[-1])
+    module = kernel.lowered_for("sm_90")
+    assert [(n, i, b) for n, i, b in module.launches[0].host_descriptors] == [
+        ("A_desc", 0, (32, 32)), ("B_desc", 1, (32, 32)), ("S_desc", 2, (32,))
+    ]  # fmt: skip
+    (compiled,) = compile_offline(module, "sm_90", registers_too=False)
+    assert compiled["bytes"] > 0

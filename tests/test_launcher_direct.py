@@ -187,3 +187,44 @@ def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
         assert grid == (3, 1, 1) and args[:2] == (a, b)
         assert args[2].dtype == torch.uint8 and args[2].numel() == 3 * d.scratch_bytes
     assert len(recorded) == 2
+
+
+def test_host_descriptors_follow_the_kernels_arguments(recorded, monkeypatch):
+    """TILE2TRITON_HOST_DESCRIPTORS=1: the direct launch builds each TMA descriptor from the
+    call's tensor (its shape, strides and the box) and passes it after the kernel's own
+    arguments, on a miss (JITFunction.run) and on a hit alike."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
+
+    @tilelang.jit(out_idx=[-1])
+    def row_blocks(M, N, block=16):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), T.float16), B: T.Tensor((block, N), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                S = T.alloc_shared((block, N), T.float16)
+                acc = T.alloc_fragment((block, N), T.float32)
+                T.clear(acc)
+                for k in T.Pipelined(T.ceildiv(M, block), num_stages=2):
+                    T.copy(A[k * block, 0], S)
+                    for i, j in T.Parallel(block, N):
+                        acc[i, j] += S[i, j]
+                T.copy(acc, B[bx * block, 0])
+
+        return main
+
+    lowered = row_blocks(80, 32)._compile(False)
+    assert "make_tensor_descriptor" not in lowered.module.source
+    d = lowered.direct[0]
+    assert d is not None and d.descriptors == ((0, (16, 32)),)
+    a, b = torch.randn(80, 32).half(), torch.empty(16, 32)
+    for _ in range(2):  # a miss, then a hit
+        d((1, 1, 1), (0, True, True), (a, b))
+    assert len(recorded) == 2
+    for grid, _, args in recorded:
+        desc = args[2]
+        assert grid == (1, 1, 1) and args[:2] == (a, b) and isinstance(desc, TensorDescriptor)
+        assert desc.base is a and list(desc.shape) == [80, 32] and list(desc.strides) == [32, 1]
+        assert list(desc.block_shape) == [16, 32]

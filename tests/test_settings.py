@@ -52,6 +52,20 @@ def test_descriptors_forced(monkeypatch):
     assert target.tensor_descriptors_supported(True) is True
 
 
+def test_tma_switches(monkeypatch):
+    defaults = settings.current()
+    assert (defaults.tma_vectors, defaults.tma_min_trips) == (
+        settings.TMA_VECTORS_DEFAULT,
+        settings.TMA_MIN_TRIPS_DEFAULT,
+    )
+    monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "off")
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "17")
+    assert settings.current().tma_vectors is False and settings.current().tma_min_trips == 17
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "-1")
+    with pytest.raises(settings.SettingError, match="TILE2TRITON_TMA_MIN_TRIPS='-1'"):
+        settings.current()
+
+
 def test_a_value_not_understood_names_the_variable(monkeypatch):
     monkeypatch.setenv("TILE2TRITON_VECTORIZE_LOOPS", "maybe")
     with pytest.raises(settings.SettingError, match="TILE2TRITON_VECTORIZE_LOOPS='maybe'"):

@@ -14,6 +14,9 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_PER_THREAD_LOADS`` | on/off (default on) | thread-view loads made by every thread |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
+| ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
+| ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
+| ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
@@ -31,6 +34,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# Defaults of the two TMA switches (issue 23, attention backward): behaviour as before until the
+# H200 probe (benchmarks/attnbwd_probe.py) has measured them.  Offline (sm_90 SASS, Triton 3.9),
+# mha_bwd_bhsd's main kernel at 8 iterations a program: 1352 instructions with descriptors, 808
+# without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
+TMA_VECTORS_DEFAULT = True
+TMA_MIN_TRIPS_DEFAULT = 0
+HOST_DESCRIPTORS_DEFAULT = True  # H200 probe: 26.7 -> 18.1 us (mha_bwd S512), 159.6 -> 131.1 (S2048), 51.6 -> 43.9 (gqa_bwd)
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -41,6 +52,9 @@ VARIABLES = (
     "TILE2TRITON_TUNE",
     "TILE2TRITON_PER_THREAD_LOADS",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
+    "TILE2TRITON_TMA_VECTORS",
+    "TILE2TRITON_TMA_MIN_TRIPS",
+    "TILE2TRITON_HOST_DESCRIPTORS",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -72,6 +86,16 @@ def flag(name: str, raw: str | None, default: bool | None) -> bool | None:
     raise SettingError(f"{name}={raw!r}: expected one of {', '.join(_ON + _OFF)}")
 
 
+def _count(name: str, raw: str | None, default: int) -> int:
+    """A non-negative integer: ``default`` when unset or empty."""
+    value = (raw or "").strip()
+    if not value:
+        return default
+    if not value.isdigit():
+        raise SettingError(f"{name}={raw!r}: expected a non-negative integer")
+    return int(value)
+
+
 def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -> str:
     value = (raw or "").strip().lower()
     if not value:
@@ -95,6 +119,9 @@ class Settings:
     per_thread_loads: bool
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
+    tma_vectors: bool  # one-axis boxes through tensor descriptors as well
+    tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
+    host_descriptors: bool  # descriptors of kernel parameters made on the host
     vectorize_loops: bool
     shared_scratch: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
@@ -116,6 +143,11 @@ class Settings:
             tune=_choice("TILE2TRITON_TUNE", get("TILE2TRITON_TUNE"), _TUNE, "heuristic"),
             per_thread_loads=flag("TILE2TRITON_PER_THREAD_LOADS", get("TILE2TRITON_PER_THREAD_LOADS"), True),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
+            tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
+            tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
+            host_descriptors=flag(
+                "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
+            ),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

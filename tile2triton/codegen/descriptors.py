@@ -30,6 +30,7 @@ class DescriptorState:
 
     by_key: dict = field(default_factory=dict)  # (global Buffer, block shape) -> descriptor name
     prologue: list = field(default_factory=list)  # their creation, hoisted to the top of the kernel
+    host: list = field(default_factory=list)  # (parameter name, Buffer, box) of those made on the host
     aligned: set = field(default_factory=set)  # global Buffers whose base must be 16-byte aligned
     written: set | None = None  # global tensors the kernel writes (root buffers), once computed
 
@@ -55,6 +56,9 @@ def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
 def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
     if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
+        return False
+    trips = lw.scope.loop_trips
+    if trips is not None and trips < lw.options.tma_min_trips:  # the descriptor's setup is not repaid
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
@@ -82,6 +86,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
         return False
     if [e for e in box if e != 1] != [e for e in dst_shape if e != 1]:
         return False
+    if not lw.options.tma_vectors and sum(e != 1 for e in box) < 2:
+        return False
     nbytes = buf.dtype.bits // 8
     if box[-1] * nbytes < 16:
         return False
@@ -103,6 +109,13 @@ def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
     if name is None:
         ptr = lw.pointer(buf)
         name = lw.names.fresh(f"{ptr}_desc")
+        lw.descriptors.by_key[key] = name
+        lw.descriptors.aligned.add(buf.root)
+        if lw.options.host_descriptors and any(buf is p for p in lw.params):
+            # a kernel parameter: the host builds it per call (a CUtensorMap kernel argument, as
+            # TileLang passes them) instead of every program writing and fencing one at its start
+            lw.descriptors.host.append((name, buf, box))
+            return name
         create = P.call(
             "tl.make_tensor_descriptor",
             P.name(ptr),
@@ -113,8 +126,6 @@ def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
         stmt = P.assign(name, create)
         stmt.t2t_origin = lw.origin
         lw.descriptors.prologue.append(stmt)
-        lw.descriptors.by_key[key] = name
-        lw.descriptors.aligned.add(buf.root)
     return name
 
 

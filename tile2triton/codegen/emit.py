@@ -265,6 +265,8 @@ def _lower_kernel(
         open_thread_view(lw, kernel)
     prologue_at = len(lw.out)
     lw.lower_stmts(kernel.body)
+    host_descriptors = [(name, args.index(buf), box) for name, buf, box in lw.descriptors.host]
+    arg_names += [name for name, _, _ in host_descriptors]
     if lw.scratch.bytes:
         lw.out[prologue_at:prologue_at] = scratch_prologue(lw, kernel)
         arg_names.append(lw.scratch.param)
@@ -283,7 +285,9 @@ def _lower_kernel(
     # a warp is the target's: threads=128 is 4 warps of 32 lanes, or 2 wavefronts of 64 on CDNA
     num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // lw.options.warp_size))
     aligned = [p for p in args if p in lw.descriptors.aligned]
-    launch = KernelLaunch(fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param)
+    launch = KernelLaunch(
+        fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param, host_descriptors
+    )
     return fn, launch, lw.helpers
 
 

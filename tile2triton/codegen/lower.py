@@ -93,6 +93,16 @@ class LoweringOptions:
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
     # for cards and Triton versions that have them
     tensor_descriptors: bool = False
+    # ... including one-axis boxes (a row statistic such as lse or Delta, a few hundred bytes): off
+    # (TILE2TRITON_TMA_VECTORS=0), those load through pointers and need no descriptor or mbarrier
+    tma_vectors: bool = True
+    # ... only in loops of at least this many iterations, where known when compiling (0: any): a
+    # program builds each descriptor at its start (a tensormap written to global memory and
+    # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
+    tma_min_trips: int = 0
+    # descriptors of kernel parameters made on the host and passed as arguments
+    # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
+    host_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and

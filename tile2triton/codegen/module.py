@@ -19,6 +19,10 @@ class KernelLaunch:
     # ``scratch_param`` (runtime/scratch.py allocates it)
     scratch_bytes: int = 0
     scratch_param: str | None = None
+    # tensor descriptors made on the host (TILE2TRITON_HOST_DESCRIPTORS): per descriptor parameter,
+    # after ``args`` and before the scratch one, (its name, the index in ``args`` of the tensor it
+    # describes, its block shape); runtime/host_descriptors.py builds them per call
+    host_descriptors: list = field(default_factory=list)
 
 
 @dataclass

@@ -223,9 +223,21 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         )
     else:
         iterator = P.call("range", *args)
-    with lw.scoped(loop_depth=lw.scope.loop_depth + 1):
+    trips = _static_trips(s)
+    outer = lw.scope.loop_trips
+    with lw.scoped(
+        loop_depth=lw.scope.loop_depth + 1, loop_trips=None if trips is None or outer is None else outer * trips
+    ):
         body, _ = exits.loop_body(lw, s.body, s.var.name)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
+
+
+def _static_trips(s: ir.For) -> int | None:
+    """The loop's iteration count where its bounds are constants."""
+    start, stop, step = (static(e) for e in (s.start, s.stop, s.step))
+    if start is None or stop is None or not step:
+        return None
+    return max(0, -(-(stop - start) // step))
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a

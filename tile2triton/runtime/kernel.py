@@ -118,6 +118,9 @@ class JITKernel:
             "per_thread_loads": tuning.per_thread_loads(),
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
+            "tma_vectors": env.tma_vectors,
+            "tma_min_trips": env.tma_min_trips,
+            "host_descriptors": env.host_descriptors,
         }
         if interpret:
             return options
@@ -150,6 +153,9 @@ class JITKernel:
             gluon_cost_model=settings.current().gluon != "force",
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
+            tma_vectors=settings.current().tma_vectors,
+            tma_min_trips=settings.current().tma_min_trips,
+            host_descriptors=settings.current().host_descriptors,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

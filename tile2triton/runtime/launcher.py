@@ -23,6 +23,7 @@ from ..codegen.emit import TritonModule
 from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
+from .host_descriptors import WithHostDescriptors, descriptors_for
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
 from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
@@ -55,12 +56,13 @@ class DirectLaunch:
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
-    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream")
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors")
 
-    def __init__(self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0):
+    def __init__(self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = ()):
         self.fn = fn
         self.num_warps = num_warps
         self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
+        self.descriptors = descriptors  # host-made tensor descriptors: (index in args, block shape)
         self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
         self.stream = None  # the driver's current-stream function, bound once the driver is up
 
@@ -68,17 +70,21 @@ class DirectLaunch:
     def of(cls, fn, num_warps: int) -> DirectLaunch | None:
         """The direct launch of a GPU Triton function, None for one launched another way
         (interpreted, or a JITFunction subclass with its own ``run``)."""
-        scratch = 0
+        scratch, descriptors = 0, ()
         if isinstance(fn, WithScratch):
             fn, scratch = fn.fn, fn.bytes_per_program
+        if isinstance(fn, WithHostDescriptors):
+            fn, descriptors = fn.fn, fn.specs
         if not isinstance(fn, JITFunction) or type(fn).run is not JITFunction.run:
             return None
         if any(p.is_constexpr for p in fn.params):  # generated kernels have none: run binds their defaults
             return None
-        return cls(fn, num_warps, scratch)
+        return cls(fn, num_warps, scratch, descriptors)
 
     def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
+        if self.descriptors:  # the kernel's own arguments, then its descriptors (then scratch)
+            args = (*args, *descriptors_for(args, self.descriptors))
         if self.scratch_bytes:  # on the arguments' device, as WithScratch does
             device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
             args = (*args, scratch_tensor(self.scratch_bytes, grid, device))
@@ -123,6 +129,9 @@ class Lowered:
             static = None if any(callable(f) for f in grid_fns) else tuple(grid_fns)
             positions = tuple(plan.slots[id(a)] for a in launch.args)
             fn = getattr(loaded, launch.name)
+            if launch.host_descriptors:  # descriptors the host makes per call, after the kernel's arguments
+                specs = tuple((index, tuple(box)) for _, index, box in launch.host_descriptors)
+                fn = WithHostDescriptors(fn, specs, len(launch.args))
             if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
                 fn = WithScratch(fn, launch.scratch_bytes)
             self.launches.append((fn, static, grid_fns, positions, launch.num_warps))

@@ -297,6 +297,9 @@ def triton_signature(launch) -> dict:
         if name.startswith(("int", "uint")):
             name = name.replace("uint", "u").replace("int", "i")  # Triton's signature spells i32, u8, i1
         types.append(f"*{name}" if isinstance(a, Buffer) else name)
+    for _, index, box in getattr(launch, "host_descriptors", ()):  # host-made tensor descriptors
+        element = types[index].lstrip("*")
+        types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]>")
     if launch.scratch_param is not None:
         types.append("*i8")
     return types

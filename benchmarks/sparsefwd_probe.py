@@ -6,9 +6,11 @@ suite's nsa_fwd and nsa_fwd_decode sizes, through tile2triton with each candidat
 
 - ``desc``: the current default (copies in loops through in-kernel tensor descriptors, TMA);
 - ``ptr``: ``TILE2TRITON_TENSOR_DESCRIPTORS=0`` (pointer loads);
-- ``-w1``: ``TILE2TRITON_TUNE=off``: the source's launch (1 warp, as TileLang) instead of the
+- ``ptr-w1``: pointer loads and ``TILE2TRITON_TUNE=off``: the source's launch (1 warp, as TileLang) instead of the
   attention heuristic's 4 warps;
 
+and a split-KV GQA decode (flash_decoding's gqa_decode split kernel at its regression size) with
+``TILE2TRITON_BLOCK_SLICES`` on (``slices``, the default) and off (``onehot``);
 timed with ``triton.testing.do_bench`` (warmup 25, rep 100, median; event time, host launch
 included) and as CUDA-graph replays of 50 calls (about the device time of one), checked against
 torch in float32.
@@ -102,6 +104,116 @@ def nsa_factory(batch, seq_q, seq_kv, heads, head_kv, dim, block_size, selected,
     return nsa
 
 
+def decode_factory(batch, heads, groups, seqlen_kv, dim, block_N=128, block_H=64, num_split=8):
+    """Split-KV GQA decoding as TileLang's flash_decoding/example_gqa_decode.py splits it: block_H
+    query rows a program, of which only heads // groups are real; the partial output is the
+    first ``valid`` rows of the accumulator (``acc_o[:valid, :]``, the TILE2TRITON_BLOCK_SLICES read)."""
+    dtype, acc = "float16", "float32"
+    valid = min(block_H, heads // groups)
+    part = seqlen_kv // num_split
+    sc = (1.0 / dim) ** 0.5 * 1.44269504
+
+    @T.prim_func
+    def split(
+        Q: T.Tensor([batch, heads, dim], dtype),
+        K: T.Tensor([batch, seqlen_kv, groups, dim], dtype),
+        V: T.Tensor([batch, seqlen_kv, groups, dim], dtype),
+        glse: T.Tensor([batch, heads, num_split], acc),
+        Opart: T.Tensor([batch, heads, num_split, dim], dtype),
+    ):
+        with T.Kernel(batch, heads // valid, num_split, threads=128) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_H, dim], dtype)
+            K_shared = T.alloc_shared([block_N, dim], dtype)
+            V_shared = T.alloc_shared([block_N, dim], dtype)
+            O_shared = T.alloc_shared([valid, dim], dtype)
+            acc_s = T.alloc_fragment([block_H, block_N], acc)
+            acc_s_cast = T.alloc_fragment([block_H, block_N], dtype)
+            acc_o = T.alloc_fragment([block_H, dim], acc)
+            m = T.alloc_fragment([block_H], acc)
+            m_prev = T.alloc_fragment([block_H], acc)
+            s_scale = T.alloc_fragment([block_H], acc)
+            s_sum = T.alloc_fragment([block_H], acc)
+            logsum = T.alloc_fragment([block_H], acc)
+            T.copy(Q[bx, by * valid : by * valid + block_H, :], Q_shared)
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(m, -T.infinity(acc))
+            for k in T.Pipelined(T.ceildiv(part, block_N), num_stages=2):
+                T.copy(K[bx, part * bz + k * block_N : part * bz + (k + 1) * block_N, by, :], K_shared)
+                T.clear(acc_s)
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(m, m_prev)
+                T.reduce_max(acc_s, m, dim=1, clear=True)
+                for i in T.Parallel(block_H):
+                    m[i] = T.max(m[i], m_prev[i])
+                for i in T.Parallel(block_H):
+                    s_scale[i] = T.exp2(m_prev[i] * sc - m[i] * sc)
+                for i, j in T.Parallel(block_H, block_N):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * sc - m[i] * sc)
+                T.reduce_sum(acc_s, s_sum, dim=1)
+                for i in T.Parallel(block_H):
+                    logsum[i] = logsum[i] * s_scale[i] + s_sum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(block_H, dim):
+                    acc_o[i, j] *= s_scale[i]
+                T.copy(V[bx, part * bz + k * block_N : part * bz + (k + 1) * block_N, by, :], V_shared)
+                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            for i, j in T.Parallel(block_H, dim):
+                acc_o[i, j] /= logsum[i]
+            for i in T.Parallel(block_H):
+                logsum[i] = T.log2(logsum[i]) + m[i] * sc
+            for i in T.Parallel(block_H):
+                if i < valid:
+                    glse[bx, by * valid + i, bz] = logsum[i]
+            T.copy(acc_o[:valid, :], O_shared)
+            T.copy(O_shared, Opart[bx, by * valid : (by + 1) * valid, bz, :])
+
+    return split
+
+
+def decode_reference(q, k, v, num_split):
+    B, H, D = q.shape
+    G = k.shape[2]
+    part = k.shape[1] // num_split
+    qf = q.float().view(B, G, H // G, D)
+    kf = k.float().view(B, num_split, part, G, D)
+    vf = v.float().view(B, num_split, part, G, D)
+    s = torch.einsum("bghd,bsngd->bgshn", qf, kf) * D**-0.5
+    o = torch.einsum("bgshn,bsngd->bgshd", torch.softmax(s, -1), vf)  # [B, G, split, H/G, D]
+    return o.permute(0, 1, 3, 2, 4).reshape(B, H, num_split, D)
+
+
+def run_decode() -> None:
+    # example_gqa_decode's run_regression_perf: batch 1, heads 32, groups 8, kv 8192, dim 128
+    B, H, G, SKV, D = (1, 32, 8, 8192, 128) if DEV == "cuda" else (1, 8, 2, 1024, 64)
+    torch.manual_seed(0)
+    q = torch.randn(B, H, D, dtype=torch.float16, device=DEV)
+    k = torch.randn(B, SKV, G, D, dtype=torch.float16, device=DEV)
+    v = torch.randn(B, SKV, G, D, dtype=torch.float16, device=DEV)
+    ref = decode_reference(q, k, v, 8)
+    for name, value in (("slices", None), ("onehot", "0")):
+        if value is None:
+            os.environ.pop("TILE2TRITON_BLOCK_SLICES", None)
+        else:
+            os.environ["TILE2TRITON_BLOCK_SLICES"] = value
+        try:
+            kern = tilelang.jit(out_idx=[-2, -1])(decode_factory)(B, H, G, SKV, D)
+            _, opart = kern(q, k, v)
+            err = float((opart.float() - ref).abs().max())
+            ev = gr = float("nan")
+            if DEV == "cuda":
+                ev = 1000 * triton.testing.do_bench(lambda: kern(q, k, v), warmup=25, rep=100, return_mode="median")
+                try:
+                    gr = graph_time(lambda: kern(q, k, v))
+                except Exception as e:  # noqa: BLE001
+                    print(f"  (graph failed: {type(e).__name__}: {e})")
+            facts = offline_facts(kern, True)
+            print(f"{'gqa_decode_split':16} {name:8} {ev:9.2f} {gr:9.2f} {err:9.2e}  {facts}")
+        except Exception as e:  # noqa: BLE001
+            print(f"{'gqa_decode_split':16} {name:8} failed: {type(e).__name__}: {str(e)[:200]}")
+    os.environ.pop("TILE2TRITON_BLOCK_SLICES", None)
+
+
 def reference(q, k, v, idx, block_size, causal, scale):
     B, SQ, H, D = q.shape
     HK = k.shape[2]
@@ -132,7 +244,7 @@ CASES = [
 ]
 # (name, TILE2TRITON_TENSOR_DESCRIPTORS, TILE2TRITON_TUNE): tune=off keeps the source's launch
 # (threads=32: 1 warp, as TileLang runs it); the heuristic raises attention loops to >= 4 warps
-VARIANTS = [("desc", None, None), ("ptr", "0", None), ("desc-w1", None, "off"), ("ptr-w1", "0", "off")]
+VARIANTS = [("desc", None, None), ("ptr", "0", None), ("ptr-w1", "0", "off")]
 
 
 def graph_time(fn, calls=50) -> float:
@@ -191,6 +303,15 @@ def offline_facts(kern, descriptors: bool) -> str:
         from tile2triton.runtime.target import _register_usage
 
         regs, spills = _register_usage(c, True)
+        tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+        if os.path.exists(tool):  # spills: local-memory stores in the SASS
+            import subprocess
+
+            with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+                f.write(c.asm["cubin"])
+                f.flush()
+                sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, timeout=60).stdout
+            spills = "{}STL".format(len(re.findall(r"\bSTL", sass)))
         return f"w{launch.num_warps} regs={regs} spills={spills} smem={c.metadata.shared} " + " ".join(
             f"{k}={v}" for k, v in counts.items()
         )
@@ -244,6 +365,7 @@ def main() -> None:
                 print(f"{case:16} {name:8} failed: {type(e).__name__}: {str(e)[:200]}")
     os.environ.pop("TILE2TRITON_TENSOR_DESCRIPTORS", None)
     os.environ.pop("TILE2TRITON_TUNE", None)
+    run_decode()
     print(f"total {time.time() - t0:.1f} s")
 
 

@@ -95,6 +95,9 @@ class LoweringOptions:
     tensor_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
+    # a register tile read at an aligned block of a dim (``acc_o[:4, :]`` of 64 rows) as a
+    # tl.reshape and a select over the blocks, not a one-hot over every row (TILE2TRITON_BLOCK_SLICES)
+    block_slices: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -118,6 +118,7 @@ class JITKernel:
             "per_thread_loads": tuning.per_thread_loads(),
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
+            "block_slices": env.block_slices,
         }
         if interpret:
             return options
@@ -148,6 +149,7 @@ class JITKernel:
             gluon=gluon_attention_supported(False, spec),
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
+            block_slices=settings.current().block_slices,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -4,10 +4,12 @@ A kernel written the way TileLang's deepseek_nsa examples are (a few CTAs of one
 data-dependent key blocks, ``T.copy`` of each gathered block, two ``T.gemm``) at the regression
 suite's nsa_fwd and nsa_fwd_decode sizes, through tile2triton with each candidate lowering:
 
-- ``desc``: the current default (copies in loops through in-kernel tensor descriptors, TMA);
-- ``ptr``: ``TILE2TRITON_TENSOR_DESCRIPTORS=0`` (pointer loads);
-- ``ptr-w1``: pointer loads and ``TILE2TRITON_TUNE=off``: the source's launch (1 warp, as TileLang) instead of the
-  attention heuristic's 4 warps;
+- ``base``: main's lowering (``TILE2TRITON_SPECULATE_COPIES=0``: the copies under the ``if``,
+  through in-kernel tensor descriptors, not pipelined);
+- ``spec``: the default now: the guarded copies issued before the ``if``, masked by its condition
+  (pointer loads, pipelined by Triton as cp.async);
+- ``spec-w1``: ``spec`` with ``TILE2TRITON_TUNE=off``: the source's launch (1 warp, as TileLang)
+  instead of the attention heuristic's 4 warps;
 
 and a split-KV GQA decode (flash_decoding's gqa_decode split kernel at its regression size) with
 ``TILE2TRITON_BLOCK_SLICES`` on (``slices``, the default) and off (``onehot``);
@@ -242,9 +244,16 @@ CASES = [
     ("nsa_fwd_decode", 2, 1, 64, 16, 1, 16, 32, 1, False),
     ("nsa_fwd_s4", 1, 96, 96, 16, 1, 64, 32, 3, True),
 ]
-# (name, TILE2TRITON_TENSOR_DESCRIPTORS, TILE2TRITON_TUNE): tune=off keeps the source's launch
-# (threads=32: 1 warp, as TileLang runs it); the heuristic raises attention loops to >= 4 warps
-VARIANTS = [("desc", None, None), ("ptr", "0", None), ("ptr-w1", "0", "off")]
+# (name, environment): "base" is main's lowering (copies under the `if` through tensor descriptors);
+# "spec" the default now (TILE2TRITON_SPECULATE_COPIES: the guarded copies issued before the `if`,
+# masked by it, pipelined by Triton); "-w1": TILE2TRITON_TUNE=off, the source's launch (1 warp, as
+# TileLang) instead of the attention heuristic's 4 warps
+VARIANTS = [
+    ("base", {"TILE2TRITON_SPECULATE_COPIES": "0"}),
+    ("spec", {}),
+    ("spec-w1", {"TILE2TRITON_TUNE": "off"}),
+]
+ENV = ("TILE2TRITON_SPECULATE_COPIES", "TILE2TRITON_TUNE", "TILE2TRITON_TENSOR_DESCRIPTORS")
 
 
 def graph_time(fn, calls=50) -> float:
@@ -259,7 +268,7 @@ def graph_time(fn, calls=50) -> float:
     return ms * 1000 / calls
 
 
-def offline_facts(kern, descriptors: bool) -> str:
+def offline_facts(kern, descriptors: bool | None) -> str:
     """Registers, spills, shared bytes and PTX instruction counts of the sm_90 build (Triton here)."""
     try:
         import importlib.util
@@ -337,12 +346,10 @@ def main() -> None:
         idx = idx.sort(-1)[0].to(DEV)
         scale = D**-0.5
         ref = reference(q, k, v, idx, BS, causal, scale)
-        for name, env, tune in VARIANTS:
-            for var, value in (("TILE2TRITON_TENSOR_DESCRIPTORS", env), ("TILE2TRITON_TUNE", tune)):
-                if value is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = value
+        for name, env in VARIANTS:
+            for var in ENV:
+                os.environ.pop(var, None)
+            os.environ.update(env)
             kern = tilelang.jit(out_idx=[-1], pass_configs={"tl.enable_fast_math": True})(nsa_factory)(
                 B, SQ, SKV, H, HK, D, BS, S, causal, scale
             )
@@ -359,12 +366,12 @@ def main() -> None:
                     ev *= 1000
                 else:
                     ev = gr = float("nan")
-                facts = offline_facts(kern, env is None)
+                facts = offline_facts(kern, None)
                 print(f"{case:16} {name:8} {ev:9.2f} {gr:9.2f} {err:9.2e}  {facts}")
             except Exception as e:  # noqa: BLE001
                 print(f"{case:16} {name:8} failed: {type(e).__name__}: {str(e)[:200]}")
-    os.environ.pop("TILE2TRITON_TENSOR_DESCRIPTORS", None)
-    os.environ.pop("TILE2TRITON_TUNE", None)
+    for var in ENV:
+        os.environ.pop(var, None)
     run_decode()
     print(f"total {time.time() - t0:.1f} s")
 

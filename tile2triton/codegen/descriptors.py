@@ -56,6 +56,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
     if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
         return False
+    if lw.scope.load_guard is not None:  # a guarded copy (speculate.py): a box load has no mask
+        return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
     if buf.root.address is not None:  # T.make_tensor: a pointer computed in the kernel, after the prologue

@@ -119,6 +119,7 @@ class JITKernel:
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
             "block_slices": env.block_slices,
+            "speculate_copies": env.speculate_copies,
         }
         if interpret:
             return options
@@ -150,6 +151,7 @@ class JITKernel:
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
             block_slices=settings.current().block_slices,
+            speculate_copies=settings.current().speculate_copies,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

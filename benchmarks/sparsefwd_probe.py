@@ -8,8 +8,8 @@ suite's nsa_fwd and nsa_fwd_decode sizes, through tile2triton with each candidat
   through in-kernel tensor descriptors, not pipelined);
 - ``spec``: the default now: the guarded copies issued before the ``if``, masked by its condition
   (pointer loads, pipelined by Triton as cp.async);
-- ``spec-w1``: ``spec`` with ``TILE2TRITON_TUNE=off``: the source's launch (1 warp, as TileLang)
-  instead of the attention heuristic's 4 warps;
+- ``spec-fw``: ``spec`` with ``TILE2TRITON_FEW_WARPS=1``: the source's 1 warp (as TileLang runs
+  it) instead of the attention heuristic's 4 warps;
 
 and a split-KV GQA decode (flash_decoding's gqa_decode split kernel at its regression size) with
 ``TILE2TRITON_BLOCK_SLICES`` on (``slices``, the default) and off (``onehot``);
@@ -246,14 +246,14 @@ CASES = [
 ]
 # (name, environment): "base" is main's lowering (copies under the `if` through tensor descriptors);
 # "spec" the default now (TILE2TRITON_SPECULATE_COPIES: the guarded copies issued before the `if`,
-# masked by it, pipelined by Triton); "-w1": TILE2TRITON_TUNE=off, the source's launch (1 warp, as
+# masked by it, pipelined by Triton); "-fw": TILE2TRITON_FEW_WARPS=1, the source's 1 warp (as
 # TileLang) instead of the attention heuristic's 4 warps
 VARIANTS = [
     ("base", {"TILE2TRITON_SPECULATE_COPIES": "0"}),
     ("spec", {}),
-    ("spec-w1", {"TILE2TRITON_TUNE": "off"}),
+    ("spec-fw", {"TILE2TRITON_FEW_WARPS": "1"}),
 ]
-ENV = ("TILE2TRITON_SPECULATE_COPIES", "TILE2TRITON_TUNE", "TILE2TRITON_TENSOR_DESCRIPTORS")
+ENV = ("TILE2TRITON_SPECULATE_COPIES", "TILE2TRITON_FEW_WARPS", "TILE2TRITON_TENSOR_DESCRIPTORS")
 
 
 def graph_time(fn, calls=50) -> float:

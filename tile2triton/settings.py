@@ -17,6 +17,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
+| ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
@@ -48,6 +49,7 @@ VARIABLES = (
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
+    "TILE2TRITON_FEW_WARPS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -103,6 +105,7 @@ class Settings:
     shared_scratch: bool
     block_slices: bool
     speculate_copies: bool
+    few_warps: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -127,6 +130,7 @@ class Settings:
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
+            few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -19,6 +19,7 @@ def descriptors_on(monkeypatch, request):
     # these tests' loops are short: descriptors for them whatever the TMA switches' defaults are
     monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
     monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "1")
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "0")  # descriptors built in the kernel, as read below
     if "dev" in request.fixturenames and request.getfixturevalue("dev") == "cpu":
         monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
 

@@ -318,3 +318,15 @@ def test_search_is_off_under_the_interpreter(monkeypatch):
     assert kernel.tuning is None
     assert kernel.launch_choice is None  # nothing chosen: launch parameters do not exist there
     assert_close(out, a.double() @ b.double(), atol=2e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_few_warps_keeps_a_one_warp_source(monkeypatch, switch):
+    """TILE2TRITON_FEW_WARPS: an attention loop of a 32-thread source (NSA's 16 query rows) whose
+    accumulators fit one warp keeps that warp; off, the heuristic's floor of 4 warps.  A 128-thread
+    source is never lowered below its own warps."""
+    monkeypatch.setenv("TILE2TRITON_FEW_WARPS", switch)
+    small = prim(attention, 1, 2, 200, 32, 16, 32, 2, 32).prim_func
+    assert tuning.heuristic(small, HOPPER).num_warps == (1 if switch == "1" else 4)
+    big = prim(attention, 1, 2, 200, 64, 64, 64, 2, 128).prim_func
+    assert tuning.heuristic(big, HOPPER).num_warps == 4

@@ -57,6 +57,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     buf = src.buffer
     if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
         return False
+    if lw.scope.load_guard is not None:  # a guarded copy (speculate.py): a box load has no mask
+        return False
     trips = lw.scope.loop_trips
     if trips is not None and trips < lw.options.tma_min_trips:  # the descriptor's setup is not repaid
         return False

@@ -105,6 +105,13 @@ class LoweringOptions:
     host_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
+    # a register tile read at an aligned block of a dim (``acc_o[:4, :]`` of 64 rows) as a
+    # tl.reshape and a select over the blocks, not a one-hot over every row (TILE2TRITON_BLOCK_SLICES)
+    block_slices: bool = True
+    # copies of global tiles under a block-uniform `if` in a software-pipelined loop are issued
+    # before the `if`, masked by its condition, so Triton's pipeliner prefetches them
+    # (TILE2TRITON_SPECULATE_COPIES; codegen/speculate.py)
+    speculate_copies: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None
@@ -431,6 +438,9 @@ class KernelLowerer(RegisterAccess):
                 in_bounds.append(P.binop(">=", t.node, P.const(0)))
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)
+        if load and self.scope.load_guard is not None:  # a copy run ahead of its `if` (speculate.py)
+            mask_parts.append(self.scope.load_guard)
+            scalar_parts = True
         lane = self.lane_mask(axes, within=load)
         # a block-uniform `if` (0-d) joined with per-lane parts: the interpreter's `&` yields int data
         scalar_parts = scalar_parts or (lane is not None and any(not c.axes for c in self.scope.conds))

@@ -486,7 +486,11 @@ class RegisterAccess:
         shape, kinds, used, split_any = [], [], set(), False
         for d, e in enumerate(indices):
             t = self.ev(e)
-            parts = [AtDim(t, rb.shape[d])] if not t.axes else _radix_parts(self, e, rb.buffer.shape[d], lanes)
+            parts = (
+                [AtDim(t, rb.shape[d])]
+                if not t.axes
+                else _radix_parts(self, e, rb.buffer.shape[d], lanes, self.options.block_slices)
+            )
             if parts is None:
                 return None
             for part in parts:  # outermost first
@@ -615,11 +619,19 @@ class RegisterAccess:
         self.assign_to(rb.name, node)
 
 
-def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
+def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, blocks: bool = False) -> list | None:
     """An index of a dim of ``size`` elements as the digits of a mixed radix, outermost first:
     ``LaneDim`` for a lane variable whose extent is its digit's, ``AtDim`` for a lane-independent
     outermost digit.  ``k * 4 + j`` (j of extent 4, k of extent size / 4) is [k, j].  None when
-    ``e`` is not such a sum (an offset, a coefficient that is not the product of the inner extents)."""
+    ``e`` is not such a sum (an offset, a coefficient that is not the product of the inner extents).
+
+    ``blocks``: lane digits that cover only part of the dim (``i`` of extent 4 over 64 rows, or
+    ``i + 8``) are its inner digits, and the block they read (``c // 4`` for a constant offset ``c``
+    that is a multiple of their extents) the outermost, so ``acc[:4, :]`` is a reshape to
+    (16, 4, ...) and a select over 16 blocks instead of a one-hot over 64 rows for each of 4 lanes."""
+    offset = 0
+    if blocks:
+        e, offset = _constant_offset(e)
     terms = _scaled_terms(e)
     if terms is None:
         return None
@@ -642,13 +654,30 @@ def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
             parts.append(AtDim(t, size // stride))
             continue
         extent = lanes.extents[k]
-        if last and extent * stride != size:
+        partial = blocks and last and extent * stride != size
+        if last and not partial and extent * stride != size:
             return None
-        if not last and (extent & (extent - 1) or extent != lanes.padded[k]):
+        if (not last or partial) and (extent & (extent - 1) or extent != lanes.padded[k]):
             return None
         parts.append(LaneDim(k))
         stride *= extent
+        if partial:  # the lanes read one block of `stride` elements: the outermost digit picks it
+            if size % stride or offset % stride or not 0 <= offset < size:
+                return None
+            parts.append(AtDim(Tile(P.const(offset // stride), INT32), size // stride))
+            offset = 0
+    if offset:  # an offset only where it names a block
+        return None
     return parts[::-1]
+
+
+def _constant_offset(e: ir.Expr) -> tuple[ir.Expr, int]:
+    """``e`` as (an expression, an integer added to it): ``i + 8`` is (i, 8); ``i`` is (i, 0)."""
+    if isinstance(e, ir.BinOp) and e.op == "+":
+        for const, other in ((e.rhs, e.lhs), (e.lhs, e.rhs)):
+            if isinstance(const, ir.Const) and isinstance(const.value, int) and not isinstance(const.value, bool):
+                return other, const.value
+    return e, 0
 
 
 def _scaled_terms(e: ir.Expr, scale: int = 1, depth: int = 0) -> list | None:

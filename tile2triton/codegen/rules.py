@@ -20,6 +20,7 @@ from . import exits, scratch
 from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
+from .speculate import speculate_copies
 from .threads import block_level, in_thread_view, thread_range, thread_span
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
 
@@ -205,6 +206,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     args = [start, stop] if not (from_zero and st == 1) else [stop]
     if st != 1:
         args = [start, stop, step]
+    stmts = s.body
     unrolled = s.kind == "unroll" and all(static(e) is not None for e in (s.start, s.stop, s.step))
     unrolled = unrolled or unroll_for_locals(lw, s)
     if not unrolled and scratch.unsafe_to_pipeline(lw, s.body):
@@ -215,6 +217,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         if len(args) == 1:
             args = [P.const(0)] + args
         iterator = P.call("tl.range", *args, **lw.options.pipeline_kwargs(s.num_stages))
+        stmts = speculate_copies(lw, stmts)  # guarded copies where the pipeliner prefetches them
     elif unrolled:
         iterator = P.call("tl.static_range", *args)
     elif lw.options.max_stages and not lw.options.interpret:  # Triton would pipeline it with its launch default
@@ -228,7 +231,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     with lw.scoped(
         loop_depth=lw.scope.loop_depth + 1, loop_trips=None if trips is None or outer is None else outer * trips
     ):
-        body, _ = exits.loop_body(lw, s.body, s.var.name)
+        body, _ = exits.loop_body(lw, stmts, s.var.name)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 

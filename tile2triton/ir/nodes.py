@@ -269,6 +269,16 @@ class Copy(Stmt):
 
 
 @dataclass(eq=False)
+class GuardedCopy(Stmt):
+    """``copy`` (global tile into a register buffer) issued ahead of the ``if cond`` that held it
+    (codegen/speculate.py): its loads are masked by ``cond``.  Where ``cond`` is false the
+    destination holds zeros, and nothing reads it there."""
+
+    copy: Copy
+    cond: Expr
+
+
+@dataclass(eq=False)
 class Fill(Stmt):
     dst: Region
     value: Expr

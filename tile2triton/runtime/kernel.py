@@ -121,6 +121,8 @@ class JITKernel:
             "tma_vectors": env.tma_vectors,
             "tma_min_trips": env.tma_min_trips,
             "host_descriptors": env.host_descriptors,
+            "block_slices": env.block_slices,
+            "speculate_copies": env.speculate_copies,
         }
         if interpret:
             return options
@@ -156,6 +158,8 @@ class JITKernel:
             tma_vectors=settings.current().tma_vectors,
             tma_min_trips=settings.current().tma_min_trips,
             host_descriptors=settings.current().host_descriptors,
+            block_slices=settings.current().block_slices,
+            speculate_copies=settings.current().speculate_copies,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

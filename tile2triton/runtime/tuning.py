@@ -245,6 +245,12 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
     holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
     warps = holds[0] if holds else max((4, 8, 16), key=lambda w: (_acc_budget(w) * 32 * w, -w))
+    source = max(1, shape.threads // 32)
+    if settings.current().few_warps and source < warps and shape.acc_elems <= _acc_budget(source) * 32 * source:
+        # TILE2TRITON_FEW_WARPS: a source of one or two warps (NSA's 32 threads) whose accumulators
+        # fit keeps them: its tiles (16 query rows) give four warps a sliver each and a
+        # cross-warp reduction through shared memory per softmax step
+        warps = source
     stages = fits[0] if fits else shape.stages
     if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
         stages = max(fits + [1], key=lambda n: (_blocks_per_sm(shape, warps, n), n))

@@ -7,9 +7,12 @@ probe measures exactly the schedule the lowering would emit behind a switch):
 - ``relaxed-cta``: every atomic on a scratch-backed shared buffer ``sem="relaxed", scope="cta"``
   (TileLang's shared atomicAdd is relaxed and block-local; tl.atomic_add defaults to acq_rel/gpu);
 - ``relaxed-gpu``: the same with ``scope="gpu"`` (separates the fence from the scope);
-- ``no-atomic-barriers``: relaxed-cta plus no ``tl.debug_barrier()`` between two atomics on one
-  scratch buffer (atomics do not race with atomics; the barrier is kept after plain stores/loads);
-- ``histogram``: no-atomic-barriers plus the non-returning histogram atomics as ``tl.histogram``
+- ``no-barriers-between-reds``: relaxed-cta plus no ``tl.debug_barrier()`` between two atomics on
+  one scratch buffer whose previous values are unused (``red``: adds commute; the barrier stays
+  after plain stores/loads);
+- ``no-barriers-between-atomics``: the same also before atomics whose previous value is used (the
+  slot claims);
+- ``histogram``: no-barriers-between-reds plus the non-returning histogram atomics as ``tl.histogram``
   of the lanes' bins and one atomic per bin (the form removed in c7bdb4a, re-timed here).
 
 Each row: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in
@@ -76,8 +79,9 @@ def _code_after(lines, i, n=4):
     return got
 
 
-def drop_atomic_barriers(src: str) -> str:
-    """Drop a barrier whose next statement is an atomic (its only pending access: atomics)."""
+def drop_atomic_barriers(src: str, results: bool) -> str:
+    """Drop a barrier whose next statement is an atomic (its only pending access: atomics); with
+    ``results=False`` only before an atomic whose previous value is unused (a ``red``)."""
     lines = src.splitlines()
     keep = []
     for i, line in enumerate(lines):
@@ -85,7 +89,8 @@ def drop_atomic_barriers(src: str) -> str:
             after = _code_after(lines, i)
             atomic = next((k for k, a in enumerate(after) if "tl.atomic_add(" in a), None)
             plain = any(("tl.load(" in a or "tl.store(" in a) for a in after[: atomic if atomic is not None else 0])
-            if atomic is not None and not plain and atomic <= 2:
+            returns = atomic is not None and "= tl.atomic_add(" in after[atomic]
+            if atomic is not None and not plain and atomic <= 2 and (results or not returns):
                 continue
         keep.append(line)
     return "\n".join(keep) + "\n"
@@ -144,13 +149,14 @@ def main() -> None:
     (launch,) = module.launches
     base = module.source
     relaxed = relax(base, "cta")
-    nobar = drop_atomic_barriers(relaxed)
+    no_red_bar = drop_atomic_barriers(relaxed, results=False)
     variants = {
         "as emitted (own launch)": base,
         "relaxed-cta": relaxed,
         "relaxed-gpu": relax(base, "gpu"),
-        "no-atomic-barriers": nobar,
-        "histogram": histogram(nobar),
+        "no-barriers-between-reds": no_red_bar,
+        "no-barriers-between-atomics": drop_atomic_barriers(relaxed, results=True),
+        "histogram": histogram(no_red_bar),
     }
     start = time.time()
     rows = []

@@ -1,19 +1,22 @@
 """GPU probe for TileLang's ``topk_selector`` (examples/deepseek_v32/topk_selector.py) through
-tile2triton: the current lowering and candidate schedules for its scratch-backed shared atomics.
+tile2triton: the lowering of its scratch-backed shared atomics under the settings this branch adds,
+and two more candidates as edits of the generated text.
 
-The candidates are the current generated source with one change each, applied to its text (so the
-probe measures exactly the schedule the lowering would emit behind a switch):
+Rows (each a source that tile2triton generates for sm_90 with these settings, launched here):
 
-- ``relaxed-cta``: every atomic on a scratch-backed shared buffer ``sem="relaxed", scope="cta"``
-  (TileLang's shared atomicAdd is relaxed and block-local; tl.atomic_add defaults to acq_rel/gpu);
-- ``relaxed-gpu``: the same with ``scope="gpu"`` (separates the fence from the scope);
-- ``no-barriers-between-reds``: relaxed-cta plus no ``tl.debug_barrier()`` between two atomics on
-  one scratch buffer whose previous values are unused (``red``: adds commute; the barrier stays
-  after plain stores/loads);
-- ``no-barriers-between-atomics``: the same also before atomics whose previous value is used (the
-  slot claims);
-- ``histogram``: no-barriers-between-reds plus the non-returning histogram atomics as ``tl.histogram``
-  of the lanes' bins and one atomic per bin (the form removed in c7bdb4a, re-timed here).
+- ``before``: ``TILE2TRITON_SCRATCH_CTA_ATOMICS=0``, ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=keep``
+  (the lowering before this branch: Triton's default acq_rel/GPU-scope atomics, a barrier before
+  every atomic that follows another on its buffer);
+- ``before, relaxed-gpu``: that source with ``sem="relaxed", scope="gpu"`` on the scratch atomics
+  (separates the fence from the scope);
+- ``cta, keep``: block-scoped relaxed atomics, barriers kept;
+- ``cta, reductions``: the branch's defaults: also no barrier between fire-and-forget atomics of
+  one kind (the histograms);
+- ``cta, atomics``: ``...BARRIERS=atomics``: also none before slot claims (``return_prev``);
+- ``cta, reductions, per-lane claims``: ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS=0``: a shared counter's
+  claims as one atomic per lane instead of one per block plus a cumsum;
+- ``cta, reductions, tl.histogram``: the histogram atomics as ``tl.histogram`` and one atomic per
+  bin (the form removed in c7bdb4a, re-timed).
 
 Each row: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in
 microseconds, the recall of ``torch.topk``'s index set (1.0000 expected), registers, spills and
@@ -24,6 +27,7 @@ shared memory of the compiled kernel.  Run from the worktree root on the GPU (< 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -65,35 +69,6 @@ def relax(src: str, scope: str) -> str:
             line = line[:-1] + f', sem="relaxed", scope="{scope}")'
         out.append(line)
     return "\n".join(out) + "\n"
-
-
-def _code_after(lines, i, n=4):
-    """The next ``n`` non-comment lines after line ``i``."""
-    got = []
-    for line in lines[i + 1 :]:
-        if line.strip().startswith("#"):
-            continue
-        got.append(line)
-        if len(got) == n:
-            break
-    return got
-
-
-def drop_atomic_barriers(src: str, results: bool) -> str:
-    """Drop a barrier whose next statement is an atomic (its only pending access: atomics); with
-    ``results=False`` only before an atomic whose previous value is unused (a ``red``)."""
-    lines = src.splitlines()
-    keep = []
-    for i, line in enumerate(lines):
-        if line.strip() == "tl.debug_barrier()":
-            after = _code_after(lines, i)
-            atomic = next((k for k, a in enumerate(after) if "tl.atomic_add(" in a), None)
-            plain = any(("tl.load(" in a or "tl.store(" in a) for a in after[: atomic if atomic is not None else 0])
-            returns = atomic is not None and "= tl.atomic_add(" in after[atomic]
-            if atomic is not None and not plain and atomic <= 2 and (results or not returns):
-                continue
-        keep.append(line)
-    return "\n".join(keep) + "\n"
 
 
 def histogram(src: str) -> str:
@@ -141,22 +116,44 @@ def stats(compiled) -> str:
         return f"({type(exc).__name__})"
 
 
+@contextlib.contextmanager
+def environment(**values):
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def generated(jit, cta: str, barriers: str, claims: str = "1") -> str:
+    with environment(
+        TILE2TRITON_SCRATCH_CTA_ATOMICS=cta,
+        TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=barriers,
+        TILE2TRITON_SCRATCH_BLOCK_CLAIMS=claims,
+    ):
+        return jit.lowered_for("sm_90").source
+
+
 def main() -> None:
     install_tilelang_alias()
     example = load_example()
     jit = example.tl_topk_impl.compile(topk=2048)
-    module = jit.lowered(False)
-    (launch,) = module.launches
-    base = module.source
-    relaxed = relax(base, "cta")
-    no_red_bar = drop_atomic_barriers(relaxed, results=False)
+    (launch,) = jit.lowered(False).launches
+    before = generated(jit, "0", "keep")
+    default = generated(jit, "1", "reductions")
     variants = {
-        "as emitted (own launch)": base,
-        "relaxed-cta": relaxed,
-        "relaxed-gpu": relax(base, "gpu"),
-        "no-barriers-between-reds": no_red_bar,
-        "no-barriers-between-atomics": drop_atomic_barriers(relaxed, results=True),
-        "histogram": histogram(no_red_bar),
+        "before": before,
+        "before, relaxed-gpu": relax(before, "gpu"),
+        "cta, keep": generated(jit, "1", "keep"),
+        "cta, reductions": default,
+        "cta, atomics": generated(jit, "1", "atomics"),
+        "cta, reductions, per-lane claims": generated(jit, "1", "reductions", "0"),
+        "cta, reductions, tl.histogram": histogram(default),
     }
     start = time.time()
     rows = []
@@ -173,7 +170,7 @@ def main() -> None:
 
         index.fill_(-1)
         run_t2t()
-        rows.append((label, "tile2triton (current)", bench(run_t2t), recall(index, x, topk), ""))
+        rows.append((label, "tile2triton runtime (defaults)", bench(run_t2t), recall(index, x, topk), ""))
         scratch = torch.empty(batch * launch.scratch_bytes, dtype=torch.uint8, device="cuda")
         for tag, src in variants.items():
             try:

@@ -16,6 +16,9 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl`` |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
+| ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
+| ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default on) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
+| ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
 | ``NO_COLOR`` | any | the command's diagnostics without colour |
@@ -44,6 +47,9 @@ VARIABLES = (
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
+    "TILE2TRITON_SCRATCH_CTA_ATOMICS",
+    "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
+    "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -83,6 +89,7 @@ def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -
 
 _TUNE = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(("heuristic", "1", "on", "true", "yes"), "heuristic")}
 _TUNE.update({"search": "search", "2": "search"})
+_ATOMIC_BARRIERS = {"reductions": "reductions", "atomics": "atomics", "keep": "keep"}
 _GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log"}
 
 
@@ -97,6 +104,9 @@ class Settings:
     gluon: str  # "on", "off" or "log"
     vectorize_loops: bool
     shared_scratch: bool
+    scratch_cta_atomics: bool
+    scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
+    scratch_block_claims: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -119,6 +129,16 @@ class Settings:
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
+            scratch_cta_atomics=flag("TILE2TRITON_SCRATCH_CTA_ATOMICS", get("TILE2TRITON_SCRATCH_CTA_ATOMICS"), True),
+            scratch_atomic_barriers=_choice(
+                "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
+                get("TILE2TRITON_SCRATCH_ATOMIC_BARRIERS"),
+                _ATOMIC_BARRIERS,
+                "reductions",
+            ),
+            scratch_block_claims=flag(
+                "TILE2TRITON_SCRATCH_BLOCK_CLAIMS", get("TILE2TRITON_SCRATCH_BLOCK_CLAIMS"), True
+            ),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -29,8 +29,9 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             return
         order = {}
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
-            dst_buf = scratch.atomic_target(lw, dst_buf)
-            if _claimed_add(lw, s, dst_buf, dst_idx, value):
+            dst_buf = scratch.atomic_target(lw, dst_buf, s)
+            order = scratch.atomic_order(lw, s)
+            if _claimed_add(lw, s, dst_buf, dst_idx, value, order):
                 return
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
@@ -89,13 +90,15 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
 
 
-def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None) -> bool:
+def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None, order: dict) -> bool:
     """``pos = T.atomic_add(S[k], v, return_prev=True)`` on a shared buffer in scratch, ``k`` and an
     integer ``v`` the same for every lane (a counter handing out slots): one atomic adds ``v`` times
     the active lanes, and each lane's previous value is that atomic's plus ``v`` times the active
     lanes before it (an exclusive cumsum), one order the lanes' own atomics could have taken.
     False where it does not apply."""
     lanes = lw.scope.lanes
+    if not lw.options.scratch_block_claims:
+        return False
     if s.kind != "add" or s.result is None or value is None or lanes is None or value.axes:
         return False
     if view.dtype.kind not in ("int", "uint") or value.dtype.kind not in ("int", "uint"):
@@ -122,7 +125,7 @@ def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Til
     if not (is_literal(added) and added.node.value == 1):
         step = P.binop("*", step, added.node)
     wanted = P.binop(">", count, P.const(0))
-    first = P.call("tl.atomic_add", ptr, step, mask=wanted if mask is None else P.binop("&", mask, wanted))
+    first = P.call("tl.atomic_add", ptr, step, mask=wanted if mask is None else P.binop("&", mask, wanted), **order)
     first = P.name(lw.assign(f"{view.name}_first", first))
     before = P.binop("-", P.call("tl.cumsum", ones, axis=0), ones)  # the active lanes ahead of each
     if lanes.rank > 1:

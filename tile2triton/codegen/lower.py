@@ -95,6 +95,15 @@ class LoweringOptions:
     tensor_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
+    # atomics on a scratch-backed shared buffer (scratch.py): relaxed ones block-scoped, as shared
+    # memory's are (TILE2TRITON_SCRATCH_CTA_ATOMICS), and which barriers between two atomics on one
+    # buffer are left out: "reductions", "atomics" or "keep" (TILE2TRITON_SCRATCH_ATOMIC_BARRIERS)
+    scratch_cta_atomics: bool = True
+    scratch_atomic_barriers: str = "reductions"
+    # pos = T.atomic_add(S[k], v, return_prev=True) with k, v the same in every lane: one atomic per
+    # block and an exclusive cumsum (atomics._claimed_add), else one atomic per lane
+    # (TILE2TRITON_SCRATCH_BLOCK_CLAIMS)
+    scratch_block_claims: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -118,6 +118,9 @@ class JITKernel:
             "per_thread_loads": tuning.per_thread_loads(),
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
+            "scratch_cta_atomics": env.scratch_cta_atomics,
+            "scratch_atomic_barriers": env.scratch_atomic_barriers,
+            "scratch_block_claims": env.scratch_block_claims,
         }
         if interpret:
             return options
@@ -148,6 +151,9 @@ class JITKernel:
             gluon=gluon_attention_supported(False, spec),
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
+            scratch_cta_atomics=settings.current().scratch_cta_atomics,
+            scratch_atomic_barriers=settings.current().scratch_atomic_barriers,
+            scratch_block_claims=settings.current().scratch_block_claims,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -1,6 +1,6 @@
 """GPU probe for TileLang's ``topk_selector`` (examples/deepseek_v32/topk_selector.py) through
-tile2triton: the lowering of its scratch-backed shared atomics under the settings this branch adds,
-and two more candidates as edits of the generated text.
+tile2triton: the lowering of its scratch-backed shared atomics under the settings this branch adds
+(one more candidate, relaxed-gpu, as an edit of the generated text).
 
 Rows (each a source that tile2triton generates for sm_90 with these settings, launched here):
 
@@ -15,8 +15,8 @@ Rows (each a source that tile2triton generates for sm_90 with these settings, la
 - ``cta, atomics``: ``...BARRIERS=atomics``: also none before slot claims (``return_prev``);
 - ``cta, reductions, per-lane claims``: ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS=0``: a shared counter's
   claims as one atomic per lane instead of one per block plus a cumsum;
-- ``cta, reductions, tl.histogram``: the histogram atomics as ``tl.histogram`` and one atomic per
-  bin (the form removed in c7bdb4a, re-timed).
+- ``cta, reductions, tl.histogram``: ``TILE2TRITON_SCRATCH_HISTOGRAM=1``: the histogram atomics
+  as ``tl.histogram`` and one atomic per bin (the form removed in c7bdb4a, back behind a switch).
 
 Each row: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in
 microseconds, the recall of ``torch.topk``'s index set (1.0000 expected), registers, spills and
@@ -71,23 +71,6 @@ def relax(src: str, scope: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def histogram(src: str) -> str:
-    """``tl.atomic_add(buf + bins, 1, mask=m, ...)`` (result unused) -> tl.histogram + one atomic per bin."""
-    out = []
-    for line in src.splitlines():
-        m = re.match(r"(\s*)tl\.atomic_add\((\w+) \+ (\w+), 1, mask=(\w+)(.*)\)$", line)
-        if m:
-            ind, buf, bins, mask, rest = m.groups()
-            out.append(f"{ind}{bins}_hist = tl.histogram({bins}.to(tl.int32), 512, mask={mask})")
-            out.append(f"{ind}{bins}_bins = tl.arange(0, 512)")
-            out.append(
-                f"{ind}tl.atomic_add({buf} + {bins}_bins, {bins}_hist, mask=({bins}_hist > 0) & ({bins}_bins < 257){rest})"
-            )
-            continue
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
 def build(src: str, tag: str):
     path = os.path.join(tempfile.mkdtemp(prefix=f"topk_{tag}_"), f"topk_{tag.replace('-', '_')}.py")
     with open(path, "w") as f:
@@ -130,11 +113,12 @@ def environment(**values):
                 os.environ[k] = v
 
 
-def generated(jit, cta: str, barriers: str, claims: str = "1") -> str:
+def generated(jit, cta: str, barriers: str, claims: str = "1", histogram: str = "0") -> str:
     with environment(
         TILE2TRITON_SCRATCH_CTA_ATOMICS=cta,
         TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=barriers,
         TILE2TRITON_SCRATCH_BLOCK_CLAIMS=claims,
+        TILE2TRITON_SCRATCH_HISTOGRAM=histogram,
     ):
         return jit.lowered_for("sm_90").source
 
@@ -153,7 +137,7 @@ def main() -> None:
         "cta, reductions": default,
         "cta, atomics": generated(jit, "1", "atomics"),
         "cta, reductions, per-lane claims": generated(jit, "1", "reductions", "0"),
-        "cta, reductions, tl.histogram": histogram(default),
+        "cta, reductions, tl.histogram": generated(jit, "1", "reductions", histogram="1"),
     }
     start = time.time()
     rows = []

@@ -23,6 +23,7 @@ SETTINGS = (
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
+    "TILE2TRITON_SCRATCH_HISTOGRAM",
 )
 
 
@@ -115,8 +116,8 @@ def settings(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("TILE2TRITON_SHARED_SCRATCH", raising=False)
 
-    def set_(cta=None, barriers=None, claims=None):
-        for name, value in zip(SETTINGS, (cta, barriers, claims)):
+    def set_(cta=None, barriers=None, claims=None, histogram=None):
+        for name, value in zip(SETTINGS, (cta, barriers, claims, histogram)):
             if value is not None:
                 monkeypatch.setenv(name, value)
 
@@ -147,17 +148,24 @@ def scratch_atomics(src: str) -> list:
 
 # ------------------------------------------------------------------ results under every setting
 @pytest.mark.parametrize(
-    "cta,barriers,claims",
-    [(None, None, None), ("0", "keep", None), ("1", "atomics", None), (None, "atomics", "0"), (None, None, "0")],
+    "cta,barriers,claims,histogram",
+    [
+        (None, None, None, None),
+        ("0", "keep", None, None),
+        ("1", "atomics", None, None),
+        (None, "atomics", "0", None),
+        (None, None, "0", "1"),
+    ],
 )
-def test_bin_sort_and_compaction(dev, settings, cta, barriers, claims):
-    settings(cta, barriers, claims)
+def test_bin_sort_and_compaction(dev, settings, cta, barriers, claims, histogram):
+    settings(cta, barriers, claims, histogram)
     rows, n, threads, bins = 3, 300, 96, 37
     a = torch.randint(0, bins, (rows, n), dtype=torch.int32, device=dev)
     out = torch.full((rows, n), -7, dtype=torch.int32, device=dev)
     kernel = tilelang.compile(bin_sort(rows, n, threads, bins))  # a fresh compilation under these settings
     kernel(a, out)
     assert "scratch_ptr" in code(kernel)
+    assert ("tl.histogram(" in code(kernel)) == (histogram == "1")
     assert torch.equal(out.cpu(), torch.sort(a.cpu(), dim=1).values)
 
     x = torch.randn(rows, n, device=dev)
@@ -171,7 +179,9 @@ def test_bin_sort_and_compaction(dev, settings, cta, barriers, claims):
         assert bool((got[r, len(want) :] == -7).all())
 
 
-def test_mixed_kinds(dev, settings):
+@pytest.mark.parametrize("histogram", [None, "1"])
+def test_mixed_kinds(dev, settings, histogram):
+    settings(histogram=histogram)
     rows, n, threads, bins = 2, 250, 128, 301
     a = torch.randint(0, 1000, (rows, n), dtype=torch.int32, device=dev)
     h = torch.full((rows, bins + 1), -7, dtype=torch.int32, device=dev)

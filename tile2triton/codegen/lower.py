@@ -104,6 +104,9 @@ class LoweringOptions:
     # block and an exclusive cumsum (atomics._claimed_add), else one atomic per lane
     # (TILE2TRITON_SCRATCH_BLOCK_CLAIMS)
     scratch_block_claims: bool = True
+    # T.atomic_add(S[bin], v) at lane-dependent bins: tl.histogram and one atomic per bin
+    # (atomics._histogram_add; TILE2TRITON_SCRATCH_HISTOGRAM)
+    scratch_histogram: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

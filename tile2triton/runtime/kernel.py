@@ -121,6 +121,7 @@ class JITKernel:
             "scratch_cta_atomics": env.scratch_cta_atomics,
             "scratch_atomic_barriers": env.scratch_atomic_barriers,
             "scratch_block_claims": env.scratch_block_claims,
+            "scratch_histogram": env.scratch_histogram,
         }
         if interpret:
             return options
@@ -154,6 +155,7 @@ class JITKernel:
             scratch_cta_atomics=settings.current().scratch_cta_atomics,
             scratch_atomic_barriers=settings.current().scratch_atomic_barriers,
             scratch_block_claims=settings.current().scratch_block_claims,
+            scratch_histogram=settings.current().scratch_histogram,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

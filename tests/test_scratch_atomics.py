@@ -306,3 +306,22 @@ def test_ptx_atomics_for_sm90(settings, tmp_path, cta):
         assert any(op.startswith("red.") for op in ops)
     else:
         assert all("acq_rel" in op and ".gpu." in op for op in ops), ops
+
+
+def test_settings_parse(monkeypatch):
+    from tile2triton import settings as s
+
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    now = s.current()
+    assert (now.scratch_cta_atomics, now.scratch_atomic_barriers, now.scratch_block_claims) == (
+        True,
+        "reductions",
+        True,
+    )
+    assert now.scratch_histogram is False
+    monkeypatch.setenv("TILE2TRITON_SCRATCH_ATOMIC_BARRIERS", "Atomics")
+    assert s.current().scratch_atomic_barriers == "atomics"
+    monkeypatch.setenv("TILE2TRITON_SCRATCH_ATOMIC_BARRIERS", "some")
+    with pytest.raises(s.SettingError, match="TILE2TRITON_SCRATCH_ATOMIC_BARRIERS"):
+        s.current()

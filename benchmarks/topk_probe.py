@@ -17,6 +17,9 @@ Rows (each a source that tile2triton generates for sm_90 with these settings, la
   claims as one atomic per lane instead of one per block plus a cumsum;
 - ``cta, reductions, tl.histogram``: ``TILE2TRITON_SCRATCH_HISTOGRAM=1``: the histogram atomics
   as ``tl.histogram`` and one atomic per bin (the form removed in c7bdb4a, back behind a switch).
+- ``cta, reductions, atomic loops vectorized``: ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS=1``: the
+  histogram loop's ``for j in T.serial(4)`` (a branch and a fire-and-forget atomic) as a tile axis;
+- ``cta, atomics, per-lane claims, vectorized``: every candidate switch at once.
 
 Each row: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in
 microseconds, the recall of ``torch.topk``'s index set (1.0000 expected), registers, spills and
@@ -113,12 +116,13 @@ def environment(**values):
                 os.environ[k] = v
 
 
-def generated(jit, cta: str, barriers: str, claims: str = "1", histogram: str = "0") -> str:
+def generated(jit, cta: str, barriers: str, claims: str = "1", histogram: str = "0", vectorize: str = "0") -> str:
     with environment(
         TILE2TRITON_SCRATCH_CTA_ATOMICS=cta,
         TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=barriers,
         TILE2TRITON_SCRATCH_BLOCK_CLAIMS=claims,
         TILE2TRITON_SCRATCH_HISTOGRAM=histogram,
+        TILE2TRITON_VECTORIZE_ATOMIC_LOOPS=vectorize,
     ):
         return jit.lowered_for("sm_90").source
 
@@ -138,6 +142,8 @@ def main() -> None:
         "cta, atomics": generated(jit, "1", "atomics"),
         "cta, reductions, per-lane claims": generated(jit, "1", "reductions", "0"),
         "cta, reductions, tl.histogram": generated(jit, "1", "reductions", histogram="1"),
+        "cta, reductions, atomic loops vectorized": generated(jit, "1", "reductions", vectorize="1"),
+        "cta, atomics, per-lane claims, vectorized": generated(jit, "1", "atomics", "0", vectorize="1"),
     }
     start = time.time()
     rows = []

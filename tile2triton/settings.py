@@ -18,6 +18,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default on) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
+| ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
@@ -52,6 +53,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
     "TILE2TRITON_SCRATCH_HISTOGRAM",
+    "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -110,6 +112,7 @@ class Settings:
     scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
     scratch_block_claims: bool
     scratch_histogram: bool
+    vectorize_atomic_loops: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -143,6 +146,9 @@ class Settings:
                 "TILE2TRITON_SCRATCH_BLOCK_CLAIMS", get("TILE2TRITON_SCRATCH_BLOCK_CLAIMS"), True
             ),
             scratch_histogram=flag("TILE2TRITON_SCRATCH_HISTOGRAM", get("TILE2TRITON_SCRATCH_HISTOGRAM"), False),
+            vectorize_atomic_loops=flag(
+                "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", get("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS"), False
+            ),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -107,6 +107,9 @@ class LoweringOptions:
     # T.atomic_add(S[bin], v) at lane-dependent bins: tl.histogram and one atomic per bin
     # (atomics._histogram_add; TILE2TRITON_SCRATCH_HISTOGRAM)
     scratch_histogram: bool = False
+    # a loop of branches and commuting atomics whose previous values are unused is a map loop too
+    # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
+    vectorize_atomic_loops: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

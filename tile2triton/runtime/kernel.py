@@ -122,6 +122,7 @@ class JITKernel:
             "scratch_atomic_barriers": env.scratch_atomic_barriers,
             "scratch_block_claims": env.scratch_block_claims,
             "scratch_histogram": env.scratch_histogram,
+            "vectorize_atomic_loops": env.vectorize_atomic_loops,
         }
         if interpret:
             return options
@@ -156,6 +157,7 @@ class JITKernel:
             scratch_atomic_barriers=settings.current().scratch_atomic_barriers,
             scratch_block_claims=settings.current().scratch_block_claims,
             scratch_histogram=settings.current().scratch_histogram,
+            vectorize_atomic_loops=settings.current().vectorize_atomic_loops,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -325,3 +325,67 @@ def test_settings_parse(monkeypatch):
     monkeypatch.setenv("TILE2TRITON_SCRATCH_ATOMIC_BARRIERS", "some")
     with pytest.raises(s.SettingError, match="TILE2TRITON_SCRATCH_ATOMIC_BARRIERS"):
         s.current()
+
+
+# ------------------------------------------------------------------ loops of atomics as tile axes
+def chunk_histogram(rows, n, threads, bins, per, shared=True):
+    """topk_selector's first pass: each thread takes ``per`` consecutive elements a step
+    (``for j in T.serial(per)``), each added under a bound check to a shared (or global) histogram."""
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, n), "int32"), H: T.Tensor((rows, bins), "int32")):
+        with T.Kernel(rows, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            hist = T.alloc_shared((bins,), "int32")
+            for i in T.serial(T.ceildiv(bins, threads)):
+                if i * threads + tx < bins:
+                    hist[i * threads + tx] = 0
+            T.sync_threads()
+            for s in T.serial(T.ceildiv(n, threads * per)):
+                base = s * threads * per + tx * per
+                for j in T.serial(per):
+                    if base + j < n:
+                        if shared:
+                            T.atomic_add(hist[A[bx, base + j] % bins], 1)
+                        else:
+                            T.atomic_add(H[bx, A[bx, base + j] % bins], 1)
+            T.sync_threads()
+            if shared:
+                for i in T.serial(T.ceildiv(bins, threads)):
+                    if i * threads + tx < bins:
+                        H[bx, i * threads + tx] = hist[i * threads + tx]
+
+    return main
+
+
+@pytest.mark.parametrize("vectorize", ["1", "0"])
+@pytest.mark.parametrize("shared", [True, False])
+def test_atomic_loop_as_tile_axis(dev, monkeypatch, settings, vectorize, shared):
+    settings()
+    monkeypatch.setenv("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", vectorize)
+    rows, n, threads, bins, per = 3, 700, 128, 300, 3
+    a = torch.randint(0, 5000, (rows, n), dtype=torch.int32, device=dev)
+    h = torch.full((rows, bins), -7 if shared else 0, dtype=torch.int32, device=dev)
+    kernel = tilelang.compile(chunk_histogram(rows, n, threads, bins, per, shared))
+    kernel(a, h)
+    ref = torch.stack([torch.bincount(a[r].cpu() % bins, minlength=bins) for r in range(rows)]).to(torch.int32)
+    assert torch.equal(h.cpu(), ref)
+    src = code(kernel)
+    assert ("for j in" not in src) == (vectorize == "1")
+    if vectorize == "1":
+        assert "tl.arange(0, 4)[:, None]" in src  # the 3 iterations as a padded tile axis
+
+
+def test_loop_with_claims_or_conditional_stores_stays_a_loop(monkeypatch, settings):
+    settings()
+    monkeypatch.setenv("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", "1")
+    assert "for s_1 in" in code(tilelang.compile(bin_sort(3, 300, 96, 37)))  # the claims' loop
+
+    @T.prim_func
+    def last_positive(A: T.Tensor((4, 64), "float32"), O: T.Tensor((4,), "int32")):
+        with T.Kernel(4, threads=32) as bx:
+            for j in T.serial(64):
+                if A[bx, j] > 0:
+                    O[bx] = j  # the last such j wins: the iterations' order matters
+
+    assert "for j in" in code(tilelang.compile(last_positive))

@@ -248,13 +248,20 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
         return False
     written, read, lets = set(), set(), set()
     body = list(s.body)
+    branched = set()  # statements under a branch: bindings and commuting atomics only
     for st in body:
         if isinstance(st, ir.If) and lw.options.vectorize_atomic_loops:
             # a branch per iteration: a condition on the widened lanes (its loads are reads)
-            body.extend(st.then_body)
-            body.extend(st.else_body or [])
-            read.update(load.buffer for load in ir.loads_in(st))
+            inner = list(st.then_body) + list(st.else_body or [])
+            body.extend(inner)
+            branched.update(map(id, inner))
+            for load in ir.loads_in(st):
+                if not in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
+                    return False
+                read.add(load.buffer)
             continue
+        if id(st) in branched and not isinstance(st, (ir.Let, ir.If, ir.Atomic)):
+            return False  # a store under a condition: which iteration writes last would matter
         if (
             isinstance(st, ir.Atomic)
             and lw.options.vectorize_atomic_loops

@@ -282,8 +282,10 @@ def compact_rows(B, N, threads, width):
 
 
 @pytest.mark.parametrize("B,N,threads,width", [(3, 300, 128, 1), (2, 150, 64, 2)])
-def test_shared_counter_claims(dev, B, N, threads, width):
-    kernel = compact_rows(B, N, threads, width)
+@pytest.mark.parametrize("block_claims", ["1", "0"])
+def test_shared_counter_claims(dev, B, N, threads, width, block_claims, monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_SCRATCH_BLOCK_CLAIMS", block_claims)  # per block + cumsum, or per lane
+    kernel = tilelang.compile(compact_rows(B, N, threads, width).prim_func)  # its own lowering per switch
     x = torch.randn(B, N, device=dev)
     out, count = poison((B, N * width), torch.int32, dev), poison((B,), torch.int32, dev)
     kernel(x, out, count)
@@ -296,7 +298,7 @@ def test_shared_counter_claims(dev, B, N, threads, width):
         assert (slots == slots[:, :1]).all()
         assert sorted(slots[:, 0].tolist()) == picked.tolist()
         assert (out[b, n * width :] == poison((1,), torch.int32)[0]).all()  # nothing written past the claims
-    assert "tl.cumsum(count_claims" in _code(kernel)
+    assert ("tl.cumsum(count_claims" in _code(kernel)) == (block_claims == "1")
 
 
 # ------------------------------------------------------------------ thread-range sections

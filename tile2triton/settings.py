@@ -22,6 +22,11 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
+| ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
+| ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
+| ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
+| ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
+| ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
 | ``NO_COLOR`` | any | the command's diagnostics without colour |
@@ -64,6 +69,11 @@ VARIABLES = (
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
     "TILE2TRITON_FEW_WARPS",
+    "TILE2TRITON_SCRATCH_CTA_ATOMICS",
+    "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
+    "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
+    "TILE2TRITON_SCRATCH_HISTOGRAM",
+    "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -114,6 +124,7 @@ def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -
 _TUNE = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(("heuristic", "1", "on", "true", "yes"), "heuristic")}
 _TUNE.update({"search": "search", "2": "search"})
 _GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log", "force": "force"}
+_ATOMIC_BARRIERS = {"reductions": "reductions", "atomics": "atomics", "keep": "keep"}
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,11 @@ class Settings:
     block_slices: bool
     speculate_copies: bool
     few_warps: bool
+    scratch_cta_atomics: bool
+    scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
+    scratch_block_claims: bool
+    scratch_histogram: bool
+    vectorize_atomic_loops: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -163,6 +179,21 @@ class Settings:
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
+            scratch_cta_atomics=flag("TILE2TRITON_SCRATCH_CTA_ATOMICS", get("TILE2TRITON_SCRATCH_CTA_ATOMICS"), True),
+            scratch_atomic_barriers=_choice(
+                "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
+                get("TILE2TRITON_SCRATCH_ATOMIC_BARRIERS"),
+                _ATOMIC_BARRIERS,
+                "reductions",
+            ),
+            # off from the H200 probe: topk_selector 114 -> 80 us with one claim per lane (as TileLang)
+            scratch_block_claims=flag(
+                "TILE2TRITON_SCRATCH_BLOCK_CLAIMS", get("TILE2TRITON_SCRATCH_BLOCK_CLAIMS"), False
+            ),
+            scratch_histogram=flag("TILE2TRITON_SCRATCH_HISTOGRAM", get("TILE2TRITON_SCRATCH_HISTOGRAM"), False),
+            vectorize_atomic_loops=flag(
+                "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", get("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS"), False
+            ),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -29,8 +29,11 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             return
         order = {}
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
-            dst_buf = scratch.atomic_target(lw, dst_buf)
-            if _claimed_add(lw, s, dst_buf, dst_idx, value):
+            dst_buf = scratch.atomic_target(lw, dst_buf, s)
+            order = scratch.atomic_order(lw, s)
+            if _histogram_add(lw, s, dst_buf, dst_idx, value, order) or _claimed_add(
+                lw, s, dst_buf, dst_idx, value, order
+            ):
                 return
         elif dst_buf.scope != ir.GLOBAL:
             raise lw.error("atomics target global tensors")
@@ -89,13 +92,69 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)
 
 
-def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None) -> bool:
+def _histogram_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None, order: dict) -> bool:
+    """``T.atomic_add(S[bin], v)`` on a shared buffer in scratch, at lane-dependent positions, with
+    an integer ``v`` the same for every lane (a histogram): ``tl.histogram`` of the lanes' positions
+    counts them in the block, then one atomic per position hit adds ``count * v``.  One atomic per
+    lane would serialise on the few positions most lanes hit (global atomics, not shared ones).
+    False where it does not apply; a buffer of many more positions than lanes keeps the per-lane
+    atomics (the histogram's tile would cost more than the lanes).  Off by default
+    (``TILE2TRITON_SCRATCH_HISTOGRAM``): Triton's histogram costs each lane bins / 32 popcounts of
+    log2(bins) ballots per call, and topk_selector measured slower with it (c7bdb4a)."""
+    lanes = lw.scope.lanes
+    if not lw.options.scratch_histogram:
+        return False
+    if s.kind != "add" or s.result is not None or value is None or lanes is None or value.axes:
+        return False
+    if view.dtype.kind not in ("int", "uint") or view.dtype.bits > 32 or value.dtype.kind not in ("int", "uint"):
+        return False
+    idx = [lw.ev(i) for i in indices]
+    axes = frozenset().union(*(t.axes for t in idx))
+    size, n_lanes = prod(view.shape), prod(lanes.padded)
+    bins = 1 << max(size - 1, 1).bit_length()
+    if not axes or bins > 4 * n_lanes:
+        return False
+    lin, inside = None, None
+    for t, n, stride in zip(idx, view.shape, view.strides):
+        term = t.node if stride == 1 else P.binop("*", t.node, P.const(stride))
+        lin = term if lin is None else P.binop("+", lin, term)
+        ok = P.binop("&", P.binop(">=", t.node, P.const(0)), P.binop("<", t.node, P.const(n)))
+        inside = ok if inside is None else P.binop("&", inside, ok)
+    everywhere = frozenset(range(lanes.rank))
+    active = lw.lane_mask(everywhere)  # padded lanes and lanes under a false `if`
+    inside_axes = axes
+    if active is not None:
+        inside = P.binop("&", inside, lw.full_rank_mask(active))
+        inside_axes = axes | lw.cond_axes()
+
+    def flat(node, dtype, node_axes):  # the lanes as one axis, as tl.histogram takes them
+        if node_axes != everywhere:
+            node = lw.broadcast(Tile(node, dtype, node_axes), lanes.padded)
+        return node if lanes.rank == 1 else P.call("tl.reshape", node, P.tuple_([n_lanes]))
+
+    valid = P.name(lw.assign(f"{view.name}_valid", flat(inside, BOOL, inside_axes)))
+    if any(t.dtype != INT32 for t in idx):  # tl.histogram takes int32 positions
+        lin = P.to(lin, INT32)
+    position = P.call("tl.where", valid, flat(lin, INT32, axes), P.const(0))
+    counts = P.name(lw.assign(f"{view.name}_counts", P.call("tl.histogram", position, bins, mask=valid)))
+    added = lw.cast(value, view.dtype)
+    amount = counts if is_literal(added) and added.node.value == 1 else P.binop("*", counts, added.node)
+    ptr = P.binop("+", P.name(lw.pointers[view]), P.call("tl.arange", 0, bins))
+    if lw.storage_dtype(view.dtype) != INT32:
+        amount = P.to(amount, lw.storage_dtype(view.dtype))
+    lw.emit(P.expr_stmt(P.call("tl.atomic_add", ptr, amount, mask=P.binop("!=", counts, P.const(0)), **order)))
+    return True
+
+
+def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None, order: dict) -> bool:
     """``pos = T.atomic_add(S[k], v, return_prev=True)`` on a shared buffer in scratch, ``k`` and an
     integer ``v`` the same for every lane (a counter handing out slots): one atomic adds ``v`` times
     the active lanes, and each lane's previous value is that atomic's plus ``v`` times the active
     lanes before it (an exclusive cumsum), one order the lanes' own atomics could have taken.
     False where it does not apply."""
     lanes = lw.scope.lanes
+    if not lw.options.scratch_block_claims:
+        return False
     if s.kind != "add" or s.result is None or value is None or lanes is None or value.axes:
         return False
     if view.dtype.kind not in ("int", "uint") or value.dtype.kind not in ("int", "uint"):
@@ -122,7 +181,7 @@ def _claimed_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Til
     if not (is_literal(added) and added.node.value == 1):
         step = P.binop("*", step, added.node)
     wanted = P.binop(">", count, P.const(0))
-    first = P.call("tl.atomic_add", ptr, step, mask=wanted if mask is None else P.binop("&", mask, wanted))
+    first = P.call("tl.atomic_add", ptr, step, mask=wanted if mask is None else P.binop("&", mask, wanted), **order)
     first = P.name(lw.assign(f"{view.name}_first", first))
     before = P.binop("-", P.call("tl.cumsum", ones, axis=0), ones)  # the active lanes ahead of each
     if lanes.rank > 1:

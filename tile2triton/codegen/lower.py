@@ -112,6 +112,21 @@ class LoweringOptions:
     # before the `if`, masked by its condition, so Triton's pipeliner prefetches them
     # (TILE2TRITON_SPECULATE_COPIES; codegen/speculate.py)
     speculate_copies: bool = True
+    # atomics on a scratch-backed shared buffer (scratch.py): relaxed ones block-scoped, as shared
+    # memory's are (TILE2TRITON_SCRATCH_CTA_ATOMICS), and which barriers between two atomics on one
+    # buffer are left out: "reductions", "atomics" or "keep" (TILE2TRITON_SCRATCH_ATOMIC_BARRIERS)
+    scratch_cta_atomics: bool = True
+    scratch_atomic_barriers: str = "reductions"
+    # pos = T.atomic_add(S[k], v, return_prev=True) with k, v the same in every lane: one atomic per
+    # block and an exclusive cumsum (atomics._claimed_add), else one atomic per lane
+    # (TILE2TRITON_SCRATCH_BLOCK_CLAIMS)
+    scratch_block_claims: bool = False
+    # T.atomic_add(S[bin], v) at lane-dependent bins: tl.histogram and one atomic per bin
+    # (atomics._histogram_add; TILE2TRITON_SCRATCH_HISTOGRAM)
+    scratch_histogram: bool = False
+    # a loop of branches and commuting atomics whose previous values are unused is a map loop too
+    # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
+    vectorize_atomic_loops: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

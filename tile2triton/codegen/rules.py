@@ -254,12 +254,45 @@ def _block_level_reg(lw: Lowerer, buf: ir.Buffer) -> bool:
     return buf.scope != ir.GLOBAL and rb is not None and rb.lanes is None
 
 
+_COMMUTING_ATOMICS = frozenset({"add", "max", "min", "and", "or", "xor"})
+
+
 def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
     n = trip_count(s)
     if n is None:
         return False
     written, read, lets = set(), set(), set()
-    for st in s.body:
+    body = list(s.body)
+    branched = set()  # statements under a branch: bindings and commuting atomics only
+    for st in body:
+        if isinstance(st, ir.If) and lw.options.vectorize_atomic_loops:
+            # a branch per iteration: a condition on the widened lanes (its loads are reads)
+            inner = list(st.then_body) + list(st.else_body or [])
+            body.extend(inner)
+            branched.update(map(id, inner))
+            for load in ir.loads_in(st):
+                if not in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
+                    return False
+                read.add(load.buffer)
+            continue
+        if id(st) in branched and not isinstance(st, (ir.Let, ir.If, ir.Atomic)):
+            return False  # a store under a condition: which iteration writes last would matter
+        if (
+            isinstance(st, ir.Atomic)
+            and lw.options.vectorize_atomic_loops
+            and st.result is None
+            and st.kind in _COMMUTING_ATOMICS
+            and isinstance(st.dst, ir.Load)
+            and in_memory(lw, st.dst.buffer)
+        ):
+            # fire-and-forget updates that commute: the iterations' order does not matter
+            written.add(st.dst.buffer)
+            for load in ir.loads_in(st):
+                if load is not st.dst:
+                    if not in_memory(lw, load.buffer) and not _block_level_reg(lw, load.buffer):
+                        return False
+                    read.add(load.buffer)
+            continue
         if isinstance(st, ir.Let):
             if st.var in lw.scope.env:
                 return False  # rebinding a name from outside the loop carries a value across iterations

@@ -18,9 +18,20 @@ mapping, so one TileLang thread's accesses to an element in two statements may r
 hardware threads.  ``tl.debug_barrier()`` stands at every ``T.sync_threads()`` (rules.py), and
 before a scratch access that could otherwise overtake an earlier one to the same buffer: a load
 after a store, a store after a store, a store after another statement's load.  (Within one
-statement the loads feed its store, which orders them.)  A loop or branch body starts from what
-was pending before it plus every scratch access it makes itself (the previous iteration).  A loop
-that stores and loads one scratch buffer is not software-pipelined (``num_stages=1``).
+statement the loads feed its store, which orders them.)  An atomic counts as a store, except after
+atomics alone (``LoweringOptions.scratch_atomic_barriers``): atomics of one commutative kind on a
+buffer since the last barrier need none between them, the final value being the same in every
+order (``"reductions"``, the default: only where no previous value is used, since a lane whose two
+atomics run on two hardware threads could otherwise see its own later update; ``"atomics"``: also
+slot claims, ``pos = T.atomic_add(S[k], 1, return_prev=True)``; ``"keep"``: a barrier as for a
+store).  A loop or branch body starts from what was pending before it plus every scratch access it
+makes itself (the previous iteration).  A loop that stores and loads one scratch buffer (an atomic
+does both) is not software-pipelined (``num_stages=1``).
+
+Atomics' scope: a shared buffer is seen by its block alone, so a relaxed atomic on its scratch copy
+is ``scope="cta"`` (``LoweringOptions.scratch_cta_atomics``), as TileLang's shared-memory atomicAdd
+is relaxed and block-local; Triton's default (acq_rel at GPU scope) puts ``MEMBAR.ALL.GPU`` before
+each and an L1 invalidation after it (``atomic_order``).
 """
 
 from __future__ import annotations
@@ -58,6 +69,8 @@ class ScratchState:
     tiles: dict = field(default_factory=dict)  # name of a whole-buffer tile -> ir.Buffer
     stored: set | None = field(default_factory=set)  # allocations stored since the last barrier
     loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
+    # ... updated by atomics (-> the set of (kind, previous value used?)); UNKNOWN with ``stored``
+    atomics: dict | None = field(default_factory=dict)
 
 
 class NeedsScratch(Exception):
@@ -180,13 +193,36 @@ def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
     lw.global_store(view, idx, list(indices), value)
 
 
-def atomic_target(lw: Lowerer, buf: ir.Buffer) -> ir.Buffer:
+def atomic_target(lw: Lowerer, buf: ir.Buffer, s: ir.Atomic | None = None) -> ir.Buffer:
     """The global view an atomic on shared ``buf`` updates (the buffer moves to scratch)."""
     if buf not in lw.scratch.views:
         raise NeedsScratch(buf.root, "an atomic on shared memory")
     view = lw.scratch.views[buf]
-    before_access(lw, view, store=True)
+    before_access(lw, view, store=True, atomic=_atomic_key(s) if s is not None else None)
     return view
+
+
+# atomics whose updates commute with one another (an exchange or a load does not)
+_COMMUTING = frozenset({"add", "max", "min", "and", "or", "xor"})
+
+
+def _atomic_key(s: ir.Atomic) -> tuple | None:
+    """(kind, previous value used?) of an atomic that may follow atomics without a barrier."""
+    return (s.kind, s.result is not None) if s.kind in _COMMUTING else None
+
+
+def atomic_order(lw: Lowerer, s: ir.Atomic) -> dict:
+    """``sem=``/``scope=`` of an atomic on a scratch-backed shared buffer: the source's order, and
+    block scope where it is relaxed (the buffer is the block's alone); ``{}`` (Triton's acq_rel at
+    GPU scope) without ``scratch_cta_atomics``."""
+    if not lw.options.scratch_cta_atomics or s.kind == "load":
+        return {}
+    sem = {"relaxed": "relaxed", "consume": "acquire", "acquire": "acquire", "release": "release"}.get(s.order)
+    if sem is None:
+        return {}
+    if sem == "relaxed":
+        return {"sem": P.const(sem), "scope": P.const("cta")}
+    return {"sem": P.const(sem)}
 
 
 # ------------------------------------------------------------------------------ whole tiles
@@ -247,75 +283,105 @@ def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
 
 
 # ------------------------------------------------------------------------------ barriers
-def before_access(lw: Lowerer, view: ir.Buffer, store: bool) -> None:
-    """Place a barrier if this access could overtake an earlier one to the same buffer."""
+def before_access(lw: Lowerer, view: ir.Buffer, store: bool, atomic: tuple | None = None) -> None:
+    """Place a barrier if this access could overtake an earlier one to the same buffer; ``atomic``:
+    the access is a commuting atomic (``_atomic_key``), which may follow atomics alone."""
     root = lw.scratch.roots[view]
-    stored, loaded = lw.scratch.stored, lw.scratch.loaded
-    need = stored is UNKNOWN or root in stored
+    st = lw.scratch
+    need = st.stored is UNKNOWN or root in st.stored
+    if not need and root in st.atomics:
+        need = not _atomics_commute(lw, st.atomics[root], atomic)
     if store and not need:  # a load by an earlier statement (the loads of this one feed the store)
-        need = loaded is UNKNOWN or loaded.get(root, lw.statement_serial) != lw.statement_serial
+        need = st.loaded is UNKNOWN or st.loaded.get(root, lw.statement_serial) != lw.statement_serial
     if need:
         barrier(lw)
-    if store:
-        lw.scratch.stored.add(root)
-    elif lw.scratch.loaded is not UNKNOWN:
-        lw.scratch.loaded.setdefault(root, lw.statement_serial)
+    if atomic is not None:
+        st.atomics.setdefault(root, set()).add(atomic)
+    elif store:
+        st.stored.add(root)
+    elif st.loaded is not UNKNOWN:
+        st.loaded.setdefault(root, lw.statement_serial)
+
+
+def _atomics_commute(lw: Lowerer, pending: set, atomic: tuple | None) -> bool:
+    """May ``atomic`` follow the ``pending`` atomics on its buffer with no barrier between?"""
+    level = lw.options.scratch_atomic_barriers
+    if atomic is None or level == "keep":
+        return False
+    kinds = {kind for kind, _ in pending} | {atomic[0]}
+    if len(kinds) != 1:
+        return False
+    return level == "atomics" or not any(used for _, used in pending | {atomic})
 
 
 def barrier(lw: Lowerer) -> None:
     lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
-    lw.scratch.stored, lw.scratch.loaded = set(), {}
+    lw.scratch.stored, lw.scratch.loaded, lw.scratch.atomics = set(), {}, {}
 
 
 @contextlib.contextmanager
 def body(lw: Lowerer, stmts):
     """A loop or branch body: at its start, what was pending before it and whatever it accesses
     itself (the previous iteration) may be pending; after it, the same (it may not run at all)."""
-    saved = lw.scratch.stored, lw.scratch.loaded
-    stored, loaded = (UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
-    merged = _merge(saved, stored, loaded)
-    lw.scratch.stored, lw.scratch.loaded = merged
+    st = lw.scratch
+    saved = st.stored, st.loaded, st.atomics
+    reached = (UNKNOWN, UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
+    merged = _merge(saved, *reached)
+    st.stored, st.loaded, st.atomics = merged
     try:
         yield
     finally:
-        lw.scratch.stored, lw.scratch.loaded = _merge(merged, set(), set())
+        st.stored, st.loaded, st.atomics = _merge(merged, set(), set(), {})
 
 
-def _merge(state, stored, loaded):
-    """``state`` (stores, loads) plus these stores and loads (as loads by an earlier statement)."""
-    before_stored, before_loaded = state
+def _merge(state, stored, loaded, atomics):
+    """``state`` (stores, loads, atomics) plus these (the loads as loads by an earlier statement)."""
+    before_stored, before_loaded, before_atomics = state
     if stored is UNKNOWN or before_stored is UNKNOWN:
-        out_stored = UNKNOWN
-    else:
-        out_stored = set(before_stored) | stored
+        return UNKNOWN, UNKNOWN, UNKNOWN  # anything may be pending: the next access waits
+    out_stored = set(before_stored) | stored
     if loaded is UNKNOWN or before_loaded is UNKNOWN:
         out_loaded = UNKNOWN
     else:
         out_loaded = dict(before_loaded)
         for root in loaded:
             out_loaded[root] = -1
-    return out_stored, out_loaded
+    out_atomics = {root: set(keys) for root, keys in before_atomics.items()}
+    for root, keys in atomics.items():
+        out_atomics.setdefault(root, set()).update(keys)
+    return out_stored, out_loaded, out_atomics
 
 
 def unsafe_to_pipeline(lw: Lowerer, stmts) -> bool:
-    """Does a loop body load a scratch buffer it also stores?  Triton's software pipeliner would
-    issue the next iteration's loads ahead of this iteration's stores and barriers."""
-    stored, loaded = _reached(lw, stmts)
-    return bool(stored & loaded)
+    """Does a loop body load a scratch buffer it also stores (an atomic does both)?  Triton's
+    software pipeliner would issue the next iteration's loads ahead of this iteration's stores and
+    barriers."""
+    stored, loaded, atomics = _reached(lw, stmts)
+    return bool((stored | set(atomics)) & (loaded | set(atomics)))
 
 
-def _reached(lw: Lowerer, stmts) -> tuple[set, set]:
-    """The scratch allocations ``stmts`` store and load."""
-    stored, loaded = set(), set()
+def _reached(lw: Lowerer, stmts) -> tuple[set, set, dict]:
+    """The scratch allocations ``stmts`` store, load and update by commuting atomics."""
+    stored, loaded, atomics = set(), set(), {}
     for st in ir.walk(stmts):
-        for b, is_store in _accesses(st):
-            if wanted(lw, b):
-                (stored if is_store else loaded).add(b.root)
-    return stored, loaded
+        for b, access in _accesses(st):
+            if not wanted(lw, b):
+                continue
+            if isinstance(access, tuple):
+                atomics.setdefault(b.root, set()).add(access)
+            else:
+                (stored if access else loaded).add(b.root)
+    return stored, loaded, atomics
 
 
 def _accesses(s: ir.Stmt):
-    """(buffer, written?) for the buffers statement ``s`` itself reads or writes."""
+    """(buffer, written?) for the buffers statement ``s`` itself reads or writes; an element atomic
+    that commutes (``_atomic_key``) gives (buffer, its key) for its destination instead."""
+    if isinstance(s, ir.Atomic) and isinstance(s.dst, ir.Load) and _atomic_key(s) is not None:
+        yield s.dst.buffer, _atomic_key(s)
+        for e in [*s.dst.indices, *ir.region_exprs(s.value)]:
+            yield from ((sub.buffer, False) for sub in ir.iter_expr_tree(e) if isinstance(sub, ir.Load))
+        return
     for load in ir.loads_in(s):
         yield load.buffer, False
     if isinstance(s, ir.Store):

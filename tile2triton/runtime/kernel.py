@@ -123,6 +123,11 @@ class JITKernel:
             "host_descriptors": env.host_descriptors,
             "block_slices": env.block_slices,
             "speculate_copies": env.speculate_copies,
+            "scratch_cta_atomics": env.scratch_cta_atomics,
+            "scratch_atomic_barriers": env.scratch_atomic_barriers,
+            "scratch_block_claims": env.scratch_block_claims,
+            "scratch_histogram": env.scratch_histogram,
+            "vectorize_atomic_loops": env.vectorize_atomic_loops,
         }
         if interpret:
             return options
@@ -160,6 +165,11 @@ class JITKernel:
             host_descriptors=settings.current().host_descriptors,
             block_slices=settings.current().block_slices,
             speculate_copies=settings.current().speculate_copies,
+            scratch_cta_atomics=settings.current().scratch_cta_atomics,
+            scratch_atomic_barriers=settings.current().scratch_atomic_barriers,
+            scratch_block_claims=settings.current().scratch_block_claims,
+            scratch_histogram=settings.current().scratch_histogram,
+            vectorize_atomic_loops=settings.current().vectorize_atomic_loops,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

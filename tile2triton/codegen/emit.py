@@ -11,6 +11,7 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
+from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
@@ -220,6 +221,8 @@ def lower_kernel(
     """Lower one kernel; where the register path hands a shared buffer over to global scratch
     (scratch.py), lower it again with that buffer there."""
     choice: set = set()
+    if options.thread_copy_tiles and kernel.thread_vars:
+        kernel = rewrite_thread_copies(kernel)
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice)

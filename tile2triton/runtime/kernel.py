@@ -116,6 +116,7 @@ class JITKernel:
         options = {
             "fast_math": tuning.fast_math(self.pass_configs),
             "per_thread_loads": tuning.per_thread_loads(),
+            "thread_copy_tiles": env.thread_copy_tiles,
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
         }
@@ -148,6 +149,7 @@ class JITKernel:
             gluon=gluon_attention_supported(False, spec),
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
+            thread_copy_tiles=settings.current().thread_copy_tiles,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -162,3 +162,30 @@ def _vars(stmt):
         for n in _nodes(e):
             if isinstance(n, ir.VarRef):
                 yield n.var
+
+
+def _section_kernel(body_kind):
+    """A 128-thread section (``tx >= 64``) of 192 threads whose nest the rewrite must refuse."""
+    R, C = 16, 24
+
+    @T.prim_func
+    def main(G: T.Tensor((R, C), "float32"), Out: T.Tensor((R, C), "float32")):
+        with T.Kernel(1, threads=192):
+            S = T.alloc_shared((R, C), "float32")
+            tx = T.get_thread_binding()
+            if tx >= 64:
+                for u in T.serial(C // 3):
+                    if body_kind == "global":  # a global store: refused
+                        Out[(tx - 64) // 8, (tx - 64) % 8 * 3 + u % 3] = G[(tx - 64) // 8, u]
+                    else:  # (tx % 8) * u: a product of digits, not one mixed radix
+                        S[(tx - 64) // 8, ((tx - 64) % 8) * u % C] = G[(tx - 64) // 8, u]
+            T.sync_threads()
+            T.copy(S, Out)
+
+    return main
+
+
+@pytest.mark.parametrize("body_kind", ["global", "product"])
+def test_rewrite_refuses(body_kind):
+    kernel = _kernel_ir(_section_kernel(body_kind))
+    assert rewrite_thread_copies(kernel) is kernel

@@ -189,3 +189,14 @@ def _section_kernel(body_kind):
 def test_rewrite_refuses(body_kind):
     kernel = _kernel_ir(_section_kernel(body_kind))
     assert rewrite_thread_copies(kernel) is kernel
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_gather_ring_source(monkeypatch, switch):
+    """With the switch on the generated kernel has no thread lanes and no scratch: the ring and
+    the flags are block-level tiles; off, today's lane space and scratch stay."""
+    monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    src = tilelang.compile(gather_ring(3, 70, 4, 32, 96, 50), target="cuda").get_kernel_source()
+    code = "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
+    lanes = "tl.arange(0, 256)" in code
+    assert lanes == (switch == "0") and ("scratch_ptr" in code) == (switch == "0")

@@ -165,30 +165,50 @@ def _vars(stmt):
 
 
 def _section_kernel(body_kind):
-    """A 128-thread section (``tx >= 64``) of 192 threads whose nest the rewrite must refuse."""
+    """A 128-thread section (``tx >= 64``) of 192 threads copying G (16 x 24) into S, 8 threads a
+    row and 3 columns a thread; ``plain`` is rewritten, the others are refused."""
     R, C = 16, 24
 
     @T.prim_func
     def main(G: T.Tensor((R, C), "float32"), Out: T.Tensor((R, C), "float32")):
         with T.Kernel(1, threads=192):
             S = T.alloc_shared((R, C), "float32")
+            v = T.alloc_var("float32")
             tx = T.get_thread_binding()
             if tx >= 64:
-                for u in T.serial(C // 3):
-                    if body_kind == "global":  # a global store: refused
-                        Out[(tx - 64) // 8, (tx - 64) % 8 * 3 + u % 3] = G[(tx - 64) // 8, u]
-                    else:  # (tx % 8) * u: a product of digits, not one mixed radix
+                v = 0.5
+                for u in T.serial(3):
+                    if body_kind == "plain":
+                        S[(tx - 64) // 8, (tx - 64) % 8 * 3 + u] = G[(tx - 64) // 8, (tx - 64) % 8 * 3 + u]
+                    elif body_kind == "global":  # a global store
+                        Out[(tx - 64) // 8, (tx - 64) % 8 * 3 + u] = G[(tx - 64) // 8, u]
+                    elif body_kind == "product":  # (tx % 8) * u: a product of digits, not one mixed radix
                         S[(tx - 64) // 8, ((tx - 64) % 8) * u % C] = G[(tx - 64) // 8, u]
+                    else:  # a var stored twice (v = v + u): not a name for one value
+                        v = v + u
+                        S[(tx - 64) // 8, (tx - 64) % 8 * 3 + u] = v
             T.sync_threads()
-            T.copy(S, Out)
+            if body_kind != "global":
+                T.copy(S, Out)
 
     return main
 
 
-@pytest.mark.parametrize("body_kind", ["global", "product"])
+@pytest.mark.parametrize("body_kind", ["global", "product", "accumulate"])
 def test_rewrite_refuses(body_kind):
     kernel = _kernel_ir(_section_kernel(body_kind))
     assert rewrite_thread_copies(kernel) is kernel
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_section_copy_both_lowerings(dev, monkeypatch, switch):
+    monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    kernel = _kernel_ir(_section_kernel("plain"))
+    assert rewrite_thread_copies(kernel) is not kernel
+    g = torch.randn(16, 24, device=dev)
+    out = poison((16, 24), torch.float32, dev)
+    tilelang.compile(_section_kernel("plain"))(g, out)
+    assert_close(out, g.double(), 0, 0)
 
 
 @pytest.mark.parametrize("switch", ["0", "1"])

@@ -348,11 +348,10 @@ class _Nest:
             else:
                 base = ir.VarRef(dim[0])
                 indices.append(self._offset(base, f))
+        for e in (*store.indices, store.value, *(c.cond for c in site.conds)):
+            self._check_reads(e, site)  # before inlining: it also bounds the vars' chains
         value = self.subst(store.value, site)
         conds = [self.subst(c.cond, site) for c in site.conds]
-        self._check_reads(store.value, site)
-        for c in site.conds:
-            self._check_reads(c.cond, site)
         # a digit the indices leave out has no expression in digit_exprs: _expr_of refuses a value
         # or a condition that depends on one, so those threads and iterations store the same value
         body: list = [ir.Store(store.loc, store.buffer, tuple(indices), value)]
@@ -379,7 +378,7 @@ class _Nest:
         for load in _loads(e):
             if load.buffer in self.var_defs:
                 _, def_site = self.var_defs[load.buffer]
-                if def_site.order > site.order or not _prefix(def_site.loops, site.loops):
+                if def_site.order >= site.order or not _prefix(def_site.loops, site.loops):
                     raise _Refuse("var read before its store")
                 self._check_reads(self.var_defs[load.buffer][0], def_site)
                 continue

@@ -19,11 +19,12 @@ from tile2triton.compiler import compile_prim_func
 from tile2triton.passes.thread_copies import rewrite_thread_copies
 
 
-def gather_ring(M, N, NB, BI, C, limit, vec=4, lanes_per_row=8, row_shift=0):
+def gather_ring(M, N, NB, BI, C, limit, vec=4, lanes_per_row=8, row_shift=0, named_row=False):
     """Per query ``bx``: NB blocks of BI rows ``Idx[bx, b * BI + i]`` of G (N x C) through a
     two-stage ring; Out[bx, row] = 2 * G[idx] for rows with idx < limit, -1 otherwise; Sum[bx] the
     sum of the kept rows.  ``row_shift`` moves the producer's row by one (a layout the rewrite
-    must refuse: rows of two threads collide)."""
+    must refuse: rows of two threads collide).  ``named_row``: the copy's row is a name bound in
+    the nest (``row = r * 16 + (tx - 128) // 8``), as TileLang's MLA decode producer writes it."""
     stages = 2
     producers = 128
     rows_per_round = producers // lanes_per_row
@@ -66,6 +67,7 @@ def gather_ring(M, N, NB, BI, C, limit, vec=4, lanes_per_row=8, row_shift=0):
                     for stage in T.unroll(stages):
                         T.barrier_wait(free[stage], (i_i & 1) ^ 1)
                         for r in T.serial(BI // rows_per_round):
+                            row = r * rows_per_round + (tx - 128) // lanes_per_row
                             idx = Idx[
                                 bx, (i_i * stages + stage) * BI + r * rows_per_round + (tx - 128) // lanes_per_row
                             ]
@@ -76,7 +78,7 @@ def gather_ring(M, N, NB, BI, C, limit, vec=4, lanes_per_row=8, row_shift=0):
                                         T.access_ptr(
                                             S[
                                                 stage,
-                                                r * rows_per_round + (tx - 128) // lanes_per_row,
+                                                row if named_row else r * rows_per_round + (tx - 128) // lanes_per_row,
                                                 step * u + (tx - 128) % lanes_per_row * vec,
                                             ],
                                             "w",
@@ -102,11 +104,11 @@ CASES = [(3, 70, 4, 32, 96, 50), (2, 45, 2, 16, 160, 30)]
 
 
 @pytest.mark.parametrize("switch", ["0", "1"])
-@pytest.mark.parametrize("M, N, NB, BI, C, limit", CASES)
-def test_gather_ring_both_lowerings(dev, monkeypatch, switch, M, N, NB, BI, C, limit):
+@pytest.mark.parametrize("M, N, NB, BI, C, limit, named_row", [(*c, False) for c in CASES] + [(*CASES[0], True)])
+def test_gather_ring_both_lowerings(dev, monkeypatch, switch, M, N, NB, BI, C, limit, named_row):
     monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
     torch.manual_seed(1)
-    kernel = tilelang.compile(gather_ring(M, N, NB, BI, C, limit))
+    kernel = tilelang.compile(gather_ring(M, N, NB, BI, C, limit, named_row=named_row))
     idx = torch.randint(0, N, (M, NB * BI), dtype=torch.int32)
     idx[:, ::5] = N - 1  # past the limit: skipped
     g = torch.randn(N, C)
@@ -134,10 +136,11 @@ def _producer(kernel: ir.Kernel) -> list:
     raise AssertionError("no producer section")
 
 
-def test_rewrite_makes_block_copies():
+@pytest.mark.parametrize("named_row", [False, True])
+def test_rewrite_makes_block_copies(named_row):
     """The nest becomes two T.Parallel copies over the boxes it covers: valid[stage, 0:32] and
     S[stage, 0:32, 0:96]; nothing in them names the thread index."""
-    kernel = _kernel_ir(gather_ring(3, 70, 4, 32, 96, 50))
+    kernel = _kernel_ir(gather_ring(3, 70, 4, 32, 96, 50, named_row=named_row))
     rewritten = _producer(rewrite_thread_copies(kernel))
     assert [type(s).__name__ for s in rewritten] == ["Parallel", "Parallel"]
     assert [p.extents for p in rewritten] == [[32], [32, 96]]

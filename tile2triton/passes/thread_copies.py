@@ -31,8 +31,10 @@ The rewrite is exact when (checked; any other nest keeps today's lowering):
 - each shared buffer is stored by one statement of the nest, and the nest reads it back only at
   the element the same thread and iteration stored before (``valid[...]`` above), under at least
   the conditions of that store;
-- a one-element ``T.alloc_var`` stored in the nest is a name for its value: stored once, at the
-  nest's top level or a loop body, read only after that in the same body, never outside the nest.
+- a one-element ``T.alloc_var`` stored in the nest, and a name bound in it (``row = r * 16 +
+  tx // 8``), is a name for its value: stored (outside any ``if`` of the nest) or bound (once in the
+  kernel) once, read only after that in the same loop body and ``if`` or deeper, never outside the
+  nest.
 
 Then every element the nest writes gets one value, whatever the order of the threads and
 iterations, and the block-level copies write the same elements with the same values.
@@ -80,6 +82,7 @@ def rewrite_thread_copies(kernel: ir.Kernel) -> ir.Kernel:
             lets.setdefault(s.var, []).append(s)
     aliases = {tx} | {v for v, ss in lets.items() if len(ss) == 1 and _is_var(ss[0].value, tx)}
     ctx = _Kernel(kernel, aliases)
+    ctx.lets = lets
     body, changed = ctx.body(kernel.body)
     return dataclasses.replace(kernel, body=body) if changed else kernel
 
@@ -92,6 +95,7 @@ class _Kernel:
     def __init__(self, kernel: ir.Kernel, aliases: set):
         self.kernel = kernel
         self.aliases = aliases
+        self.lets: dict = {}  # Var -> its Let statements in the kernel
 
     def body(self, stmts: list) -> tuple[list, bool]:
         out, changed = [], False
@@ -155,7 +159,7 @@ class _Kernel:
 
 @dataclass
 class _StoreSite:
-    store: ir.Store
+    store: ir.Store | None  # None: a Let
     loops: list  # enclosing For nodes inside the nest, outermost first
     conds: list  # enclosing If nodes inside the nest
     order: int
@@ -168,7 +172,8 @@ class _Nest:
         self.lo, self.lanes = lo, hi - lo
         self.loop_digits: dict = {}  # Var -> (_Digit, start)
         self.stores: list[_StoreSite] = []
-        self.var_defs: dict = {}  # Buffer -> (value, index of its site)
+        self.var_defs: dict = {}  # Buffer -> (value, its site)
+        self.let_defs: dict = {}  # Var -> (value, its site): names bound once in the kernel
         self.order = 0
 
     # ---------------------------------------------------------------- structure
@@ -204,6 +209,11 @@ class _Nest:
                 if s.else_body:
                     raise _Refuse("else")
                 self._collect(s.then_body, loops, conds + [s])
+            elif isinstance(s, ir.Let):
+                if len(self.k.lets.get(s.var, ())) != 1:
+                    raise _Refuse("a name bound twice")
+                self.let_defs[s.var] = (s.value, _StoreSite(None, loops, conds, self.order))
+                self.order += 1
             elif isinstance(s, ir.Store):
                 site = _StoreSite(s, loops, conds, self.order)
                 self.order += 1
@@ -230,6 +240,8 @@ class _Nest:
             for e in _exprs(s):
                 if any(load.buffer in self.var_defs for load in _loads(e)):
                     raise _Refuse("var read outside the nest")
+                if any(isinstance(n, ir.VarRef) and n.var in self.let_defs for n in _nodes(e)):
+                    raise _Refuse("name used outside the nest")
 
     # ---------------------------------------------------------------- the thread index's digits
     def _lane_digits(self) -> None:
@@ -259,6 +271,8 @@ class _Nest:
             if e.var in self.loop_digits:
                 d, start = self.loop_digits[e.var]
                 return _Lin({d: 1}, start)
+            if e.var in self.let_defs:
+                return self.lin(self.let_defs[e.var][0])
         if not self._has_digits(e):
             return _Lin(rest=e)
         if isinstance(e, ir.Load) and e.buffer in self.var_defs:
@@ -301,7 +315,9 @@ class _Nest:
 
     def _has_digits(self, e) -> bool:
         for node in _nodes(e):
-            if isinstance(node, ir.VarRef) and (node.var in self.k.aliases or node.var in self.loop_digits):
+            if isinstance(node, ir.VarRef) and (
+                node.var in self.k.aliases or node.var in self.loop_digits or node.var in self.let_defs
+            ):
                 return True
             if isinstance(node, ir.Load) and node.buffer in self.var_defs:
                 return True
@@ -374,7 +390,16 @@ class _Nest:
         return e
 
     def _check_reads(self, e, site: _StoreSite) -> None:
-        """Reads of buffers the nest stores: own-element reads of an earlier store only."""
+        """Reads of buffers the nest stores: own-element reads of an earlier store only; names
+        bound in the nest, after their binding."""
+        for node in _nodes(e):
+            if isinstance(node, ir.VarRef) and node.var in self.let_defs:
+                value, def_site = self.let_defs[node.var]
+                if def_site.order >= site.order or not _prefix(def_site.loops, site.loops):
+                    raise _Refuse("name used before its binding")
+                if not _prefix(def_site.conds, site.conds):
+                    raise _Refuse("name used outside the if that binds it")
+                self._check_reads(value, def_site)
         for load in _loads(e):
             if load.buffer in self.var_defs:
                 _, def_site = self.var_defs[load.buffer]
@@ -400,6 +425,8 @@ class _Nest:
         variables (each maximal linear subexpression as its box offsets)."""
         if isinstance(e, ir.Load) and e.buffer in self.var_defs:
             return self.subst(self.var_defs[e.buffer][0], site)
+        if isinstance(e, ir.VarRef) and e.var in self.let_defs:
+            return self.subst(self.let_defs[e.var][0], site)
         if self._has_digits(e) and not isinstance(e, ir.Load):
             try:
                 f = self.lin(e)

@@ -8,8 +8,10 @@ consumers' dots, the mbarriers program order).
 Rows (one H200, Triton 3.6 there):
 - ``current``: the Triton tile2triton main (95178ca) emits today for the example at the regression
   shape (S=256, SKV=512, H=64, topk=256, q_start=1024, 384 threads -> 16 warps), embedded below (KV ring and Q in global scratch, the producer's per-thread copies as [512, 16, 8] tiles);
-- ``THREAD_COPY_TILES=1``: what this branch emits with that switch on (embedded the same way);
-- ``THREAD_COPY_TILES=1, KV in scratch``: the same with the KV ring in scratch (chosen by hand);
+- ``copy tiles, KV ring in registers``: the producer's copy nest as block-level copies
+  (passes/thread_copies.py) with the KV ring a [2, 64, 1024] register tile (embedded the same way);
+- ``THREAD_COPY_TILES=1 (KV in scratch)``: what this branch emits with that switch on: the same,
+  the ring kept in scratch (a copied buffer past the one-hot limit stays there);
 - ``bv/...``: block view, hand-written: Q held in registers (``qreg``), reloaded from global each
   iteration (``qglob``) or from scratch as tile2triton keeps ``Q_shared`` (``qscr``); one [H, 512]
   accumulator or the example's two halves (``split``: 3 QK dots + 2 PV dots, the literal merge of
@@ -892,7 +894,9 @@ def main() -> None:
             lse = torch.empty(1, S, H, dtype=torch.float32, device=dev)
             rows.append(("current (t2t 95178ca)", out, lambda: run_current(q, kv, idx, start_t, out, lse)))
             out2 = torch.full((1, S, H, DV), float("nan"), dtype=torch.bfloat16, device=dev)
-            rows.append(("THREAD_COPY_TILES=1", out2, lambda: run_dethread(q, kv, idx, start_t, out2, lse)))
+            rows.append(
+                ("copy tiles, KV ring in registers", out2, lambda: run_dethread(q, kv, idx, start_t, out2, lse))
+            )
             out3 = torch.full((1, S, H, DV), float("nan"), dtype=torch.bfloat16, device=dev)
             rows.append(
                 (

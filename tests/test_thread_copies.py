@@ -223,3 +223,24 @@ def test_gather_ring_source(monkeypatch, switch):
     code = "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
     lanes = "tl.arange(0, 256)" in code
     assert lanes == (switch == "0") and ("scratch_ptr" in code) == (switch == "0")
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_large_ring_stays_in_scratch(dev, monkeypatch, switch):
+    """A ring past the one-hot limit (2 x 64 x 288, padded 65536 elements) keeps its scratch with
+    the switch on (as a register tile it would spill); the copies are still block-level."""
+    monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    M, N, NB, BI, C, limit = 1, 90, 2, 64, 288, 70
+    kernel = tilelang.compile(gather_ring(M, N, NB, BI, C, limit))
+    code = kernel.get_kernel_source()
+    assert "scratch_ptr" in code and ("tl.arange(0, 256)" in code) == (switch == "0")
+    torch.manual_seed(2)
+    idx = torch.randint(0, N, (M, NB * BI), dtype=torch.int32)
+    idx[:, ::3] = N - 1
+    g = torch.randn(N, C)
+    out = poison((M, NB * BI, C), torch.float32, dev)
+    total = poison((M, C), torch.float32, dev)
+    kernel(idx.to(dev), g.to(dev), out, total)
+    ref_out, ref_sum = _reference(idx, g, limit)
+    assert_close(out, ref_out, 0, 0)
+    assert_close(total, ref_sum, 1e-5, 1e-5)

@@ -18,7 +18,7 @@ from .fp4 import HELPERS as FP4_HELPERS
 from .intrinsics import check_fp8
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
-from .scratch import NeedsScratch, ScratchState
+from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, next_pow2
@@ -215,6 +215,14 @@ def _fns(mask, base, offset):
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 
 
+def numel_padded(buf: ir.Buffer) -> int:
+    """Elements of ``buf`` as a register tile (each extent padded to a power of two)."""
+    n = 1
+    for d in buf.shape:
+        n *= next_pow2(d)
+    return n
+
+
 def lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
@@ -222,7 +230,11 @@ def lower_kernel(
     (scratch.py), lower it again with that buffer there."""
     choice: set = set()
     if options.thread_copy_tiles and kernel.thread_vars:
-        kernel = rewrite_thread_copies(kernel)
+        copied: set = set()
+        kernel = rewrite_thread_copies(kernel, copied)
+        # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
+        # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
+        choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice)

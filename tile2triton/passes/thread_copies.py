@@ -69,10 +69,10 @@ class _Lin:
     rest: ir.Expr | None = None
 
 
-def rewrite_thread_copies(kernel: ir.Kernel) -> ir.Kernel:
+def rewrite_thread_copies(kernel: ir.Kernel, copied: set | None = None) -> ir.Kernel:
     """``kernel`` with each per-thread copy nest of a thread-range section as block-level
     ``T.Parallel`` copies (a new Kernel; ``kernel`` is unchanged).  Nests that do not meet the
-    conditions above stay as they are."""
+    conditions above stay as they are.  ``copied`` gets the shared buffers the new copies store."""
     if len(kernel.thread_vars) != 1 or len(kernel.thread_extents) > 1:
         return kernel
     tx = kernel.thread_vars[0]
@@ -84,6 +84,8 @@ def rewrite_thread_copies(kernel: ir.Kernel) -> ir.Kernel:
     ctx = _Kernel(kernel, aliases)
     ctx.lets = lets
     body, changed = ctx.body(kernel.body)
+    if copied is not None:
+        copied.update(ctx.copied)
     return dataclasses.replace(kernel, body=body) if changed else kernel
 
 
@@ -96,6 +98,7 @@ class _Kernel:
         self.kernel = kernel
         self.aliases = aliases
         self.lets: dict = {}  # Var -> its Let statements in the kernel
+        self.copied: set = set()  # shared buffers the rewritten nests store
 
     def body(self, stmts: list) -> tuple[list, bool]:
         out, changed = [], False
@@ -111,6 +114,7 @@ class _Kernel:
                         rewritten = None
                 if rewritten is not None:
                     new = dataclasses.replace(s, then_body=rewritten)
+                    self.copied.update(x.buffer for x in ir.walk(rewritten) if isinstance(x, ir.Store))
                 else:
                     then, c1 = self.body(s.then_body)
                     other, c2 = self.body(s.else_body)

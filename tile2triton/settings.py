@@ -12,6 +12,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEBUG`` | on/off | errors keep tile2triton's internal frames |
 | ``TILE2TRITON_TUNE`` | ``heuristic`` (default), ``off``, ``search`` | launch parameters (runtime/tuning.py) |
 | ``TILE2TRITON_PER_THREAD_LOADS`` | on/off (default on) | thread-view loads made by every thread |
+| ``TILE2TRITON_THREAD_COPY_TILES`` | on/off (default off) | per-thread copy nests of thread-range sections as block copies |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
@@ -59,6 +60,7 @@ VARIABLES = (
     "TILE2TRITON_DEBUG",
     "TILE2TRITON_TUNE",
     "TILE2TRITON_PER_THREAD_LOADS",
+    "TILE2TRITON_THREAD_COPY_TILES",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -134,6 +136,7 @@ class Settings:
     debug: bool
     tune: str  # "heuristic", "off" or "search"
     per_thread_loads: bool
+    thread_copy_tiles: bool  # passes/thread_copies.py
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
@@ -167,6 +170,7 @@ class Settings:
             debug=flag("TILE2TRITON_DEBUG", get("TILE2TRITON_DEBUG"), False),
             tune=_choice("TILE2TRITON_TUNE", get("TILE2TRITON_TUNE"), _TUNE, "heuristic"),
             per_thread_loads=flag("TILE2TRITON_PER_THREAD_LOADS", get("TILE2TRITON_PER_THREAD_LOADS"), True),
+            thread_copy_tiles=flag("TILE2TRITON_THREAD_COPY_TILES", get("TILE2TRITON_THREAD_COPY_TILES"), False),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),

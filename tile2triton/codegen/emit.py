@@ -11,13 +11,14 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
+from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
 from .intrinsics import check_fp8
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
-from .scratch import NeedsScratch, ScratchState
+from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, next_pow2
@@ -214,12 +215,26 @@ def _fns(mask, base, offset):
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 
 
+def numel_padded(buf: ir.Buffer) -> int:
+    """Elements of ``buf`` as a register tile (each extent padded to a power of two)."""
+    n = 1
+    for d in buf.shape:
+        n *= next_pow2(d)
+    return n
+
+
 def lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
     """Lower one kernel; where the register path hands a shared buffer over to global scratch
     (scratch.py), lower it again with that buffer there."""
     choice: set = set()
+    if options.thread_copy_tiles and kernel.thread_vars:
+        copied: set = set()
+        kernel = rewrite_thread_copies(kernel, copied)
+        # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
+        # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
+        choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice)

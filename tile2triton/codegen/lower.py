@@ -148,6 +148,9 @@ class LoweringOptions:
     # thread view: a global load that threads of several lanes need is loaded by each of them, as in
     # TileLang (registers.broadcast_lanes); the runtime sets it from runtime/tuning.py's per_thread_loads
     per_thread_loads: bool = False
+    # thread view: a thread-range section's per-thread copy nest lowered as the block-level copies
+    # it makes (passes/thread_copies.py); the runtime sets it from TILE2TRITON_THREAD_COPY_TILES
+    thread_copy_tiles: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""

@@ -196,7 +196,7 @@ class RegisterAccess:
         storage_rank = len(rb.shape)
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim):
-                value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d])
+                value = self.select_at(value, d, storage_rank, kinds[d].index, rb.shape[d], rb.buffer.dtype)
                 storage_rank -= 1
         if use_gather:
             return self.gather_along(value, kept, kinds[gather].index, extra[0], rb.shape[gather], rb.buffer.dtype)
@@ -460,7 +460,9 @@ class RegisterAccess:
         has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim) and has_local_dims:
-                value = self.select_at(value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d])
+                value = self.select_at(
+                    value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d], rb.buffer.dtype
+                )
                 storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
         lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
@@ -508,7 +510,7 @@ class RegisterAccess:
         rank = len(shape)
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim):
-                value = self.select_at(value, d, rank, kinds[d].index, shape[d])
+                value = self.select_at(value, d, rank, kinds[d].index, shape[d], rb.buffer.dtype)
                 rank -= 1
         lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if not lane_dims:
@@ -517,13 +519,16 @@ class RegisterAccess:
         value = P.subscript_none(value, [k in lane_dims for k in range(lanes.rank)])
         return Tile(value, rb.buffer.dtype, frozenset(lane_dims))
 
-    def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int) -> ast.expr:
+    def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int, dtype=None) -> ast.expr:
         """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
         if size == 1:
-            return P.call("tl.sum", value, axis=dim) if rank > 1 else P.call("tl.sum", value, axis=0)
-        positions = P.expand(P.call("tl.arange", 0, size), dim, rank)
-        picked = P.call("tl.where", P.binop("==", positions, index.node), value, P.const(0))
-        return P.call("tl.sum", picked, axis=dim)
+            picked = P.call("tl.sum", value, axis=dim) if rank > 1 else P.call("tl.sum", value, axis=0)
+        else:
+            positions = P.expand(P.call("tl.arange", 0, size), dim, rank)
+            hit = P.call("tl.where", P.binop("==", positions, index.node), value, P.const(0))
+            picked = P.call("tl.sum", hit, axis=dim)
+        # tl.sum of booleans is an int32 count: back to a boolean (a mask must be one)
+        return P.binop("!=", picked, P.const(0)) if dtype is not None and dtype.name == "bool" else picked
 
     def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
         rb = self.reg(buf)

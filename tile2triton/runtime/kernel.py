@@ -116,6 +116,7 @@ class JITKernel:
         options = {
             "fast_math": tuning.fast_math(self.pass_configs),
             "per_thread_loads": tuning.per_thread_loads(),
+            "thread_copy_tiles": env.thread_copy_tiles,
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
             "tma_vectors": env.tma_vectors,
@@ -170,6 +171,7 @@ class JITKernel:
             scratch_block_claims=settings.current().scratch_block_claims,
             scratch_histogram=settings.current().scratch_histogram,
             vectorize_atomic_loops=settings.current().vectorize_atomic_loops,
+            thread_copy_tiles=settings.current().thread_copy_tiles,
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

@@ -75,6 +75,23 @@ SUPPORTED_NOTES = {
     "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
     "T.let(v, value, body) is body's value with v bound",
     "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
+    "round": 'ties to even (TileLang emits nearbyintf); rounding_mode="ties-away-from-zero" is C\'s roundf',
+    "nearbyint": "ties to even (nearbyintf)",
+    **{
+        f"ieee_{op}": f"rounding_mode rn / rz / ru / rd as CUDA's __{cuda}_r*: float32 operands are computed in "
+        "float64 (products exact; sums keep their lost part, TwoSum) and rounded once to float32 in the mode, the "
+        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn only"
+        for op, cuda in (
+            ("add", "fadd"),
+            ("sub", "fsub"),
+            ("mul", "fmul"),
+            ("fmaf", "fmaf"),
+            ("frcp", "frcp"),
+            ("fsqrt", "fsqrt"),
+            ("fdiv", "fdiv"),
+        )  # fmt: skip
+    },
+    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
     "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
     "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
@@ -220,7 +237,6 @@ UNSUPPORTED_PATTERNS = [
     ("annotate_ws_*", "manual warp-specialization schedules are below Triton's abstraction"),
     ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
     ("pdl_*", "programmatic dependent launch not implemented"),
-    ("ieee_*", "explicit IEEE rounding-mode intrinsics not implemented"),
     ("fast_rcp", "not implemented yet"),
     ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),
     ("call_*", "calls to external/LLVM/packed functions cannot run under Triton"),

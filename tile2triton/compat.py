@@ -59,6 +59,11 @@ LANGUAGE_VALUES = {
     "(saturating at 6) and write aligned pairs as whole bytes, single nibbles with atomic and/or; "
     "fragments/shared hold 4-bit codes; T.empty "
     "returns torch's storage dtype; gemm/reduce on fp4 buffers are refused (copy to float first)",
+    "int4": 'packed sub-byte integers (also T.dtype("uint4"), which TileLang spells so): global tensors are '
+    "int8/uint8 bytes, two values each (low nibble first, as TileLang's tests pack them; logical last dim = 2 x "
+    "the bytes); loads sign-extend (uint4: zero-extend), arithmetic runs in 32 bits without wrapping (C's "
+    "promotion of TileLang's tl_int4_packed_load), stores, casts and int4 fragments/shared keep the low 4 bits; "
+    "T.empty returns int8 (uint4: uint8); gemm/reduce on int4 buffers are refused (copy to int8 first)",
 }
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
@@ -184,7 +189,6 @@ UNSUPPORTED_REASONS = {
     "PersistentTileScheduler": "tile schedulers not implemented yet",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
-    "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
     "Any": "TVM expression class (type annotations of TIR code)",
     "PrimExpr": "TVM expression class (type annotations of TIR code)",
@@ -281,7 +285,7 @@ BEYOND_T = [
      "uint8 in memory, float32 in registers (codegen/e8m0.py): global tensors, shared/fragment/local buffers, "
      "tile copies and casts both ways (a cast to it rounds up to a power of two, as CUDA's satfinite "
      "conversion, from a double by its own bits); atomics and T.gemm operands of it are an error"),
-    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
+    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

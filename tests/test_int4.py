@@ -154,3 +154,26 @@ def test_int4_compiles_for_hopper(tmp_path):
     compile_for_hopper(tilelang.compile(_arith_kernel(19, 46, 8, 32, INT4)), tmp_path)
     compile_for_hopper(tilelang.compile(_arith_kernel(19, 46, 8, 32, UINT4)), tmp_path)
     compile_for_hopper(tilelang.compile(_cast_kernel(44, 16)), tmp_path)
+
+
+@tilelang.jit
+def eager_double(x):
+    M = T.dynamic("M")
+    N = T.const("N")  # the logical size: twice the bytes of x's last dim
+    x: T.Tensor[(M, N), T.int4]
+    y = T.empty((M, N), T.float32)
+    q = T.empty((M, N), T.int4)
+    with T.Kernel(T.ceildiv(M, 16), threads=64) as bx:
+        for i, j in T.Parallel(16, N):
+            y[bx * 16 + i, j] = x[bx * 16 + i, j]
+            q[bx * 16 + i, j] = x[bx * 16 + i, j] * 2
+    return y, q
+
+
+def test_int4_eager_constants_read_the_logical_shape(dev):
+    for rows in (21, 5):  # the second call takes the cached entry
+        x = torch.randint(-128, 128, (rows, 9), dtype=torch.int8, device=dev)
+        y, q = eager_double(x)
+        assert y.shape == (rows, 18) and q.dtype == torch.int8 and q.shape == (rows, 9)
+        assert torch.equal(y.cpu(), unpack(x, True).float())
+        assert torch.equal(unpack(q, True), wrap(unpack(x, True) * 2, True))

@@ -209,6 +209,9 @@ UNSUPPORTED_REASONS = {
     "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
     "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
     "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "float4_e2m1_unpacked": "Blackwell-only (sm_100) shared-memory layout of tcgen05 fp4 operands (one value per "
+    "byte slot, filled by T.tma_copy from packed fp4); TileLang allows no element access, casts or SIMT copies on it "
+    "either; use T.float4_e2m1fn buffers",
     "alloc_tmem": "Blackwell-only (sm_100) tensor memory for tcgen05 MMA: no such memory on Hopper, and Triton's "
     "tl language has no TMEM buffers (keep the accumulator in a T.alloc_fragment)",
 }
@@ -285,7 +288,7 @@ BEYOND_T = [
      "uint8 in memory, float32 in registers (codegen/e8m0.py): global tensors, shared/fragment/local buffers, "
      "tile copies and casts both ways (a cast to it rounds up to a power of two, as CUDA's satfinite "
      "conversion, from a double by its own bits); atomics and T.gemm operands of it are an error"),
-    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked", UNSUPPORTED,
+    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked (Blackwell tcgen05 shared layout)", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

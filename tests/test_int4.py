@@ -177,3 +177,31 @@ def test_int4_eager_constants_read_the_logical_shape(dev):
         assert y.shape == (rows, 18) and q.dtype == torch.int8 and q.shape == (rows, 9)
         assert torch.equal(y.cpu(), unpack(x, True).float())
         assert torch.equal(unpack(q, True), wrap(unpack(x, True) * 2, True))
+
+
+def _shared_fill_kernel(M, N, bm):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.int4), D: T.Tensor((M, N), T.int4), E: T.Tensor((M, N), T.int8)):
+        with T.Kernel(T.ceildiv(M, bm), threads=64) as bx:
+            s = T.alloc_shared((bm, N), T.int4)
+            f = T.alloc_fragment((bm, N), T.int4)
+            T.copy(A[bx * bm, 0], s)
+            T.fill(f, 9)  # 9 is -7 in int4
+            for i, j in T.Parallel(bm, N):
+                f[i, j] = f[i, j] + s[i, j]
+                E[bx * bm + i, j] = s[i, j] >> 1  # an arithmetic shift of the sign-extended value
+            T.copy(f, D[bx * bm, 0])
+
+    return main
+
+
+def test_int4_shared_fill_and_shifts(dev):
+    m, n = 13, 38
+    kernel = tilelang.compile(_shared_fill_kernel(m, n, 8))
+    a = torch.randint(-128, 128, (m, n // 2), dtype=torch.int8, device=dev)
+    d = torch.full((m, n // 2), 0x5A, dtype=torch.int8, device=dev)
+    e = torch.full((m, n), 99, dtype=torch.int8, device=dev)
+    kernel(a, d, e)
+    v = unpack(a, True)
+    assert torch.equal(unpack(d, True), wrap(v - 7, True))
+    assert torch.equal(e.cpu().long(), v >> 1)

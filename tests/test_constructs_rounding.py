@@ -192,9 +192,8 @@ def _all_ieee_kernel(n):
                 Y[k] = (T.ieee_add(a, b, "rz") + T.ieee_sub(a, b, "ru") + T.ieee_mul(a, b, "rd") + T.ieee_fmaf(a, b, c)
                         + T.ieee_fdiv(a, b, "rz") + T.ieee_frcp(a, "ru") + T.ieee_fsqrt(T.abs(a), "rd")
                         + T.ieee_frsqrt(T.abs(b)) + T.round(a) + T.round(b, "ties-away-from-zero"))  # fmt: skip
-                Z[k] = T.ieee_fmaf(T.Cast(T.float64, a), T.Cast(T.float64, b), T.Cast(T.float64, c)) + T.ieee_fdiv(
-                    T.Cast(T.float64, a), T.Cast(T.float64, b)
-                )
+                a64, b64, c64 = T.Cast(T.float64, a), T.Cast(T.float64, b), T.Cast(T.float64, c)
+                Z[k] = T.ieee_fmaf(a64, b64, c64) + T.ieee_fdiv(a64, b64) + T.round(a64 * 1000.0)
 
     return main
 
@@ -211,4 +210,4 @@ def test_ieee_float64_rounds_to_nearest(dev):
     x = _operands(n, "ieee_fmaf").to(dev)
     _, z = kernel(x)
     a, b, c = x.cpu().double()
-    torch.testing.assert_close(z.cpu(), a * b + c + a / b, rtol=1e-15, atol=1e-300)
+    torch.testing.assert_close(z.cpu(), a * b + c + a / b + torch.round(a * 1000.0), rtol=1e-15, atol=1e-300)

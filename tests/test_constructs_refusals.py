@@ -1,6 +1,8 @@
 """Constructs refused for a hardware reason (issue 26): the error names the construct and why, at the
 user's line.  Blackwell-only tensor memory and tcgen05 MMA have no Hopper equivalent; a cluster
-barrier needs cluster-distributed shared memory, which Triton does not expose."""
+barrier needs cluster-distributed shared memory, which Triton does not expose.  T.float4_e2m1_unpacked
+is tcgen05's shared-memory layout of fp4 operands: TileLang 0.1.15 itself refuses element access and
+SIMT copies of it for sm_90a ("a SMEM/TMA storage tag and has no CUDA register type")."""
 
 import pytest
 
@@ -39,12 +41,25 @@ def _cluster_barrier():
     return main
 
 
+def _fp4_unpacked():
+    @T.prim_func
+    def main(A: T.Tensor((16, 32), T.float4_e2m1fn), C: T.Tensor((16, 32), T.float32)):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((16, 32), T.float4_e2m1_unpacked)
+            T.copy(A, s)
+            for i, j in T.Parallel(16, 32):
+                C[i, j] = T.Cast(T.float32, s[i, j])
+
+    return main
+
+
 @pytest.mark.parametrize(
     "make,pattern",
     [
         (_tmem, r"T\.alloc_tmem .*Blackwell-only \(sm_100\) tensor memory"),
         (_tcgen05, r"T\.tcgen05_before_thread_sync .*Blackwell-only \(sm_100\) tcgen05"),
         (_cluster_barrier, r"T\.alloc_cluster_barrier .*cluster-distributed shared memory"),
+        (_fp4_unpacked, r"T\.float4_e2m1_unpacked .*Blackwell's tcgen05 MMA.*T\.float4_e2m1fn buffers"),
     ],
 )
 def test_hardware_refusals_name_the_construct_and_why(make, pattern):

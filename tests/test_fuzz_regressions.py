@@ -23,7 +23,7 @@ from tile2triton.oracle import reference
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 _TRITON_DTYPE = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "bool": "i1",
                  "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e8m0fnu": "u8",
-                 "float4_e2m1fn": "u8"}  # fmt: skip
+                 "float4_e2m1fn": "u8", "int4": "i8", "uint4": "u8"}  # fmt: skip
 
 
 def compile_for_hopper(kernel, tmp_path) -> None:

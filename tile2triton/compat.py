@@ -59,6 +59,11 @@ LANGUAGE_VALUES = {
     "(saturating at 6) and write aligned pairs as whole bytes, single nibbles with atomic and/or; "
     "fragments/shared hold 4-bit codes; T.empty "
     "returns torch's storage dtype; gemm/reduce on fp4 buffers are refused (copy to float first)",
+    "int4": 'packed sub-byte integers (also T.dtype("uint4"), which TileLang spells so): global tensors are '
+    "int8/uint8 bytes, two values each (low nibble first, as TileLang's tests pack them; logical last dim = 2 x "
+    "the bytes); loads sign-extend (uint4: zero-extend), arithmetic runs in 32 bits without wrapping (C's "
+    "promotion of TileLang's tl_int4_packed_load), stores, casts and int4 fragments/shared keep the low 4 bits; "
+    "T.empty returns int8 (uint4: uint8); gemm/reduce on int4 buffers are refused (copy to int8 first)",
 }
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
@@ -75,6 +80,23 @@ SUPPORTED_NOTES = {
     "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
     "T.let(v, value, body) is body's value with v bound",
     "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
+    "round": 'ties to even (TileLang emits nearbyintf); rounding_mode="ties-away-from-zero" is C\'s roundf',
+    "nearbyint": "ties to even (nearbyintf)",
+    **{
+        f"ieee_{op}": f"rounding_mode rn / rz / ru / rd as CUDA's __{cuda}_r*: float32 operands are computed in "
+        "float64 (products exact; sums keep their lost part, TwoSum) and rounded once to float32 in the mode, the "
+        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn only"
+        for op, cuda in (
+            ("add", "fadd"),
+            ("sub", "fsub"),
+            ("mul", "fmul"),
+            ("fmaf", "fmaf"),
+            ("frcp", "frcp"),
+            ("fsqrt", "fsqrt"),
+            ("fdiv", "fdiv"),
+        )  # fmt: skip
+    },
+    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
     "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
     "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
@@ -167,7 +189,6 @@ UNSUPPORTED_REASONS = {
     "PersistentTileScheduler": "tile schedulers not implemented yet",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
-    "int4": "sub-byte dtype: not a Triton dtype (pack two per int8/uint8 and unpack with shifts, see examples/dequant_gemm.py)",
     "Ref": "by-reference T.macro parameters not implemented yet",
     "Any": "TVM expression class (type annotations of TIR code)",
     "PrimExpr": "TVM expression class (type annotations of TIR code)",
@@ -188,6 +209,9 @@ UNSUPPORTED_REASONS = {
     "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
     "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
     "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "float4_e2m1_unpacked": "Blackwell-only (sm_100) shared-memory layout of tcgen05 fp4 operands (one value per "
+    "byte slot, filled by T.tma_copy from packed fp4); TileLang allows no element access, casts or SIMT copies on it "
+    "either; use T.float4_e2m1fn buffers",
     "alloc_tmem": "Blackwell-only (sm_100) tensor memory for tcgen05 MMA: no such memory on Hopper, and Triton's "
     "tl language has no TMEM buffers (keep the accumulator in a T.alloc_fragment)",
 }
@@ -220,7 +244,6 @@ UNSUPPORTED_PATTERNS = [
     ("annotate_ws_*", "manual warp-specialization schedules are below Triton's abstraction"),
     ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
     ("pdl_*", "programmatic dependent launch not implemented"),
-    ("ieee_*", "explicit IEEE rounding-mode intrinsics not implemented"),
     ("fast_rcp", "not implemented yet"),
     ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),
     ("call_*", "calls to external/LLVM/packed functions cannot run under Triton"),
@@ -265,7 +288,7 @@ BEYOND_T = [
      "uint8 in memory, float32 in registers (codegen/e8m0.py): global tensors, shared/fragment/local buffers, "
      "tile copies and casts both ways (a cast to it rounds up to a power of two, as CUDA's satfinite "
      "conversion, from a double by its own bits); atomics and T.gemm operands of it are an error"),
-    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked, T.int4", UNSUPPORTED,
+    ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked (Blackwell tcgen05 shared layout)", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
     ("tilelang.testing", SUPPORTED,

@@ -46,7 +46,7 @@ from .errors import KernelCallError, TileLangCompileError, user_facing
 from .frontend.bind import Binder
 from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args
 from .frontend.source import FunctionSource
-from .language.dtypes import DType
+from .language.dtypes import DType, is_packed
 from .language.proxy import TensorType
 from .passes.pipeline import run_passes
 from .runtime.cache import stats
@@ -126,6 +126,8 @@ class _Plan:
                         f"{_fmt_decl(ttype.shape)}, got shape {tuple(t.shape)}"
                     )
                 actual = t.shape[d] if kind == "shape" else t.stride(d)
+                if is_packed(ttype.dtype) and (kind == "shape") == (d == t.dim() - 1):
+                    actual *= 2  # fp4 / int4 bytes hold two values: the last dim's size, the others' strides
                 if value is _MISSING:
                     value, origin = actual, (i, kind, d)
                 elif value != actual:
@@ -313,8 +315,9 @@ class EagerFunction:
 
     def _remember(self, args, plan: _Plan, kernel: JITKernel) -> None:
         """Let later all-positional calls with these compile-time values skip the full binding."""
-        if self.scalars or any(len(src) != 1 or src[0][2] != "shape" for _, src in plan.flat):
-            return  # scalars would enter the key by value; shared or stride constants need the full check
+        if self.scalars or any(len(src) != 1 or src[0][2] != "shape" or is_packed(src[0][4].dtype)
+                               for _, src in plan.flat):  # fmt: skip
+            return  # scalars would enter the key by value; shared, stride or packed constants need the full check
         try:
             key = tuple([_TENSOR if isinstance(v, torch.Tensor) else (v.__class__, v) for v in args])
             hash(key)

@@ -175,6 +175,61 @@ def _tanh(x):
     small = x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0)))))
     return tl.where(t < 0.125, small, tl.where(x < 0, -large, large))
 """,
+    "_rint": """
+@triton.jit
+def _rint(x):
+    # nearbyint: round to nearest, ties to even.  Adding 2**23 (2**52 for fp64) leaves no fraction
+    # bits, so the addition itself rounds as the FPU does; from there up every float is an integer
+    if x.dtype == tl.float64:
+        big = 4503599627370496.0
+    else:
+        big = 8388608.0
+    a = tl.abs(x)
+    r = tl.where(a < big, (a + big) - big, a)
+    return tl.where(x < 0, -r, tl.where(x == 0, x, r))  # -0.0 stays -0.0
+""",
+    "_round_half_away": """
+@triton.jit
+def _round_half_away(x):
+    # C roundf: ties away from zero; x - trunc(x) is exact, so the tie test is too
+    t = tl.where(x >= 0, tl.floor(x), tl.ceil(x))
+    return tl.where(tl.abs(x - t) >= 0.5, t + tl.where(x < 0, -1.0, 1.0).to(t.dtype), t)
+""",
+    "_two_sum": """
+@triton.jit
+def _two_sum(a, b):
+    # Knuth's TwoSum: s = fl(a + b) and the part of a + b it lost, exactly (s + lost == a + b)
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+""",
+    "_ieee_round": """
+@triton.jit
+def _ieee_round(r, lost, mode: tl.constexpr):
+    # the exact value r + lost (float64; |lost| below half an ulp of r) rounded to float32 in mode
+    # 0 rn, 1 rz, 2 ru, 3 rd, as PTX's add.rn.f32 / add.rz.f32 / ... round their exact result
+    c = r.to(tl.float32)  # to nearest, ties to even
+    c64 = c.to(tl.float64)
+    above = (c64 > r) | ((c64 == r) & (lost < 0))  # c is above the exact value
+    below = (c64 < r) | ((c64 == r) & (lost > 0))
+    # the next float32 down / up: the bits of a float order as sign and magnitude
+    bits = c.to(tl.int32, bitcast=True)
+    down = tl.where(c > 0, bits - 1, tl.where(c == 0, -2147483647, bits + 1)).to(tl.float32, bitcast=True)
+    up = tl.where(c > 0, bits + 1, tl.where(c == 0, 1, bits - 1)).to(tl.float32, bitcast=True)
+    if mode == 0:
+        # r itself may be a tie between two float32 that the lost part decides
+        lo = tl.where(c64 > r, down, c)
+        hi = tl.where(c64 > r, c, up)
+        tie = (lost != 0) & (c64 != r) & (lo.to(tl.float64) + hi.to(tl.float64) == 2.0 * r)
+        return tl.where(tie, tl.where(lost > 0, hi, lo), c)
+    toward_down = tl.where(above, down, c)
+    toward_up = tl.where(below, up, c)
+    if mode == 1:
+        return tl.where(r > 0, toward_down, toward_up)
+    if mode == 2:
+        return toward_up
+    return toward_down
+""",
     "_floordiv": """
 @triton.jit
 def _floordiv(a, b):

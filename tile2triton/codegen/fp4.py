@@ -8,7 +8,13 @@ value is its 4-bit code (uint8); casts decode it to float (sign, 2-bit exponent,
 CUDA's ``cvt.rn.satfinite``).  A tile store writes each aligned pair of lanes (consecutive elements,
 the first even) as one whole byte; a lone nibble belongs to a byte that other lanes or programs may
 write at the same time, so it is two atomics (and, or) on the aligned 32-bit word holding the byte:
-they touch disjoint bits, so any order gives the same bytes."""
+they touch disjoint bits, so any order gives the same bytes.
+
+``T.int4`` / ``uint4`` tensors are packed the same way and use the same nibble loads and stores; in
+registers their values are integers (int4 sign-extended to int8, uint4 in uint8).  As in TileLang's
+CUDA (``tl_int4_packed_load`` gives an ``int``), arithmetic on them runs in int32 (uint4: uint32)
+and its result stays there; a store to an int4 / uint4 buffer or a cast to one keeps the low 4
+bits (sign-extended for int4), as ``tl_int4_packed_store`` does."""
 
 from __future__ import annotations
 
@@ -16,11 +22,11 @@ import ast
 import dataclasses
 
 from .. import ir
-from ..language.dtypes import DTYPES, is_packed_fp4
+from ..language.dtypes import DTYPES, is_packed, is_packed_fp4, is_packed_int4
 from . import pyast as P
 from .values import Tile, is_literal, literal_value
 
-UINT8 = DTYPES["uint8"]
+UINT8, INT8, INT32, UINT32 = DTYPES["uint8"], DTYPES["int8"], DTYPES["int32"], DTYPES["uint32"]
 FLOAT32 = DTYPES["float32"]
 
 HELPERS = {
@@ -77,9 +83,40 @@ def _mask(mask: ast.expr | None) -> ast.expr:
 
 
 def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes) -> Tile:
-    """``buf[idx]`` of packed fp4 ``buf``: the element's code."""
+    """``buf[idx]`` of packed ``buf``: the element's nibble (fp4: its code; int4: sign-extended)."""
     lw.helpers.add("_fp4_load")
-    return Tile(P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask)), buf.dtype, axes)
+    node = P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask))
+    if buf.dtype.name == "int4":  # bit 3 is the sign: 8..15 are -8..-1
+        node = P.binop("-", P.binop("^", P.to(node, INT8), P.const(8)), P.const(8))
+    return Tile(node, buf.dtype, axes)
+
+
+def int_storage(dt):
+    """The register dtype of int4 (int8) / uint4 (uint8) values."""
+    return INT8 if dt.name == "int4" else UINT8
+
+
+def wrap_value(value: int, dt) -> int:
+    """An integer known when compiling, as int4 / uint4: its low 4 bits (sign-extended for int4)."""
+    low = int(value) & 15
+    return low - 16 if dt.name == "int4" and low >= 8 else low
+
+
+def to_int4(lw, t: Tile, dt) -> Tile:
+    """An int32 tile as int4 / uint4 values: the low 4 bits (sign-extended for int4)."""
+    if is_literal(t):
+        return Tile(P.const(wrap_value(literal_value(t.node), dt)), dt, t.axes)
+    low = P.binop("&", t.node, P.const(15))
+    if dt.name == "int4":
+        low = P.binop("-", P.binop("^", low, P.const(8)), P.const(8))
+    return Tile(P.to(low, int_storage(dt)), dt, t.axes)
+
+
+def nibble(t: Tile) -> Tile:
+    """An int4 / uint4 tile's stored nibble (uint8 0..15), what ``store`` writes."""
+    if is_literal(t):
+        return Tile(P.const(int(literal_value(t.node)) & 15), UINT8, t.axes)
+    return Tile(P.to(P.binop("&", t.node, P.const(15)), UINT8), UINT8, t.axes)
 
 
 def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset()) -> None:
@@ -171,33 +208,44 @@ def _operands(e) -> list[str]:
     return ["operand"] if isinstance(e, ir.UnaryOp) else ["args"] if isinstance(e, ir.Call) else ["lhs", "rhs"]
 
 
-def _is_fp4(x) -> bool:
-    return is_packed_fp4(getattr(x, "dtype", None))
+def _is_packed(x) -> bool:
+    return is_packed(getattr(x, "dtype", None))
 
 
 def touches(e) -> bool:
-    """Whether ``e`` is arithmetic on fp4 values (or giving one): it must not run on the codes."""
+    """Whether ``e`` is arithmetic on fp4 / int4 values (or giving one): it must not run on the codes
+    (fp4) or in 8 bits (int4)."""
     if not isinstance(e, _ARITH):
         return False
     values = e.args if isinstance(e, ir.Call) else [getattr(e, f) for f in _operands(e)]
-    return _is_fp4(e) or any(_is_fp4(v) for v in values)
+    return _is_packed(e) or any(_is_packed(v) for v in values)
 
 
-def in_float32(e, error):
-    """``e`` computed on fp4 operands decoded to float32, and the result encoded to fp4 where ``e``
-    gives fp4 (TileLang computes on fp4 values through float conversions too)."""
-    if getattr(e, "op", None) in _BITWISE:
+def widened(e, error):
+    """``e`` computed on fp4 operands decoded to float32 (an fp4 result encoded back: TileLang computes
+    on fp4 values through float conversions too) and on int4 / uint4 operands as int32 / uint32
+    (the result stays there, as C's integer promotion leaves TileLang's)."""
+    fp4 = [x for x in (e.args if isinstance(e, ir.Call) else [getattr(e, f) for f in _operands(e)]) if
+           is_packed_fp4(getattr(x, "dtype", None))]  # fmt: skip
+    if getattr(e, "op", None) in _BITWISE and (fp4 or is_packed_fp4(e.dtype)):
         raise error(f"bitwise '{e.op}' on fp4 values: T.reinterpret them as uint8 first")
 
     def wide(x):
-        return ir.Cast(x, FLOAT32) if _is_fp4(x) else x
+        dt = getattr(x, "dtype", None)
+        return ir.Cast(x, FLOAT32 if is_packed_fp4(dt) else _wide_int(dt)) if is_packed(dt) else x
 
     changes = {"args": tuple(wide(a) for a in e.args)} if isinstance(e, ir.Call) else {
         f: wide(getattr(e, f)) for f in _operands(e)}  # fmt: skip
-    if _is_fp4(e):
+    if is_packed_fp4(e.dtype):
         changes["dtype"] = FLOAT32
         return ir.Cast(dataclasses.replace(e, **changes), e.dtype)
+    if is_packed_int4(e.dtype):
+        changes["dtype"] = _wide_int(e.dtype)
     return dataclasses.replace(e, **changes)
+
+
+def _wide_int(dt):
+    return INT32 if dt.name == "int4" else UINT32
 
 
 # statements that compute on a buffer's values as a whole (not through loads, stores and casts)
@@ -211,12 +259,13 @@ def check_stmt(s, error) -> None:
     for field in dataclasses.fields(s):
         value = getattr(s, field.name)
         buf = value if isinstance(value, ir.Buffer) else getattr(value, "buffer", None)
-        if isinstance(buf, ir.Buffer) and is_packed_fp4(buf.dtype):
+        if isinstance(buf, ir.Buffer) and is_packed(buf.dtype):
             what = type(s).__name__
+            kind, into = ("fp4", "float16/float32") if is_packed_fp4(buf.dtype) else (buf.dtype.name, "int8/int32")
             raise error(
-                f"fp4 buffer '{buf.name}' in a {what} statement: tile2triton computes on fp4 values only "
-                "element by element; T.copy it into a float16/float32 buffer first"
+                f"{kind} buffer '{buf.name}' in a {what} statement: tile2triton computes on {kind} values only "
+                f"element by element; T.copy it into a {into} buffer first"
             )
 
 
-__all__ = ["HELPERS", "decode", "encode", "is_packed_fp4", "load", "store"]
+__all__ = ["HELPERS", "decode", "encode", "is_packed", "is_packed_fp4", "is_packed_int4", "load", "store"]

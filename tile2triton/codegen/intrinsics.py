@@ -13,7 +13,7 @@ from . import pyast as P
 from .values import Tile, convert, is_fp8, is_literal, literal_value
 
 LOG10_E = 1.0 / math.log(10.0)
-INT64, UINT32 = DTYPES["int64"], DTYPES["uint32"]
+INT64, UINT32, FLOAT64 = DTYPES["int64"], DTYPES["uint32"], DTYPES["float64"]
 
 # TileLang name -> Triton core function of the same meaning
 DIRECT = {
@@ -70,6 +70,8 @@ def lower_call(lw, e: ir.Call) -> Tile:
         wide = FLOAT32 if is_fp8(e.dtype) else e.dtype
         a, b = (lw.cast(x, wide) if not _weak(x) else x for x in args)
         return lw.cast(Tile(P.call("tl." + DIRECT[fn], a.node, b.node), wide, axes), e.dtype)
+    if fn.startswith("ieee_"):
+        return _ieee(lw, e, args, axes)
     x = args[0]
     if fn == "bitcast":
         return _bitcast(lw, x, e.dtype, axes)
@@ -96,8 +98,10 @@ def lower_call(lw, e: ir.Call) -> Tile:
     elif fn == "tan":
         v = _math_operand(lw, x, e.dtype)
         out = P.binop("/", P.call("tl.sin", v), P.call("tl.cos", v))
-    elif fn in ("round", "nearbyint"):
-        out = P.call("tl.floor", P.binop("+", _math_operand(lw, x, e.dtype), P.const(0.5)))
+    elif fn in ("round", "nearbyint", "round_away"):  # ties to even (nearbyintf) / away from zero (roundf)
+        helper = "_round_half_away" if fn == "round_away" else "_rint"
+        lw.helpers.add(helper)
+        out = P.call(helper, _math_operand(lw, x, e.dtype))
     elif fn == "trunc":
         v = _math_operand(lw, x, e.dtype)
         out = P.call("tl.where", P.binop(">=", v, P.const(0)), P.call("tl.floor", v), P.call("tl.ceil", v))
@@ -161,6 +165,52 @@ def _math_operand(lw, x: Tile, dtype):
     if x.dtype.bits < 32 and x.dtype.is_float and lw.storage_dtype(x.dtype) != FLOAT32:
         return convert(x.node, FLOAT32, x.axes)
     return x.node
+
+
+# T.ieee_*: the operation on float64 operands.  A sum is ("sum", a, b): its float64 rounding may
+# hide which way the exact sum lies, so the float32 path keeps the lost part (TwoSum)
+def _one(dt):
+    return P.call("tl.full", P.list_([]), P.const(1.0), P.dtype(dt))
+
+
+_IEEE_OPS = {
+    "ieee_add": lambda a, b: ("sum", a, b),
+    "ieee_sub": lambda a, b: ("sum", a, ast.UnaryOp(ast.USub(), b)),
+    "ieee_fmaf": lambda a, b, c: ("sum", P.binop("*", a, b), c),  # a product of two fp32 is exact in fp64
+    "ieee_mul": lambda a, b: P.binop("*", a, b),
+    "ieee_fdiv": lambda a, b: P.binop("/", a, b),  # float64 division and sqrt round to nearest (IEEE)
+    "ieee_frcp": lambda a: P.binop("/", _one(FLOAT64), a),
+    "ieee_fsqrt": lambda a: P.call("tl.sqrt", a),
+    "ieee_frsqrt": lambda a: P.binop("/", _one(FLOAT64), P.call("tl.sqrt", a)),
+}
+
+
+def _ieee(lw, e: ir.Call, args, axes) -> Tile:
+    """``T.ieee_add(x, y, mode)`` and the like on float32: computed in float64 (a product of fp32
+    values is exact there; a quotient or square root of them is never a float64 that hides which way
+    the exact value lies; a sum keeps its lost part), then rounded to float32 once, in the mode
+    (``_ieee_round``): the same bits on the GPU and the interpreter, and no fma contraction can merge
+    it with the operations around it.  float64 operands round to nearest only (the binder checks)."""
+    *operands, mode = args
+    mode = int(literal_value(mode.node))
+    if e.dtype.bits > 32:
+        wide = [lw.cast(a, e.dtype).node for a in operands]
+        if e.fn == "ieee_fmaf":
+            return Tile(P.call("tl.fma", *wide), e.dtype, axes)
+        op = _IEEE_OPS[e.fn](*wide)
+        return Tile(P.binop("+", op[1], op[2]) if isinstance(op, tuple) else op, e.dtype, axes)
+    wide = [lw.cast(lw.cast(a, FLOAT32), FLOAT64).node for a in operands]
+    op = _IEEE_OPS[e.fn](*wide)
+    if isinstance(op, tuple):
+        lw.helpers.add("_two_sum")
+        total, lost = lw.names.fresh("ieee_sum"), lw.names.fresh("ieee_lost")
+        target = ast.Tuple([P.store_name(total), P.store_name(lost)], ast.Store())
+        lw.emit(ast.Assign([target], P.call("_two_sum", op[1], op[2])))
+        value, lost = P.name(total), P.name(lost)
+    else:
+        value, lost = op, P.const(0.0)
+    lw.helpers.add("_ieee_round")
+    return lw.cast(Tile(P.call("_ieee_round", value, lost, P.const(mode)), FLOAT32, axes), e.dtype)
 
 
 def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:

@@ -249,6 +249,8 @@ class KernelLowerer(RegisterAccess):
             return FLOAT32
         if fp4.is_packed_fp4(dt):  # an fp4 value in registers is its 4-bit code
             return fp4.UINT8
+        if fp4.is_packed_int4(dt):  # int4 / uint4: the value, in int8 / uint8
+            return fp4.int_storage(dt)
         return dt
 
     def narrowed(self, node: ast.expr, dt: DType) -> ast.expr:
@@ -266,6 +268,10 @@ class KernelLowerer(RegisterAccess):
             return self.cast(fp4.decode(self, t), dt)
         if fp4.is_packed_fp4(dt):
             return Tile(fp4.encode(self, t).node, dt, t.axes)
+        if fp4.is_packed_int4(t.dtype):  # an int4 / uint4 value: convert its int8 / uint8 register
+            return self.cast(Tile(t.node, fp4.int_storage(t.dtype), t.axes), dt)
+        if fp4.is_packed_int4(dt):  # as an int32 first (floats truncate toward zero), then its low 4 bits
+            return fp4.to_int4(self, self.cast(t, INT32), dt)
         if is_literal(t):
             value = literal_value(t.node)
             if e8m0.is_e8m0(dt) and not isinstance(value, bool):  # a constant rounds here, as at run time
@@ -320,6 +326,8 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.Const):
             if fp4.is_packed_fp4(e.dtype):  # T.float4_e2m1fn(1.5): its code
                 return fp4.literal(e.value, e.dtype)
+            if fp4.is_packed_int4(e.dtype) and isinstance(e.value, (int, float)):  # T.int4(9): -7
+                return Tile(P.const(fp4.wrap_value(e.value, e.dtype)), e.dtype)
             if e8m0.is_e8m0(e.dtype) and not isinstance(e.value, bool):  # T.cast(3, e8m0): 4.0
                 return Tile(P.const(e8m0.round_literal(e.value)), e.dtype)
             return Tile(P.const(e.value), e.dtype)
@@ -334,8 +342,8 @@ class KernelLowerer(RegisterAccess):
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):
                 return self.reg_read(e.buffer, e.indices)
-        if fp4.touches(e):  # arithmetic on fp4 values: on their floats, not their codes
-            return self.ev(fp4.in_float32(e, self.error))
+        if fp4.touches(e):  # arithmetic on fp4 / int4 values: on their floats / in int32
+            return self.ev(fp4.widened(e, self.error))
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
@@ -479,7 +487,7 @@ class KernelLowerer(RegisterAccess):
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
-        if fp4.is_packed_fp4(buf.dtype):
+        if fp4.is_packed(buf.dtype):
             return fp4.load(self, buf, offs, mask, axes)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
@@ -511,6 +519,9 @@ class KernelLowerer(RegisterAccess):
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         if fp4.is_packed_fp4(buf.dtype):
             fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)
+            return
+        if fp4.is_packed_int4(buf.dtype):
+            fp4.store(self, buf, offs, fp4.nibble(self.cast(value, buf.dtype)), mask, axes)
             return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node

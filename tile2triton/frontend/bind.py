@@ -19,7 +19,16 @@ from ..errors import CheckFailedError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
-from ..language.dtypes import POINTER, DType, PointerType, dtype, dtype_error, is_packed_fp4, lookup_dtype
+from ..language.dtypes import (
+    POINTER,
+    DType,
+    PointerType,
+    dtype_error,
+    is_packed,
+    lookup_dtype,
+    packed_dtype,
+    packed_name,
+)
 from ..language.proxy import TensorType
 from . import packed, vectors
 from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
@@ -151,9 +160,10 @@ class Binder(ExprBinder):
             strides = tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
         else:
             strides = row_major_strides(shape)
-        if is_packed_fp4(ttype.dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
+        if is_packed(ttype.dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
             raise TileLangCompileError(
-                f"fp4 tensor '{name}' has an odd last dim {shape[-1]}: its bytes hold two values each", loc
+                f"{packed_name(ttype.dtype)} tensor '{name}' has an odd last dim {shape[-1]}: its bytes hold two values each",
+                loc,
             )
         return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
 
@@ -717,8 +727,8 @@ class Binder(ExprBinder):
 
     def dtype_arg(self, value, node) -> DType:
         dt = lookup_dtype(value)
-        if dt is None and is_packed_fp4(dtype(value) if _names_fp4(value) else None):
-            return dtype(value)  # fp4: packed bytes in global memory, 4-bit codes in registers (codegen/fp4.py)
+        if dt is None and isinstance(value, str) and packed_dtype(value) is not None:
+            return packed_dtype(value)  # fp4 / int4: packed bytes in global memory (codegen/fp4.py)
         if dt is None:
             raise self.error(dtype_error(value), node)
         return dt
@@ -957,8 +967,3 @@ def check_representable(b: Binder, value, dtype: DType, node) -> None:
         low, high = dtype.int_range
         if not low <= value <= high:
             raise b.error(f"initial value {value} does not fit in {dtype.name} [{low}, {high}]", node)
-
-
-def _names_fp4(value) -> bool:
-    """Whether ``value`` (a dtype argument) names packed fp4."""
-    return isinstance(value, str) and str(value).strip() == "float4_e2m1fn"

@@ -45,6 +45,42 @@ for _name in UNARY_MATH:
     RULES[_name] = _math_rule(_name)
 
 
+@rule("round")
+def bind_round(b: BinderLike, node, args):
+    """``T.round(x)`` rounds ties to even (TileLang emits ``nearbyintf``, as for ``T.nearbyint``);
+    ``rounding_mode="ties-away-from-zero"`` is C's ``roundf``."""
+    mode = args.get("rounding_mode") or "ties-to-even"
+    if mode not in ("ties-to-even", "ties-away-from-zero"):
+        raise b.error(
+            f"Unsupported T.round rounding_mode {mode!r}; expected 'ties-to-even' or 'ties-away-from-zero'", node
+        )
+    x = as_expr(args["x"], b.loc(node))
+    if not x.dtype.is_float:
+        return x
+    return ir.Call(
+        "nearbyint" if mode == "ties-to-even" else "round_away", (x,), x.dtype if not is_weak(x) else FLOAT32
+    )
+
+
+IEEE_MODES = ("rn", "rz", "ru", "rd")
+
+
+@rule("ieee_add", "ieee_sub", "ieee_mul", "ieee_fmaf", "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt", "ieee_fdiv")
+def bind_ieee(b: BinderLike, node, args, name):
+    """``T.ieee_add(x, y, "rz")`` and the like: the operation rounded once, as ``rounding_mode`` says
+    (codegen/intrinsics.py).  The mode is the call's last argument, as its index in ``IEEE_MODES``."""
+    mode = args.get("rounding_mode", "rn")
+    if mode not in IEEE_MODES:
+        raise b.error(f"Invalid rounding mode {mode!r} for T.{name}. Must be one of: {', '.join(IEEE_MODES)}", node)
+    operands = [as_expr(args[k], b.loc(node)) for k in ("x", "y", "z") if k in args]
+    x = operands[0]
+    dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32  # TileLang: the first operand's dtype
+    if dtype.bits > 32 and mode != "rn":
+        raise b.error(f"T.{name} on float64 with rounding mode {mode!r}: tile2triton rounds float64 only to nearest "
+                      "(it emulates the directed modes in float64, which has no wider type above it)", node)  # fmt: skip
+    return ir.Call(name, (*operands, ir.Const(IEEE_MODES.index(mode), INT32)), dtype)
+
+
 def _binary_call(name):
     def bind(b: BinderLike, node, args):
         x, y = (as_expr(v, b.loc(node)) for v in args.values())

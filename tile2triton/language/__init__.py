@@ -89,6 +89,14 @@ from ._math import (
     floordiv,
     floormod,
     fmod,
+    ieee_add,
+    ieee_fdiv,
+    ieee_fmaf,
+    ieee_frcp,
+    ieee_frsqrt,
+    ieee_fsqrt,
+    ieee_mul,
+    ieee_sub,
     if_then_else,
     infinity,
     isfinite,
@@ -275,6 +283,7 @@ from ._warp import (
 )
 from .dtypes import DTYPES, DType, TypedLiteral, lookup_dtype, to_dtype
 from .dtypes import POINTER as _POINTER
+from .dtypes import tensor_dtype as _tensor_dtype
 from .proxy import (
     Buffer,
     FragmentBuffer,
@@ -298,7 +307,7 @@ int = DTYPES["int32"]  # noqa: A001
 long = DTYPES["int64"]
 short = DTYPES["int16"]
 uint = DTYPES["uint32"]
-dtype = to_dtype
+dtype = _tensor_dtype  # a kernel dtype, or a packed 4-bit one (T.dtype("uint4"): TileLang has no T.uint4)
 # raw pointers: ``a_ptr: T.ptr`` takes a tensor or its data_ptr(); T.make_tensor views memory through it
 ptr = _POINTER
 handle = _POINTER
@@ -313,7 +322,8 @@ float8_e4m3 = DTYPES["float8_e4m3fn"]  # TileLang maps it to e4m3fn on NVIDIA GP
 # fp8/fp6/fp4/int4 formats with no Triton dtype: names for host code; a kernel using one gets a clear error
 from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 
-globals().update(_UNSUPPORTED_DTYPES)
+# (uint4 is T.dtype("uint4") only: TileLang has no T.uint4)
+globals().update({k: v for k, v in _UNSUPPORTED_DTYPES.items() if not k.startswith("uint4")})
 # WGMMA descriptor handles of TileLang's WGMMA emitter: language/_descriptors.py
 from ._descriptors import alloc_wgmma_desc  # noqa: E402
 

@@ -98,6 +98,14 @@ from ._math_stub import floor as floor
 from ._math_stub import floordiv as floordiv
 from ._math_stub import floormod as floormod
 from ._math_stub import fmod as fmod
+from ._math_stub import ieee_add as ieee_add
+from ._math_stub import ieee_fdiv as ieee_fdiv
+from ._math_stub import ieee_fmaf as ieee_fmaf
+from ._math_stub import ieee_frcp as ieee_frcp
+from ._math_stub import ieee_frsqrt as ieee_frsqrt
+from ._math_stub import ieee_fsqrt as ieee_fsqrt
+from ._math_stub import ieee_mul as ieee_mul
+from ._math_stub import ieee_sub as ieee_sub
 from ._math_stub import if_then_else as if_then_else
 from ._math_stub import infinity as infinity
 from ._math_stub import isfinite as isfinite

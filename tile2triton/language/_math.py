@@ -46,7 +46,6 @@ _UNARY_HOST = {
     "erf": math.erf,
     "floor": math.floor,
     "ceil": math.ceil,
-    "round": builtins.round,
     "nearbyint": builtins.round,
     "trunc": math.trunc,
     "isnan": math.isnan,
@@ -55,6 +54,31 @@ _UNARY_HOST = {
 }
 for _name, _host in _UNARY_HOST.items():
     globals()[_name] = _unary(_name, _host)
+
+
+def _round_half_away(x):
+    t = math.trunc(x)
+    return t + (1 if x - t >= 0.5 else -1 if t - x >= 0.5 else 0)
+
+
+ROUNDING_MODES = ("ties-to-even", "ties-away-from-zero")
+
+
+@_host_ok("round")
+def round(x, rounding_mode="ties-to-even"):  # noqa: A001
+    """Round to the nearest integer: ties to even (``nearbyintf``, TileLang's default), or
+    ``rounding_mode="ties-away-from-zero"`` (C's ``roundf``)."""
+    if rounding_mode is None:
+        rounding_mode = "ties-to-even"
+    if rounding_mode not in ROUNDING_MODES:
+        raise ValueError(
+            f"Unsupported T.round rounding_mode {rounding_mode!r}; expected 'ties-to-even' or 'ties-away-from-zero'."
+        )
+    if isinstance(x, (builtins.int, builtins.float)):
+        return builtins.round(x) if rounding_mode == "ties-to-even" else _round_half_away(x)
+    raise KernelOnlyError("T.round can only be used inside a kernel body")
+
+
 for _name in ("__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan"):
     globals()[_name] = _unary(_name)
 
@@ -253,6 +277,49 @@ def bitwise_not(x):
 @_kernel_only("fast_rcp")
 def fast_rcp(x):
     """TileLang's fast reciprocal: ``rcp.approx`` on the GPU."""
+
+
+# --- IEEE operations with an explicit rounding mode (CUDA's __fadd_rz, ...): codegen/intrinsics.py
+
+
+@_kernel_only("ieee_add")
+def ieee_add(x, y, rounding_mode="rn"):
+    """``x + y`` rounded as ``rounding_mode`` says (CUDA's ``__fadd_r{n,z,u,d}``)."""
+
+
+@_kernel_only("ieee_sub")
+def ieee_sub(x, y, rounding_mode="rn"):
+    """``x - y`` rounded as ``rounding_mode`` says (``__fsub_r*``)."""
+
+
+@_kernel_only("ieee_mul")
+def ieee_mul(x, y, rounding_mode="rn"):
+    """``x * y`` rounded as ``rounding_mode`` says (``__fmul_r*``)."""
+
+
+@_kernel_only("ieee_fmaf")
+def ieee_fmaf(x, y, z, rounding_mode="rn"):
+    """``x * y + z`` with one rounding, as ``rounding_mode`` says (``__fmaf_r*``)."""
+
+
+@_kernel_only("ieee_frcp")
+def ieee_frcp(x, rounding_mode="rn"):
+    """``1 / x`` rounded as ``rounding_mode`` says (``__frcp_r*``)."""
+
+
+@_kernel_only("ieee_fsqrt")
+def ieee_fsqrt(x, rounding_mode="rn"):
+    """``sqrt(x)`` rounded as ``rounding_mode`` says (``__fsqrt_r*``)."""
+
+
+@_kernel_only("ieee_frsqrt")
+def ieee_frsqrt(x):
+    """``1 / sqrt(x)`` rounded to nearest (``__frsqrt_rn``)."""
+
+
+@_kernel_only("ieee_fdiv")
+def ieee_fdiv(x, y, rounding_mode="rn"):
+    """``x / y`` rounded as ``rounding_mode`` says (``__fdiv_r*``)."""
 
 
 # --- vector values (T.float16x2(a, b), ...): lane by lane in the binder (frontend/vectors.py) --

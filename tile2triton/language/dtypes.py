@@ -186,10 +186,16 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float6_e3m2fn": "fp6 formats are not Triton dtypes",
     "float4_e2m1fn": "fp4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
     "(packed two per byte in memory), not of a scalar here",
-    "float4_e2m1_unpacked": "fp4 is not a Triton storage dtype (pack two values per uint8 and unpack them with shifts)",
-    "int4": "sub-byte integers are not Triton dtypes (pack two per int8/uint8 and unpack them with shifts)",
+    "float4_e2m1_unpacked": "it is the shared-memory layout of fp4 operands of Blackwell's tcgen05 MMA "
+    "(kind::f8f6f4, one value per byte slot), filled only by T.tma_copy from a packed T.float4_e2m1fn tensor; "
+    "TileLang gives it no register type either (no element reads, stores, casts or SIMT copies), and Hopper has "
+    "no tcgen05: keep fp4 in T.float4_e2m1fn buffers (packed; element access and casts are supported)",
+    "int4": "int4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
+    "(packed two per byte in memory), not of a scalar here",
+    "uint4": "uint4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
+    "(packed two per byte in memory), not of a scalar here",
 }
-_UNSUPPORTED_BITS = {"float6": 6, "float4_e2m1_unpacked": 8, "float4": 4, "int4": 4}
+_UNSUPPORTED_BITS = {"float6": 6, "float4_e2m1_unpacked": 8, "float4": 4, "int4": 4, "uint4": 4}
 UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
     for name in UNSUPPORTED_DTYPES
@@ -199,6 +205,10 @@ _TRITON_NAMES["float4_e2m1fn"] = "uint8"  # fp4 in registers: its 4-bit code (co
 _TORCH_NAMES["float4_e2m1fn"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["float4_e2m1fnx2"] = "float4_e2m1fn_x2"
 _TORCH_NAMES["int4"] = "int8"
+_TORCH_NAMES["uint4"] = "uint8"
+# int4 / uint4 in registers: the value, sign-extended to int8 / zero-extended to uint8 (codegen/fp4.py)
+_TRITON_NAMES["int4"] = "int8"
+_TRITON_NAMES["uint4"] = "uint8"
 
 # Vector dtypes (T.float16x2, T.float4_e2m1fnx2, ...): names for host code, like the formats above;
 # those of the dtypes above are vector values and on-chip buffers in a kernel (frontend/vectors.py)
@@ -305,17 +315,51 @@ def resolve_torch_storage_dtype(value) -> DType:
 FP4_STORAGE_TORCH_NAMES = ("uint8", "int8", "float4_e2m1fn_x2")
 
 
+# The 4-bit dtypes held two per byte in memory (the element of even index in the low nibble) and the
+# torch dtypes of tensors that hold them (TileLang passes int8 bytes for int4)
+PACKED_STORAGE_TORCH_NAMES = {
+    "float4_e2m1fn": FP4_STORAGE_TORCH_NAMES,
+    "int4": ("int8", "uint8"),
+    "uint4": ("uint8", "int8"),
+}
+
+
 def is_packed_fp4(dtype) -> bool:
     """Whether ``dtype`` is packed fp4 (``T.float4_e2m1fn``): global tensors of it are bytes."""
     return isinstance(dtype, DType) and dtype.name == "float4_e2m1fn"
 
 
-def tensor_dtype(value) -> DType:
-    """The element dtype of ``T.Tensor(shape, value)``: a kernel dtype, or packed fp4."""
+def is_packed_int4(dtype) -> bool:
+    """Whether ``dtype`` is ``T.int4`` / ``uint4``: packed like fp4, integers in registers."""
+    return isinstance(dtype, DType) and dtype.name in ("int4", "uint4")
+
+
+def is_packed(dtype) -> bool:
+    """Whether global tensors of ``dtype`` are bytes holding two 4-bit values each (fp4, int4, uint4)."""
+    return isinstance(dtype, DType) and dtype.name in PACKED_STORAGE_TORCH_NAMES
+
+
+def packed_name(dtype: DType) -> str:
+    """How messages name a packed 4-bit dtype: fp4, int4, uint4."""
+    return "fp4" if is_packed_fp4(dtype) else dtype.name
+
+
+def packed_dtype(value) -> DType | None:
+    """The packed 4-bit dtype ``value`` names (``T.int4``, ``"uint4"``, ...), or None."""
     key = _key(value) if not isinstance(value, DType) else value.name
-    if key == "float4_e2m1fn":
-        return UNSUPPORTED["float4_e2m1fn"]
-    return to_dtype(value)
+    return UNSUPPORTED[key] if key in PACKED_STORAGE_TORCH_NAMES else None
+
+
+def tensor_dtype(value) -> DType:
+    """The element dtype of ``T.Tensor(shape, value)``: a kernel dtype, or a packed 4-bit one."""
+    return packed_dtype(value) or to_dtype(value)
+
+
+def packed_storage_torch(dtype: DType):
+    """The torch dtype of the packed tensors tile2triton allocates (``T.empty``): TileLang's choice."""
+    import torch
+
+    return fp4_storage_torch() if is_packed_fp4(dtype) else getattr(torch, _TORCH_NAMES[dtype.name])
 
 
 def fp4_storage_torch():

@@ -282,7 +282,8 @@ class _Block:
             "sigmoid": torch.sigmoid, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "erf": torch.erf,
             "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "nearbyint": torch.round,
             "exp10": lambda t: torch.pow(torch.tensor(10.0, dtype=t.dtype), t),
-            "round": lambda t: torch.sign(t) * torch.floor(torch.abs(t) + 0.5),  # C round(): half away from 0
+            "round": torch.round,  # TileLang's T.round is nearbyintf: ties to even
+            "round_away": lambda t: torch.trunc(t) + torch.where((t - torch.trunc(t)).abs() >= 0.5, torch.sign(t), 0),
         }  # fmt: skip
         if fn not in unary:
             raise self.error(f"T.{fn} is not supported by the reference executor")

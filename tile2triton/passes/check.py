@@ -6,7 +6,7 @@ import warnings
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..language.dtypes import is_packed_fp4
+from ..language.dtypes import is_packed, is_packed_fp4
 from .analysis import first_access
 
 _COLLECTIVE = (ir.Copy, ir.Gemm, ir.Reduce, ir.Fill, ir.Scan)
@@ -115,10 +115,11 @@ def check_gemms(stmts) -> None:
             continue
         a, b, c = s.a.buffer, s.b.buffer, s.c.buffer
         for buf in (a, b, c):
-            if is_packed_fp4(buf.dtype):  # its registers hold 4-bit codes (codegen/fp4.py)
+            if is_packed(buf.dtype):  # its registers hold 4-bit codes / int4 values (codegen/fp4.py)
+                kind, into = ("fp4", "float16/bfloat16") if is_packed_fp4(buf.dtype) else (buf.dtype.name, "int8")
                 raise TileLangCompileError(
-                    f"T.gemm on fp4 buffer '{buf.name}': tile2triton multiplies no fp4; "
-                    "T.copy it into a float16/bfloat16 buffer first",
+                    f"T.gemm on {kind} buffer '{buf.name}': tile2triton multiplies no {kind}; "
+                    f"T.copy it into a {into} buffer first",
                     s.loc,
                 )
         if a.dtype != b.dtype and not ("float8" in a.dtype.name and "float8" in b.dtype.name):

@@ -15,7 +15,7 @@ import torch
 from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
-from ..language.dtypes import fp4_storage_torch, is_packed_fp4
+from ..language.dtypes import is_packed, packed_storage_torch
 
 _COMPARE = {
     "<": operator.lt,
@@ -46,8 +46,8 @@ class TensorSpec:
         self.index = index
         self.param = param
         self.name = param.name
-        # packed fp4: a byte tensor (no torch dtype to compare: the detailed path checks it)
-        self.packed = is_packed_fp4(param.dtype)
+        # packed fp4 / int4: a byte tensor (no torch dtype to compare: the detailed path checks it)
+        self.packed = is_packed(param.dtype)
         self.dtype = None if self.packed else param.dtype.as_torch()
         self.ndim = param.ndim
         shape = tuple(param.shape)
@@ -99,7 +99,7 @@ def _half(fn):
     def half(values):
         n = fn(values)
         if n % 2:
-            raise KernelCallError(f"an fp4 output's last dim is {n}, which is odd: its bytes hold two values each")
+            raise KernelCallError(f"a 4-bit output's last dim is {n}, which is odd: its bytes hold two values each")
         return n // 2
 
     return half
@@ -139,10 +139,10 @@ class CallPlan:
         for i in [*func.out_idx, *func.workspaces]:
             p = func.params[i]
             fns = [plan_host_fn(d) for d in p.shape]
-            dtype = p.dtype.as_torch() if not is_packed_fp4(p.dtype) else torch.uint8
-            if is_packed_fp4(p.dtype):  # two values per byte: the storage's last dim is half the logical one
+            dtype = p.dtype.as_torch() if not is_packed(p.dtype) else torch.uint8
+            if is_packed(p.dtype):  # two values per byte: the storage's last dim is half the logical one
                 fns[-1] = _half(fns[-1])
-                self.output_views[i] = fp4_storage_torch()
+                self.output_views[i] = packed_storage_torch(p.dtype)
             static = None if any(callable(f) for f in fns) else tuple(fns)
             self.outputs.append((i, dtype, static, fns))
         # deferred checks: dims/strides given by expressions of sizes (e.g. 2 * N)

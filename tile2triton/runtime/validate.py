@@ -11,7 +11,7 @@ from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import format_expr, host_eval
 from ..ir.nodes import iter_expr_tree
-from ..language.dtypes import FP4_STORAGE_TORCH_NAMES
+from ..language.dtypes import PACKED_STORAGE_TORCH_NAMES, packed_name
 from .plan import INT_RANGE, CallPlan, TensorSpec
 
 _SHORT = 40  # longest repr of a scalar or string an error message shows
@@ -79,14 +79,14 @@ def one_device(fname: str, devices: list, runnable: bool = True) -> torch.device
 
 
 def _shape(spec: TensorSpec, arg) -> tuple:
-    """The logical shape of an argument: packed fp4 holds two values per byte of its last dim."""
+    """The logical shape of an argument: packed fp4 / int4 holds two values per byte of its last dim."""
     if not spec.packed or arg.dim() == 0:
         return tuple(arg.shape)
     return (*arg.shape[:-1], 2 * arg.shape[-1])
 
 
 def _strides(spec: TensorSpec, arg) -> tuple:
-    """The logical strides (in elements) of an argument; packed fp4: twice the byte strides,
+    """The logical strides (in elements) of an argument; packed fp4 / int4: twice the byte strides,
     except the last dim's, whose bytes hold consecutive pairs (its byte stride must be 1)."""
     if not spec.packed or arg.dim() == 0:
         return tuple(arg.stride())
@@ -95,7 +95,7 @@ def _strides(spec: TensorSpec, arg) -> tuple:
 
 def _shown_shape(spec: TensorSpec, arg) -> str:
     if spec.packed:
-        return f"{tuple(arg.shape)} bytes (fp4 shape {_shape(spec, arg)})"
+        return f"{tuple(arg.shape)} bytes ({packed_name(spec.param.dtype)} shape {_shape(spec, arg)})"
     return str(tuple(arg.shape))
 
 
@@ -105,14 +105,16 @@ def _check_tensor(plan: CallPlan, spec: TensorSpec, arg, values: dict, bound_by:
     if not isinstance(arg, torch.Tensor):
         raise KernelCallError(f"{fname}: parameter '{name}' expects a torch.Tensor {decl}, got {describe(arg)}")
     if spec.packed:
-        if str(arg.dtype)[len("torch.") :] not in FP4_STORAGE_TORCH_NAMES:
+        storage = PACKED_STORAGE_TORCH_NAMES[param.dtype.name]
+        if str(arg.dtype)[len("torch.") :] not in storage:
+            kinds = ", ".join(f"torch.{t}" for t in storage[:-1]) + f" or torch.{storage[-1]}"
             raise KernelCallError(
-                f"{fname}: parameter '{name}' is packed fp4 ({decl}): it expects a torch.uint8, torch.int8 or "
-                f"torch.float4_e2m1fn_x2 tensor holding two values per byte, got {arg.dtype}"
+                f"{fname}: parameter '{name}' is packed {packed_name(param.dtype)} ({decl}): it expects a {kinds} "
+                f"tensor holding two values per byte, got {arg.dtype}"
             )
         if arg.dim() and arg.shape[-1] > 1 and arg.stride(-1) != 1:
             raise KernelCallError(
-                f"{fname}: parameter '{name}' is packed fp4: its last dim must have byte stride 1, "
+                f"{fname}: parameter '{name}' is packed {packed_name(param.dtype)}: its last dim must have byte stride 1, "
                 f"got strides {tuple(arg.stride())}"
             )
     elif arg.dtype != spec.dtype:

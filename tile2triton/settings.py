@@ -48,8 +48,8 @@ from dataclasses import dataclass
 # mha_bwd_bhsd's main kernel at 8 iterations a program: 1352 instructions with descriptors, 808
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
-TMA_MIN_TRIPS_DEFAULT = 0
-HOST_DESCRIPTORS_DEFAULT = True  # H200 probe: 26.7 -> 18.1 us (mha_bwd S512), 159.6 -> 131.1 (S2048), 51.6 -> 43.9 (gqa_bwd)
+TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
+HOST_DESCRIPTORS_DEFAULT = False  # on: kernel time down (probe), but ~20 us host time per call on Triton 3.6 (suite part 1)
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")

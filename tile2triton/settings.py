@@ -49,7 +49,8 @@ from dataclasses import dataclass
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
-HOST_DESCRIPTORS_DEFAULT = False  # on: kernel time down (probe), but ~20 us host time per call on Triton 3.6 (suite part 1)
+# on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
+HOST_DESCRIPTORS_DEFAULT = False
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")

@@ -428,7 +428,12 @@ def dtype(value) -> DType:
 # TileLang's list of every dtype name (``tilelang.language.dtypes._all_dtypes``): the C names, the
 # supported dtypes and the names host code may use but kernels may not.
 _C_NAMES = ("bool", "short", "int", "uint", "long", "half", "float", "double")
-_all_dtypes = list(dict.fromkeys([*_C_NAMES, *DTYPES, *UNSUPPORTED, "float8_e4m3", "tfloat32"]))
+# uint4 is spelt T.dtype("uint4") only: TileLang has no T.uint4 (nor its vector names)
+_all_dtypes = [
+    name
+    for name in dict.fromkeys([*_C_NAMES, *DTYPES, *UNSUPPORTED, "float8_e4m3", "tfloat32"])
+    if not name.startswith("uint4")
+]
 
 
 def __getattr__(name: str):

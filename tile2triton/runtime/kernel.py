@@ -43,6 +43,18 @@ from .validate import check_sizes, diagnose, wrong_target
 __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generated entries use it too
 
 
+# lowering switches read straight from the settings object, by the same name on both sides
+_SWITCHES = (
+    "thread_copy_tiles", "tma_vectors", "tma_min_trips", "host_descriptors", "block_slices", "speculate_copies",
+    "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
+    "vectorize_atomic_loops",
+)  # fmt: skip
+
+
+def _switches(env: settings.Settings) -> dict:
+    return {name: getattr(env, name) for name in _SWITCHES}
+
+
 class JITKernel:
     """A compiled TileLang program (TileLang's ``JITKernel``)."""
 
@@ -116,19 +128,9 @@ class JITKernel:
         options = {
             "fast_math": tuning.fast_math(self.pass_configs),
             "per_thread_loads": tuning.per_thread_loads(),
-            "thread_copy_tiles": env.thread_copy_tiles,
             "vectorize_loops": env.vectorize_loops,
             "shared_scratch": env.shared_scratch,
-            "tma_vectors": env.tma_vectors,
-            "tma_min_trips": env.tma_min_trips,
-            "host_descriptors": env.host_descriptors,
-            "block_slices": env.block_slices,
-            "speculate_copies": env.speculate_copies,
-            "scratch_cta_atomics": env.scratch_cta_atomics,
-            "scratch_atomic_barriers": env.scratch_atomic_barriers,
-            "scratch_block_claims": env.scratch_block_claims,
-            "scratch_histogram": env.scratch_histogram,
-            "vectorize_atomic_loops": env.vectorize_atomic_loops,
+            **_switches(env),
         }
         if interpret:
             return options
@@ -161,17 +163,7 @@ class JITKernel:
             gluon_cost_model=settings.current().gluon != "force",
             fast_math=tuning.fast_math(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
-            tma_vectors=settings.current().tma_vectors,
-            tma_min_trips=settings.current().tma_min_trips,
-            host_descriptors=settings.current().host_descriptors,
-            block_slices=settings.current().block_slices,
-            speculate_copies=settings.current().speculate_copies,
-            scratch_cta_atomics=settings.current().scratch_cta_atomics,
-            scratch_atomic_barriers=settings.current().scratch_atomic_barriers,
-            scratch_block_claims=settings.current().scratch_block_claims,
-            scratch_histogram=settings.current().scratch_histogram,
-            vectorize_atomic_loops=settings.current().vectorize_atomic_loops,
-            thread_copy_tiles=settings.current().thread_copy_tiles,
+            **_switches(settings.current()),
             **choice.lowering(),
             **self.shared_memory_fit,
             **spec.lowering(),

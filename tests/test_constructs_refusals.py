@@ -56,8 +56,8 @@ def _fp4_unpacked():
 @pytest.mark.parametrize(
     "make,pattern",
     [
-        (_tmem, r"T\.alloc_tmem .*Blackwell-only \(sm_100\) tensor memory"),
-        (_tcgen05, r"T\.tcgen05_before_thread_sync .*Blackwell-only \(sm_100\) tcgen05"),
+        (_tmem, r"T\.alloc_tmem .*tensor memory \(TMEM\) requires Blackwell TCGEN5MMA \(sm_100\)"),
+        (_tcgen05, r"T\.tcgen05_before_thread_sync .*tcgen05 requires Blackwell TCGEN5MMA \(sm_100\)"),
         (_cluster_barrier, r"T\.alloc_cluster_barrier .*cluster-distributed shared memory"),
         (_fp4_unpacked, r"T\.float4_e2m1_unpacked .*Blackwell's tcgen05 MMA.*T\.float4_e2m1fn buffers"),
     ],
@@ -66,3 +66,5 @@ def test_hardware_refusals_name_the_construct_and_why(make, pattern):
     with pytest.raises(TileLangCompileError, match=pattern) as info:
         tilelang.compile(make())
     assert "test_constructs_refusals.py" in str(info.value)  # the user's file and line
+    if make in (_tmem, _tcgen05):  # as TileLang rejects them on Hopper: tvm.error.InternalError
+        assert isinstance(info.value, tilelang.tvm.error.InternalError)

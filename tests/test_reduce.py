@@ -243,3 +243,31 @@ def test_reduce_int32(dev):
     s, m = reduce_int(M, N, bm)(a)
     assert_equal(s, a.long().sum(1))
     assert_equal(m, a.amax(1))
+
+
+@tilelang.jit
+def reduce_into_var(N, op, clear):
+    # T.reduce_*(buffer, var): a T.alloc_var receives a 1-D reduction (TileLang's scalar form)
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            src = T.alloc_fragment((N,), "float32")
+            acc = T.alloc_var("float32", init=0.5)
+            T.copy(A, src)
+            getattr(T, "reduce_" + op)(src, acc, dim=0, clear=clear)
+            B[0] = acc
+
+    return main
+
+
+@pytest.mark.parametrize("op,clear", [("sum", True), ("max", True), ("sum", False), ("min", False)])
+def test_reduce_into_alloc_var(dev, op, clear):
+    N = 37
+    a = torch.randn(N, device=dev)
+    b = torch.full((1,), float("nan"), device=dev)
+    reduce_into_var(N, op, clear)(a, b)
+    x = a.double()
+    want = {"sum": x.sum(), "max": x.max(), "min": x.min()}[op]
+    if not clear:
+        want = want + 0.5 if op == "sum" else torch.minimum(want, torch.tensor(0.5, dtype=torch.float64))
+    assert_close(b, want.reshape(1), 1e-5, 1e-5)

@@ -75,6 +75,7 @@ __all__ = [
     "Tile2TritonError",
     "TileLangCompileError",
     "compile",
+    "lower",
     "par_compile",
     "jit",
     "env",

@@ -9,6 +9,7 @@ from . import tvm as tvm
 from . import utils as utils
 from .autotuner import autotune as autotune
 from .compiler import compile as compile
+from .compiler import lower as lower
 from .compiler import par_compile as par_compile
 from .config import PassConfigKey as PassConfigKey
 from .config import disable_cache as disable_cache

@@ -49,6 +49,36 @@ def compile(func: KernelSource | ir.PrimFunc, out_idx=None, target=None, *, pass
     return JITKernel(compile_prim_func(func, out_idx), target=target, pass_configs=pass_configs)
 
 
+class CompiledArtifact:
+    """What ``tilelang.lower`` returns: TileLang's holds the TVM host and device modules and the CUDA
+    source; this one holds the kernel and the Triton source tile2triton generates for the target."""
+
+    def __init__(self, kernel: JITKernel, target):
+        self.kernel = kernel
+        self.params = kernel.params
+        self.kernel_source = kernel.lowered_for(target).source
+
+    def _no_tvm_module(self, name: str):
+        raise AttributeError(
+            f"CompiledArtifact.{name}: tile2triton builds no TVM IRModule (it generates Triton); "
+            "kernel_source holds the generated Triton source"
+        )
+
+    host_mod = property(lambda self: self._no_tvm_module("host_mod"))
+    device_mod = property(lambda self: self._no_tvm_module("device_mod"))
+    rt_mod = property(lambda self: self._no_tvm_module("rt_mod"))
+
+
+@user_facing
+def lower(func: KernelSource | ir.PrimFunc, target="auto", target_host=None, *, runtime_only=False,
+          enable_host_codegen=False, enable_device_compile=False) -> CompiledArtifact:  # fmt: skip
+    """``tilelang.lower``: bind, check and lower ``func`` for ``target`` (a card name or TileLang
+    target; ``"auto"``/``"cuda"``: this machine's GPU, sm_90 without one) without loading or
+    launching it.  The host target and codegen switches mean nothing under Triton."""
+    kernel = compile(func, target=None)
+    return CompiledArtifact(kernel, "cuda" if target in (None, "auto") else target)
+
+
 @user_facing
 def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None, verbose=None,
                 pass_configs=None, compile_flags=None, num_workers: int | None = None,

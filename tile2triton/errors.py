@@ -36,6 +36,14 @@ class Tile2TritonError(Exception):
     """Base of every error tile2triton raises on purpose."""
 
 
+class TVMError(RuntimeError):
+    """``tvm.error.TVMError`` (tile2triton/tvm/error.py re-exports it): the base of TVM's errors."""
+
+
+class InternalError(TVMError):
+    """``tvm.error.InternalError``: what TileLang's C++ lowering checks raise."""
+
+
 class TileLangCompileError(Tile2TritonError):
     """A kernel that cannot be compiled, reported at the user's source line."""
 
@@ -63,6 +71,11 @@ class TileLangCompileError(Tile2TritonError):
 class InvalidArgumentError(TileLangCompileError, ValueError):
     """A compile-time argument outside what the primitive accepts (``batch=0``, a memory order an
     atomic load cannot have): a ValueError, as TileLang raises there."""
+
+
+class LoweringCheckError(TileLangCompileError, InternalError):
+    """A program TileLang's C++ lowering rejects (an ICHECK there): a ``tvm.error.InternalError`` too,
+    so ``except tvm.error.InternalError`` around ``tilelang.compile`` works as with TileLang."""
 
 
 class CheckFailedError(TileLangCompileError, AssertionError):

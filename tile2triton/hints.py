@@ -20,14 +20,14 @@ from collections.abc import Iterable
 KNOWN_UNSUPPORTED: list[tuple[str, str, str]] = [
     (
         "*tcgen05*",
-        "Blackwell-only (sm_100) tcgen05 instructions are not supported (tile2triton targets Hopper "
-        "and older, and Triton's tl language does not expose them)",
+        "tcgen05 requires Blackwell TCGEN5MMA (sm_100), which tile2triton does not target (Hopper "
+        "and older; Triton's tl language does not expose tcgen05)",
         "T.gemm (it becomes tl.dot: wgmma on Hopper)",
     ),
     (
         "*tmem*",
-        "Blackwell-only (sm_100) tensor memory (TMEM) is not supported (tile2triton targets Hopper and "
-        "older, and Triton's tl language has no TMEM buffers)",
+        "tensor memory (TMEM) requires Blackwell TCGEN5MMA (sm_100), which tile2triton does not target "
+        "(Hopper and older; Triton's tl language has no TMEM buffers)",
         "keep the accumulator in a T.alloc_fragment",
     ),
     ("alloc_reducer", "reducers are not supported", "accumulate in a T.alloc_fragment and reduce with T.reduce_*"),
@@ -85,6 +85,14 @@ def _tilelang_names() -> frozenset[str]:
         return frozenset(load_symbols()[1])
     except OSError:  # the symbol list is package data; a broken install only loses the reasons
         return frozenset()
+
+
+# refusals for a hardware reason: raised as a LoweringCheckError (a tvm.error.InternalError, as TileLang's)
+HARDWARE_REFUSALS = ("*tcgen05*", "*tmem*")
+
+
+def is_hardware_refusal(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in HARDWARE_REFUSALS)
 
 
 def unknown_T_name(name: str, supported: Iterable[str]) -> tuple[str, str | None]:  # noqa: N802

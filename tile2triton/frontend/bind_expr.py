@@ -15,8 +15,8 @@ import types
 
 from .. import ir
 from .. import language as T
-from ..errors import TileLangCompileError
-from ..hints import unknown_T_name
+from ..errors import LoweringCheckError, TileLangCompileError
+from ..hints import is_hardware_refusal, unknown_T_name
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral
@@ -27,6 +27,9 @@ from .rules import RULES
 from .rules_base import DeclaredVar
 from .rules_sync import BarrierArray
 from .source import MacroSource
+
+# tvm.tirx names that are TileLang T names too, refused as T refuses them
+_TIR_AS_T = frozenset({"call_extern", "call_pure_extern", "call_intrin", "call_packed"})
 
 _PY_BINOPS = {
     ast.Add: ("+", operator.add),
@@ -199,7 +202,12 @@ class ExprBinder:
         except AttributeError:
             if base is T or getattr(base, "__name__", "") == "tile2triton.language":
                 message, hint = unknown_T_name(node.attr, [n for n in dir(T) if not n.startswith("_")])
+                if is_hardware_refusal(node.attr):
+                    raise LoweringCheckError(message, self.loc(node), hint) from None
                 raise self.error(message, node, hint) from None
+            if getattr(base, "__name__", "") == "tile2triton.tvm.tirx" and node.attr in _TIR_AS_T:
+                message, hint = unknown_T_name(node.attr, ())  # tirx.call_extern is T.call_extern
+                raise self.error(message.replace("T.", "tirx.", 1), node, hint) from None
             raise self.error(f"{base!r} has no attribute '{node.attr}'", node) from None
 
     def expr_Subscript(self, node: ast.Subscript):

@@ -14,6 +14,7 @@ import operator
 from dataclasses import dataclass
 
 from .. import ir
+from ..errors import LoweringCheckError
 from ..ir import INT32
 from ..ir.exprs import as_expr, const_int
 from .rules_base import RULES, BinderLike, rule
@@ -93,7 +94,7 @@ def bind_async_copy(b: BinderLike, node, args):
     src, dst = args["src"], args["dst"]
     scopes = [getattr(x.buffer if isinstance(x, (ir.Region, ir.Load)) else x, "scope", None) for x in (src, dst)]
     if scopes != [ir.GLOBAL, ir.SHARED]:
-        raise b.error("T.async_copy only supports global->shared/shared.dyn copies (cp.async)", node)
+        raise LoweringCheckError("T.async_copy only supports global->shared/shared.dyn copies (cp.async)", b.loc(node))
     return RULES["copy"](b, node, {"src": src, "dst": dst})
 
 

@@ -13,8 +13,15 @@ from .regions import whole
 from .rules_base import RULES, BinderLike, _fill_region, _staged, rule
 
 
+def _var_buffer(value):
+    """The buffer of a ``T.alloc_var`` named as a value (its name reads the variable)."""
+    if isinstance(value, ir.Load) and value.buffer.scope == ir.VAR:
+        return value.buffer
+    return value
+
+
 def _bind_reduce(b: BinderLike, node, kind, args, clear):
-    src, dst = args["buffer"], args["out"]
+    src, dst = args["buffer"], _var_buffer(args["out"])  # T.reduce_sum(frag, var): the var is the output
     src = src if isinstance(src, ir.Region) else whole(src) if isinstance(src, ir.Buffer) else None
     dst = dst if isinstance(dst, ir.Region) else whole(dst) if isinstance(dst, ir.Buffer) else None
     if src is None or dst is None:

@@ -3,13 +3,8 @@
 
 from __future__ import annotations
 
-
-class TVMError(RuntimeError):
-    """Base of TVM's errors."""
-
-
-class InternalError(TVMError):
-    pass
+from ..errors import InternalError as InternalError  # tile2triton's LoweringCheckError is one
+from ..errors import TVMError as TVMError
 
 
 class RPCError(TVMError):

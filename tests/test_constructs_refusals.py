@@ -68,3 +68,16 @@ def test_hardware_refusals_name_the_construct_and_why(make, pattern):
     assert "test_constructs_refusals.py" in str(info.value)  # the user's file and line
     if make in (_tmem, _tcgen05):  # as TileLang rejects them on Hopper: tvm.error.InternalError
         assert isinstance(info.value, tilelang.tvm.error.InternalError)
+
+
+@pytest.mark.parametrize("dtype,short", [("float16", "FP16"), ("bfloat16", "BF16"), ("float8_e4m3fn", "FP8")])
+def test_stochastic_rounding_is_a_hardware_refusal(dtype, short):
+    # cvt.rs is Blackwell's (sm_100a); TileLang rejects it elsewhere with this message, an InternalError
+    @T.prim_func
+    def main(A: T.Tensor((40,), "float32"), B: T.Tensor((40,), dtype)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(40):
+                B[i] = T.cast(A[i], dtype, round="rs", rbits=T.int32(0x1234))
+
+    with pytest.raises(tilelang.tvm.error.InternalError, match=f"Stochastic rounding f32-to-{short} requires sm_100a"):
+        tilelang.compile(main)

@@ -6,6 +6,7 @@ and the ``T.ptx_*`` reads.
 from __future__ import annotations
 
 from .. import ir
+from ..errors import LoweringCheckError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
 from ..language.dtypes import DTYPES
@@ -151,6 +152,8 @@ def bind_cast(b: BinderLike, node, args):
     except ValueError as exc:
         raise b.error(str(exc), node) from None
     why = unsupported_cast_option(args["round"], args["sat"], dtype.name)
+    if why is not None and args["round"] == "rs":  # a hardware refusal: tvm.error.InternalError, as TileLang's
+        raise LoweringCheckError(why, b.loc(node))
     if why is not None:
         raise b.error(why, node)
     return ir.Cast(as_expr(args["value"], b.loc(node)), dtype)

@@ -30,6 +30,12 @@ def check_cast_options(round: str, sat, rbits) -> None:  # noqa: A002
 
 def unsupported_cast_option(round: str, sat: bool, dtype_name: str) -> str | None:  # noqa: A002
     """Why tile2triton cannot honour these (valid) options for a cast to ``dtype_name``; None if it can."""
+    if round == "rs":  # TileLang's own message on a target without it, so the same checks match
+        short = {"float16": "FP16", "bfloat16": "BF16"}.get(dtype_name) or dtype_name[:6].replace("float", "FP")
+        return (
+            f"Stochastic rounding f32-to-{short} requires sm_100a: T.cast(round='rs') is Blackwell's cvt.rs, "
+            "which tile2triton does not emit (Triton has no stochastic-rounding cast)"
+        )
     if round not in SUPPORTED_ROUNDING:
         return (
             f"T.cast(round={round!r}) is not supported by tile2triton: casts round to nearest even (round='' or 'rn')"

@@ -15,7 +15,7 @@ from ..ir import BOOL, INT32
 from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
-from ..passes.split import find_split
+from ..passes.split import distinct_per_iteration, find_split
 from . import exits, scratch
 from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
@@ -262,6 +262,8 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
     if n is None:
         return False
     written, read, lets = set(), set(), set()
+    stores: dict = {}  # in-memory buffer -> the index tuples its stores write
+    let_values = {st.var: st.value for st in ir.walk(s.body) if isinstance(st, ir.Let)}
     body = list(s.body)
     branched = set()  # statements under a branch: bindings and commuting atomics only
     for st in body:
@@ -299,6 +301,7 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
             lets.add(st.var)
         elif isinstance(st, ir.Store) and in_memory(lw, st.buffer):
             written.add(st.buffer)
+            stores.setdefault(st.buffer, []).append(st.indices)
         elif isinstance(st, ir.Store) and _block_level_reg(lw, st.buffer):
             # each iteration writes its own slice: the loop variable indexes a dim of the loop's extent
             dims = [d for d, i in enumerate(st.indices) if isinstance(i, ir.VarRef) and i.var is s.var]
@@ -312,6 +315,9 @@ def _is_map_loop(lw: Lowerer, s: ir.For) -> bool:
                 return False
             read.add(load.buffer)
     if written & read:
+        return False
+    # iterations that write one element must keep their order (the last one's value stays)
+    if not all(distinct_per_iteration(ixs, s.var, let_values) for ixs in stores.values()):
         return False
     return not (lets & _vars_used(lw.following))
 

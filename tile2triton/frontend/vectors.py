@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import as_expr, const_int, is_python_value
+from ..ir import BOOL
+from ..ir.exprs import as_expr, const_int, is_python_value, static
 from ..language.dtypes import TypedLiteral
 from .packed import Vector, elements, vector_dtype
 
@@ -237,9 +238,24 @@ def gather(b, buf: ir.Buffer, indices: list, sliced: bool, node) -> Vector:
     if sliced or info(b, buf) is not None:
         raise b.error("a vector index (T.Ramp) indexes a buffer of scalars with one index per dim", node)
     count = next(len(x.lanes) for x in indices if isinstance(x, Vector))
-    per_dim = [lanes_of(b, x, count, node) for x in indices]
+    per_dim = [
+        [_wrapped(b, lane, extent, node) for lane in lanes_of(b, x, count, node)] if isinstance(x, Vector)
+        else lanes_of(b, x, count, node)
+        for x, extent in zip(indices, buf.shape)
+    ]  # fmt: skip
     lanes = tuple(ir.Load(buf, tuple(as_expr(d[k]) for d in per_dim)) for k in range(count))
     return Vector(lanes, buf.dtype)
+
+
+def _wrapped(b, lane, extent, node):
+    """A vector index's lane as TileLang's LegalizeNegativeIndex leaves it: a negative lane counts from
+    the end of the axis (``extent + lane``), decided per lane at run time when its sign is unknown."""
+    lane = as_expr(lane, b.loc(node))
+    value = static(lane)
+    if value is not None:
+        return lane if value >= 0 else as_expr(b.binop("+", lambda x, y: x + y, extent, lane, node), b.loc(node))
+    wrapped = as_expr(b.binop("+", lambda x, y: x + y, extent, lane, node), b.loc(node))
+    return ir.Select(ir.Compare("<", lane, const_int(0), BOOL), wrapped, lane, lane.dtype)
 
 
 def store(b, ref: Vector, value, node) -> None:

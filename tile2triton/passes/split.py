@@ -139,6 +139,29 @@ def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
     return None
 
 
+def distinct_per_iteration(stores: list, var: ir.Var, lets: dict) -> bool:
+    """Do different iterations of a loop over ``var`` write different elements through these stores
+    (index tuples of one buffer)?  Yes when one dim of every store is ``c * var + r_i`` with one
+    non-zero ``c`` and the ``r_i`` equal up to constants less than ``|c|`` apart (a strided row's
+    elements): ``c * t + r_i == c * t' + r_j`` then needs ``t == t'``.  False when unproven."""
+    for dim in range(len(stores[0])):
+        forms = [_affine(ix[dim], lets, {var}) for ix in stores]
+        if any(f is None for f in forms):
+            continue
+        scale = forms[0].get(var, 0)
+        if scale == 0 or any(f.get(var, 0) != scale for f in forms):
+            continue
+        # loop-invariant terms: a name by its Var (each use is its own VarRef), others by identity
+        rests = [{(t.var if isinstance(t, ir.VarRef) else t): c for t, c in f.items() if t is not var and t != 1 and c}
+                 for f in forms]  # fmt: skip
+        if any(r.keys() != rests[0].keys() or any(r[t] != rests[0][t] for t in r) for r in rests):
+            continue
+        offsets = [f.get(1, 0) for f in forms]
+        if max(offsets) - min(offsets) < abs(scale):
+            return True
+    return False
+
+
 def _prefix_bound(cmp: ir.Compare, k: ir.Var, lanes: dict, lets: dict, inside: set, ranges) -> ir.Expr | None:
     """For ``cmp`` true at every lane exactly while ``k`` is below some bound: that bound (None
     as well when value ranges already prove it for every iteration: nothing to split)."""

@@ -16,6 +16,7 @@ from .. import ir
 from ..errors import KernelCallError
 from ..ir.evaluate import NotHostEvaluable, host_fn, row_major_strides, same_exprs
 from ..language.dtypes import is_packed, packed_storage_torch
+from ..passes.analysis import referenced_buffers
 
 _COMPARE = {
     "<": operator.lt,
@@ -126,6 +127,9 @@ class CallPlan:
             p = func.params[i]
             self.specs.append(TensorSpec(i, p) if isinstance(p, ir.Buffer) else scalar_spec(i, p))
         self.n_params = len(func.params)
+        # tensor parameters no kernel names: None may be passed for them (TileLang's nullptr)
+        used = {b.root for kernel in func.kernels for b in referenced_buffers(kernel)}
+        self.unreferenced = {p for p in func.params if isinstance(p, ir.Buffer) and p.root not in used}
         # tensors of dtypes with no Triton dtype of their own, passed as uint8 views (float8_e8m0fnu)
         self.storage_views = [
             i for i, p in enumerate(func.params) if isinstance(p, ir.Buffer) and p.dtype.triton == "uint8"

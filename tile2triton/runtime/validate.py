@@ -25,6 +25,9 @@ def diagnose(plan: CallPlan, args, slots: list) -> tuple[dict, torch.device | No
     devices = []  # (parameter name, device) of the tensor arguments
     for spec, arg in zip(plan.specs, args):
         if isinstance(spec, TensorSpec):
+            if arg is None and spec.param in plan.unreferenced:  # a null pointer the kernel never reads
+                slots[spec.index] = None
+                continue
             _check_tensor(plan, spec, arg, values, bound_by)
             devices.append((spec.name, arg.device))
             one_device(plan.name, devices)
@@ -102,6 +105,8 @@ def _shown_shape(spec: TensorSpec, arg) -> str:
 def _check_tensor(plan: CallPlan, spec: TensorSpec, arg, values: dict, bound_by: dict) -> None:
     fname, name, param = plan.name, spec.name, spec.param
     decl = f"T.Tensor({fmt_shape(param.shape)}, {param.dtype.name})"
+    if arg is None:  # None stands for a null pointer only where no kernel names the tensor
+        raise KernelCallError(f"{fname}: parameter '{name}' expects a torch.Tensor {decl}, got None (a kernel uses it)")
     if not isinstance(arg, torch.Tensor):
         raise KernelCallError(f"{fname}: parameter '{name}' expects a torch.Tensor {decl}, got {describe(arg)}")
     if spec.packed:

@@ -143,3 +143,27 @@ def test_exp10(dev):
         tilelang.compile(_exp10_kernel(n), out_idx=[1])(a), torch.pow(10.0, a.double()).float(), atol=1e-5, rtol=1e-5
     )
     assert T.exp10(2) == 100.0
+
+
+@tilelang.jit
+def fill_run_time_slice():
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def main(x: T.Tensor[(n,), T.float32], lo: T.int32, hi: T.int32):
+        with T.Kernel(1, threads=128):
+            a, b = T.alloc_var(T.int32), T.alloc_var(T.int32)  # one allocation per name
+            a = lo
+            b = hi
+            T.fill(x[a:b], 7.0)  # a run-time extent: filled in chunks
+
+    return main
+
+
+@pytest.mark.parametrize("lo,hi", [(13, 611), (5, 5), (0, 300)])
+def test_fill_of_a_run_time_slice(dev, lo, hi):
+    x = torch.randn(613, device=dev)
+    want = x.double().clone()
+    want[lo:hi] = 7.0
+    fill_run_time_slice()(x, lo, hi)
+    assert_close(x, want, 0, 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..ir import FLOAT32, INT32
+from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import const_int, static
 from ..language.dtypes import DTYPES
 from ..passes.analysis import zero_padded
@@ -166,10 +166,44 @@ def _lower_fill(lw: Lowerer, s: ir.Fill) -> None:
         lw.assign_to(rb.name, node)
         return
 
+    dynamic = [d for d in _non_unit(region) if static(region.extents[d]) is None]
+    if buf.scope == ir.GLOBAL and len(dynamic) == 1:  # T.fill(x[a:b], v): chunks of a run-time extent
+        lw.lower_stmts([_chunked_fill(s, dynamic[0])])
+        return
+
     def body(indices):
         lower_store(lw, ir.Store(s.loc, buf, indices[0], s.value))
 
     _elementwise(lw, [region], region, "T.fill", body)
+
+
+_FILL_CHUNK = 256  # elements of a run-time extent filled per step
+
+
+def _chunked_fill(s: ir.Fill, dim: int) -> ir.Stmt:
+    """``T.fill`` of a global region whose extent along ``dim`` is known only at run time: a loop over
+    chunks of that extent, each a T.Parallel over the chunk (and the static dims) with a bound check."""
+    region, loc = s.dst, s.loc
+    chunk = ir.Var("chunk", INT32, "loop")
+    extent = region.extents[dim]
+    size = ir.Const(_FILL_CHUNK, INT32)
+    lanes, extents, index = [], [], list(region.starts)
+    cond = None
+    for d in _non_unit(region):
+        lane = ir.Var(f"i{d}", INT32, "lane")
+        lanes.append(lane)
+        if d == dim:
+            offset = ir.BinOp("+", ir.BinOp("*", ir.VarRef(chunk), size, INT32), ir.VarRef(lane), INT32)
+            cond = ir.Compare("<", offset, extent, BOOL)
+            index[d] = ir.BinOp("+", region.starts[d], offset, INT32)
+            extents.append(_FILL_CHUNK)
+        else:
+            index[d] = ir.BinOp("+", region.starts[d], ir.VarRef(lane), INT32)
+            extents.append(static(region.extents[d]))
+    store = ir.If(loc, cond, [ir.Store(loc, region.buffer, tuple(index), s.value)], [])
+    chunks = ir.BinOp("//", ir.BinOp("+", extent, ir.Const(_FILL_CHUNK - 1, INT32), INT32), size, INT32)
+    return ir.For(loc, chunk, ir.Const(0, INT32), chunks, ir.Const(1, INT32), "serial",
+                  [ir.Parallel(loc, lanes, extents, [store])])  # fmt: skip
 
 
 def _whole_value(lw: Lowerer, region: ir.Region, what: str) -> tuple[ast.expr, list[int], RegBuf]:

@@ -645,6 +645,21 @@ class Binder(ExprBinder):
         value = None
         if isinstance(node.value, ast.Call) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = self.maybe_alloc(node.targets[0].id, node.value)
+        target = node.targets[0]
+        if (  # a, b = T.alloc_var(T.int32), T.alloc_var(T.int32): one allocation per name
+            len(node.targets) == 1
+            and isinstance(target, (ast.Tuple, ast.List))
+            and isinstance(node.value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(node.value.elts)
+            and all(isinstance(t, ast.Name) and isinstance(v, ast.Call) for t, v in zip(target.elts, node.value.elts))
+        ):
+            allocated = [self.maybe_alloc(t.id, v) for t, v in zip(target.elts, node.value.elts)]
+            if all(a is not None for a in allocated):
+                for t, a in zip(target.elts, allocated):
+                    self.assign_target(t, a, node)
+                return
+            if any(a is not None for a in allocated):
+                raise self.error("allocate every name of a tuple assignment, or none of them", node)
         if value is None:
             value = self.expr(node.value)
         for target in node.targets:

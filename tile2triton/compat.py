@@ -291,6 +291,13 @@ BEYOND_T = [
     ("T.float8_e4m3fnuz, T.float6_*, T.float4_e2m1_unpacked (Blackwell tcgen05 shared layout)", UNSUPPORTED,
      "names exist for host code; a kernel that uses one fails at the user's line with the reason"),
     ("tilelang.math", SUPPORTED, "next_power_of_2, cdiv (host helpers)"),
+    ("tilelang.lower", SUPPORTED,
+     "binds, checks and lowers a kernel for a target without launching it; the artifact's kernel_source is "
+     "the generated Triton, params the parameters; host_mod / device_mod / rt_mod (TVM modules) raise "
+     "AttributeError saying so"),
+    ("None for a tensor argument", SUPPORTED,
+     "TileLang's nullptr: accepted for a tensor parameter no kernel names (an optional input compiled out); "
+     "for a tensor a kernel uses, a KernelCallError naming the parameter"),
     ("tilelang.testing", SUPPORTED,
      "requires_* marks (compute-version ge/gt/eq/lt/le), main, set_random_seed, torch_assert_close, "
      "process_func, regression"),

@@ -38,3 +38,32 @@ def test_none_for_a_used_tensor_is_named(dev):
     c = torch.full((M, N), float("nan"), device=dev)
     with pytest.raises(tilelang.KernelCallError, match=r"parameter 'Bias' expects a torch.Tensor .*got None"):
         scale_or_bias(M, N, True)(a, c, None)
+
+
+@tilelang.jit
+def count_into(with_size_read):
+    m = T.dynamic("m")
+
+    @T.prim_func
+    def main(a: T.Tensor[(m,), T.int32], b: T.Tensor[(m,), T.int32], out: T.Tensor[(3,), T.int32]):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(3):
+                out[i] = (m if with_size_read else 5) + i
+
+    return main
+
+
+def test_a_size_from_the_tensor_that_is_there(dev):
+    out = torch.full((3,), -7, dtype=torch.int32, device=dev)
+    count_into(True)(None, torch.randint(0, 9, (23,), dtype=torch.int32, device=dev), out)
+    assert out.tolist() == [23, 24, 25]
+
+
+def test_a_size_no_tensor_gives(dev):
+    # every tensor with m is None: fine where no kernel reads m; an error (a RuntimeError too,
+    # as TileLang's) where one does
+    out = torch.full((3,), -7, dtype=torch.int32, device=dev)
+    count_into(False)(None, None, out)
+    assert out.tolist() == [5, 6, 7]
+    with pytest.raises(RuntimeError, match="size 'm' .*at least one non-null buffer"):
+        count_into(True)(None, None, out)

@@ -96,6 +96,11 @@ class KernelCallError(Tile2TritonError, ValueError):
     """Bad arguments when a compiled kernel is called (dtype, shape, device, layout, count)."""
 
 
+class UnboundSizeError(KernelCallError, RuntimeError):
+    """A size no argument gives (every tensor whose shape has it was None): a RuntimeError too, as
+    TileLang's runtime raises it."""
+
+
 def _short(path: str) -> str:
     try:
         rel = os.path.relpath(path)

@@ -130,6 +130,14 @@ class CallPlan:
         # tensor parameters no kernel names: None may be passed for them (TileLang's nullptr)
         used = {b.root for kernel in func.kernels for b in referenced_buffers(kernel)}
         self.unreferenced = {p for p in func.params if isinstance(p, ir.Buffer) and p.root not in used}
+        self.sizes_read = {  # sizes a kernel body names (a nullable buffer's size may be unbound otherwise)
+            e.var
+            for kernel in func.kernels
+            for st in ir.walk([kernel])
+            for x in ir.stmt_exprs(st)
+            for e in ir.iter_expr_tree(x)
+            if isinstance(e, ir.VarRef)
+        }
         # tensors of dtypes with no Triton dtype of their own, passed as uint8 views (float8_e8m0fnu)
         self.storage_views = [
             i for i, p in enumerate(func.params) if isinstance(p, ir.Buffer) and p.dtype.triton == "uint8"

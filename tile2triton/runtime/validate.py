@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from .. import ir
-from ..errors import KernelCallError
+from ..errors import KernelCallError, UnboundSizeError
 from ..ir.evaluate import format_expr, host_eval
 from ..ir.nodes import iter_expr_tree
 from ..language.dtypes import PACKED_STORAGE_TORCH_NAMES, packed_name
@@ -233,9 +233,20 @@ def _size_vars(e) -> list:
 
 
 def check_sizes(plan: CallPlan, values: dict) -> None:
+    """Every size bound, or an error; a size whose tensors were all passed as None (TileLang's
+    nullable buffers) is 0 when one tensor has it or when no kernel reads it."""
     for size in plan.sizes:
+        if size in values:
+            continue
+        sources = [s for s in plan.specs if isinstance(s, TensorSpec) and any(v is size for _, v in s.binds)]
+        if sources and (len(sources) == 1 or size not in plan.sizes_read):
+            values[size] = 0
+            continue
         if size not in values:
-            raise KernelCallError(f"{plan.name}: size '{size.name}' is not given by any input tensor's shape")
+            raise UnboundSizeError(
+                f"{plan.name}: size '{size.name}' is not given by any input tensor's shape (it needs at least one "
+                "non-null buffer whose shape has it)"
+            )
 
 
 def wrong_target(plan: CallPlan, target: str, device) -> None:

@@ -192,3 +192,21 @@ def test_autotune_skips_a_config_that_fails_and_reports_when_all_do():
     wrong = tilelang.autotune(configs=[{"block": 32}, {"block": 64}], ref_prog=lambda x, y: 3.0 * x + y)(axpy)
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="Auto-tuning failed: No configuration"):
         wrong(50, 2.0)
+
+
+def test_autotune_without_scalar_inputs_asks_for_them():
+    # a scalar parameter the profiler cannot invent: no configuration could run, so the tuner says so at
+    # once (a ValueError naming set_autotune_inputs, as TileLang's) instead of skipping every config
+    @tilelang.autotune(configs=[{"threads": 64}, {"threads": 128}], warmup=1, rep=1)
+    @tilelang.jit
+    def add_scalar(N: int = 77, threads: int = 64):
+        @T.prim_func
+        def kernel(A: T.Tensor((N,), T.float32), s: T.float32):
+            with T.Kernel(1, threads=threads):
+                for i in T.Parallel(N):
+                    A[i] = A[i] + s
+
+        return kernel
+
+    with pytest.raises(ValueError, match="set_autotune_inputs"):
+        add_scalar()

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 
 from .compiler import argument_key
+from .errors import MissingInputsError
 from .jit import JITImpl
 from .language._primitive import KernelOnlyError
 
@@ -68,6 +69,8 @@ class AutoTuneImpl:
                     latency = _measure(kernel, self.supply_type, self.ref_prog, self.skip_check, self.atol, self.rtol,
                                        self.max_mismatched_ratio, self.warmup, self.rep, self.supply_prog,
                                        self.manual_check_prog, early_stop_baseline=baseline)  # fmt: skip
+                except MissingInputsError:  # every configuration would need the inputs: not this one's failure
+                    raise
                 except Exception as exc:  # noqa: BLE001 - reported below, and raised when every config fails
                     failures.append((config, exc))
                     warnings.warn(f"autotune: config {config} skipped: {type(exc).__name__}: {exc}", stacklevel=2)

@@ -96,6 +96,11 @@ class KernelCallError(Tile2TritonError, ValueError):
     """Bad arguments when a compiled kernel is called (dtype, shape, device, layout, count)."""
 
 
+class MissingInputsError(KernelCallError):
+    """The profiler cannot make a kernel's inputs (a scalar parameter, a dynamic shape): no tuning
+    configuration could run, so the autotuner raises it at once, as TileLang's (a ValueError)."""
+
+
 class UnboundSizeError(KernelCallError, RuntimeError):
     """A size no argument gives (every tensor whose shape has it was None): a RuntimeError too, as
     TileLang's runtime raises it."""

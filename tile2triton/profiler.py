@@ -13,7 +13,7 @@ from enum import Enum
 import torch
 
 from . import ir
-from .errors import KernelCallError
+from .errors import MissingInputsError
 
 
 class TensorSupplyType(Enum):
@@ -124,14 +124,14 @@ class Profiler:
         inputs = []
         for param in self._get_params(with_output):
             if not isinstance(param, ir.Buffer):
-                raise KernelCallError(
+                raise MissingInputsError(
                     f"{self.kernel.prim_func.name}: the profiler cannot invent a value for scalar parameter "
-                    f"'{param.name}'; pass input_tensors=[...]"
+                    f"'{param.name}'; pass input_tensors=[...] (under autotuning: set_autotune_inputs(...))"
                 )
             shape = []
             for d in param.shape:
                 if not isinstance(d, int):
-                    raise KernelCallError(
+                    raise MissingInputsError(
                         f"{self.kernel.prim_func.name}: '{param.name}' has a dynamic shape; the profiler needs "
                         "input_tensors=[...] to know its size"
                     )

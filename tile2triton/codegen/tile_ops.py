@@ -10,7 +10,6 @@ import ast
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import const_int, static
-from ..language.dtypes import DTYPES
 from ..passes.analysis import zero_padded
 from . import pyast as P
 from .descriptors import descriptor_load
@@ -285,8 +284,10 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         result = out if acc_in is None else P.binop("+", acc_in, out)
     else:
         kwargs = {}
-        native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
-        if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
+        # a float16 accumulator takes the float32 product, rounded once per T.gemm: Triton 3.6's
+        # out_dtype=tl.float16 dot gave wrong values on the H200 (TileLang's atom-MMA test, session 10)
+        native_acc = acc_dt in (FLOAT32, INT32)
+        if acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
         if native_acc:
             result = (

@@ -100,6 +100,9 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
+    # ... counting a loop whose bounds depend on the block indices by the most iterations any block
+    # runs (their value ranges: a causal loop), not as unknown (TILE2TRITON_RANGED_TRIPS)
+    ranged_trips: bool = True
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

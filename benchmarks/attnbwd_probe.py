@@ -14,19 +14,21 @@ the compiled kernel's registers / shared memory.  Variants:
   ``TILE2TRITON_TMA_MIN_TRIPS`` (17), so every program builds its tensor descriptors (before);
   the default counts it by its most iterations and loads through pointers;
 * ``host-descriptors``: ``TILE2TRITON_HOST_DESCRIPTORS=1`` (another helper's switch; for scale);
-* ``w8 s1`` / ``ws``: other launch choices of the same lowering (the gqa kernel with head dim 192,
-  padded to 256 in Triton: 255 registers, spills);
-* ``hand split 128+64``: a hand-written Triton kernel of the gqa_bwd computation with the 192-wide
-  head dim held as two dots of 128 and 64 columns (what a "split non-power-of-two dims" lowering
-  would emit), to learn what Triton can reach.
+* ``split-dims``: ``TILE2TRITON_SPLIT_DIMS=1`` (passes/pow2_split.py): the gqa kernels' 192-wide
+  head dim as 128 + 64 parts, a gemm per part, instead of padded to 256 (offline sm_90: 48 -> 8-11
+  spill stores, 229 -> 180 KB shared memory at 2 stages, so the heuristic's 3 stages fit);
+* ``w8 s1`` / ``ws``: other launch choices of the same lowering;
+* ``hand split 128+64``: a hand-written Triton kernel of the gqa_bwd computation with the head dim
+  as two dots of 128 and 64 columns, to learn what Triton can reach.
 
 What the rows decide (tile2triton/settings.py): ``RANGED_TRIPS_DEFAULT`` stays on if ``default``
-beats ``no-ranged-trips`` on the four sink rows; the hand rows say whether a power-of-two split of
-the 192 head dim is worth building into the lowering.
+beats ``no-ranged-trips`` on the four sink rows; ``SPLIT_DIMS_DEFAULT`` goes on if ``split-dims``
+beats ``default`` on both gqa cases.
 
     PYTHONPATH=. python3 benchmarks/attnbwd_probe.py [TILELANG_EXAMPLES_DIR] [--cpu]
 
-(default /work/tl/examples, else $TILELANG_EXAMPLES or ../tl/examples).
+(default $TILELANG_EXAMPLES, else .tl/examples (the GPU machine's carried checkout), /work/tl/examples
+or ../tl/examples).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def _examples_dir() -> str:
     given = [a for a in sys.argv[1:] if not a.startswith("--")]
     if given:
         return given[0]
-    for d in (os.environ.get("TILELANG_EXAMPLES", ""), "/work/tl/examples", "../tl/examples", "../../tl/examples"):
+    candidates = (os.environ.get("TILELANG_EXAMPLES", ""), ".tl/examples", "/work/tl/examples", "../tl/examples")
+    for d in candidates:
         if d and os.path.isdir(os.path.join(d, "attention_sink")):
             return d
     raise SystemExit("pass TileLang's examples folder")
@@ -331,12 +334,13 @@ def main() -> int:
     # the regression sizes (run_regression_perf); --cpu: small ones
     mha_size = (1, 4, 256, 32, 1) if cpu else (1, 32, 512, 128, 1)
     gsink_size = (1, 4, 256, 32, 2) if cpu else (1, 8, 512, 64, 2)
-    gqa_size = (1, 4, 256, 64, 32, 2) if cpu else (1, 32, 256, 192, 128, 16)
+    gqa_size = (1, 4, 256, 96, 32, 2) if cpu else (1, 32, 256, 192, 128, 16)
     unranged = {"TILE2TRITON_RANGED_TRIPS": "0"}
     host = {"TILE2TRITON_HOST_DESCRIPTORS": "1"}
+    split = {"TILE2TRITON_SPLIT_DIMS": "1"}
     sink_variants = [("default", {}, None), ("no-ranged-trips", unranged, None)]
     w8s2, w8s1, ws = LaunchChoice(8, 2), LaunchChoice(8, 1), LaunchChoice(8, 2, True)
-    d0 = 32 if cpu else 128  # the split: a power of two and the rest (192 = 128 + 64)
+    d0 = 64 if cpu else 128  # the split: a power of two and the rest (96 = 64 + 32, 192 = 128 + 64)
     cases = [
         ("mha_sink_bwd B1 H32 S512 D128", lambda: sink(mha_sink, False, None, *mha_size),
          sink_variants + [("host-descriptors", host, None)]),
@@ -346,10 +350,11 @@ def main() -> int:
         # w8 s2: where the runtime's shared-memory refit lands from the heuristic's w8 s3 (given, so no
         # row compiles twice)
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *gqa_size),
-         [("default", {}, w8s2), ("w8 s1", {}, w8s1), ("ws", {}, ws),
-          ("hand split 128+64 w8 s2", None, (8, 2)), ("hand split 128+64 w8 s1", None, (8, 1))]),
+         [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
+          ("hand split 128+64 w8 s2", None, (8, 2)), ("w8 s1", {}, w8s1), ("split-dims ws", split, ws)]),
         ("gqa_bwd_varlen 1x256 192/128 g16", lambda: varlen(varlen_ex, *gqa_size),
-         [("default", {}, w8s2), ("host-descriptors", host, w8s2), ("w8 s1", {}, w8s1)]),
+         [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
+          ("host-descriptors", host, w8s2), ("split-dims host-descriptors", {**split, **host}, None)]),
     ]  # fmt: skip
     print("| case | variant | launch | us | err | compiled |")
     print("|---|---|---|---|---|---|", flush=True)

@@ -18,6 +18,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_RANGED_TRIPS`` | on/off (default on) | ``TMA_MIN_TRIPS`` counts a loop whose bounds depend on the block indices by the most iterations a block runs (their value ranges), not as unknown |
+| ``TILE2TRITON_SPLIT_DIMS`` | on/off (default off) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
@@ -52,6 +53,8 @@ TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # the probe (benchmarks/attnbwd_probe.py) decides: the attention-sink backward loops run 4-16 times
 RANGED_TRIPS_DEFAULT = True
+# the probe decides: gqa_bwd's 192-wide head dim as 128 + 64 (no padding: fewer registers and MMAs)
+SPLIT_DIMS_DEFAULT = False
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
 
@@ -69,6 +72,7 @@ VARIABLES = (
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_RANGED_TRIPS",
+    "TILE2TRITON_SPLIT_DIMS",
     "TILE2TRITON_HOST_DESCRIPTORS",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
@@ -147,6 +151,7 @@ class Settings:
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     ranged_trips: bool  # tma_min_trips counts a block-dependent loop by its most iterations
+    split_dims: bool  # passes/pow2_split.py
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     vectorize_loops: bool
     shared_scratch: bool
@@ -181,6 +186,7 @@ class Settings:
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
             ranged_trips=flag("TILE2TRITON_RANGED_TRIPS", get("TILE2TRITON_RANGED_TRIPS"), RANGED_TRIPS_DEFAULT),
+            split_dims=flag("TILE2TRITON_SPLIT_DIMS", get("TILE2TRITON_SPLIT_DIMS"), SPLIT_DIMS_DEFAULT),
             host_descriptors=flag(
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
             ),

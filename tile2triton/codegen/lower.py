@@ -103,6 +103,9 @@ class LoweringOptions:
     # ... counting a loop whose bounds depend on the block indices by the most iterations any block
     # runs (their value ranges: a causal loop), not as unknown (TILE2TRITON_RANGED_TRIPS)
     ranged_trips: bool = True
+    # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
+    # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
+    split_dims: bool = False
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

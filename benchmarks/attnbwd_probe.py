@@ -14,6 +14,9 @@ the compiled kernel's registers / shared memory.  Variants:
   ``TILE2TRITON_TMA_MIN_TRIPS`` (17), so every program builds its tensor descriptors (before);
   the default counts it by its most iterations and loads through pointers;
 * ``host-descriptors``: ``TILE2TRITON_HOST_DESCRIPTORS=1`` (another helper's switch; for scale);
+* ``no-descriptors``: ``TILE2TRITON_TENSOR_DESCRIPTORS=0``: the varlen loop's trip count comes from
+  ``cu_seqlens`` (unknown when compiling), so its programs build their descriptors (5 with the
+  split: Q's two parts, dO, lse, Delta); this row says what that setup costs;
 * ``split-dims``: ``TILE2TRITON_SPLIT_DIMS=1`` (passes/pow2_split.py): the gqa kernels' 192-wide
   head dim as 128 + 64 parts, a gemm per part, instead of padded to 256 (offline sm_90: 48 -> 8-11
   spill stores, 229 -> 180 KB shared memory at 2 stages, so the heuristic's 3 stages fit);
@@ -338,6 +341,7 @@ def main() -> int:
     unranged = {"TILE2TRITON_RANGED_TRIPS": "0"}
     host = {"TILE2TRITON_HOST_DESCRIPTORS": "1"}
     split = {"TILE2TRITON_SPLIT_DIMS": "1"}
+    nodesc = {"TILE2TRITON_TENSOR_DESCRIPTORS": "0"}
     sink_variants = [("default", {}, None), ("no-ranged-trips", unranged, None)]
     w8s2, w8s1, ws = LaunchChoice(8, 2), LaunchChoice(8, 1), LaunchChoice(8, 2, True)
     d0 = 64 if cpu else 128  # the split: a power of two and the rest (96 = 64 + 32, 192 = 128 + 64)
@@ -348,7 +352,8 @@ def main() -> int:
          [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
           ("hand split 128+64 w8 s2", None, (8, 2))]),
         ("gqa_bwd_varlen 1x256 192/128 g16", lambda: varlen(varlen_ex, *gqa_size),
-         [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2)]),
+         [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
+          ("no-descriptors", nodesc, w8s2), ("split-dims no-descriptors", {**split, **nodesc}, None)]),
         ("mha_sink_bwd B1 H32 S512 D128", lambda: sink(mha_sink, False, None, *mha_size), sink_variants),
         ("gqa_sink_bwd B1 H8 S512 D64 g2", lambda: sink(gqa_sink, True, None, *gsink_size), sink_variants),
         ("mha_sink_bwd window 128", lambda: sink(mha_sink, False, 128, *mha_size), sink_variants),
@@ -357,7 +362,9 @@ def main() -> int:
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *gqa_size),
          [("split-dims ws", split, ws), ("w8 s1", {}, w8s1)]),
         ("mha_sink_bwd B1 H32 S512 D128", lambda: sink(mha_sink, False, None, *mha_size),
-         [("host-descriptors", host, None)]),
+         [("w8 s2 (the source's stages)", {}, w8s2), ("host-descriptors", host, None)]),
+        ("gqa_sink_bwd B1 H8 S512 D64 g2", lambda: sink(gqa_sink, True, None, *gsink_size),
+         [("w8 s2 (the source's stages)", {}, w8s2)]),
         ("gqa_bwd_varlen 1x256 192/128 g16", lambda: varlen(varlen_ex, *gqa_size),
          [("split-dims host-descriptors", {**split, **host}, None)]),
     ]  # fmt: skip

@@ -362,7 +362,7 @@ def main() -> int:
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *gqa_size),
          [("split-dims ws", split, ws), ("w8 s1", {}, w8s1)]),
         ("mha_sink_bwd B1 H32 S512 D128", lambda: sink(mha_sink, False, None, *mha_size),
-         [("w8 s2 (the source's stages)", {}, w8s2), ("host-descriptors", host, None)]),
+         [("w8 s2 (the source's stages)", {}, w8s2), ("ws", {}, ws), ("host-descriptors", host, None)]),
         ("gqa_sink_bwd B1 H8 S512 D64 g2", lambda: sink(gqa_sink, True, None, *gsink_size),
          [("w8 s2 (the source's stages)", {}, w8s2)]),
         ("gqa_bwd_varlen 1x256 192/128 g16", lambda: varlen(varlen_ex, *gqa_size),

@@ -299,6 +299,9 @@ class _Rewriter:
         if len(axis) != 1 or len(parts) != 1:
             raise _Refuse(touched)
         var = axis.pop()
+        if _indexes_whole_register_tile(s.body, var, self.split):
+            # an unsplit register tile at an offset index of the axis would be a one-hot per part
+            raise _Refuse(touched)
         k_axis = [k for k, v in enumerate(s.vars) if v is var][0]
         out = []
         for k, (start, size) in enumerate(parts.pop()):
@@ -376,6 +379,23 @@ class _Subst:
                 e, cond=self.expr(e.cond), true_value=self.expr(e.true_value), false_value=self.expr(e.false_value)
             )
         return e
+
+
+def _indexes_whole_register_tile(body, var, split) -> bool:
+    """Whether a buffer other than a global one or a split one is indexed with ``var`` in ``body``."""
+    for inner in ir.walk(body):
+        accesses = [(ld.buffer, ld.indices) for ld in ir.loads_in(inner)]
+        if isinstance(inner, ir.Store):
+            accesses.append((inner.buffer, inner.indices))
+        if isinstance(inner, ir.Atomic) and isinstance(inner.dst, ir.Load):
+            accesses.append((inner.dst.buffer, inner.dst.indices))
+        for buffer, indices in accesses:
+            if buffer.scope == ir.GLOBAL or buffer in split:
+                continue
+            for index in indices:
+                if any(isinstance(e, ir.VarRef) and e.var is var for e in ir.iter_expr_tree(index)):
+                    return True
+    return False
 
 
 def _whole(b: ir.Buffer) -> ir.Region:

@@ -20,13 +20,18 @@ the compiled kernel's registers / shared memory.  Variants:
 * ``split-dims``: ``TILE2TRITON_SPLIT_DIMS=1`` (passes/pow2_split.py): the gqa kernels' 192-wide
   head dim as 128 + 64 parts, a gemm per part, instead of padded to 256 (offline sm_90: 48 -> 8-11
   spill stores, 229 -> 180 KB shared memory at 2 stages, so the heuristic's 3 stages fit);
+* ``transposed-dots``: ``TILE2TRITON_TRANSPOSED_DOTS=1`` (codegen/tile_ops.py): the dQ gemm of 32
+  query rows (an mma.sync in Triton, fewer rows than a warpgroup's wgmma) as
+  ``tl.trans(tl.dot(K^T, dS))``; offline sm_90 (Triton 3.9's ptxas) the mma.sync made ptxas wait
+  after every wgmma instruction of the kernel (mha sink: 20 HGMMA, 20 waits -> 28, 4);
 * ``w8 s1`` / ``ws``: other launch choices of the same lowering;
 * ``hand split 128+64``: a hand-written Triton kernel of the gqa_bwd computation with the head dim
   as two dots of 128 and 64 columns, to learn what Triton can reach.
 
 What the rows decide (tile2triton/settings.py): ``RANGED_TRIPS_DEFAULT`` stays on if ``default``
 beats ``no-ranged-trips`` on the four sink rows; ``SPLIT_DIMS_DEFAULT`` goes on if ``split-dims``
-beats ``default`` on both gqa cases.
+beats ``default`` on both gqa cases; ``TRANSPOSED_DOTS_DEFAULT`` goes on if ``transposed-dots``
+beats ``default`` on the sink rows (and its gqa row beats ``split-dims``).
 
     PYTHONPATH=. python3 benchmarks/attnbwd_probe.py [TILELANG_EXAMPLES_DIR] [--cpu]
 
@@ -342,7 +347,8 @@ def main() -> int:
     host = {"TILE2TRITON_HOST_DESCRIPTORS": "1"}
     split = {"TILE2TRITON_SPLIT_DIMS": "1"}
     nodesc = {"TILE2TRITON_TENSOR_DESCRIPTORS": "0"}
-    sink_variants = [("default", {}, None), ("no-ranged-trips", unranged, None)]
+    tdots = {"TILE2TRITON_TRANSPOSED_DOTS": "1"}
+    sink_variants = [("default", {}, None), ("no-ranged-trips", unranged, None), ("transposed-dots", tdots, None)]
     w8s2, w8s1, ws = LaunchChoice(8, 2), LaunchChoice(8, 1), LaunchChoice(8, 2, True)
     d0 = 64 if cpu else 128  # the split: a power of two and the rest (96 = 64 + 32, 192 = 128 + 64)
     cases = [
@@ -350,10 +356,10 @@ def main() -> int:
         # padded (given, so no row compiles twice); split, w8 s3 fits
         ("gqa_bwd B1 H32 S256 192/128 g16", lambda: gqa(gqa_ex, *gqa_size),
          [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
-          ("hand split 128+64 w8 s2", None, (8, 2))]),
+          ("split-dims transposed-dots", {**split, **tdots}, None), ("hand split 128+64 w8 s2", None, (8, 2))]),
         ("gqa_bwd_varlen 1x256 192/128 g16", lambda: varlen(varlen_ex, *gqa_size),
          [("default", {}, w8s2), ("split-dims", split, None), ("split-dims w8 s2", split, w8s2),
-          ("no-descriptors", nodesc, w8s2), ("split-dims no-descriptors", {**split, **nodesc}, None)]),
+          ("split-dims transposed-dots", {**split, **tdots}, None), ("no-descriptors", nodesc, w8s2), ("split-dims no-descriptors", {**split, **nodesc}, None)]),
         ("mha_sink_bwd B1 H32 S512 D128", lambda: sink(mha_sink, False, None, *mha_size), sink_variants),
         ("gqa_sink_bwd B1 H8 S512 D64 g2", lambda: sink(gqa_sink, True, None, *gsink_size), sink_variants),
         ("mha_sink_bwd window 128", lambda: sink(mha_sink, False, 128, *mha_size), sink_variants),

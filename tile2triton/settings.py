@@ -19,6 +19,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_RANGED_TRIPS`` | on/off (default on) | ``TMA_MIN_TRIPS`` counts a loop whose bounds depend on the block indices by the most iterations a block runs (their value ranges), not as unknown |
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default off) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
+| ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default off) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
@@ -55,6 +56,8 @@ TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 it
 RANGED_TRIPS_DEFAULT = True
 # the probe decides: gqa_bwd's 192-wide head dim as 128 + 64 (no padding: fewer registers and MMAs)
 SPLIT_DIMS_DEFAULT = False
+# the probe decides: offline sm_90, mha sink bwd's 32-row dQ dot as mma.sync serialized all 20 wgmmas
+TRANSPOSED_DOTS_DEFAULT = False
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
 
@@ -73,6 +76,7 @@ VARIABLES = (
     "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_RANGED_TRIPS",
     "TILE2TRITON_SPLIT_DIMS",
+    "TILE2TRITON_TRANSPOSED_DOTS",
     "TILE2TRITON_HOST_DESCRIPTORS",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
@@ -152,6 +156,7 @@ class Settings:
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     ranged_trips: bool  # tma_min_trips counts a block-dependent loop by its most iterations
     split_dims: bool  # passes/pow2_split.py
+    transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     vectorize_loops: bool
     shared_scratch: bool
@@ -187,6 +192,9 @@ class Settings:
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
             ranged_trips=flag("TILE2TRITON_RANGED_TRIPS", get("TILE2TRITON_RANGED_TRIPS"), RANGED_TRIPS_DEFAULT),
             split_dims=flag("TILE2TRITON_SPLIT_DIMS", get("TILE2TRITON_SPLIT_DIMS"), SPLIT_DIMS_DEFAULT),
+            transposed_dots=flag(
+                "TILE2TRITON_TRANSPOSED_DOTS", get("TILE2TRITON_TRANSPOSED_DOTS"), TRANSPOSED_DOTS_DEFAULT
+            ),
             host_descriptors=flag(
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
             ),

@@ -254,7 +254,13 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
-        if native_acc:
+        if native_acc and _transposed_dot(lw, next_pow2(m), next_pow2(n)):
+            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot, and one such
+            # dot among wgmma ones makes ptxas wait after every wgmma instruction of the kernel
+            # (attention backward's dQ = dS^T K of 32 query rows); 128 rows are a wgmma
+            args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
+            result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
+        elif native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             )
@@ -266,6 +272,25 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     if len(rc.shape) != 2:
         result = P.call("tl.reshape", result, P.tuple_(rc.shape))
     lw.assign_to(rc.name, result)
+
+
+WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
+
+
+def _transposed_dot(lw: Lowerer, m: int, n: int) -> bool:
+    """Whether a dot of m x n (padded) goes through its transpose (TILE2TRITON_TRANSPOSED_DOTS):
+    on sm_90 (wgmma), when its rows are fewer than a warpgroup's and its columns are not; under the
+    interpreter too, so that the CPU runs the code the GPU does."""
+    hopper = lw.options.arch.startswith("sm_90") or lw.options.interpret
+    return lw.options.transposed_dots and hopper and m < WGMMA_ROWS <= n
+
+
+def _trans(x: ast.expr) -> ast.expr:
+    """``tl.trans(x)``, or ``y`` where ``x`` is ``tl.trans(y)``."""
+    if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "trans" and len(x.args) == 1:
+        if isinstance(x.func.value, ast.Name) and x.func.value.id == "tl" and not x.keywords:
+            return x.args[0]
+    return P.call("tl.trans", x)
 
 
 def _zero_padded_k(a: ast.expr, b: ast.expr, mp: int, np_: int, kp: int, least_k: int) -> tuple:

@@ -12,20 +12,24 @@ pytestmark = pytest.mark.poison_empty
 
 
 def dq_like(N, D, BM, BN):
-    """dQ[rows of block k] += dS_k^T K for each key block: C (BN x D) = A^T (BN x BM) B (BM x D)."""
+    """Per key block k: S = K Q_k^T (BM x BN, a wgmma's rows), dQ_k = fp16(S)^T K (BN x D: 32 rows)."""
 
     @T.prim_func
-    def main(S: T.Tensor((BM, N), "float16"), K: T.Tensor((BM, D), "float16"), Q: T.Tensor((N, D), "float32")):
+    def main(K: T.Tensor((BM, D), "float16"), Q: T.Tensor((N, D), "float16"), dQ: T.Tensor((N, D), "float32")):
         with T.Kernel(1, threads=128) as _:
             k_s = T.alloc_shared((BM, D), "float16")
+            q_s = T.alloc_shared((BN, D), "float16")
+            s = T.alloc_fragment((BM, BN), "float32")
             s_s = T.alloc_shared((BM, BN), "float16")
             dq = T.alloc_fragment((BN, D), "float32")
             T.copy(K[0, 0], k_s)
             for k in T.Pipelined(T.ceildiv(N, BN), num_stages=2):
-                T.copy(S[0, k * BN], s_s)
+                T.copy(Q[k * BN, 0], q_s)
+                T.gemm(k_s, q_s, s, transpose_B=True, clear_accum=True)
+                T.copy(s, s_s)
                 T.clear(dq)
                 T.gemm(s_s, k_s, dq, transpose_A=True)
-                T.copy(dq, Q[k * BN, 0])
+                T.copy(dq, dQ[k * BN, 0])
 
     return main
 
@@ -33,12 +37,13 @@ def dq_like(N, D, BM, BN):
 @pytest.mark.parametrize("switch", ["1", "0"])
 def test_transposed_dot(dev, monkeypatch, switch):
     monkeypatch.setenv("TILE2TRITON_TRANSPOSED_DOTS", switch)
-    N, D, BM, BN = 88, 80, 64, 32  # ragged key blocks; D padded to 128 columns
+    N, D, BM, BN = 88, 80, 64, 32  # ragged query blocks; D padded to 128 columns
     kernel = tilelang.compile(dq_like(N, D, BM, BN), out_idx=[-1])
-    s = torch.randn(BM, N, device=dev).half()
-    k = torch.randn(BM, D, device=dev).half()
-    out = kernel(s, k)
+    k = (torch.randn(BM, D, device=dev) * 0.3).half()
+    q = (torch.randn(N, D, device=dev) * 0.3).half()
+    out = kernel(k, q)
     if dev == "cpu":
         source = kernel.get_kernel_source(interpret=True)
         assert ("tl.trans(tl.dot(" in source) == (switch == "1"), source
-    torch.testing.assert_close(out.double(), s.double().T @ k.double(), atol=2e-2, rtol=2e-2)
+    p = (k.double() @ q.double().T).half().double()
+    torch.testing.assert_close(out.double(), p.T @ k.double(), atol=2e-2, rtol=2e-2)

@@ -279,10 +279,18 @@ WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer r
 
 def _transposed_dot(lw: Lowerer, m: int, n: int) -> bool:
     """Whether a dot of m x n (padded) goes through its transpose (TILE2TRITON_TRANSPOSED_DOTS):
-    on sm_90 (wgmma), when its rows are fewer than a warpgroup's and its columns are not; under the
-    interpreter too, so that the CPU runs the code the GPU does."""
+    on sm_90 (wgmma), when its rows are fewer than a warpgroup's and its columns are not, in a kernel
+    with a gemm of a warpgroup's rows or more; under the interpreter too, so that the CPU runs the
+    code the GPU does."""
     hopper = lw.options.arch.startswith("sm_90") or lw.options.interpret
-    return lw.options.transposed_dots and hopper and m < WGMMA_ROWS <= n
+    if not (lw.options.transposed_dots and hopper and m < WGMMA_ROWS <= n):
+        return False
+    # only beside a wgmma-sized gemm: where every gemm is small (decoding's 16-row heads) there is no
+    # wgmma to serialize, and their accumulators would be transposed back and forth
+    return any(
+        isinstance(g, ir.Gemm) and next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS
+        for g in ir.walk(lw.kernel.body)
+    )
 
 
 def _trans(x: ast.expr) -> ast.expr:

@@ -8,7 +8,9 @@ through tile2triton.  Per case and variant: the main kernel's median time
 |difference| of dQ, dK, dV against torch (the kernel's formula in fp32, scaled by their max), and
 the compiled kernel's registers / shared memory.  Variants:
 
-* ``default``: tile2triton as it is (launch from runtime/tuning.py's heuristic);
+* ``default``: tile2triton as it is (launch from runtime/tuning.py's heuristic); the rows of
+  gpu_logs/2026-12-02_s10_probe_attnbwd.log were taken with split-dims and transposed-dots off by
+  default (they are on since);
 * ``no-ranged-trips``: ``TILE2TRITON_RANGED_TRIPS=0``: a loop whose bounds depend on the block
   indices (the causal sink loops: 4 to 16 iterations) counts as unknown for
   ``TILE2TRITON_TMA_MIN_TRIPS`` (17), so every program builds its tensor descriptors (before);

@@ -56,6 +56,7 @@ CASES = [(70, 48, 64, 0, 4), (45, 24, 32, 8, 4), (50, 40, 48, 16, 8), (37, 20, 1
 @pytest.mark.parametrize("switch", ["1", "0"])
 def test_block_slice_read(dev, monkeypatch, M, N, rows, start, L, via_copy, switch):
     monkeypatch.setenv("TILE2TRITON_BLOCK_SLICES", switch)
+    monkeypatch.setenv("TILE2TRITON_SPLIT_DIMS", "0")  # the fragment whole, as the code checks below read it
     torch.manual_seed(M * N + start)
     # a fresh jit per test: kernels are cached per argument set, and the switch is read when lowering
     kernel = tilelang.jit(rows_of_fragment)(M, N, rows, start, L, via_copy)

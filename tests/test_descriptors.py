@@ -265,3 +265,47 @@ def test_host_descriptors_compile_for_sm90(monkeypatch):
     ]  # fmt: skip
     (compiled,) = compile_offline(module, "sm_90", registers_too=False)
     assert compiled["bytes"] > 0
+
+
+def suffix_block_sum(R, C, BR, BC):
+    """out[by-th row block] = sum of A's row blocks by .. end: a loop whose start is the block index
+    (a causal backward's), so its trip count is known only as a range (1 .. R / BR)."""
+    nb = T.ceildiv(R, BR)
+
+    @T.prim_func
+    def main(A: T.Tensor((R, C), "float16"), Out: T.Tensor((nb * BR, C), "float32")):
+        with T.Kernel(T.ceildiv(C, BC), nb, threads=128) as (bx, by):
+            a_s = T.alloc_shared((BR, BC), "float16")
+            acc = T.alloc_fragment((BR, BC), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(by, nb, num_stages=2):
+                T.copy(A[k * BR, bx * BC], a_s)
+                for i, j in T.Parallel(BR, BC):
+                    acc[i, j] += a_s[i, j]
+            T.copy(acc, Out[by * BR, bx * BC])
+
+    return main
+
+
+@pytest.mark.parametrize(
+    "env, descs",
+    [
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "3"}, True),  # at most 3 iterations a block, by the ranges: enough
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "4"}, False),  # fewer than asked: through pointers
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "4", "TILE2TRITON_RANGED_TRIPS": "0"}, True),  # unknown: descriptors
+    ],
+)
+def test_min_trips_by_block_ranges(monkeypatch, dev, env, descs):
+    R, C, BR, BC = 40, 72, 16, 32  # 3 row blocks (the last one ragged), 3 column blocks
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    kernel = tilelang.compile(suffix_block_sum(R, C, BR, BC), out_idx=[-1])
+    a = torch.randn(R, C, device=dev).half()
+    out = kernel(a)
+    source = kernel.get_kernel_source(interpret=dev == "cpu")
+    assert ("A_desc = tl.make_tensor_descriptor" in source) == descs
+    padded = torch.zeros(3 * BR, C, dtype=torch.float64, device=dev)
+    padded[:R] = a.double()
+    blocks = padded.view(3, BR, C)
+    ref = torch.cat([blocks[b:].sum(0) for b in range(3)])
+    torch.testing.assert_close(out.double(), ref, atol=1e-2, rtol=1e-2)

@@ -11,6 +11,7 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
+from ..passes.pow2_split import split_pow2_dims
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
@@ -489,6 +490,8 @@ def _origin(func: ir.PrimFunc) -> str:
 def _tl_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:
     functions, launches, helpers = [], [], set()
     for kernel in func.kernels:
+        if options.split_dims:  # power-of-two parts of a 192-wide tile, not 256 with padding
+            kernel = split_pow2_dims(kernel) or kernel
         fn, launch, used = lower_kernel(kernel, func, options)
         functions.append(fn)
         launches.append(launch)

@@ -100,6 +100,15 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
+    # ... counting a loop whose bounds depend on the block indices by the most iterations any block
+    # runs (their value ranges: a causal loop), not as unknown (TILE2TRITON_RANGED_TRIPS)
+    ranged_trips: bool = True
+    # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
+    # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
+    split_dims: bool = True
+    # on sm_90, a gemm of fewer than 64 rows and at least 64 columns as the transpose of its
+    # transposed product (a wgmma, not mma.sync; codegen/tile_ops.py, TILE2TRITON_TRANSPOSED_DOTS)
+    transposed_dots: bool = True
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

@@ -227,6 +227,8 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     else:
         iterator = P.call("range", *args)
     trips = _static_trips(s)
+    if trips is None and lw.options.ranged_trips:
+        trips = _most_trips(lw, s)
     outer = lw.scope.loop_trips
     with lw.scoped(
         loop_depth=lw.scope.loop_depth + 1, loop_trips=None if trips is None or outer is None else outer * trips
@@ -241,6 +243,15 @@ def _static_trips(s: ir.For) -> int | None:
     if start is None or stop is None or not step:
         return None
     return max(0, -(-(stop - start) // step))
+
+
+def _most_trips(lw: Lowerer, s: ir.For) -> int | None:
+    """The most iterations any program runs the loop, by the value ranges of its bounds (a causal
+    loop from ``by * block_M // block_N`` to a constant: its first block's count), where known."""
+    start, stop, step = lw.scope.ranges.of(s.start), lw.scope.ranges.of(s.stop), static(s.step)
+    if start is None or stop is None or not step or step < 0:
+        return None
+    return max(0, -(-(stop[1] - start[0]) // step))
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a

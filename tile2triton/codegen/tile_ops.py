@@ -6,6 +6,7 @@ serves every operand combination (the element-space helpers here serve reduction
 from __future__ import annotations
 
 import ast
+import math
 
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
@@ -289,7 +290,13 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         native_acc = acc_dt in (FLOAT32, INT32)
         if acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
-        if native_acc:
+        if native_acc and _transposed_dot(lw, next_pow2(m), next_pow2(n)):
+            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot, and one such
+            # dot among wgmma ones makes ptxas wait after every wgmma instruction of the kernel
+            # (attention backward's dQ = dS^T K of 32 query rows); 128 rows are a wgmma
+            args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
+            result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
+        elif native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             )
@@ -301,6 +308,39 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     if len(rc.shape) != 2:
         result = P.call("tl.reshape", result, P.tuple_(rc.shape))
     lw.assign_to(rc.name, result)
+
+
+WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
+ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
+
+
+def _transposed_dot(lw: Lowerer, m: int, n: int) -> bool:
+    """Whether a dot of m x n (padded) goes through its transpose (TILE2TRITON_TRANSPOSED_DOTS):
+    on sm_90 (wgmma), when its rows are fewer than a warpgroup's and its columns are not, in a kernel
+    with a gemm of a warpgroup's rows or more whose accumulators fit ACC_REGS_PER_THREAD a thread;
+    under the interpreter too, so that the CPU runs the code the GPU does."""
+    hopper = lw.options.arch.startswith("sm_90") or lw.options.interpret
+    if not (lw.options.transposed_dots and hopper and m < WGMMA_ROWS <= n):
+        return False
+    # only beside a wgmma-sized gemm: where every gemm is small (decoding's 16-row heads) there is no
+    # wgmma to serialize, and their accumulators would be transposed back and forth
+    gemms = [g for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)]
+    if not any(next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS for g in gemms):
+        return False
+    # the transposed product and its way back cost registers: only where the gemms' accumulators
+    # leave room (H200 probe: gqa_bwd varlen, 216 accumulator registers a thread, spilled 68 -> 120
+    # and ran 45.9 -> 58.1 us; the sink kernels, 104-176, ran 3-12% faster)
+    accumulators = {g.c.buffer: math.prod(next_pow2(static(d) or 1) for d in g.c.buffer.shape) for g in gemms}
+    warps = lw.options.num_warps or max(1, lw.kernel.threads // 32)
+    return sum(accumulators.values()) <= ACC_REGS_PER_THREAD * 32 * warps
+
+
+def _trans(x: ast.expr) -> ast.expr:
+    """``tl.trans(x)``, or ``y`` where ``x`` is ``tl.trans(y)``."""
+    if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "trans" and len(x.args) == 1:
+        if isinstance(x.func.value, ast.Name) and x.func.value.id == "tl" and not x.keywords:
+            return x.args[0]
+    return P.call("tl.trans", x)
 
 
 def _zero_padded_k(a: ast.expr, b: ast.expr, mp: int, np_: int, kp: int, least_k: int) -> tuple:

@@ -102,7 +102,9 @@ def test_attention_shape_and_heuristic_d128():
     two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory."""
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
-    assert shape == tuning.KernelShape("attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2)
+    assert shape == tuning.KernelShape(
+        "attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2, blocks=2 * 2 * 1
+    )
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(8, 3)
 
 

@@ -17,6 +17,9 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
+| ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default off) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS`` (else only constant bounds count) |
+| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 0) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
+| ``TILE2TRITON_GRID_STAGES`` | on/off (default off) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
@@ -51,6 +54,11 @@ TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
+# issue 23, short attention loops (attention-sink forward: 1-2 iterations a block; split-KV decode:
+# a 64-block grid): off until the H200 probe (benchmarks/sinkfwd_probe.py) has measured them
+TRIP_BOUNDS_DEFAULT = False
+SPLIT_MIN_TRIPS_DEFAULT = 0
+GRID_STAGES_DEFAULT = False
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -66,6 +74,9 @@ VARIABLES = (
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_HOST_DESCRIPTORS",
+    "TILE2TRITON_TRIP_BOUNDS",
+    "TILE2TRITON_SPLIT_MIN_TRIPS",
+    "TILE2TRITON_GRID_STAGES",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -143,6 +154,9 @@ class Settings:
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     host_descriptors: bool  # descriptors of kernel parameters made on the host
+    trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
+    split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
+    grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
     vectorize_loops: bool
     shared_scratch: bool
     block_slices: bool
@@ -178,6 +192,11 @@ class Settings:
             host_descriptors=flag(
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
             ),
+            trip_bounds=flag("TILE2TRITON_TRIP_BOUNDS", get("TILE2TRITON_TRIP_BOUNDS"), TRIP_BOUNDS_DEFAULT),
+            split_min_trips=_count(
+                "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT
+            ),
+            grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

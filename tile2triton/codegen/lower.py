@@ -100,6 +100,12 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
+    # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
+    # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
+    trip_bounds: bool = False
+    # loops of fewer iterations than this (known or bounded) are not split at their masks
+    # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
+    split_min_trips: int = 0
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

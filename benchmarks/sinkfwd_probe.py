@@ -2,7 +2,9 @@
 
 Kernels written the way TileLang's examples are (attention_sink/example_mha_sink_fwd_bhsd,
 flash_attention/example_gqa_fwd_bshd, flash_decoding/example_gqa_decode's split kernel and its
-combine kernel) at the regression suite's sizes, through tile2triton with each candidate:
+combine kernel; as a control, flash_decoding/example_mha_inference, whose stage count ``gs``
+changes too: 128 blocks, 8 iterations, 2 -> 3 stages) at the regression suite's sizes, through
+tile2triton with each candidate (first) and reference variant (after them):
 
 - ``base``: main's lowering;
 - ``tb``: ``TILE2TRITON_TRIP_BOUNDS=1``: a loop whose bounds have value ranges counts at most
@@ -23,7 +25,9 @@ combine kernel) at the regression suite's sizes, through tile2triton with each c
 timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median; event time, host launch
 included) and as CUDA-graph replays of 20 calls (about the device time of one), checked against
 torch in float32 (max abs error).  TileLang's kernel times on the H200 (BENCHMARKS.md, kernel ms):
-sink 9.3 us, sink window 9.2 us, GQA forward 29.5 us, GQA decode 27.2 us (both kernels).
+sink 9.3 us, sink window 9.2 us, GQA forward 29.5 us, GQA decode 27.2 us (both kernels),
+mha_inference 29.5 us; tile2triton's (main, the suite run of 2026-12-02): 12.9, 13.8, 39.6, 37.9,
+31.8 us.
 
     PYTHONPATH=. python3 benchmarks/sinkfwd_probe.py
 """
@@ -52,6 +56,7 @@ ENV = (
     "TILE2TRITON_TMA_MIN_TRIPS",
 )
 FAST = {"tl.enable_fast_math": True}
+CANDIDATES = ("base", "tb", "tb+ns", "gs")
 
 
 def sink_fwd(batch, heads, seq_q, seq_kv, dim, window_size, block_M, block_N, num_stages, threads):
@@ -311,6 +316,108 @@ def gqa_decode(batch, heads, groups, seqlen_kv, dim, block_N, block_H, num_split
     return main
 
 
+def mha_inference(batch, heads, seqlen_q, seqlen_kv, dim, block_M, block_N, num_split=4):
+    """flash_decoding's split-KV MHA inference (non-causal): a split kernel and a combine kernel."""
+    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    shape_q = [batch, seqlen_q, heads, dim]
+    shape_kv = [batch, seqlen_kv, heads, dim]
+    part_shape = [batch, seqlen_q, heads, num_split, dim]
+    dtype, accum_dtype = "float16", "float32"
+    part = seqlen_kv // num_split
+
+    @T.prim_func
+    def main(
+        Q: T.Tensor(shape_q, dtype),
+        K: T.Tensor(shape_kv, dtype),
+        V: T.Tensor(shape_kv, dtype),
+        Output: T.Tensor(shape_q, dtype),
+    ):
+        glse = T.alloc_global([batch, heads, num_split, seqlen_q], dtype)
+        Output_partial = T.alloc_global(part_shape, dtype)
+        with T.Kernel(T.ceildiv(seqlen_q, block_M), heads * batch, num_split, threads=128) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_M, dim], dtype)
+            K_shared = T.alloc_shared([block_N, dim], dtype)
+            V_shared = T.alloc_shared([block_N, dim], dtype)
+            O_shared = T.alloc_shared([block_M, dim], dtype)
+            acc_s = T.alloc_fragment([block_M, block_N], accum_dtype)
+            acc_s_cast = T.alloc_fragment([block_M, block_N], dtype)
+            acc_o = T.alloc_fragment([block_M, dim], accum_dtype)
+            scores_max = T.alloc_fragment([block_M], accum_dtype)
+            scores_max_prev = T.alloc_fragment([block_M], accum_dtype)
+            scores_scale = T.alloc_fragment([block_M], accum_dtype)
+            scores_sum = T.alloc_fragment([block_M], accum_dtype)
+            logsum = T.alloc_fragment([block_M], accum_dtype)
+            mid = bx
+            hid = by % heads
+            bid = by // heads
+            sid = bz
+            T.copy(Q[bid, mid * block_M : (mid + 1) * block_M, hid, :], Q_shared, disable_tma=True)
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(scores_max, -T.infinity(accum_dtype))
+            loop_range = T.ceildiv(part, block_N)
+            for k in T.Pipelined(loop_range, num_stages=2):
+                T.copy(K[bid, part * sid + k * block_N : part * sid + (k + 1) * block_N, hid, :], K_shared)
+                T.clear(acc_s)
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(scores_max, scores_max_prev)
+                T.fill(scores_max, -T.infinity(accum_dtype))
+                T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
+                for i in T.Parallel(block_M):
+                    scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
+                T.reduce_sum(acc_s, scores_sum, dim=1)
+                for i in T.Parallel(block_M):
+                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(block_M, dim):
+                    acc_o[i, j] *= scores_scale[i]
+                T.copy(V[bid, part * sid + k * block_N : part * sid + (k + 1) * block_N, hid, :], V_shared)
+                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] /= logsum[i]
+            for i in T.Parallel(block_M):
+                logsum[i] = T.log2(logsum[i]) + scores_max[i] * scale
+            T.copy(logsum, glse[bid, hid, sid, mid * block_M : (mid + 1) * block_M])
+            T.copy(acc_o, O_shared)
+            T.copy(O_shared, Output_partial[bid, mid * block_M : (mid + 1) * block_M, hid, sid, :], disable_tma=True)
+
+        with T.Kernel(T.ceildiv(seqlen_q, block_M), heads, batch, threads=128) as (bx, by, bz):
+            po_local = T.alloc_fragment([block_M, dim], dtype)
+            o_accum_local = T.alloc_fragment([block_M, dim], accum_dtype)
+            o_shared = T.alloc_shared([block_M, dim], dtype)
+            lse_local = T.alloc_fragment([num_split, block_M], dtype)
+            lse_local_split = T.alloc_fragment([block_M], accum_dtype)
+            lse_logsum_local = T.alloc_fragment([block_M], accum_dtype)
+            lse_max_local = T.alloc_fragment([block_M], accum_dtype)
+            scale_local = T.alloc_fragment([block_M], accum_dtype)
+            T.clear(lse_logsum_local)
+            T.clear(o_accum_local)
+            T.copy(glse[bz, by, :, bx * block_M : (bx + 1) * block_M], lse_local)
+            T.reduce_max(lse_local, lse_max_local, dim=0, clear=True)
+            for k in T.Pipelined(num_split):
+                T.copy(lse_local[k, :], lse_local_split)
+                for i in T.Parallel(block_M):
+                    lse_logsum_local[i] += T.exp2(lse_local_split[i] - lse_max_local[i])
+            for i in T.Parallel(block_M):
+                lse_logsum_local[i] = T.log2(lse_logsum_local[i]) + lse_max_local[i]
+            for k in T.Pipelined(num_split, num_stages=2):
+                T.copy(Output_partial[bz, bx * block_M : (bx + 1) * block_M, by, k, :], po_local)
+                for i in T.Parallel(block_M):
+                    lse_local_split[i] = lse_local[k, i]
+                for i in T.Parallel(block_M):
+                    scale_local[i] = T.exp2(lse_local_split[i] - lse_logsum_local[i])
+                for i, j in T.Parallel(block_M, dim):
+                    o_accum_local[i, j] += po_local[i, j] * scale_local[i]
+            T.copy(o_accum_local, o_shared)
+            T.copy(o_shared, Output[bz, bx * block_M : (bx + 1) * block_M, by, :], disable_tma=True)
+
+    return main
+
+
 # ------------------------------------------------------------------------------ references (float32)
 def sink_ref(q, k, v, sinks, window):
     B, H, SQ, D = q.shape
@@ -389,6 +496,13 @@ def cases():
     mask = (torch.rand(Bd, Sd, Gd, device=DEV) > 0.1).to(torch.uint8)
     out.append(("gqa_decode", gqa_decode, (Bd, Hd, Gd, Sd, Dd, 128, 64, 8, 2, 128), ({}, [4]), (q3, k3, v3, mask),
                 lambda: decode_ref(q3, k3, v3, mask), stage_variants))  # fmt: skip
+    # a control the grid-stage rule changes too (flash_decoding's mha_inference at the suite's
+    # size: 128 blocks, 8 iterations, 2 stages -> 3)
+    Bi, Hi, Qi, Ki, Di = (1, 2, 128, 512, 128) if small else (1, 32, 128, 2048, 128)
+    q4 = torch.randn(Bi, Qi, Hi, Di, dtype=torch.float16, device=DEV)
+    k4, v4 = (torch.randn(Bi, Ki, Hi, Di, dtype=torch.float16, device=DEV) for _ in range(2))
+    out.append(("mha_infer", mha_inference, (Bi, Hi, Qi, Ki, Di, 128, 64), ({}, [3]), (q4, k4, v4),
+                lambda: gqa_ref(q4, k4, v4, 1), stage_variants[:2]))  # fmt: skip
     return out
 
 
@@ -406,34 +520,43 @@ def main() -> None:
     t0 = time.time()
     print(f"triton {triton.__version__}, torch {torch.__version__}, {DEV}", flush=True)
     print(f"{'case':12} {'variant':6} {'event us':>9} {'graph us':>9} {'max err':>9}  launch", flush=True)
+    # the candidates first (main's lowering and each switch), then the reference variants, so a
+    # slow machine loses only those to the time guard
+    todo = []
     for case, factory, args, (configs, out_idx), inputs, ref, variants in cases():
-        expect = ref()
         for variant in variants:
-            name, env = variant[0], variant[1]
-            if time.time() - t0 > 80 and DEV == "cuda":
-                print(f"{case:12} {name:6} skipped (time)", flush=True)
-                continue
-            for var in ENV:
-                os.environ.pop(var, None)
-            os.environ.update(env)
-            try:
-                kern = tilelang.jit(out_idx=out_idx, pass_configs=configs)(factory)(*args)
-                if len(variant) > 2:  # (stages, warp specialization, warps) forced; else the heuristic's warps
-                    stages, ws, warps = (list(variant[2:]) + [False, None])[:3]
-                    warps = warps or tuning.heuristic(kern.prim_func, (9, 0)).num_warps
-                    kern.launch_choice = tuning.LaunchChoice(warps, stages, ws)
-                out = kern(*inputs)
-                err = float((out.float() - expect).abs().max())
-                if math.isnan(err):
-                    err = float("inf")
-                if DEV == "cuda":
-                    ev = triton.testing.do_bench(lambda: kern(*inputs), warmup=25, rep=200, return_mode="median") * 1000
-                    gr = graph_us(lambda: kern(*inputs))
-                else:
-                    ev = gr = float("nan")
-                print(f"{case:12} {name:6} {ev:9.2f} {gr:9.2f} {err:9.2e}  {_launch(kern)}", flush=True)
-            except Exception as e:  # noqa: BLE001
-                print(f"{case:12} {name:6} failed: {type(e).__name__}: {str(e)[:200]}", flush=True)
+            todo.append((variant[0] not in CANDIDATES, case, factory, args, configs, out_idx, inputs, ref, variant))
+    todo.sort(key=lambda t: t[0])  # stable: case order kept within each group
+    expected = {}
+    for _, case, factory, args, configs, out_idx, inputs, ref, variant in todo:
+        if case not in expected:
+            expected[case] = ref()
+        expect = expected[case]
+        name, env = variant[0], variant[1]
+        if time.time() - t0 > 80 and DEV == "cuda":
+            print(f"{case:12} {name:6} skipped (time)", flush=True)
+            continue
+        for var in ENV:
+            os.environ.pop(var, None)
+        os.environ.update(env)
+        try:
+            kern = tilelang.jit(out_idx=out_idx, pass_configs=configs)(factory)(*args)
+            if len(variant) > 2:  # (stages, warp specialization, warps) forced; else the heuristic's warps
+                stages, ws, warps = (list(variant[2:]) + [False, None])[:3]
+                warps = warps or tuning.heuristic(kern.prim_func, (9, 0)).num_warps
+                kern.launch_choice = tuning.LaunchChoice(warps, stages, ws)
+            out = kern(*inputs)
+            err = float((out.float() - expect).abs().max())
+            if math.isnan(err):
+                err = float("inf")
+            if DEV == "cuda":
+                ev = triton.testing.do_bench(lambda: kern(*inputs), warmup=25, rep=200, return_mode="median") * 1000
+                gr = graph_us(lambda: kern(*inputs))
+            else:
+                ev = gr = float("nan")
+            print(f"{case:12} {name:6} {ev:9.2f} {gr:9.2f} {err:9.2e}  {_launch(kern)}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            print(f"{case:12} {name:6} failed: {type(e).__name__}: {str(e)[:200]}", flush=True)
     for var in ENV:
         os.environ.pop(var, None)
     print(f"total {time.time() - t0:.1f} s", flush=True)

@@ -237,7 +237,9 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       slice) takes the stage count that lets the most blocks share an SM (ties: more stages):
       with few iterations the pipeline's fill and drain are not repaid, and a second resident
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
-      3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log);
+      3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
+      ``TILE2TRITON_GRID_STAGES`` only as many blocks count as a static grid gives an SM
+      (``SMS``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 

@@ -19,9 +19,10 @@ SWITCHES = ("TILE2TRITON_TRIP_BOUNDS", "TILE2TRITON_SPLIT_MIN_TRIPS", "TILE2TRIT
 
 
 @pytest.fixture(autouse=True)
-def _switches_unset(monkeypatch):
+def _switches_off(monkeypatch):
+    # every switch off unless a test turns it on, whatever settings' defaults are
     for name in SWITCHES:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "0")
     monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "17")  # explicit, whatever settings' default is
     monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "0")
 

@@ -110,8 +110,10 @@ def test_attention_shape_and_heuristic_d128():
 
 def test_short_loop_takes_the_stages_that_keep_two_blocks_per_sm():
     """A split-K decode's slice (8 iterations): one stage of K and V tiles lets two 4-warp blocks
-    share an SM, where 2 or 3 stages leave one; 63 iterations keep the pipelined 3 stages."""
-    short = prim(attention, 1, 2, 1000, 128, 64, 128, 2, 128).prim_func
+    share an SM, where 2 or 3 stages leave one; 63 iterations keep the pipelined 3 stages.  The
+    grid (16 x 2 x 48 blocks) gives every SM more than two blocks, with TILE2TRITON_GRID_STAGES
+    or without (tests/test_short_loops.py has a grid that does not)."""
+    short = prim(attention, 48, 2, 1000, 128, 64, 128, 2, 128).prim_func
     assert tuning.shape_of(short).trips == 8
     assert tuning.heuristic(short, HOPPER) == tuning.LaunchChoice(4, 1)
     long = prim(attention, 1, 2, 8000, 128, 64, 128, 2, 128).prim_func

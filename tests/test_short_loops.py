@@ -242,6 +242,18 @@ def test_grid_stages_follow_the_blocks_an_sm_gets(monkeypatch, batch, grid_stage
     assert tuning.heuristic(func, (9, 0)) == tuning.LaunchChoice(4, grid_stages)
 
 
+def test_grid_stages_keep_a_pipelined_choice(monkeypatch):
+    """128 x 64 tiles at head dim 128 (mha_inference's): the occupancy rule already pipelines
+    (2 stages, two blocks an SM); a grid of 16 blocks would allow 3, but a choice that pipelines
+    is kept (2 -> 3 not measured)."""
+    func = tilelang.jit(out_idx=[-1])(bounded_attention)(1, 2, 1000, 128, 128, 64).prim_func
+    assert tuning.shape_of(func).trips == 16
+    before = tuning.heuristic(func, (9, 0))
+    assert before.num_stages == 2
+    monkeypatch.setenv("TILE2TRITON_GRID_STAGES", "1")
+    assert tuning.heuristic(func, (9, 0)) == before
+
+
 def test_grid_stages_results(monkeypatch, dev):
     monkeypatch.setenv("TILE2TRITON_GRID_STAGES", "1")
     batch, heads, seq, dim = 1, 2, 200, 32

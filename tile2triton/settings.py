@@ -17,9 +17,9 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
-| ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default off) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS`` (else only constant bounds count) |
-| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 0) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
-| ``TILE2TRITON_GRID_STAGES`` | on/off (default off) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline |
+| ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS`` (else only constant bounds count) |
+| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 3) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
+| ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | where the short-loop stage choice (runtime/tuning.py) is one stage, it counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
@@ -55,10 +55,18 @@ TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 it
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
 # issue 23, short attention loops (attention-sink forward: 1-2 iterations a block; split-KV decode:
-# a 64-block grid): off until the H200 probe (benchmarks/sinkfwd_probe.py) has measured them
-TRIP_BOUNDS_DEFAULT = False
-SPLIT_MIN_TRIPS_DEFAULT = 0
-GRID_STAGES_DEFAULT = False
+# a 64-block grid).  The H200 probe (benchmarks/sinkfwd_probe.py) ran but its output was lost, so
+# these defaults rest on offline sm_90 builds and earlier measurements:
+# - trip bounds: the sink loop (at most 2 iterations) then loads as main's measured short-loop rule
+#   (TMA_MIN_TRIPS) loads static loops: no in-kernel tensormaps (TTGIR: 4 -> 0 tensormap ops,
+#   cp.async pipelined), the structure of mha_fwd_bshd at the suite's size (1.47x of TileLang);
+# - split minimum 3: a loop of at most 2 iterations split in two has nothing to pipeline in
+#   either part (the second part's loads wait for the first part to drain);
+# - grid stages: only where the occupancy rule chose 1 stage (no prefetch at all): GQA forward
+#   and split-KV decode at the suite's sizes, 1 -> 3 stages; no other kernel of the suite changes.
+TRIP_BOUNDS_DEFAULT = True
+SPLIT_MIN_TRIPS_DEFAULT = 3
+GRID_STAGES_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")

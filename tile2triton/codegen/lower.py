@@ -102,10 +102,10 @@ class LoweringOptions:
     tma_min_trips: int = 0
     # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
     # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
-    trip_bounds: bool = False
+    trip_bounds: bool = True
     # loops of fewer iterations than this (known or bounded) are not split at their masks
     # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
-    split_min_trips: int = 0
+    split_min_trips: int = 3
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

@@ -11,7 +11,7 @@ the compiled kernel's registers / shared memory.  Variants:
 * ``default``: tile2triton as it is (launch from runtime/tuning.py's heuristic); the rows of
   gpu_logs/2026-12-02_s10_probe_attnbwd.log were taken with split-dims and transposed-dots off by
   default (they are on since);
-* ``no-ranged-trips``: ``TILE2TRITON_RANGED_TRIPS=0``: a loop whose bounds depend on the block
+* ``no-ranged-trips``: ``TILE2TRITON_TRIP_BOUNDS=0``: a loop whose bounds depend on the block
   indices (the causal sink loops: 4 to 16 iterations) counts as unknown for
   ``TILE2TRITON_TMA_MIN_TRIPS`` (17), so every program builds its tensor descriptors (before);
   the default counts it by its most iterations and loads through pointers;
@@ -30,7 +30,7 @@ the compiled kernel's registers / shared memory.  Variants:
 * ``hand split 128+64``: a hand-written Triton kernel of the gqa_bwd computation with the head dim
   as two dots of 128 and 64 columns, to learn what Triton can reach.
 
-What the rows decide (tile2triton/settings.py): ``RANGED_TRIPS_DEFAULT`` stays on if ``default``
+What the rows decide (tile2triton/settings.py): ``TRIP_BOUNDS_DEFAULT`` stays on if ``default``
 beats ``no-ranged-trips`` on the four sink rows; ``SPLIT_DIMS_DEFAULT`` goes on if ``split-dims``
 beats ``default`` on both gqa cases; ``TRANSPOSED_DOTS_DEFAULT`` goes on if ``transposed-dots``
 beats ``default`` on the sink rows (and its gqa row beats ``split-dims``).
@@ -345,7 +345,7 @@ def main() -> int:
     mha_size = (1, 4, 256, 32, 1) if cpu else (1, 32, 512, 128, 1)
     gsink_size = (1, 4, 256, 32, 2) if cpu else (1, 8, 512, 64, 2)
     gqa_size = (1, 4, 256, 96, 32, 2) if cpu else (1, 32, 256, 192, 128, 16)
-    unranged = {"TILE2TRITON_RANGED_TRIPS": "0"}
+    unranged = {"TILE2TRITON_TRIP_BOUNDS": "0"}
     host = {"TILE2TRITON_HOST_DESCRIPTORS": "1"}
     split = {"TILE2TRITON_SPLIT_DIMS": "1"}
     nodesc = {"TILE2TRITON_TENSOR_DESCRIPTORS": "0"}

@@ -292,7 +292,7 @@ def suffix_block_sum(R, C, BR, BC):
     [
         ({"TILE2TRITON_TMA_MIN_TRIPS": "3"}, True),  # at most 3 iterations a block, by the ranges: enough
         ({"TILE2TRITON_TMA_MIN_TRIPS": "4"}, False),  # fewer than asked: through pointers
-        ({"TILE2TRITON_TMA_MIN_TRIPS": "4", "TILE2TRITON_RANGED_TRIPS": "0"}, True),  # unknown: descriptors
+        ({"TILE2TRITON_TMA_MIN_TRIPS": "4", "TILE2TRITON_TRIP_BOUNDS": "0"}, True),  # unknown: descriptors
     ],
 )
 def test_min_trips_by_block_ranges(monkeypatch, dev, env, descs):

@@ -102,14 +102,18 @@ def test_attention_shape_and_heuristic_d128():
     two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory."""
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
-    assert shape == tuning.KernelShape("attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2)
+    assert shape == tuning.KernelShape(
+        "attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2, blocks=2 * 2 * 1
+    )
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(8, 3)
 
 
 def test_short_loop_takes_the_stages_that_keep_two_blocks_per_sm():
     """A split-K decode's slice (8 iterations): one stage of K and V tiles lets two 4-warp blocks
-    share an SM, where 2 or 3 stages leave one; 63 iterations keep the pipelined 3 stages."""
-    short = prim(attention, 1, 2, 1000, 128, 64, 128, 2, 128).prim_func
+    share an SM, where 2 or 3 stages leave one; 63 iterations keep the pipelined 3 stages.  The
+    grid (16 x 2 x 48 blocks) gives every SM more than two blocks, with TILE2TRITON_GRID_STAGES
+    or without (tests/test_short_loops.py has a grid that does not)."""
+    short = prim(attention, 48, 2, 1000, 128, 64, 128, 2, 128).prim_func
     assert tuning.shape_of(short).trips == 8
     assert tuning.heuristic(short, HOPPER) == tuning.LaunchChoice(4, 1)
     long = prim(attention, 1, 2, 8000, 128, 64, 128, 2, 128).prim_func

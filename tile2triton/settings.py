@@ -17,9 +17,11 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
-| ``TILE2TRITON_RANGED_TRIPS`` | on/off (default on) | ``TMA_MIN_TRIPS`` counts a loop whose bounds depend on the block indices by the most iterations a block runs (their value ranges), not as unknown |
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
+| ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS`` (else only constant bounds count) |
+| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 3) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
+| ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | where the short-loop stage choice (runtime/tuning.py) is one stage, it counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
@@ -52,10 +54,6 @@ from dataclasses import dataclass
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
-# H200 probe (benchmarks/attnbwd_probe.py, gpu_logs/2026-12-02_s10_probe_attnbwd.log): the attention-sink
-# backward loops (4-16 iterations a block) through pointers: mha 59.1 -> 45.2 us, gqa 41.9 -> 29.7,
-# mha window 35.8 -> 27.7
-RANGED_TRIPS_DEFAULT = True
 # the same probe: gqa_bwd's 192-wide head dim as 128 + 64: 43.2 -> 30.4 us (30 -> 0 spills), varlen 74.5 -> 45.9
 SPLIT_DIMS_DEFAULT = True
 # the same probe: the 32-row dQ dot as a wgmma (no serialized wgmmas): mha sink 45.2 -> 39.7 us, gqa sink
@@ -64,6 +62,22 @@ SPLIT_DIMS_DEFAULT = True
 TRANSPOSED_DOTS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
+# issue 23, short attention loops (attention-sink forward: 1-2 iterations a block; split-KV decode:
+# a 64-block grid).  The H200 probe (benchmarks/sinkfwd_probe.py) ran but its output was lost, so
+# these defaults rest on offline sm_90 builds and earlier measurements:
+# - trip bounds: the sink loop (at most 2 iterations) then loads as main's measured short-loop rule
+#   (TMA_MIN_TRIPS) loads static loops: no in-kernel tensormaps (TTGIR: 4 -> 0 tensormap ops,
+#   cp.async pipelined), the structure of mha_fwd_bshd at the suite's size (1.47x of TileLang);
+# - split minimum 3: a loop of at most 2 iterations split in two has nothing to pipeline in
+#   either part (the second part's loads wait for the first part to drain);
+# - grid stages: only where the occupancy rule chose 1 stage (no prefetch at all): GQA forward
+#   and split-KV decode at the suite's sizes, 1 -> 3 stages; no other kernel of the suite changes.
+# H200 probe (benchmarks/attnbwd_probe.py, gpu_logs/2026-12-02_s10_probe_attnbwd.log): the attention-sink
+# backward loops (4-16 iterations a block, counted from their ranges) through pointers: mha 59.1 -> 45.2 us,
+# gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
+TRIP_BOUNDS_DEFAULT = True
+SPLIT_MIN_TRIPS_DEFAULT = 3
+GRID_STAGES_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -78,10 +92,12 @@ VARIABLES = (
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
-    "TILE2TRITON_RANGED_TRIPS",
     "TILE2TRITON_SPLIT_DIMS",
     "TILE2TRITON_TRANSPOSED_DOTS",
     "TILE2TRITON_HOST_DESCRIPTORS",
+    "TILE2TRITON_TRIP_BOUNDS",
+    "TILE2TRITON_SPLIT_MIN_TRIPS",
+    "TILE2TRITON_GRID_STAGES",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -158,10 +174,12 @@ class Settings:
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
-    ranged_trips: bool  # tma_min_trips counts a block-dependent loop by its most iterations
     split_dims: bool  # passes/pow2_split.py
     transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
+    trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
+    split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
+    grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
     vectorize_loops: bool
     shared_scratch: bool
     block_slices: bool
@@ -194,7 +212,6 @@ class Settings:
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
-            ranged_trips=flag("TILE2TRITON_RANGED_TRIPS", get("TILE2TRITON_RANGED_TRIPS"), RANGED_TRIPS_DEFAULT),
             split_dims=flag("TILE2TRITON_SPLIT_DIMS", get("TILE2TRITON_SPLIT_DIMS"), SPLIT_DIMS_DEFAULT),
             transposed_dots=flag(
                 "TILE2TRITON_TRANSPOSED_DOTS", get("TILE2TRITON_TRANSPOSED_DOTS"), TRANSPOSED_DOTS_DEFAULT
@@ -202,6 +219,11 @@ class Settings:
             host_descriptors=flag(
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
             ),
+            trip_bounds=flag("TILE2TRITON_TRIP_BOUNDS", get("TILE2TRITON_TRIP_BOUNDS"), TRIP_BOUNDS_DEFAULT),
+            split_min_trips=_count(
+                "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT
+            ),
+            grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

@@ -304,6 +304,7 @@ def _lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
     lw = KernelLowerer(kernel, func.params, options, scratch=ScratchState(choice=scratch_choice))
+    lw.scope.ranges.floor_below_zero = options.trip_bounds  # a loop's bounds from (bx * b - w) // b
     args = []
     arg_names = []
     for p in list(func.params) + list(func.sizes):

@@ -100,15 +100,18 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
-    # ... counting a loop whose bounds depend on the block indices by the most iterations any block
-    # runs (their value ranges: a causal loop), not as unknown (TILE2TRITON_RANGED_TRIPS)
-    ranged_trips: bool = True
     # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
     # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
     split_dims: bool = True
     # on sm_90, a gemm of fewer than 64 rows and at least 64 columns as the transpose of its
     # transposed product (a wgmma, not mma.sync; codegen/tile_ops.py, TILE2TRITON_TRANSPOSED_DOTS)
     transposed_dots: bool = True
+    # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
+    # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
+    trip_bounds: bool = True
+    # loops of fewer iterations than this (known or bounded) are not split at their masks
+    # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
+    split_min_trips: int = 3
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

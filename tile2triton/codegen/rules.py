@@ -155,7 +155,11 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         lw.scope.ranges.set(s.var, lo, hi - 1)
     elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
         lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
-    split = find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None and not leaves else None
+    trips = _trips(lw, s)
+    short = trips is not None and trips < lw.options.split_min_trips  # a second pipeline fill not repaid
+    split = (
+        find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None and not leaves and not short else None
+    )
     if split is not None:
         # two loops: the iterations where the conditions hold for every lane, then the rest
         at, known = split
@@ -163,14 +167,14 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         before = lw.scope.snapshot()
         lw.scope.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
         try:
-            _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0)
+            _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0, trips)
         finally:
             # the second copy of the body starts from the scope before the loop, as the first did
             # (scratch barrier state carries on: the second loop runs after the first)
             lw.scope.restore(before)
-        _emit_loop(lw, s, var_name, middle, stop.node, step.node, False)
+        _emit_loop(lw, s, var_name, middle, stop.node, step.node, False, trips)
         return
-    _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0)
+    _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0, trips)
 
 
 def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:
@@ -201,7 +205,7 @@ def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:
     return True
 
 
-def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool) -> None:
+def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool, trips: int | None) -> None:
     st = static(s.step)
     args = [start, stop] if not (from_zero and st == 1) else [stop]
     if st != 1:
@@ -226,9 +230,6 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         )
     else:
         iterator = P.call("range", *args)
-    trips = _static_trips(s)
-    if trips is None and lw.options.ranged_trips:
-        trips = _most_trips(lw, s)
     outer = lw.scope.loop_trips
     with lw.scoped(
         loop_depth=lw.scope.loop_depth + 1, loop_trips=None if trips is None or outer is None else outer * trips
@@ -245,13 +246,19 @@ def _static_trips(s: ir.For) -> int | None:
     return max(0, -(-(stop - start) // step))
 
 
-def _most_trips(lw: Lowerer, s: ir.For) -> int | None:
-    """The most iterations any program runs the loop, by the value ranges of its bounds (a causal
-    loop from ``by * block_M // block_N`` to a constant: its first block's count), where known."""
-    start, stop, step = lw.scope.ranges.of(s.start), lw.scope.ranges.of(s.stop), static(s.step)
-    if start is None or stop is None or not step or step < 0:
+def _trips(lw: Lowerer, s: ir.For) -> int | None:
+    """The loop's iteration count where its bounds are constants; with ``options.trip_bounds``,
+    else at most the count its bounds' value ranges allow: the most iterations any program runs
+    (the attention-sink loop ``T.Pipelined(start, end)`` with ``end = T.min(T.ceildiv(seq_kv,
+    block_N), ...)``, a causal loop from ``by * block_M // block_N`` to a constant)."""
+    trips = _static_trips(s)
+    if trips is not None or not lw.options.trip_bounds:
+        return trips
+    step = static(s.step)
+    lo, hi = lw.scope.ranges.of(s.start), lw.scope.ranges.of(s.stop)
+    if lo is None or hi is None or not step or step < 0:
         return None
-    return max(0, -(-(stop[1] - start[0]) // step))
+    return max(0, -(-(hi[1] - lo[0]) // step))
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a

@@ -90,7 +90,7 @@ class Scope:
     known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
     loop_axes: int = 0  # sequential loops evaluated as leading lane axes (rules._LoopAxis) around it
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
-    loop_trips: int | None = 1  # iterations of those loops together, where known when compiling
+    loop_trips: int | None = 1  # iterations of those loops together (at most), where known when compiling
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
     safe_values: dict | None = None  # a T.sblock's safe values (codegen/scopes.py); None: the kernel's

@@ -12,11 +12,15 @@ from ..ir.exprs import static
 class Ranges:
     """Closed integer intervals of kernel expressions, where they can be proven."""
 
-    def __init__(self):
+    def __init__(self, floor_below_zero: bool = False):
         self.var_range: dict[ir.Var, tuple[int, int]] = {}
+        # ``a // c`` (c > 0) of a range reaching below zero: TileLang's // rounds toward -inf, so
+        # it is monotonic there too (``(bx * 128 - window) // 128``); off: only ranges from zero
+        # (codegen turns it on with TILE2TRITON_TRIP_BOUNDS, until measured)
+        self.floor_below_zero = floor_below_zero
 
     def copy(self) -> Ranges:
-        out = Ranges()
+        out = Ranges(self.floor_below_zero)
         out.var_range = dict(self.var_range)
         return out
 
@@ -48,7 +52,7 @@ class Ranges:
             if e.op == "*":
                 products = [x * y for x in a for y in b]
                 return (min(products), max(products))
-            if e.op == "//" and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
+            if e.op == "//" and b[0] == b[1] and b[0] > 0 and (a[0] >= 0 or self.floor_below_zero):
                 return (a[0] // b[0], a[1] // b[0])
             if e.op == "%" and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
                 return (0, min(a[1], b[0] - 1))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import threading
 import time
@@ -118,6 +119,7 @@ SHORT_LOOP = 16  # iterations at most for which occupancy beats pipeline depth (
 REGS_PER_SM = 65536
 SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
+SMS = 132  # SMs of an H200 (the card the table was measured on)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class KernelShape:
     fixed_bytes: int = 0  # other shared gemm operands (a Q tile loaded once)
     trips: int | None = None  # the loop's iteration count where it is static
     kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
+    blocks: int | None = None  # blocks of the loop's kernel's grid, where static
 
 
 def shape_of(func: ir.PrimFunc) -> KernelShape:
@@ -158,6 +161,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 sum(_bytes(b) for b in operands - filled),
                 _trips(st),
                 kernels,
+                _grid_blocks(kernel),
             )
     return best
 
@@ -167,6 +171,11 @@ def _trips(loop: ir.For) -> int | None:
     if start is None or stop is None or not step:
         return None
     return max(0, -(-(stop - start) // step))
+
+
+def _grid_blocks(kernel: ir.Kernel) -> int | None:
+    extents = [static(e) for e in kernel.grid]
+    return None if any(e is None for e in extents) else math.prod(extents)
 
 
 def _global_to_shared(c: ir.Copy) -> bool:
@@ -228,7 +237,10 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       slice) takes the stage count that lets the most blocks share an SM (ties: more stages):
       with few iterations the pipeline's fill and drain are not repaid, and a second resident
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
-      3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log);
+      3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
+      ``TILE2TRITON_GRID_STAGES``, where that is one stage, only as many blocks count as a static
+      grid gives an SM (``SMS``), so a grid that never puts two blocks on one SM takes the
+      deepest pipeline;
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
@@ -253,7 +265,17 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         warps = source
     stages = fits[0] if fits else shape.stages
     if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
+        # blocks an SM holds at once, as far as the grid has them for it (TILE2TRITON_GRID_STAGES:
+        # a grid of at most one block an SM, a 64-block split-KV decode, gains nothing from
+        # occupancy, so it takes the deepest pipeline that fits)
         stages = max(fits + [1], key=lambda n: (_blocks_per_sm(shape, warps, n), n))
+        if stages == 1 and settings.current().grid_stages and shape.blocks:
+            # TILE2TRITON_GRID_STAGES: one stage overlaps a load only with a second resident
+            # block; where the grid has no such block for an SM (a 64-block split-KV decode), or
+            # deeper stages keep as many as it has, take the deepest pipeline that keeps them
+            # (a choice that pipelines already stays: 2 -> 3 stages is not measured here)
+            wanted = -(-shape.blocks // SMS)
+            stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 
 
@@ -265,6 +287,11 @@ def _acc_budget(warps: int) -> int:
     backward's dK/dV kernel at 128 x 192 + 128 x 128 accumulators, compiled for sm_90: 16 warps
     ~250 spill instructions, 8 warps ~60)."""
     return min(REGS_PER_THREAD, REGS_PER_SM // (32 * warps) - REG_OVERHEAD)
+
+
+def _resident(shape: KernelShape, warps: int, stages: int, wanted: int | None) -> int:
+    held = _blocks_per_sm(shape, warps, stages)
+    return held if wanted is None else min(held, wanted)
 
 
 def _blocks_per_sm(shape: KernelShape, warps: int, stages: int) -> int:

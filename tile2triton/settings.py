@@ -17,7 +17,8 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
-| ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
+| ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default off) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
+| ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
@@ -51,6 +52,7 @@ TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
+HOST_DESCRIPTOR_CACHE_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -66,6 +68,7 @@ VARIABLES = (
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_HOST_DESCRIPTORS",
+    "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -143,6 +146,7 @@ class Settings:
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     host_descriptors: bool  # descriptors of kernel parameters made on the host
+    host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
     block_slices: bool
@@ -177,6 +181,11 @@ class Settings:
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
             host_descriptors=flag(
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
+            ),
+            host_descriptor_cache=flag(
+                "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
+                get("TILE2TRITON_HOST_DESCRIPTOR_CACHE"),
+                HOST_DESCRIPTOR_CACHE_DEFAULT,
             ),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),

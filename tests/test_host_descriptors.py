@@ -152,3 +152,15 @@ def test_a_launcher_of_another_make_keeps_descriptor_objects(monkeypatch):
 
     kernel = SimpleNamespace(run=launch_cost._NoLaunch(None, None), metadata=SimpleNamespace(tensordesc_meta=[{}]))
     assert EncodedDescriptors.of(kernel, ((0, (16, 32)),)) is None
+
+
+@pytest.mark.parametrize("host, made", [("1", ["A_desc", "W_desc"]), ("0", [])])
+def test_short_loops_keep_host_made_descriptors(monkeypatch, host, made):
+    """TILE2TRITON_TMA_MIN_TRIPS sends copies in short loops through pointers because a descriptor
+    built in the kernel costs every program a tensormap write and fence; a host-made one costs the
+    program nothing, so a 5-iteration loop under a minimum of 17 keeps its host descriptors."""
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", host)
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "17")
+    module = JITKernel(row_sums(80, 32).prim_func).lowered_for("sm_90")
+    assert [name for name, _, _ in module.launches[0].host_descriptors] == made
+    assert "make_tensor_descriptor" not in module.source  # in-kernel descriptors stay behind the minimum

@@ -25,15 +25,16 @@ Variants (environment set while the kernel is built, tile2triton/settings.py):
   ``TensorDescriptor`` per call that Triton's launcher encodes (session 9's path);
 * ``host trips1 cache``: the same with the encoded tensormaps cached per tensor and passed to
   Triton's C launcher directly (``EncodedDescriptors``);
+* ``host cache``: the candidate default: host descriptors, cached, the shipped ``TMA_MIN_TRIPS``
+  (which since this branch leaves host-made descriptors alone: the same kernels as ``host trips1``);
 * ``device trips1``: descriptors built in every program (``TILE2TRITON_TMA_MIN_TRIPS=1``, host off).
 
 Then a cProfile top-15 (by own time) of 2000 forward calls on ``host trips1 nocache`` and on
 ``host trips1 cache``.
 
 At these sizes the loops run 2 (forward) and 8 (backward) times, so ``default`` (loops of <= 16
-iterations through pointers) has no descriptors at all, and host descriptors with the shipped
-``TMA_MIN_TRIPS`` would be the same kernel: ``host trips1`` says whether the pointer fallback is
-still needed once descriptors are host-made.  The last case (32 iterations) has descriptors in
+iterations through pointers) has no descriptors at all: ``host trips1`` against ``default`` says
+whether the pointer fallback is still needed once descriptors are host-made.  The last case (32 iterations) has descriptors in
 every variant.  What the rows decide: ``HOST_DESCRIPTORS_DEFAULT`` on (with ``TMA_MIN_TRIPS_DEFAULT``
 1) if ``host trips1 cache`` beats ``default`` on event time in every case;
 ``HOST_DESCRIPTOR_CACHE_DEFAULT`` on if ``cache`` is no slower than ``nocache`` anywhere.
@@ -297,6 +298,7 @@ def main() -> int:
         ("default", {}),
         ("host trips1 nocache", nocache),
         ("host trips1 cache", cache),
+        ("host cache", {**on, "TILE2TRITON_HOST_DESCRIPTOR_CACHE": "1"}),  # the shipped TMA_MIN_TRIPS
         ("device trips1", {"TILE2TRITON_HOST_DESCRIPTORS": "0", "TILE2TRITON_TMA_MIN_TRIPS": "1"}),
     ]
     # 32 iterations a program: descriptors under every variant (in-kernel by default)

@@ -219,7 +219,7 @@ def _graph_us(fn) -> float:
     import triton.testing
 
     try:
-        return triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median") * 1e3
+        return triton.testing.do_bench_cudagraph(fn, rep=30, return_mode="median") * 1e3
     except Exception as exc:  # a path that cannot be captured
         print(f"  (cuda graph failed: {type(exc).__name__}: {str(exc)[:120]})", flush=True)
         return float("nan")

@@ -100,15 +100,16 @@ class EncodedDescriptors:
             run = kernel.run
             wrapped = run.launch
             free = dict(zip(wrapped.__code__.co_freevars, (c.cell_contents for c in wrapped.__closure__ or ())))
-        except (AttributeError, ValueError):  # not a closure: a launcher of another make
+        except Exception:  # not a closure (a launcher of another make): its launches stay as they are
             return None
         raw = free.get("launcher")
         encode = free.get("make_tensordesc_arg") or wrapped.__globals__.get("make_tensordesc_arg")
         meta = getattr(kernel.metadata, "tensordesc_meta", None)
         if not callable(raw) or not callable(encode) or not meta or len(meta) != len(specs):
             return None  # no nvTmaDesc lowering: the descriptors are decomposed into pointers
-        argc = getattr(getattr(encode, "__code__", None), "co_argcount", None)
-        if argc == 3:  # Triton 3.9: (arg, metadata, base arguments, unused on CUDA)
+        code = getattr(encode, "__code__", None)
+        argc = getattr(code, "co_argcount", None)
+        if argc == 3 and code.co_varnames[2] == "_":  # Triton 3.9 on CUDA: (arg, metadata, _ unused)
             three = encode
 
             def encode(desc, m):

@@ -50,8 +50,12 @@ from dataclasses import dataclass
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
-# on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
+# on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
+# Session 10 probe (H200, Triton 3.6, a flash-attention forward B1 H32 S256 D64, 2 descriptors):
+# with the encoded maps cached the host cost is gone (event 18.46 -> 10.50 us) but pointers still
+# win there (event 10.08 us, kernel 6.14 vs 6.37 us under CUDA graphs): off until a win is measured
 HOST_DESCRIPTORS_DEFAULT = False
+# same probe: per-call loop 37.2 -> 24.8 us, do_bench event 18.46 -> 10.50 us, kernel unchanged
 HOST_DESCRIPTOR_CACHE_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")

@@ -210,6 +210,7 @@ def matmul(M, N, K, bm, bn, bk):
 def test_tensor_descriptors_only_with_tma(arch, monkeypatch):
     monkeypatch.delenv("TILE2TRITON_TENSOR_DESCRIPTORS", raising=False)
     monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")  # a 4-iteration loop: descriptors wherever TMA is
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "0")  # built in the kernel, where this test can see them
     source = matmul(256, 192, 128, 64, 64, 32).lowered_for(arch).source
     assert ("make_tensor_descriptor" in source) == parse_target(arch).tma
 

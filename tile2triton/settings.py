@@ -23,6 +23,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 3) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | where the short-loop stage choice (runtime/tuning.py) is one stage, it counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
+| ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
@@ -60,8 +61,6 @@ SPLIT_DIMS_DEFAULT = True
 # 29.7 -> 26.9, mha window 27.7 -> 26.9; gqa_bwd split 30.4 -> 29.8 but varlen 45.9 -> 58.1 (more
 # spills): not where the accumulators fill the registers (codegen/tile_ops._transposed_dot)
 TRANSPOSED_DOTS_DEFAULT = True
-# on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
-HOST_DESCRIPTORS_DEFAULT = False
 # issue 23, short attention loops (attention-sink forward: 1-2 iterations a block; split-KV decode:
 # a 64-block grid).  The H200 probe (benchmarks/sinkfwd_probe.py) ran but its output was lost, so
 # these defaults rest on offline sm_90 builds and earlier measurements:
@@ -78,6 +77,16 @@ HOST_DESCRIPTORS_DEFAULT = False
 TRIP_BOUNDS_DEFAULT = True
 SPLIT_MIN_TRIPS_DEFAULT = 3
 GRID_STAGES_DEFAULT = True
+# on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
+# Session 10 probe (H200, Triton 3.6, a flash-attention forward B1 H32 S256 D64, 2 descriptors):
+# with the encoded maps cached the host cost is gone (event 18.46 -> 10.50 us) but pointers still
+# win there (event 10.08 us, kernel 6.14 vs 6.37 us under CUDA graphs).  On by default (coordinator):
+# session 9's suite part 1 measured the kernels of the suite's flash-attention cases with host
+# descriptors (mha_bwd kernel 0.54x -> 0.91x of TileLang, mha_fwd_bhsd 0.68x -> 0.87x); the cost
+# that kept them off was the ~20 us of host time the cache now removes
+HOST_DESCRIPTORS_DEFAULT = True
+# same probe: per-call loop 37.2 -> 24.8 us, do_bench event 18.46 -> 10.50 us, kernel unchanged
+HOST_DESCRIPTOR_CACHE_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -98,6 +107,7 @@ VARIABLES = (
     "TILE2TRITON_TRIP_BOUNDS",
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
+    "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_SHARED_SCRATCH",
@@ -180,6 +190,7 @@ class Settings:
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
+    host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
     block_slices: bool
@@ -224,6 +235,11 @@ class Settings:
                 "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT
             ),
             grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
+            host_descriptor_cache=flag(
+                "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
+                get("TILE2TRITON_HOST_DESCRIPTOR_CACHE"),
+                HOST_DESCRIPTOR_CACHE_DEFAULT,
+            ),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),

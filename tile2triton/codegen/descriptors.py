@@ -60,7 +60,9 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     if lw.scope.load_guard is not None:  # a guarded copy (speculate.py): a box load has no mask
         return False
     trips = lw.scope.loop_trips
-    if trips is not None and trips < lw.options.tma_min_trips:  # the descriptor's setup is not repaid
+    # a descriptor built in the kernel costs every program a tensormap write and fence that few
+    # iterations do not repay; one made on the host costs the program nothing
+    if trips is not None and trips < lw.options.tma_min_trips and not _host_made(lw, buf):
         return False
     if buf.scope != ir.GLOBAL or dst.buffer.scope == ir.GLOBAL or buf.dtype != buf.root.dtype:
         return False
@@ -104,6 +106,11 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     return True
 
 
+def _host_made(lw: Lowerer, buf: ir.Buffer) -> bool:
+    """Is ``buf``'s descriptor made on the host (TILE2TRITON_HOST_DESCRIPTORS: a kernel parameter)?"""
+    return lw.options.host_descriptors and any(buf is p for p in lw.params)
+
+
 def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
     """The descriptor of ``buf`` with block shape ``box``, created once at the top of the kernel."""
     key = (buf, box)
@@ -113,7 +120,7 @@ def _descriptor(lw: Lowerer, buf: ir.Buffer, box: tuple) -> str:
         name = lw.names.fresh(f"{ptr}_desc")
         lw.descriptors.by_key[key] = name
         lw.descriptors.aligned.add(buf.root)
-        if lw.options.host_descriptors and any(buf is p for p in lw.params):
+        if _host_made(lw, buf):
             # a kernel parameter: the host builds it per call (a CUtensorMap kernel argument, as
             # TileLang passes them) instead of every program writing and fencing one at its start
             lw.descriptors.host.append((name, buf, box))

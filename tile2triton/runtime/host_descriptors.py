@@ -6,9 +6,19 @@ program (``tl.make_tensor_descriptor``: a 128-byte tensormap written to global m
 before the first load, then a barrier).  TileLang passes its ``CUtensorMap``s the same way, as
 ``__grid_constant__`` kernel arguments.  Here a ``triton.tools.tensor_descriptor.TensorDescriptor``
 per call, from the tensor as passed; Triton's launcher encodes it (Triton 3.6 and 3.9).
+
+That costs host time on every call: per descriptor a ``TensorDescriptor`` (a dataclass whose
+``__post_init__`` validates it, 2.6 us on a 2-core CI host) and Triton's ``make_tensordesc_arg``
+(``cuTensorMapEncodeTiled`` into a fresh ``PyCUtensorMap``).  ``EncodedDescriptors``
+(``TILE2TRITON_HOST_DESCRIPTOR_CACHE``) keeps the encoded arguments per tensor address, shape,
+strides and dtype and hands them to Triton's C launcher directly.
 """
 
 from __future__ import annotations
+
+import copy
+
+import torch
 
 
 def descriptors_for(args: tuple, specs: tuple) -> list:
@@ -49,3 +59,82 @@ class WithHostDescriptors:
 
     def __getattr__(self, name):
         return getattr(self.fn, name)
+
+
+class EncodedDescriptors:
+    """One compiled kernel's launch with its host descriptors already encoded.
+
+    Triton's CUDA launcher (``CompiledKernel.run``, a ``CudaLauncher``) wraps its C launch in a
+    function that expands each ``TensorDescriptor`` argument into the kernel's parameters:
+    ``make_tensordesc_arg(desc, meta)`` -> ``[PyCUtensorMap, *shape, *strides]`` (Triton 3.6's
+    ``wrap_handle_tensordesc``, 3.9's ``wrap_handle_tensordesc_impl``; both keep the C launch as
+    ``launcher`` in the wrapper's closure).  Here the expansion is made once per distinct set of
+    descriptor tensors, with Triton's own ``make_tensordesc_arg`` and the kernel's own descriptor
+    metadata, and a copy of the ``CudaLauncher`` whose ``launch`` is the C launch itself takes the
+    expanded arguments.
+
+    The key holds everything a tensormap encodes that can differ between calls of one compiled
+    kernel: the base address, shape, strides and dtype of each tensor (the box, swizzle and
+    padding are the kernel's).  A map holds no reference to its tensor, only the address: a
+    tensor freed and another allocated at the same address with the same shape, strides and
+    dtype encodes to the same bytes.  At most ``LIMIT`` entries (then the cache starts over).
+    """
+
+    __slots__ = ("launcher", "encode", "meta", "specs", "indices", "cache")
+
+    LIMIT = 64
+
+    def __init__(self, launcher, encode, meta: list, specs: tuple):
+        self.launcher = launcher  # the CudaLauncher copy that launches the expanded arguments
+        self.encode = encode  # Triton's make_tensordesc_arg, as (TensorDescriptor, meta) -> list
+        self.meta = meta  # per descriptor, the compiler's tensormap metadata (swizzle, box, dtype)
+        self.specs = specs
+        self.indices = tuple(i for i, _ in specs)  # the descriptors' tensors in the launch's arguments
+        self.cache: dict = {}
+
+    @classmethod
+    def of(cls, kernel, specs: tuple) -> EncodedDescriptors | None:
+        """For a ``CompiledKernel`` whose launcher has the structure above, else None (its
+        calls keep passing ``TensorDescriptor`` objects)."""
+        try:
+            run = kernel.run
+            wrapped = run.launch
+            free = dict(zip(wrapped.__code__.co_freevars, (c.cell_contents for c in wrapped.__closure__ or ())))
+        except Exception:  # not a closure (a launcher of another make): its launches stay as they are
+            return None
+        raw = free.get("launcher")
+        encode = free.get("make_tensordesc_arg") or wrapped.__globals__.get("make_tensordesc_arg")
+        meta = getattr(kernel.metadata, "tensordesc_meta", None)
+        if not callable(raw) or not callable(encode) or not meta or len(meta) != len(specs):
+            return None  # no nvTmaDesc lowering: the descriptors are decomposed into pointers
+        code = getattr(encode, "__code__", None)
+        argc = getattr(code, "co_argcount", None)
+        if argc == 3 and code.co_varnames[2] == "_":  # Triton 3.9 on CUDA: (arg, metadata, _ unused)
+            three = encode
+
+            def encode(desc, m):
+                return three(desc, m, None)
+
+        elif argc != 2:
+            return None
+        fast = copy.copy(run)
+        fast.launch = raw
+        return cls(fast, encode, list(meta), specs)
+
+    def arguments(self, args: tuple) -> tuple:
+        """The expanded descriptor arguments of a launch on ``args``."""
+        key = ()
+        for i in self.indices:  # a flat tuple: cheaper to build than one per tensor
+            t = args[i]
+            key += (t.data_ptr(), t.shape, t.stride(), t.dtype)
+        got = self.cache.get(key)
+        if got is None:
+            got = ()
+            for desc, m in zip(descriptors_for(args, self.specs), self.meta):
+                got += tuple(self.encode(desc, m))
+            if any(isinstance(a, torch.Tensor) for a in got):
+                return got  # a decomposed descriptor holds its tensor: not kept
+            if len(self.cache) >= self.LIMIT:
+                self.cache.clear()
+            self.cache[key] = got
+        return got

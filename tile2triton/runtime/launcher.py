@@ -19,11 +19,12 @@ from triton import knobs
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
 
+from .. import settings
 from ..codegen.emit import TritonModule
 from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
-from .host_descriptors import WithHostDescriptors, descriptors_for
+from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
 from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
@@ -56,7 +57,7 @@ class DirectLaunch:
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
-    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors")
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors", "encoded", "cache_descriptors")  # fmt: skip
 
     def __init__(self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = ()):
         self.fn = fn
@@ -64,6 +65,10 @@ class DirectLaunch:
         self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
         self.descriptors = descriptors  # host-made tensor descriptors: (index in args, block shape)
         self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
+        # key -> the kernel's launch with its descriptors encoded once per tensor (None: Triton's
+        # launcher encodes TensorDescriptor objects per call): TILE2TRITON_HOST_DESCRIPTOR_CACHE
+        self.encoded: dict = {}
+        self.cache_descriptors = bool(descriptors) and settings.current().host_descriptor_cache
         self.stream = None  # the driver's current-stream function, bound once the driver is up
 
     @classmethod
@@ -83,11 +88,6 @@ class DirectLaunch:
 
     def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
-        if self.descriptors:  # the kernel's own arguments, then its descriptors (then scratch)
-            args = (*args, *descriptors_for(args, self.descriptors))
-        if self.scratch_bytes:  # on the arguments' device, as WithScratch does
-            device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
-            args = (*args, scratch_tensor(self.scratch_bytes, grid, device))
         kernel = self.kernels.get(key)
         if kernel is not None:
             try:  # empty hook chains do nothing: launch without them and their metadata
@@ -96,13 +96,37 @@ class DirectLaunch:
                 idle = False
             if idle:
                 g0, g1, g2 = grid
+                if self.descriptors or self.scratch_bytes:
+                    encoded = self.encoded.get(key)
+                    if encoded is not None:  # the descriptors' tensormaps, shapes and strides, then scratch
+                        tail = (*args, *encoded.arguments(args))
+                        if self.scratch_bytes:
+                            tail = (*tail, self._scratch(grid, args, key))
+                        encoded.launcher(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *tail)  # fmt: skip
+                        return
+                    args = self._arguments(grid, key, args)
                 kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
                 return
-        kernel = self.fn.run(*args, grid=grid, warmup=False, num_warps=self.num_warps)
+        kernel = self.fn.run(*self._arguments(grid, key, args), grid=grid, warmup=False, num_warps=self.num_warps)
         if not self.fn.pre_run_hooks and getattr(kernel, "packed_metadata", None) is not None:
             if self.stream is None:
                 self.stream = driver.active.get_current_stream
             self.kernels[key] = kernel
+            if self.descriptors and self.cache_descriptors:
+                self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
+
+    def _arguments(self, grid: tuple, key: tuple, args: tuple) -> tuple:
+        """The kernel's own arguments, then its descriptors (then scratch)."""
+        if self.descriptors:
+            args = (*args, *descriptors_for(args, self.descriptors))
+        if self.scratch_bytes:
+            args = (*args, self._scratch(grid, args, key))
+        return args
+
+    def _scratch(self, grid: tuple, args: tuple, key: tuple):
+        """The scratch argument, on the arguments' device, as WithScratch makes it."""
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
+        return scratch_tensor(self.scratch_bytes, grid, device)
 
     @staticmethod
     def generic_parts(slots: list) -> list:

@@ -22,6 +22,9 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
+| ``TILE2TRITON_WS_WARPS`` | on/off (default off) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
+| ``TILE2TRITON_FORWARD_STAGES`` | on/off (default off) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
+| ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
@@ -52,6 +55,12 @@ TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 it
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
 
+# issue 23 (mhc_pre, minference): launch warps from the source's structure; off until the H200
+# probe (benchmarks/mhcminf_probe.py) has measured them
+WS_WARPS_DEFAULT = False
+REG_WARPS_DEFAULT = False
+FORWARD_STAGES_DEFAULT = False
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -72,6 +81,9 @@ VARIABLES = (
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
     "TILE2TRITON_FEW_WARPS",
+    "TILE2TRITON_WS_WARPS",
+    "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_FORWARD_STAGES",
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
@@ -148,6 +160,9 @@ class Settings:
     block_slices: bool
     speculate_copies: bool
     few_warps: bool
+    ws_warps: bool
+    reg_warps: bool
+    forward_stages: bool
     scratch_cta_atomics: bool
     scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
     scratch_block_claims: bool
@@ -184,6 +199,11 @@ class Settings:
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
+            ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),
+            reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
+            forward_stages=flag(
+                "TILE2TRITON_FORWARD_STAGES", get("TILE2TRITON_FORWARD_STAGES"), FORWARD_STAGES_DEFAULT
+            ),
             scratch_cta_atomics=flag("TILE2TRITON_SCRATCH_CTA_ATOMICS", get("TILE2TRITON_SCRATCH_CTA_ATOMICS"), True),
             scratch_atomic_barriers=_choice(
                 "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",

@@ -127,6 +127,10 @@ class LoweringOptions:
     # a loop of branches and commuting atomics whose previous values are unused is a map loop too
     # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
     vectorize_atomic_loops: bool = False
+    # a copy out of one stage of a register buffer (``K_shared[bi % 2, :, :]``) that a copy into
+    # that whole stage wrote earlier in the same statement list reads the written tile
+    # (tile_ops.py; TILE2TRITON_FORWARD_STAGES)
+    forward_stages: bool = False
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None
@@ -185,6 +189,9 @@ class KernelLowerer(RegisterAccess):
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far
+    # register buffer -> (stage key, name of the tile its whole stage was last written with), for
+    # this statement list only (tile_ops.py, forward_stages)
+    forwards: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -214,6 +221,7 @@ class KernelLowerer(RegisterAccess):
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
         saved, self.out = self.out, []
+        self.forwards = {}  # a loop body runs again after its own writes; a branch may not run
         try:
             with scratch.body(self, stmts if fn is None else None):
                 if fn is not None:
@@ -223,6 +231,7 @@ class KernelLowerer(RegisterAccess):
             return self.out or [ast.Pass()]
         finally:
             self.out = saved
+            self.forwards = {}
 
     def lower_stmts(self, stmts) -> None:
         for position, s in enumerate(stmts):

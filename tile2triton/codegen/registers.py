@@ -105,6 +105,9 @@ class RegisterAccess:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
+        if self.forwards:  # a write of the buffer: the tile its stage held is no longer known
+            for buf in [b for b in self.forwards if self.regs[b].name == target]:
+                del self.forwards[buf]
         if target in self.scratch.tiles:  # a tile operation's result: back to its scratch buffer
             scratch.write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes

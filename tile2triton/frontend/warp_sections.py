@@ -608,6 +608,49 @@ def _program_order_check(stmts: list, loop_var) -> BarrierEvent | None:
     return scan(stmts)
 
 
+def _producer_only(stmts: list) -> bool:
+    """Whether a section only feeds shared memory from global memory: copies, barrier events and
+    the scalar bookkeeping around them (a TMA producer), so that no thread of it computes."""
+    copies = 0
+    for s in _walk(stmts):
+        if isinstance(s, ir.Copy):
+            src, dst = s.src, s.dst
+            if not (isinstance(src, ir.Region) and isinstance(dst, ir.Region)):
+                return False
+            if src.buffer.scope != ir.GLOBAL or dst.buffer.scope != ir.SHARED:
+                return False
+            copies += 1
+        elif not isinstance(s, (BarrierEvent, ir.For, ir.Let, ir.Alloc, ir.If)):
+            return False
+    return copies > 0
+
+
+def _compute_threads(facts: _Facts, chains: list) -> int | None:
+    """The threads left to compute once the producer sections (``_producer_only``) of the kernel's
+    warp-specialized chains are taken away, or None where no chain has such a section.  Run one
+    after another, the producer's copies are issued by every thread (and pipelined by Triton), so
+    the launch needs only the consumers' warps (runtime/tuning.py)."""
+    everyone = frozenset(range(facts.kernel.threads))
+    producers: set = set()
+    for _, chain in chains:
+        sections = _chain_sections(chain, facts)
+        if not sections:
+            continue
+        for section in sections:
+            threads = everyone
+            for node, taken in section.path:
+                chosen = facts.thread_set(node.cond)
+                if chosen is None:
+                    return None
+                threads = threads & chosen if taken else threads - chosen
+            body = [*section.before, *section.loops[:1], *section.after]
+            if threads and threads != everyone and _producer_only(body):
+                producers |= threads
+    if not producers or producers == everyone:
+        return None
+    return len(everyone - producers)
+
+
 def schedule_kernel(b, kernel: ir.Kernel) -> None:
     """Order the kernel's warp-specialized sections so that every barrier wait is satisfied
     (fusing their loops where program order does not), then drop the barrier statements."""
@@ -616,6 +659,7 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
     try:
         facts, chains = _Facts(kernel), []
         _chains(kernel.body, facts, chains)
+        kernel.compute_threads = _compute_threads(facts, chains)
         pending = {id(ev) for _, chain in chains for ev in _events([chain])}
         for holder, chain in chains:
             pending -= {id(ev) for ev in _events([chain])}

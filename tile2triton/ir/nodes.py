@@ -392,6 +392,9 @@ class Kernel(Stmt):
     thread_extents: tuple = ()  # threads per dim (x, y, z); ``threads`` is their product
     swizzle: tuple | None = None  # T.use_swizzle(panel, order): block rasterization (a bijection)
     safe_values: dict = field(default_factory=dict)  # T.annotate_safe_value: global Buffer -> what its OOB loads read
+    compute_threads: int | None = (
+        None  # warp-specialized: the threads of its non-producer sections (frontend/warp_sections.py)
+    )
 
 
 @dataclass(eq=False)

@@ -24,6 +24,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default off) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_FORWARD_STAGES`` | on/off (default off) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
+| ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default off) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
@@ -60,6 +61,7 @@ HOST_DESCRIPTORS_DEFAULT = False
 WS_WARPS_DEFAULT = False
 REG_WARPS_DEFAULT = False
 FORWARD_STAGES_DEFAULT = False
+GLOBAL_MIRRORS_DEFAULT = False
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -84,6 +86,7 @@ VARIABLES = (
     "TILE2TRITON_WS_WARPS",
     "TILE2TRITON_REG_WARPS",
     "TILE2TRITON_FORWARD_STAGES",
+    "TILE2TRITON_GLOBAL_MIRRORS",
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
@@ -163,6 +166,7 @@ class Settings:
     ws_warps: bool
     reg_warps: bool
     forward_stages: bool
+    global_mirrors: bool
     scratch_cta_atomics: bool
     scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
     scratch_block_claims: bool
@@ -203,6 +207,9 @@ class Settings:
             reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
             forward_stages=flag(
                 "TILE2TRITON_FORWARD_STAGES", get("TILE2TRITON_FORWARD_STAGES"), FORWARD_STAGES_DEFAULT
+            ),
+            global_mirrors=flag(
+                "TILE2TRITON_GLOBAL_MIRRORS", get("TILE2TRITON_GLOBAL_MIRRORS"), GLOBAL_MIRRORS_DEFAULT
             ),
             scratch_cta_atomics=flag("TILE2TRITON_SCRATCH_CTA_ATOMICS", get("TILE2TRITON_SCRATCH_CTA_ATOMICS"), True),
             scratch_atomic_barriers=_choice(

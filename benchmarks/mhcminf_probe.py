@@ -9,11 +9,13 @@
   Triton kernel from the same file (``_triton_mixed_sparse_attention``: what Triton reaches).
 
 Rows per case: the lowering under each switch of this branch (``TILE2TRITON_WS_WARPS``,
-``TILE2TRITON_FORWARD_STAGES``, ``TILE2TRITON_GLOBAL_MIRRORS``, ``TILE2TRITON_REG_WARPS``; the
-example module is loaded again under each, so each gets its own kernels), and for gemm_sqrsum a few edits of the generated
-Triton text launched directly (warps, stages, the sqrsum accumulated element-wise), to learn
-what decides its time.  Timer: ``triton.testing.do_bench(fn, warmup=25, rep=200,
-return_mode="median")``, microseconds.  ``err``: max abs error against the torch reference.
+``TILE2TRITON_FORWARD_STAGES``, ``TILE2TRITON_GLOBAL_MIRRORS``; for mhc_pre ``TILE2TRITON_REG_WARPS``
+(gemm_sqrsum) with ``TILE2TRITON_SECTION_WARPS`` (big_fuse) in one row: the example module is
+loaded again under each, so each gets its own kernels), and edits of the generated Triton text
+launched directly (gemm_sqrsum: warps, stages, the sqrsum accumulated element-wise; big_fuse: 2
+and 8 warps), to learn what decides their time.  Timer: ``triton.testing.do_bench(fn,
+warmup=25, rep=200, return_mode="median")``, microseconds.  ``err``: max abs error against the
+torch reference.
 
 The index lists of the sparse attention are built by a Python port of the example's CUDA
 extension (``ops/vertical_slash_index.cu``), so no extension is compiled here.
@@ -37,7 +39,13 @@ from tile2triton.cli import install_tilelang_alias
 
 EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples"
 START = time.time()
-SWITCHES = ("TILE2TRITON_WS_WARPS", "TILE2TRITON_FORWARD_STAGES", "TILE2TRITON_GLOBAL_MIRRORS", "TILE2TRITON_REG_WARPS")
+SWITCHES = (
+    "TILE2TRITON_WS_WARPS",
+    "TILE2TRITON_FORWARD_STAGES",
+    "TILE2TRITON_GLOBAL_MIRRORS",
+    "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_SECTION_WARPS",
+)
 
 
 def bench(fn) -> float:
@@ -129,7 +137,8 @@ def mhc_case(m, n: int, hidden: int, hc: int = 4):
 
 def mhc_rows(n: int, hidden: int, text_variants: bool) -> None:
     case = f"mhc_pre n={n} h={hidden}"
-    for label, env in (("defaults", {}), ("REG_WARPS=1", {"reg_warps": "1"})):
+    variants = (("defaults", {}), ("REG_WARPS=1 SECTION_WARPS=1", {"reg_warps": "1", "section_warps": "1"}))
+    for label, env in variants:
         try:
             with switches(**env):
                 m = load("deepseek_mhc/example_mhc_pre.py")

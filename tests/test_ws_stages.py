@@ -205,3 +205,42 @@ def test_thin_gemm_result(dev, monkeypatch):
     w = torch.randn(32, 512, device=dev)
     out = thin_tf32_gemm(70, 512, 256)(x, w)
     assert_close(out, x.double().cpu() @ w.double().cpu().T, 2e-2, 2e-2)
+
+
+# ------------------------------------------------------------------ thread-range sections without barriers
+@tilelang.jit(out_idx=[-1])
+def split_sections(M, N, wide_outside=False):
+    @T.prim_func
+    def main(A: T.Tensor((M, 4, N), T.float32), W: T.Tensor((M, 4), T.float32), Out: T.Tensor((M, N), T.float32)):
+        with T.Kernel(M, threads=96) as bm:
+            w = T.alloc_shared((4,), T.float32)
+            total = T.alloc_fragment((128,) if wide_outside else (4,), T.float32)
+            T.clear(total)
+            if T.get_thread_binding() < 32:  # one warp: the weights
+                for j in T.Parallel(4):
+                    w[j] = T.sigmoid(W[bm, j])
+            else:  # two warps: the weighted sum of the rows
+                acc = T.alloc_fragment((N,), T.float32)
+                T.clear(acc)
+                for r in T.serial(4):
+                    for j in T.Parallel(N):
+                        acc[j] += T.sigmoid(W[bm, r]) * A[bm, r, j]
+                T.copy(acc, Out[bm, 0])
+
+    return main
+
+
+def test_section_warps(monkeypatch):
+    func = split_sections(3, 200).prim_func
+    assert func.kernels[0].section_threads == 64
+    assert split_sections(3, 200, wide_outside=True).prim_func.kernels[0].section_threads is None
+    assert tuning.heuristic(func, HOPPER).num_warps is None  # 96 threads: 4 warps
+    monkeypatch.setenv("TILE2TRITON_SECTION_WARPS", "1")
+    assert tuning.heuristic(func, HOPPER).num_warps == 2
+
+
+def test_split_sections_result(dev, monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_SECTION_WARPS", "1")
+    a, w = torch.randn(3, 4, 200, device=dev), torch.randn(3, 4, device=dev)
+    ref = (torch.sigmoid(w.double().cpu())[:, :, None] * a.double().cpu()).sum(1)
+    assert_close(split_sections(3, 200)(a, w), ref, 1e-4, 1e-5)

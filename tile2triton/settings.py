@@ -23,6 +23,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default off) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
+| ``TILE2TRITON_SECTION_WARPS`` | on/off (default off) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
 | ``TILE2TRITON_FORWARD_STAGES`` | on/off (default off) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
 | ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default off) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
@@ -60,6 +61,7 @@ HOST_DESCRIPTORS_DEFAULT = False
 # probe (benchmarks/mhcminf_probe.py) has measured them
 WS_WARPS_DEFAULT = False
 REG_WARPS_DEFAULT = False
+SECTION_WARPS_DEFAULT = False
 FORWARD_STAGES_DEFAULT = False
 GLOBAL_MIRRORS_DEFAULT = False
 
@@ -85,6 +87,7 @@ VARIABLES = (
     "TILE2TRITON_FEW_WARPS",
     "TILE2TRITON_WS_WARPS",
     "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_SECTION_WARPS",
     "TILE2TRITON_FORWARD_STAGES",
     "TILE2TRITON_GLOBAL_MIRRORS",
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
@@ -165,6 +168,7 @@ class Settings:
     few_warps: bool
     ws_warps: bool
     reg_warps: bool
+    section_warps: bool
     forward_stages: bool
     global_mirrors: bool
     scratch_cta_atomics: bool
@@ -205,6 +209,7 @@ class Settings:
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
             ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),
             reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
+            section_warps=flag("TILE2TRITON_SECTION_WARPS", get("TILE2TRITON_SECTION_WARPS"), SECTION_WARPS_DEFAULT),
             forward_stages=flag(
                 "TILE2TRITON_FORWARD_STAGES", get("TILE2TRITON_FORWARD_STAGES"), FORWARD_STAGES_DEFAULT
             ),

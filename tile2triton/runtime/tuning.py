@@ -265,6 +265,12 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
     choice = _by_shape(func)
     consumers = _consumer_warps(func)
+    widest = _section_warps(func)
+    if widest is not None and (consumers is None or widest < consumers):
+        # TILE2TRITON_SECTION_WARPS: thread-range sections without barriers (mhc_pre's fused
+        # kernel: a 32-thread Sinkhorn, a 64-thread mix of 4 x 512 tiles) run one after another
+        # here, each on tiles sized for its own threads: more warps only spread them thinner
+        consumers = widest
     if consumers is not None and (choice.num_warps is None or choice.num_warps > consumers):
         # TILE2TRITON_WS_WARPS: a warp-specialized source (a producer section that only issues
         # copies into shared memory) runs its sections one after another here, and Triton
@@ -280,6 +286,15 @@ def _consumer_warps(func: ir.PrimFunc) -> int | None:
     if not settings.current().ws_warps or len(func.kernels) != 1:
         return None
     threads = func.kernels[0].compute_threads
+    return next_pow2(max(1, -(-threads // 32))) if threads else None
+
+
+def _section_warps(func: ir.PrimFunc) -> int | None:
+    """The warps of the widest thread-range section (``Kernel.section_threads``), where
+    ``TILE2TRITON_SECTION_WARPS`` is on and the prim_func has one kernel."""
+    if not settings.current().section_warps or len(func.kernels) != 1:
+        return None
+    threads = func.kernels[0].section_threads
     return next_pow2(max(1, -(-threads // 32))) if threads else None
 
 

@@ -237,6 +237,9 @@ def test_section_warps(monkeypatch):
     assert tuning.heuristic(func, HOPPER).num_warps is None  # 96 threads: 4 warps
     monkeypatch.setenv("TILE2TRITON_SECTION_WARPS", "1")
     assert tuning.heuristic(func, HOPPER).num_warps == 2
+    # kernels of other structures keep their warps: barrier-ordered sections, no sections at all
+    assert tuning.heuristic(tma_ring(3, 200, store_producer=True).prim_func, HOPPER).num_warps in (None, 8)
+    assert tuning.heuristic(thin_tf32_gemm(64, 1024, 32).prim_func, HOPPER).num_warps is None
 
 
 def test_split_sections_result(dev, monkeypatch):

@@ -1,14 +1,14 @@
 """Issue 23 (minference's vertical-slash attention, mhc_pre): the switches of runtime/tuning.py and
 codegen that follow a kernel's structure.
 
-- ``TILE2TRITON_WS_WARPS``: a warp-specialized source whose producer section only copies into
+- ``TILE2TRITON_WS_WARPS`` (on): a warp-specialized source whose producer section only copies into
   shared memory launches with its consumers' warps (``Kernel.compute_threads``).
-- ``TILE2TRITON_FORWARD_STAGES``: a copy out of one stage of a staged buffer (``buf[i % 2]``)
+- ``TILE2TRITON_FORWARD_STAGES`` (on): a copy out of one stage of a staged buffer (``buf[i % 2]``)
   reads the tile a copy into that whole stage wrote earlier in the same statement list.
-- ``TILE2TRITON_GLOBAL_MIRRORS``: a shared index list that only holds a copy of global elements
+- ``TILE2TRITON_GLOBAL_MIRRORS`` (on): a shared index list that only holds a copy of global elements
   is read from the global tensor after the copy.
-- ``TILE2TRITON_REG_WARPS``: an mma.sync gemm loop (fewer than 64 rows) whose register tiles a
-  thread of the source's warps cannot hold takes more warps.
+- ``TILE2TRITON_REG_WARPS`` (off: slower on the H200): an mma.sync gemm loop (fewer than 64
+  rows) whose register tiles a thread of the source's warps cannot hold takes more warps.
 """
 
 import pytest
@@ -75,6 +75,7 @@ def test_copy_producer_leaves_the_consumers_threads():
 
 def test_ws_warps_launches_the_consumers(monkeypatch):
     func = tma_ring(3, 200).prim_func
+    monkeypatch.setenv("TILE2TRITON_WS_WARPS", "0")
     assert tuning.heuristic(func, HOPPER).num_warps in (None, 8)  # the source's 256 threads
     monkeypatch.setenv("TILE2TRITON_WS_WARPS", "1")
     assert tuning.heuristic(func, HOPPER).num_warps == 4
@@ -143,8 +144,7 @@ def staged_ref(a, idx, count):
 @pytest.mark.parametrize("switches", ["", "TILE2TRITON_FORWARD_STAGES", "TILE2TRITON_GLOBAL_MIRRORS", "both"])
 def test_staged_rows(dev, monkeypatch, prefetch, switches):
     for name in ("TILE2TRITON_FORWARD_STAGES", "TILE2TRITON_GLOBAL_MIRRORS"):
-        if switches in (name, "both"):
-            monkeypatch.setenv(name, "1")
+        monkeypatch.setenv(name, "1" if switches in (name, "both") else "0")
     m, n, d, length = 5, 100, 24, 7
     torch.manual_seed(1)
     a = torch.randn(n, d, device=dev)
@@ -155,6 +155,8 @@ def test_staged_rows(dev, monkeypatch, prefetch, switches):
 
 
 def test_staged_rows_source(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_FORWARD_STAGES", "0")
+    monkeypatch.setenv("TILE2TRITON_GLOBAL_MIRRORS", "0")
     plain = staged_rows(5, 100, 24, 7, False).lowered_for("sm_90").source
     monkeypatch.setenv("TILE2TRITON_FORWARD_STAGES", "1")
     monkeypatch.setenv("TILE2TRITON_GLOBAL_MIRRORS", "1")
@@ -191,6 +193,7 @@ def thin_tf32_gemm(M, K, block_k):
 
 
 def test_reg_warps(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_REG_WARPS", "0")
     wide, narrow = thin_tf32_gemm(64, 1024, 256).prim_func, thin_tf32_gemm(64, 1024, 32).prim_func
     assert tuning.heuristic(wide, HOPPER).num_warps is None
     monkeypatch.setenv("TILE2TRITON_REG_WARPS", "1")
@@ -234,6 +237,7 @@ def test_section_warps(monkeypatch):
     func = split_sections(3, 200).prim_func
     assert func.kernels[0].section_threads == 64
     assert split_sections(3, 200, wide_outside=True).prim_func.kernels[0].section_threads is None
+    monkeypatch.setenv("TILE2TRITON_SECTION_WARPS", "0")
     assert tuning.heuristic(func, HOPPER).num_warps is None  # 96 threads: 4 warps
     monkeypatch.setenv("TILE2TRITON_SECTION_WARPS", "1")
     assert tuning.heuristic(func, HOPPER).num_warps == 2

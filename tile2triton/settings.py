@@ -22,10 +22,10 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
-| ``TILE2TRITON_WS_WARPS`` | on/off (default off) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
-| ``TILE2TRITON_SECTION_WARPS`` | on/off (default off) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
-| ``TILE2TRITON_FORWARD_STAGES`` | on/off (default off) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
-| ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default off) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
+| ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
+| ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
+| ``TILE2TRITON_FORWARD_STAGES`` | on/off (default on) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
+| ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
@@ -57,13 +57,17 @@ TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 it
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1)
 HOST_DESCRIPTORS_DEFAULT = False
 
-# issue 23 (mhc_pre, minference): launch warps from the source's structure; off until the H200
-# probe (benchmarks/mhcminf_probe.py) has measured them
-WS_WARPS_DEFAULT = False
+# issue 23 (mhc_pre, minference): launch warps and staged reads from the source's structure.
+# H200 probe (benchmarks/mhcminf_probe.py, gpu_logs/2026-12-02_s10_probe_mhcminf.log):
+# SECTION_WARPS: mhc_pre's big_fuse 94.2 -> 29.9 us (n=2048, h=4096), 35.5 -> 15.6 (n=1024, h=2560);
+# FORWARD_STAGES + GLOBAL_MIRRORS + WS_WARPS together: minference's kernel 258.4 -> 232.9 us
+# (seq 16384; each alone or the first two without WS_WARPS: 263-283); REG_WARPS: mhc_pre's
+# gemm_sqrsum 98.5 -> 105.9 and 64.5 -> 68.1 us, so it stays off
+WS_WARPS_DEFAULT = True
 REG_WARPS_DEFAULT = False
-SECTION_WARPS_DEFAULT = False
-FORWARD_STAGES_DEFAULT = False
-GLOBAL_MIRRORS_DEFAULT = False
+SECTION_WARPS_DEFAULT = True
+FORWARD_STAGES_DEFAULT = True
+GLOBAL_MIRRORS_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")

@@ -131,10 +131,10 @@ class LoweringOptions:
     # a copy out of one stage of a register buffer (``K_shared[bi % 2, :, :]``) that a copy into
     # that whole stage wrote earlier in the same statement list reads the written tile
     # (tile_ops.py; TILE2TRITON_FORWARD_STAGES)
-    forward_stages: bool = False
+    forward_stages: bool = True
     # a shared buffer that only holds a copy of global elements (an index list) is read from the
     # global tensor after the copy (passes/analysis.global_mirrors; TILE2TRITON_GLOBAL_MIRRORS)
-    global_mirrors: bool = False
+    global_mirrors: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

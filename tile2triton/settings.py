@@ -28,6 +28,11 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
+| ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
+| ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
+| ``TILE2TRITON_FORWARD_STAGES`` | on/off (default on) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
+| ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
+| ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
@@ -88,6 +93,18 @@ HOST_DESCRIPTORS_DEFAULT = True
 # same probe: per-call loop 37.2 -> 24.8 us, do_bench event 18.46 -> 10.50 us, kernel unchanged
 HOST_DESCRIPTOR_CACHE_DEFAULT = True
 
+# issue 23 (mhc_pre, minference): launch warps and staged reads from the source's structure.
+# H200 probe (benchmarks/mhcminf_probe.py, gpu_logs/2026-12-02_s10_probe_mhcminf.log):
+# SECTION_WARPS: mhc_pre's big_fuse 94.2 -> 29.9 us (n=2048, h=4096), 35.5 -> 15.6 (n=1024, h=2560);
+# FORWARD_STAGES + GLOBAL_MIRRORS + WS_WARPS together: minference's kernel 258.4 -> 232.9 us
+# (seq 16384; each alone or the first two without WS_WARPS: 263-283); REG_WARPS: mhc_pre's
+# gemm_sqrsum 98.5 -> 105.9 and 64.5 -> 68.1 us, so it stays off
+WS_WARPS_DEFAULT = True
+REG_WARPS_DEFAULT = False
+SECTION_WARPS_DEFAULT = True
+FORWARD_STAGES_DEFAULT = True
+GLOBAL_MIRRORS_DEFAULT = True
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -114,6 +131,11 @@ VARIABLES = (
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
     "TILE2TRITON_FEW_WARPS",
+    "TILE2TRITON_WS_WARPS",
+    "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_SECTION_WARPS",
+    "TILE2TRITON_FORWARD_STAGES",
+    "TILE2TRITON_GLOBAL_MIRRORS",
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
@@ -196,6 +218,11 @@ class Settings:
     block_slices: bool
     speculate_copies: bool
     few_warps: bool
+    ws_warps: bool
+    reg_warps: bool
+    section_warps: bool
+    forward_stages: bool
+    global_mirrors: bool
     scratch_cta_atomics: bool
     scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
     scratch_block_claims: bool
@@ -246,6 +273,15 @@ class Settings:
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
+            ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),
+            reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
+            section_warps=flag("TILE2TRITON_SECTION_WARPS", get("TILE2TRITON_SECTION_WARPS"), SECTION_WARPS_DEFAULT),
+            forward_stages=flag(
+                "TILE2TRITON_FORWARD_STAGES", get("TILE2TRITON_FORWARD_STAGES"), FORWARD_STAGES_DEFAULT
+            ),
+            global_mirrors=flag(
+                "TILE2TRITON_GLOBAL_MIRRORS", get("TILE2TRITON_GLOBAL_MIRRORS"), GLOBAL_MIRRORS_DEFAULT
+            ),
             scratch_cta_atomics=flag("TILE2TRITON_SCRATCH_CTA_ATOMICS", get("TILE2TRITON_SCRATCH_CTA_ATOMICS"), True),
             scratch_atomic_barriers=_choice(
                 "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",

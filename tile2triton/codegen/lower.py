@@ -28,6 +28,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
+from ..passes.analysis import global_mirrors
 from . import atomics, e8m0, exits, fp4, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
@@ -139,6 +140,13 @@ class LoweringOptions:
     # a loop of branches and commuting atomics whose previous values are unused is a map loop too
     # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
     vectorize_atomic_loops: bool = False
+    # a copy out of one stage of a register buffer (``K_shared[bi % 2, :, :]``) that a copy into
+    # that whole stage wrote earlier in the same statement list reads the written tile
+    # (tile_ops.py; TILE2TRITON_FORWARD_STAGES)
+    forward_stages: bool = True
+    # a shared buffer that only holds a copy of global elements (an index list) is read from the
+    # global tensor after the copy (passes/analysis.global_mirrors; TILE2TRITON_GLOBAL_MIRRORS)
+    global_mirrors: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None
@@ -197,6 +205,11 @@ class KernelLowerer(RegisterAccess):
     following: list = field(default_factory=list)  # statements after the one being lowered
     statement_names: dict = field(default_factory=dict)  # named offsets/masks of the statement being lowered
     statement_serial: int = 0  # counts the TileLang statements lowered so far
+    # register buffer -> (stage key, name of the tile its whole stage was last written with), for
+    # this statement list only (tile_ops.py, forward_stages)
+    forwards: dict = field(default_factory=dict)
+    # shared buffer -> passes.analysis.Mirror, once its copy is lowered (global_mirrors)
+    mirrors: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -226,6 +239,7 @@ class KernelLowerer(RegisterAccess):
     def block(self, stmts, fn=None) -> list:
         """Lower ``stmts`` into a fresh statement list (a loop or branch body)."""
         saved, self.out = self.out, []
+        self.forwards = {}  # a loop body runs again after its own writes; a branch may not run
         try:
             with scratch.body(self, stmts if fn is None else None):
                 if fn is not None:
@@ -235,6 +249,7 @@ class KernelLowerer(RegisterAccess):
             return self.out or [ast.Pass()]
         finally:
             self.out = saved
+            self.forwards = {}
 
     def lower_stmts(self, stmts) -> None:
         for position, s in enumerate(stmts):
@@ -249,6 +264,10 @@ class KernelLowerer(RegisterAccess):
             try:
                 fp4.check_stmt(s, self.error)
                 rule(self, s)
+                if self.options.global_mirrors and isinstance(s, ir.Parallel):
+                    for buf, mirror in global_mirrors(self.kernel).items():
+                        if mirror.copy is s:  # reads after the copy read the global elements it copied
+                            self.mirrors[buf] = mirror
                 if self.scope.exits is not None and exits.leaves(s):  # the rest runs unless it left
                     if exits.guard_rest(self, stmts[position + 1 :]):
                         return
@@ -350,6 +369,9 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.Load):
             if e.buffer.scope == ir.GLOBAL:
                 return self.global_load(e.buffer, [self.ev(i) for i in e.indices], e.indices)
+            mirror = self.mirrors.get(e.buffer)
+            if mirror is not None and len(e.indices) == 1:  # a staged copy of global elements: read them
+                return self.ev(mirror.at(e.indices[0]))
             if e.buffer in self.scratch.views:
                 return scratch.load(self, e.buffer, e.indices)
             with scratch.register_path(self, e.buffer):

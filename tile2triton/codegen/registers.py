@@ -105,6 +105,10 @@ class RegisterAccess:
 
     def assign_to(self, target: str, value: ast.expr) -> None:
         self.emit(P.assign(target, value))
+        if self.forwards:  # a write of the buffer (or of a view of it): the tile its stage held is no longer known
+            views = {rb.view_of.name for rb in self.regs.values() if rb.view_of is not None and rb.name == target}
+            for buf in [b for b in self.forwards if self.regs[b].name in views | {target}]:
+                del self.forwards[buf]
         if target in self.scratch.tiles:  # a tile operation's result: back to its scratch buffer
             scratch.write_back(self, target)
         for rb in self.regs.values():  # writing a view writes the buffer it reshapes

@@ -84,6 +84,8 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
     previous = lw.scope.env.get(s.var)
     if previous is not None and isinstance(previous.node, ast.Name):
         target = previous.node.id
+        for buf in [b for b, (_, _, uses) in lw.forwards.items() if s.var in uses]:
+            del lw.forwards[buf]  # the stage index names another stage now
         if lw.scope.conds and lw.scope.let_depth.get(s.var, 0) < len(lw.scope.conds):
             mask = lw.lane_mask(frozenset())
             value = Tile(

@@ -10,14 +10,14 @@ import math
 
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import const_int, static
+from ..ir.exprs import const_int, ir_key, static
 from ..passes.analysis import zero_padded
 from . import pyast as P
 from .descriptors import descriptor_load
 from .rules import close_lanes, lower_store, open_lanes
 from .rules_base import lowers
 from .threads import block_level, in_thread_view
-from .values import Lowered, Lowerer, RegBuf, is_literal, next_pow2
+from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, next_pow2
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -127,13 +127,57 @@ def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
     box = descriptor_load(lw, src, dst)
+    read = _stage_key(lw, src)
+    known = lw.forwards.get(src.buffer) if read is not None else None
+    forwarded = known[1] if known is not None and known[0] == read[0] else None
+    stage = _stage_key(lw, dst) if not lw.scope.conds else None
+    written = []
 
     def body(indices):
         src_idx, dst_idx = indices
-        value = box if box is not None else lw.ev(ir.Load(src.buffer, src_idx))
+        if forwarded is not None:  # the tile this stage was written with, earlier in this statement list
+            lanes = lw.scope.lanes
+            value = Tile(P.name(forwarded), src.buffer.dtype, frozenset(range(lanes.rank)) if lanes else frozenset())
+        else:
+            value = box if box is not None else lw.ev(ir.Load(src.buffer, src_idx))
+        if stage is not None and lw.scope.lanes is not None and value.axes == frozenset(range(lw.scope.lanes.rank)):
+            value = lw.ev(ir.Cast(Lowered(value), dst.buffer.dtype))
+            value = Tile(P.name(lw.assign(f"{dst.buffer.name}_stage", value.node)), value.dtype, value.axes)
+            written.append(value.node.id)
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst_idx, ir.Cast(Lowered(value), dst.buffer.dtype)))
 
     _elementwise(lw, [src, dst], base, "T.copy", body)
+    if written:
+        lw.forwards[dst.buffer] = (stage[0], written[0], stage[1])
+
+
+def _stage_key(lw: Lowerer, region: ir.Region) -> tuple | None:
+    """Where ``TILE2TRITON_FORWARD_STAGES`` applies: ``region`` is one whole stage of a register
+    buffer (``K_shared[bi % 2, :, :]``: block-uniform indices on some dims, every element of the
+    others): (a key of those indices, the variables they read), else None."""
+    buf = region.buffer
+    rb = lw.regs.get(buf)
+    if (
+        not lw.options.forward_stages
+        or rb is None
+        or rb.lanes is not None
+        or rb.view_of is not None
+        or buf in lw.scratch.views
+        or lw.scope.inline_only
+    ):
+        return None
+    key, uses = [], set()
+    for d, (start, extent) in enumerate(zip(region.starts, region.extents)):
+        if static(start) == 0 and static(extent) == buf.shape[d]:
+            key.append(None)
+        elif static(extent) == 1 and not lw.ev(start).axes:
+            key.append(ir_key(start))
+            uses |= {x.var for x in ir.iter_expr_tree(start) if isinstance(x, ir.VarRef)}
+        else:
+            return None
+    if all(k is None for k in key):
+        return None  # the whole buffer: its own tile already
+    return tuple(key), frozenset(uses)
 
 
 @lowers(ir.Fill)

@@ -220,6 +220,7 @@ class Lowerer(Protocol):
     uniform_vars: frozenset
     private_fragments: frozenset
     block_tests: dict
+    forwards: dict
 
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError: ...
     def scoped(self, **changes) -> AbstractContextManager: ...

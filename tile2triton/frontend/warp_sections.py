@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import operator
 from dataclasses import dataclass
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import const_int, ir_key
+from ..ir.exprs import const_int, ir_key, static
 
 # a loop whose trip count is only known at run time is run for this many iterations
 _DYNAMIC_TRIPS = 8
@@ -608,14 +609,103 @@ def _program_order_check(stmts: list, loop_var) -> BarrierEvent | None:
     return scan(stmts)
 
 
+def _producer_only(stmts: list) -> bool:
+    """Whether a section only feeds shared memory from global memory: copies, barrier events and
+    the scalar bookkeeping around them (a TMA producer), so that no thread of it computes."""
+    copies = 0
+    for s in _walk(stmts):
+        if isinstance(s, ir.Copy):
+            src, dst = s.src, s.dst
+            if not (isinstance(src, ir.Region) and isinstance(dst, ir.Region)):
+                return False
+            if src.buffer.scope != ir.GLOBAL or dst.buffer.scope != ir.SHARED:
+                return False
+            copies += 1
+        elif not isinstance(s, (BarrierEvent, ir.For, ir.Let, ir.Alloc, ir.If)):
+            return False
+    return copies > 0
+
+
+def _compute_threads(facts: _Facts, chains: list) -> int | None:
+    """The threads left to compute once the producer sections (``_producer_only``) of the kernel's
+    warp-specialized chains are taken away, or None where no chain has such a section.  Run one
+    after another, the producer's copies are issued by every thread (and pipelined by Triton), so
+    the launch needs only the consumers' warps (runtime/tuning.py)."""
+    everyone = frozenset(range(facts.kernel.threads))
+    producers: set = set()
+    for _, chain in chains:
+        sections = _chain_sections(chain, facts)
+        if not sections:
+            continue
+        for section in sections:
+            threads = everyone
+            for node, taken in section.path:
+                chosen = facts.thread_set(node.cond)
+                if chosen is None:
+                    return None
+                threads = threads & chosen if taken else threads - chosen
+            body = [*section.before, *section.loops[:1], *section.after]
+            if threads and threads != everyone and _producer_only(body):
+                producers |= threads
+    if not producers or producers == everyone:
+        return None
+    return len(everyone - producers)
+
+
+def _section_threads(kernel: ir.Kernel) -> int | None:
+    """Threads of the widest section of a kernel whose work is one ``if``/``elif``/``else`` chain
+    over thread ranges (``if tx < 32: ... else: ...``, no barriers), where every statement outside
+    the chain spans no more elements than that section has threads; else None.  The sections run
+    one after another here, each on tiles TileLang sized for its own threads (runtime/tuning.py)."""
+    if not kernel.thread_vars:
+        return None
+    facts = _Facts(kernel)
+    chains = [s for s in kernel.body if isinstance(s, ir.If) and facts.thread_range(s.cond)]
+    sections = _chain_sections(chains[0], facts) if len(chains) == 1 else None
+    if not sections:
+        return None
+    everyone = frozenset(range(kernel.threads))
+    covered, widest = set(), 0
+    for section in sections:
+        threads = everyone
+        for node, taken in section.path:
+            chosen = facts.thread_set(node.cond)
+            if chosen is None:
+                return None
+            threads = threads & chosen if taken else threads - chosen
+        covered |= threads
+        widest = max(widest, len(threads))
+    if covered != everyone or widest >= kernel.threads:
+        return None
+    outside = [s for s in kernel.body if s is not chains[0]]
+    if any(_elements(s) > widest for s in _walk(outside)):
+        return None
+    return widest
+
+
+def _elements(s: ir.Stmt) -> float:
+    """The most elements one statement's lane space or tile operands span."""
+    if isinstance(s, ir.Gemm):
+        return float("inf")
+    spans = [math.prod(s.extents)] if isinstance(s, ir.Parallel) else []
+    for value in vars(s).values():
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, ir.Region):
+                extents = [static(e) for e in v.extents]
+                spans.append(math.prod(extents) if all(isinstance(e, int) for e in extents) else float("inf"))
+    return max(spans, default=0)
+
+
 def schedule_kernel(b, kernel: ir.Kernel) -> None:
     """Order the kernel's warp-specialized sections so that every barrier wait is satisfied
     (fusing their loops where program order does not), then drop the barrier statements."""
     if not _events(kernel.body):
+        kernel.section_threads = _section_threads(kernel)
         return
     try:
         facts, chains = _Facts(kernel), []
         _chains(kernel.body, facts, chains)
+        kernel.compute_threads = _compute_threads(facts, chains)
         pending = {id(ev) for _, chain in chains for ev in _events([chain])}
         for holder, chain in chains:
             pending -= {id(ev) for ev in _events([chain])}

@@ -392,6 +392,10 @@ class Kernel(Stmt):
     thread_extents: tuple = ()  # threads per dim (x, y, z); ``threads`` is their product
     swizzle: tuple | None = None  # T.use_swizzle(panel, order): block rasterization (a bijection)
     safe_values: dict = field(default_factory=dict)  # T.annotate_safe_value: global Buffer -> what its OOB loads read
+    # warp-specialized: the threads of its non-producer sections (frontend/warp_sections.py)
+    compute_threads: int | None = None
+    # one chain of thread-range sections without barriers: its widest section's threads (the same)
+    section_threads: int | None = None
 
 
 @dataclass(eq=False)

@@ -3,7 +3,9 @@ bounds checks) and whether a buffer must be initialised where it is allocated.""
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
+from dataclasses import dataclass
 
 from .. import ir
 from ..ir.exprs import static
@@ -269,3 +271,137 @@ def _keeps_zero_padding(s: ir.Stmt, buf: ir.Buffer) -> bool:
     if isinstance(s, ir.Atomic):
         return isinstance(s.value, ir.Region) and s.value.buffer is buf and s.dst.buffer is not buf
     return False
+
+
+# ---------------------------------------------------------------------------------- global mirrors
+@dataclass(frozen=True, eq=False)
+class Mirror:
+    """A shared buffer that is a copy of a global tensor's elements (``global_mirrors``): ``copy``
+    (a top-level ``T.Parallel``) writes ``buffer[var] = load`` where ``cond`` holds (None: always)."""
+
+    copy: ir.Parallel
+    var: ir.Var
+    load: ir.Expr  # the stored value: a global Load (maybe cast), in terms of ``var``
+    cond: ir.Expr | None
+
+    def at(self, index: ir.Expr) -> ir.Expr:
+        """The element at ``index``, read from the global tensor (0 where the copy skips it)."""
+        value = _substitute(self.load, self.var, index)
+        if self.cond is None:
+            return value
+        return ir.Select(_substitute(self.cond, self.var, index), value, ir.Const(0, value.dtype), value.dtype)
+
+
+_MIRRORS: weakref.WeakKeyDictionary[ir.Kernel, dict] = weakref.WeakKeyDictionary()
+
+
+def global_mirrors(kernel: ir.Kernel) -> dict:
+    """Shared buffers that only ever hold a copy of global elements: the one statement writing
+    one is a ``T.Parallel`` at the kernel's top level, ``for v in T.Parallel(n): [if c(v):]
+    S[v] = G[f(v)]``, where ``G`` is a global tensor nothing in the kernel writes and ``f``, ``c``
+    read only ``v``, constants and names the same in every thread and iteration (block indices,
+    sizes, names bound once before the copy).  A read of ``S[i]`` after the copy is ``G[f(i)]``
+    (an index list staged in shared memory, read at a loop's step: a scalar load, not a select
+    out of the staged tile).  Returns buffer -> ``Mirror``."""
+    cached = _MIRRORS.get(kernel)
+    if cached is not None:
+        return cached
+    written: dict = {}  # buffer -> the statements that may write it
+    lets: dict = {}
+    bound = set(kernel.thread_vars)  # names that differ per thread or iteration
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Alloc):
+            continue
+        if isinstance(s, ir.Let):
+            lets[s.var] = lets.get(s.var, 0) + 1
+        if isinstance(s, (ir.For, ir.Parallel)):
+            bound.update([s.var] if isinstance(s, ir.For) else s.vars)
+        targets = set(ir.operand_buffers(s))
+        if (
+            isinstance(s, ir.Copy)
+            and isinstance(s.src, ir.Region)
+            and s.src.buffer is not getattr(s.dst, "buffer", None)
+        ):
+            targets.discard(s.src.buffer)  # what a copy reads is not written
+        if isinstance(s, ir.Store):
+            targets.add(s.buffer)
+        dst = getattr(s, "dst", None)
+        if isinstance(dst, ir.Load):
+            targets.add(dst.buffer)
+        for b in targets:
+            written.setdefault(b.root, []).append(s)
+            if b.alias_of is not None:
+                written.setdefault(b, []).append(s)
+    top_lets = set()
+    out: dict = {}
+    for s in kernel.body:
+        if isinstance(s, ir.Let) and lets.get(s.var) == 1:
+            top_lets.add(s.var)
+        mirror = _mirror_copy(s) if isinstance(s, ir.Parallel) else None
+        if mirror is None:
+            continue
+        buf, store = mirror
+        if buf.scope != ir.SHARED or buf.alias_of is not None or written.get(buf) != [store]:
+            continue
+        if any(b.alias_of is buf for b in written):  # a view of it may write it
+            continue
+        copy = Mirror(s, s.vars[0], store.value, _store_cond(s))
+        source = _global_source(store.value)
+        if source is None or written.get(source.root):
+            continue
+        exprs = [store.value] + ([copy.cond] if copy.cond is not None else [])
+        names = {x.var for e in exprs for x in ir.iter_expr_tree(e) if isinstance(x, ir.VarRef)} - {s.vars[0]}
+        if any(v in bound or (v in lets and v not in top_lets) for v in names):
+            continue
+        out[buf] = copy
+    _MIRRORS[kernel] = out
+    return out
+
+
+def _mirror_copy(p: ir.Parallel):
+    """(buffer, store) of ``for v in T.Parallel(n): [if c: ] S[v] = value``, else None."""
+    if len(p.vars) != 1 or len(p.body) != 1:
+        return None
+    s = p.body[0]
+    if isinstance(s, ir.If) and not s.else_body and len(s.then_body) == 1:
+        s = s.then_body[0]
+    if not isinstance(s, ir.Store) or len(s.indices) != 1:
+        return None
+    index = s.indices[0]
+    if not (isinstance(index, ir.VarRef) and index.var is p.vars[0]):
+        return None
+    return s.buffer, s
+
+
+def _store_cond(p: ir.Parallel):
+    s = p.body[0]
+    return s.cond if isinstance(s, ir.If) else None
+
+
+def _global_source(value) -> ir.Buffer | None:
+    while isinstance(value, ir.Cast):
+        value = value.value
+    if isinstance(value, ir.Load) and value.buffer.scope == ir.GLOBAL:
+        inner = [x for i in value.indices for x in ir.iter_expr_tree(i) if isinstance(x, ir.Load)]
+        return None if inner else value.buffer
+    return None
+
+
+def _substitute(e, var: ir.Var, value: ir.Expr):
+    """``e`` with ``var`` replaced by ``value``."""
+    if isinstance(e, ir.VarRef):
+        return value if e.var is var else e
+    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        old = getattr(e, f.name)
+        if isinstance(old, ir.Expr):
+            new = _substitute(old, var, value)
+        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
+            new = tuple(_substitute(x, var, value) for x in old)
+        else:
+            continue
+        if new is not old:
+            changes[f.name] = new
+    return dataclasses.replace(e, **changes) if changes else e

@@ -48,7 +48,7 @@ _SWITCHES = (
     "thread_copy_tiles", "tma_vectors", "tma_min_trips", "split_dims", "transposed_dots",
     "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
-    "vectorize_atomic_loops", "trip_bounds", "split_min_trips",
+    "vectorize_atomic_loops", "trip_bounds", "split_min_trips", "forward_stages", "global_mirrors",
 )  # fmt: skip
 
 

@@ -118,6 +118,12 @@ REGS_PER_THREAD = 192  # accumulator elements per thread above which the loop sp
 SHORT_LOOP = 16  # iterations at most for which occupancy beats pipeline depth (heuristic)
 REGS_PER_SM = 65536
 SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
+# a tile of fewer rows than one warp group's wgmma (64) is multiplied with mma.sync, from registers
+WGMMA_ROWS = 64
+# tile registers a thread holds before Triton's kernel spills: Triton keeps a tile once per layout
+# its uses need (mhc_pre's x tile: the dot operand and a reduction's), so estimated 168 a thread
+# compiled (sm_90, Triton 3.9) to 255 registers and a stack at 4 warps, 205 at 8
+TILE_REGS_PER_THREAD = 128
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
 SMS = 132  # SMs of an H200 (the card the table was measured on)
 
@@ -135,6 +141,7 @@ class KernelShape:
     trips: int | None = None  # the loop's iteration count where it is static
     kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
     blocks: int | None = None  # blocks of the loop's kernel's grid, where static
+    tile_elems: int = 0  # 32-bit registers the loop's tiles take (accumulators, fragments, gemm operands)
 
 
 def shape_of(func: ir.PrimFunc) -> KernelShape:
@@ -161,9 +168,28 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 sum(_bytes(b) for b in operands - filled),
                 _trips(st),
                 kernels,
-                _grid_blocks(kernel),
+                blocks=_grid_blocks(kernel),
+                tile_elems=_tile_registers(st, gemms),
             )
     return best
+
+
+def _tile_registers(loop: ir.For, gemms: list) -> int:
+    """32-bit registers (all threads together) that a loop's tiles take while it runs, where one
+    of its gemms has fewer than WGMMA_ROWS rows (Triton's mma.sync path, both operands in
+    registers; else 0): its gemms' accumulators and operands, and the fragments the loop
+    allocates; 16-bit elements pack two to a register."""
+    if not any(_rows(g) < WGMMA_ROWS for g in gemms):
+        return 0
+    buffers = {r.buffer for g in gemms for r in (g.a, g.b, g.c)}
+    buffers |= {s.buffer for s in ir.walk(loop.body) if isinstance(s, ir.Alloc) and s.buffer.scope != ir.SHARED}
+    return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in buffers if b.scope != ir.GLOBAL)
+
+
+def _rows(g: ir.Gemm) -> int:
+    """The rows (M) of a gemm's accumulator, where known when compiling."""
+    shape = [d for d in g.c.buffer.shape if isinstance(d, int)]
+    return shape[-2] if len(shape) >= 2 else WGMMA_ROWS
 
 
 def _trips(loop: ir.For) -> int | None:
@@ -249,12 +275,50 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     """
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
+    choice = _by_shape(func)
+    consumers = _consumer_warps(func)
+    widest = _section_warps(func)
+    if widest is not None and (consumers is None or widest < consumers):
+        # TILE2TRITON_SECTION_WARPS: thread-range sections without barriers (mhc_pre's fused
+        # kernel: a 32-thread Sinkhorn, a 64-thread mix of 4 x 512 tiles) run one after another
+        # here, each on tiles sized for its own threads: more warps only spread them thinner
+        consumers = widest
+    if consumers is not None and (choice.num_warps is None or choice.num_warps > consumers):
+        # TILE2TRITON_WS_WARPS: a warp-specialized source (a producer section that only issues
+        # copies into shared memory) runs its sections one after another here, and Triton
+        # pipelines the copies itself: the consumers' warps compute the tiles, the producer's
+        # would only split them further (minference's 64 x 64 attention tile over 8 warps)
+        choice = LaunchChoice(consumers, choice.num_stages, choice.warp_specialize)
+    return choice
+
+
+def _consumer_warps(func: ir.PrimFunc) -> int | None:
+    """The warps of a warp-specialized kernel's consumer sections (``Kernel.compute_threads``),
+    where ``TILE2TRITON_WS_WARPS`` is on and the prim_func has one kernel."""
+    if not settings.current().ws_warps or len(func.kernels) != 1:
+        return None
+    threads = func.kernels[0].compute_threads
+    return next_pow2(max(1, -(-threads // 32))) if threads else None
+
+
+def _section_warps(func: ir.PrimFunc) -> int | None:
+    """The warps of the widest thread-range section (``Kernel.section_threads``), where
+    ``TILE2TRITON_SECTION_WARPS`` is on and the prim_func has one kernel."""
+    if not settings.current().section_warps or len(func.kernels) != 1:
+        return None
+    threads = func.kernels[0].section_threads
+    return next_pow2(max(1, -(-threads // 32))) if threads else None
+
+
+def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
     shape = shape_of(func)
     if not shape.stages or shape.kind == "other":
         return LITERAL
     fits = [n for n in (3, 2) if n * shape.stage_bytes + shape.fixed_bytes <= SMEM_LIMIT - SMEM_SLACK]
     if shape.kind == "gemm":
-        return LaunchChoice(None, 3) if shape.stages < 3 and 3 in fits else LITERAL
+        stages = 3 if shape.stages < 3 and 3 in fits else None
+        warps = _register_warps(shape) if settings.current().reg_warps else None
+        return LaunchChoice(warps, stages) if warps or stages else LITERAL
     holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
     warps = holds[0] if holds else max((4, 8, 16), key=lambda w: (_acc_budget(w) * 32 * w, -w))
     source = max(1, shape.threads // 32)
@@ -277,6 +341,18 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
             wanted = -(-shape.blocks // SMS)
             stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
+
+
+def _register_warps(shape: KernelShape) -> int | None:
+    """``TILE2TRITON_REG_WARPS``: the fewest warps, from the source's up to 8, whose threads hold
+    the loop's register tiles (``KernelShape.tile_elems``: accumulators, fragments and the shared
+    operands an mma.sync gemm loads into registers) within TILE_REGS_PER_THREAD registers; None
+    where the source's warps already do (or none up to 8 does: more warps only cost more)."""
+    source = next_pow2(max(1, shape.threads // 32))
+    for warps in (w for w in (1, 2, 4, 8) if w >= source):
+        if shape.tile_elems <= TILE_REGS_PER_THREAD * 32 * warps:
+            return None if warps == source else warps
+    return None
 
 
 def _acc_budget(warps: int) -> int:

@@ -1,0 +1,418 @@
+"""GPU probe (session 10, issue 23) for two cases of TileLang's regression suite through tile2triton:
+
+- ``mhc_pre`` (examples/deepseek_mhc/example_mhc_pre.py): its two kernels, ``gemm_sqrsum`` (a
+  32 x 256 tile a step, tf32 ``T.gemm`` from a fragment, 128 threads) and ``big_fuse`` (96 threads),
+  each alone and both as the suite times them; torch reference ``mhc_pre_ref``.
+- ``vs_sparse_attn`` (examples/minference/example_vertical_slash_sparse_attn.py): the
+  warp-specialized kernel (a 128-thread TMA producer, a 128-thread consumer with a manual cp.async
+  pipeline); torch reference: dense attention under the index lists' mask.  Also MInference's own
+  Triton kernel from the same file (``_triton_mixed_sparse_attention``: what Triton reaches).
+
+Rows per case: the lowering under each switch of this branch (``TILE2TRITON_WS_WARPS``,
+``TILE2TRITON_FORWARD_STAGES``, ``TILE2TRITON_GLOBAL_MIRRORS``; for mhc_pre ``TILE2TRITON_REG_WARPS``
+(gemm_sqrsum) with ``TILE2TRITON_SECTION_WARPS`` (big_fuse) in one row: the example module is
+loaded again under each, so each gets its own kernels), and edits of the generated Triton text
+launched directly (gemm_sqrsum: warps, stages, the sqrsum accumulated element-wise; big_fuse: 2
+and 8 warps), to learn what decides their time.  Timer: ``triton.testing.do_bench(fn,
+warmup=25, rep=200, return_mode="median")``, microseconds.  ``err``: max abs error against the
+torch reference.
+
+The index lists of the sparse attention are built by a Python port of the example's CUDA
+extension (``ops/vertical_slash_index.cu``), so no extension is compiled here.
+
+    PYTHONPATH=. python3 benchmarks/mhcminf_probe.py [/path/to/tilelang/examples]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+
+import torch
+import triton
+
+from tile2triton.cli import install_tilelang_alias
+
+EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples"
+START = time.time()
+SWITCHES = (
+    "TILE2TRITON_WS_WARPS",
+    "TILE2TRITON_FORWARD_STAGES",
+    "TILE2TRITON_GLOBAL_MIRRORS",
+    "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_SECTION_WARPS",
+)
+
+
+def bench(fn) -> float:
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1000.0
+
+
+def row(case: str, variant: str, us: float | None, err: float | None = None, extra: str = "") -> None:
+    t = f"{us:9.1f}" if us is not None else "     fail"
+    e = f"{err:9.2e}" if err is not None else "         "
+    print(f"{case:<28} {variant:<44} {t} {e}  {extra}  [{time.time() - START:5.1f}s]", flush=True)
+
+
+@contextlib.contextmanager
+def switches(**values):
+    saved = {k: os.environ.get(k) for k in SWITCHES}
+    for k in SWITCHES:
+        os.environ.pop(k, None)
+    for k, v in values.items():
+        os.environ[f"TILE2TRITON_{k.upper()}"] = v
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_LOADED = 0
+
+
+def load(rel: str):
+    """The example module, loaded again (fresh kernels, lowered under the switches now set)."""
+    global _LOADED
+    _LOADED += 1
+    path = os.path.join(EXAMPLES, rel)
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(f"probe_example_{_LOADED}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------ mhc_pre
+def mhc_case(m, n: int, hidden: int, hc: int = 4):
+    data = m.generate_test_data(n=n, hc_mult=hc, hidden_size=hidden)
+    residual, fn, scale, base = data["residual"], data["fn"], data["hc_scale"], data["hc_base"]
+    hc3 = hc * 2 + hc * hc
+    dev = residual.device
+    out = {
+        "post": torch.full((n, hc), float("nan"), device=dev),
+        "comb": torch.full((n, hc * hc), float("nan"), device=dev),
+        "layer": torch.full((n, hidden), float("nan"), dtype=torch.bfloat16, device=dev),
+        "gemm": torch.full((1, n, hc3), float("nan"), device=dev),
+        "sqrsum": torch.full((1, n), float("nan"), device=dev),
+    }
+    eps = (data["rms_eps"], data["hc_pre_eps"], data["hc_sinkhorn_eps"], data["hc_post_mult_value"])
+    x = residual.view(n, hc * hidden)
+
+    def gemm():
+        m.mhc_pre_gemm_sqrsum_tilelang(x, fn, out["gemm"].squeeze(0), out["sqrsum"].squeeze(0), hc3, hc * hidden)
+
+    def fuse():
+        m.mhc_pre_big_fuse_tilelang(
+            out["gemm"], out["sqrsum"], scale, base, residual, out["post"], out["comb"], out["layer"], hidden,
+            *eps, data["sinkhorn_repeat"], 1, hc,
+        )  # fmt: skip
+
+    def both():
+        gemm()
+        fuse()
+
+    both()
+    torch.cuda.synchronize()
+    ref = m.mhc_pre_ref(**data)
+    err = max(
+        (a.reshape(b.shape).float() - b.float()).abs().max().item()
+        for a, b in zip((out["post"], out["comb"], out["layer"]), ref)
+    )
+    ref_x = x.float()
+    gemm_ref = ref_x @ fn.T
+    gemm_err = (out["gemm"][0] - gemm_ref).abs().max().item() / gemm_ref.abs().max().item()
+    sq_err = ((out["sqrsum"][0] - ref_x.square().sum(-1)).abs().max() / ref_x.square().sum(-1).max()).item()
+    fuse_args = (out["gemm"], out["sqrsum"], scale, base, residual, out["post"], out["comb"], out["layer"], hidden,
+                 *eps, data["sinkhorn_repeat"], 1, hc)  # fmt: skip
+    return gemm, fuse, both, err, max(gemm_err, sq_err), (x, fn, out, hc3, fuse_args)
+
+
+def mhc_rows(n: int, hidden: int, text_variants: bool) -> None:
+    case = f"mhc_pre n={n} h={hidden}"
+    variants = (("defaults", {}), ("REG_WARPS=1 SECTION_WARPS=1", {"reg_warps": "1", "section_warps": "1"}))
+    for label, env in variants:
+        try:
+            with switches(**env):
+                m = load("deepseek_mhc/example_mhc_pre.py")
+                gemm, fuse, both, err, gerr, args = mhc_case(m, n, hidden)
+            row(case, f"{label}: both kernels", bench(both), err)
+            row(case, f"{label}: gemm_sqrsum", bench(gemm), gerr, "(rel err gemm/sqrsum)")
+            row(case, f"{label}: big_fuse", bench(fuse))
+        except Exception as e:  # keep the probe going
+            row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+            continue
+        if text_variants and not env:
+            gemm_text_variants(case, m, args)
+            fuse_text_variants(case, m, args[4])
+
+
+def _sqrsum_elementwise(src: str) -> str:
+    """The sqrsum accumulated element-wise over the whole tile, reduced once after the loop."""
+    lines, out, acc = src.splitlines(), [], None
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("sqrsum_part = tl.zeros("):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}sqrsum_acc = tl.zeros([32, 256], tl.float32)")
+            continue
+        if stripped.startswith("sqrsum_part = sqrsum_part + "):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}sqrsum_acc = sqrsum_acc + x_frag * x_frag")
+            acc = True
+            continue
+        if stripped.startswith("sqrsum_l = tl.sum(sqrsum_part"):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}sqrsum_l = tl.sum(sqrsum_acc, axis=1)")
+            continue
+        out.append(line)
+    if not acc:
+        raise RuntimeError("sqrsum lines not found in the generated source")
+    return "\n".join(out) + "\n"
+
+
+def fuse_text_variants(case: str, m, data_args: tuple) -> None:
+    """big_fuse's generated text at other warp counts (the source's 96 threads launch 4 warps)."""
+    src = m.mhc_pre_big_fuse_tilelang.get_kernel_source(*data_args)
+    tensors = data_args[:8]
+    n = tensors[4].shape[0]
+    for warps in (2, 8):
+        label = f"text: big_fuse, {warps} warps"
+        try:
+            kernel = _load_text(src, "mhc_pre_big_fuse_tilelang_kernel")
+            outs = [t.clone().fill_(float("nan")) for t in tensors[5:8]]
+
+            def run():
+                return kernel[(n,)](*tensors[:5], *outs, n, num_warps=warps)
+
+            compiled = run()
+            torch.cuda.synchronize()
+            err = max((a.float() - b.float()).abs().max().item() for a, b in zip(outs, tensors[5:8]))
+            regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
+            row(case, label, bench(run), err, regs + " (err vs the lowering's outputs)")
+        except Exception as e:
+            row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+
+
+def gemm_text_variants(case: str, m, args) -> None:
+    x, fn, out, hc3, _ = args
+    n = x.shape[0]
+    src = m.mhc_pre_gemm_sqrsum_tilelang.get_kernel_source(x, fn, out["gemm"].squeeze(0), out["sqrsum"].squeeze(0), hc3,
+                                                           x.shape[1])  # fmt: skip
+    gemm_ref = x.float() @ fn.T
+    sq_ref = x.float().square().sum(-1)
+    for label, text, warps, stages in (
+        ("text: as generated, 4 warps, loop 2 stages", src.replace("num_stages=3)", "num_stages=2)"), 4, None),
+        ("text: as generated, 8 warps", src, 8, None),
+        ("text: sqrsum element-wise, 4 warps", _sqrsum_elementwise(src), 4, None),
+        ("text: sqrsum element-wise, 8 warps", _sqrsum_elementwise(src), 8, None),
+    ):
+        try:
+            kernel = _load_text(text, "mhc_pre_gemm_sqrsum_tilelang_kernel")
+            o, s = torch.full((n, hc3), float("nan"), device=x.device), torch.full((n,), float("nan"), device=x.device)
+            opts = {"num_warps": warps} | ({"num_stages": stages} if stages else {})
+
+            def run():
+                return kernel[(triton.cdiv(n, 32),)](x, fn, o, s, n, **opts)
+
+            compiled = run()
+            torch.cuda.synchronize()
+            err = max(
+                ((o - gemm_ref).abs().max() / gemm_ref.abs().max()).item(),
+                ((s - sq_ref).abs().max() / sq_ref.max()).item(),
+            )
+            regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
+            row(case, label, bench(run), err, regs)
+        except Exception as e:
+            row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+
+
+_TEXTS = []
+
+
+def _load_text(text: str, name: str):
+    d = tempfile.mkdtemp(prefix="mhcminf_probe_")
+    path = os.path.join(d, f"variant_{len(_TEXTS)}.py")
+    with open(path, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location(f"mhcminf_variant_{len(_TEXTS)}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    _TEXTS.append(module)
+    return getattr(module, name)
+
+
+# ------------------------------------------------------------------ vertical-slash sparse attention
+def convert_indexes(seq_len: int, v_idx: list, s_idx: list, nnz_v: int, nnz_s: int, bm: int = 64, bn: int = 64):
+    """A Python port of ops/vertical_slash_index.cu for one (batch, head)."""
+    rows = (seq_len + bm - 1) // bm
+    block_count, column_count = [0] * rows, [0] * rows
+    block_offset = [[0] * nnz_s for _ in range(rows)]
+    column_index = [[0] * nnz_v for _ in range(rows)]
+    for r in range(rows):
+        start_m = r * bm
+        end_m = start_m + bm
+        offs, cols = block_offset[r], column_index[r]
+        ncol = nblk = 0
+        s = v = 0
+        v_i = v_idx[v]
+        v += 1
+        s_i = s_idx[s]
+        s += 1
+        while s_i >= end_m:
+            s_i = s_idx[s]
+            s += 1
+        s_i = max(end_m - s_i, bm)
+        range_start, range_end = s_i - bm, s_i
+        while True:
+            if v_i < range_end:
+                if v_i < range_start:
+                    cols[ncol] = v_i
+                    ncol += 1
+                if v < nnz_v:
+                    v_i = v_idx[v]
+                    v += 1
+                else:
+                    v_i = end_m + bm
+            else:
+                if s < nnz_s:
+                    s_i = max(end_m - s_idx[s], bm)
+                    s += 1
+                else:
+                    for idx in range(range_start, range_end, bn):
+                        offs[nblk] = idx
+                        nblk += 1
+                    break
+                if s_i > range_end + bm:
+                    for idx in range(range_start, range_end, bn):
+                        offs[nblk] = idx
+                        nblk += 1
+                    range_start, range_end = s_i - bm, s_i
+                elif s_i > range_end:
+                    range_end += bm
+        block_count[r], column_count[r] = nblk, ncol
+    return block_count, block_offset, column_count, column_index
+
+
+def vs_inputs(m, seq_len: int, dim: int = 64, vertical: int = 1000, slash: int = 200):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 1, seq_len, dim, device="cuda", dtype=torch.float16) for _ in range(3))
+    vertical, slash = min(seq_len, vertical), min(seq_len, slash)
+    last_q = 64
+    qk = torch.einsum("bhmk, bhnk -> bhmn", q[:, :, -last_q:, :], k)
+    arange = torch.arange(last_q, device="cuda")
+    qk[:, :, :, -last_q:] = torch.where(arange[None, None, :, None] >= arange[None, None, None, :], qk[:, :, :, -last_q:],
+                                        -torch.inf)  # fmt: skip
+    qk = torch.nn.functional.softmax(qk, dim=-1, dtype=torch.float32)
+    vert = qk.sum(-2, keepdim=True)
+    vert[..., :30] = torch.inf
+    v_idx = torch.topk(vert, vertical, -1).indices
+    sl = m.sum_all_diagonal_matrix(qk)[..., : -last_q + 1]
+    sl[..., -30:] = torch.inf
+    s_idx = (seq_len - 1) - torch.topk(sl, slash, -1).indices
+    v_idx = v_idx.to(torch.int32).reshape(-1).sort(descending=False)[0].tolist()
+    s_idx = s_idx.to(torch.int32).reshape(-1).sort(descending=True)[0].tolist()
+    bc, bo, cc, ci = convert_indexes(seq_len, v_idx, s_idx, vertical, slash)
+    rows = len(bc)
+    as_tensor = lambda x, shape: torch.tensor(x, dtype=torch.int32, device="cuda").reshape(shape)  # noqa: E731
+    idx = (
+        as_tensor(bc, (1, 1, rows)),
+        as_tensor(bo, (1, 1, rows, slash)),
+        as_tensor(cc, (1, 1, rows)),
+        as_tensor(ci, (1, 1, rows, vertical)),
+    )
+    return q, k, v, idx, vertical, slash
+
+
+def vs_reference(q, k, v, idx) -> torch.Tensor:
+    """Dense attention (fp32) under the mask the index lists describe: slash blocks causally,
+    vertical columns below the row block's column count."""
+    block_count, block_offset, column_count, column_index = (t[0, 0] for t in idx)
+    seq_len, dim = q.shape[2], q.shape[3]
+    rows = block_count.shape[0]
+    scale = (1.0 / dim) ** 0.5
+    out = torch.empty(seq_len, dim, device=q.device, dtype=torch.float32)
+    qf, kf, vf = q[0, 0].float(), k[0, 0].float(), v[0, 0].float()
+    ar = torch.arange(64, device=q.device)
+    for r0 in range(0, rows, 16):
+        r1 = min(rows, r0 + 16)
+        n = r1 - r0
+        blocks = torch.zeros(n, seq_len + 64, dtype=torch.bool, device=q.device)
+        valid = torch.arange(block_offset.shape[1], device=q.device)[None, :] < block_count[r0:r1, None]
+        cols = torch.where(valid[:, :, None], block_offset[r0:r1, :, None] + ar, seq_len + 63).clamp(0, seq_len + 63)
+        blocks.scatter_(1, cols.reshape(n, -1).long(), True)
+        blocks = blocks[:, :seq_len]
+        vert = torch.zeros(n, seq_len + 1, dtype=torch.bool, device=q.device)
+        valid = torch.arange(column_index.shape[1], device=q.device)[None, :] < column_count[r0:r1, None]
+        vert.scatter_(1, torch.where(valid, column_index[r0:r1].long(), seq_len), True)
+        vert = vert[:, :seq_len]
+        row_ids = torch.arange(r0 * 64, r1 * 64, device=q.device)
+        causal = torch.arange(seq_len, device=q.device)[None, :] <= row_ids[:, None]
+        mask = (blocks.repeat_interleave(64, 0) & causal) | vert.repeat_interleave(64, 0)
+        s = (qf[r0 * 64 : r1 * 64] @ kf.T) * scale
+        s = s.masked_fill(~mask, float("-inf"))
+        out[r0 * 64 : r1 * 64] = torch.softmax(s, -1) @ vf
+    return out
+
+
+def vs_rows(seq_len: int, variants) -> None:
+    case = f"vs_sparse_attn seq={seq_len}"
+    m = load("minference/example_vertical_slash_sparse_attn.py")
+    q, k, v, idx, vertical, slash = vs_inputs(m, seq_len)
+    ref = vs_reference(q, k, v, idx)
+    seqlens = torch.tensor([seq_len], dtype=torch.int32, device="cuda")
+
+    def hand():
+        return m._triton_mixed_sparse_attention(q, k, v, seqlens, *idx, 64**-0.5, 64, 64)
+
+    try:
+        got = hand()
+        row(
+            case, "MInference's Triton kernel (hand-written)", bench(hand), (got[0, 0].float() - ref).abs().max().item()
+        )
+    except Exception as e:
+        row(case, "MInference's Triton kernel (hand-written)", None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+    for label, env in variants:
+        try:
+            with switches(**env):
+                mm = load("minference/example_vertical_slash_sparse_attn.py")
+                kernel = mm._tl_vs_sparse_flashattn(1, 1, seq_len, 64, vertical, slash)
+
+                def run():
+                    return kernel(q, k, v, *idx)
+
+                got = run()
+                torch.cuda.synchronize()
+            row(case, label, bench(run), (got[0, 0].float() - ref).abs().max().item())
+        except Exception as e:
+            row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+
+
+def main() -> None:
+    install_tilelang_alias()
+    print(f"{'case':<28} {'variant':<44} {'us':>9} {'err':>9}", flush=True)
+    fwd, mir, ws = {"forward_stages": "1"}, {"global_mirrors": "1"}, {"ws_warps": "1"}
+    vs_variants = [  # most telling first: the coordinator stops the probe at 120 s
+        ("defaults", {}),
+        ("FORWARD_STAGES=1 GLOBAL_MIRRORS=1", fwd | mir),
+        ("FORWARD_STAGES=1 GLOBAL_MIRRORS=1 WS_WARPS=1", fwd | mir | ws),
+        ("FORWARD_STAGES=1", fwd),
+        ("GLOBAL_MIRRORS=1", mir),
+        ("WS_WARPS=1", ws),
+    ]
+    vs_rows(16384, vs_variants)  # the suite's size
+    mhc_rows(2048, 4096, text_variants=True)  # the suite's size
+    vs_rows(8192, vs_variants[:2])
+    mhc_rows(1024, 2560, text_variants=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -127,6 +127,10 @@ class LoweringOptions:
     # a loop of branches and commuting atomics whose previous values are unused is a map loop too
     # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
     vectorize_atomic_loops: bool = False
+    # on sm_90, a gemm of fewer than 64 rows (below wgmma's M) and at least 64 columns as the
+    # transposed product, so Triton issues wgmma from shared memory instead of mma.sync with the
+    # whole B operand in registers and a second shared copy of it (TILE2TRITON_TRANSPOSED_GEMMS)
+    transposed_gemms: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -254,7 +254,11 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         native_acc = acc_dt in (FLOAT32, INT32) or (acc_dt == DTYPES["float16"] and a_dt == acc_dt)
         if (acc_dt == DTYPES["float16"] and a_dt == acc_dt) or acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
-        if native_acc:
+        if native_acc and _transposed_product(lw, s, m, n):
+            # C^T = B^T A^T: wgmma's M is at least 64, so the wide side goes there
+            args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
+            result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
+        elif native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
             )
@@ -266,6 +270,47 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     if len(rc.shape) != 2:
         result = P.call("tl.reshape", result, P.tuple_(rc.shape))
     lw.assign_to(rc.name, result)
+
+
+def _transposed_product(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
+    """Whether a gemm of ``m`` x ``n`` is written as its transposed product (TILE2TRITON_TRANSPOSED_GEMMS).
+
+    On sm_90 Triton runs ``tl.dot`` as wgmma only where M is at least 64 (per warpgroup); below
+    that it takes mma.sync, which loads the whole B operand into registers in its operand layout
+    and keeps a second shared copy of an operand also used by a wgmma.  Writing ``C^T = B^T A^T``
+    puts the wide side in M: both operands stay in shared memory (16-bit ones may be read
+    transposed there), the accumulator keeps the same registers.  Only where A is a shared buffer
+    in the source: it becomes wgmma's B, which is read from shared memory; a fragment A (P of a
+    softmax) is better left in registers as mma.sync's A."""
+    a, b = s.a.buffer, s.b.buffer
+    return (
+        a.scope == ir.SHARED
+        and a.dtype.bits == b.dtype.bits == 16
+        and next_pow2(m) < 64 <= next_pow2(n)
+        and _wgmma_target(lw)
+    )
+
+
+def _wgmma_target(lw: Lowerer) -> bool:
+    """The kernel compiles for sm_90 with at least a warpgroup, and the switch is on."""
+    opts = lw.options
+    warps = opts.num_warps or next_pow2(max(1, lw.kernel.threads // opts.warp_size))
+    return opts.transposed_gemms and opts.backend == "cuda" and opts.arch.startswith("sm_90") and warps >= 4
+
+
+def _trans(node: ast.expr) -> ast.expr:
+    """``tl.trans(node)``, or the operand of ``node`` where it is itself a ``tl.trans``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "trans"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tl"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    return P.call("tl.trans", node)
 
 
 def _zero_padded_k(a: ast.expr, b: ast.expr, mp: int, np_: int, kp: int, least_k: int) -> tuple:

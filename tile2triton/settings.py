@@ -28,6 +28,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
 | ``TILE2TRITON_TRANSPOSED_GEMMS`` | on/off (default on) | on sm_90, a ``T.gemm`` of fewer than 64 rows and at least 64 columns as the transposed product (``C^T = B^T A^T``), which Triton runs as wgmma from shared memory |
+| ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
@@ -79,6 +80,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_HISTOGRAM",
     "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TILE2TRITON_TRANSPOSED_GEMMS",
+    "TILE2TRITON_COLUMN_SPLIT",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -156,6 +158,7 @@ class Settings:
     scratch_histogram: bool
     vectorize_atomic_loops: bool
     transposed_gemms: bool
+    column_split: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -203,6 +206,7 @@ class Settings:
                 "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", get("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS"), False
             ),
             transposed_gemms=flag("TILE2TRITON_TRANSPOSED_GEMMS", get("TILE2TRITON_TRANSPOSED_GEMMS"), True),
+            column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -131,6 +131,9 @@ class LoweringOptions:
     # transposed product, so Triton issues wgmma from shared memory instead of mma.sync with the
     # whole B operand in registers and a second shared copy of it (TILE2TRITON_TRANSPOSED_GEMMS)
     transposed_gemms: bool = True
+    # a shared/fragment buffer used only as static column blocks, one buffer per block
+    # (passes/column_split.py, TILE2TRITON_COLUMN_SPLIT): no padding of 512 + 64 columns to 1024
+    column_split: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

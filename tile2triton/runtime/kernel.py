@@ -47,7 +47,7 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 _SWITCHES = (
     "thread_copy_tiles", "tma_vectors", "tma_min_trips", "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
-    "vectorize_atomic_loops", "transposed_gemms",
+    "vectorize_atomic_loops", "transposed_gemms", "column_split",
 )  # fmt: skip
 
 

@@ -66,13 +66,13 @@ def _blocks(buf: ir.Buffer, ranges: set) -> list[tuple[int, int]] | None:
 def split_columns(kernel: ir.Kernel) -> tuple[ir.Kernel, dict]:
     """``kernel`` with its column-block buffers split (a new kernel; the input is not changed),
     and for each split buffer its blocks' buffers."""
-    allocated: dict = {}
+    allocated: list = []
     ranges: dict = {}
     refused: set = set()
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.Alloc):
             if s.buffer.scope in (ir.SHARED, ir.FRAGMENT) and s.init is None:
-                allocated[s.buffer] = s
+                allocated.append(s.buffer)
             continue
         refused.update(load.buffer for load in ir.loads_in(s))
         if isinstance(s, ir.Store):
@@ -96,7 +96,7 @@ def split_columns(kernel: ir.Kernel) -> tuple[ir.Kernel, dict]:
             if b.alias_of is not None:
                 refused.add(b.alias_of)
     pieces: dict = {}
-    for buf, alloc in allocated.items():
+    for buf in allocated:
         if buf in refused or buf not in ranges or buf.alias_of is not None or not isinstance(buf.shape[-1], int):
             continue
         blocks = _blocks(buf, ranges[buf])

@@ -16,6 +16,8 @@ next to hand-written Triton kernels of the bwd (``hand-T``: dKV as the transpose
 ``hand-split128``: dKV by 128-column chunks, each with its own atomics).  Timed with
 ``triton.testing.do_bench`` (warmup 25, rep 200, median), outputs checked against a float32 torch
 reference (max abs error relative to the reference's max; bwd: dQ and dKV, fwd: O and lse).
+``mha_bwd``: a flash-attention backward (fp16, head dim 128, 32-query blocks) whose dQ gemm of a
+shared dS^T also takes the transposed form: the switch elsewhere in the suite's kernels.
 Sizes: the regression suite's (bwd S=256 SKV=512 topk=256, fwd S=256 SKV=1024 topk=256) and one
 other (S=512, SKV=2048, topk=512).  ``fit=`` is the runtime's shared-memory fit step.
 
@@ -204,6 +206,99 @@ def fwd_factory(S, SKV, topk, BI=64, threads=256, stages=2):
     return fwd
 
 
+def mha_bwd_factory(heads, seq, dim, block_M=64, block_N=32):
+    """Flash-attention backward over key blocks (modelled on flash_attention's mha bwd, bshd):
+    dQ by atomics of a [block_N, dim] gemm of a shared A, the transposed-gemm case at block_N 32."""
+    sm_scale = dim**-0.5
+    scale = sm_scale * 1.44269504
+    shape = [1, seq, heads, dim]
+    f16, f32 = "float16", "float32"
+
+    @T.prim_func
+    def mha_bwd(
+        Q: T.Tensor(shape, f16),
+        K: T.Tensor(shape, f16),
+        V: T.Tensor(shape, f16),
+        dO: T.Tensor(shape, f16),
+        lse: T.Tensor([1, heads, seq], f32),
+        Delta: T.Tensor([1, heads, seq], f32),
+        dQ: T.Tensor(shape, f32),
+        dK: T.Tensor(shape, f16),
+        dV: T.Tensor(shape, f16),
+    ):
+        assert len(shape) == 4  # names only the annotations use must be named in the body too
+        with T.Kernel(heads, T.ceildiv(seq, block_M), 1, threads=128) as (bx, by, bz):
+            K_shared = T.alloc_shared([block_M, dim], f16)
+            dsT_shared = T.alloc_shared([block_M, block_N], f16)
+            q = T.alloc_shared([block_N, dim], f16)
+            V_shared = T.alloc_shared([block_M, dim], f16)
+            qkT = T.alloc_fragment([block_M, block_N], f32)
+            dsT = T.alloc_fragment([block_M, block_N], f32)
+            qkT_cast = T.alloc_fragment([block_M, block_N], f16)
+            dsT_cast = T.alloc_fragment([block_M, block_N], f16)
+            lse_shared = T.alloc_shared([block_N], f32)
+            delta = T.alloc_shared([block_N], f32)
+            do = T.alloc_shared([block_N, dim], f16)
+            dv = T.alloc_fragment([block_M, dim], f32)
+            dk = T.alloc_fragment([block_M, dim], f32)
+            dq = T.alloc_fragment([block_N, dim], f32)
+            T.copy(K[bz, by * block_M : (by + 1) * block_M, bx, :], K_shared)
+            T.copy(V[bz, by * block_M : (by + 1) * block_M, bx, :], V_shared)
+            T.clear(dv)
+            T.clear(dk)
+            for k in T.Pipelined(0, T.ceildiv(seq, block_N), num_stages=2):
+                T.copy(Q[bz, k * block_N : (k + 1) * block_N, bx, :], q)
+                T.clear(qkT)
+                T.gemm(K_shared, q, qkT, transpose_B=True)
+                T.copy(lse[bz, bx, k * block_N : (k + 1) * block_N], lse_shared)
+                for i, j in T.Parallel(block_M, block_N):
+                    qkT[i, j] = T.exp2(qkT[i, j] * scale - lse_shared[j])
+                T.copy(dO[bz, k * block_N : (k + 1) * block_N, bx, :], do)
+                T.clear(dsT)
+                T.gemm(V_shared, do, dsT, transpose_B=True)
+                T.copy(qkT, qkT_cast)
+                T.gemm(qkT_cast, do, dv)
+                T.copy(Delta[bz, bx, k * block_N : (k + 1) * block_N], delta)
+                for i, j in T.Parallel(block_M, block_N):
+                    dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * sm_scale
+                T.gemm(dsT_cast, q, dk)
+                T.copy(dsT_cast, dsT_shared)
+                T.clear(dq)
+                T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
+                for i, j in T.Parallel(block_N, dim):
+                    T.atomic_add(dQ[bz, k * block_N + i, bx, j], dq[i, j])
+            T.copy(dv, dV[bz, by * block_M : (by + 1) * block_M, bx, :])
+            T.copy(dk, dK[bz, by * block_M : (by + 1) * block_M, bx, :])
+
+    return mha_bwd
+
+
+def mha_case(heads, seq, dim, env):
+    torch.manual_seed(0)
+    q, k, v, do = (torch.randn(1, seq, heads, dim, dtype=torch.float16, device=DEV) for _ in range(4))
+    qf, kf, vf = (t.float().transpose(1, 2).requires_grad_(True) for t in (q, k, v))
+    s = qf @ kf.transpose(-1, -2) * dim**-0.5
+    lse = torch.logsumexp(s, -1)
+    o = torch.softmax(s, -1) @ vf
+    o.backward(do.float().transpose(1, 2))
+    delta = (o.detach() * do.float().transpose(1, 2)).sum(-1).contiguous()
+    lse2 = (lse * 1.44269504).detach().contiguous()
+    with mock.patch.dict(os.environ, env):
+        kernel = tilelang.compile(mha_bwd_factory(heads, seq, dim))
+        dq = torch.zeros(1, seq, heads, dim, device=DEV)
+        dk = torch.empty(1, seq, heads, dim, dtype=torch.float16, device=DEV)
+        dv = torch.empty_like(dk)
+        kernel(q, k, v, do, lse2, delta, dq, dk, dv)
+        e = 0.0
+        for got, ref in ((dq, qf.grad), (dk, kf.grad), (dv, vf.grad)):
+            ref = ref.transpose(1, 2)
+            e = max(e, float((got.float() - ref).abs().max() / ref.abs().max()))
+        ms = triton.testing.do_bench(
+            lambda: kernel(q, k, v, do, lse2, delta, dq, dk, dv), warmup=25, rep=200, return_mode="median"
+        )
+    return ms, e, ""
+
+
 @triton.jit
 def hand_bwd(Q, KV, dO, Idx, Lse, Delta, dKV, dQ, SKV, scale_log2, scale,
              H: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, TOPK: tl.constexpr, BS: tl.constexpr,
@@ -345,29 +440,32 @@ def main() -> None:
     print(f"{'case':<8} {'size':<22} {'variant':<22} {'ms':>8} {'max rel err':>12}  note")
     regression, other = (256, 512, 256), (512, 2048, 512)
     fwd_size = (256, 1024, 256)  # the regression suite's sparse_mla_fwd
+    mha = (16, 1024, 128)
     plan = [  # most wanted first: the probe stops adding cases past its time budget
         ("bwd", regression, "t2t both (default)", lambda x, sz: t2t_case(*sz, x, ON)),
-        ("bwd", regression, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
         ("fwd", fwd_size, "t2t column split", lambda x, sz: fwd_case(*sz, x, ON)),
         ("fwd", fwd_size, "t2t main", lambda x, sz: fwd_case(*sz, x, MAIN)),
-        ("bwd", regression, "t2t transposed only", lambda x, sz: t2t_case(*sz, x, TRANSPOSED)),
+        ("mha_bwd", mha, "t2t transposed", lambda x, sz: mha_case(*sz, ON)),
+        ("mha_bwd", mha, "t2t main", lambda x, sz: mha_case(*sz, MAIN)),
         ("bwd", regression, "hand-T", lambda x, sz: hand_case(*sz, x, 1)),
+        ("bwd", regression, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
+        ("bwd", regression, "t2t transposed only", lambda x, sz: t2t_case(*sz, x, TRANSPOSED)),
         ("bwd", other, "t2t both (default)", lambda x, sz: t2t_case(*sz, x, ON)),
-        ("bwd", other, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
         ("fwd", other, "t2t column split", lambda x, sz: fwd_case(*sz, x, ON)),
         ("fwd", other, "t2t main", lambda x, sz: fwd_case(*sz, x, MAIN)),
         ("bwd", regression, "hand-split128", lambda x, sz: hand_case(*sz, x, 2, 128)),
+        ("bwd", other, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
     ]
     data = {}
     for case, size, name, fn in plan:
-        label = "S={} SKV={} k={}".format(*size)
-        if time.time() - t_start > 75:
+        label = ("S={} SKV={} k={}" if case != "mha_bwd" else "H={} N={} d={}").format(*size)
+        if time.time() - t_start > 55:  # a case may take 30 s (main's bwd: four compiles to fit)
             print(f"{case:<8} {label:<22} {name:<22} skipped (time)", flush=True)
             continue
         try:
-            if size not in data:
+            if size not in data and case != "mha_bwd":
                 data[size] = inputs(*size)
-            ms, e, note = fn(data[size], size)
+            ms, e, note = fn(data.get(size), size)
             print(f"{case:<8} {label:<22} {name:<22} {ms:8.4f} {e:12.2e}  {note}", flush=True)
         except Exception as exc:  # a variant Triton cannot build (shared memory): say so, go on
             print(f"{case:<8} {label:<22} {name:<22} failed: {type(exc).__name__}: {str(exc)[:120]}", flush=True)

@@ -63,6 +63,27 @@ def _blocks(buf: ir.Buffer, ranges: set) -> list[tuple[int, int]] | None:
     return blocks
 
 
+_BODIES = ("body", "then_body", "else_body")
+
+
+def _buffers_in(value, depth: int = 0) -> set:
+    """Every buffer an operand, expression or statement field names, however nested."""
+    if isinstance(value, ir.Buffer):
+        return {value} | ({value.alias_of} if value.alias_of is not None else set())
+    if depth > 64 or isinstance(value, (str, int, float, bool, type(None), ir.Loc)):
+        return set()
+    if isinstance(value, dict):
+        value = list(value.keys()) + list(value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        found: set = set()
+        for v in value:
+            found |= _buffers_in(v, depth + 1)
+        return found
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _buffers_in([getattr(value, f.name) for f in dataclasses.fields(value)], depth + 1)
+    return set()
+
+
 def split_columns(kernel: ir.Kernel) -> tuple[ir.Kernel, dict]:
     """``kernel`` with its column-block buffers split (a new kernel; the input is not changed),
     and for each split buffer its blocks' buffers."""
@@ -74,27 +95,19 @@ def split_columns(kernel: ir.Kernel) -> tuple[ir.Kernel, dict]:
             if s.buffer.scope in (ir.SHARED, ir.FRAGMENT) and s.init is None:
                 allocated.append(s.buffer)
             continue
-        refused.update(load.buffer for load in ir.loads_in(s))
-        if isinstance(s, ir.Store):
-            refused.add(s.buffer)
-        if isinstance(s, ir.GuardedCopy):
-            refused.update(ir.operand_buffers(s.copy))
         if isinstance(s, ir.Copy):
-            for region in (s.src, s.dst):
-                if isinstance(region, ir.Region):
-                    span = _column_range(region)
-                    if span is None:
-                        refused.add(region.buffer)
-                    else:
-                        ranges.setdefault(region.buffer, set()).add(span)
-                elif isinstance(region, ir.Expr):
-                    refused.update(e.buffer for e in ir.iter_expr_tree(region) if isinstance(e, ir.Load))
+            for operand in (s.src, s.dst):
+                span = _column_range(operand) if isinstance(operand, ir.Region) else None
+                if span is None:
+                    refused.update(_buffers_in(operand))
+                else:
+                    ranges.setdefault(operand.buffer, set()).add(span)
+                    refused.update(_buffers_in(list(operand.starts) + list(operand.extents)))
+                    if operand.buffer.alias_of is not None:  # a view of a buffer keeps it whole
+                        refused.add(operand.buffer.alias_of)
             continue
-        refused.update(ir.operand_buffers(s))
-    for s in ir.walk(kernel.body):  # a view of a buffer (T.reshape, T.view) keeps it whole
-        for b in ir.operand_buffers(s):
-            if b.alias_of is not None:
-                refused.add(b.alias_of)
+        # any other mention (element access, tile operation, pointer, view) keeps a buffer whole
+        refused.update(_buffers_in([v for k, v in vars(s).items() if k not in _BODIES]))
     pieces: dict = {}
     for buf in allocated:
         if buf in refused or buf not in ranges or buf.alias_of is not None or not isinstance(buf.shape[-1], int):

@@ -38,6 +38,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
+| ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
@@ -141,6 +142,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
     "TILE2TRITON_SCRATCH_HISTOGRAM",
     "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
+    "TILE2TRITON_COLUMN_SPLIT",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -228,6 +230,7 @@ class Settings:
     scratch_block_claims: bool
     scratch_histogram: bool
     vectorize_atomic_loops: bool
+    column_split: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -297,6 +300,10 @@ class Settings:
             vectorize_atomic_loops=flag(
                 "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", get("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS"), False
             ),
+            # on from the H200 probe (gpu_logs/2026-12-02_s10_probe_mlabwd.log): sparse MLA bwd 0.81 -> 0.46 ms
+            # (both switches; 3.07 -> 1.70 at S=512), flash-attention bwd with 32-row dQ 0.105 -> 0.093 ms
+            # on from the same probe: sparse MLA fwd 0.070 -> 0.051 ms (0.223 -> 0.156 at S=512)
+            column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

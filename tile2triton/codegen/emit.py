@@ -11,6 +11,7 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
+from ..passes.column_split import split_columns
 from ..passes.pow2_split import split_pow2_dims
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
@@ -285,6 +286,8 @@ def lower_kernel(
     """Lower one kernel; where the register path hands a shared buffer over to global scratch
     (scratch.py), lower it again with that buffer there."""
     choice: set = set()
+    if options.column_split:
+        kernel, _ = split_columns(kernel)
     if options.thread_copy_tiles and kernel.thread_vars:
         copied: set = set()
         kernel = rewrite_thread_copies(kernel, copied)

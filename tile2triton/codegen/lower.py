@@ -147,6 +147,12 @@ class LoweringOptions:
     # a shared buffer that only holds a copy of global elements (an index list) is read from the
     # global tensor after the copy (passes/analysis.global_mirrors; TILE2TRITON_GLOBAL_MIRRORS)
     global_mirrors: bool = True
+    # the first shared-memory fit step (runtime/tuning.FIT_STEPS): small-M gemms as wgmma past the
+    # register budget of TILE2TRITON_TRANSPOSED_DOTS (codegen/tile_ops._transposed_dot)
+    transposed_dots_past_budget: bool = False
+    # a shared/fragment buffer used only as static column blocks, one buffer per block
+    # (passes/column_split.py, TILE2TRITON_COLUMN_SPLIT): no padding of 512 + 64 columns to 1024
+    column_split: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

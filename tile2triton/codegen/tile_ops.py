@@ -334,10 +334,8 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         native_acc = acc_dt in (FLOAT32, INT32)
         if acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
-        if native_acc and _transposed_dot(lw, next_pow2(m), next_pow2(n)):
-            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot, and one such
-            # dot among wgmma ones makes ptxas wait after every wgmma instruction of the kernel
-            # (attention backward's dQ = dS^T K of 32 query rows); 128 rows are a wgmma
+        if native_acc and _transposed_dot(lw, s, next_pow2(m), next_pow2(n)):
+            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot (see _transposed_dot)
             args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
             result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
         elif native_acc:
@@ -358,25 +356,43 @@ WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer r
 ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
 
 
-def _transposed_dot(lw: Lowerer, m: int, n: int) -> bool:
-    """Whether a dot of m x n (padded) goes through its transpose (TILE2TRITON_TRANSPOSED_DOTS):
-    on sm_90 (wgmma), when its rows are fewer than a warpgroup's and its columns are not, in a kernel
-    with a gemm of a warpgroup's rows or more whose accumulators fit ACC_REGS_PER_THREAD a thread;
-    under the interpreter too, so that the CPU runs the code the GPU does."""
-    hopper = lw.options.arch.startswith("sm_90") or lw.options.interpret
-    if not (lw.options.transposed_dots and hopper and m < WGMMA_ROWS <= n):
+def _transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
+    """Whether a gemm of m x n (padded) is written as its transposed product ``C^T = B^T A^T``
+    (TILE2TRITON_TRANSPOSED_DOTS), so that Triton issues a wgmma with the wide side as M.
+
+    On sm_90 Triton runs ``tl.dot`` as wgmma only where M is at least a warpgroup's 64 rows; below
+    that it takes mma.sync, which (1) among wgmma dots makes ptxas wait after every wgmma
+    instruction of the kernel (attention backward's dQ = dS^T K of 32 query rows), and (2) loads
+    the whole B operand into registers and keeps a second shared copy of an operand also used by
+    a wgmma (sparse MLA backward: 288 KiB of shared memory, which sent every buffer to scratch).
+    Taken when, on sm_90 with a warpgroup or more (under the interpreter too, so that the CPU runs
+    the code the GPU does):
+    - A is a 16-bit shared buffer: it becomes wgmma's B, read from shared memory (a fragment A, P
+      of a softmax, is better left in registers as mma.sync's A);
+    - the kernel has a wgmma-sized gemm (where every gemm is small, decoding's 16-row heads, there
+      is nothing to serialize);
+    - the gemms' accumulators leave room for the transposed product and its way back (H200 probe:
+      gqa_bwd varlen, 216 accumulator registers a thread, spilled 68 -> 120 and ran 45.9 -> 58.1
+      us), unless the kernel did not fit shared memory with mma.sync's second copies: the first
+      shared-memory fit step (runtime/tuning.FIT_STEPS) transposes past the budget."""
+    opts = lw.options
+    hopper = _hopper(opts)
+    warps = opts.num_warps or next_pow2(max(1, lw.kernel.threads // opts.warp_size))
+    a, b = s.a.buffer, s.b.buffer
+    if not (opts.transposed_dots and hopper and warps >= 4 and m < WGMMA_ROWS <= n):
         return False
-    # only beside a wgmma-sized gemm: where every gemm is small (decoding's 16-row heads) there is no
-    # wgmma to serialize, and their accumulators would be transposed back and forth
+    if not (a.scope == ir.SHARED and a.dtype.bits == b.dtype.bits == 16):
+        return False
     gemms = [g for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)]
     if not any(next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS for g in gemms):
         return False
-    # the transposed product and its way back cost registers: only where the gemms' accumulators
-    # leave room (H200 probe: gqa_bwd varlen, 216 accumulator registers a thread, spilled 68 -> 120
-    # and ran 45.9 -> 58.1 us; the sink kernels, 104-176, ran 3-12% faster)
     accumulators = {g.c.buffer: math.prod(next_pow2(static(d) or 1) for d in g.c.buffer.shape) for g in gemms}
-    warps = lw.options.num_warps or max(1, lw.kernel.threads // 32)
-    return sum(accumulators.values()) <= ACC_REGS_PER_THREAD * 32 * warps
+    return sum(accumulators.values()) <= ACC_REGS_PER_THREAD * 32 * warps or opts.transposed_dots_past_budget
+
+
+def _hopper(opts) -> bool:
+    """sm_90's wgmma rules (and the interpreter's, so that the CPU runs the code the GPU does)."""
+    return (opts.backend == "cuda" and opts.arch.startswith("sm_90")) or opts.interpret
 
 
 def _trans(x: ast.expr) -> ast.expr:

@@ -11,6 +11,7 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
+from ..passes.forward_shared import forward_shared
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
@@ -284,9 +285,11 @@ def lower_kernel(
     """Lower one kernel; where the register path hands a shared buffer over to global scratch
     (scratch.py), lower it again with that buffer there."""
     choice: set = set()
-    if options.thread_copy_tiles and kernel.thread_vars:
+    if (options.thread_copy_tiles or options.forward_shared) and kernel.thread_vars:
         copied: set = set()
         kernel = rewrite_thread_copies(kernel, copied)
+        if options.forward_shared:
+            kernel = forward_shared(kernel)
         # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
         # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
         choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)

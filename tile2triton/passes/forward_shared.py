@@ -67,6 +67,10 @@ class _Refuse(Exception):
     pass
 
 
+class _NoMore(_Refuse):
+    """No further candidate store of the buffer."""
+
+
 @dataclass
 class _Site:
     stmt: ir.Stmt
@@ -83,24 +87,32 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
     rings: dict = {}  # forwarded ring -> (loop variables around its store, its depth)
     while True:
         sites = _index(body)
+        progress = False
         for buf in _shared_buffers(body):
-            if buf in forwarded:
-                continue
-            fw = _Forward(kernel, body, sites, buf)
-            try:
-                body = fw.run()
-            except _Refuse as why:
+            for which in range(len(sites)):
+                fw = _Forward(kernel, body, sites, buf, which)
+                try:
+                    body = fw.run()
+                except _NoMore:
+                    break
+                except _Refuse as why:
+                    if _DEBUG:
+                        print(f"forward_shared: {buf.name}, store {which}, kept: {why}")
+                    continue
+                progress = True
                 if _DEBUG:
-                    print(f"forward_shared: {buf.name} kept: {why}")
-                continue
-            forwarded.append(buf)
-            if fw.kind == "parallel" and fw.dims[0][0] == "fixed" and fw.store_site.loops:
-                slot = {n.var for n in _nodes(fw.dims[0][1]) if isinstance(n, ir.VarRef)}
-                loops = [f.var for f in fw.store_site.loops]
-                if slot and slot <= set(loops) and isinstance(buf.shape[0], int) and buf.shape[0] > 1:
-                    rings[buf] = (loops, buf.shape[0])
-            break
-        else:
+                    print(f"forward_shared: {buf.name}, store {which}: forwarded")
+                if buf not in forwarded:
+                    forwarded.append(buf)
+                if fw.kind == "parallel" and fw.dims[0][0] == "fixed" and fw.store_site.loops:
+                    slot = {n.var for n in _nodes(fw.dims[0][1]) if isinstance(n, ir.VarRef)}
+                    loops = [f.var for f in fw.store_site.loops]
+                    if slot and slot <= set(loops) and isinstance(buf.shape[0], int) and buf.shape[0] > 1:
+                        rings[buf] = (loops, buf.shape[0])
+                break
+            if progress:
+                break
+        if not progress:
             break
     if not forwarded:
         return kernel
@@ -165,7 +177,7 @@ def _mentions(s: ir.Stmt, buf: ir.Buffer) -> bool:
                     for e in (*x.starts, *x.extents)
                 ):
                     return True
-            if isinstance(x, ir.Copy) and _mentions(x, buf):  # GuardedCopy
+            if f.name == "copy" and isinstance(x, ir.Copy) and _mentions(x, buf):  # GuardedCopy
                 return True
     return any(ld.buffer is buf for e in _exprs(s) for ld in _loads(e))
 
@@ -204,8 +216,8 @@ def _written_globals(body: list) -> set:
 
 # ------------------------------------------------------------------------------ one buffer
 class _Forward:
-    def __init__(self, kernel: ir.Kernel, body: list, sites: dict, buf: ir.Buffer):
-        self.kernel, self.body, self.sites, self.buf = kernel, body, sites, buf
+    def __init__(self, kernel: ir.Kernel, body: list, sites: dict, buf: ir.Buffer, which: int = 0):
+        self.kernel, self.body, self.sites, self.buf, self.which = kernel, body, sites, buf, which
         self.lets: dict = {}
         for s in ir.walk(body):
             if isinstance(s, ir.Let):
@@ -215,6 +227,8 @@ class _Forward:
         buf = self.buf
         users = [st for st in ir.walk(self.body) if not isinstance(st, ir.Alloc) and _mentions(st, buf)]
         stores = [st for st in users if self._writes(st)]
+        if self.which >= len(stores):
+            raise _NoMore("no further store")
         store = self._the_store(stores)
         site = self.sites[id(store)]
         self.store_site = site
@@ -235,8 +249,8 @@ class _Forward:
             rs = self.sites[id(r)]
             if rs.pos <= site.pos or rs.loops[: len(site.loops)] != site.loops:
                 continue  # read before the store, or in a loop the store is not in: kept
-            if any(self._between(w, rs) for w in others):
-                continue  # another write may reach it: kept
+            if any(self._between(w, rs) for w in others + self._source_writes()):
+                continue  # another write may reach it (or change the value it stores): kept
             self.lanes = {v: k for p in rs.parents if isinstance(p, ir.Parallel) for v, k in zip(p.vars, p.extents)}
             try:
                 replace[id(r)] = self._rewrite_read(r)
@@ -247,6 +261,20 @@ class _Forward:
         if not replace:
             raise _Refuse("no read forwarded")
         return _replace(self.body, replace)
+
+    def _source_writes(self) -> list:
+        """Statements that write the register buffer a Copy store reads (none for a global one)."""
+        if self.kind != "copy" or self.copy.src.buffer.scope == ir.GLOBAL:
+            return []
+        src = self.copy.src.buffer
+        return [
+            st
+            for st in ir.walk(self.body)
+            if st is not self.copy
+            and not isinstance(st, (ir.Alloc, ir.Parallel, ir.If, ir.For))
+            and _mentions(st, src)
+            and _writes_buffer(st, src)
+        ]
 
     def _between(self, w, rs: _Site) -> bool:
         """Whether write ``w`` may run between the store and the read at ``rs``."""
@@ -284,21 +312,19 @@ class _Forward:
                         node = p
                         break
                     ifs.append(p)
-                if not isinstance(node, ir.Parallel) or not all(isinstance(x, ir.If) for x in ifs):
-                    raise _Refuse("a store outside a Parallel")
+                if isinstance(node, ir.Parallel) and all(isinstance(x, ir.If) for x in ifs):
+                    cands.append((node, st))  # else: a write, not forwarded
                 del par
-                cands.append((node, st))
             elif isinstance(st, ir.Copy):
                 src = st.src
-                if isinstance(src, ir.Region) and src.buffer.scope == ir.GLOBAL and isinstance(st.dst, ir.Region):
+                scopes = (ir.GLOBAL, ir.FRAGMENT, ir.LOCAL)
+                if isinstance(src, ir.Region) and src.buffer.scope in scopes and isinstance(st.dst, ir.Region):
                     cands.append((st, None))
-            else:
-                cands.append((st, None))
-        first = [c for c in cands if isinstance(c[0], (ir.Parallel, ir.Copy))]
-        if not first:
-            raise _Refuse("no forwardable store")
-        # the earliest is the one forwarded; the others must be writes after the reads (checked)
-        node, store = min(first, key=lambda c: self.sites[id(c[0])].pos)
+        cands.sort(key=lambda c: self.sites[id(c[0])].pos)
+        if self.which >= len(cands):
+            raise _NoMore("no forwardable store")
+        # the others are writes the reads forwarded from this one must not see (checked)
+        node, store = cands[self.which]
         if isinstance(node, ir.Parallel):
             self._parse_parallel(node, store)
         else:
@@ -352,12 +378,17 @@ class _Forward:
             raise _Refuse("a dynamic copy box")
         # the source's dims that are not 1 (a dynamic extent, H1 - H0, is the destination's)
         big_src = [k for k, x in enumerate(src.extents) if _const(x) != 1]
-        if len(big_src) != len([e for e in de if e != 1]):
+        big_dst = [k for k, e in enumerate(de) if e != 1]
+        if len(big_src) != len(big_dst):
             raise _Refuse("copy boxes of different shapes")
-        if any(s != 0 for s in ds) or de != list(self.buf.shape):
-            raise _Refuse("a copy into part of the buffer")
+        for sd, cd in zip(big_src, big_dst):
+            if _const(src.extents[sd]) not in (None, de[cd]):
+                raise _Refuse("copy boxes of different shapes")
+        if src.buffer is self.buf:
+            raise _Refuse("a copy within the buffer")
         self.kind = "copy"
         self.copy, self.conds = copy, []
+        self.box = (ds, de, dict(zip(big_dst, big_src)))
 
     def _check_value(self, written: set) -> None:
         exprs = []
@@ -367,7 +398,8 @@ class _Forward:
         else:
             exprs = [*self.copy.src.starts, *self.copy.src.extents]
             local = set()
-            if self.copy.src.buffer.root in written:
+            src = self.copy.src.buffer
+            if src.scope == ir.GLOBAL and src.root in written:
                 raise _Refuse("the source is written in the kernel")
         loops = {f.var for f in self.store_site.loops}
         for e in exprs:
@@ -447,6 +479,24 @@ class _Forward:
         src, dst = st.src, st.dst
         se = [_const(x) for x in src.extents]
         ss = [_const(x) for x in src.starts]
+        if None in se:
+            raise _Refuse("a dynamic read box")
+        if self.kind == "copy":
+            # the read box, in the source's coordinates: src.start + (read start - stored start)
+            c = self.copy
+            cs, ce, src_dim = self.box
+            if None in ss:
+                raise _Refuse("a dynamic read start")
+            for k in range(len(cs)):
+                if ss[k] < cs[k] or ss[k] + se[k] > cs[k] + ce[k]:
+                    raise _Refuse("a read outside the stored box")
+            starts, extents = list(c.src.starts), [const_int(1)] * len(c.src.starts)
+            for cd, sd in src_dim.items():
+                starts[sd] = _plus(c.src.starts[sd], const_int(ss[cd] - cs[cd]))
+                extents[sd] = const_int(se[cd])
+            if [e for e in se if e != 1] != [_const(e) for e in extents if _const(e) != 1]:
+                raise _Refuse("read shapes")
+            return [dataclasses.replace(st, src=ir.Region(c.src.buffer, tuple(starts), tuple(extents)))]
         de = [_const(x) for x in dst.extents]
         if None in se or None in de:
             raise _Refuse("a dynamic read box")
@@ -459,29 +509,6 @@ class _Forward:
         dst_idx = tuple(
             _plus(dst.starts[k], ir.VarRef(qvars[k])) if de[k] != 1 else dst.starts[k] for k in range(len(de))
         )
-        if self.kind == "copy":
-            # the read box, in the source's coordinates: src.start + (read start - dst start)
-            c = self.copy
-            cse = [_const(x) for x in c.src.extents]
-            big_csrc = [k for k, e in enumerate(cse) if e != 1]  # None (dynamic) counts as a dim
-            big_cdst = [k for k, e in enumerate(self.buf.shape) if e != 1]
-            if len(big_csrc) != len(big_cdst):
-                raise _Refuse("copy shapes")
-            starts = list(c.src.starts)
-            extents = [const_int(1)] * len(cse)
-            for sd, cd in zip(big_csrc, big_cdst):
-                if ss[cd] is None:
-                    raise _Refuse("a dynamic read start")
-                if ss[cd] + se[cd] > self.buf.shape[cd]:
-                    raise _Refuse("a read outside the copy")
-                starts[sd] = ir.BinOp("+", c.src.starts[sd], const_int(ss[cd]), INT32) if ss[cd] else c.src.starts[sd]
-                extents[sd] = const_int(se[cd])
-            for k, e in enumerate(self.buf.shape):
-                if e == 1 and (ss[k] != 0 or se[k] != 1):
-                    raise _Refuse("a read outside the copy")
-                if e != 1 and k not in big_cdst:
-                    raise _Refuse("copy shapes")
-            return [ir.Copy(st.loc, ir.Region(c.src.buffer, tuple(starts), tuple(extents)), dst)]
         env = {}
         for k, d in enumerate(self.dims):
             if d[0] == "fixed":
@@ -715,6 +742,19 @@ class _AnyThread:
 
 
 _ANY_THREAD = _AnyThread()
+
+
+def _writes_buffer(st, buf) -> bool:
+    """Whether a statement (not a nest) that names ``buf`` may write it."""
+    if isinstance(st, ir.Store):
+        return st.buffer is buf
+    if isinstance(st, ir.Copy):
+        return isinstance(st.dst, ir.Region) and st.dst.buffer is buf
+    if isinstance(st, ir.Gemm):
+        return st.c.buffer is buf
+    if isinstance(st, ir.Let):
+        return False
+    return True  # fills, reductions, atomics, anything else that names it
 
 
 def _is_write(st, buf) -> bool:

@@ -29,23 +29,34 @@ reads the slot as it was: uninitialised shared memory the first time (undefined)
 finite KV row of an earlier block, which the consumer multiplies by P = 0 after its -inf mask.
 Results agree for finite inputs (docs/compat.md).
 
-A buffer is forwarded when (checked; otherwise it is left as it is):
+A read is forwarded from a store of its buffer when (checked; otherwise the read, and the store,
+stay as they are):
 
-- one statement stores it: a ``T.Parallel`` of one store (under ``if``s inside it) whose indices
-  are, per dimension, a Parallel variable plus a constant, or an expression without them, each
-  variable in one dimension; or a ``Copy`` of a global region into it;
+- the store is a ``T.Parallel`` of one store (under ``if``s inside it) whose indices are, per
+  dimension, a Parallel variable plus a constant, or an expression without them, each variable in
+  one dimension; or a ``Copy`` into a box of the buffer from a global region or a register tile;
 - the stored value and its conditions read only global buffers the kernel never writes, names
-  bound once, loop variables of loops around the store, block indices and sizes;
-- every read of the buffer is a ``Copy`` of a region of it (into another buffer) or a load of one
-  element, after the store in program order, inside every loop around the store, within the box
-  the store writes and at the same index where the store's index has no Parallel variable;
-- no other statement writes the buffer between the store and a read, nor in a loop around a read
-  that the store is not in; where the store is conditional, nothing else writes the buffer.
+  bound once, loop variables of loops around the store, block indices and sizes (a Copy from a
+  register tile: nothing writes that tile between the store and the read);
+- the read is a ``Copy`` of a region of the buffer (into another buffer) or a load of one element,
+  after the store in program order, inside every loop around the store, within the box the store
+  writes, and at the same index where the store's index has no Parallel variable;
+- no other statement writes the buffer between the store and the read, nor in a loop around the
+  read that the store is not in; where the store is conditional, nothing else writes the buffer.
 
-Then the producer section left with no statements is dropped, and where no statement of the kernel
-names the thread index any more but the thread-range ``if``s, the threads above the highest range
-still used are not launched (the producer's warps).  The loop around the reads, where it was a
-sequential loop that Triton does not pipeline, takes the ring's depth as its pipeline stages.
+Each store of a buffer is tried in program order (O_shared, which is Q_shared, is stored twice
+after Q's copy: the output's copies read the accumulators).  Then:
+
+- a buffer nothing reads any more loses its stores, and a thread-range section left with no
+  statements goes; where no statement of the kernel names the thread index any more but the
+  thread-range ``if``s, the threads above the highest range still used are not launched (the
+  producer's warps);
+- a gathered fragment with unit dimensions that only gemms read whole drops them, and a gather
+  equal to an earlier one of the same iteration (the PV dot's V rows are the QK dot's K rows) reads
+  the earlier tile: one load for both dots;
+- the outermost sequential loop around a forwarded ring's store, a ``serial(n) x unroll(depth)``
+  nest over the slots flattened to one loop first, pipelines with the ring's depth (the producer
+  filled that many slots ahead).
 """
 
 from __future__ import annotations

@@ -93,6 +93,9 @@ class _Site:
 def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
     """``kernel`` with the shared buffers described above forwarded into their reads (a new Kernel;
     ``kernel`` is unchanged, and returned as it is when nothing applies)."""
+    produced = _producer_buffers(kernel)
+    if not produced:
+        return kernel  # no producer section that only copies into shared memory
     body = kernel.body
     forwarded: list = []
     rings: dict = {}  # forwarded ring -> (loop variables around its store, its depth)
@@ -128,6 +131,8 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
     if not forwarded:
         return kernel
     body, gone = _drop_dead(body, forwarded)
+    if not produced <= set(gone):
+        return kernel  # a producer's buffer is still read: the ring stays, and so does the rest
     body = _squeeze_gathers(body)
     body = _share_gathers(body)
     body = _pipeline(body, [rings[b] for b in gone if b in rings])
@@ -136,6 +141,55 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
     if threads is not None and threads < kernel.threads:
         out = dataclasses.replace(out, threads=threads, thread_extents=(threads,))
     return out
+
+
+def _thread_aliases(kernel: ir.Kernel) -> set:
+    if len(kernel.thread_vars) != 1:
+        return set()
+    tx = kernel.thread_vars[0]
+    aliases = {tx}
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Let) and isinstance(s.value, ir.VarRef) and s.value.var is tx:
+            aliases.add(s.var)
+    return aliases
+
+
+def _producer_buffers(kernel: ir.Kernel) -> set:
+    """The shared buffers of the kernel's producer sections: thread-range ``if``s (no ``else``)
+    whose statements are all ``T.Parallel`` stores into shared memory (after passes/thread_copies.py:
+    a producer that only copies); empty when there is none."""
+    aliases = _thread_aliases(kernel)
+    out: set = set()
+    if not aliases:
+        return out
+    for s in ir.walk(kernel.body):
+        if not (isinstance(s, ir.If) and not s.else_body and s.then_body and _thread_range(s.cond, aliases)):
+            continue
+        bufs = set()
+        for par in s.then_body:
+            if not isinstance(par, ir.Parallel):
+                break
+            stores = [x for x in ir.walk(par.body) if isinstance(x, ir.Store)]
+            others = [x for x in ir.walk(par.body) if not isinstance(x, (ir.Store, ir.If))]
+            if others or not stores or any(x.buffer.scope != ir.SHARED for x in stores):
+                break
+            bufs.update(x.buffer for x in stores)
+        else:
+            out |= bufs
+    return out
+
+
+def _thread_range(cond, aliases: set) -> bool:
+    """Whether ``cond`` is a conjunction of comparisons of the thread index with constants."""
+    if isinstance(cond, ir.BinOp) and cond.op in ("and", "&"):
+        return _thread_range(cond.lhs, aliases) and _thread_range(cond.rhs, aliases)
+    return (
+        isinstance(cond, ir.Compare)
+        and cond.op in ("<", "<=", ">", ">=")
+        and isinstance(cond.lhs, ir.VarRef)
+        and cond.lhs.var in aliases
+        and _const(cond.rhs) is not None
+    )
 
 
 # ------------------------------------------------------------------------------ program positions
@@ -854,13 +908,9 @@ def _subst_stmts(stmts: list, env: dict) -> list:
 def _threads_left(kernel: ir.Kernel) -> int | None:
     """Threads still used: where the thread index appears only in thread-range conditions, the
     highest bound of those ranges (rounded up to a warp)."""
-    if len(kernel.thread_vars) != 1:
+    aliases = _thread_aliases(kernel)
+    if not aliases:
         return None
-    tx = kernel.thread_vars[0]
-    aliases = {tx}
-    for s in ir.walk(kernel.body):
-        if isinstance(s, ir.Let) and isinstance(s.value, ir.VarRef) and s.value.var is tx:
-            aliases.add(s.var)
     hi = 0
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.Let) and s.var in aliases:

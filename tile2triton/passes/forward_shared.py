@@ -850,7 +850,8 @@ def _pipeline(body: list, rings: list) -> list:
         for s in stmts:
             if isinstance(s, ir.For):
                 s = dataclasses.replace(s, body=go(s.body))
-                if s.var in want and s.kind == "serial" and not s.num_stages:
+                exits = any(isinstance(x, (ir.Break, ir.Continue, ir.While)) for x in ir.walk(s.body))
+                if s.var in want and s.kind == "serial" and not s.num_stages and not exits:
                     s = _flatten(s) or s
                     s = dataclasses.replace(s, kind="pipelined", num_stages=want[s.var] if s.var in want else 2)
             elif isinstance(s, ir.If):

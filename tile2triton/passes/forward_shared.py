@@ -98,6 +98,7 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
         return kernel  # no producer section that only copies into shared memory
     body = kernel.body
     forwarded: list = []
+    made: list = []
     rings: dict = {}  # forwarded ring -> (loop variables around its store, its depth)
     while True:
         sites = _index(body)
@@ -114,6 +115,7 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
                         print(f"forward_shared: {buf.name}, store {which}, kept: {why}")
                     continue
                 progress = True
+                made += fw.made
                 if _DEBUG:
                     print(f"forward_shared: {buf.name}, store {which}: forwarded")
                 if buf not in forwarded:
@@ -135,6 +137,7 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
         return kernel  # a producer's buffer is still read: the ring stays, and so does the rest
     body = _squeeze_gathers(body)
     body = _share_gathers(body)
+    body = _hoist(body, made, _thread_aliases(kernel))
     body = _pipeline(body, [rings[b] for b in gone if b in rings])
     out = dataclasses.replace(kernel, body=body)
     threads = _threads_left(out)
@@ -283,6 +286,7 @@ def _written_globals(body: list) -> set:
 class _Forward:
     def __init__(self, kernel: ir.Kernel, body: list, sites: dict, buf: ir.Buffer, which: int = 0):
         self.kernel, self.body, self.sites, self.buf, self.which = kernel, body, sites, buf, which
+        self.made: list = []  # the copies from global memory made at reads
         self.lets: dict = {}
         for s in ir.walk(body):
             if isinstance(s, ir.Let):
@@ -561,7 +565,9 @@ class _Forward:
                 extents[sd] = const_int(se[cd])
             if [e for e in se if e != 1] != [_const(e) for e in extents if _const(e) != 1]:
                 raise _Refuse("read shapes")
-            return [dataclasses.replace(st, src=ir.Region(c.src.buffer, tuple(starts), tuple(extents)))]
+            new = dataclasses.replace(st, src=ir.Region(c.src.buffer, tuple(starts), tuple(extents)))
+            self.made.append(new)
+            return [new]
         de = [_const(x) for x in dst.extents]
         if None in se or None in de:
             raise _Refuse("a dynamic read box")
@@ -655,6 +661,69 @@ def _gathers(body: list) -> list:
             if isinstance(st, ir.Store) and st.buffer.scope == ir.FRAGMENT:
                 out.append((s, st))
     return out
+
+
+def _hoist(body: list, made: list, aliases: set) -> list:
+    """A copy from global memory made at a read (Q's sub-tiles) whose box names no variable of
+    the loops around it moves before the outermost such loop, with its fragment's allocation:
+    the same tile every iteration (the source is never written), loaded once.  Only through loops
+    and thread-range ``if``s, and where that copy is the fragment's one writer."""
+    sites = _index(body)
+    moves: dict = {}  # id(loop) -> statements to put before it
+    drop: set = set()
+    for c in made:
+        site = sites.get(id(c))
+        if site is None or c.src.buffer.scope != ir.GLOBAL or c.dst.buffer.scope != ir.FRAGMENT:
+            continue
+        frag = c.dst.buffer
+        allocs = [s for s in ir.walk(body) if isinstance(s, ir.Alloc) and s.buffer is frag]
+        writers = [
+            s
+            for s in ir.walk(body)
+            if not isinstance(s, (ir.Alloc, ir.If, ir.For, ir.Parallel))
+            and _mentions(s, frag)
+            and _writes_buffer(s, frag)
+        ]
+        if writers != [c] or len(allocs) != 1:
+            continue
+        names = {
+            n.var
+            for e in (*c.src.starts, *c.src.extents, *c.dst.starts)
+            if isinstance(e, ir.Expr)
+            for n in _nodes(e)
+            if isinstance(n, ir.VarRef)
+        }
+        target = None
+        for loop in reversed(site.loops):
+            bound = {loop.var} | {x.var for x in ir.walk(loop.body) if isinstance(x, ir.Let)}
+            if names & bound or not isinstance(loop, ir.For):
+                break
+            target = loop
+        if target is None:
+            continue
+        inside = site.parents[site.parents.index(target) + 1 :]
+        if not all(
+            isinstance(p, ir.For) or isinstance(p, ir.If) and not p.else_body and _thread_range(p.cond, aliases)
+            for p in inside
+        ):
+            continue
+        if sites[id(allocs[0])].parents[: len(site.parents)] != site.parents[: len(sites[id(allocs[0])].parents)]:
+            continue
+        moves.setdefault(id(target), []).extend([allocs[0], c])
+        drop.update((id(allocs[0]), id(c)))
+    if not moves:
+        return body
+
+    def go(stmts):
+        out = []
+        for s in stmts:
+            if id(s) in drop:
+                continue
+            out.extend(moves.get(id(s), ()))
+            out.append(_rebuild(s, go))
+        return out
+
+    return go(body)
 
 
 def _squeeze_gathers(body: list) -> list:

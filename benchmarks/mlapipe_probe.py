@@ -10,7 +10,9 @@ Rows per shape (S queries, SKV keys, H heads, topk keys a query, q_start; one H2
   the KV ring in global scratch;
 - ``FORWARD_SHARED=1``: the ring forwarded into the consumers (passes/forward_shared.py): masked
   gathers feed the dots, pipelined by Triton, the producer's warps gone;
-- ``hand bv``: block view by hand (Q from global, split halves, flat loop, 2 stages, 8 warps).
+- ``hand bv``: block view by hand (Q from global, split halves, flat loop, 2 stages, 8 warps);
+- ``... static``: the kernel with static shapes (as TileLang's MLA decode WS example: Q's copies
+  become TMA loads on Hopper).
 Each row: median microseconds (do_bench warmup 25, rep 200), max abs error against a float32
 torch reference, the launch's warps, and the first call's seconds (compile included).  The last
 shape has a q_start that leaves some of each query's keys past the causal limit (skipped rows).
@@ -173,6 +175,8 @@ def reference(q, kv, idx, start):
     return torch.einsum("sht,std->shd", s.softmax(-1), k[..., :DV])
 
 
+STATIC = " static"  # a row name ending so: the kernel with static shapes (Q's copies through TMA)
+
 SWITCHES = {
     "default": {"TILE2TRITON_THREAD_COPY_TILES": "0", "TILE2TRITON_FORWARD_SHARED": "0"},
     "THREAD_COPY_TILES=1": {"TILE2TRITON_THREAD_COPY_TILES": "1", "TILE2TRITON_FORWARD_SHARED": "0"},
@@ -183,9 +187,12 @@ SWITCHES = {
 def t2t_row(name, H, topk, args, out):
     """The kernel compiled and first run under the switch's settings (lowerings are cached per
     settings), then timed under them."""
-    env = SWITCHES[name]
+    static = name.endswith(STATIC)
+    env = SWITCHES[name.removesuffix(STATIC)]
+    q = args[0]
+    shape = (q.shape[0], q.shape[1], args[1].shape[1]) if static else None
     with mock.patch.dict(os.environ, env):
-        kernel = tile2triton.compile(sparse_mla_ws(H, DV, DT, topk, SM_SCALE))
+        kernel = tile2triton.compile(sparse_mla_ws(H, DV, DT, topk, SM_SCALE, shape=shape))
         kernel(*args, out)
         warps = kernel.num_warps
 
@@ -216,9 +223,16 @@ def main() -> None:
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     quick = dev == "cpu"  # the interpreter: a smoke run of one small shape, no timing
     if quick:
-        shapes = [(3, 80, 16, 128, 40, ("FORWARD_SHARED=1", "hand bv"))]
+        shapes = [(3, 80, 16, 128, 40, ("FORWARD_SHARED=1", "hand bv", "FORWARD_SHARED=1 static"))]
     else:
-        every = ("default", "THREAD_COPY_TILES=1", "FORWARD_SHARED=1", "hand bv")
+        every = (
+            "default",
+            "THREAD_COPY_TILES=1",
+            "FORWARD_SHARED=1",
+            "hand bv",
+            "default static",
+            "FORWARD_SHARED=1 static",
+        )
         shapes = [
             (256, 512, 64, 256, 1024, every),  # the regression case
             (512, 2048, 64, 512, 1024, ("FORWARD_SHARED=1", "hand bv")),
@@ -247,7 +261,7 @@ def main() -> None:
             except Exception as exc:  # one row failing does not hide the others
                 msg = str(exc).splitlines()[0][:110] if str(exc) else ""
                 line = f"FAILED {type(exc).__name__}: {msg}"
-            print(f"{name:22} {S:4} {SKV:5} {H:3} {topk:5} {start:5} {line}", flush=True)
+            print(f"{name:24} {S:4} {SKV:5} {H:3} {topk:5} {start:5} {line}", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,16 @@ mbarriers order them (``k_ready``/``k_free`` per slot, ``s_ready``/``s_free`` fo
 import tile2triton.language as T
 
 
-def sparse_mla_ws(heads: int, dim: int, tail: int, topk: int, sm_scale: float, block: int = 64):
+def sparse_mla_ws(heads: int, dim: int, tail: int, topk: int, sm_scale: float, block: int = 64, shape=None):
     """``Out[b, s, h, :dim]`` = softmax over the valid ``topk`` keys of ``s`` of (Q K^T * sm_scale) V,
-    with K = KV rows, V their first ``dim`` columns; key index ``k`` valid when ``k <= q_start + s``."""
+    with K = KV rows, V their first ``dim`` columns; key index ``k`` valid when ``k <= q_start + s``.
+    ``shape``: static (batch, seq_len, seq_len_kv) instead of dynamic ones (TMA copies on Hopper)."""
     H, D, DT, BI = heads, dim, tail, block
     NI = topk // BI
     assert topk % BI == 0 and NI % 2 == 0 and BI % 16 == 0 and (D + DT) % 64 == 0 and H >= 16
     stages = 2
     scale = sm_scale * 1.44269504  # log2(e)
-    batch, seq_len, seq_len_kv = T.dynamic("batch, seq_len, seq_len_kv")
+    batch, seq_len, seq_len_kv = shape if shape is not None else T.dynamic("batch, seq_len, seq_len_kv")
 
     @T.prim_func
     def main(

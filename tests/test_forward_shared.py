@@ -64,14 +64,17 @@ def _code(kernel) -> str:
 
 def test_mla_forwarded_source(monkeypatch):
     """The ring, the flags and Q_shared/O_shared are gone: no scratch, no thread lanes; one gather
-    per KV column block (the PV dots reuse the QK dots' tiles); one loop pipelined with the ring's
-    depth; the producer's warps not launched (256 of 384 threads: 8 warps, not 16)."""
+    per KV column block (the PV dots reuse the QK dots' tiles); Q's three tiles loaded once, before
+    one loop pipelined with the ring's depth; the producer's warps not launched (256 of 384
+    threads: 8 warps, not 16)."""
     monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "1")
     kernel = tilelang.compile(sparse_mla_ws(H, D, DT, TOPK, SCALE))
     code = _code(kernel)
     assert "scratch +" not in code and "tx = " not in code
     assert code.count("tl.load(KV + ") == 3  # columns [0, 32), [32, 64) and the tail
     assert code.count("tl.range(") == 1 and "num_stages=2" in code
+    loop = code.index("tl.range(")
+    assert code.count("tl.load(Q + ") == 3 and code.rindex("tl.load(Q + ") < loop  # Q's tiles hoisted
     assert kernel.num_warps == 8
     monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "0")
     assert tilelang.compile(sparse_mla_ws(H, D, DT, TOPK, SCALE)).num_warps == 16

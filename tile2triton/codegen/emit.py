@@ -287,9 +287,14 @@ def lower_kernel(
     choice: set = set()
     if (options.thread_copy_tiles or options.forward_shared) and kernel.thread_vars:
         copied: set = set()
-        kernel = rewrite_thread_copies(kernel, copied)
-        if options.forward_shared:
-            kernel = forward_shared(kernel)
+        copies = rewrite_thread_copies(kernel, copied)
+        forwarded = forward_shared(copies) if options.forward_shared else copies
+        if forwarded is not copies:
+            kernel, copied = forwarded, set()  # the producer's buffers are gone
+        elif options.thread_copy_tiles:
+            kernel = copies
+        else:
+            copied = set()  # nothing forwarded: the copy nests stay as they were
         # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
         # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
         choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)

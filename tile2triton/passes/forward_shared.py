@@ -136,7 +136,7 @@ def forward_shared(kernel: ir.Kernel) -> ir.Kernel:
     if not produced <= set(gone):
         return kernel  # a producer's buffer is still read: the ring stays, and so does the rest
     body = _squeeze_gathers(body)
-    body = _share_gathers(body)
+    body = _share_gathers(body, _thread_aliases(kernel))
     body = _hoist(body, made, _thread_aliases(kernel))
     body = _pipeline(body, [rings[b] for b in gone if b in rings])
     out = dataclasses.replace(kernel, body=body)
@@ -277,7 +277,7 @@ def _written_globals(body: list) -> set:
                     out.add(v.root)
         for e in _exprs(s):
             for n in _nodes(e):
-                if isinstance(n, (ir.InlineAsm, ir.Call)) and not isinstance(n, ir.Call):
+                if isinstance(n, ir.InlineAsm):
                     out.add(None)  # inline asm may write anything
     return out
 
@@ -373,9 +373,8 @@ class _Forward:
         cands = []
         for st in stores:
             if isinstance(st, ir.Store):
-                par = self.sites[id(st)].parents[-1] if self.sites[id(st)].parents else None
                 ifs = []
-                node = par
+                node = None
                 for p in reversed(self.sites[id(st)].parents):
                     if isinstance(p, ir.Parallel):
                         node = p
@@ -383,7 +382,6 @@ class _Forward:
                     ifs.append(p)
                 if isinstance(node, ir.Parallel) and all(isinstance(x, ir.If) for x in ifs):
                     cands.append((node, st))  # else: a write, not forwarded
-                del par
             elif isinstance(st, ir.Copy):
                 src = st.src
                 scopes = (ir.GLOBAL, ir.FRAGMENT, ir.LOCAL)
@@ -776,7 +774,7 @@ def _squeeze_gathers(body: list) -> list:
     return go(body)
 
 
-def _share_gathers(body: list) -> list:
+def _share_gathers(body: list, aliases: set) -> list:
     """A forwarded gather that repeats an earlier one of the same iteration (the PV dot's V reads
     the rows the QK dot's K read) reads the earlier one's tile instead: one load, two dots."""
     sites = _index(body)
@@ -804,7 +802,7 @@ def _share_gathers(body: list) -> list:
             if f1 in alias or key1 != key2 or f1.shape != f2.shape or len(writes.get(f1, ())) != 1:
                 continue
             s1, s2 = sites[id(p1)], sites[id(p2)]
-            if s1.loops != s2.loops or not _sections_only(s1.parents, s2.parents):
+            if s1.loops != s2.loops or not _sections_only(s1.parents, s2.parents, aliases):
                 continue
             alias[f2] = f1
             drop.add(id(p2))
@@ -859,23 +857,14 @@ def _canonical(k: int) -> ir.Var:
     return _CANONICAL[k]
 
 
-def _sections_only(a: tuple, b: tuple) -> bool:
+def _sections_only(a: tuple, b: tuple, aliases: set) -> bool:
     """Whether the statements above two gathers differ only by thread-range ``if``s (warp
     sections, which the block-level program runs one after another in the same frame)."""
     n = 0
     while n < min(len(a), len(b)) and a[n] is b[n]:
         n += 1
-    return all(
-        isinstance(p, ir.If) and not p.else_body and _range_hi(p.cond, _ANY_THREAD) is not None for p in a[n:] + b[n:]
-    )
-
-
-class _AnyThread:
-    def __contains__(self, var) -> bool:
-        return getattr(var, "kind", None) == "thread" or getattr(var, "name", "") == "tx"
-
-
-_ANY_THREAD = _AnyThread()
+    rest = a[n:] + b[n:]
+    return all(isinstance(p, ir.If) and not p.else_body and _thread_range(p.cond, aliases) for p in rest)
 
 
 def _writes_buffer(st, buf) -> bool:
@@ -921,8 +910,9 @@ def _pipeline(body: list, rings: list) -> list:
                 s = dataclasses.replace(s, body=go(s.body))
                 exits = any(isinstance(x, (ir.Break, ir.Continue, ir.While)) for x in ir.walk(s.body))
                 if s.var in want and s.kind == "serial" and not s.num_stages and not exits:
+                    depth = want[s.var]
                     s = _flatten(s) or s
-                    s = dataclasses.replace(s, kind="pipelined", num_stages=want[s.var] if s.var in want else 2)
+                    s = dataclasses.replace(s, kind="pipelined", num_stages=depth)
             elif isinstance(s, ir.If):
                 s = dataclasses.replace(s, then_body=go(s.then_body), else_body=go(s.else_body))
             out.append(s)

@@ -112,7 +112,7 @@ SUPPORTED_NOTES = {
     "where they share an iteration space (frontend/warp_sections.py)",
     "mbarrier_wait_parity": "as T.barrier_wait",
     "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands; "
-    "TILE2TRITON_FORWARD_SHARED=1: a producer section's gathers into a shared ring are made at the "
+    "with TILE2TRITON_FORWARD_SHARED (on by default) a producer section's gathers into a shared ring are made at the "
     "consumers' reads (passes/forward_shared.py), where rows the producer skips read 0 "
     "(TileLang: the slot's stale or uninitialised contents; the same results for finite inputs "
     "that the consumer masks to -inf)",

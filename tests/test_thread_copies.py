@@ -107,6 +107,7 @@ CASES = [(3, 70, 4, 32, 96, 50), (2, 45, 2, 16, 160, 30)]
 @pytest.mark.parametrize("M, N, NB, BI, C, limit, named_row", [(*c, False) for c in CASES] + [(*CASES[0], True)])
 def test_gather_ring_both_lowerings(dev, monkeypatch, switch, M, N, NB, BI, C, limit, named_row):
     monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "0")  # the copies themselves (forwarding: test_forward_shared.py)
     torch.manual_seed(1)
     kernel = tilelang.compile(gather_ring(M, N, NB, BI, C, limit, named_row=named_row))
     idx = torch.randint(0, N, (M, NB * BI), dtype=torch.int32)
@@ -206,6 +207,7 @@ def test_rewrite_refuses(body_kind):
 @pytest.mark.parametrize("switch", ["0", "1"])
 def test_section_copy_both_lowerings(dev, monkeypatch, switch):
     monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "0")  # the copies themselves (forwarding: test_forward_shared.py)
     kernel = _kernel_ir(_section_kernel("plain"))
     assert rewrite_thread_copies(kernel) is not kernel
     g = torch.randn(16, 24, device=dev)
@@ -219,6 +221,7 @@ def test_gather_ring_source(monkeypatch, switch):
     """With the switch on the generated kernel has no thread lanes and no scratch: the ring and
     the flags are block-level tiles; off, today's lane space and scratch stay."""
     monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "0")  # the copies themselves (forwarding: test_forward_shared.py)
     src = tilelang.compile(gather_ring(3, 70, 4, 32, 96, 50), target="cuda").get_kernel_source()
     code = "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
     lanes = "tl.arange(0, 256)" in code
@@ -230,6 +233,7 @@ def test_large_ring_stays_in_scratch(dev, monkeypatch, switch):
     """A ring past the one-hot limit (2 x 64 x 288, padded 65536 elements) keeps its scratch with
     the switch on (as a register tile it would spill); the copies are still block-level."""
     monkeypatch.setenv("TILE2TRITON_THREAD_COPY_TILES", switch)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_SHARED", "0")  # the copies themselves (forwarding: test_forward_shared.py)
     M, N, NB, BI, C, limit = 1, 90, 2, 64, 288, 70
     kernel = tilelang.compile(gather_ring(M, N, NB, BI, C, limit))
     code = kernel.get_kernel_source()

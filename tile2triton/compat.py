@@ -111,7 +111,11 @@ SUPPORTED_NOTES = {
     "barrier_wait": "warp-specialized sections run in an order that satisfies every wait, their loops fused "
     "where they share an iteration space (frontend/warp_sections.py)",
     "mbarrier_wait_parity": "as T.barrier_wait",
-    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands",
+    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands; "
+    "with TILE2TRITON_FORWARD_SHARED (on by default) a producer section's gathers into a shared ring are made at the "
+    "consumers' reads (passes/forward_shared.py), where rows the producer skips read 0 "
+    "(TileLang: the slot's stale or uninitialised contents; the same results for finite inputs "
+    "that the consumer masks to -inf)",
     "async_copy": "a global -> shared T.copy, complete when issued (Triton pipelines its loads itself), so every "
     "read after it sees the data; other scopes are an error, as in TileLang",
     "cp_async_barrier_noinc": "the thread's arrive (its copies are complete)",

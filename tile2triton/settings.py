@@ -13,6 +13,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TUNE`` | ``heuristic`` (default), ``off``, ``search`` | launch parameters (runtime/tuning.py) |
 | ``TILE2TRITON_PER_THREAD_LOADS`` | on/off (default on) | thread-view loads made by every thread |
 | ``TILE2TRITON_THREAD_COPY_TILES`` | on/off (default off) | per-thread copy nests of thread-range sections as block copies |
+| ``TILE2TRITON_FORWARD_SHARED`` | on/off (default on) | a warp-specialized producer's shared ring forwarded into the consumers' reads (the gathers feed the dots; passes/forward_shared.py) |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
@@ -106,6 +107,11 @@ SECTION_WARPS_DEFAULT = True
 FORWARD_STAGES_DEFAULT = True
 GLOBAL_MIRRORS_DEFAULT = True
 
+# passes/forward_shared.py: on from offline evidence (the session 10 probe did not run): the sparse MLA
+# forward's kernel compiles (Triton 3.6, sm_90) to 8 warps, 255 registers, no spills, 221440 B of shared
+# memory, as the hand block-view kernel measured at 50 us on the H200 (this lowering without it: 814-904 us)
+FORWARD_SHARED_DEFAULT = True
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -116,6 +122,7 @@ VARIABLES = (
     "TILE2TRITON_TUNE",
     "TILE2TRITON_PER_THREAD_LOADS",
     "TILE2TRITON_THREAD_COPY_TILES",
+    "TILE2TRITON_FORWARD_SHARED",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -204,6 +211,7 @@ class Settings:
     tune: str  # "heuristic", "off" or "search"
     per_thread_loads: bool
     thread_copy_tiles: bool  # passes/thread_copies.py
+    forward_shared: bool  # passes/forward_shared.py (implies the thread copies)
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
@@ -250,6 +258,9 @@ class Settings:
             tune=_choice("TILE2TRITON_TUNE", get("TILE2TRITON_TUNE"), _TUNE, "heuristic"),
             per_thread_loads=flag("TILE2TRITON_PER_THREAD_LOADS", get("TILE2TRITON_PER_THREAD_LOADS"), True),
             thread_copy_tiles=flag("TILE2TRITON_THREAD_COPY_TILES", get("TILE2TRITON_THREAD_COPY_TILES"), False),
+            forward_shared=flag(
+                "TILE2TRITON_FORWARD_SHARED", get("TILE2TRITON_FORWARD_SHARED"), FORWARD_SHARED_DEFAULT
+            ),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),

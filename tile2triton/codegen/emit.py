@@ -12,6 +12,7 @@ from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
 from ..passes.column_split import split_columns
+from ..passes.forward_shared import forward_shared
 from ..passes.pow2_split import split_pow2_dims
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
@@ -288,9 +289,16 @@ def lower_kernel(
     choice: set = set()
     if options.column_split:
         kernel, _ = split_columns(kernel)
-    if options.thread_copy_tiles and kernel.thread_vars:
+    if (options.thread_copy_tiles or options.forward_shared) and kernel.thread_vars:
         copied: set = set()
-        kernel = rewrite_thread_copies(kernel, copied)
+        copies = rewrite_thread_copies(kernel, copied)
+        forwarded = forward_shared(copies) if options.forward_shared else copies
+        if forwarded is not copies:
+            kernel, copied = forwarded, set()  # the producer's buffers are gone
+        elif options.thread_copy_tiles:
+            kernel = copies
+        else:
+            copied = set()  # nothing forwarded: the copy nests stay as they were
         # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
         # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
         choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)

@@ -177,6 +177,9 @@ class LoweringOptions:
     # thread view: a thread-range section's per-thread copy nest lowered as the block-level copies
     # it makes (passes/thread_copies.py); the runtime sets it from TILE2TRITON_THREAD_COPY_TILES
     thread_copy_tiles: bool = False
+    # ... and a warp-specialized producer's shared ring forwarded into the consumers' reads
+    # (passes/forward_shared.py, after the copies above); TILE2TRITON_FORWARD_SHARED
+    forward_shared: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
@@ -409,6 +412,14 @@ class KernelLowerer(RegisterAccess):
             c = self.ev(e.cond)
             if is_bool_literal(c):
                 return self.cast(self.ev(e.true_value if c.node.value else e.false_value), e.dtype)
+            if self.options.forward_shared and c.axes and _masked_load(e):
+                # select(c, G[i], 0): the load masked by c reads the 0 itself (and only the rows kept)
+                name = c.node.id if isinstance(c.node, ast.Name) else self.assign("keep", c.node)
+                self.scope.conds.append(Tile(P.name(name), BOOL, c.axes))
+                try:
+                    return self.cast(self.ev(e.true_value), e.dtype)
+                finally:
+                    self.scope.conds.pop()
             a, b = self.ev(e.true_value), self.ev(e.false_value)
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
             return Tile(P.call("tl.where", c.node, a.node, b.node), e.dtype, c.axes | a.axes | b.axes)
@@ -602,3 +613,16 @@ def _literal_in(t: Tile, dt: DType) -> Tile:
 
 
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
+
+
+def _masked_load(e: ir.Select) -> bool:
+    """``select(c, G[i], 0)`` with G global and a zero of the load's own dtype: a load masked by c."""
+    f, t = e.false_value, e.true_value
+    return (
+        isinstance(t, ir.Load)
+        and t.buffer.scope == ir.GLOBAL
+        and t.dtype == e.dtype
+        and isinstance(f, ir.Const)
+        and not isinstance(f.value, bool)
+        and f.value == 0
+    )

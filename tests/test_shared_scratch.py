@@ -119,8 +119,11 @@ def test_scratch_source_has_stores_loads_and_barriers(automatic):
     assert "program = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)" in code
     assert "scratch = scratch_ptr + program.to(tl.int64) * 65536" in code
     assert "S = scratch.to(tl.pointer_type(tl.float32), bitcast=True)" in code
-    store, sync, load = code.index("tl.store(S + "), code.index("tl.debug_barrier()"), code.index("tl.load(S + ")
-    assert store < sync < load
+    # the stores, a barrier after them, then the loads (the store loop keeps its iterations: their
+    # scrambled indices are not proven distinct, so a barrier also orders them)
+    store = code.index("tl.store(S + ")
+    sync = code.index("tl.debug_barrier()", store)
+    assert store < sync < code.index("tl.load(S + ", sync)
     # the write loop became one (64, 256) store; the T.sync_threads() barrier is the only one needed
     assert code.count("tl.debug_barrier()") == 1
     # origin comments name the TileLang lines

@@ -68,6 +68,20 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir.dtypes import BOOL, INT32
 from ..ir.exprs import const_int, ir_key
+from .ir_edits import (
+    _conj,
+    _const,
+    _map_children,
+    _map_exprs,
+    _mentions_in_exprs,
+    _plus,
+    _range_hi,
+    _rebuild,
+    _replace,
+    _subst,
+    _subst_stmts,
+    _var_plus_const,
+)
 from .thread_copies import _exprs, _loads, _nodes
 
 _DEBUG = False
@@ -957,14 +971,6 @@ def _flatten(outer: ir.For) -> ir.For | None:
     return dataclasses.replace(outer, var=k, stop=const_int(n * m), body=body)
 
 
-def _subst_stmts(stmts: list, env: dict) -> list:
-    out = []
-    for s in stmts:
-        (s,) = _map_exprs(s, lambda e: _subst(e, env))
-        out.append(_rebuild(s, lambda b: _subst_stmts(b, env)))
-    return out
-
-
 def _threads_left(kernel: ir.Kernel) -> int | None:
     """Threads still used: where the thread index appears only in thread-range conditions, the
     highest bound of those ranges (rounded up to a warp)."""
@@ -988,138 +994,3 @@ def _threads_left(kernel: ir.Kernel) -> int | None:
     if hi <= 0:
         return None
     return -(-hi // 32) * 32
-
-
-def _range_hi(cond, aliases) -> int | None:
-    """The exclusive upper bound of a conjunction of thread-index comparisons with constants that
-    has one (``tx < 128``, ``tx >= 128 and tx < 256``); None for anything else."""
-    parts = []
-
-    def conj(e):
-        if isinstance(e, ir.BinOp) and e.op in ("and", "&"):
-            conj(e.lhs)
-            conj(e.rhs)
-        else:
-            parts.append(e)
-
-    conj(cond)
-    hi = None
-    for p in parts:
-        if not (isinstance(p, ir.Compare) and isinstance(p.lhs, ir.VarRef) and p.lhs.var in aliases):
-            return None
-        c = _const(p.rhs)
-        if c is None:
-            return None
-        if p.op == "<":
-            hi = c if hi is None else min(hi, c)
-        elif p.op == "<=":
-            hi = c + 1 if hi is None else min(hi, c + 1)
-        elif p.op not in (">", ">="):
-            return None
-    return hi
-
-
-# ------------------------------------------------------------------------------ expression helpers
-def _const(e):
-    if isinstance(e, int) and not isinstance(e, bool):
-        return e
-    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return e.value
-    return None
-
-
-def _plus(a, b):
-    """``a + b``, without adding a zero."""
-    if _const(a) == 0:
-        return b
-    if _const(b) == 0:
-        return a
-    return ir.BinOp("+", a, b, INT32)
-
-
-def _var_plus_const(e, pvars):
-    if isinstance(e, ir.VarRef) and e.var in pvars:
-        return e.var, 0
-    if isinstance(e, ir.BinOp) and e.op == "+":
-        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if isinstance(a, ir.VarRef) and a.var in pvars and _const(b) is not None:
-                return a.var, _const(b)
-    return None, 0
-
-
-def _conj(conds: list):
-    e = conds[0]
-    for c in conds[1:]:
-        e = ir.BinOp("and", e, c, BOOL)
-    return e
-
-
-def _subst(e, env: dict):
-    if isinstance(e, ir.VarRef) and e.var in env:
-        return env[e.var]
-    return _map_children(e, lambda x: _subst(x, env))
-
-
-def _map_children(e, f):
-    if isinstance(e, ir.Load):
-        return dataclasses.replace(e, indices=tuple(f(i) for i in e.indices))
-    if isinstance(e, (ir.BinOp, ir.Compare)):
-        return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
-    if isinstance(e, ir.UnaryOp):
-        return dataclasses.replace(e, operand=f(e.operand))
-    if isinstance(e, ir.Call):
-        return dataclasses.replace(e, args=tuple(f(a) if isinstance(a, ir.Expr) else a for a in e.args))
-    if isinstance(e, ir.Cast):
-        return dataclasses.replace(e, value=f(e.value))
-    if isinstance(e, ir.Select):
-        return dataclasses.replace(e, cond=f(e.cond), true_value=f(e.true_value), false_value=f(e.false_value))
-    return e
-
-
-def _mentions_in_exprs(st, buf) -> bool:
-    return any(ld.buffer is buf for e in _exprs(st) for ld in _loads(e))
-
-
-def _map_exprs(st, f):
-    """The statement with ``f`` applied to each expression it holds directly."""
-    changes = {}
-    for fl in dataclasses.fields(st):
-        v = getattr(st, fl.name)
-        if isinstance(v, ir.Expr):
-            changes[fl.name] = f(v)
-        elif isinstance(v, tuple) and any(isinstance(x, ir.Expr) for x in v):
-            changes[fl.name] = tuple(f(x) if isinstance(x, ir.Expr) else x for x in v)
-        elif isinstance(v, ir.Region):
-            changes[fl.name] = dataclasses.replace(
-                v,
-                starts=tuple(f(x) if isinstance(x, ir.Expr) else x for x in v.starts),
-                extents=tuple(f(x) if isinstance(x, ir.Expr) else x for x in v.extents),
-            )
-    return [dataclasses.replace(st, **changes)]
-
-
-def _replace(body: list, replace: dict) -> list:
-    """``body`` with statements replaced by lists (by id); nested statements are rebuilt."""
-
-    def go(stmts):
-        out = []
-        for s in stmts:
-            if id(s) in replace:
-                new = replace[id(s)]
-                # a replaced statement's nested bodies still get the other replacements
-                out.extend(_rebuild(n, go) for n in new)
-                continue
-            out.append(_rebuild(s, go))
-        return out
-
-    return go(body)
-
-
-def _rebuild(s, go):
-    if isinstance(s, ir.For):
-        return dataclasses.replace(s, body=go(s.body))
-    if isinstance(s, ir.If):
-        return dataclasses.replace(s, then_body=go(s.then_body), else_body=go(s.else_body))
-    if isinstance(s, (ir.Parallel, ir.While)):
-        return dataclasses.replace(s, body=go(s.body))
-    return s

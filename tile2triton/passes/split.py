@@ -143,9 +143,14 @@ def distinct_per_iteration(stores: list, var: ir.Var, lets: dict) -> bool:
     """Do different iterations of a loop over ``var`` write different elements through these stores
     (index tuples of one buffer)?  Yes when one dim of every store is ``c * var + r_i`` with one
     non-zero ``c`` and the ``r_i`` equal up to constants less than ``|c|`` apart (a strided row's
-    elements): ``c * t + r_i == c * t' + r_j`` then needs ``t == t'``.  False when unproven."""
+    elements): ``c * t + r_i == c * t' + r_j`` then needs ``t == t'``.  False when affine indices do
+    not prove it (``A[T.Ramp(t - 2, 1, 4)]``: iterations overlap); indices with divisions, calls or
+    loads (a thread-view permutation of ``k * threads + tx``) are taken as distinct, as before."""
+    exprs = [_unwrapped(e) for ix in stores for e in ix]
+    if any(_opaque(e, lets) for e in exprs):
+        return True  # a division or a load in an index (a thread-view address map): outside this analysis
     for dim in range(len(stores[0])):
-        forms = [_affine(ix[dim], lets, {var}) for ix in stores]
+        forms = [_affine(_unwrapped(ix[dim]), lets, {var}) for ix in stores]
         if any(f is None for f in forms):
             continue
         scale = forms[0].get(var, 0)
@@ -158,6 +163,26 @@ def distinct_per_iteration(stores: list, var: ir.Var, lets: dict) -> bool:
             continue
         offsets = [f.get(1, 0) for f in forms]
         if max(offsets) - min(offsets) < abs(scale):
+            return True
+    return False
+
+
+def _unwrapped(e):
+    """An index without TileLang's negative-index wrap (``select(x < 0, x + n, x)``: collisions of the
+    wrapped index are collisions of ``x`` within the axis)."""
+    if isinstance(e, ir.Select) and isinstance(e.cond, ir.Compare) and e.cond.op == "<" and e.cond.lhs is e.false_value:
+        return e.false_value
+    return e
+
+
+def _opaque(e, lets: dict, depth: int = 0) -> bool:
+    """Does ``e`` compute its value with a division, a modulo, a call or a load (through lets)?"""
+    for n in ir.iter_expr_tree(e):
+        if isinstance(n, ir.BinOp) and n.op in ("//", "%", "/"):
+            return True
+        if isinstance(n, (ir.Call, ir.Load)):
+            return True
+        if isinstance(n, ir.VarRef) and n.var in lets and depth < 8 and _opaque(lets[n.var], lets, depth + 1):
             return True
     return False
 

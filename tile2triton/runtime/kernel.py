@@ -257,7 +257,10 @@ class JITKernel:
         self.shared_memory_fit = step
         for stale in [k for k in self._compiled if k is False or k == (False, False)]:
             del self._compiled[stale]
-        return self._compile(False, None if key is False else False)
+        retry = self._compile(False, None if key is False else False)
+        if retry.module.source == launcher.module.source:  # the step changes nothing here: the next one
+            return self._fit_shared_memory(retry, exc, index)
+        return retry
 
     def _variant(self, choice: tuning.LaunchChoice, descriptors: bool | None) -> Lowered:
         """The GPU lowering under another launch choice (not cached on the kernel)."""

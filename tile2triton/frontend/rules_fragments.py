@@ -27,13 +27,12 @@ union.  ``FragmentOp`` statements never leave the binder.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import INT32
-from ..ir.exprs import const_int, static, static_difference
+from ..ir.exprs import const_int, static, static_difference, substitute
 from .regions import whole
 from .rules_base import BinderLike, rule
 
@@ -407,10 +406,10 @@ def _k_range(src, tile: ir.Buffer, k_dim: int, var: ir.Var, lo: int, hi: int) ->
         return None
     width = extents[k_dim]
     k_start = starts[k_dim]
-    nxt = _substitute(k_start, var, ir.BinOp("+", ir.VarRef(var), const_int(1), INT32))
+    nxt = substitute(k_start, var, ir.BinOp("+", ir.VarRef(var), const_int(1), INT32))
     if static_difference(ir.BinOp("-", nxt, k_start, INT32)) != width:
         return None
-    first = _substitute(k_start, var, const_int(lo))
+    first = substitute(k_start, var, const_int(lo))
     begin = static_difference(first)
     total = width * (hi - lo)
     if begin is not None and (begin < 0 or begin + total > src.buffer.shape[k_dim]):
@@ -422,23 +421,3 @@ def _k_range(src, tile: ir.Buffer, k_dim: int, var: ir.Var, lo: int, hi: int) ->
 
 def _uses(e, var: ir.Var) -> bool:
     return isinstance(e, ir.Expr) and any(isinstance(sub, ir.VarRef) and sub.var is var for sub in ir.iter_expr_tree(e))
-
-
-def _substitute(e, var: ir.Var, value: ir.Expr):
-    """``e`` with ``var`` replaced by ``value``."""
-    if isinstance(e, ir.VarRef):
-        return value if e.var is var else e
-    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        old = getattr(e, f.name)
-        if isinstance(old, ir.Expr):
-            new = _substitute(old, var, value)
-        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
-            new = tuple(_substitute(x, var, value) for x in old)
-        else:
-            continue
-        if new is not old:
-            changes[f.name] = new
-    return dataclasses.replace(e, **changes) if changes else e

@@ -4,6 +4,8 @@ but expressions; every stage after the binder may use them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType, TypedLiteral, promote
 from . import nodes as ir
@@ -108,3 +110,23 @@ def static_difference(e):
     if all(v == 0 for k, v in terms.items() if k is not None):
         return terms.get(None, 0)
     return None
+
+
+def substitute(e, var: ir.Var, value: ir.Expr):
+    """``e`` with ``var`` replaced by ``value`` (the unchanged nodes shared, not copied)."""
+    if isinstance(e, ir.VarRef):
+        return value if e.var is var else e
+    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        old = getattr(e, f.name)
+        if isinstance(old, ir.Expr):
+            new = substitute(old, var, value)
+        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
+            new = tuple(substitute(x, var, value) for x in old)
+        else:
+            continue
+        if new is not old:
+            changes[f.name] = new
+    return dataclasses.replace(e, **changes) if changes else e

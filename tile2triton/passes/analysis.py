@@ -3,12 +3,11 @@ bounds checks) and whether a buffer must be initialised where it is allocated.""
 
 from __future__ import annotations
 
-import dataclasses
 import weakref
 from dataclasses import dataclass
 
 from .. import ir
-from ..ir.exprs import static
+from ..ir.exprs import static, substitute
 
 
 class Ranges:
@@ -286,10 +285,10 @@ class Mirror:
 
     def at(self, index: ir.Expr) -> ir.Expr:
         """The element at ``index``, read from the global tensor (0 where the copy skips it)."""
-        value = _substitute(self.load, self.var, index)
+        value = substitute(self.load, self.var, index)
         if self.cond is None:
             return value
-        return ir.Select(_substitute(self.cond, self.var, index), value, ir.Const(0, value.dtype), value.dtype)
+        return ir.Select(substitute(self.cond, self.var, index), value, ir.Const(0, value.dtype), value.dtype)
 
 
 _MIRRORS: weakref.WeakKeyDictionary[ir.Kernel, dict] = weakref.WeakKeyDictionary()
@@ -385,23 +384,3 @@ def _global_source(value) -> ir.Buffer | None:
         inner = [x for i in value.indices for x in ir.iter_expr_tree(i) if isinstance(x, ir.Load)]
         return None if inner else value.buffer
     return None
-
-
-def _substitute(e, var: ir.Var, value: ir.Expr):
-    """``e`` with ``var`` replaced by ``value``."""
-    if isinstance(e, ir.VarRef):
-        return value if e.var is var else e
-    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        old = getattr(e, f.name)
-        if isinstance(old, ir.Expr):
-            new = _substitute(old, var, value)
-        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
-            new = tuple(_substitute(x, var, value) for x in old)
-        else:
-            continue
-        if new is not old:
-            changes[f.name] = new
-    return dataclasses.replace(e, **changes) if changes else e

@@ -12,7 +12,7 @@ import ast
 
 from .. import ir
 from ..ir import BOOL, INT32
-from ..ir.exprs import static
+from ..ir.exprs import static, static_trips
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import distinct_per_iteration, find_split
@@ -240,20 +240,12 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
 
 
-def _static_trips(s: ir.For) -> int | None:
-    """The loop's iteration count where its bounds are constants."""
-    start, stop, step = (static(e) for e in (s.start, s.stop, s.step))
-    if start is None or stop is None or not step:
-        return None
-    return max(0, -(-(stop - start) // step))
-
-
 def _trips(lw: Lowerer, s: ir.For) -> int | None:
     """The loop's iteration count where its bounds are constants; with ``options.trip_bounds``,
     else at most the count its bounds' value ranges allow: the most iterations any program runs
     (the attention-sink loop ``T.Pipelined(start, end)`` with ``end = T.min(T.ceildiv(seq_kv,
     block_N), ...)``, a causal loop from ``by * block_M // block_N`` to a constant)."""
-    trips = _static_trips(s)
+    trips = static_trips(s)
     if trips is not None or not lw.options.trip_bounds:
         return trips
     step = static(s.step)

@@ -130,3 +130,11 @@ def substitute(e, var: ir.Var, value: ir.Expr):
         if new is not old:
             changes[f.name] = new
     return dataclasses.replace(e, **changes) if changes else e
+
+
+def static_trips(loop: ir.For) -> int | None:
+    """A loop's iteration count where its bounds and step are constants."""
+    start, stop, step = (static(e) for e in (loop.start, loop.stop, loop.step))
+    if start is None or stop is None or not step:
+        return None
+    return max(0, -(-(stop - start) // step))

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from .. import ir, settings
 from ..codegen.values import next_pow2
-from ..ir.exprs import static
+from ..ir.exprs import static, static_trips
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -167,7 +167,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 st.num_stages or 0,
                 sum(_bytes(b) for b in filled),
                 sum(_bytes(b) for b in operands - filled),
-                _trips(st),
+                static_trips(st),
                 kernels,
                 blocks=_grid_blocks(kernel),
                 tile_elems=_tile_registers(st, gemms),
@@ -191,13 +191,6 @@ def _rows(g: ir.Gemm) -> int:
     """The rows (M) of a gemm's accumulator, where known when compiling."""
     shape = [d for d in g.c.buffer.shape if isinstance(d, int)]
     return shape[-2] if len(shape) >= 2 else WGMMA_ROWS
-
-
-def _trips(loop: ir.For) -> int | None:
-    start, stop, step = (static(e) for e in (loop.start, loop.stop, loop.step))
-    if start is None or stop is None or not step:
-        return None
-    return max(0, -(-(stop - start) // step))
 
 
 def _grid_blocks(kernel: ir.Kernel) -> int | None:

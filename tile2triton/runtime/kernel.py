@@ -381,9 +381,8 @@ class JITKernel:
                     break
         if not ok or not plan.simple:
             values, device = diagnose(plan, args, slots)
-        for size in plan.sizes:
-            if size not in values:
-                check_sizes(plan, values)
+        if any(size not in values for size in plan.sizes):
+            check_sizes(plan, values)  # fills the sizes only None tensors would give, or raises
         if plan.assumes:
             check_assumes(plan, values)
         if device is None:  # no tensor inputs: the target's device, else CUDA when there is one

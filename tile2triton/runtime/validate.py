@@ -242,11 +242,10 @@ def check_sizes(plan: CallPlan, values: dict) -> None:
         if sources and (len(sources) == 1 or size not in plan.sizes_read):
             values[size] = 0
             continue
-        if size not in values:
-            raise UnboundSizeError(
-                f"{plan.name}: size '{size.name}' is not given by any input tensor's shape (it needs at least one "
-                "non-null buffer whose shape has it)"
-            )
+        raise UnboundSizeError(
+            f"{plan.name}: size '{size.name}' is not given by any input tensor's shape (it needs at least one "
+            "non-null buffer whose shape has it)"
+        )
 
 
 def wrong_target(plan: CallPlan, target: str, device) -> None:

@@ -1,0 +1,166 @@
+"""One case of TileLang's regression suite, looked at closely in each implementation: where a call's
+host time goes, and whether both implementations were handed the same inputs.
+
+    python3 benchmarks/case_probe.py EXAMPLES FILE::regression_NAME [--impl tilelang|tile2triton|both]
+                                     [--site DIR] [--profile N] [--env K=V ...]
+
+For every callable the case hands ``do_bench`` (the first only, of a case that benches several), it
+prints one JSON line: host us per call (300 calls back to back, then one synchronize: the host
+path when the kernel is short), event ms (``triton.testing.do_bench`` median, L2 flushed, as the
+suite), a fingerprint of the inputs (per tensor: shape, dtype, float64 sum and sum of squares; read
+from TileLang's ``functools.partial`` or tile2triton's closure), the first call's output fingerprint,
+and with ``--profile N`` the N functions of most own time over 300 calls (cProfile).  ``--env``
+sets variables for the tile2triton child only (switch comparisons).  Each implementation runs in a
+child process of its own, as in the suite (benchmarks/tilelang_regression_suite/child.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import io
+import json
+import os
+import pstats
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT = os.path.dirname(HERE)
+
+
+def fingerprint(value) -> list:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        x = value.detach().to(torch.float64)
+        return [[list(value.shape), str(value.dtype), float(x.sum()), float((x * x).sum())]]
+    if isinstance(value, (list, tuple)):
+        return [f for v in value for f in fingerprint(v)]
+    return []
+
+
+def inputs_of(fn) -> list:
+    """The tensors a timed callable closes over: TileLang's partial(adapter, *ins), tile2triton's
+    ``lambda: fn(*ins)``, or an example's own closure."""
+    if isinstance(fn, functools.partial):
+        return list(fn.args)
+    found = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:
+            continue
+    return found
+
+
+class Probe:
+    def __init__(self, profile: int, save: str):
+        self.profile, self.save, self.done = profile, save, False
+
+    def __call__(self, fn, *args, **kwargs):
+        import torch
+        import triton.testing
+
+        if self.done:
+            fn()
+            return 1.0
+        self.done = True
+        row = {"inputs": fingerprint(inputs_of(fn))}
+        out = fn()
+        torch.cuda.synchronize()
+        row["output"] = fingerprint(out)[:4]
+        if self.save:
+            torch.save({"inputs": inputs_of(fn), "output": out}, self.save)
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(300):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        row["host_us"] = round((t1 - t0) / 300 * 1e6, 2)
+        row["host_sync_us"] = round((time.perf_counter() - t0) / 300 * 1e6, 2)
+        row["event_ms"] = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        if self.profile:
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(300):
+                fn()
+            prof.disable()
+            torch.cuda.synchronize()
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(self.profile)
+            row["profile"] = "\n".join(line for line in s.getvalue().splitlines() if line.strip())[-4000:]
+        print("PROBE " + json.dumps(row), flush=True)
+        quantiles = kwargs.get("quantiles")
+        return [row["event_ms"]] * len(quantiles) if quantiles else row["event_ms"]
+
+
+def child(impl: str, path: str, case: str, profile: int, save: str) -> None:
+    sys.path.insert(0, os.path.join(HERE, "tilelang_regression_suite"))
+    import importlib.util
+
+    from child import install, seed  # the suite's own import and seeding
+
+    recorded = install(impl, Probe(profile, save))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    os.chdir(os.path.dirname(os.path.abspath(path)))
+    sys.argv = [path]
+    seed()
+    spec = importlib.util.spec_from_file_location("_probe_case", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    seed()
+    getattr(mod, case)()
+    print(f"DONE {impl} {recorded.get('version')}", flush=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("examples")
+    p.add_argument("case", help="FILE::regression_NAME, FILE relative to EXAMPLES")
+    p.add_argument("--impl", default="both")
+    p.add_argument("--site", default="")
+    p.add_argument("--profile", type=int, default=0)
+    p.add_argument("--env", nargs="*", default=[])
+    p.add_argument("--save", default="", help="folder: each implementation's first inputs and output (torch.save)")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    rel, _, case = a.case.partition("::")
+    path = os.path.join(a.examples, rel)
+    if a.child:
+        child(a.impl, path, case, a.profile, a.save)
+        return 0
+    impls = ("tilelang", "tile2triton") if a.impl == "both" else (a.impl,)
+    for impl in impls:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        extra = PROJECT if impl == "tile2triton" else a.site
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (os.path.dirname(path), extra) if x)
+        if impl == "tile2triton":
+            env.update(kv.split("=", 1) for kv in a.env)
+        cmd = [sys.executable, os.path.abspath(__file__), a.examples, a.case, "--impl", impl, "--child"]
+        cmd += ["--profile", str(a.profile if impl == "tile2triton" else 0)]
+        if a.save:
+            os.makedirs(a.save, exist_ok=True)
+            cmd += ["--save", os.path.join(os.path.abspath(a.save), f"{case}.{impl}.pt")]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        tag = f"{impl}{' ' + ' '.join(a.env) if impl == 'tile2triton' and a.env else ''}"
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("PROBE ")]
+        if r.returncode or not lines:
+            print(f"## {case} [{tag}] FAILED rc={r.returncode}\n{(r.stdout + r.stderr)[-1500:]}")
+            continue
+        for ln in lines:
+            row = json.loads(ln[6:])
+            prof = row.pop("profile", "")
+            print(f"## {case} [{tag}] {json.dumps(row)}")
+            if prof:
+                print(prof)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

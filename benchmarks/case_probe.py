@@ -45,15 +45,26 @@ def fingerprint(value) -> list:
 def inputs_of(fn) -> list:
     """The tensors a timed callable closes over: TileLang's partial(adapter, *ins), tile2triton's
     ``lambda: fn(*ins)``, or an example's own closure."""
+    import torch
+
     if isinstance(fn, functools.partial):
-        return list(fn.args)
-    found = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            found.append(cell.cell_contents)
-        except ValueError:
-            continue
-    return found
+        found = list(fn.args)
+    else:
+        found = []
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                found.append(cell.cell_contents)
+            except ValueError:
+                continue
+
+    def tensors(v):
+        if isinstance(v, torch.Tensor):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in tensors(x)]
+        return []
+
+    return tensors(found)
 
 
 class Probe:
@@ -68,30 +79,35 @@ class Probe:
             fn()
             return 1.0
         self.done = True
+        sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
         row = {"inputs": fingerprint(inputs_of(fn))}
         out = fn()
-        torch.cuda.synchronize()
+        sync()
         row["output"] = fingerprint(out)[:4]
         if self.save:
             torch.save({"inputs": inputs_of(fn), "output": out}, self.save)
-        for _ in range(20):
+        calls = 300 if torch.cuda.is_available() else 2  # the CPU (interpreter) only checks the script
+        for _ in range(min(20, calls)):
             fn()
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
-        for _ in range(300):
+        for _ in range(calls):
             fn()
         t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        row["host_us"] = round((t1 - t0) / 300 * 1e6, 2)
-        row["host_sync_us"] = round((time.perf_counter() - t0) / 300 * 1e6, 2)
-        row["event_ms"] = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        sync()
+        row["host_us"] = round((t1 - t0) / calls * 1e6, 2)
+        row["host_sync_us"] = round((time.perf_counter() - t0) / calls * 1e6, 2)
+        if torch.cuda.is_available():
+            row["event_ms"] = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        else:
+            row["event_ms"] = row["host_sync_us"] * 1e-3
         if self.profile:
             prof = cProfile.Profile()
             prof.enable()
-            for _ in range(300):
+            for _ in range(calls):
                 fn()
             prof.disable()
-            torch.cuda.synchronize()
+            sync()
             s = io.StringIO()
             pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(self.profile)
             row["profile"] = "\n".join(line for line in s.getvalue().splitlines() if line.strip())[-4000:]
@@ -131,7 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     rel, _, case = a.case.partition("::")
-    path = os.path.join(a.examples, rel)
+    path = os.path.abspath(os.path.join(a.examples, rel))  # the child changes into the case's folder
     if a.child:
         child(a.impl, path, case, a.profile, a.save)
         return 0

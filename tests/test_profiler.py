@@ -210,3 +210,45 @@ def test_autotune_without_scalar_inputs_asks_for_them():
 
     with pytest.raises(ValueError, match="set_autotune_inputs"):
         add_scalar()
+
+
+def _tilelang_draw(shape, dtype, kind):
+    """What TileLang 0.1.15's ``tilelang.utils.tensor.get_tensor_supply`` does for these dtypes
+    (restated from its source): the draws a seeded run of TileLang's profiler makes."""
+    if kind in (TensorSupplyType.Auto, TensorSupplyType.Integer):
+        if dtype == torch.uint8:
+            return torch.randint(low=0, high=3, size=shape, dtype=dtype)
+        if dtype == torch.float8_e4m3fn:
+            return torch.randint(low=-128, high=128, size=shape, dtype=torch.int8).to(dtype)
+        if kind == TensorSupplyType.Auto and dtype in {torch.float16, torch.float32, torch.bfloat16}:
+            return torch.empty(*shape, dtype=dtype).uniform_(-1.0, 1.0)
+        return torch.randint(low=-2, high=3, size=shape, dtype=dtype)
+    if dtype == torch.int8:
+        return torch.ones(*shape, dtype=dtype)
+    if kind == TensorSupplyType.Uniform:
+        return torch.empty(*shape, dtype=torch.float32).uniform_(-1.0, 1.0).to(dtype)
+    return torch.empty(*shape, dtype=torch.float32).normal_(-1.0, 1.0).to(dtype)
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.int8, torch.uint8, torch.float8_e4m3fn]
+)
+@pytest.mark.parametrize(
+    "kind", [TensorSupplyType.Auto, TensorSupplyType.Integer, TensorSupplyType.Uniform, TensorSupplyType.Normal]
+)
+def test_supply_draws_as_tilelang(dtype, kind):
+    """A seeded generator gives the same inputs as TileLang's profiler (the regression suite compares
+    both implementations' outputs on them): same calls, same dtypes, so the same random stream."""
+    shape = (37, 5)
+    torch.manual_seed(3)
+    ours = supply_tensor(shape, dtype, kind, "cpu")
+    torch.manual_seed(3)
+    theirs = _tilelang_draw(shape, dtype, kind)
+    assert ours.dtype == theirs.dtype
+    assert (
+        torch.equal(ours.view(torch.uint8), theirs.view(torch.uint8))
+        if dtype.itemsize == 1
+        else torch.equal(ours, theirs)
+    )
+    if dtype.is_floating_point:  # (integers under Uniform / Normal truncate to few values, as in TileLang)
+        assert ours.float().std() > 0

@@ -32,37 +32,36 @@ def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def supply_tensor(shape, dtype: torch.dtype, supply_type: TensorSupplyType, device) -> torch.Tensor:
-    """One input tensor, following TileLang's ``get_tensor_supply`` rules."""
-    is_float = dtype.is_floating_point
-    is_unsigned = dtype in (torch.uint8, torch.bool) or str(dtype).startswith("torch.uint")
-    is_fp8 = "float8" in str(dtype)
-    if supply_type == TensorSupplyType.Auto:
-        if is_fp8:
-            return torch.randint(-128, 128, shape, device=device).to(dtype)
-        if is_float:
-            return torch.empty(shape, dtype=torch.float32, device=device).uniform_(-1.0, 1.0).to(dtype)
-        if dtype == torch.bool:
-            return torch.randint(0, 2, shape, device=device).to(dtype)
-        if is_unsigned:
-            return torch.randint(0, 3, shape, device=device).to(dtype)
-        return torch.randint(-2, 3, shape, device=device).to(dtype)
-    if supply_type == TensorSupplyType.Integer:
-        if is_unsigned:
-            return torch.randint(0, 3, shape, device=device).to(dtype)
-        return torch.randint(-2, 3, shape, device=device).to(dtype)
+def supply_tensor(shape, dtype: torch.dtype, supply_type: TensorSupplyType, device, name: str = "") -> torch.Tensor:
+    """One input tensor, drawn as TileLang's ``get_tensor_supply`` draws it: the same torch calls in
+    the same dtypes, so a seeded generator gives both implementations the same inputs.  ``name`` is
+    the TileLang dtype's name where it says more than the torch dtype (fp4 is stored as bytes)."""
+    kind = (name or str(dtype).removeprefix("torch.")).lower()
+    shape = tuple(shape)
+    if supply_type in (TensorSupplyType.Auto, TensorSupplyType.Integer):
+        if kind.startswith("uint"):
+            return torch.randint(0, 3, shape, device=device, dtype=dtype)
+        if kind.startswith("float8"):
+            return torch.randint(-128, 128, shape, device=device, dtype=torch.int8).to(dtype)
+        if kind.startswith("float4"):
+            return torch.randint(0, 16, shape, device=device, dtype=dtype)
+        if kind.startswith("bool"):
+            return torch.randint(0, 2, shape, device=device, dtype=dtype)
+        if supply_type == TensorSupplyType.Auto and dtype in (torch.float16, torch.float32, torch.bfloat16):
+            return torch.empty(shape, device=device, dtype=dtype).uniform_(-1.0, 1.0)
+        return torch.randint(-2, 3, shape, device=device, dtype=dtype)
+    if dtype == torch.int8 and supply_type in (TensorSupplyType.Uniform, TensorSupplyType.Normal):
+        return torch.ones(shape, device=device, dtype=dtype)
     if supply_type == TensorSupplyType.Uniform:
-        return torch.empty(shape, dtype=torch.float32, device=device).uniform_(-1.0, 1.0).to(dtype)
-    if supply_type in (TensorSupplyType.Normal, TensorSupplyType.Randn):
-        return (
-            torch.empty(shape, dtype=torch.float32, device=device).normal_(-1.0, 1.0).to(dtype)
-            if supply_type == TensorSupplyType.Normal
-            else torch.randn(shape, device=device).to(dtype)
-        )
+        return torch.empty(shape, device=device, dtype=torch.float32).uniform_(-1.0, 1.0).to(dtype)
+    if supply_type == TensorSupplyType.Normal:
+        return torch.empty(shape, device=device, dtype=torch.float32).normal_(-1.0, 1.0).to(dtype)
+    if supply_type == TensorSupplyType.Randn:
+        return torch.randn(shape, device=device).to(dtype)
     if supply_type == TensorSupplyType.Zero:
-        return torch.zeros(shape, dtype=dtype, device=device)
+        return torch.zeros(shape, device=device, dtype=dtype)
     if supply_type == TensorSupplyType.One:
-        return torch.ones(shape, dtype=dtype, device=device)
+        return torch.ones(shape, device=device, dtype=dtype)
     raise ValueError(f"unknown TensorSupplyType {supply_type!r}")
 
 
@@ -136,7 +135,8 @@ class Profiler:
                         "input_tensors=[...] to know its size"
                     )
                 shape.append(d)
-            inputs.append(supply_tensor(tuple(shape), param.dtype.as_torch(), self.supply_type, self.device))
+            dtype = param.dtype
+            inputs.append(supply_tensor(shape, dtype.as_torch(), self.supply_type, self.device, dtype.name))
         return inputs
 
     def _inputs(self, input_tensors):

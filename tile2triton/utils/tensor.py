@@ -36,6 +36,7 @@ def get_tensor_supply(supply_type: TensorSupplyType = TensorSupplyType.Integer):
         shape = tuple(param.shape)
         if not shape or not all(isinstance(s, int) for s in shape):
             raise ValueError(f"get_tensor_supply needs a static shape, got {shape} (a dynamic size?)")
-        return supply_tensor(shape, dtype, supply_type, _default_device())
+        name = "" if isinstance(param.dtype, torch.dtype) else str(param.dtype)  # fp4's name; its storage is bytes
+        return supply_tensor(shape, dtype, supply_type, _default_device(), name)
 
     return get_tensor

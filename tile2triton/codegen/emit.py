@@ -11,10 +11,7 @@ import sys
 from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
-from ..passes.column_split import split_columns
-from ..passes.forward_shared import forward_shared
-from ..passes.pow2_split import split_pow2_dims
-from ..passes.thread_copies import rewrite_thread_copies
+from ..passes.pipeline import run_kernel_passes
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
@@ -284,24 +281,15 @@ def numel_padded(buf: ir.Buffer) -> int:
 def lower_kernel(
     kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    """Lower one kernel; where the register path hands a shared buffer over to global scratch
-    (scratch.py), lower it again with that buffer there."""
-    choice: set = set()
-    if options.column_split:
-        kernel, _ = split_columns(kernel)
-    if (options.thread_copy_tiles or options.forward_shared) and kernel.thread_vars:
-        copied: set = set()
-        copies = rewrite_thread_copies(kernel, copied)
-        forwarded = forward_shared(copies) if options.forward_shared else copies
-        if forwarded is not copies:
-            kernel, copied = forwarded, set()  # the producer's buffers are gone
-        elif options.thread_copy_tiles:
-            kernel = copies
-        else:
-            copied = set()  # nothing forwarded: the copy nests stay as they were
-        # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
-        # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
-        choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)
+    """Lower one kernel after the kernel passes its options turn on (passes/pipeline.py); where the
+    register path hands a shared buffer over to global scratch (scratch.py), lower it again with
+    that buffer there."""
+    rewritten = run_kernel_passes(kernel, options)
+    kernel = rewritten.kernel
+    # a buffer a pass's block copies store past the one-hot limit stays in scratch, where the lane
+    # space put it: as a register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads
+    # become gathers
+    choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice)
@@ -502,8 +490,6 @@ def _origin(func: ir.PrimFunc) -> str:
 def _tl_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:
     functions, launches, helpers = [], [], set()
     for kernel in func.kernels:
-        if options.split_dims:  # power-of-two parts of a 192-wide tile, not 256 with padding
-            kernel = split_pow2_dims(kernel) or kernel
         fn, launch, used = lower_kernel(kernel, func, options)
         functions.append(fn)
         launches.append(launch)

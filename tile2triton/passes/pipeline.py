@@ -1,11 +1,25 @@
-"""The passes a bound PrimFunc goes through before lowering, named in order; every path that binds a
-kernel (``tilelang.compile``, the lazy ``@tilelang.jit`` factory, eager-style kernels) runs them here."""
+"""The passes a kernel goes through before lowering, named in order, in two lists:
+
+- ``PASSES`` run on every bound PrimFunc, on every path that binds a kernel (``tilelang.compile``,
+  the lazy ``@tilelang.jit`` factory, eager-style kernels): what TileLang rejects, and the one
+  rewrite every route needs (a kernel split at its grid barriers);
+- ``KERNEL_PASSES`` are the rewrites the ``tl`` lowering applies to each kernel of the function
+  (codegen/emit.py calls ``run_kernel_passes``), each taken when one of its ``LoweringOptions``
+  switches is on (settings.py names them); a Gluon route plans on the kernel as bound."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from .. import ir
 from .check import check
+from .column_split import split_columns
+from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
+from .pow2_split import split_pow2_dims
+from .thread_copies import rewrite_thread_copies
 
 # (name, pass): each pass takes the function, may rewrite it in place, and raises TileLangCompileError
 # at the user's line for what TileLang rejects
@@ -19,3 +33,58 @@ def run_passes(func: ir.PrimFunc) -> ir.PrimFunc:
     for _name, run in PASSES:
         run(func)
     return func
+
+
+@dataclass(frozen=True)
+class KernelRewrite:
+    """What a kernel pass hands on: the kernel (the same object when nothing applied) and the shared
+    buffers its new block-level copies store, which the lowering may keep in global scratch."""
+
+    kernel: ir.Kernel
+    stored: frozenset = frozenset()
+
+
+def _split_pow2_dims(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a 192-wide tile as 128 + 64, not 256 with padding
+    return KernelRewrite(split_pow2_dims(kernel) or kernel)
+
+
+def _split_columns(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # MLA's Q_shared[:, :512] / [:, 512:] as two buffers, not one 576-column buffer padded to 1024
+    return KernelRewrite(split_columns(kernel)[0])
+
+
+def _thread_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    """A warp-specialized producer's per-thread copy nests as block copies (THREAD_COPY_TILES), and
+    its shared ring forwarded into the consumers' reads (FORWARD_SHARED), which needs those copies
+    first; under FORWARD_SHARED alone, where nothing is forwarded the nests stay as written."""
+    if not kernel.thread_vars:
+        return KernelRewrite(kernel)
+    stored: set = set()
+    copies = rewrite_thread_copies(kernel, stored)
+    if options.forward_shared:
+        forwarded = forward_shared(copies)
+        if forwarded is not copies:
+            return KernelRewrite(forwarded)  # the producer's buffers are gone
+    if options.thread_copy_tiles:
+        return KernelRewrite(copies, frozenset(stored))
+    return KernelRewrite(kernel)
+
+
+# (name, the LoweringOptions switches any of which turns it on, pass)
+KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
+    ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
+    ("split-columns", ("column_split",), _split_columns),
+    ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
+)
+
+
+def run_kernel_passes(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    """``kernel`` through every kernel pass ``options`` turns on; the buffers the passes stored are
+    gathered (a later pass that replaces the kernel keeps the earlier ones' list)."""
+    stored: frozenset = frozenset()
+    for _name, switches, run in KERNEL_PASSES:
+        if any(getattr(options, s) for s in switches):
+            rewrite = run(kernel, options)
+            kernel, stored = rewrite.kernel, stored | rewrite.stored
+    return KernelRewrite(kernel, stored)

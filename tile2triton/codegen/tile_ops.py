@@ -404,6 +404,8 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
 
     loop.finishes.append((lw.origin, finish))
     return True
+
+
 ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
 
 

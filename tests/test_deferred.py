@@ -14,9 +14,11 @@ import tile2triton.language as T
 pytestmark = pytest.mark.poison_empty
 
 
-def gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, read_inside=False, acc_dtype="float32"):
+def gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, read_inside=False, acc_dtype="float32",
+                clear_at=None):  # fmt: skip
     """out = x @ fn^T (tf32, fn's rows padded to 32) and sqrsum = (x * x).sum(-1), a hidden block a
-    step; ``read_inside``: the loop also reads both accumulators (nothing may be deferred)."""
+    step; ``read_inside``: the loop also reads both accumulators (nothing may be deferred);
+    ``clear_at``: the gemm clears its accumulator at that step (a run-time clear_accum)."""
 
     @T.prim_func
     def main(
@@ -41,7 +43,10 @@ def gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, read_inside=Fal
                 for jj in T.serial(hidden_block // 4):
                     for i, j in T.Parallel(token_block, 4):
                         sqrsum_part[i, j] += x_frag[i, jj * 4 + j] * x_frag[i, jj * 4 + j]
-                T.gemm(x_frag, fn_smem, out_frag, transpose_B=True)
+                if clear_at is None:
+                    T.gemm(x_frag, fn_smem, out_frag, transpose_B=True)
+                else:
+                    T.gemm(x_frag, fn_smem, out_frag, transpose_B=True, clear_accum=pz == clear_at)
                 if read_inside:  # the running totals, read every iteration
                     probe[px, pz] = sqrsum_part[0, 0] + out_frag[0, 0]
             sqrsum_l = T.alloc_fragment(token_block, "float32")
@@ -154,3 +159,18 @@ def test_ragged_widened_loop(dev, monkeypatch, sums):
     if dev == "cpu":
         source = kernel.get_kernel_source(interpret=True)
         assert ("acc_terms = acc_terms + tl.where(" in source) == (sums == "1"), source
+
+
+def test_run_time_clear_is_not_split(dev):
+    """clear_accum=(pz == 1): the sum restarts at step 1, so the gemm accumulates as written."""
+    tokens, cols, hidden, token_block, hidden_block = 45, 24, 384, 16, 128
+    kernel = tilelang.compile(
+        gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, clear_at=1), out_idx=[2, 3, 4]
+    )
+    x, fn = _inputs(dev, tokens, cols, hidden)
+    out, _, _ = kernel(x, fn)
+    tail = slice(hidden_block, hidden)
+    assert_close(out, x.double().cpu()[:, tail] @ fn.double().cpu()[:, tail].T, atol=3e-2, rtol=1e-2)
+    if dev == "cpu":
+        source = kernel.get_kernel_source(interpret=True)
+        assert "_parts" not in source and "sqrsum_part_terms" in source, source

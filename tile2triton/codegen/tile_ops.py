@@ -377,6 +377,8 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
         return False
     if not deferred.reassociable(c_buf.dtype) or c_buf.root in (s.a.buffer.root, s.b.buffer.root):
         return False
+    if not (isinstance(s.clear_accum, ir.Const) and not s.clear_accum.value):
+        return False  # cleared in some iterations: each one's sum starts from its own zero
     warps = lw.options.num_warps or max(1, lw.kernel.threads // lw.options.warp_size)
     tiles = max(1, (m // MMA_TILE[0]) * (n // MMA_TILE[1]) // warps)
     parts = 1

@@ -86,11 +86,12 @@ def test_gemm_sqrsum_deferred(dev, monkeypatch, sums, parts):
     _check(kernel, dev, tokens, cols, hidden, 3)
     if dev == "cpu":
         source = kernel.get_kernel_source(interpret=True)
-        # the terms' sum over jj after the loop; the gemm as 4 parts of 32 (16 x 32 on 4 warps: 1 tile a warp)
+        # the terms' sum over jj after the loop; the gemm as 2 parts of 64 (16 x 32 on 4 warps: 1 tile a
+        # warp; a part keeps at least 8 tf32 mma steps of 8)
         assert ("sqrsum_part_terms = sqrsum_part_terms + " in source) == (sums == "1"), source
         assert ("sqrsum_part = sqrsum_part + tl.sum(sqrsum_part_terms, axis=0)" in source) == (sums == "1"), source
         assert ("out_frag_parts = tl.dot(" in source) == (parts == "1"), source
-        assert ("tl.reshape(x_frag, (16, 4, 32))" in source) == (parts == "1"), source
+        assert ("tl.reshape(x_frag, (16, 2, 64))" in source) == (parts == "1"), source
         assert ("out_frag = out_frag + tl.sum(out_frag_parts, axis=0)" in source) == (parts == "1"), source
 
 

@@ -357,17 +357,20 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
 MMA_TILE = (16, 8)  # rows and columns of one mma.sync instruction's accumulator tile
+MMA_K_BITS = 256  # an mma.sync instruction's K, in operand bits: 8 tf32, 16 fp16/bf16, 32 8-bit values
 # GEMM_PARTS: a warp with fewer accumulator tiles than this runs its mma chains mostly waiting; K is
-# split until each warp has at least CHAINS_PER_WARP independent chains, in parts of at least PART_K
+# split until each warp has at least CHAINS_PER_WARP independent chains, while each part's chain
+# stays at least PART_STEPS instructions long (a shorter one does not repay the parts' reduction)
 CHAINS_PER_WARP = 8
-PART_K = 32
+PART_STEPS = 8
 MAX_PARTS = 8
 
 
 def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: int, k: int, kwargs: dict) -> bool:
     """TILE2TRITON_GEMM_PARTS (deferred.py): a gemm that Triton runs as mma.sync (fewer rows than a
-    warpgroup's wgmma) with fewer than CHAINS_PER_WARP accumulator tiles a warp, accumulating in a
-    loop that touches its accumulator nowhere else, splits K into parts with an accumulator each:
+    warpgroup's wgmma) with fewer than CHAINS_PER_WARP accumulator tiles a warp and a K of at least
+    2 x PART_STEPS mma instructions, accumulating in a loop that touches its accumulator nowhere else,
+    splits K into parts with an accumulator each:
     ``parts = tl.dot(A[parts, m, k/parts], B[parts, k/parts, n], parts)`` in the loop, the parts
     summed into C once after it.  Each part's mma chain is independent of the others'.  Returns
     whether it did."""
@@ -381,8 +384,10 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
         return False  # cleared in some iterations: each one's sum starts from its own zero
     warps = lw.options.num_warps or max(1, lw.kernel.threads // lw.options.warp_size)
     tiles = max(1, (m // MMA_TILE[0]) * (n // MMA_TILE[1]) // warps)
+    bits = max(8, s.a.buffer.dtype.bits, s.b.buffer.dtype.bits)  # the dtype the dot runs in (declared: as on the GPU)
+    least_k = PART_STEPS * (MMA_K_BITS // bits)
     parts = 1
-    while tiles * parts < CHAINS_PER_WARP and parts < MAX_PARTS and k // (2 * parts) >= PART_K:
+    while tiles * parts < CHAINS_PER_WARP and parts < MAX_PARTS and k // (2 * parts) >= least_k:
         parts *= 2
     if parts == 1 or not deferred.fits(lw, parts * m * n):
         return False

@@ -15,15 +15,18 @@ pytestmark = pytest.mark.poison_empty
 
 
 def gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, read_inside=False, acc_dtype="float32",
-                clear_at=None):  # fmt: skip
+                clear_at=None, fn_kn=False):  # fmt: skip
     """out = x @ fn^T (tf32, fn's rows padded to 32) and sqrsum = (x * x).sum(-1), a hidden block a
     step; ``read_inside``: the loop also reads both accumulators (nothing may be deferred);
-    ``clear_at``: the gemm clears its accumulator at that step (a run-time clear_accum)."""
+    ``clear_at``: the gemm clears its accumulator at that step (a run-time clear_accum); ``fn_kn``:
+    fn given as (hidden, cols), B not transposed."""
+    fn_shape = (hidden, cols) if fn_kn else (cols, hidden)
+    fn_tile = (hidden_block, 32) if fn_kn else (32, hidden_block)
 
     @T.prim_func
     def main(
         x: T.Tensor((tokens, hidden), "bfloat16"),
-        fn: T.Tensor((cols, hidden), "float32"),
+        fn: T.Tensor(fn_shape, "float32"),
         out: T.Tensor((tokens, cols), acc_dtype),
         sqrsum: T.Tensor((tokens,), "float32"),
         probe: T.Tensor((T.ceildiv(tokens, token_block), hidden // hidden_block), "float32"),
@@ -35,15 +38,20 @@ def gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, read_inside=Fal
             T.clear(sqrsum_part)
             for pz in T.Pipelined(hidden // hidden_block, num_stages=2):
                 x_smem = T.alloc_shared((token_block, hidden_block), "bfloat16")
-                fn_smem = T.alloc_shared((32, hidden_block), "float32")
+                fn_smem = T.alloc_shared(fn_tile, "float32")
                 T.copy(x[px * token_block, pz * hidden_block], x_smem)
-                T.copy(fn[0, pz * hidden_block], fn_smem)
+                if fn_kn:
+                    T.copy(fn[pz * hidden_block, 0], fn_smem)
+                else:
+                    T.copy(fn[0, pz * hidden_block], fn_smem)
                 x_frag = T.alloc_fragment((token_block, hidden_block), "float32")
                 T.copy(x_smem, x_frag)
                 for jj in T.serial(hidden_block // 4):
                     for i, j in T.Parallel(token_block, 4):
                         sqrsum_part[i, j] += x_frag[i, jj * 4 + j] * x_frag[i, jj * 4 + j]
-                if clear_at is None:
+                if fn_kn:
+                    T.gemm(x_frag, fn_smem, out_frag)
+                elif clear_at is None:
                     T.gemm(x_frag, fn_smem, out_frag, transpose_B=True)
                 else:
                     T.gemm(x_frag, fn_smem, out_frag, transpose_B=True, clear_accum=pz == clear_at)
@@ -175,3 +183,19 @@ def test_run_time_clear_is_not_split(dev):
     if dev == "cpu":
         source = kernel.get_kernel_source(interpret=True)
         assert "_parts" not in source and "sqrsum_part_terms" in source, source
+
+
+def test_parts_of_an_untransposed_b(dev):
+    """B given K x N (no transpose_B): its parts are row blocks."""
+    tokens, cols, hidden, token_block, hidden_block = 45, 24, 384, 16, 128
+    kernel = tilelang.compile(
+        gemm_sqrsum(tokens, cols, hidden, token_block, hidden_block, fn_kn=True), out_idx=[2, 3, 4]
+    )
+    x, fn = _inputs(dev, tokens, cols, hidden)
+    out, sqrsum, _ = kernel(x, fn.T.contiguous())
+    xd = x.double().cpu()
+    assert_close(sqrsum, (xd * xd).sum(-1), atol=1e-3, rtol=1e-4)
+    assert_close(out, xd @ fn.double().cpu().T, atol=3e-2, rtol=1e-2)
+    if dev == "cpu":
+        source = kernel.get_kernel_source(interpret=True)
+        assert "b_parts = tl.reshape(fn_smem, (2, 64, 32))" in source, source

@@ -395,12 +395,11 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
     if loop is None:
         return False
     part_k = k // parts
-    # A (m x k) -> (parts, m, k/parts); B (k x n) -> (parts, k/parts, n), from B^T's rows where B is
-    # a transpose (T.gemm's transpose_B): each part's columns of K stay contiguous
+    # A (m x k) -> (parts, m, k/parts); B (k x n) -> (parts, k/parts, n), from B^T's rows (n x k) where
+    # B is a transpose (T.gemm's transpose_B): the parts split the dim the buffer holds contiguously
     a3 = P.call("tl.permute", P.call("tl.reshape", a, P.tuple_([m, parts, part_k])), P.tuple_([1, 0, 2]))
-    b_rows = _trans(b)
-    if b_rows is not b and s.trans_b:
-        b3 = P.call("tl.permute", P.call("tl.reshape", b_rows, P.tuple_([n, parts, part_k])), P.tuple_([1, 2, 0]))
+    if s.trans_b:
+        b3 = P.call("tl.permute", P.call("tl.reshape", _trans(b), P.tuple_([n, parts, part_k])), P.tuple_([1, 2, 0]))
     else:
         b3 = P.call("tl.reshape", b, P.tuple_([parts, part_k, n]))
     wide = deferred.start(lw, loop, f"{c_buf.name}_parts", [parts, m, n], lw.storage_dtype(c_buf.dtype))

@@ -118,7 +118,7 @@ FORWARD_SHARED_DEFAULT = True
 # 10 probe's hand edit of the generated text (the sqrsum added element-wise: 98.5 -> 88.5 us). The main
 # loop a warp runs per iteration (4 warps, Triton 3.9): 1023 instructions as before, 725 with DEFER_SUMS
 # (no shuffles; 27 spill stores), 512 with GEMM_PARTS too (4 K parts: 8 independent mma chains of 8,
-# not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  Until the probe (benchmarks/mhcminf_probe.py mhc)
+# not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  On until benchmarks/mhcminf_probe.py says otherwise
 DEFER_SUMS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
 

@@ -8,19 +8,23 @@
   pipeline); torch reference: dense attention under the index lists' mask.  Also MInference's own
   Triton kernel from the same file (``_triton_mixed_sparse_attention``: what Triton reaches).
 
-Rows per case: the lowering under each switch of this branch (``TILE2TRITON_WS_WARPS``,
-``TILE2TRITON_FORWARD_STAGES``, ``TILE2TRITON_GLOBAL_MIRRORS``; for mhc_pre ``TILE2TRITON_REG_WARPS``
-(gemm_sqrsum) with ``TILE2TRITON_SECTION_WARPS`` (big_fuse) in one row: the example module is
-loaded again under each, so each gets its own kernels), and edits of the generated Triton text
-launched directly (gemm_sqrsum: warps, stages, the sqrsum accumulated element-wise; big_fuse: 2
-and 8 warps), to learn what decides their time.  Timer: ``triton.testing.do_bench(fn,
-warmup=25, rep=200, return_mode="median")``, microseconds.  ``err``: max abs error against the
-torch reference.
+Rows per case: the lowering under switches (vs_sparse_attn: ``TILE2TRITON_WS_WARPS``,
+``TILE2TRITON_FORWARD_STAGES``, ``TILE2TRITON_GLOBAL_MIRRORS``; mhc_pre, session 11: the defaults,
+then ``TILE2TRITON_DEFER_SUMS`` and ``TILE2TRITON_GEMM_PARTS`` (codegen/deferred.py) each off and
+both off, which is session 10's code: the example module is loaded again under each, so each gets
+its own kernels).  For mhc_pre's gemm_sqrsum also a hand-written Triton kernel
+(``hand_gemm_sqrsum``: what Triton reaches for this tile program; TileLang's 32-token tile and a
+16-token one, K parts, stages, warps) and the generated text at 4 stages and at 8 warps.  Timer:
+``triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")``, microseconds.  ``err``:
+max abs error against the torch reference (gemm_sqrsum rows: the larger relative max error of the
+gemm and of the sqrsum).
 
 The index lists of the sparse attention are built by a Python port of the example's CUDA
 extension (``ops/vertical_slash_index.cu``), so no extension is compiled here.
 
-    PYTHONPATH=. python3 benchmarks/mhcminf_probe.py [/path/to/tilelang/examples]
+    PYTHONPATH=. python3 benchmarks/mhcminf_probe.py [/path/to/tilelang/examples] [mhc]
+
+``mhc``: the mhc_pre rows only (the suite's n=2048 h=4096, then n=1024 h=2560).
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ import time
 
 import torch
 import triton
+import triton.language as tl
 
 from tile2triton.cli import install_tilelang_alias
 
-EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples"
+ARGS = [a for a in sys.argv[1:] if a != "mhc"]
+EXAMPLES = ARGS[0] if ARGS else "/work/tl/examples"
+MHC_ONLY = "mhc" in sys.argv[1:]
 START = time.time()
 SWITCHES = (
     "TILE2TRITON_WS_WARPS",
@@ -45,6 +52,8 @@ SWITCHES = (
     "TILE2TRITON_GLOBAL_MIRRORS",
     "TILE2TRITON_REG_WARPS",
     "TILE2TRITON_SECTION_WARPS",
+    "TILE2TRITON_DEFER_SUMS",
+    "TILE2TRITON_GEMM_PARTS",
 )
 
 
@@ -135,9 +144,17 @@ def mhc_case(m, n: int, hidden: int, hc: int = 4):
     return gemm, fuse, both, err, max(gemm_err, sq_err), (x, fn, out, hc3, fuse_args)
 
 
-def mhc_rows(n: int, hidden: int, text_variants: bool) -> None:
+MHC_VARIANTS = (  # (label, switches): session 11's defaults, each switch off, both off (session 10's code)
+    ("defaults", {}),
+    ("DEFER_SUMS=0", {"defer_sums": "0"}),
+    ("GEMM_PARTS=0", {"gemm_parts": "0"}),
+    ("DEFER_SUMS=0 GEMM_PARTS=0", {"defer_sums": "0", "gemm_parts": "0"}),
+)
+
+
+def mhc_rows(n: int, hidden: int, text_variants: bool, variants=MHC_VARIANTS) -> None:
     case = f"mhc_pre n={n} h={hidden}"
-    variants = (("defaults", {}), ("REG_WARPS=1 SECTION_WARPS=1", {"reg_warps": "1", "section_warps": "1"}))
+    hand_done = False
     for label, env in variants:
         try:
             with switches(**env):
@@ -145,91 +162,119 @@ def mhc_rows(n: int, hidden: int, text_variants: bool) -> None:
                 gemm, fuse, both, err, gerr, args = mhc_case(m, n, hidden)
             row(case, f"{label}: both kernels", bench(both), err)
             row(case, f"{label}: gemm_sqrsum", bench(gemm), gerr, "(rel err gemm/sqrsum)")
-            row(case, f"{label}: big_fuse", bench(fuse))
+            if not env:
+                row(case, f"{label}: big_fuse", bench(fuse))
         except Exception as e:  # keep the probe going
             row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
             continue
+        if not hand_done:
+            hand_rows(case, args)
+            hand_done = True
         if text_variants and not env:
             gemm_text_variants(case, m, args)
-            fuse_text_variants(case, m, args[4])
 
 
-def _sqrsum_elementwise(src: str) -> str:
-    """The sqrsum accumulated element-wise over the whole tile, reduced once after the loop."""
-    lines, out, acc = src.splitlines(), [], None
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("sqrsum_part = tl.zeros("):
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}sqrsum_acc = tl.zeros([32, 256], tl.float32)")
-            continue
-        if stripped.startswith("sqrsum_part = sqrsum_part + "):
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}sqrsum_acc = sqrsum_acc + x_frag * x_frag")
-            acc = True
-            continue
-        if stripped.startswith("sqrsum_l = tl.sum(sqrsum_part"):
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}sqrsum_l = tl.sum(sqrsum_acc, axis=1)")
-            continue
-        out.append(line)
-    if not acc:
-        raise RuntimeError("sqrsum lines not found in the generated source")
-    return "\n".join(out) + "\n"
+# ------------------------------------------------------------------ gemm_sqrsum by hand
+@triton.jit
+def hand_gemm_sqrsum(x_desc, fn_desc, out, sq, n, K: tl.constexpr, N_OUT: tl.constexpr, BM: tl.constexpr,
+                     BK: tl.constexpr, PARTS: tl.constexpr, STAGES: tl.constexpr):  # fmt: skip
+    """gemm_sqrsum as a Triton programmer writes it: TMA tiles of x (bf16) and fn (fp32, 32 rows
+    of which fn has N_OUT: the rest read 0), a tf32 dot with K split into PARTS accumulators (one
+    batched dot), x * x added element-wise, both reduced once after the loop."""
+    pid = tl.program_id(0)
+    acc = tl.zeros([PARTS, BM, 32], tl.float32)
+    sq_acc = tl.zeros([BM, BK], tl.float32)
+    for k in tl.range(0, K // BK, num_stages=STAGES):
+        xa = x_desc.load([pid * BM, k * BK]).to(tl.float32)
+        f = fn_desc.load([0, k * BK])
+        sq_acc += xa * xa
+        if PARTS == 1:
+            acc += tl.reshape(tl.dot(xa, tl.trans(f)), (1, BM, 32))
+        else:
+            a3 = tl.permute(tl.reshape(xa, (BM, PARTS, BK // PARTS)), (1, 0, 2))
+            b3 = tl.permute(tl.reshape(f, (32, PARTS, BK // PARTS)), (1, 2, 0))
+            acc = tl.dot(a3, b3, acc)
+    rows = pid * BM + tl.arange(0, BM)
+    tl.store(sq + rows, tl.sum(sq_acc, 1), mask=rows < n)
+    cols = tl.arange(0, 32)
+    tl.store(out + rows[:, None] * N_OUT + cols[None, :], tl.sum(acc, 0),
+             mask=(rows[:, None] < n) & (cols[None, :] < N_OUT))  # fmt: skip
 
 
-def fuse_text_variants(case: str, m, data_args: tuple) -> None:
-    """big_fuse's generated text at other warp counts (the source's 96 threads launch 4 warps)."""
-    src = m.mhc_pre_big_fuse_tilelang.get_kernel_source(*data_args)
-    tensors = data_args[:8]
-    n = tensors[4].shape[0]
-    for warps in (2, 8):
-        label = f"text: big_fuse, {warps} warps"
+HAND_VARIANTS = (  # (bm, parts, stages, warps): TileLang's 32-token tile first; 16 tokens: twice the blocks
+    (32, 4, 3, 4),
+    (32, 4, 4, 4),
+    (32, 4, 3, 8),
+    (32, 1, 3, 4),
+    (32, 1, 3, 8),
+    (32, 2, 3, 8),
+    (16, 4, 3, 4),
+    (16, 4, 4, 4),
+)
+
+
+def _checked(case: str, label: str, run, o, s, x, fn) -> None:
+    """Run once, check gemm and sqrsum against torch (relative max error), time it, print the row."""
+    gemm_ref = x.float() @ fn.T
+    sq_ref = x.float().square().sum(-1)
+    compiled = run()
+    torch.cuda.synchronize()
+    err = max(
+        ((o - gemm_ref).abs().max() / gemm_ref.abs().max()).item(),
+        ((s - sq_ref).abs().max() / sq_ref.max()).item(),
+    )
+    regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
+    row(case, label, bench(run), err, regs)
+
+
+def hand_rows(case: str, args) -> None:
+    """The hand kernel's variants (what Triton reaches for this tile program), outputs checked."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x, fn, _, hc3, _ = args
+    n, k = x.shape
+    for bm, parts, stages, warps in HAND_VARIANTS:
+        label = f"hand: {bm} tokens, {parts} K parts, {stages} stages, {warps} warps"
         try:
-            kernel = _load_text(src, "mhc_pre_big_fuse_tilelang_kernel")
-            outs = [t.clone().fill_(float("nan")) for t in tensors[5:8]]
+            x_desc = TensorDescriptor(x, list(x.shape), list(x.stride()), [bm, 256])
+            fn_desc = TensorDescriptor(fn, list(fn.shape), list(fn.stride()), [32, 256])
+            o = torch.full((n, hc3), float("nan"), device=x.device)
+            s = torch.full((n,), float("nan"), device=x.device)
 
             def run():
-                return kernel[(n,)](*tensors[:5], *outs, n, num_warps=warps)
+                return hand_gemm_sqrsum[(triton.cdiv(n, bm),)](
+                    x_desc, fn_desc, o, s, n, k, hc3, bm, 256, parts, stages, num_warps=warps
+                )
 
-            compiled = run()
-            torch.cuda.synchronize()
-            err = max((a.float() - b.float()).abs().max().item() for a, b in zip(outs, tensors[5:8]))
-            regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
-            row(case, label, bench(run), err, regs + " (err vs the lowering's outputs)")
+            _checked(case, label, run, o, s, x, fn)
         except Exception as e:
             row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
 
 
 def gemm_text_variants(case: str, m, args) -> None:
+    """The generated gemm_sqrsum text at other launch parameters (4 pipeline stages; 8 warps)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
     x, fn, out, hc3, _ = args
     n = x.shape[0]
     src = m.mhc_pre_gemm_sqrsum_tilelang.get_kernel_source(x, fn, out["gemm"].squeeze(0), out["sqrsum"].squeeze(0), hc3,
                                                            x.shape[1])  # fmt: skip
-    gemm_ref = x.float() @ fn.T
-    sq_ref = x.float().square().sum(-1)
-    for label, text, warps, stages in (
-        ("text: as generated, 4 warps, loop 2 stages", src.replace("num_stages=3)", "num_stages=2)"), 4, None),
-        ("text: as generated, 8 warps", src, 8, None),
-        ("text: sqrsum element-wise, 4 warps", _sqrsum_elementwise(src), 4, None),
-        ("text: sqrsum element-wise, 8 warps", _sqrsum_elementwise(src), 8, None),
+    for label, text, warps in (
+        ("text: as generated, 4 stages", src.replace("num_stages=3)", "num_stages=4)"), 4),
+        ("text: as generated, 8 warps", src, 8),
     ):
         try:
             kernel = _load_text(text, "mhc_pre_gemm_sqrsum_tilelang_kernel")
             o, s = torch.full((n, hc3), float("nan"), device=x.device), torch.full((n,), float("nan"), device=x.device)
-            opts = {"num_warps": warps} | ({"num_stages": stages} if stages else {})
+            extra = []
+            if "x_desc" in kernel.arg_names:  # host descriptors, as the runtime passes them
+                extra = [TensorDescriptor(x, list(x.shape), list(x.stride()), [32, 256]),
+                         TensorDescriptor(fn, list(fn.shape), list(fn.stride()), [32, 256])]  # fmt: skip
 
             def run():
-                return kernel[(triton.cdiv(n, 32),)](x, fn, o, s, n, **opts)
+                return kernel[(triton.cdiv(n, 32),)](x, fn, o, s, n, *extra, num_warps=warps)
 
-            compiled = run()
-            torch.cuda.synchronize()
-            err = max(
-                ((o - gemm_ref).abs().max() / gemm_ref.abs().max()).item(),
-                ((s - sq_ref).abs().max() / sq_ref.max()).item(),
-            )
-            regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
-            row(case, label, bench(run), err, regs)
+            _checked(case, label, run, o, s, x, fn)
         except Exception as e:
             row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
 
@@ -408,10 +453,14 @@ def main() -> None:
         ("GLOBAL_MIRRORS=1", mir),
         ("WS_WARPS=1", ws),
     ]
+    if MHC_ONLY:
+        mhc_rows(2048, 4096, text_variants=True)  # the suite's size
+        mhc_rows(1024, 2560, text_variants=False)
+        return
     vs_rows(16384, vs_variants)  # the suite's size
-    mhc_rows(2048, 4096, text_variants=True)  # the suite's size
+    mhc_rows(2048, 4096, text_variants=True)
     vs_rows(8192, vs_variants[:2])
-    mhc_rows(1024, 2560, text_variants=False)
+    mhc_rows(1024, 2560, text_variants=False, variants=MHC_VARIANTS[:1] + MHC_VARIANTS[3:])
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_FORWARD_STAGES`` | on/off (default on) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
 | ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
+| ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
+| ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
@@ -112,6 +114,14 @@ GLOBAL_MIRRORS_DEFAULT = True
 # memory, as the hand block-view kernel measured at 50 us on the H200 (this lowering without it: 814-904 us)
 FORWARD_SHARED_DEFAULT = True
 
+# codegen/deferred.py (issue 23, mhc_pre's gemm_sqrsum): from offline evidence (sm_90) and the session
+# 10 probe's hand edit of the generated text (the sqrsum added element-wise: 98.5 -> 88.5 us). The main
+# loop a warp runs per iteration (4 warps, Triton 3.9): 1023 instructions as before, 725 with DEFER_SUMS
+# (no shuffles; 27 spill stores), 512 with GEMM_PARTS too (4 K parts: 8 independent mma chains of 8,
+# not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  On until benchmarks/mhcminf_probe.py says otherwise
+DEFER_SUMS_DEFAULT = True
+GEMM_PARTS_DEFAULT = True
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -135,6 +145,8 @@ VARIABLES = (
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
+    "TILE2TRITON_DEFER_SUMS",
+    "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
@@ -239,6 +251,8 @@ class Settings:
     scratch_histogram: bool
     vectorize_atomic_loops: bool
     column_split: bool
+    defer_sums: bool
+    gemm_parts: bool
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -315,6 +329,8 @@ class Settings:
             # (both switches; 3.07 -> 1.70 at S=512), flash-attention bwd with 32-row dQ 0.105 -> 0.093 ms
             # on from the same probe: sparse MLA fwd 0.070 -> 0.051 ms (0.223 -> 0.156 at S=512)
             column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
+            defer_sums=flag("TILE2TRITON_DEFER_SUMS", get("TILE2TRITON_DEFER_SUMS"), DEFER_SUMS_DEFAULT),
+            gemm_parts=flag("TILE2TRITON_GEMM_PARTS", get("TILE2TRITON_GEMM_PARTS"), GEMM_PARTS_DEFAULT),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

@@ -153,6 +153,10 @@ class LoweringOptions:
     # a shared/fragment buffer used only as static column blocks, one buffer per block
     # (passes/column_split.py, TILE2TRITON_COLUMN_SPLIT): no padding of 512 + 64 columns to 1024
     column_split: bool = True
+    # accumulations a loop only adds into, reduced once after it (codegen/deferred.py):
+    # TILE2TRITON_DEFER_SUMS (sums over a widened loop axis), TILE2TRITON_GEMM_PARTS (mma.sync gemms' K parts)
+    defer_sums: bool = True
+    gemm_parts: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

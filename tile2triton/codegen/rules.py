@@ -16,7 +16,7 @@ from ..ir.exprs import static, static_trips
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.split import distinct_per_iteration, find_split
-from . import exits, scratch
+from . import deferred, exits, scratch
 from . import pyast as P
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
@@ -233,11 +233,21 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     else:
         iterator = P.call("range", *args)
     outer = lw.scope.loop_trips
+    # accumulations this loop only adds into, reduced once after it (deferred.py); not across exits
+    deferrals = None
+    if (lw.options.defer_sums or lw.options.gemm_parts) and lw.scope.lanes is None and not ir.loop_exits(stmts):
+        deferrals = deferred.LoopDeferrals(stmts)
     with lw.scoped(
-        loop_depth=lw.scope.loop_depth + 1, loop_trips=None if trips is None or outer is None else outer * trips
+        loop_depth=lw.scope.loop_depth + 1,
+        loop_trips=None if trips is None or outer is None else outer * trips,
+        deferrals=deferrals,
     ):
         body, _ = exits.loop_body(lw, stmts, s.var.name)
+    if deferrals is not None:
+        deferred.emit_inits(lw, deferrals)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))
+    if deferrals is not None:
+        deferred.emit_finishes(lw, deferrals)
 
 
 def _trips(lw: Lowerer, s: ir.For) -> int | None:
@@ -476,6 +486,8 @@ def _sum_over_loop_axis(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, st
     else:
         if 0 in term.axes and next_pow2(n) != n:
             node = P.call("tl.where", P.binop("<", P.name(space.names[0]), P.const(n)), node, P.const(0))
+        if _defer_sum(lw, s, par, store, term, node, space.padded):
+            return
         node = P.call("tl.sum", node, axis=0)
         if 0 not in term.axes:
             node = P.binop("*", node, P.const(n))
@@ -483,6 +495,34 @@ def _sum_over_loop_axis(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, st
     acc = ir.Load(store.buffer, store.indices)
     update = ir.Store(store.loc, store.buffer, store.indices, ir.BinOp("+", acc, Lowered(total), store.value.dtype))
     lower_parallel(lw, ir.Parallel(par.loc, par.vars, par.extents, [update]))
+
+
+def _defer_sum(lw: Lowerer, s: ir.For, par: ir.Parallel, store: ir.Store, term: Tile, node, shape: list) -> bool:
+    """TILE2TRITON_DEFER_SUMS (deferred.py): where the enclosing loop only adds into ``store``'s
+    accumulator here, the widened terms ``node`` (of the lane space ``shape``: the loop's axis, then
+    the T.Parallel's) are added element-wise into a tile of that shape, summed and added into the
+    accumulator once after the enclosing loop.  Returns whether it did."""
+    acc = store.buffer
+    if not (lw.options.defer_sums and 0 in term.axes and deferred.fits(lw, prod(shape))):
+        return False
+    if not (deferred.reassociable(acc.dtype) and deferred.reassociable(term.dtype) and acc.dtype == term.dtype):
+        return False
+    if not vars_in(store.indices) <= set(par.vars):
+        return False  # the element it adds into changes with the enclosing loop
+    loop = deferred.enclosing(lw, s, acc)
+    if loop is None:
+        return False
+    wide = deferred.start(lw, loop, f"{acc.name}_terms", shape, lw.storage_dtype(term.dtype))
+    lw.assign_to(wide, P.binop("+", P.name(wide), node))
+
+    def finish() -> None:
+        total = Tile(deferred.summed(wide), term.dtype, frozenset(range(len(par.vars))))
+        update = ir.Store(store.loc, acc, store.indices, ir.BinOp("+", ir.Load(acc, store.indices), Lowered(total),
+                                                                   store.value.dtype))  # fmt: skip
+        lower_parallel(lw, ir.Parallel(par.loc, par.vars, par.extents, [update]))
+
+    loop.finishes.append((lw.origin, finish))
+    return True
 
 
 @lowers(ir.While)

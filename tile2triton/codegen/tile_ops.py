@@ -12,6 +12,7 @@ from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import const_int, ir_key, static
 from ..passes.analysis import zero_padded
+from . import deferred
 from . import pyast as P
 from .descriptors import descriptor_load
 from .rules import close_lanes, lower_store, open_lanes
@@ -338,6 +339,8 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
             # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot (see _transposed_dot)
             args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
             result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
+        elif native_acc and acc_in is not None and _gemm_parts(lw, s, a, b, next_pow2(m), next_pow2(n), k, kwargs):
+            return
         elif native_acc:
             result = (
                 P.call("tl.dot", a, b, acc_in, **kwargs) if acc_in is not None else P.call("tl.dot", a, b, **kwargs)
@@ -353,6 +356,62 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
 
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
+MMA_TILE = (16, 8)  # rows and columns of one mma.sync instruction's accumulator tile
+MMA_K_BITS = 256  # an mma.sync instruction's K, in operand bits: 8 tf32, 16 fp16/bf16, 32 8-bit values
+# GEMM_PARTS: a warp with fewer accumulator tiles than this runs its mma chains mostly waiting; K is
+# split until each warp has at least CHAINS_PER_WARP independent chains, while each part's chain
+# stays at least PART_STEPS instructions long (a shorter one does not repay the parts' reduction)
+CHAINS_PER_WARP = 8
+PART_STEPS = 8
+MAX_PARTS = 8
+
+
+def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: int, k: int, kwargs: dict) -> bool:
+    """TILE2TRITON_GEMM_PARTS (deferred.py): a gemm that Triton runs as mma.sync (fewer rows than a
+    warpgroup's wgmma) with fewer than CHAINS_PER_WARP accumulator tiles a warp and a K of at least
+    2 x PART_STEPS mma instructions, accumulating in a loop that touches its accumulator nowhere else,
+    splits K into parts with an accumulator each:
+    ``parts = tl.dot(A[parts, m, k/parts], B[parts, k/parts, n], parts)`` in the loop, the parts
+    summed into C once after it.  Each part's mma chain is independent of the others'.  Returns
+    whether it did."""
+    c_buf = s.c.buffer
+    rc = lw.reg(c_buf)
+    if not lw.options.gemm_parts or m >= WGMMA_ROWS or len(rc.shape) != 2 or k != next_pow2(k):
+        return False
+    if not deferred.reassociable(c_buf.dtype) or c_buf.root in (s.a.buffer.root, s.b.buffer.root):
+        return False
+    if not (isinstance(s.clear_accum, ir.Const) and not s.clear_accum.value):
+        return False  # cleared in some iterations: each one's sum starts from its own zero
+    warps = lw.options.num_warps or max(1, lw.kernel.threads // lw.options.warp_size)
+    tiles = max(1, (m // MMA_TILE[0]) * (n // MMA_TILE[1]) // warps)
+    bits = max(8, s.a.buffer.dtype.bits, s.b.buffer.dtype.bits)  # the dtype the dot runs in (declared: as on the GPU)
+    least_k = PART_STEPS * (MMA_K_BITS // bits)
+    parts = 1
+    while tiles * parts < CHAINS_PER_WARP and parts < MAX_PARTS and k // (2 * parts) >= least_k:
+        parts *= 2
+    if parts == 1 or not deferred.fits(lw, parts * m * n):
+        return False
+    loop = deferred.enclosing(lw, s, c_buf)
+    if loop is None:
+        return False
+    part_k = k // parts
+    # A (m x k) -> (parts, m, k/parts); B (k x n) -> (parts, k/parts, n), from B^T's rows (n x k) where
+    # B is a transpose (T.gemm's transpose_B): the parts split the dim the buffer holds contiguously
+    a3 = P.call("tl.permute", P.call("tl.reshape", a, P.tuple_([m, parts, part_k])), P.tuple_([1, 0, 2]))
+    if s.trans_b:
+        b3 = P.call("tl.permute", P.call("tl.reshape", _trans(b), P.tuple_([n, parts, part_k])), P.tuple_([1, 2, 0]))
+    else:
+        b3 = P.call("tl.reshape", b, P.tuple_([parts, part_k, n]))
+    wide = deferred.start(lw, loop, f"{c_buf.name}_parts", [parts, m, n], lw.storage_dtype(c_buf.dtype))
+    lw.assign_to(wide, P.call("tl.dot", lw.named(a3, "a_parts"), lw.named(b3, "b_parts"), P.name(wide), **kwargs))
+
+    def finish() -> None:
+        lw.assign_to(rc.name, P.binop("+", P.name(rc.name), deferred.summed(wide)))
+
+    loop.finishes.append((lw.origin, finish))
+    return True
+
+
 ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
 
 

@@ -95,6 +95,7 @@ class Scope:
     exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
     safe_values: dict | None = None  # a T.sblock's safe values (codegen/scopes.py); None: the kernel's
     load_guard: ast.expr | None = None  # a block-uniform condition every global load is masked by (speculate.py)
+    deferrals: object = None  # the innermost emitted loop's deferred accumulations (deferred.LoopDeferrals)
 
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""

@@ -40,6 +40,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
 | ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
+| ``TILE2TRITON_STAGED_ATOMICS`` | on/off (default on) | atomics that read a shared/fragment staging buffer read the values stored into it instead (the stage and its loop go: one ``tl.atomic_add`` of the accumulator; passes/staged_atomics.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
@@ -112,6 +113,11 @@ GLOBAL_MIRRORS_DEFAULT = True
 # memory, as the hand block-view kernel measured at 50 us on the H200 (this lowering without it: 814-904 us)
 FORWARD_SHARED_DEFAULT = True
 
+# passes/staged_atomics.py: on from offline evidence (sm_90, Triton 3.9; see the module and
+# benchmarks/mlabwd_probe.py): TileLang's sparse MLA backward's dKV atomics read the accumulator,
+# as the hand kernel's do, not a stage in global scratch, a gather and a one-hot scatter
+STAGED_ATOMICS_DEFAULT = True
+
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
 
@@ -150,6 +156,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_HISTOGRAM",
     "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TILE2TRITON_COLUMN_SPLIT",
+    "TILE2TRITON_STAGED_ATOMICS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -239,6 +246,7 @@ class Settings:
     scratch_histogram: bool
     vectorize_atomic_loops: bool
     column_split: bool
+    staged_atomics: bool  # passes/staged_atomics.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -315,6 +323,9 @@ class Settings:
             # (both switches; 3.07 -> 1.70 at S=512), flash-attention bwd with 32-row dQ 0.105 -> 0.093 ms
             # on from the same probe: sparse MLA fwd 0.070 -> 0.051 ms (0.223 -> 0.156 at S=512)
             column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
+            staged_atomics=flag(
+                "TILE2TRITON_STAGED_ATOMICS", get("TILE2TRITON_STAGED_ATOMICS"), STAGED_ATOMICS_DEFAULT
+            ),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

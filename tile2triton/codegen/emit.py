@@ -13,6 +13,7 @@ from ..ir import INT32
 from ..language.dtypes import DTYPES
 from ..passes.column_split import split_columns
 from ..passes.forward_shared import forward_shared
+from ..passes.staged_atomics import stage_atomics
 from ..passes.pow2_split import split_pow2_dims
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
@@ -289,6 +290,8 @@ def lower_kernel(
     choice: set = set()
     if options.column_split:
         kernel, _ = split_columns(kernel)
+    if options.staged_atomics:
+        kernel = stage_atomics(kernel)
     if (options.thread_copy_tiles or options.forward_shared) and kernel.thread_vars:
         copied: set = set()
         copies = rewrite_thread_copies(kernel, copied)

@@ -153,6 +153,9 @@ class LoweringOptions:
     # a shared/fragment buffer used only as static column blocks, one buffer per block
     # (passes/column_split.py, TILE2TRITON_COLUMN_SPLIT): no padding of 512 + 64 columns to 1024
     column_split: bool = True
+    # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
+    # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
+    staged_atomics: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -13,8 +13,8 @@ from ..ir import INT32
 from ..language.dtypes import DTYPES
 from ..passes.column_split import split_columns
 from ..passes.forward_shared import forward_shared
-from ..passes.staged_atomics import stage_atomics
 from ..passes.pow2_split import split_pow2_dims
+from ..passes.staged_atomics import stage_atomics
 from ..passes.thread_copies import rewrite_thread_copies
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P

@@ -289,7 +289,10 @@ def _fold_loop(loop: ir.For, threads: int) -> list | None:
     for s in ir.walk(loop.body):
         if isinstance(s, ir.Atomic):
             if not (
-                s.kind in COMMUTING and s.result is None and isinstance(s.dst, ir.Load) and s.dst.buffer.scope == ir.GLOBAL
+                s.kind in COMMUTING
+                and s.result is None
+                and isinstance(s.dst, ir.Load)
+                and s.dst.buffer.scope == ir.GLOBAL
             ):
                 return None
             if kinds.setdefault(s.dst.buffer.root, s.kind) != s.kind:

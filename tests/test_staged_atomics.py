@@ -351,3 +351,58 @@ def test_overlapping_rows_fold_without_merging_axes():
     kernel(g, out)
     assert_close(out, ref, 1e-6, 1e-6)
     assert "for s" not in _code(kernel)
+
+
+def test_stage_rounds_to_its_dtype():
+    """A float16 stage of float32 values: the atomics add the rounded values, as TileLang's do."""
+
+    @T.prim_func
+    def main(G: T.Tensor((6, 10), "float32"), Out: T.Tensor((6, 10), "float32")):
+        with T.Kernel(1, threads=32) as _:
+            acc = T.alloc_fragment((6, 10), "float32")
+            stage = T.alloc_shared((6, 10), "float16")
+            for i, j in T.Parallel(6, 10):
+                acc[i, j] = G[i, j] * 3
+            for i, j in T.Parallel(6, 10):
+                stage[i, j] = acc[i, j]
+            for i, j in T.Parallel(6, 10):
+                T.atomic_add(Out[i, j], stage[i, j])
+
+    kernel = tilelang.compile(main)
+    g = torch.randn(6, 10) + 1 / 3
+    out = torch.zeros(6, 10)
+    kernel(g, out)
+    assert "stage" not in _code(kernel)
+    assert torch.equal(out, (g * 3).half().float())
+
+
+@pytest.mark.parametrize("source", ["global", "loop"])
+def test_stage_of_a_global_load_or_read_in_a_loop_stays(source):
+    """A stage of global elements (forwarding would load them again at each read) and a stage
+    read in a loop (computed again each iteration) are not forwarded."""
+
+    @T.prim_func
+    def main(G: T.Tensor((6, 10), "float32"), Out: T.Tensor((6, 10), "float32")):
+        with T.Kernel(1, threads=32) as _:
+            acc = T.alloc_fragment((6, 10), "float32")
+            stage = T.alloc_shared((6, 10), "float32")
+            for i, j in T.Parallel(6, 10):
+                acc[i, j] = G[i, j] * 3
+            for i, j in T.Parallel(6, 10):
+                stage[i, j] = G[i, j] * 3 if source == "global" else acc[i, j]
+            if source == "loop":
+                for t in T.serial(2):
+                    for i, j in T.Parallel(6, 10):
+                        T.atomic_add(Out[i, j], stage[i, j])
+                    for i in T.Parallel(6):
+                        Out[i, t] = Out[i, t] * 1  # a store: the loop does not fold either
+            else:
+                for i, j in T.Parallel(6, 10):
+                    T.atomic_add(Out[i, j], stage[i, j])
+
+    kernel = tilelang.compile(main)
+    g = torch.randn(6, 10)
+    out = torch.zeros(6, 10)
+    kernel(g, out)
+    assert "stage" in _code(kernel)
+    assert_close(out, g.double() * 3 * (2 if source == "loop" else 1), 1e-5, 1e-5)

@@ -33,9 +33,12 @@ Forwarding a staging buffer ``B`` is exact when (checked; otherwise nothing chan
 - ``B`` is a shared or fragment buffer of a kernel without a thread view, and its one write is a
   T.Parallel of one store (under ``if``s without ``else`` in it) at indices that are the
   T.Parallel's variables, each once;
+- the stored value is arithmetic and casts of on-chip buffers' elements (no global load, no math
+  function): computing it again at the reads costs nothing;
 - every read of ``B`` is a load in an atomic of a statement after that store in the same
-  statement list, at indices where the store's conditions provably hold and which lie in the
-  T.Parallel's extents and ``B``'s shape (value ranges of the loops and T.Parallels around);
+  statement list, in no sequential loop there (it would compute the value once an iteration), at
+  indices where the store's conditions provably hold and which lie in the T.Parallel's extents
+  and ``B``'s shape (value ranges of the loops and T.Parallels around);
 - nothing from the store on writes a buffer the stored value reads, or rebinds a name it uses.
 
 Folding takes a loop of constant trip count whose iterations' tiles together stay within
@@ -98,16 +101,18 @@ def _forward_buffer(body: list, buf: ir.Buffer) -> list | None:
     if found is None:
         return None
     stmts, pos, store, conds, par, ranges = found
+    if not _cheap(store.value):
+        return None
     lanes = dict(zip(par.vars, par.extents))
     # every other statement naming buf: its Alloc, or an atomic after the store in the same list
     later = stmts[pos + 1 :]
-    readers = {id(s) for s in ir.walk(later) if isinstance(s, ir.Atomic) and buf in _named(s)}
+    readers = {id(s) for s in ir.walk(later) if isinstance(s, ir.Atomic) and buf in _named(s) and buf not in _writes(s)}
     for s in ir.walk(body):
         if s is par or s is store or any(s is c for c in ir.walk(par.body)):
             continue
         if buf in _named(s) and not (isinstance(s, ir.Alloc) and s.buffer is buf) and id(s) not in readers:
             return None
-    if not readers:
+    if not readers or any(_in_loop(later, r) for r in readers):
         return None
     # what the stored value depends on stays as it was from the store on
     value_bufs = {ld.buffer.root for ld in _loads(store.value, *conds)}
@@ -126,7 +131,9 @@ def _forward_buffer(body: list, buf: ir.Buffer) -> list | None:
         for c in conds:
             if _decide(_subst(c, env), at) is not True:
                 raise _Refuse
-        return _subst(store.value, env)
+        value = _subst(store.value, env)
+        # the store converts to the buffer's dtype (a float16 stage of float32 values rounds them)
+        return value if value.dtype == buf.dtype else ir.Cast(value, buf.dtype)
 
     try:
         new_later = _map_reads(later, buf, forward, ranges)
@@ -137,6 +144,31 @@ def _forward_buffer(body: list, buf: ir.Buffer) -> list | None:
 
 class _Refuse(Exception):
     pass
+
+
+def _cheap(value) -> bool:
+    """A stored value the reads may compute again at no cost: arithmetic and casts of on-chip
+    buffers' elements (no global load, no math function)."""
+    for e in ir.iter_expr_tree(value):
+        if isinstance(e, ir.Load) and e.buffer.scope == ir.GLOBAL:
+            return False
+        if not isinstance(e, (ir.Load, ir.Const, ir.VarRef, ir.BinOp, ir.UnaryOp, ir.Cast, ir.Compare, ir.Select)):
+            return False
+    return True
+
+
+def _in_loop(stmts: list, target_id: int, inside: bool = False) -> bool:
+    """Whether the statement ``target_id`` (an id) runs inside a sequential loop of ``stmts``
+    (vectorized loops, an atomic's lanes, are one access)."""
+    for s in stmts:
+        if id(s) == target_id:
+            return inside
+        looped = inside or isinstance(s, ir.While) or (isinstance(s, ir.For) and s.kind != "vectorized")
+        for attr in _BODIES:
+            body = getattr(s, attr, None)
+            if body and _in_loop(body, target_id, looped):
+                return True
+    return False
 
 
 def _find_store(stmts: list, buf: ir.Buffer, ranges: Ranges):
@@ -303,9 +335,7 @@ def _fold_loop(loop: ir.For, threads: int) -> list | None:
         elif not isinstance(s, (ir.Parallel, ir.If)):
             return None
     for s in ir.walk(loop.body):
-        reads = [ld for ld in ir.loads_in(s) if not (isinstance(s, ir.Atomic) and ld is s.dst)]
-        if isinstance(s, ir.Atomic):
-            reads += [ld for i in s.dst.indices for ld in _loads(i)]
+        reads = [ld for ld in ir.loads_in(s) if not (isinstance(s, ir.Atomic) and ld is s.dst)]  # dst's indices stay
         if any(ld.buffer.root in kinds for ld in reads):
             return None  # a read of a destination would see the iterations' order
     out = []
@@ -348,6 +378,8 @@ def _coalesce(par: ir.Parallel) -> ir.Parallel:
             body = _rewrite_sums(par.body, a, b, nb, merged)
         except _Refuse:
             continue
+        if any(_mentions(e, v) for st in ir.walk(body) for e in ir.stmt_exprs(st) for v in (a, b)):
+            continue  # an occurrence not rewritten
         vars_ = [merged if v is b else v for v in par.vars[1:]]
         extents = [na * nb if v is b else e for v, e in zip(par.vars[1:], par.extents[1:])]
         return ir.Parallel(par.loc, vars_, extents, body)

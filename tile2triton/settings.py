@@ -113,9 +113,12 @@ GLOBAL_MIRRORS_DEFAULT = True
 # memory, as the hand block-view kernel measured at 50 us on the H200 (this lowering without it: 814-904 us)
 FORWARD_SHARED_DEFAULT = True
 
-# passes/staged_atomics.py: on from offline evidence (sm_90, Triton 3.9; see the module and
-# benchmarks/mlabwd_probe.py): TileLang's sparse MLA backward's dKV atomics read the accumulator,
-# as the hand kernel's do, not a stage in global scratch, a gather and a one-hot scatter
+# passes/staged_atomics.py: on from offline evidence (sm_90, Triton 3.9, ptxas 13.4; the H200 probe
+# benchmarks/mlabwd_probe.py is to confirm): TileLang's sparse MLA backward's dKV atomics read the
+# accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
+# gather and a one-hot scatter; at the regression size spills 2020/2468 -> 1156/1200 bytes (st/ld),
+# barriers 36 -> 26, st.shared 153 -> 60; at one pipeline stage the kernel matches hand-T's counts
+# (184320 B shared, 176 wgmma, 18 red.v4, 78 ld.global)
 STAGED_ATOMICS_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")

@@ -3,23 +3,29 @@
 Kernels written the way TileLang's deepseek_v32 examples write them (one program per query, 64
 heads, 256 threads, gathered key blocks, head dims 512 + 64 in one ``Q_shared[64, 576]``; bwd:
 dQ in registers, dKV by vectorized atomics staged through shared memory in two halves), through
-tile2triton with the two switches of this branch:
+tile2triton, next to hand-written Triton kernels of the bwd (``hand-T``: dKV as the transposed
+product, one atomic of the whole accumulator; ``hand-split128``: dKV by 128-column chunks).
 
-- ``TILE2TRITON_TRANSPOSED_GEMMS``: on sm_90 the 32-row dKV gemms as ``C^T = B^T A^T`` (wgmma
-  from shared memory instead of mma.sync; Triton's shared memory 288 -> 180 KiB, so the runtime
-  no longer puts every shared buffer in global scratch);
-- ``TILE2TRITON_COLUMN_SPLIT``: ``Q_shared`` split into its 512- and 64-column blocks (no
-  1024-column padded tile in scratch, reloaded by every gemm);
+Session 11 (first rows, bwd at both sizes): ``TILE2TRITON_STAGED_ATOMICS`` (passes/staged_atomics.py)
+makes the dKV atomics read the accumulator, as hand-T does, instead of a stage in global scratch
+read back after a gather and a one-hot scatter (offline, sm_90: the generated kernel's shared
+memory, wgmma count, atomics and spills now match hand-T's at either stage count):
 
-``t2t both`` (the branch's default), ``t2t transposed only``, ``t2t main`` (both off, as main),
-next to hand-written Triton kernels of the bwd (``hand-T``: dKV as the transposed product;
-``hand-split128``: dKV by 128-column chunks, each with its own atomics).  Timed with
-``triton.testing.do_bench`` (warmup 25, rep 200, median), outputs checked against a float32 torch
-reference (max abs error relative to the reference's max; bwd: dQ and dKV, fwd: O and lse).
-``mha_bwd``: a flash-attention backward (fp16, head dim 128, 32-query blocks) whose dQ gemm of a
-shared dS^T also takes the transposed form: the switch elsewhere in the suite's kernels.
-Sizes: the regression suite's (bwd S=256 SKV=512 topk=256, fwd S=256 SKV=1024 topk=256) and one
-other (S=512, SKV=2048, topk=512).  ``fit=`` is the runtime's shared-memory fit step.
+- ``t2t default``: every switch at its default (the runtime fits shared memory itself: Triton
+  pipelines the ``num_stages=0`` loop with its launch default, as hand-T pipelined does);
+- ``t2t staged atomics off``: the switch off (session 10's default);
+- ``hand-T`` (num_stages=1, session 10's row) and ``hand-T pipelined`` (num_stages=3);
+- ``t2t default 1 stage``: the default started at the fit step with one pipeline stage (as hand-T).
+
+Session 10's rows follow: ``TILE2TRITON_TRANSPOSED_DOTS`` (the 32-row dKV gemms as ``C^T = B^T
+A^T``, wgmma) and ``TILE2TRITON_COLUMN_SPLIT`` (``Q_shared`` as its 512- and 64-column blocks), ``t2t
+column split`` / ``t2t transposed`` with both on, ``t2t main`` with both off; ``mha_bwd``: a
+flash-attention backward (fp16, head dim 128, 32-query blocks) whose dQ gemm takes the transposed
+form.  Timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median), outputs checked
+against a float32 torch reference (max abs error relative to the reference's max; bwd: dQ and dKV,
+fwd: O and lse).  Sizes: the regression suite's (bwd S=256 SKV=512 topk=256, fwd S=256 SKV=1024
+topk=256) and one other (S=512, SKV=2048, topk=512).  ``fit=`` is the runtime's shared-memory fit
+step.  Rows past the time budget say "skipped (time)".
 
     PYTHONPATH=. python3 benchmarks/mlabwd_probe.py
 """
@@ -389,9 +395,13 @@ def err(dq, dkv, x) -> float:
     return float(max(e1, e2))
 
 
-def t2t_case(S, SKV, topk, x, env):
+def t2t_case(S, SKV, topk, x, env, fit=None):
+    """``fit``: the runtime's shared-memory fit step to start from (runtime/tuning.FIT_STEPS), to
+    time a variant the fitting would not reach (one pipeline stage) on its own."""
     with mock.patch.dict(os.environ, env):
         kernel = tilelang.compile(bwd_factory(S, SKV, topk), out_idx=[-1])
+        if fit is not None:
+            kernel.shared_memory_fit = dict(fit)
         dkv = torch.zeros(1, SKV, 1, D + DT, dtype=torch.float32, device=DEV)
         args = (x["q"], x["kv"], x["do"], x["idx"], x["lse"], x["delta"], dkv)
         dq = kernel(*args)
@@ -413,7 +423,7 @@ def fwd_case(S, SKV, topk, x, env):
     return ms, e, f"fit={fit}"
 
 
-def hand_case(S, SKV, topk, x, mode, chunk=128, warps=8):
+def hand_case(S, SKV, topk, x, mode, chunk=128, warps=8, stages=1):
     dkv = torch.zeros(1, SKV, 1, D + DT, dtype=torch.float32, device=DEV)
     dq = torch.empty_like(x["q"])
     sm_scale = (D + DT) ** -0.5
@@ -421,17 +431,19 @@ def hand_case(S, SKV, topk, x, mode, chunk=128, warps=8):
     def run():
         hand_bwd[(S,)](x["q"], x["kv"], x["do"], x["idx"], x["lse"], x["delta"], dkv, dq, SKV,
                        sm_scale * 1.44269504, sm_scale, H=H, D=D, DT=DT, TOPK=topk, BS=BS, MODE=mode,
-                       CHUNK=chunk, num_warps=warps, num_stages=1)  # fmt: skip
+                       CHUNK=chunk, num_warps=warps, num_stages=stages)  # fmt: skip
 
     run()
     e = err(dq, dkv, x)
     ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
-    return ms, e, f"w{warps}"
+    return ms, e, f"w{warps} s{stages}"
 
 
-ON = {"TILE2TRITON_TRANSPOSED_GEMMS": "1", "TILE2TRITON_COLUMN_SPLIT": "1"}
-TRANSPOSED = {"TILE2TRITON_TRANSPOSED_GEMMS": "1", "TILE2TRITON_COLUMN_SPLIT": "0"}
-MAIN = {"TILE2TRITON_TRANSPOSED_GEMMS": "0", "TILE2TRITON_COLUMN_SPLIT": "0"}
+ON = {"TILE2TRITON_TRANSPOSED_DOTS": "1", "TILE2TRITON_COLUMN_SPLIT": "1"}
+MAIN = {"TILE2TRITON_TRANSPOSED_DOTS": "0", "TILE2TRITON_COLUMN_SPLIT": "0"}
+DEFAULT: dict = {}  # every switch at its default
+UNSTAGED = {"TILE2TRITON_STAGED_ATOMICS": "0"}  # session 11's switch off: the dKV stage as before
+ONE_STAGE = {"transposed_dots_past_budget": True, "max_stages": 1}  # the fit steps' third
 
 
 def main() -> None:
@@ -442,24 +454,28 @@ def main() -> None:
     fwd_size = (256, 1024, 256)  # the regression suite's sparse_mla_fwd
     mha = (16, 1024, 128)
     plan = [  # most wanted first: the probe stops adding cases past its time budget
-        ("bwd", regression, "t2t both (default)", lambda x, sz: t2t_case(*sz, x, ON)),
+        # session 11: TILE2TRITON_STAGED_ATOMICS, next to the hand kernel with and without pipelining
+        ("bwd", regression, "t2t default", lambda x, sz: t2t_case(*sz, x, DEFAULT)),
+        ("bwd", regression, "t2t staged atomics off", lambda x, sz: t2t_case(*sz, x, UNSTAGED)),
+        ("bwd", regression, "hand-T", lambda x, sz: hand_case(*sz, x, 1)),
+        ("bwd", regression, "hand-T pipelined", lambda x, sz: hand_case(*sz, x, 1, stages=3)),
+        ("bwd", regression, "t2t default 1 stage", lambda x, sz: t2t_case(*sz, x, DEFAULT, ONE_STAGE)),
+        ("bwd", other, "t2t default", lambda x, sz: t2t_case(*sz, x, DEFAULT)),
+        ("bwd", other, "t2t staged atomics off", lambda x, sz: t2t_case(*sz, x, UNSTAGED)),
+        ("bwd", other, "hand-T", lambda x, sz: hand_case(*sz, x, 1)),
+        ("bwd", other, "hand-T pipelined", lambda x, sz: hand_case(*sz, x, 1, stages=3)),
+        ("bwd", other, "t2t default 1 stage", lambda x, sz: t2t_case(*sz, x, DEFAULT, ONE_STAGE)),
+        # session 10's rows (its switches, now TRANSPOSED_DOTS and COLUMN_SPLIT, both on by default)
         ("fwd", fwd_size, "t2t column split", lambda x, sz: fwd_case(*sz, x, ON)),
         ("fwd", fwd_size, "t2t main", lambda x, sz: fwd_case(*sz, x, MAIN)),
         ("mha_bwd", mha, "t2t transposed", lambda x, sz: mha_case(*sz, ON)),
         ("mha_bwd", mha, "t2t main", lambda x, sz: mha_case(*sz, MAIN)),
-        ("bwd", regression, "hand-T", lambda x, sz: hand_case(*sz, x, 1)),
-        ("bwd", regression, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
-        ("bwd", regression, "t2t transposed only", lambda x, sz: t2t_case(*sz, x, TRANSPOSED)),
-        ("bwd", other, "t2t both (default)", lambda x, sz: t2t_case(*sz, x, ON)),
-        ("fwd", other, "t2t column split", lambda x, sz: fwd_case(*sz, x, ON)),
-        ("fwd", other, "t2t main", lambda x, sz: fwd_case(*sz, x, MAIN)),
         ("bwd", regression, "hand-split128", lambda x, sz: hand_case(*sz, x, 2, 128)),
-        ("bwd", other, "t2t main", lambda x, sz: t2t_case(*sz, x, MAIN)),
     ]
     data = {}
     for case, size, name, fn in plan:
         label = ("S={} SKV={} k={}" if case != "mha_bwd" else "H={} N={} d={}").format(*size)
-        if time.time() - t_start > 55:  # a case may take 30 s (main's bwd: four compiles to fit)
+        if time.time() - t_start > 50:  # a case may take 30 s (main's bwd: four compiles to fit)
             print(f"{case:<8} {label:<22} {name:<22} skipped (time)", flush=True)
             continue
         try:

@@ -42,6 +42,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
 | ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
+| ``TILE2TRITON_STAGED_ATOMICS`` | on/off (default on) | atomics that read a shared/fragment staging buffer read the values stored into it instead (the stage and its loop go: one ``tl.atomic_add`` of the accumulator; passes/staged_atomics.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
 | ``TRITON_INTERPRET`` | ``1`` | Triton's own switch; read to know the interpreter's mode |
 | ``T2T_SUITE_CUDA_AS_CPU`` | ``1`` | ``tile2triton run --device cpu`` / the suite runner: CUDA is mapped onto the CPU |
@@ -121,6 +122,13 @@ FORWARD_SHARED_DEFAULT = True
 # not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  On until benchmarks/mhcminf_probe.py says otherwise
 DEFER_SUMS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
+# passes/staged_atomics.py: on from offline evidence (sm_90, Triton 3.9, ptxas 13.4; the H200 probe
+# benchmarks/mlabwd_probe.py is to confirm): TileLang's sparse MLA backward's dKV atomics read the
+# accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
+# gather and a one-hot scatter; at the regression size spills 2020/2468 -> 1156/1200 bytes (st/ld),
+# barriers 36 -> 26, st.shared 153 -> 60; at one pipeline stage the kernel matches hand-T's counts
+# (184320 B shared, 176 wgmma, 18 red.v4, 78 ld.global)
+STAGED_ATOMICS_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -162,6 +170,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_HISTOGRAM",
     "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TILE2TRITON_COLUMN_SPLIT",
+    "TILE2TRITON_STAGED_ATOMICS",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -253,6 +262,7 @@ class Settings:
     column_split: bool
     defer_sums: bool
     gemm_parts: bool
+    staged_atomics: bool  # passes/staged_atomics.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -331,6 +341,9 @@ class Settings:
             column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
             defer_sums=flag("TILE2TRITON_DEFER_SUMS", get("TILE2TRITON_DEFER_SUMS"), DEFER_SUMS_DEFAULT),
             gemm_parts=flag("TILE2TRITON_GEMM_PARTS", get("TILE2TRITON_GEMM_PARTS"), GEMM_PARTS_DEFAULT),
+            staged_atomics=flag(
+                "TILE2TRITON_STAGED_ATOMICS", get("TILE2TRITON_STAGED_ATOMICS"), STAGED_ATOMICS_DEFAULT
+            ),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

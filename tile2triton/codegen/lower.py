@@ -157,6 +157,9 @@ class LoweringOptions:
     # TILE2TRITON_DEFER_SUMS (sums over a widened loop axis), TILE2TRITON_GEMM_PARTS (mma.sync gemms' K parts)
     defer_sums: bool = True
     gemm_parts: bool = True
+    # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
+    # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
+    staged_atomics: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -19,6 +19,7 @@ from .column_split import split_columns
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
 from .pow2_split import split_pow2_dims
+from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
 
 # (name, pass): each pass takes the function, may rewrite it in place, and raises TileLangCompileError
@@ -54,6 +55,11 @@ def _split_columns(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(split_columns(kernel)[0])
 
 
+def _staged_atomics(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # atomics that read a staging buffer read the stored values (sparse MLA bwd's dKV epilogue)
+    return KernelRewrite(stage_atomics(kernel))
+
+
 def _thread_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     """A warp-specialized producer's per-thread copy nests as block copies (THREAD_COPY_TILES), and
     its shared ring forwarded into the consumers' reads (FORWARD_SHARED), which needs those copies
@@ -75,6 +81,7 @@ def _thread_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
+    ("staged-atomics", ("staged_atomics",), _staged_atomics),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
 )
 

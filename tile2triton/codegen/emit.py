@@ -12,6 +12,7 @@ from .. import ir
 from ..ir import INT32
 from ..language.dtypes import DTYPES
 from ..passes.column_split import split_columns
+from ..passes.forward_rings import forward_rings
 from ..passes.forward_shared import forward_shared
 from ..passes.pow2_split import split_pow2_dims
 from ..passes.thread_copies import rewrite_thread_copies
@@ -302,6 +303,8 @@ def lower_kernel(
         # a copied buffer past the one-hot limit stays in scratch, where the lane space put it: as a
         # register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads become gathers
         choice.update(b for b in copied if numel_padded(b) > ONE_HOT_LIMIT)
+    if options.forward_rings:
+        kernel = forward_rings(kernel)
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice)

@@ -503,13 +503,28 @@ def lower_break_continue(lw: Lowerer, s: ir.Stmt) -> None:
     exits.lower_exit(lw, s)
 
 
+def _uniform_branch(lw: Lowerer, s: ir.If) -> bool:
+    """``TILE2TRITON_UNIFORM_BRANCHES``: in the thread view, an ``if`` whose condition every thread
+    holds alike (its value has no lane axis) is a Triton ``if`` around its statements, not a mask on
+    each of them: a loop under it (minference's ``if column_count != 0:`` column loop) then has no
+    branch in its body, so Triton's pipeliner prefetches its loads, and its tile operations need no
+    block-level test of their own.  Not where the branch holds a ``break`` / ``continue`` (their
+    flags follow the masks)."""
+    return (
+        lw.options.uniform_branches
+        and in_thread_view(lw)
+        and not ir.loop_exits(s.then_body)
+        and not ir.loop_exits(s.else_body)
+    )
+
+
 @lowers(ir.If)
 def lower_if(lw: Lowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
     if is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
-    if lw.scope.lanes is None and not cond.axes:
+    if (lw.scope.lanes is None or _uniform_branch(lw, s)) and not cond.axes:
         then_body = lw.block(s.then_body)
         else_body = lw.block(s.else_body) if s.else_body else []
         lw.emit(ast.If(cond.node, then_body, else_body))

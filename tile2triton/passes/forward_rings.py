@@ -248,6 +248,8 @@ class _Context:
     def _prologue(self, stmts, position, store, reach, sources, depth, a) -> list:
         """The prologue's stores (statements), checked to be iterations start - 1 ... start - reach."""
         loop = stmts[position]
+        if reach == 0:
+            return []  # every read is of a slot stored earlier in its own iteration
         start = static(loop.start)
         if not isinstance(start, int):
             raise _Refuse

@@ -27,7 +27,7 @@ def fresh(factory, *args, **kwargs):
 
 
 def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologue=False, extra_write=False,
-                thread_view=False):  # fmt: skip
+                thread_view=False, guard=0):  # fmt: skip
     LP = 8  # the index list padded to a power of two
     ahead = depth - 1  # how many iterations ahead the loop stores
 
@@ -69,6 +69,15 @@ def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologu
                         acc[r, c] += ring[slot, r, c] * (t + 1)
 
             @T.macro
+            def guarded():  # every iteration in the loop, the next tile fetched under `if t + guard < count`
+                if count >= 1:
+                    fill(0, 0)
+                    for t in T.serial(count):
+                        if t + guard < count:
+                            fill((t + 1) % 2, t + 1)
+                        use(t % 2, t)
+
+            @T.macro
             def body():
                 if count >= ahead:
                     fill(0, 1 if wrong_prologue else 0)  # prologue: tiles 0 .. ahead - 1
@@ -87,6 +96,8 @@ def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologu
                 tx = T.get_thread_binding()
                 if tx < 128:
                     body()
+            elif guard:
+                guarded()
             else:
                 body()
             T.copy(acc, Out[bm, :, :])
@@ -164,6 +175,28 @@ def test_refusals_keep_the_ring(dev):
     assert_close(wrong(a, idx, count), ring_ref(a, idx, count, wrong_prologue=True), 1e-4, 1e-5)
     extra = fresh(ring_gather, 5, 100, 24, 7, extra_write=True)
     assert _ring_stores(extra) == 3
+
+
+@pytest.mark.parametrize("forward", ["1", "0"])
+def test_guarded_prefetch(dev, monkeypatch, forward):
+    # `if t + 1 < count:` holds at every iteration whose tile is read (t <= count - 2): forwarded
+    monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", forward)
+    a, idx, count = _inputs(dev)
+    kernel = fresh(ring_gather, 5, 100, 24, 7, guard=1)
+    assert_close(kernel(a, idx, count), ring_ref(a, idx, count), 1e-4, 1e-5)
+    assert _ring_stores(kernel) == 0
+
+
+def test_guard_too_short(dev, monkeypatch):
+    # `if t + 2 < count:` skips the store the last iteration reads (its slot keeps an older tile):
+    # not forwarded, and the result is the source's
+    a, idx, count = _inputs(dev)
+    kernel = fresh(ring_gather, 5, 100, 24, 7, guard=2)
+    assert _ring_stores(kernel) == 2
+    monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", "0")
+    plain = fresh(ring_gather, 5, 100, 24, 7, guard=2)(a, idx, count)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", "1")
+    assert_close(kernel(a, idx, count), plain, 0, 0)
 
 
 def test_ring_source(monkeypatch):

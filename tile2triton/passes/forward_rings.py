@@ -74,6 +74,7 @@ class _SlotStore:
     slot: ir.Expr
     lanes: tuple  # the variables ``template`` is written in, one per element dim (the other dims)
     template: ir.Expr  # the stored value (cast to the ring's dtype), in ``lanes``
+    guard: ir.Expr | None = None  # ``if guard:`` around the store in the loop's body (a guarded prefetch)
 
     def value(self, index: tuple) -> ir.Expr:
         return _subst(self.template, dict(zip(self.lanes, index)))
@@ -204,6 +205,12 @@ class _Context:
                 last = top
         if not reads_in and not reads_after:
             raise _Refuse
+        if store.guard is not None:
+            guard = _subst(store.guard, inline)
+            needed = min([lag for _, lag in reads_in] + [e for _, e in reads_after])
+            if not self._guard_holds(guard, v, loop.stop, needed):
+                raise _Refuse
+            sources |= {ld.buffer for ld in _loads(self._inlined(guard))}
         sources |= {ld.buffer for r, _ in reads_in + reads_after for ld in _loads(self._inlined(r.slot))}
         if any(_writes(s, b) for s in ir.walk(loop.body + stmts[position + 1 : last + 1]) for b in sources):
             raise _Refuse
@@ -231,6 +238,43 @@ class _Context:
         for st in [store.stmt, *prologue]:
             self.dead_candidates[id(st)] = ring
         return out
+
+    def _guard_holds(self, guard: ir.Expr, v: ir.Var, stop: ir.Expr, lag: int) -> bool:
+        """Does the store's ``if`` hold at every iteration whose tile is read: ``u <= stop - 1 - lag``
+        (``lag``: the least of the reads)?  Yes for a conjunction of comparisons each ``u + c < stop``
+        (or ``<=``, ``>``, ``>=`` of the same) with ``c <= lag``."""
+        parts = []
+
+        def conj(e):
+            if isinstance(e, ir.BinOp) and e.op in ("and", "&") and e.dtype.kind == "bool":
+                conj(e.lhs)
+                conj(e.rhs)
+            else:
+                parts.append(e)
+
+        conj(guard)
+        limit = _linear(stop, self.lets)
+        if limit is None:
+            return False
+        for p in parts:
+            if not isinstance(p, ir.Compare) or p.op not in ("<", "<=", ">", ">="):
+                return False
+            high, low = (p.rhs, p.lhs) if p.op in ("<", "<=") else (p.lhs, p.rhs)
+            # high - low >= 1 wanted; with ``<=`` / ``>=``, high - low + 1 >= 1
+            diff = _linear(ir.BinOp("-", high, low, INT32), self.lets)
+            if diff is None:
+                return False
+            const, terms = diff
+            if p.op in ("<=", ">="):
+                const += 1
+            want = dict(limit[1])
+            want[("var", id(v))] = want.get(("var", id(v)), 0) - 1
+            if terms != {k: c for k, c in want.items() if c}:
+                return False
+            # high - low = stop - u + (const - limit's constant) >= 1 + lag + ...
+            if 1 + lag + const - limit[0] < 1:
+                return False
+        return True
 
     def _inlined(self, e: ir.Expr) -> ir.Expr:
         return _inline_lets(e, self.lets)
@@ -363,9 +407,13 @@ def _slot_stores(body: list, v: ir.Var) -> list:
     at a slot index naming ``v``."""
     out = []
     for s in body:
-        found = _slot_store(s, None, v) if isinstance(s, (ir.Parallel, ir.Copy)) else None
+        guard = None
+        inner = s
+        if isinstance(s, ir.If) and not s.else_body and len(s.then_body) == 1:  # if t + 1 < n: prefetch
+            guard, inner = s.cond, s.then_body[0]
+        found = _slot_store(inner, None, v) if isinstance(inner, (ir.Parallel, ir.Copy)) else None
         if found is not None:
-            out.append(found)
+            out.append(dataclasses.replace(found, stmt=s, guard=guard))
     return out
 
 

@@ -155,8 +155,8 @@ def test_staged_rows(dev, monkeypatch, prefetch, switches):
 
 
 def test_staged_rows_source(monkeypatch):
-    # FORWARD_STAGES alone: with TILE2TRITON_FORWARD_RINGS (tests/test_forward_rings.py) the ring of
-    # the loop without prefetch is read at its source before lowering, and no stage is left to forward
+    # FORWARD_STAGES alone: with TILE2TRITON_FORWARD_RINGS (tests/test_forward_rings.py) the prefetching
+    # loop's ring is read at its source before lowering (its guard holds wherever a slot is read)
     monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", "0")
     monkeypatch.setenv("TILE2TRITON_FORWARD_STAGES", "0")
     monkeypatch.setenv("TILE2TRITON_GLOBAL_MIRRORS", "0")

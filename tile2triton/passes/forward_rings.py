@@ -31,7 +31,12 @@ Forwarded when (checked; otherwise nothing changes):
 
 - the store is a ``T.Parallel`` of one unconditional store writing a whole slot (its variables
   index the other dims, each whole), or a ``T.copy`` from a global region into a whole slot, at the
-  top level of a ``T.serial`` / ``T.unroll`` loop of step 1; its slot index is ``(v + a) % D``;
+  top level of a ``T.serial`` / ``T.unroll`` loop of step 1, or alone under an ``if`` there that
+  holds at every iteration whose tile is read (a guarded prefetch, ``if v + 1 < stop:``: each
+  comparison ``v + c < stop`` with ``c`` at most the reads' least lag); its slot index is
+  ``(v + a) % D``;
+- some read reaches back before its own iteration (a loop that reads only slots stored earlier
+  in the same iteration is no pipeline: ``TILE2TRITON_FORWARD_STAGES`` reads those already);
 - every read of the ring in the loop, and after it until the next statement that writes the ring,
   is a ``T.copy`` out of one slot or an element load, at a slot ``(v + b) % D`` (in the loop) or
   ``(stop + c) % D`` (after it), the same ``D``;
@@ -203,7 +208,9 @@ class _Context:
                     raise _Refuse
                 reads_after.append((read, (a - c - 1) % depth))
                 last = top
-        if not reads_in and not reads_after:
+        if not reads_after and all(lag == 0 for _, lag in reads_in):
+            # none (the loop reads no slot), or only slots stored earlier in their own iteration: no
+            # pipeline, and TILE2TRITON_FORWARD_STAGES reads those at the stored tile already
             raise _Refuse
         if store.guard is not None:
             guard = _subst(store.guard, inline)
@@ -292,8 +299,6 @@ class _Context:
     def _prologue(self, stmts, position, store, reach, sources, depth, a) -> list:
         """The prologue's stores (statements), checked to be iterations start - 1 ... start - reach."""
         loop = stmts[position]
-        if reach == 0:
-            return []  # every read is of a slot stored earlier in its own iteration
         start = static(loop.start)
         if not isinstance(start, int):
             raise _Refuse

@@ -264,7 +264,7 @@ def test_uniform_branch_source(monkeypatch):
     # stands in `if count > 0:`, its body without a test
     assert "any_thread" in masked and "any_thread" not in branch
     assert "if count > 0:" in branch
-    # a branch holding a `break` of the loop around it stays a mask (the exit flags follow it); the
-    # branch around that loop is a Triton `if` still
+    # inside the loop a uniform `if` (here one holding a `break`) stays a mask, the body straight-line
+    # code for Triton's pipeliner; the branch around that loop is a Triton `if` still
     leaving = fresh(sectioned_sum, 3, 150, True).lowered_for("sm_90").source
     assert "if count > 0:" in leaving and "t_running = t_running & ~cond_1" in leaving

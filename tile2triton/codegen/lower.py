@@ -184,8 +184,8 @@ class LoweringOptions:
     # this one's, an epilogue) read where it is used, its stores dropped (passes/forward_rings.py;
     # TILE2TRITON_FORWARD_RINGS)
     forward_rings: bool = True
-    # thread view: an `if` every thread decides alike is a Triton `if`, not a mask on each statement
-    # under it (rules._uniform_branch; TILE2TRITON_UNIFORM_BRANCHES)
+    # thread view: an `if` every thread decides alike, outside any loop and around one, is a Triton
+    # `if`, not a mask on each statement under it (rules._uniform_branch; TILE2TRITON_UNIFORM_BRANCHES)
     uniform_branches: bool = True
 
     def pipeline_kwargs(self, source_stages: int) -> dict:

@@ -505,14 +505,18 @@ def lower_break_continue(lw: Lowerer, s: ir.Stmt) -> None:
 
 def _uniform_branch(lw: Lowerer, s: ir.If) -> bool:
     """``TILE2TRITON_UNIFORM_BRANCHES``: in the thread view, an ``if`` whose condition every thread
-    holds alike (its value has no lane axis) is a Triton ``if`` around its statements, not a mask on
-    each of them: a loop under it (minference's ``if column_count != 0:`` column loop) then has no
-    branch in its body, so Triton's pipeliner prefetches its loads, and its tile operations need no
-    block-level test of their own.  Not where the branch holds a ``break`` / ``continue`` (their
-    flags follow the masks)."""
+    holds alike (its value has no lane axis), outside any loop, around a loop, is a Triton ``if``
+    around its statements, not a mask on each of them: the loop (minference's ``if column_count !=
+    0:`` column loop) then has no branch in its body, so Triton's pipeliner prefetches its loads, and
+    its tile operations need no block-level test of their own.  Inside a loop the masks stay (they
+    keep that loop's body straight-line code for the pipeliner), and so they do where the branch
+    holds a ``break`` / ``continue`` (their flags follow the masks)."""
     return (
         lw.options.uniform_branches
         and in_thread_view(lw)
+        and lw.scope.loop_depth == 0
+        and lw.scope.loop_axes == 0
+        and any(isinstance(x, (ir.For, ir.While)) for x in ir.walk(s.then_body + s.else_body))
         and not ir.loop_exits(s.then_body)
         and not ir.loop_exits(s.else_body)
     )

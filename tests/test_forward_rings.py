@@ -27,7 +27,7 @@ def fresh(factory, *args, **kwargs):
 
 
 def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologue=False, extra_write=False,
-                thread_view=False, guard=0):  # fmt: skip
+                thread_view=False, guard=0, half=False):  # fmt: skip
     LP = 8  # the index list padded to a power of two
     ahead = depth - 1  # how many iterations ahead the loop stores
 
@@ -40,7 +40,7 @@ def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologu
     ):
         with T.Kernel(M, threads=128) as bm:
             idx_s = T.alloc_shared((LP,), T.int32)
-            ring = T.alloc_shared((depth, BN, D), T.float32)
+            ring = T.alloc_shared((depth, BN, D), T.float16 if half else T.float32)
             frag = T.alloc_fragment((BN, D), T.float32)
             acc = T.alloc_fragment((BN, D), T.float32)
             count = T.alloc_var(T.int32)
@@ -105,8 +105,9 @@ def ring_gather(M, N, D, L, depth=2, form="parallel", read="copy", wrong_prologu
     return main
 
 
-def ring_ref(a, idx, count, wrong_prologue=False):
+def ring_ref(a, idx, count, wrong_prologue=False, half=False):
     out = torch.zeros(idx.shape[0], BN, a.shape[1], dtype=torch.float64)
+    a = a.half() if half else a  # a float16 ring rounds the tiles
     for m in range(idx.shape[0]):
         for t in range(int(count[m])):
             tile = 1 if wrong_prologue and t == 0 else t  # fill(slot, t) stores zeros unless t < count
@@ -197,6 +198,20 @@ def test_guard_too_short(dev, monkeypatch):
     plain = fresh(ring_gather, 5, 100, 24, 7, guard=2)(a, idx, count)
     monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", "1")
     assert_close(kernel(a, idx, count), plain, 0, 0)
+
+
+@pytest.mark.parametrize("read", ["copy", "load"])
+def test_half_ring(dev, monkeypatch, read):
+    # a float16 ring between float32 tensors: the forwarded tile rounds as the stored one did (an
+    # element read multiplies in float16, as TileLang's half * int does: the same with and without)
+    a, idx, count = _inputs(dev)
+    kernel = fresh(ring_gather, 5, 100, 24, 7, read=read, half=True)
+    assert _ring_stores(kernel) == 0
+    out = kernel(a, idx, count)
+    monkeypatch.setenv("TILE2TRITON_FORWARD_RINGS", "0")
+    assert_close(out, fresh(ring_gather, 5, 100, 24, 7, read=read, half=True)(a, idx, count), 0, 0)
+    tol = 1e-5 if read == "copy" else 2e-2
+    assert_close(out, ring_ref(a, idx, count, half=True), tol, tol)
 
 
 def test_ring_source(monkeypatch):

@@ -370,7 +370,8 @@ class _Context:
             for lane, ds, dd in zip(lanes, src_dims, dst_dims):
                 src_index[ds] = _plus(src.starts[ds], ir.VarRef(lane))
                 dst_index[dd] = _plus(dst.starts[dd], ir.VarRef(lane))
-            body = [ir.Store(s.loc, dst.buffer, tuple(dst_index), element(tuple(src_index)))]
+            value = ir.Cast(element(tuple(src_index)), dst.buffer.dtype)  # a copy converts to its destination's dtype
+            body = [ir.Store(s.loc, dst.buffer, tuple(dst_index), value)]
             return [ir.Parallel(s.loc, lanes, extents, body)]
 
         def swap(e):

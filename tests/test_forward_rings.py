@@ -278,8 +278,50 @@ def test_uniform_branch_source(monkeypatch):
     # masked: a block-level test (a reduction over the threads) inside the loop; a branch: the loop
     # stands in `if count > 0:`, its body without a test
     assert "any_thread" in masked and "any_thread" not in branch
-    assert "if count > 0:" in branch
+    assert "\n    if count > 0:" in branch and "\n    if count > 0:" not in masked
     # inside the loop a uniform `if` (here one holding a `break`) stays a mask, the body straight-line
     # code for Triton's pipeliner; the branch around that loop is a Triton `if` still
     leaving = fresh(sectioned_sum, 3, 150, True).lowered_for("sm_90").source
-    assert "if count > 0:" in leaving and "t_running = t_running & ~cond_1" in leaving
+    assert "\n    if count > 0:" in leaving and "t_running = t_running & ~cond_1" in leaving
+
+
+def scoped_names(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Count: T.Tensor((M,), T.int32), Out: T.Tensor((M, 32), T.float32)):
+        with T.Kernel(M, threads=128) as bm:
+            count = T.alloc_var(T.int32)
+            count = Count[bm]
+            tx = T.get_thread_binding()  # noqa: F841 - the thread view
+            acc = T.alloc_fragment((32,), T.float32)
+            T.clear(acc)
+            base = 0
+            if count > 0:
+                base = count * 2  # bound in the branch, read after it (Python's scoping, as TileLang's)
+                extra = T.alloc_fragment((32,), T.float32)
+                T.fill(extra, 1.0)
+                for t in T.serial(count):
+                    for j in T.Parallel(32):
+                        acc[j] += A[bm, T.min(t * 32 + j, N - 1)]
+            for j in T.Parallel(32):
+                Out[bm, j] = acc[j] + base + extra[j]
+
+    return main
+
+
+def test_uniform_branch_keeps_names_it_binds(dev):
+    # a name or buffer of the branch used after it: the masks stay (a Triton name bound in one
+    # branch is undefined after it), so the kernel compiles for the GPU
+    from tile2triton.runtime.target import compile_offline
+
+    kernel = fresh(scoped_names, 3, 150)
+    source = kernel.lowered_for("sm_90").source
+    assert "\n    if count > 0:" not in source  # (the comment naming the TileLang line has it too)
+    compile_offline(kernel.lowered_for("sm_90"), "sm_90", registers_too=False)
+    a = torch.randn(3, 150, device=dev)
+    count = torch.tensor([2, 1, 3], dtype=torch.int32, device=dev)
+    ref = torch.zeros(3, 32, dtype=torch.float64)
+    for r in range(3):
+        for t in range(int(count[r])):
+            ref[r] += a[r, torch.clamp(torch.arange(32) + t * 32, max=149)].double().cpu()
+        ref[r] += int(count[r]) * 2 + 1.0
+    assert_close(kernel(a, count), ref, 1e-4, 1e-5)

@@ -519,7 +519,32 @@ def _uniform_branch(lw: Lowerer, s: ir.If) -> bool:
         and any(isinstance(x, (ir.For, ir.While)) for x in ir.walk(s.then_body + s.else_body))
         and not ir.loop_exits(s.then_body)
         and not ir.loop_exits(s.else_body)
+        and not _bound_inside_used_outside(lw.kernel, s)
     )
+
+
+def _bound_inside_used_outside(kernel: ir.Kernel, s: ir.If) -> bool:
+    """Does a name bound or a buffer allocated in the branch appear outside it?  (TileLang's scoping
+    is Python's: they stay visible after the ``if``; a Triton name bound in one branch is not.)"""
+    inside = list(ir.walk(s.then_body + s.else_body))
+    names = {x.var for x in inside if isinstance(x, ir.Let)}
+    buffers = {x.buffer for x in inside if isinstance(x, ir.Alloc)}
+    if not names and not buffers:
+        return False
+    own = {id(x) for x in inside}
+    for x in ir.walk(kernel.body):
+        if id(x) in own or x is s:
+            continue
+        if isinstance(x, ir.Let) and x.var in names:
+            return True
+        named = set(ir.operand_buffers(x)) | {ld.buffer for ld in ir.loads_in(x)}
+        if isinstance(x, ir.Store):
+            named.add(x.buffer)
+        if buffers & named:  # the statement's own operands (those of statements in it are walked too)
+            return True
+        if any(isinstance(n, ir.VarRef) and n.var in names for e in ir.stmt_exprs(x) for n in ir.iter_expr_tree(e)):
+            return True
+    return False
 
 
 @lowers(ir.If)

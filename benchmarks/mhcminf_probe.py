@@ -25,7 +25,9 @@ extension (``ops/vertical_slash_index.cu``), so no extension is compiled here.
 (``vs``, the default: the sparse attention alone, at seq 16384 (the suite's), 8192 and 32768.)
 Session 11 rows: ``defaults`` (``TILE2TRITON_FORWARD_RINGS`` and ``TILE2TRITON_UNIFORM_BRANCHES``
 on) against each off and both off (session 10's lowering); each row also names the compiled
-kernel's registers, spills and shared memory.
+kernel's registers, spills and shared memory.  Then the default lowering's Triton text at seq 16384
+with its slash loop under other pipelining (``tl.range`` num_stages 2 / 4, warp_specialize) and at
+8 warps, launched directly: what the next step for the slash loop (55-145 blocks a row) could be.
 """
 
 from __future__ import annotations

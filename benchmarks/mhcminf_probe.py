@@ -22,9 +22,14 @@ gemm and of the sqrsum).
 The index lists of the sparse attention are built by a Python port of the example's CUDA
 extension (``ops/vertical_slash_index.cu``), so no extension is compiled here.
 
-    PYTHONPATH=. python3 benchmarks/mhcminf_probe.py [/path/to/tilelang/examples] [mhc]
+    PYTHONPATH=. python3 benchmarks/mhcminf_probe.py [/path/to/tilelang/examples] [vs|mhc|all]
 
-``mhc``: the mhc_pre rows only (the suite's n=2048 h=4096, then n=1024 h=2560).
+(``vs``, the default: the sparse attention alone, at seq 16384 (the suite's), 8192 and 32768.)
+Session 11 rows: ``defaults`` (``TILE2TRITON_FORWARD_RINGS`` and ``TILE2TRITON_UNIFORM_BRANCHES``
+on) against each off and both off (session 10's lowering); each row also names the compiled
+kernel's registers, spills and shared memory.  Then the default lowering's Triton text at seq 16384
+with its slash loop under other pipelining (``tl.range`` num_stages 2 / 4, warp_specialize) and at
+8 warps, launched directly: what the next step for the slash loop (55-145 blocks a row) could be.
 """
 
 from __future__ import annotations
@@ -42,11 +47,12 @@ import triton.language as tl
 
 from tile2triton.cli import install_tilelang_alias
 
-ARGS = [a for a in sys.argv[1:] if a != "mhc"]
+ARGS = [a for a in sys.argv[1:] if a not in ("vs", "mhc", "all")]
 EXAMPLES = ARGS[0] if ARGS else "/work/tl/examples"
-MHC_ONLY = "mhc" in sys.argv[1:]
 START = time.time()
 SWITCHES = (
+    "TILE2TRITON_FORWARD_RINGS",
+    "TILE2TRITON_UNIFORM_BRANCHES",
     "TILE2TRITON_WS_WARPS",
     "TILE2TRITON_FORWARD_STAGES",
     "TILE2TRITON_GLOBAL_MIRRORS",
@@ -408,6 +414,32 @@ def vs_reference(q, k, v, idx) -> torch.Tensor:
     return out
 
 
+def _compiled_info(kernel) -> str:
+    """Registers, spills and shared memory of the compiled kernel (informative only)."""
+    try:
+        for lowered in kernel._compiled.values():
+            for direct in lowered.direct:
+                for c in (direct.kernels or {}).values() if direct is not None else ():
+                    return f"regs {c.n_regs} spills {c.n_spills} smem {c.metadata.shared}"
+            for fn, *_ in lowered.launches:
+                for cache in getattr(fn, "device_caches", {}).values():
+                    for c in cache[0].values():
+                        return f"regs {c.n_regs} spills {c.n_spills} smem {c.metadata.shared}"
+    except Exception as exc:
+        return f"(no info: {type(exc).__name__})"
+    return "-"
+
+
+def _hand_info(m) -> str:
+    try:
+        for cache in m._triton_mixed_sparse_attn_fwd_kernel.device_caches.values():
+            c = list(cache[0].values())[-1]
+            return f"regs {c.n_regs} spills {c.n_spills} smem {c.metadata.shared}"
+    except Exception as exc:
+        return f"(no info: {type(exc).__name__})"
+    return "-"
+
+
 def vs_rows(seq_len: int, variants) -> None:
     case = f"vs_sparse_attn seq={seq_len}"
     m = load("minference/example_vertical_slash_sparse_attn.py")
@@ -418,13 +450,12 @@ def vs_rows(seq_len: int, variants) -> None:
     def hand():
         return m._triton_mixed_sparse_attention(q, k, v, seqlens, *idx, 64**-0.5, 64, 64)
 
+    label = "MInference's Triton kernel (hand-written)"
     try:
         got = hand()
-        row(
-            case, "MInference's Triton kernel (hand-written)", bench(hand), (got[0, 0].float() - ref).abs().max().item()
-        )
+        row(case, label, bench(hand), (got[0, 0].float() - ref).abs().max().item(), _hand_info(m))
     except Exception as e:
-        row(case, "MInference's Triton kernel (hand-written)", None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+        row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
     for label, env in variants:
         try:
             with switches(**env):
@@ -436,31 +467,71 @@ def vs_rows(seq_len: int, variants) -> None:
 
                 got = run()
                 torch.cuda.synchronize()
-            row(case, label, bench(run), (got[0, 0].float() - ref).abs().max().item())
+            row(case, label, bench(run), (got[0, 0].float() - ref).abs().max().item(), _compiled_info(kernel))
+        except Exception as e:
+            row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
+
+
+_SLASH_LOOP = "    for bi in range(block_count):"
+
+
+def vs_text_variants(seq_len: int) -> None:
+    """The default lowering's Triton text, its slash loop (the kernel's long loop: 55-145 blocks a
+    row) under other pipelining: Triton 3.9 issues each block's K/V copies at the end of the
+    iteration before (an indirect load: the block offset is loaded a stage earlier), so they overlap
+    little compute; TileLang's TMA producer issues them an iteration ahead."""
+    case = f"vs_sparse_attn seq={seq_len}"
+    m = load("minference/example_vertical_slash_sparse_attn.py")
+    q, k, v, idx, vertical, slash = vs_inputs(m, seq_len)
+    ref = vs_reference(q, k, v, idx)
+    kernel = m._tl_vs_sparse_flashattn(1, 1, seq_len, 64, vertical, slash)
+    src = kernel.lowered(False).source
+    name = kernel.lowered(False).launches[0].name
+    grid = (triton.cdiv(seq_len, 64), 1, 1)
+    for label, loop, warps in (
+        ("text: slash loop num_stages=2", "    for bi in tl.range(block_count, num_stages=2):", 4),
+        ("text: slash loop num_stages=4", "    for bi in tl.range(block_count, num_stages=4):", 4),
+        ("text: slash loop warp_specialize", "    for bi in tl.range(block_count, warp_specialize=True):", 4),
+        ("text: as generated, 8 warps", _SLASH_LOOP, 8),
+    ):
+        try:
+            if _SLASH_LOOP not in src:
+                raise RuntimeError("the slash loop's line is not in the generated source")
+            fn = _load_text(src.replace(_SLASH_LOOP, loop), name)
+            out = torch.full_like(q, float("nan"))
+
+            def run():
+                return fn[grid](q, k, v, out, *idx, num_warps=warps)
+
+            compiled = run()
+            torch.cuda.synchronize()
+            regs = f"regs {getattr(compiled, 'n_regs', '?')} spills {getattr(compiled, 'n_spills', '?')}"
+            row(case, label, bench(run), (out[0, 0].float() - ref).abs().max().item(), regs)
         except Exception as e:
             row(case, label, None, extra=f"{type(e).__name__}: {str(e)[:200]}")
 
 
 def main() -> None:
     install_tilelang_alias()
+    only = sys.argv[2] if len(sys.argv) > 2 else "vs"
     print(f"{'case':<28} {'variant':<44} {'us':>9} {'err':>9}", flush=True)
-    fwd, mir, ws = {"forward_stages": "1"}, {"global_mirrors": "1"}, {"ws_warps": "1"}
-    vs_variants = [  # most telling first: the coordinator stops the probe at 120 s
+    # session 11: the hand-pipelined column loop read at its source (FORWARD_RINGS) and its
+    # `if column_count != 0:` as a Triton `if` (UNIFORM_BRANCHES); both off is session 10's default
+    rings, branches = {"forward_rings": "0"}, {"uniform_branches": "0"}
+    vs_variants = [  # most telling first
         ("defaults", {}),
-        ("FORWARD_STAGES=1 GLOBAL_MIRRORS=1", fwd | mir),
-        ("FORWARD_STAGES=1 GLOBAL_MIRRORS=1 WS_WARPS=1", fwd | mir | ws),
-        ("FORWARD_STAGES=1", fwd),
-        ("GLOBAL_MIRRORS=1", mir),
-        ("WS_WARPS=1", ws),
+        ("FORWARD_RINGS=0 UNIFORM_BRANCHES=0", rings | branches),
+        ("FORWARD_RINGS=0", rings),
+        ("UNIFORM_BRANCHES=0", branches),
     ]
-    if MHC_ONLY:
+    if only in ("vs", "all"):
+        vs_rows(16384, vs_variants)  # the suite's size
+        vs_rows(8192, vs_variants[:2])
+        vs_rows(32768, vs_variants[:2])
+        vs_text_variants(16384)
+    if only in ("mhc", "all"):
         mhc_rows(2048, 4096, text_variants=True)  # the suite's size
         mhc_rows(1024, 2560, text_variants=False)
-        return
-    vs_rows(16384, vs_variants)  # the suite's size
-    mhc_rows(2048, 4096, text_variants=True)
-    vs_rows(8192, vs_variants[:2])
-    mhc_rows(1024, 2560, text_variants=False, variants=MHC_VARIANTS[:1] + MHC_VARIANTS[3:])
 
 
 if __name__ == "__main__":

@@ -97,6 +97,11 @@ SUPPORTED_NOTES = {
         )  # fmt: skip
     },
     "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
+    "serial": "a loop hand-pipelined over a ring of shared slots (a prologue storing the first slot, the loop "
+    "storing the next iteration's slot and reading its own, an epilogue reading the last) reads each slot's tile "
+    "where it is used, with TILE2TRITON_FORWARD_RINGS (on by default; passes/forward_rings.py); where the loop "
+    "runs no iteration (stop < start) and the epilogue reads a slot the prologue did not store, this reads the "
+    "prologue's tile (TileLang: what that slot held before)",
     "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
     "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",

@@ -129,6 +129,13 @@ GEMM_PARTS_DEFAULT = True
 # barriers 36 -> 26, st.shared 153 -> 60; at one pipeline stage the kernel matches hand-T's counts
 # (184320 B shared, 176 wgmma, 18 red.v4, 78 ld.global)
 STAGED_ATOMICS_DEFAULT = True
+# passes/forward_rings.py: on from offline evidence (Triton 3.9, sm_90): minference's vertical-slash kernel
+# 255 -> 123 registers, its column loop's gathers pipelined (cp.async) instead of a [2, 64, 64] ring carried in
+# registers through both loops; the H200 probe (benchmarks/mhcminf_probe.py) is to confirm
+FORWARD_RINGS_DEFAULT = True
+# codegen/rules._uniform_branch: the same kernel's column loop sits under `if column_count != 0:`; as a mask on
+# each statement its body became three `if any_thread:` branches, which Triton's pipeliner does not look into
+UNIFORM_BRANCHES_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -141,6 +148,8 @@ VARIABLES = (
     "TILE2TRITON_PER_THREAD_LOADS",
     "TILE2TRITON_THREAD_COPY_TILES",
     "TILE2TRITON_FORWARD_SHARED",
+    "TILE2TRITON_FORWARD_RINGS",
+    "TILE2TRITON_UNIFORM_BRANCHES",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -233,6 +242,8 @@ class Settings:
     per_thread_loads: bool
     thread_copy_tiles: bool  # passes/thread_copies.py
     forward_shared: bool  # passes/forward_shared.py (implies the thread copies)
+    forward_rings: bool  # passes/forward_rings.py
+    uniform_branches: bool  # codegen/rules._uniform_branch
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
@@ -284,6 +295,10 @@ class Settings:
             thread_copy_tiles=flag("TILE2TRITON_THREAD_COPY_TILES", get("TILE2TRITON_THREAD_COPY_TILES"), False),
             forward_shared=flag(
                 "TILE2TRITON_FORWARD_SHARED", get("TILE2TRITON_FORWARD_SHARED"), FORWARD_SHARED_DEFAULT
+            ),
+            forward_rings=flag("TILE2TRITON_FORWARD_RINGS", get("TILE2TRITON_FORWARD_RINGS"), FORWARD_RINGS_DEFAULT),
+            uniform_branches=flag(
+                "TILE2TRITON_UNIFORM_BRANCHES", get("TILE2TRITON_UNIFORM_BRANCHES"), UNIFORM_BRANCHES_DEFAULT
             ),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),

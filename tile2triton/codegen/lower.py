@@ -187,6 +187,13 @@ class LoweringOptions:
     # ... and a warp-specialized producer's shared ring forwarded into the consumers' reads
     # (passes/forward_shared.py, after the copies above); TILE2TRITON_FORWARD_SHARED
     forward_shared: bool = False
+    # a hand-pipelined ring (a prologue store, a loop storing the next iteration's slot and reading
+    # this one's, an epilogue) read where it is used, its stores dropped (passes/forward_rings.py;
+    # TILE2TRITON_FORWARD_RINGS)
+    forward_rings: bool = True
+    # thread view: an `if` every thread decides alike, outside any loop and around one, is a Triton
+    # `if`, not a mask on each statement under it (rules._uniform_branch; TILE2TRITON_UNIFORM_BRANCHES)
+    uniform_branches: bool = True
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""

@@ -543,13 +543,57 @@ def lower_break_continue(lw: Lowerer, s: ir.Stmt) -> None:
     exits.lower_exit(lw, s)
 
 
+def _uniform_branch(lw: Lowerer, s: ir.If) -> bool:
+    """``TILE2TRITON_UNIFORM_BRANCHES``: in the thread view, an ``if`` whose condition every thread
+    holds alike (its value has no lane axis), outside any loop, around a loop, is a Triton ``if``
+    around its statements, not a mask on each of them: the loop (minference's ``if column_count !=
+    0:`` column loop) then has no branch in its body, so Triton's pipeliner prefetches its loads, and
+    its tile operations need no block-level test of their own.  Inside a loop the masks stay (they
+    keep that loop's body straight-line code for the pipeliner), and so they do where the branch
+    holds a ``break`` / ``continue`` (their flags follow the masks)."""
+    return (
+        lw.options.uniform_branches
+        and in_thread_view(lw)
+        and lw.scope.loop_depth == 0
+        and lw.scope.loop_axes == 0
+        and any(isinstance(x, (ir.For, ir.While)) for x in ir.walk(s.then_body + s.else_body))
+        and not ir.loop_exits(s.then_body)
+        and not ir.loop_exits(s.else_body)
+        and not _bound_inside_used_outside(lw.kernel, s)
+    )
+
+
+def _bound_inside_used_outside(kernel: ir.Kernel, s: ir.If) -> bool:
+    """Does a name bound or a buffer allocated in the branch appear outside it?  (TileLang's scoping
+    is Python's: they stay visible after the ``if``; a Triton name bound in one branch is not.)"""
+    inside = list(ir.walk(s.then_body + s.else_body))
+    names = {x.var for x in inside if isinstance(x, ir.Let)}
+    buffers = {x.buffer for x in inside if isinstance(x, ir.Alloc)}
+    if not names and not buffers:
+        return False
+    own = {id(x) for x in inside}
+    for x in ir.walk(kernel.body):
+        if id(x) in own or x is s:
+            continue
+        if isinstance(x, ir.Let) and x.var in names:
+            return True
+        named = set(ir.operand_buffers(x)) | {ld.buffer for ld in ir.loads_in(x)}
+        if isinstance(x, ir.Store):
+            named.add(x.buffer)
+        if buffers & named:  # the statement's own operands (those of statements in it are walked too)
+            return True
+        if any(isinstance(n, ir.VarRef) and n.var in names for e in ir.stmt_exprs(x) for n in ir.iter_expr_tree(e)):
+            return True
+    return False
+
+
 @lowers(ir.If)
 def lower_if(lw: Lowerer, s: ir.If) -> None:
     cond = lw.ev(s.cond)
     if is_bool_literal(cond):  # decided by value ranges
         lw.lower_stmts(s.then_body if cond.node.value else s.else_body)
         return
-    if lw.scope.lanes is None and not cond.axes:
+    if (lw.scope.lanes is None or _uniform_branch(lw, s)) and not cond.axes:
         then_body = lw.block(s.then_body)
         else_body = lw.block(s.else_body) if s.else_body else []
         lw.emit(ast.If(cond.node, then_body, else_body))

@@ -16,6 +16,7 @@ from typing import Any
 from .. import ir
 from .check import check
 from .column_split import split_columns
+from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
 from .pow2_split import split_pow2_dims
@@ -77,12 +78,18 @@ def _thread_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(kernel)
 
 
+def _forward_rings(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a loop pipelined by hand over a ring of shared slots reads each slot's tile where it is made
+    return KernelRewrite(forward_rings(kernel))
+
+
 # (name, the LoweringOptions switches any of which turns it on, pass)
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
     ("staged-atomics", ("staged_atomics",), _staged_atomics),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
+    ("forward-rings", ("forward_rings",), _forward_rings),
 )
 
 

@@ -97,6 +97,17 @@ SUPPORTED_NOTES = {
         )  # fmt: skip
     },
     "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
+    **{
+        name: "core Triton operations (codegen/libm.py; libdevice is CUDA's and the interpreter cannot call it), "
+        "a few ulps of the dtype; float16/bfloat16 computed in float32"
+        for name in ("sinh", "cosh", "asinh", "acosh", "atanh", "asin", "acos", "atan", "atan2", "hypot", "log1p")
+    },
+    "copysign": "bit exact (the sign bit of the second operand)",
+    "nextafter": "bit exact (the float's bits stepped)",
+    "ldexp": "x1 * 2**x2 exact unless the result is subnormal; a float x2 is truncated to an int, as C's ldexpf takes it",
+    "popcount": "in x's dtype; 8/16-bit integers promoted to 32 bits as C promotes them for CUDA's __popc",
+    "clz": "int32; 32 (64) for 0, as CUDA's __clz; 8/16-bit integers promoted to 32 bits as C does",
+    "likely": "a branch hint: the condition itself",
     "unroll": "T.unroll(start, stop, step) and unroll_factor=; bounds that differ per thread (tid % 32) run to "
     "the greatest stop with each thread's iterations masked",
     "atomic_max": "float16/bfloat16 too (a compare-and-swap loop: Triton's atomic_max has no 16-bit floats)",
@@ -176,8 +187,6 @@ UNSUPPORTED_REASONS = {
     "reshape": "buffer views over the same storage are not implemented yet",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
-    "clz": "not implemented yet",
-    "popcount": "not implemented yet",
     # thread/warp level primitives below Triton's block abstraction
     "get_thread_extent": "not implemented yet",
     "get_thread_extents": "not implemented yet",

@@ -8,7 +8,7 @@ import math
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
-from . import ptx
+from . import libm, ptx
 from . import pyast as P
 from .values import Tile, convert, is_fp8, is_literal, literal_value
 
@@ -81,15 +81,21 @@ def lower_call(lw, e: ir.Call) -> Tile:
         lw.helpers.add("_fns")
         mask, base, offset = (lw.cast(a, INT32) if a.dtype.bits > 32 else a for a in args)
         return Tile(P.call("_fns", _typed_int(lw, mask, UINT32).node, base.node, offset.node), e.dtype, axes)
+    if fn in libm.BINARY or fn == "ldexp":
+        return _libm_binary(lw, e, args, axes)
+    if fn in ("popcount", "clz"):
+        return _bit_count(lw, e, x, axes)
     if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
         x = lw.cast(x, FLOAT32)
     node = x.node
-    if fn in DIRECT:
+    if fn in libm.UNARY:
+        helper = libm.UNARY[fn]
+        lw.helpers.update(libm.helpers_for(helper))
+        out = P.call(helper, _float_tensor(lw, x))
+    elif fn in DIRECT:
         out = P.call("tl." + DIRECT[fn], _math_operand(lw, x, e.dtype))
     elif fn == "log10":
         out = P.binop("*", P.call("tl.log", _math_operand(lw, x, e.dtype)), P.const(LOG10_E))
-    elif fn == "log1p":
-        out = P.call("tl.log", P.binop("+", P.const(1.0), _math_operand(lw, x, e.dtype)))
     elif fn == "exp10":
         out = P.call("tl.exp2", P.binop("*", _math_operand(lw, x, e.dtype), P.const(math.log2(10.0))))
     elif fn == "tanh":  # core Triton has no tanh (emit.py's _tanh)
@@ -154,6 +160,46 @@ def _ffs(lw, x: Tile, axes) -> Tile:
         is_zero = P.binop("==", P.binop("&", lowest, P.const(even & (2**bits - 1))), P.const(0))
         position = P.binop("+", position, P.binop("*", P.to(is_zero, INT32), P.const(2**k)))
     return Tile(P.call("tl.where", P.binop("!=", value, P.const(0)), position, P.const(0)), INT32, axes)
+
+
+def _float_tensor(lw, x: Tile, dtype=None) -> ast.expr:
+    """A float operand of a libm helper (codegen/libm.py) as a tensor of float32 or float64: a
+    16-bit float is computed in float32, a literal becomes a typed scalar (helpers call methods
+    on their operands)."""
+    dtype = dtype or (x.dtype if x.dtype.is_float and not is_literal(x) else FLOAT32)
+    wide = FLOAT64 if dtype.bits > 32 else FLOAT32
+    if is_literal(x):
+        return P.call("tl.full", P.list_([]), P.const(float(literal_value(x.node))), P.dtype(wide))
+    return lw.cast(x, wide).node if lw.storage_dtype(x.dtype) != wide else x.node
+
+
+def _libm_binary(lw, e: ir.Call, args, axes) -> Tile:
+    """``T.atan2(y, x)``, ``T.hypot``, ``T.copysign``, ``T.nextafter`` (both operands in the result's
+    dtype, as TVM's calls take the first operand's) and ``T.ldexp(x, e)`` (``e`` an int32: C's
+    ``ldexpf`` converts a float exponent so)."""
+    x, y = args
+    if e.fn == "ldexp":
+        helper, second = "_ldexp", _typed_int(lw, y, INT32).node
+    else:
+        helper, second = libm.BINARY[e.fn], _float_tensor(lw, y, e.dtype)
+    lw.helpers.update(libm.helpers_for(helper))
+    out = P.call(helper, _float_tensor(lw, x, e.dtype), second)
+    return _result(lw, out, x, e, axes)
+
+
+def _bit_count(lw, e: ir.Call, x: Tile, axes) -> Tile:
+    """``T.popcount(x)`` (in x's dtype) and ``T.clz(x)`` (int32) on the bits of an integer of 32 or
+    64 bits; a narrower one is first promoted to 32 bits as C promotes it (CUDA's ``__popc`` /
+    ``__clz`` take an int: signed types sign-extend)."""
+    if not x.dtype.is_int:
+        raise lw.error(f"T.{e.fn} takes an integer, got {x.dtype.name}")
+    bits = 64 if x.dtype.bits > 32 else 32
+    value = _typed_int(lw, x, INT64 if bits == 64 else INT32)
+    unsigned = DTYPES[f"uint{bits}"]
+    helper = f"_{e.fn}{bits}"
+    lw.helpers.add(helper)
+    out = P.call(helper, P.call(P.attr(value.node, "to"), P.dtype(unsigned), bitcast=True))
+    return lw.cast(Tile(out, unsigned if e.fn == "popcount" else INT32, axes), e.dtype)
 
 
 def _weak(t: Tile) -> bool:

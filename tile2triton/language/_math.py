@@ -51,6 +51,14 @@ _UNARY_HOST = {
     "isnan": math.isnan,
     "isinf": math.isinf,
     "isfinite": math.isfinite,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "asinh": math.asinh,
+    "acosh": math.acosh,
+    "atanh": math.atanh,
+    "asin": math.asin,
+    "acos": math.acos,
+    "atan": math.atan,
 }
 for _name, _host in _UNARY_HOST.items():
     globals()[_name] = _unary(_name, _host)
@@ -176,6 +184,51 @@ def fmod(a, b):
 @_kernel_only("atan2")
 def atan2(a, b):
     """Element-wise atan2."""
+
+
+def _host_binary(name: str, host):
+    def fn(x1, x2):
+        numbers = (builtins.int, builtins.float)
+        if isinstance(x1, numbers) and isinstance(x2, numbers) and not isinstance(x1, builtins.bool):
+            return host(x1, x2)
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name} (TVM's tir.{name})."
+    return fn
+
+
+hypot = _host_binary("hypot", math.hypot)
+copysign = _host_binary("copysign", math.copysign)
+nextafter = _host_binary("nextafter", math.nextafter)
+ldexp = _host_binary("ldexp", lambda x, e: math.ldexp(x, builtins.int(e)))
+
+
+@_host_ok("fabs")
+def fabs(x):
+    """Absolute value of a float (TIR's ``fabs``)."""
+    if isinstance(x, (builtins.int, builtins.float)):
+        return math.fabs(x)
+    raise KernelOnlyError("T.fabs can only be used inside a kernel body")
+
+
+@_kernel_only("popcount")
+def popcount(x):
+    """Set bits of an integer, in its dtype."""
+
+
+@_kernel_only("clz")
+def clz(x):
+    """Leading zero bits of a 32- or 64-bit integer, as int32."""
+
+
+@_host_ok("likely")
+def likely(cond, span=None):
+    """A branch-prediction hint: the condition itself."""
+    if isinstance(cond, (builtins.bool, builtins.int)):
+        return cond
+    raise KernelOnlyError("T.likely can only be used inside a kernel body")
 
 
 @_kernel_only("if_then_else")

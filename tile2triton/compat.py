@@ -102,6 +102,12 @@ SUPPORTED_NOTES = {
         "a few ulps of the dtype; float16/bfloat16 computed in float32"
         for name in ("sinh", "cosh", "asinh", "acosh", "atanh", "asin", "acos", "atan", "atan2", "hypot", "log1p")
     },
+    **{
+        name: "TileLang's packed two-lane math on float32x2 / bfloat16x2 / float16x2 values of one dtype, lane by "
+        "lane (other or mixed dtypes: TileLang's ValueError message, in host code too)"
+        + ("; fused: one rounding of x * y + z (16-bit lanes: the exact product in float32)" if name == "fma2" else "")
+        for name in ("add2", "sub2", "mul2", "max2", "min2", "fma2", "abs2")
+    },
     "copysign": "bit exact (the sign bit of the second operand)",
     "nextafter": "bit exact (the float's bits stepped)",
     "ldexp": "x1 * 2**x2 exact unless the result is subnormal; a float x2 is truncated to an int, as C's ldexpf takes it",
@@ -258,7 +264,6 @@ UNSUPPORTED_PATTERNS = [
     ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
     ("pdl_*", "programmatic dependent launch not implemented"),
     ("fast_rcp", "not implemented yet"),
-    ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),
     ("call_*", "calls to external/LLVM/packed functions cannot run under Triton"),
     ("*mma*", "explicit MMA instructions: T.gemm lowers to tl.dot"),
     ("fence_*", "memory fences of TMA pipelines are managed by Triton"),

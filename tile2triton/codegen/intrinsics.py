@@ -81,6 +81,9 @@ def lower_call(lw, e: ir.Call) -> Tile:
         lw.helpers.add("_fns")
         mask, base, offset = (lw.cast(a, INT32) if a.dtype.bits > 32 else a for a in args)
         return Tile(P.call("_fns", _typed_int(lw, mask, UINT32).node, base.node, offset.node), e.dtype, axes)
+    if fn == "fma":  # one rounding of a * b + c (16-bit floats: exact product in float32, then rounded)
+        wide = [_float_tensor(lw, a, e.dtype) for a in args]
+        return lw.cast(Tile(P.call("tl.fma", *wide), FLOAT64 if e.dtype.bits > 32 else FLOAT32, axes), e.dtype)
     if fn in libm.BINARY or fn == "ldexp":
         return _libm_binary(lw, e, args, axes)
     if fn in ("popcount", "clz"):

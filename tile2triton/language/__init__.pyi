@@ -77,8 +77,10 @@ from ._math_stub import __log10 as __log10
 from ._math_stub import __sin as __sin
 from ._math_stub import __tan as __tan
 from ._math_stub import abs as abs
+from ._math_stub import abs2 as abs2
 from ._math_stub import acos as acos
 from ._math_stub import acosh as acosh
+from ._math_stub import add2 as add2
 from ._math_stub import align_up as align_up
 from ._math_stub import asin as asin
 from ._math_stub import asinh as asinh
@@ -107,6 +109,7 @@ from ._math_stub import fabs as fabs
 from ._math_stub import floor as floor
 from ._math_stub import floordiv as floordiv
 from ._math_stub import floormod as floormod
+from ._math_stub import fma2 as fma2
 from ._math_stub import fmod as fmod
 from ._math_stub import hypot as hypot
 from ._math_stub import ieee_add as ieee_add
@@ -129,9 +132,12 @@ from ._math_stub import log1p as log1p
 from ._math_stub import log2 as log2
 from ._math_stub import log10 as log10
 from ._math_stub import max as max
+from ._math_stub import max2 as max2
 from ._math_stub import max_value as max_value
 from ._math_stub import min as min
+from ._math_stub import min2 as min2
 from ._math_stub import min_value as min_value
+from ._math_stub import mul2 as mul2
 from ._math_stub import nearbyint as nearbyint
 from ._math_stub import nextafter as nextafter
 from ._math_stub import popcount as popcount
@@ -146,6 +152,7 @@ from ._math_stub import sigmoid as sigmoid
 from ._math_stub import sin as sin
 from ._math_stub import sinh as sinh
 from ._math_stub import sqrt as sqrt
+from ._math_stub import sub2 as sub2
 from ._math_stub import tan as tan
 from ._math_stub import tanh as tanh
 from ._math_stub import trunc as trunc

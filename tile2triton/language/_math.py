@@ -394,3 +394,69 @@ def Ramp(base, stride, lanes, span=None):  # noqa: N802
 @_kernel_only("Shuffle")
 def Shuffle(vectors, indices, span=None):  # noqa: N802
     """The lanes ``indices`` of ``vectors`` laid end to end."""
+
+
+# --- TileLang's packed two-lane math on float32x2 / bfloat16x2 / float16x2 values
+# (frontend/rules_vectors.py binds them lane by lane).  In host code, as in TileLang, the operands'
+# dtypes are checked first (a tirx.Var("x", "float16x2") has one).
+_PACKED_X2_DTYPES = ("bfloat16x2", "float16x2", "float32x2")
+
+
+def _check_packed_x2(name: str, *args):
+    names = [str(getattr(a, "dtype", "float32" if isinstance(a, builtins.float) else "int32")) for a in args]
+    for dtype in names:
+        if dtype not in _PACKED_X2_DTYPES:
+            raise ValueError(f"Expected dtype in {sorted(_PACKED_X2_DTYPES)}, got '{dtype}'")
+    if len(set(names)) > 1:
+        raise ValueError(f"Expected all packed x2 arguments to have the same dtype, got {names}")
+    raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+
+def _packed_x2(name: str):
+    def mark(fn):
+        fn.__t2t__ = name
+        return fn
+
+    return mark
+
+
+@_packed_x2("add2")
+def add2(x, y):
+    """Packed element-wise add (x + y)."""
+    _check_packed_x2("add2", x, y)
+
+
+@_packed_x2("sub2")
+def sub2(x, y):
+    """Packed element-wise subtract (x - y)."""
+    _check_packed_x2("sub2", x, y)
+
+
+@_packed_x2("mul2")
+def mul2(x, y):
+    """Packed element-wise multiply (x * y)."""
+    _check_packed_x2("mul2", x, y)
+
+
+@_packed_x2("max2")
+def max2(x, y):
+    """Packed element-wise maximum."""
+    _check_packed_x2("max2", x, y)
+
+
+@_packed_x2("min2")
+def min2(x, y):
+    """Packed element-wise minimum."""
+    _check_packed_x2("min2", x, y)
+
+
+@_packed_x2("fma2")
+def fma2(x, y, z):
+    """Packed fused multiply-add (x * y + z)."""
+    _check_packed_x2("fma2", x, y, z)
+
+
+@_packed_x2("abs2")
+def abs2(x):
+    """Packed element-wise absolute value."""
+    _check_packed_x2("abs2", x)

@@ -85,7 +85,10 @@ SUPPORTED_NOTES = {
     **{
         f"ieee_{op}": f"rounding_mode rn / rz / ru / rd as CUDA's __{cuda}_r*: float32 operands are computed in "
         "float64 (products exact; sums keep their lost part, TwoSum) and rounded once to float32 in the mode, the "
-        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn only"
+        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn, and rz / ru / rd as "
+        "PTX's .rz / .rp / .rm instruction on CUDA, elsewhere (the interpreter, AMD) the nearest result moved by "
+        "its exact residual (codegen/libm.py; exact unless a product or result is subnormal); float16 / bfloat16: "
+        "rn only, as in TileLang (its error message)"
         for op, cuda in (
             ("add", "fadd"),
             ("sub", "fsub"),
@@ -96,7 +99,8 @@ SUPPORTED_NOTES = {
             ("fdiv", "fdiv"),
         )  # fmt: skip
     },
-    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
+    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32; float64 is "
+    "refused with TileLang's message (CUDA has no float64 rsqrt)",
     **{
         name: "core Triton operations (codegen/libm.py; libdevice is CUDA's and the interpreter cannot call it), "
         "a few ulps of the dtype; float16/bfloat16 computed in float32"

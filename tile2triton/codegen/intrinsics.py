@@ -242,6 +242,8 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
     it with the operations around it.  float64 operands round to nearest only (the binder checks)."""
     *operands, mode = args
     mode = int(literal_value(mode.node))
+    if e.dtype.bits > 32 and mode != 0:
+        return _ieee64_directed(lw, e, operands, mode, axes)
     if e.dtype.bits > 32:
         wide = [lw.cast(a, e.dtype).node for a in operands]
         if e.fn == "ieee_fmaf":
@@ -260,6 +262,34 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
         value, lost = op, P.const(0.0)
     lw.helpers.add("_ieee_round")
     return lw.cast(Tile(P.call("_ieee_round", value, lost, P.const(mode)), FLOAT32, axes), e.dtype)
+
+
+# float64 with a directed mode: PTX's instruction on CUDA (.rz / .rp / .rm: TileLang's rz / ru / rd)
+_PTX_MODES = {1: "rz", 2: "rp", 3: "rm"}
+_PTX_OPS = {"ieee_add": "add", "ieee_sub": "sub", "ieee_mul": "mul", "ieee_fmaf": "fma", "ieee_fdiv": "div",
+            "ieee_frcp": "rcp", "ieee_fsqrt": "sqrt"}  # fmt: skip
+# elsewhere the rounded-to-nearest result moved by its exact residual (codegen/libm.py)
+_FALLBACKS = {"ieee_add": "_ieee64_sum", "ieee_sub": "_ieee64_sum", "ieee_mul": "_ieee64_mul",
+              "ieee_fmaf": "_ieee64_fma", "ieee_fdiv": "_ieee64_div", "ieee_frcp": "_ieee64_rcp",
+              "ieee_fsqrt": "_ieee64_sqrt"}  # fmt: skip
+
+
+def _ieee64_directed(lw, e: ir.Call, operands, mode: int, axes) -> Tile:
+    """``T.ieee_add(x, y, "rz")`` and the like on float64: the instruction CUDA's ``__dadd_rz`` is
+    (``add.rz.f64``) on CUDA targets; on others and the interpreter, float64 has no wider type to
+    round from, so the result rounded to nearest moves one step where its exact residual says."""
+    wide = [_float_tensor(lw, a, e.dtype) for a in operands]
+    if e.fn == "ieee_sub" and not ptx.ptx_allowed(lw.options):
+        wide[1] = ast.UnaryOp(ast.USub(), wide[1])  # a - b is a + (-b), exactly
+    if ptx.ptx_allowed(lw.options):
+        places = ", ".join(f"${k}" for k in range(len(wide) + 1))
+        asm = f"{_PTX_OPS[e.fn]}.{_PTX_MODES[mode]}.f64 {places};"
+        out = ptx.inline_asm(asm, ",".join(["=d"] + ["d"] * len(wide)), wide, FLOAT64, True, 1)
+    else:
+        helper = _FALLBACKS[e.fn]
+        lw.helpers.update(libm.helpers_for(helper))
+        out = P.call(helper, *wide, P.const(mode))
+    return Tile(out, FLOAT64, axes)
 
 
 def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:

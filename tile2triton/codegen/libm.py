@@ -30,6 +30,7 @@ NEEDS = {
     "_asin": ("_atan",),
     "_acos": ("_atan",),
     "_atan2": ("_atan",),
+    **{f"_ieee64_{op}": ("_ieee64_round",) for op in ("sum", "mul", "div", "rcp", "sqrt", "fma")},
 }
 
 HELPERS = {
@@ -284,6 +285,91 @@ def _clz64(v):
     n += tl.where(empty, 1, 0)
     v = tl.where(empty, v << 1, v)
     return n + ((v >> 63) == 0).to(tl.int32)
+""",
+    # T.ieee_* on float64 with a directed rounding mode, where no PTX can say it (the interpreter,
+    # AMD): the operation rounded to nearest, its exact residual (exact value - rounded) from
+    # error-free transformations, and one step toward the mode where the residual says so.  Exact
+    # where the residual is representable: always for sums, and for products, quotients, square
+    # roots and fmas whose results and products are not subnormal (an fma's rounding error of a
+    # product is exact down to 2^-969 there)
+    "_ieee64_round": """
+@triton.jit
+def _ieee64_round(r, res, overflow, mode: tl.constexpr):
+    # r: the float64 nearest the exact value, res: the sign of exact - r (its value); overflow: r is
+    # infinite although the exact value is finite (it then lies toward zero from r).  mode 1 rz,
+    # 2 ru, 3 rd, as PTX's .rz / .rp / .rm
+    res = tl.where(overflow, -r, res)
+    bits = r.to(tl.int64, bitcast=True)
+    up = tl.where(r > 0, bits + 1, tl.where(r == 0, 1, bits - 1)).to(tl.float64, bitcast=True)
+    down = tl.where(r > 0, bits - 1, tl.where(r == 0, -9223372036854775807, bits + 1)).to(tl.float64, bitcast=True)
+    if mode == 1:
+        return tl.where((r > 0) & (res < 0), down, tl.where((r < 0) & (res > 0), up, r))
+    if mode == 2:
+        return tl.where(res > 0, up, r)
+    return tl.where(res < 0, down, r)
+""",
+    "_ieee64_sum": """
+@triton.jit
+def _ieee64_sum(a, b, mode: tl.constexpr):
+    # TwoSum: the lost part of a + b, exactly
+    s = a + b
+    bb = s - a
+    lost = (a - (s - bb)) + (b - bb)
+    finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
+    return _ieee64_round(s, lost, finite & (tl.abs(s) == float("inf")), mode)
+""",
+    "_ieee64_mul": """
+@triton.jit
+def _ieee64_mul(a, b, mode: tl.constexpr):
+    # the fma of a, b and -p is a * b - p exactly (a product's rounding error is representable)
+    p = a * b
+    finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
+    return _ieee64_round(p, tl.fma(a, b, -p), finite & (tl.abs(p) == float("inf")), mode)
+""",
+    "_ieee64_div": """
+@triton.jit
+def _ieee64_div(a, b, mode: tl.constexpr):
+    # a - q * b (an fma, exact) has the sign of a / b - q times the sign of b
+    q = a / b  # float64 division and square root round to nearest (IEEE)
+    rem = tl.fma(-q, b, a)
+    finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf")) & (b != 0)
+    return _ieee64_round(q, tl.where(b < 0, -rem, rem), finite & (tl.abs(q) == float("inf")), mode)
+""",
+    "_ieee64_rcp": """
+@triton.jit
+def _ieee64_rcp(b, mode: tl.constexpr):
+    # as _ieee64_div with a = 1
+    q = 1.0 / b
+    rem = tl.fma(-q, b, 1.0)
+    finite = (tl.abs(b) < float("inf")) & (b != 0)
+    return _ieee64_round(q, tl.where(b < 0, -rem, rem), finite & (tl.abs(q) == float("inf")), mode)
+""",
+    "_ieee64_sqrt": """
+@triton.jit
+def _ieee64_sqrt(a, mode: tl.constexpr):
+    # a - s * s (an fma, exact) has the sign of sqrt(a) - s
+    s = tl.sqrt(a)
+    return _ieee64_round(s, tl.fma(-s, s, a), s < 0, mode)  # (a square root never overflows)
+""",
+    "_ieee64_fma": """
+@triton.jit
+def _ieee64_fma(a, b, c, mode: tl.constexpr):
+    # Boldo and Muller's ErrFma: a * b + c = r + r2 + r3 exactly, |r3| <= ulp(r2) / 2, so the
+    # residual's sign is r2's, or r3's where r2 is 0
+    r = tl.fma(a, b, c)
+    u1 = a * b
+    u2 = tl.fma(a, b, -u1)
+    a1 = c + u2  # TwoSum(c, u2) = (a1, z)
+    v = a1 - c
+    z = (c - (a1 - v)) + (u2 - v)
+    b1 = u1 + a1  # TwoSum(u1, a1) = (b1, b2)
+    w = b1 - u1
+    b2 = (u1 - (b1 - w)) + (a1 - w)
+    g = (b1 - r) + b2
+    r2 = g + z  # FastTwoSum(g, z) = (r2, r3)
+    r3 = z - (r2 - g)
+    finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf")) & (tl.abs(c) < float("inf"))
+    return _ieee64_round(r, tl.where(r2 != 0, r2, r3), finite & (tl.abs(r) == float("inf")), mode)
 """,
 }
 

@@ -77,9 +77,11 @@ def bind_ieee(b: BinderLike, node, args, name):
     operands = [as_expr(args[k], b.loc(node)) for k in ("x", "y", "z") if k in args]
     x = operands[0]
     dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32  # TileLang: the first operand's dtype
-    if dtype.bits > 32 and mode != "rn":
-        raise b.error(f"T.{name} on float64 with rounding mode {mode!r}: tile2triton rounds float64 only to nearest "
-                      "(it emulates the directed modes in float64, which has no wider type above it)", node)  # fmt: skip
+    # TileLang's codegen refusals, with its messages
+    if dtype.bits < 32 and mode != "rn":
+        raise b.error(f"T.{name}: Only rounding mode 'rn' is available for half precision ({dtype.name})", node)
+    if dtype.bits > 32 and name == "ieee_frsqrt":
+        raise b.error("T.ieee_frsqrt: frsqrt is not supported for float64 (CUDA has no float64 rsqrt)", node)
     return ir.Call(name, (*operands, ir.Const(IEEE_MODES.index(mode), INT32)), dtype)
 
 

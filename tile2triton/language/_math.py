@@ -5,6 +5,7 @@ selects and clamps, casts and ``T.reinterpret``, typed constants, bitwise operat
 from __future__ import annotations
 
 import builtins
+import inspect as _inspect
 import math
 
 from ._primitive import KernelOnlyError, _fastmath_on_symbol, _host_ok, _kernel_only
@@ -335,42 +336,68 @@ def fast_rcp(x):
 # --- IEEE operations with an explicit rounding mode (CUDA's __fadd_rz, ...): codegen/intrinsics.py
 
 
-@_kernel_only("ieee_add")
+def _ieee(name: str):
+    """An IEEE operation: in host code, as in TileLang, the rounding mode is checked first."""
+
+    def mark(fn):
+        fn.__t2t__ = name
+
+        def outside(*args, **kwargs):
+            bound = _inspect.signature(fn).bind(*args, **kwargs)
+            mode = bound.arguments.get("rounding_mode", "rn")
+            if not (isinstance(mode, builtins.str) and mode in IEEE_ROUNDING_MODES):
+                raise ValueError(f"Invalid rounding mode '{mode}'. Must be one of: {set(IEEE_ROUNDING_MODES)}")
+            raise KernelOnlyError(f"T.{name} can only be used inside a @T.prim_func or @tilelang.jit kernel body")
+
+        outside.__t2t__ = name
+        outside.__signature_source__ = fn
+        outside.__name__ = fn.__name__
+        outside.__doc__ = fn.__doc__
+        outside.__wrapped__ = fn
+        return outside
+
+    return mark
+
+
+IEEE_ROUNDING_MODES = ("rn", "rz", "ru", "rd")
+
+
+@_ieee("ieee_add")
 def ieee_add(x, y, rounding_mode="rn"):
     """``x + y`` rounded as ``rounding_mode`` says (CUDA's ``__fadd_r{n,z,u,d}``)."""
 
 
-@_kernel_only("ieee_sub")
+@_ieee("ieee_sub")
 def ieee_sub(x, y, rounding_mode="rn"):
     """``x - y`` rounded as ``rounding_mode`` says (``__fsub_r*``)."""
 
 
-@_kernel_only("ieee_mul")
+@_ieee("ieee_mul")
 def ieee_mul(x, y, rounding_mode="rn"):
     """``x * y`` rounded as ``rounding_mode`` says (``__fmul_r*``)."""
 
 
-@_kernel_only("ieee_fmaf")
+@_ieee("ieee_fmaf")
 def ieee_fmaf(x, y, z, rounding_mode="rn"):
     """``x * y + z`` with one rounding, as ``rounding_mode`` says (``__fmaf_r*``)."""
 
 
-@_kernel_only("ieee_frcp")
+@_ieee("ieee_frcp")
 def ieee_frcp(x, rounding_mode="rn"):
     """``1 / x`` rounded as ``rounding_mode`` says (``__frcp_r*``)."""
 
 
-@_kernel_only("ieee_fsqrt")
+@_ieee("ieee_fsqrt")
 def ieee_fsqrt(x, rounding_mode="rn"):
     """``sqrt(x)`` rounded as ``rounding_mode`` says (``__fsqrt_r*``)."""
 
 
-@_kernel_only("ieee_frsqrt")
+@_ieee("ieee_frsqrt")
 def ieee_frsqrt(x):
     """``1 / sqrt(x)`` rounded to nearest (``__frsqrt_rn``)."""
 
 
-@_kernel_only("ieee_fdiv")
+@_ieee("ieee_fdiv")
 def ieee_fdiv(x, y, rounding_mode="rn"):
     """``x / y`` rounded as ``rounding_mode`` says (``__fdiv_r*``)."""
 

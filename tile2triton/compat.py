@@ -230,8 +230,11 @@ UNSUPPORTED_REASONS = {
     "get_swizzle_layout": "shared-memory swizzle helper (CUDA codegen internals)",
     "make_blockscaled_gemm_layout": "block-scaled MMA layout helper (Blackwell)",
     "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
-    "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
-    "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "memory (Hopper's distributed shared memory): Triton's tl cannot address another block's shared memory, and "
+    "tile2triton runs a cluster's blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "copy_cluster": "a copy into another block's shared memory (Hopper's distributed shared memory: st.async / "
+    "cp.async.bulk to shared::cluster, or a TMA multicast into several blocks' shared memory): Triton's tl cannot "
+    "address another block's shared memory, and tile2triton runs a cluster's blocks as independent programs",
     "float4_e2m1_unpacked": "Blackwell-only (sm_100) shared-memory layout of tcgen05 fp4 operands (one value per "
     "byte slot, filled by T.tma_copy from packed fp4); TileLang allows no element access, casts or SIMT copies on it "
     "either; use T.float4_e2m1fn buffers",

@@ -239,3 +239,13 @@ def test_integer_operand_errors():
 )
 def test_compile_for_hopper(tmp_path, kernel):
     compile_for_hopper(kernel(), tmp_path)
+
+
+@pytest.mark.parametrize("name", ["tan", "__tan"])
+def test_tan_on_half_types(dev, name):
+    # TileLang's test_tan_16bit_compiles_and_runs checks its kernel source for htan( before these results
+    for tdt in (torch.float16, torch.bfloat16):
+        a = torch.linspace(-1.0, 1.0, N, device=dev).to(tdt)
+        b = torch.full((N,), float("nan"), dtype=tdt, device=dev)
+        unary_kernel(name, str(tdt).split(".")[1])(a, b)
+        assert _ulps(b, torch.tan(a.double()).to(tdt).double(), tdt) <= 1

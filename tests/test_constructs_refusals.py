@@ -1,6 +1,7 @@
 """Constructs refused for a hardware reason (issue 26): the error names the construct and why, at the
 user's line.  Blackwell-only tensor memory and tcgen05 MMA have no Hopper equivalent; a cluster
-barrier needs cluster-distributed shared memory, which Triton does not expose.  T.float4_e2m1_unpacked
+barrier and a cluster copy need Hopper's distributed shared memory (another block's shared memory), which
+Triton's tl cannot address.  T.float4_e2m1_unpacked
 is tcgen05's shared-memory layout of fp4 operands: TileLang 0.1.15 itself refuses element access and
 SIMT copies of it for sm_90a ("a SMEM/TMA storage tag and has no CUDA register type")."""
 
@@ -41,6 +42,21 @@ def _cluster_barrier():
     return main
 
 
+def _cluster_copy():
+    @T.prim_func
+    def main(A: T.Tensor((64,), T.float32), B: T.Tensor((64,), T.float32)):
+        with T.ClusterKernel(2, threads=128, cluster_dims=(2, 1, 1)) as pid:
+            src = T.alloc_shared((64,), T.float32)
+            dst = T.alloc_shared((64,), T.float32)
+            T.copy(A, src)
+            if pid == 0:
+                T.copy_cluster(src, dst, dst_block=1)
+            T.cluster_sync()
+            T.copy(dst, B)
+
+    return main
+
+
 def _fp4_unpacked():
     @T.prim_func
     def main(A: T.Tensor((16, 32), T.float4_e2m1fn), C: T.Tensor((16, 32), T.float32)):
@@ -58,7 +74,8 @@ def _fp4_unpacked():
     [
         (_tmem, r"T\.alloc_tmem .*tensor memory \(TMEM\) requires Blackwell TCGEN5MMA \(sm_100\)"),
         (_tcgen05, r"T\.tcgen05_before_thread_sync .*tcgen05 requires Blackwell TCGEN5MMA \(sm_100\)"),
-        (_cluster_barrier, r"T\.alloc_cluster_barrier .*cluster-distributed shared memory"),
+        (_cluster_barrier, r"T\.alloc_cluster_barrier .*distributed shared memory.*cannot address another block's"),
+        (_cluster_copy, r"T\.copy_cluster .*distributed shared memory.*cannot address another block's"),
         (_fp4_unpacked, r"T\.float4_e2m1_unpacked .*Blackwell's tcgen05 MMA.*T\.float4_e2m1fn buffers"),
     ],
 )

@@ -163,7 +163,7 @@ def test_ieee_directed_modes_differ_where_the_value_is_inexact(dev):
     assert (up.view(torch.int32) - down.view(torch.int32)).tolist() == [1] * 5
 
 
-def test_ieee_bad_mode_and_float64_directed_are_errors():
+def test_ieee_bad_mode_and_tilelangs_refusals_are_errors():
     @T.prim_func
     def bad_mode(A: T.Tensor((8,), T.float32)):
         with T.Kernel(1, threads=32):
@@ -172,20 +172,99 @@ def test_ieee_bad_mode_and_float64_directed_are_errors():
 
     with pytest.raises(TileLangCompileError, match="Invalid rounding mode 'rx'"):
         tilelang.compile(bad_mode)
+    with pytest.raises(ValueError, match="Invalid rounding mode 'xy'"):  # host code, as TileLang checks it
+        T.ieee_mul(1.0, 2.0, "xy")
 
+    # TileLang's codegen refuses these, with these messages
     @T.prim_func
-    def f64(A: T.Tensor((8,), T.float64)):
+    def half_rz(A: T.Tensor((8,), T.float16)):
         with T.Kernel(1, threads=32):
             for i in T.Parallel(8):
-                A[i] = T.ieee_mul(A[i], A[i], "rz")
+                A[i] = T.ieee_add(A[i], A[i], "rz")
 
-    with pytest.raises(TileLangCompileError, match="float64 with rounding mode 'rz'"):
-        tilelang.compile(f64)
+    with pytest.raises(TileLangCompileError, match="Only rounding mode 'rn' is available for half precision"):
+        tilelang.compile(half_rz)
+
+    @T.prim_func
+    def f64_rsqrt(A: T.Tensor((8,), T.float64)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(8):
+                A[i] = T.ieee_frsqrt(A[i])
+
+    with pytest.raises(TileLangCompileError, match="frsqrt is not supported for float64"):
+        tilelang.compile(f64_rsqrt)
+
+
+def _ieee64_kernel(n, block, op, mode):
+    arity = OPS[op][0]
+    fn = getattr(T, op)
+
+    @T.prim_func
+    def main(X: T.Tensor((3, n), T.float64), Y: T.Tensor((n,), T.float64)):
+        with T.Kernel(T.ceildiv(n, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < n:
+                    if arity == 1:
+                        Y[k] = fn(X[0, k], mode)
+                    elif arity == 2:
+                        Y[k] = fn(X[0, k], X[1, k], mode)
+                    else:
+                        Y[k] = fn(X[0, k], X[1, k], X[2, k], mode)
+
+    return main
+
+
+def _round_f64(x, mode: str) -> float:
+    """The float64 that ``x`` (an mpmath number) rounds to in ``mode`` (a directed one)."""
+    if mpmath.isinf(x) or mpmath.isnan(x):
+        return float(x)
+    c = float(mpmath.nstr(x, 40)) if abs(x) < mpmath.mpf(2) ** 1024 else float(mpmath.sign(x) * mpmath.inf)
+    if mpmath.isinf(c):  # past the largest finite float64: rz and the mode toward zero stop there
+        big = np.finfo(np.float64).max * (1 if x > 0 else -1)
+        return c if (mode == "ru" and x > 0) or (mode == "rd" and x < 0) else big
+    other = np.nextafter(c, np.inf if mpmath.mpf(c) < x else -np.inf)
+    if mpmath.mpf(c) == x:
+        return c
+    lo, hi = sorted((c, float(other)))
+    if mode == "rd" or (mode == "rz" and x > 0):
+        return lo
+    return hi
+
+
+def _operands64(n, op):
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(3, n, generator=g, dtype=torch.float64) * torch.pow(10.0, torch.randint(-5, 6, (3, n), generator=g))
+    # a sum whose lost part is tiny, an fma whose product cancels the addend, a quotient past the
+    # largest float64 (overflow: rz / rd keep the largest finite value), an exact result
+    x[:, 0] = torch.tensor([1.0, 2.0**-70, -(2.0**-140)], dtype=torch.float64)
+    x[:, 1] = torch.tensor([1.0 + 2.0**-52, 1.0 - 2.0**-52, -1.0], dtype=torch.float64)
+    x[:, 2] = torch.tensor([1e300, 1e-300 if op == "ieee_fdiv" else 1e300, 3.0], dtype=torch.float64)
+    x[:, 3] = torch.tensor([3.0, 7.0, -5.0], dtype=torch.float64)
+    if op == "ieee_sub":
+        x[1, 1] = -x[1, 1]
+    return x.abs() if op == "ieee_fsqrt" else x
+
+
+@pytest.mark.parametrize("mode", ["rz", "ru", "rd"])
+@pytest.mark.parametrize("op", [op for op in OPS if op != "ieee_frsqrt"])
+def test_ieee_float64_directed_modes_exact(dev, op, mode):
+    # float64 has no wider type: on the interpreter (and AMD) the nearest result moves by its exact
+    # residual (codegen/libm.py); on CUDA it is PTX's add.rz.f64 and the like
+    n, block = 45, 16
+    kernel = tilelang.compile(_ieee64_kernel(n, block, op, mode), out_idx=[1])
+    x = _operands64(n, op)
+    y = kernel(x.to(dev)).cpu()
+    arity, exact = OPS[op]
+    want = np.array([_round_f64(exact(*(mpmath.mpf(float(x[j, k])) for j in range(arity))), mode) for k in range(n)])
+    got = y.numpy()
+    bad = np.flatnonzero(got.view(np.int64) != want.view(np.int64))
+    assert bad.size == 0, f"{op} {mode}: {bad.size} of {n} differ, e.g. at {bad[:4]}: {got[bad[:4]]} vs {want[bad[:4]]}"
 
 
 def _all_ieee_kernel(n):
     @T.prim_func
-    def main(X: T.Tensor((3, n), T.float32), Y: T.Tensor((n,), T.float32), Z: T.Tensor((n,), T.float64)):
+    def main(X: T.Tensor((3, n), T.float32), Y: T.Tensor((n,), T.float32), Z: T.Tensor((2 * n,), T.float64)):
         with T.Kernel(1, threads=64):
             for k in T.Parallel(n):
                 a, b, c = X[0, k], X[1, k], X[2, k]
@@ -194,6 +273,9 @@ def _all_ieee_kernel(n):
                         + T.ieee_frsqrt(T.abs(b)) + T.round(a) + T.round(b, "ties-away-from-zero"))  # fmt: skip
                 a64, b64, c64 = T.Cast(T.float64, a), T.Cast(T.float64, b), T.Cast(T.float64, c)
                 Z[k] = T.ieee_fmaf(a64, b64, c64) + T.ieee_fdiv(a64, b64) + T.round(a64 * 1000.0)
+                Z[n + k] = (T.ieee_add(a64, b64, "rz") + T.ieee_sub(a64, b64, "ru") + T.ieee_mul(a64, b64, "rd")
+                            + T.ieee_fmaf(a64, b64, c64, "rz") + T.ieee_fdiv(a64, b64, "ru")
+                            + T.ieee_frcp(a64, "rd") + T.ieee_fsqrt(T.abs(a64), "rz"))  # fmt: skip
 
     return main
 
@@ -210,4 +292,6 @@ def test_ieee_float64_rounds_to_nearest(dev):
     x = _operands(n, "ieee_fmaf").to(dev)
     _, z = kernel(x)
     a, b, c = x.cpu().double()
-    torch.testing.assert_close(z.cpu(), a * b + c + a / b + torch.round(a * 1000.0), rtol=1e-15, atol=1e-300)
+    torch.testing.assert_close(z[:n].cpu(), a * b + c + a / b + torch.round(a * 1000.0), rtol=1e-15, atol=1e-300)
+    directed = a + b + (a - b) + a * b + (a * b + c) + a / b + 1 / a + a.abs().sqrt()
+    torch.testing.assert_close(z[n:].cpu(), directed, rtol=1e-14, atol=1e-300)

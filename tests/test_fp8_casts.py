@@ -57,7 +57,6 @@ def test_fp8_int_casts_compile_for_hopper(tmp_path):
     compile_for_hopper(fp8_and_ints(50, 70, 32, 64), tmp_path)
 
 
-
 @tilelang.jit
 def counter_casts(n, dtype):
     @T.prim_func
@@ -114,9 +113,51 @@ def test_fp8_min_max_clamp_compare_values(dev, dtype):
     C = torch.full((3, n), float("nan"), device=dev).to(tdt)
     fp8_min_max(n, dtype)(A, B, C)
     a, b = A.double(), B.double()
-    want = torch.stack([torch.maximum(a, b), torch.minimum(a, b), torch.minimum(torch.maximum(a, a.new_tensor(-1.5)), b)])
+    want = torch.stack(
+        [torch.maximum(a, b), torch.minimum(a, b), torch.minimum(torch.maximum(a, a.new_tensor(-1.5)), b)]
+    )
     assert_close(C.double(), want, atol=0, rtol=0)
 
 
 def test_fp8_min_max_compile_for_hopper(tmp_path):
     compile_for_hopper(fp8_min_max(203, "float8_e5m2"), tmp_path)
+
+
+@tilelang.jit
+def fp8_compare(n, dtype, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((3, n), T.int32)):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            local = T.alloc_local((1,), dtype)
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < n:
+                    C[0, k] = T.if_then_else(A[k] != 0, k + 1, -1)
+                    C[1, k] = T.if_then_else(A[k] < B[k], 1, 0)
+            for i in T.serial(T.min(block, n - bx * block)):
+                local[0] = A[bx * block + i]
+                C[2, bx * block + i] = T.if_then_else(local[0] >= 1, 7, 3)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_comparisons(dev, dtype):
+    # comparisons of fp8 values run in float32: Triton 3.6 rejected `fp8 != 0` ("unexpected type fp8e5
+    # and int32", TileLang's examples/gemm_sp/sparse_utils.py) and 3.9 cannot lower an fp8 comparison
+    # for the GPU
+    n = 203
+    tdt = getattr(torch, dtype)
+    A = (torch.randn(n, device=dev) * 3).to(tdt)
+    A[::5] = 0
+    B = (torch.randn(n, device=dev) * 3).to(tdt)
+    C = torch.full((3, n), -99, dtype=torch.int32, device=dev)
+    fp8_compare(n, dtype)(A, B, C)
+    a, b = A.double(), B.double()
+    k = torch.arange(n, device=dev, dtype=torch.int32)
+    want = torch.stack([torch.where(a != 0, k + 1, -1), (a < b).int(), torch.where(a >= 1, 7, 3).int()])
+    assert torch.equal(C, want.to(torch.int32))
+
+
+def test_fp8_comparisons_compile_for_hopper(tmp_path):
+    compile_for_hopper(fp8_compare(203, "float8_e5m2"), tmp_path)

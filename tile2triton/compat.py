@@ -85,7 +85,10 @@ SUPPORTED_NOTES = {
     **{
         f"ieee_{op}": f"rounding_mode rn / rz / ru / rd as CUDA's __{cuda}_r*: float32 operands are computed in "
         "float64 (products exact; sums keep their lost part, TwoSum) and rounded once to float32 in the mode, the "
-        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn only"
+        "same bits on the GPU and the interpreter, never contracted into an fma; float64: rn, and rz / ru / rd as "
+        "PTX's .rz / .rp / .rm instruction on CUDA, elsewhere (the interpreter, AMD) the nearest result moved by "
+        "its exact residual (codegen/libm.py; exact unless a product or result is subnormal); float16 / bfloat16: "
+        "rn only, as in TileLang (its error message)"
         for op, cuda in (
             ("add", "fadd"),
             ("sub", "fsub"),
@@ -96,7 +99,25 @@ SUPPORTED_NOTES = {
             ("fdiv", "fdiv"),
         )  # fmt: skip
     },
-    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32",
+    "ieee_frsqrt": "round to nearest (its only mode): 1 / sqrt in float64, then rounded to float32; float64 is "
+    "refused with TileLang's message (CUDA has no float64 rsqrt)",
+    **{
+        name: "core Triton operations (codegen/libm.py; libdevice is CUDA's and the interpreter cannot call it), "
+        "a few ulps of the dtype; float16/bfloat16 computed in float32"
+        for name in ("sinh", "cosh", "asinh", "acosh", "atanh", "asin", "acos", "atan", "atan2", "hypot", "log1p")
+    },
+    **{
+        name: "TileLang's packed two-lane math on float32x2 / bfloat16x2 / float16x2 values of one dtype, lane by "
+        "lane (other or mixed dtypes: TileLang's ValueError message, in host code too)"
+        + ("; fused: one rounding of x * y + z (16-bit lanes: the exact product in float32)" if name == "fma2" else "")
+        for name in ("add2", "sub2", "mul2", "max2", "min2", "fma2", "abs2")
+    },
+    "copysign": "bit exact (the sign bit of the second operand)",
+    "nextafter": "bit exact (the float's bits stepped)",
+    "ldexp": "x1 * 2**x2 exact unless the result is subnormal; a float x2 is truncated to an int, as C's ldexpf takes it",
+    "popcount": "in x's dtype; 8/16-bit integers promoted to 32 bits as C promotes them for CUDA's __popc",
+    "clz": "int32; 32 (64) for 0, as CUDA's __clz; 8/16-bit integers promoted to 32 bits as C does",
+    "likely": "a branch hint: the condition itself",
     "serial": "a loop hand-pipelined over a ring of shared slots (a prologue storing the first slot, the loop "
     "storing the next iteration's slot and reading its own, an epilogue reading the last) reads each slot's tile "
     "where it is used, with TILE2TRITON_FORWARD_RINGS (on by default; passes/forward_rings.py); where the loop "
@@ -181,8 +202,6 @@ UNSUPPORTED_REASONS = {
     "reshape": "buffer views over the same storage are not implemented yet",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
-    "clz": "not implemented yet",
-    "popcount": "not implemented yet",
     # thread/warp level primitives below Triton's block abstraction
     "get_thread_extent": "not implemented yet",
     "get_thread_extents": "not implemented yet",
@@ -216,8 +235,11 @@ UNSUPPORTED_REASONS = {
     "get_swizzle_layout": "shared-memory swizzle helper (CUDA codegen internals)",
     "make_blockscaled_gemm_layout": "block-scaled MMA layout helper (Blackwell)",
     "alloc_cluster_barrier": "an mbarrier the blocks of a thread-block cluster arrive at in each other's shared "
-    "memory (cluster-distributed shared memory): Triton does not expose it, and tile2triton runs a cluster's "
-    "blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "memory (Hopper's distributed shared memory): Triton's tl cannot address another block's shared memory, and "
+    "tile2triton runs a cluster's blocks as independent programs (T.cluster_sync / T.cluster_wait are supported)",
+    "copy_cluster": "a copy into another block's shared memory (Hopper's distributed shared memory: st.async / "
+    "cp.async.bulk to shared::cluster, or a TMA multicast into several blocks' shared memory): Triton's tl cannot "
+    "address another block's shared memory, and tile2triton runs a cluster's blocks as independent programs",
     "float4_e2m1_unpacked": "Blackwell-only (sm_100) shared-memory layout of tcgen05 fp4 operands (one value per "
     "byte slot, filled by T.tma_copy from packed fp4); TileLang allows no element access, casts or SIMT copies on it "
     "either; use T.float4_e2m1fn buffers",
@@ -254,7 +276,6 @@ UNSUPPORTED_PATTERNS = [
     ("annotate_*", "CUDA launch/cache/aliasing hints not implemented"),
     ("pdl_*", "programmatic dependent launch not implemented"),
     ("fast_rcp", "not implemented yet"),
-    ("*2", "packed-pair math (add2/mul2/...) not implemented: Triton vectorizes itself"),
     ("call_*", "calls to external/LLVM/packed functions cannot run under Triton"),
     ("*mma*", "explicit MMA instructions: T.gemm lowers to tl.dot"),
     ("fence_*", "memory fences of TMA pipelines are managed by Triton"),

@@ -16,6 +16,7 @@ from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gl
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
 from .intrinsics import check_fp8
+from .libm import HELPERS as LIBM_HELPERS
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
 from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
@@ -268,6 +269,7 @@ def _fns(mask, base, offset):
 """,
 }
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
+JIT_HELPER_SOURCES.update(LIBM_HELPERS)  # math functions core Triton lacks (codegen/libm.py)
 
 
 def numel_padded(buf: ir.Buffer) -> int:

@@ -8,7 +8,7 @@ import math
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
-from . import ptx
+from . import libm, ptx
 from . import pyast as P
 from .values import Tile, convert, is_fp8, is_literal, literal_value
 
@@ -81,15 +81,24 @@ def lower_call(lw, e: ir.Call) -> Tile:
         lw.helpers.add("_fns")
         mask, base, offset = (lw.cast(a, INT32) if a.dtype.bits > 32 else a for a in args)
         return Tile(P.call("_fns", _typed_int(lw, mask, UINT32).node, base.node, offset.node), e.dtype, axes)
+    if fn == "fma":  # one rounding of a * b + c (16-bit floats: exact product in float32, then rounded)
+        wide = [_float_tensor(lw, a, e.dtype) for a in args]
+        return lw.cast(Tile(P.call("tl.fma", *wide), FLOAT64 if e.dtype.bits > 32 else FLOAT32, axes), e.dtype)
+    if fn in libm.BINARY or fn == "ldexp":
+        return _libm_binary(lw, e, args, axes)
+    if fn in ("popcount", "clz"):
+        return _bit_count(lw, e, x, axes)
     if e.dtype.is_float and fn not in ("abs",) and not x.dtype.is_float:
         x = lw.cast(x, FLOAT32)
     node = x.node
-    if fn in DIRECT:
+    if fn in libm.UNARY:
+        helper = libm.UNARY[fn]
+        lw.helpers.update(libm.helpers_for(helper))
+        out = P.call(helper, _float_tensor(lw, x))
+    elif fn in DIRECT:
         out = P.call("tl." + DIRECT[fn], _math_operand(lw, x, e.dtype))
     elif fn == "log10":
         out = P.binop("*", P.call("tl.log", _math_operand(lw, x, e.dtype)), P.const(LOG10_E))
-    elif fn == "log1p":
-        out = P.call("tl.log", P.binop("+", P.const(1.0), _math_operand(lw, x, e.dtype)))
     elif fn == "exp10":
         out = P.call("tl.exp2", P.binop("*", _math_operand(lw, x, e.dtype), P.const(math.log2(10.0))))
     elif fn == "tanh":  # core Triton has no tanh (emit.py's _tanh)
@@ -156,6 +165,46 @@ def _ffs(lw, x: Tile, axes) -> Tile:
     return Tile(P.call("tl.where", P.binop("!=", value, P.const(0)), position, P.const(0)), INT32, axes)
 
 
+def _float_tensor(lw, x: Tile, dtype=None) -> ast.expr:
+    """A float operand of a libm helper (codegen/libm.py) as a tensor of float32 or float64: a
+    16-bit float is computed in float32, a literal becomes a typed scalar (helpers call methods
+    on their operands)."""
+    dtype = dtype or (x.dtype if x.dtype.is_float and not is_literal(x) else FLOAT32)
+    wide = FLOAT64 if dtype.bits > 32 else FLOAT32
+    if is_literal(x):
+        return P.call("tl.full", P.list_([]), P.const(float(literal_value(x.node))), P.dtype(wide))
+    return lw.cast(x, wide).node if lw.storage_dtype(x.dtype) != wide else x.node
+
+
+def _libm_binary(lw, e: ir.Call, args, axes) -> Tile:
+    """``T.atan2(y, x)``, ``T.hypot``, ``T.copysign``, ``T.nextafter`` (both operands in the result's
+    dtype, as TVM's calls take the first operand's) and ``T.ldexp(x, e)`` (``e`` an int32: C's
+    ``ldexpf`` converts a float exponent so)."""
+    x, y = args
+    if e.fn == "ldexp":
+        helper, second = "_ldexp", _typed_int(lw, y, INT32).node
+    else:
+        helper, second = libm.BINARY[e.fn], _float_tensor(lw, y, e.dtype)
+    lw.helpers.update(libm.helpers_for(helper))
+    out = P.call(helper, _float_tensor(lw, x, e.dtype), second)
+    return _result(lw, out, x, e, axes)
+
+
+def _bit_count(lw, e: ir.Call, x: Tile, axes) -> Tile:
+    """``T.popcount(x)`` (in x's dtype) and ``T.clz(x)`` (int32) on the bits of an integer of 32 or
+    64 bits; a narrower one is first promoted to 32 bits as C promotes it (CUDA's ``__popc`` /
+    ``__clz`` take an int: signed types sign-extend)."""
+    if not x.dtype.is_int:
+        raise lw.error(f"T.{e.fn} takes an integer, got {x.dtype.name}")
+    bits = 64 if x.dtype.bits > 32 else 32
+    value = _typed_int(lw, x, INT64 if bits == 64 else INT32)
+    unsigned = DTYPES[f"uint{bits}"]
+    helper = f"_{e.fn}{bits}"
+    lw.helpers.add(helper)
+    out = P.call(helper, P.call(P.attr(value.node, "to"), P.dtype(unsigned), bitcast=True))
+    return lw.cast(Tile(out, unsigned if e.fn == "popcount" else INT32, axes), e.dtype)
+
+
 def _weak(t: Tile) -> bool:
     return is_literal(t)
 
@@ -193,6 +242,8 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
     it with the operations around it.  float64 operands round to nearest only (the binder checks)."""
     *operands, mode = args
     mode = int(literal_value(mode.node))
+    if e.dtype.bits > 32 and mode != 0:
+        return _ieee64_directed(lw, e, operands, mode, axes)
     if e.dtype.bits > 32:
         wide = [lw.cast(a, e.dtype).node for a in operands]
         if e.fn == "ieee_fmaf":
@@ -211,6 +262,34 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
         value, lost = op, P.const(0.0)
     lw.helpers.add("_ieee_round")
     return lw.cast(Tile(P.call("_ieee_round", value, lost, P.const(mode)), FLOAT32, axes), e.dtype)
+
+
+# float64 with a directed mode: PTX's instruction on CUDA (.rz / .rp / .rm: TileLang's rz / ru / rd)
+_PTX_MODES = {1: "rz", 2: "rp", 3: "rm"}
+_PTX_OPS = {"ieee_add": "add", "ieee_sub": "sub", "ieee_mul": "mul", "ieee_fmaf": "fma", "ieee_fdiv": "div",
+            "ieee_frcp": "rcp", "ieee_fsqrt": "sqrt"}  # fmt: skip
+# elsewhere the rounded-to-nearest result moved by its exact residual (codegen/libm.py)
+_FALLBACKS = {"ieee_add": "_ieee64_sum", "ieee_sub": "_ieee64_sum", "ieee_mul": "_ieee64_mul",
+              "ieee_fmaf": "_ieee64_fma", "ieee_fdiv": "_ieee64_div", "ieee_frcp": "_ieee64_rcp",
+              "ieee_fsqrt": "_ieee64_sqrt"}  # fmt: skip
+
+
+def _ieee64_directed(lw, e: ir.Call, operands, mode: int, axes) -> Tile:
+    """``T.ieee_add(x, y, "rz")`` and the like on float64: the instruction CUDA's ``__dadd_rz`` is
+    (``add.rz.f64``) on CUDA targets; on others and the interpreter, float64 has no wider type to
+    round from, so the result rounded to nearest moves one step where its exact residual says."""
+    wide = [_float_tensor(lw, a, e.dtype) for a in operands]
+    if e.fn == "ieee_sub" and not ptx.ptx_allowed(lw.options):
+        wide[1] = ast.UnaryOp(ast.USub(), wide[1])  # a - b is a + (-b), exactly
+    if ptx.ptx_allowed(lw.options):
+        places = ", ".join(f"${k}" for k in range(len(wide) + 1))
+        asm = f"{_PTX_OPS[e.fn]}.{_PTX_MODES[mode]}.f64 {places};"
+        out = ptx.inline_asm(asm, ",".join(["=d"] + ["d"] * len(wide)), wide, FLOAT64, True, 1)
+    else:
+        helper = _FALLBACKS[e.fn]
+        lw.helpers.update(libm.helpers_for(helper))
+        out = P.call(helper, *wide, P.const(mode))
+    return Tile(out, FLOAT64, axes)
 
 
 def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:

@@ -16,6 +16,7 @@ from .rules_base import RULES, BinderLike, rule
 UNARY_MATH = {
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "sin", "cos",
     "tan", "erf", "floor", "ceil", "round", "nearbyint", "trunc", "isnan", "isinf", "isfinite",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "asin", "acos", "atan",
     "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
 }  # fmt: skip
 _PREDICATES = {"isnan", "isinf", "isfinite"}
@@ -76,9 +77,11 @@ def bind_ieee(b: BinderLike, node, args, name):
     operands = [as_expr(args[k], b.loc(node)) for k in ("x", "y", "z") if k in args]
     x = operands[0]
     dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32  # TileLang: the first operand's dtype
-    if dtype.bits > 32 and mode != "rn":
-        raise b.error(f"T.{name} on float64 with rounding mode {mode!r}: tile2triton rounds float64 only to nearest "
-                      "(it emulates the directed modes in float64, which has no wider type above it)", node)  # fmt: skip
+    # TileLang's codegen refusals, with its messages
+    if dtype.bits < 32 and mode != "rn":
+        raise b.error(f"T.{name}: Only rounding mode 'rn' is available for half precision ({dtype.name})", node)
+    if dtype.bits > 32 and name == "ieee_frsqrt":
+        raise b.error("T.ieee_frsqrt: frsqrt is not supported for float64 (CUDA has no float64 rsqrt)", node)
     return ir.Call(name, (*operands, ir.Const(IEEE_MODES.index(mode), INT32)), dtype)
 
 
@@ -86,15 +89,46 @@ def _binary_call(name):
     def bind(b: BinderLike, node, args):
         x, y = (as_expr(v, b.loc(node)) for v in args.values())
         dtype = binary_dtype("+", x, y)
-        if name in ("pow", "atan2", "fmod") and not dtype.is_float:
+        if name in _FLOAT_RESULTS and not dtype.is_float:
             dtype = FLOAT32
         return ir.Call(name, (x, y), dtype)
 
     return bind
 
 
-for _name in ("max", "min", "pow", "atan2", "fmod"):
+_FLOAT_RESULTS = ("pow", "atan2", "fmod", "hypot", "copysign", "nextafter")
+for _name in ("max", "min", *_FLOAT_RESULTS):
     RULES[_name] = _binary_call(_name)
+
+
+@rule("fabs")
+def bind_fabs(b: BinderLike, node, args):
+    """``T.fabs(x)``: TIR's float absolute value (``T.abs`` of a float)."""
+    x = as_expr(args["x"], b.loc(node))
+    return ir.Call("abs", (x,), x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32)
+
+
+@rule("ldexp")
+def bind_ldexp(b: BinderLike, node, args):
+    """``T.ldexp(x1, x2)``: ``x1 * 2**x2`` in x1's dtype (codegen/libm.py)."""
+    x, e = (as_expr(args[k], b.loc(node)) for k in ("x1", "x2"))
+    return ir.Call("ldexp", (x, e), x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32)
+
+
+@rule("popcount", "clz")
+def bind_bit_count(b: BinderLike, node, args, name):
+    """``T.popcount(x)`` (x's dtype) and ``T.clz(x)`` (int32), as TVM's calls type them."""
+    x = as_expr(args["x"], b.loc(node))
+    if not x.dtype.is_int:
+        raise b.error(f"T.{name} takes an integer, got {x.dtype.name}", node)
+    return ir.Call(name, (x,), x.dtype if name == "popcount" and not is_weak(x) else INT32)
+
+
+@rule("likely")
+def bind_likely(b: BinderLike, node, args):
+    """``T.likely(cond)``: a branch-prediction hint, the condition itself."""
+    return args["cond"]
+
 
 for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), ("bitwise_or", "|"),
                    ("bitwise_xor", "^"), ("shift_left", "<<"), ("shift_right", ">>")):  # fmt: skip

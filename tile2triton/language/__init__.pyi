@@ -77,8 +77,16 @@ from ._math_stub import __log10 as __log10
 from ._math_stub import __sin as __sin
 from ._math_stub import __tan as __tan
 from ._math_stub import abs as abs
+from ._math_stub import abs2 as abs2
+from ._math_stub import acos as acos
+from ._math_stub import acosh as acosh
+from ._math_stub import add2 as add2
 from ._math_stub import align_up as align_up
+from ._math_stub import asin as asin
+from ._math_stub import asinh as asinh
+from ._math_stub import atan as atan
 from ._math_stub import atan2 as atan2
+from ._math_stub import atanh as atanh
 from ._math_stub import bitwise_and as bitwise_and
 from ._math_stub import bitwise_not as bitwise_not
 from ._math_stub import bitwise_or as bitwise_or
@@ -88,16 +96,22 @@ from ._math_stub import cdiv as cdiv
 from ._math_stub import ceil as ceil
 from ._math_stub import ceildiv as ceildiv
 from ._math_stub import clamp as clamp
+from ._math_stub import clz as clz
+from ._math_stub import copysign as copysign
 from ._math_stub import cos as cos
+from ._math_stub import cosh as cosh
 from ._math_stub import device_assert as device_assert
 from ._math_stub import erf as erf
 from ._math_stub import exp as exp
 from ._math_stub import exp2 as exp2
 from ._math_stub import exp10 as exp10
+from ._math_stub import fabs as fabs
 from ._math_stub import floor as floor
 from ._math_stub import floordiv as floordiv
 from ._math_stub import floormod as floormod
+from ._math_stub import fma2 as fma2
 from ._math_stub import fmod as fmod
+from ._math_stub import hypot as hypot
 from ._math_stub import ieee_add as ieee_add
 from ._math_stub import ieee_fdiv as ieee_fdiv
 from ._math_stub import ieee_fmaf as ieee_fmaf
@@ -111,15 +125,22 @@ from ._math_stub import infinity as infinity
 from ._math_stub import isfinite as isfinite
 from ._math_stub import isinf as isinf
 from ._math_stub import isnan as isnan
+from ._math_stub import ldexp as ldexp
+from ._math_stub import likely as likely
 from ._math_stub import log as log
 from ._math_stub import log1p as log1p
 from ._math_stub import log2 as log2
 from ._math_stub import log10 as log10
 from ._math_stub import max as max
+from ._math_stub import max2 as max2
 from ._math_stub import max_value as max_value
 from ._math_stub import min as min
+from ._math_stub import min2 as min2
 from ._math_stub import min_value as min_value
+from ._math_stub import mul2 as mul2
 from ._math_stub import nearbyint as nearbyint
+from ._math_stub import nextafter as nextafter
+from ._math_stub import popcount as popcount
 from ._math_stub import pow as pow
 from ._math_stub import print as print
 from ._math_stub import reinterpret as reinterpret
@@ -129,12 +150,25 @@ from ._math_stub import shift_left as shift_left
 from ._math_stub import shift_right as shift_right
 from ._math_stub import sigmoid as sigmoid
 from ._math_stub import sin as sin
+from ._math_stub import sinh as sinh
 from ._math_stub import sqrt as sqrt
+from ._math_stub import sub2 as sub2
 from ._math_stub import tan as tan
 from ._math_stub import tanh as tanh
 from ._math_stub import trunc as trunc
 from ._math_stub import truncdiv as truncdiv
 from ._math_stub import truncmod as truncmod
+from ._reduce_stub import cummax as cummax
+from ._reduce_stub import cumsum as cumsum
+from ._reduce_stub import reduce as reduce
+from ._reduce_stub import reduce_absmax as reduce_absmax
+from ._reduce_stub import reduce_abssum as reduce_abssum
+from ._reduce_stub import reduce_bitand as reduce_bitand
+from ._reduce_stub import reduce_bitor as reduce_bitor
+from ._reduce_stub import reduce_bitxor as reduce_bitxor
+from ._reduce_stub import reduce_max as reduce_max
+from ._reduce_stub import reduce_min as reduce_min
+from ._reduce_stub import reduce_sum as reduce_sum
 
 # what @T.prim_func returns (frontend/source.py's KernelSource); the stub imports no pipeline stage
 _KernelSource: TypeAlias = Any
@@ -693,92 +727,6 @@ def gemm_sp(
 
 gemm_sp_v2 = gemm_sp
 
-def reduce(
-    buffer: _Region,
-    out: _Region,
-    reduce_type: str,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    nan_propagate: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
-def reduce_sum(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    annotations: Any = None,
-) -> None: ...
-def reduce_max(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    nan_propagate: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
-def reduce_min(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    nan_propagate: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
-def reduce_bitand(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    annotations: Any = None,
-) -> None: ...
-def reduce_bitor(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    annotations: Any = None,
-) -> None: ...
-def reduce_bitxor(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    annotations: Any = None,
-) -> None: ...
-def reduce_absmax(
-    buffer: _Region,
-    out: _Region,
-    dim: builtins.int = -1,
-    clear: builtins.bool = True,
-    batch: builtins.int = 1,
-    nan_propagate: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
-def reduce_abssum(
-    buffer: _Region, out: _Region, dim: builtins.int = -1, batch: builtins.int = 1, annotations: Any = None
-) -> None: ...
-def cumsum(
-    src: _Region,
-    dst: _Region | None = None,
-    dim: builtins.int = 0,
-    reverse: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
-def cummax(
-    src: _Region,
-    dst: _Region | None = None,
-    dim: builtins.int = 0,
-    reverse: builtins.bool = False,
-    annotations: Any = None,
-) -> None: ...
 def atomic_add(
     dst: _Region,
     value: _Value | BaseTensor,

@@ -5,6 +5,7 @@ selects and clamps, casts and ``T.reinterpret``, typed constants, bitwise operat
 from __future__ import annotations
 
 import builtins
+import inspect as _inspect
 import math
 
 from ._primitive import KernelOnlyError, _fastmath_on_symbol, _host_ok, _kernel_only
@@ -51,6 +52,14 @@ _UNARY_HOST = {
     "isnan": math.isnan,
     "isinf": math.isinf,
     "isfinite": math.isfinite,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "asinh": math.asinh,
+    "acosh": math.acosh,
+    "atanh": math.atanh,
+    "asin": math.asin,
+    "acos": math.acos,
+    "atan": math.atan,
 }
 for _name, _host in _UNARY_HOST.items():
     globals()[_name] = _unary(_name, _host)
@@ -178,6 +187,51 @@ def atan2(a, b):
     """Element-wise atan2."""
 
 
+def _host_binary(name: str, host):
+    def fn(x1, x2):
+        numbers = (builtins.int, builtins.float)
+        if isinstance(x1, numbers) and isinstance(x2, numbers) and not isinstance(x1, builtins.bool):
+            return host(x1, x2)
+        raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+    fn.__name__ = name
+    fn.__t2t__ = name
+    fn.__doc__ = f"Element-wise {name} (TVM's tir.{name})."
+    return fn
+
+
+hypot = _host_binary("hypot", math.hypot)
+copysign = _host_binary("copysign", math.copysign)
+nextafter = _host_binary("nextafter", math.nextafter)
+ldexp = _host_binary("ldexp", lambda x, e: math.ldexp(x, builtins.int(e)))
+
+
+@_host_ok("fabs")
+def fabs(x):
+    """Absolute value of a float (TIR's ``fabs``)."""
+    if isinstance(x, (builtins.int, builtins.float)):
+        return math.fabs(x)
+    raise KernelOnlyError("T.fabs can only be used inside a kernel body")
+
+
+@_kernel_only("popcount")
+def popcount(x):
+    """Set bits of an integer, in its dtype."""
+
+
+@_kernel_only("clz")
+def clz(x):
+    """Leading zero bits of a 32- or 64-bit integer, as int32."""
+
+
+@_host_ok("likely")
+def likely(cond, span=None):
+    """A branch-prediction hint: the condition itself."""
+    if isinstance(cond, (builtins.bool, builtins.int)):
+        return cond
+    raise KernelOnlyError("T.likely can only be used inside a kernel body")
+
+
 @_kernel_only("if_then_else")
 def if_then_else(cond, true_value, false_value):
     """Select; only the taken side's memory access happens."""
@@ -282,42 +336,68 @@ def fast_rcp(x):
 # --- IEEE operations with an explicit rounding mode (CUDA's __fadd_rz, ...): codegen/intrinsics.py
 
 
-@_kernel_only("ieee_add")
+def _ieee(name: str):
+    """An IEEE operation: in host code, as in TileLang, the rounding mode is checked first."""
+
+    def mark(fn):
+        fn.__t2t__ = name
+
+        def outside(*args, **kwargs):
+            bound = _inspect.signature(fn).bind(*args, **kwargs)
+            mode = bound.arguments.get("rounding_mode", "rn")
+            if not (isinstance(mode, builtins.str) and mode in IEEE_ROUNDING_MODES):
+                raise ValueError(f"Invalid rounding mode '{mode}'. Must be one of: {set(IEEE_ROUNDING_MODES)}")
+            raise KernelOnlyError(f"T.{name} can only be used inside a @T.prim_func or @tilelang.jit kernel body")
+
+        outside.__t2t__ = name
+        outside.__signature_source__ = fn
+        outside.__name__ = fn.__name__
+        outside.__doc__ = fn.__doc__
+        outside.__wrapped__ = fn
+        return outside
+
+    return mark
+
+
+IEEE_ROUNDING_MODES = ("rn", "rz", "ru", "rd")
+
+
+@_ieee("ieee_add")
 def ieee_add(x, y, rounding_mode="rn"):
     """``x + y`` rounded as ``rounding_mode`` says (CUDA's ``__fadd_r{n,z,u,d}``)."""
 
 
-@_kernel_only("ieee_sub")
+@_ieee("ieee_sub")
 def ieee_sub(x, y, rounding_mode="rn"):
     """``x - y`` rounded as ``rounding_mode`` says (``__fsub_r*``)."""
 
 
-@_kernel_only("ieee_mul")
+@_ieee("ieee_mul")
 def ieee_mul(x, y, rounding_mode="rn"):
     """``x * y`` rounded as ``rounding_mode`` says (``__fmul_r*``)."""
 
 
-@_kernel_only("ieee_fmaf")
+@_ieee("ieee_fmaf")
 def ieee_fmaf(x, y, z, rounding_mode="rn"):
     """``x * y + z`` with one rounding, as ``rounding_mode`` says (``__fmaf_r*``)."""
 
 
-@_kernel_only("ieee_frcp")
+@_ieee("ieee_frcp")
 def ieee_frcp(x, rounding_mode="rn"):
     """``1 / x`` rounded as ``rounding_mode`` says (``__frcp_r*``)."""
 
 
-@_kernel_only("ieee_fsqrt")
+@_ieee("ieee_fsqrt")
 def ieee_fsqrt(x, rounding_mode="rn"):
     """``sqrt(x)`` rounded as ``rounding_mode`` says (``__fsqrt_r*``)."""
 
 
-@_kernel_only("ieee_frsqrt")
+@_ieee("ieee_frsqrt")
 def ieee_frsqrt(x):
     """``1 / sqrt(x)`` rounded to nearest (``__frsqrt_rn``)."""
 
 
-@_kernel_only("ieee_fdiv")
+@_ieee("ieee_fdiv")
 def ieee_fdiv(x, y, rounding_mode="rn"):
     """``x / y`` rounded as ``rounding_mode`` says (``__fdiv_r*``)."""
 
@@ -341,3 +421,69 @@ def Ramp(base, stride, lanes, span=None):  # noqa: N802
 @_kernel_only("Shuffle")
 def Shuffle(vectors, indices, span=None):  # noqa: N802
     """The lanes ``indices`` of ``vectors`` laid end to end."""
+
+
+# --- TileLang's packed two-lane math on float32x2 / bfloat16x2 / float16x2 values
+# (frontend/rules_vectors.py binds them lane by lane).  In host code, as in TileLang, the operands'
+# dtypes are checked first (a tirx.Var("x", "float16x2") has one).
+_PACKED_X2_DTYPES = ("bfloat16x2", "float16x2", "float32x2")
+
+
+def _check_packed_x2(name: str, *args):
+    names = [str(getattr(a, "dtype", "float32" if isinstance(a, builtins.float) else "int32")) for a in args]
+    for dtype in names:
+        if dtype not in _PACKED_X2_DTYPES:
+            raise ValueError(f"Expected dtype in {sorted(_PACKED_X2_DTYPES)}, got '{dtype}'")
+    if len(set(names)) > 1:
+        raise ValueError(f"Expected all packed x2 arguments to have the same dtype, got {names}")
+    raise KernelOnlyError(f"T.{name} can only be used inside a kernel body")
+
+
+def _packed_x2(name: str):
+    def mark(fn):
+        fn.__t2t__ = name
+        return fn
+
+    return mark
+
+
+@_packed_x2("add2")
+def add2(x, y):
+    """Packed element-wise add (x + y)."""
+    _check_packed_x2("add2", x, y)
+
+
+@_packed_x2("sub2")
+def sub2(x, y):
+    """Packed element-wise subtract (x - y)."""
+    _check_packed_x2("sub2", x, y)
+
+
+@_packed_x2("mul2")
+def mul2(x, y):
+    """Packed element-wise multiply (x * y)."""
+    _check_packed_x2("mul2", x, y)
+
+
+@_packed_x2("max2")
+def max2(x, y):
+    """Packed element-wise maximum."""
+    _check_packed_x2("max2", x, y)
+
+
+@_packed_x2("min2")
+def min2(x, y):
+    """Packed element-wise minimum."""
+    _check_packed_x2("min2", x, y)
+
+
+@_packed_x2("fma2")
+def fma2(x, y, z):
+    """Packed fused multiply-add (x * y + z)."""
+    _check_packed_x2("fma2", x, y, z)
+
+
+@_packed_x2("abs2")
+def abs2(x):
+    """Packed element-wise absolute value."""
+    _check_packed_x2("abs2", x)

@@ -10,9 +10,11 @@ tile2triton kernel is an instance of them.  ``Var(name, dtype)`` is a symbolic s
 
 from __future__ import annotations
 
+import re
+
 from ..language import Cast, Dynamic, _primitive, if_then_else
 from ..language._primitive import _kernel_only
-from ..language.dtypes import TypedLiteral, to_dtype
+from ..language.dtypes import DTYPES, UNSUPPORTED, TypedLiteral, to_dtype
 
 
 def const(value, dtype=None, span=None):
@@ -30,6 +32,9 @@ def reinterpret(dtype, value, span=None):
 Select = if_then_else
 
 
+_VECTOR = re.compile(r"(\w+?)x(\d+)")  # a vector dtype name: float16x2
+
+
 class PrimExpr:
     """TVM expression base class (annotations only)."""
 
@@ -44,6 +49,12 @@ class Var(Dynamic, PrimExpr):
     ``T.dynamic("n", "int32")`` is (bound at call time from the tensors' shapes)."""
 
     def __init__(self, name: str, dtype="int32", span=None):
+        vector = _VECTOR.fullmatch(str(getattr(dtype, "name", dtype)))
+        if vector is not None and vector[1] in DTYPES:
+            # a packed value's variable (T.float16x2): host code reads its dtype, as TileLang's checks
+            # of T.add2 and the like do; as a size it stays an error
+            self.name, self.dtype = name, UNSUPPORTED[vector[0]]
+            return
         Dynamic.__init__(self, name, dtype)
 
     def __repr__(self) -> str:

@@ -27,7 +27,7 @@ from .diagnostics import translate as translate_error
 from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
-from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
+from .target import cuda_device_guard, ensure_allocator
 
 _HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton and others add to
 
@@ -177,20 +177,22 @@ class _Source:
 
     def __init__(self):
         self.lines: list[str] = []
+        self.names: dict = {}  # (id of an object, prefix) -> its name
         self.env: dict = {
             "Tensor": torch.Tensor,
             "torch": torch,  # looked up per call, so a patched torch.empty (the tests' poison) is seen
             "MISSING": _MISSING,
-            "NULL_CONTEXT": NULL_CONTEXT,
             "interpreter_mode": interpreter_mode,
             "interpreted_launch": interpreted_launch,
             "translate_error": translate_error,
         }
 
     def name(self, value, prefix: str) -> str:
-        """A global name of the generated function bound to ``value``."""
-        name = f"{prefix}{len(self.env)}"
-        self.env[name] = value
+        """A global name of the generated function bound to ``value`` (one per object)."""
+        name = self.names.get((id(value), prefix))
+        if name is None:
+            name = self.names[(id(value), prefix)] = f"{prefix}{len(self.env)}"
+            self.env[name] = value  # held here, so its id stays its own
         return name
 
     def emit(self, depth: int, line: str) -> None:
@@ -338,43 +340,59 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     src.emit(3, f"if {_all(checks)}:")
     for interp, launcher in kinds:
         # tensors read through tensor descriptors: a misaligned base takes the generic path
-        aligned = [f"{slot[k]}.data_ptr() % 16 == 0" for k in launcher.aligned if slot.get(k) in args]
+        aligned = [k for k in launcher.aligned if slot.get(k) in args]
+        aligned_conds = [f"{slot[k]}.data_ptr() % 16 == 0" for k in aligned]
         if interp:  # Triton's interpreter: CPU tensors, under TRITON_INTERPRET=1
-            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned)}:")
+            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned_conds)}:")
         else:  # all on one CUDA device
             src.emit(4, f"dev = {first}.get_device()")
             conds = [f"{first}.is_cuda"]
             conds += [f"{args[j]}.is_cuda and {args[j]}.get_device() == dev" for j in tensors[1:]]
-            src.emit(4, f"if {_all(conds + aligned)}:")
+            src.emit(4, f"if {_all(conds + aligned_conds)}:")
         for k, (i, dtype, static, _) in enumerate(plan.outputs):
             shape = repr(static) if static is not None else (
                 "(" + "".join(f"{src.expr(d, names)}, " for d in params[i].shape) + ")")  # fmt: skip
             src.emit(5, f"o{k} = torch.empty(size={shape}, dtype={src.name(dtype, 'dtype')}, device={first}.device)")
-        depth = 5
         if launcher.aligned and not interp:
             src.env["ensure_allocator"] = ensure_allocator
             src.emit(5, "ensure_allocator()")
         if interp:
             src.emit(5, "with interpreted_launch():")
-        else:  # Triton launches on the current device: make the tensors' device current
-            src.env["current_device"] = torch.cuda.current_device
+            _emit_launches(src, 6, launcher, names, slot, None)
+        else:  # Triton launches on the current device: the tensors' device made current if it is not
+            src.env["current_device"] = _current_device()
             src.env["device_guard"] = cuda_device_guard
-            src.emit(5, "with NULL_CONTEXT if dev == current_device() else device_guard(dev):")
-        depth = 6
-        _emit_launches(src, depth, launcher, names, slot, None if interp else keyed)
+            known = {k: "True" for k in aligned}  # checked above: their key parts are constants
+            src.emit(5, "if dev == current_device():")
+            _emit_launches(src, 6, launcher, names, slot, keyed, known)
+            src.emit(5, "else:")
+            src.emit(6, "with device_guard(dev):")
+            _emit_launches(src, 7, launcher, names, slot, keyed, known)
         src.emit(5, f"return {result}")
     src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more, **kw)")
     return src
 
 
-def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict, keyed: dict | None) -> None:
+def _current_device() -> Callable[[], int]:
+    """The current CUDA device's index, for a generated launcher's GPU branch: once CUDA is
+    initialised (a warm GPU lowering launched), torch's C query without ``torch.cuda.current_device``'s
+    two Python calls around it."""
+    if torch.cuda.is_initialized():
+        return getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+    return torch.cuda.current_device
+
+
+def _emit_launches(
+    src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict, keyed: dict | None, known: dict | None = None
+) -> None:
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
     ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
     depends on (outputs, fresh from torch.empty, are aligned): its launches go through
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
-    computed once per call.  None: interpreted, through ``run``."""
+    computed once per call (``known``: slot -> the part's value where the caller has checked it).
+    None: interpreted, through ``run``."""
     head: list = []  # lines before the launches: the key parts and keys
-    parts: dict = {}  # slot -> the local name of its part of a key
+    parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
     body: list = []  # (depth, line) of the launches
     for (fn, _, _, positions, num_warps), direct, spec in zip(launcher.launches, launcher.direct, launcher.module.launches):  # fmt: skip

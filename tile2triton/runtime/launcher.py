@@ -86,8 +86,10 @@ class DirectLaunch:
             return None
         return cls(fn, num_warps, scratch, descriptors)
 
-    def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
-        """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
+    def __call__(self, grid: tuple, key: tuple, args: tuple, checked: tuple | None = None) -> None:
+        """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index.
+        ``checked``: from a generated launcher, a key that determines the host descriptors'
+        tensormaps given the launcher's checks (``_descriptor_parts``)."""
         kernel = self.kernels.get(key)
         if kernel is not None:
             try:  # empty hook chains do nothing: launch without them and their metadata
@@ -99,7 +101,7 @@ class DirectLaunch:
                 if self.descriptors or self.scratch_bytes:
                     encoded = self.encoded.get(key)
                     if encoded is not None:  # the descriptors' tensormaps, shapes and strides, then scratch
-                        tail = (*args, *encoded.arguments(args))
+                        tail = (*args, *encoded.arguments(args, checked))
                         if self.scratch_bytes:
                             tail = (*tail, self._scratch(grid, args, key))
                         encoded.launcher(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *tail)  # fmt: skip
@@ -339,9 +341,11 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
         src.emit(3, line)
     src.emit(3, f"if {_all(checks)}:")
     for interp, launcher in kinds:
-        # tensors read through tensor descriptors: a misaligned base takes the generic path
+        # tensors read through tensor descriptors: a misaligned base takes the generic path (on the
+        # GPU the address is kept, p<k>, for the descriptors' key: _descriptor_parts)
         aligned = [k for k in launcher.aligned if slot.get(k) in args]
-        aligned_conds = [f"{slot[k]}.data_ptr() % 16 == 0" for k in aligned]
+        aligned_conds = [f"{slot[k]}.data_ptr() % 16 == 0" if interp else f"(p{k} := {slot[k]}.data_ptr()) % 16 == 0"
+                         for k in aligned]  # fmt: skip
         if interp:  # Triton's interpreter: CPU tensors, under TRITON_INTERPRET=1
             src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned_conds)}:")
         else:  # all on one CUDA device
@@ -363,14 +367,44 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             src.env["current_device"] = _current_device()
             src.env["device_guard"] = cuda_device_guard
             known = {k: "True" for k in aligned}  # checked above: their key parts are constants
+            parts = _descriptor_parts(plan, slot, aligned)
             src.emit(5, "if dev == current_device():")
-            _emit_launches(src, 6, launcher, names, slot, keyed, known)
+            _emit_launches(src, 6, launcher, names, slot, keyed, known, parts)
             src.emit(5, "else:")
             src.emit(6, "with device_guard(dev):")
-            _emit_launches(src, 7, launcher, names, slot, keyed, known)
+            _emit_launches(src, 7, launcher, names, slot, keyed, known, parts)
         src.emit(5, f"return {result}")
     src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more, **kw)")
     return src
+
+
+def _descriptor_parts(plan: CallPlan, slot: dict, aligned: list) -> dict:
+    """Per tensor slot, what a host-made descriptor of it depends on that the generated launcher's
+    checks leave open: the address, and the shape and strides where they may vary.
+
+    A tensormap encodes the tensor's address, shape, strides and dtype (``EncodedDescriptors``).
+    The launcher has checked each input's dtype and, for a ``T.Tensor`` parameter, that it is
+    contiguous: then its strides follow from its shape, except a dim of extent <= 1, whose stride
+    ``is_contiguous`` leaves free.  So per input: the address; the shape unless static; the strides
+    unless contiguous and static with every extent above 1.  Outputs and workspaces come from
+    ``torch.empty``: their dtype and strides follow from their shape."""
+    parts = {}
+    for j, i in enumerate(plan.inputs):
+        spec = plan.specs[j]
+        if spec.__class__ is not TensorSpec:
+            continue
+        a = slot[i]
+        items = [f"p{i}" if i in aligned else f"{a}.data_ptr()"]
+        if spec.static_shape is None:
+            items.append(f"s{j}")
+        if not spec.contiguous:
+            items.append(f"t{j}")  # read for the stride checks already
+        elif spec.static_shape is None or min(spec.static_shape, default=2) <= 1:
+            items.append(f"{a}.stride()")
+        parts[i] = items
+    for k, (i, _, static, _) in enumerate(plan.outputs):
+        parts[i] = [f"o{k}.data_ptr()"] + ([] if static is not None else [f"o{k}.shape"])
+    return parts
 
 
 def _current_device() -> Callable[[], int]:
@@ -383,14 +417,22 @@ def _current_device() -> Callable[[], int]:
 
 
 def _emit_launches(
-    src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict, keyed: dict | None, known: dict | None = None
+    src: _Source,
+    depth: int,
+    launcher: Lowered,
+    names: dict,
+    slot: dict,
+    keyed: dict | None,
+    known: dict | None = None,
+    descriptor_parts: dict | None = None,
 ) -> None:
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
     ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
     depends on (outputs, fresh from torch.empty, are aligned): its launches go through
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
-    computed once per call (``known``: slot -> the part's value where the caller has checked it).
-    None: interpreted, through ``run``."""
+    computed once per call (``known``: slot -> the part's value where the caller has checked it),
+    and a launch with cached host descriptors is handed their key (``descriptor_parts``, per slot:
+    ``_descriptor_parts``).  None: interpreted, through ``run``."""
     head: list = []  # lines before the launches: the key parts and keys
     parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
@@ -428,7 +470,11 @@ def _emit_launches(
                     keys[key] = f"key{len(keys)}"
                     head.append(f"{keys[key]} = {key}")
                 grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
-                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}))"))
+                checked = ""
+                if direct.descriptors and direct.cache_descriptors and descriptor_parts is not None:
+                    items = [item for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]
+                    checked = ", (" + "".join(f"{item}, " for item in items) + ")"
+                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"))
             else:
                 grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
                 body.append((d, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"))  # fmt: skip

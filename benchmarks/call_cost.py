@@ -28,9 +28,10 @@ the front's (the eager entry, the factory lookup, the caller's allocation).  Per
   ``descN:obj`` (``TensorDescriptor`` objects Triton encodes per call).
 
 Variants run in child processes, environment set first (tile2triton/settings.py):
-``default`` and ``TILE2TRITON_HOST_DESCRIPTORS=0``; ``--env K=V ...`` adds one more.
+``default`` and ``TILE2TRITON_HOST_DESCRIPTORS=0``; ``--env K=V ...`` adds one more; ``--base DIR``
+runs each on the tile2triton tree DIR too (``base ...`` rows: before and after a change, one table).
 
-    PYTHONPATH=. python3 benchmarks/call_cost.py [--profile N] [--env K=V ...]
+    PYTHONPATH=. python3 benchmarks/call_cost.py [--profile N] [--env K=V ...] [--base DIR]
     PYTHONPATH=. python3 benchmarks/call_cost.py --host-only    # any machine: no GPU needed
 
 ``--host-only`` runs the same calls on the CPU with CUDA faked (benchmarks/launch_cost.py's
@@ -259,6 +260,7 @@ def main(argv=None) -> int:
     p.add_argument("--host-only", action="store_true", help="no GPU: the calls' Python, CUDA faked")
     p.add_argument("--profile", type=int, default=0, help="cProfile: the N functions of most own time")
     p.add_argument("--env", nargs="*", default=[], help="K=V ...: one more variant")
+    p.add_argument("--base", default="", help="a tile2triton tree (PYTHONPATH) to run every variant on too, first")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
@@ -276,7 +278,8 @@ def main(argv=None) -> int:
     print(f"# {what}; torch {torch.__version__}; triton {triton.__version__}")
     print("| case | variant | err | host us | event us | path |\n|---|---|---|---|---|---|")
     profiles = []
-    for variant, env in variants.items():
+    runs = [(f"base {name}", {**env, "PYTHONPATH": a.base}) for name, env in variants.items()] if a.base else []
+    for variant, env in runs + list(variants.items()):
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--profile", str(a.profile)]
         cmd += ["--host-only"] if a.host_only else []
         r = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)

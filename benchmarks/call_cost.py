@@ -20,7 +20,7 @@ the front's (the eager entry, the factory lookup, the caller's allocation).  Per
 * ``err``: the largest |difference| from a float64 torch reference (the first call's output; ``-``
   with ``--host-only``, whose launches compute nothing);
 * ``host us``: 300 calls back to back timed with ``time.perf_counter`` (then one synchronize), per
-  call, median of 5 rounds (``--host-only``: the thread's CPU time, the least of 5 rounds);
+  call, median of 5 rounds (``--host-only``: the thread's CPU time, the least of 25 rounds);
 * ``event us``: ``triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")``, L2
   flushed between calls, as the regression suite times;
 * ``path``: ``gen`` when the kernel's generated launcher serves the call (else ``generic``), and per
@@ -219,7 +219,7 @@ def measure(dev: str, top: int) -> list:
         sync()
         clock = time.perf_counter if dev == "cuda" else time.thread_time  # a shared CI host: CPU time
         rounds = []
-        for _ in range(5):
+        for _ in range(5 if dev == "cuda" else 25):
             t0 = clock()
             for _ in range(300):
                 fn()

@@ -280,6 +280,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             scalar_vars.add(var)
 
     ranks, binds, checks = [], [], []
+    binds_of = set()  # the local names of sizes read from shapes and strides
 
     def bind(var, value: str) -> None:
         if var in scalar_vars:  # the generic path lets the scalar win without comparing
@@ -288,6 +289,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             checks.append(f"{value} == {names[var]}")
         else:
             names[var] = f"v{len(names)}"
+            binds_of.add(names[var])
             binds.append(f"{names[var]} = {value}")
 
     for j in tensors:
@@ -324,6 +326,8 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     # are fresh from torch.empty, so aligned)
     keyed = {i: "scalar" for i in slot}
     keyed.update({plan.inputs[j]: "tensor" for j in tensors})
+    # sizes read from shapes or strides (v<n>): ints from 0 to 2**63 - 1
+    keyed.update({plan.n_params + k: "size" for k, size in enumerate(plan.sizes) if names[size] in binds_of})
     for i, *_ in plan.outputs:
         del keyed[i]
     first = args[tensors[0]]
@@ -427,7 +431,7 @@ def _emit_launches(
     descriptor_parts: dict | None = None,
 ) -> None:
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
-    ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
+    ``keyed``: for a GPU lowering, "tensor", "size" or "scalar" per slot that Triton's specialisation
     depends on (outputs, fresh from torch.empty, are aligned): its launches go through
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
     computed once per call (``known``: slot -> the part's value where the caller has checked it),
@@ -463,7 +467,11 @@ def _emit_launches(
                 for k in positions:
                     if k in keyed and k not in parts:
                         parts[k] = f"key_{slot[k]}"
-                        part = f"{slot[k]}.data_ptr() % 16 == 0" if keyed[k] == "tensor" else f"scalar_key({slot[k]})"
+                        part = {
+                            "tensor": f"{slot[k]}.data_ptr() % 16 == 0",
+                            # scalar_key's parts that can differ for an extent or a stride, inline
+                            "size": f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)",
+                        }.get(keyed[k], f"scalar_key({slot[k]})")
                         head.append(f"{parts[k]} = {part}")
                 key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
                 if key not in keys:

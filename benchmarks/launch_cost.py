@@ -17,6 +17,8 @@ what a user's loop pays per call.  Rows:
 ``--host-only`` (any machine, no GPU needed) measures one launch's Python on this host: Triton's
 ``JITFunction.run`` against ``runtime.launcher.DirectLaunch``, both ending in a no-op launcher
 (``FakeDriver`` below stands in for the CUDA driver; Triton compiles for sm_90 offline).
+``fake_cuda`` goes further, for whole calls (tests, benchmarks/call_cost.py ``--host-only``): CPU
+tensors pass for CUDA tensors, so ``kernel(...)`` takes its GPU path down to a no-op C launch.
 """
 
 from __future__ import annotations

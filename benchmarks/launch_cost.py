@@ -17,6 +17,8 @@ what a user's loop pays per call.  Rows:
 ``--host-only`` (any machine, no GPU needed) measures one launch's Python on this host: Triton's
 ``JITFunction.run`` against ``runtime.launcher.DirectLaunch``, both ending in a no-op launcher
 (``FakeDriver`` below stands in for the CUDA driver; Triton compiles for sm_90 offline).
+``fake_cuda`` goes further, for whole calls (tests, benchmarks/call_cost.py ``--host-only``): CPU
+tensors pass for CUDA tensors, so ``kernel(...)`` takes its GPU path down to a no-op C launch.
 """
 
 from __future__ import annotations
@@ -121,6 +123,78 @@ class fake_driver:
         from triton.runtime.driver import driver
 
         driver._active = self.saved
+
+
+class _WrappedLaunch:
+    """A CudaLauncher built as Triton builds one: its C launch (a no-op here) wrapped by Triton's own
+    ``wrap_handle_tensordesc``, which expands each ``TensorDescriptor`` argument through
+    ``make_tensordesc_arg``, so ``runtime.host_descriptors.EncodedDescriptors`` finds the structure
+    it caches on (Triton 3.9's CUDA backend; its tensormaps encoded by ``_fill_tiled``)."""
+
+    calls: list | None = None  # set to a list: each launch's kernel arguments as the C launch gets them
+
+    def __init__(self, src, metadata):
+        from triton.backends.nvidia import driver as nvidia
+
+        meta = getattr(metadata, "tensordesc_meta", None)
+        self.launch = nvidia.wrap_handle_tensordesc(self._c_launch, dict(src.signature.items()), meta)
+
+    @staticmethod
+    def _c_launch(*args):
+        if _WrappedLaunch.calls is not None:  # Triton 3.9's C launch: the kernel's arguments last
+            _WrappedLaunch.calls.append(tuple(args[-1]))
+
+    def __call__(self, gx, gy, gz, stream, function, packed, launch_metadata, enter, leave, *args):
+        self.launch(gx, gy, gz, stream, function, 0, 0, packed, launch_metadata, enter, leave, None, None, None, None, args)  # fmt: skip
+
+
+def _fill_tiled(ptr, swizzle, elem_size, elem_type, block, shape, strides, padding):
+    """cuTensorMapEncodeTiled's stand-in: a value holding every input, so equal maps compare equal."""
+    return ("tensormap", ptr, swizzle, elem_size, elem_type, tuple(block), tuple(shape), tuple(strides), padding)
+
+
+_FILLS = ("fill_tma_descriptor_tiled", "fill_tma_descriptor")  # Triton 3.9's name, 3.6's
+
+
+class fake_cuda:
+    """``with fake_cuda():`` tile2triton's GPU call path on a machine without one, for host profiles:
+    CPU tensors pass for tensors on CUDA device 0 (``is_cuda``, ``get_device``, ``current_device``),
+    Triton's driver is a ``FakeDriver`` whose launches do nothing, descriptors are on
+    (``TILE2TRITON_TENSOR_DESCRIPTORS=1``, as on sm_90).  The patched tensor properties are Python
+    functions, slower than torch's own: absolute numbers run high, the calls' costs compare."""
+
+    def __enter__(self):
+        import os
+
+        self.saved = (torch.cuda.current_device, os.environ.get("TILE2TRITON_TENSOR_DESCRIPTORS"))
+        os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"] = "1"
+        torch.Tensor.is_cuda = property(lambda self: True)
+        torch.Tensor.is_cpu = property(lambda self: False)
+        torch.Tensor.get_device = lambda self: 0
+        torch.cuda.current_device = lambda: 0
+        self.driver = fake_driver()
+        drv = self.driver.__enter__()
+        drv.launcher_cls = _WrappedLaunch
+        self.utils = {name: getattr(drv.utils, name, None) for name in _FILLS}
+        for name in _FILLS:
+            setattr(drv.utils, name, _fill_tiled)
+        return drv
+
+    def __exit__(self, *exc):
+        import os
+
+        for name, value in self.utils.items():  # FakeDriver.utils is a class: leave it as it was
+            if value is None:
+                delattr(FakeDriver.utils, name)
+            else:
+                setattr(FakeDriver.utils, name, value)
+        self.driver.__exit__(*exc)
+        del torch.Tensor.is_cuda, torch.Tensor.is_cpu, torch.Tensor.get_device
+        torch.cuda.current_device, env = self.saved
+        if env is None:
+            os.environ.pop("TILE2TRITON_TENSOR_DESCRIPTORS", None)
+        else:
+            os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"] = env
 
 
 def _per_call_us(fn, n: int) -> float:

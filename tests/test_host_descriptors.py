@@ -164,3 +164,133 @@ def test_short_loops_keep_host_made_descriptors(monkeypatch, host, made):
     module = JITKernel(row_sums(80, 32).prim_func).lowered_for("sm_90")
     assert [name for name, _, _ in module.launches[0].host_descriptors] == made
     assert "make_tensor_descriptor" not in module.source  # in-kernel descriptors stay behind the minimum
+
+
+# ---------------------------------------------------------------- the generated launcher's keys
+# Calls through JITKernel with CUDA faked (benchmarks/launch_cost.py's fake_cuda): the generated
+# launcher hands DirectLaunch a key of what its checks leave open (launcher._descriptor_parts), so
+# a cached tensormap must be found again exactly when Triton's own expansion would give the same.
+
+
+@tilelang.jit(out_idx=[-1])
+def dyn_sums(N, block=16):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 1, N), T.float16), B: T.Tensor((block, N), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((block, N), T.float16)
+            acc = T.alloc_fragment((block, N), T.float32)
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(M, block), num_stages=2):
+                T.copy(A[k * block : (k + 1) * block, 0, :], S)
+                for i, j in T.Parallel(block, N):
+                    acc[i, j] += S[i, j]
+            T.copy(acc, B[bx * block, 0])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def static_sums(M, N, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((M, 1, N), T.float16), W: T.Tensor((M, N), T.float16), B: T.Tensor((block, N), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((block, N), T.float16)
+            R = T.alloc_shared((block, N), T.float16)
+            acc = T.alloc_fragment((block, N), T.float32)
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(M, block), num_stages=2):
+                T.copy(A[k * block : (k + 1) * block, 0, :], S)
+                T.copy(W[k * block, 0], R)
+                for i, j in T.Parallel(block, N):
+                    acc[i, j] += S[i, j] * R[i, j]
+            T.copy(acc, B[bx * block, 0])
+
+    return main
+
+
+def _through_launcher(monkeypatch, cache: str, make, calls):
+    """Each call's kernel arguments at the C launch, through the generated launcher of a fresh kernel."""
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "1")
+    monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
+    monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTOR_CACHE", cache)
+    got = []
+    with launch_cost.fake_cuda():
+        kernel = JITKernel(make().prim_func)
+        launch_cost._WrappedLaunch.calls = got
+        try:
+            for args in calls:
+                kernel(*args)
+        finally:
+            launch_cost._WrappedLaunch.calls = None
+        direct = kernel._compile(False).direct[0]
+        assert hasattr(kernel._entry, "source") and direct.descriptors, "the generated launcher's GPU branch"
+        encoded = list(direct.encoded.values())
+    return got, kernel._entry.source, encoded
+
+
+def _plain(launches: list) -> list:
+    """The launches comparable across runs: tensors (fresh outputs differ) by their layout."""
+    return [tuple((t.shape, t.stride(), t.dtype) if isinstance(t, torch.Tensor) else t for t in c) for c in launches]
+
+
+def _maps(launch: tuple) -> list:
+    return [a for a in launch if isinstance(a, tuple) and a and a[0] == "tensormap"]
+
+
+def test_launcher_key_follows_address_and_shape(monkeypatch):
+    """T.dynamic M: one address seen with two shapes (views of one storage, as a freed tensor's
+    memory reused for another shape would be), another tensor, a size-1 dim with another stride:
+    every call gets the maps Triton's expansion gives it; repeats reuse them."""
+    base = torch.randn(80 * 32 + 8).half()
+    a80 = base[: 80 * 32].view(80, 1, 32)
+    a48 = base[: 48 * 32].view(48, 1, 32)  # the same address, fewer rows
+    odd = base.as_strided((80, 1, 32), (32, 8, 1))  # the same address and shape; contiguous to torch
+    other = torch.randn(80, 1, 32).half()
+    calls = [(a80,), (a80,), (a48,), (a80,), (other,), (odd,), (a80,), (odd,)]
+    assert odd.is_contiguous() and odd.data_ptr() == a80.data_ptr() == a48.data_ptr()
+    cached, source, encoded = _through_launcher(monkeypatch, "1", lambda: dyn_sums(32), calls)
+    plain, _, _ = _through_launcher(monkeypatch, "0", lambda: dyn_sums(32), calls)
+    assert _plain(cached) == _plain(plain) and len(cached) == len(calls)
+    assert ", (p0, s0, a0.stride(), ))" in source  # the dynamic shape and the strides are in the key
+    assert _maps(cached[2])[0][6] == (48, 1, 32) and _maps(cached[5])[0][7] == (32, 8, 1)
+    (enc,) = encoded
+    assert len(enc.checked) == 4  # a80, a48, other, odd
+
+
+def test_launcher_key_of_static_shapes(monkeypatch):
+    """Static shapes: the key is the addresses, plus the strides of a tensor with a dim of extent 1
+    (``is_contiguous`` leaves its stride free); W's swapped-in tensors and A's odd stride still get
+    their own maps."""
+    base = torch.randn(80 * 32 + 8).half()
+    a = base[: 80 * 32].view(80, 1, 32)
+    odd = base.as_strided((80, 1, 32), (32, 16, 1))
+    w1, w2 = torch.randn(80, 32).half(), torch.randn(80, 32).half()
+    calls = [(a, w1), (a, w1), (a, w2), (odd, w2), (a, w1), (odd, w1)]
+    cached, source, encoded = _through_launcher(monkeypatch, "1", lambda: static_sums(80, 32), calls)
+    plain, _, _ = _through_launcher(monkeypatch, "0", lambda: static_sums(80, 32), calls)
+    assert _plain(cached) == _plain(plain) and len(cached) == len(calls)
+    assert ", (p0, a0.stride(), p1, ))" in source  # W: (80, 32), contiguous: its address decides
+    (enc,) = encoded
+    assert len(enc.checked) == 4
+
+
+@pytest.mark.parametrize("cache", ["1", "0"])
+def test_a_stride_tensormaps_refuse_fails_alike(monkeypatch, cache):
+    """A size-1 dim's stride of 7 halves (not 16-byte aligned): Triton's TensorDescriptor refuses
+    it, and a map cached for the same address and shape must not hide that."""
+    base = torch.randn(80 * 32 + 8).half()
+    a = base[: 80 * 32].view(80, 1, 32)
+    bad = base.as_strided((80, 1, 32), (32, 7, 1))
+    with pytest.raises(AssertionError, match="16-byte aligned"):
+        # the first call takes the generic path, the second Triton's run (a new key), the third the cached maps
+        _through_launcher(monkeypatch, cache, lambda: static_sums(80, 32), [(a, a[:, 0])] * 3 + [(bad, a[:, 0])])
+
+
+def test_launcher_key_cache_is_bounded(monkeypatch):
+    tensors = [torch.randn(20, 1, 32).half() for _ in range(EncodedDescriptors.LIMIT + 5)]
+    cached, _, encoded = _through_launcher(monkeypatch, "1", lambda: dyn_sums(32), [(t,) for t in tensors])
+    assert [_maps(c)[0][1] for c in cached] == [t.data_ptr() for t in tensors]
+    (enc,) = encoded
+    assert 0 < len(enc.checked) <= EncodedDescriptors.LIMIT

@@ -316,8 +316,58 @@ def test_eager_unusual_arguments_take_the_full_path(dev):
     assert_close(scale_add(p, b), a.double() * 2 + b.double(), 1e-5, 1e-5)
     assert_close(scale_add(p, b), a.double() * 2 + b.double(), 1e-5, 1e-5)
     assert not calls  # a tensor subclass would be keyed by identity
+    keyword_calls = scale_add._eager._keyword_calls
+    keyword_calls.clear()
     assert_close(scale_add(a, b, alpha=3.0), a.double() * 3 + b.double(), 1e-5, 1e-5)
-    assert not calls  # keyword arguments
+    assert not calls and not keyword_calls  # a run-time scalar by keyword: the picker reads positions only
     assert_close(scale_add(A=a, B=b), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert not keyword_calls  # tensors by keyword
     with pytest.raises(KernelCallError, match=r"scale_add takes 5 positional argument"):
         scale_add(a, b, 16, 32, 2.0, 7)
+
+
+def test_eager_keyword_calls_are_remembered(dev):
+    """TileLang's spelling ``kernel(A, B, block_M=8, block_N=8)``: compile-time keywords are part of
+    the key (name, class, value), so a remembered call is one lookup, and any change of a shape, a
+    keyword's value or its order is a new key bound by the full path."""
+    a, b = torch.randn(9, 40, device=dev), torch.randn(9, 40, device=dev)
+    keyword_calls = scale_add._eager._keyword_calls
+    keyword_calls.clear()
+    for _ in range(3):
+        assert_close(scale_add(a, b, block_M=8, block_N=8), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert len(keyword_calls) == 1
+    # the same call with the keywords in the other order, another block size, another shape
+    c, d = torch.randn(13, 27, device=dev), torch.randn(13, 27, device=dev)
+    assert_close(scale_add(a, b, block_N=8, block_M=8), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert_close(scale_add(a, b, block_M=16, block_N=8), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert_close(scale_add(c, d, block_M=8, block_N=8), c.double() * 2 + d.double(), 1e-5, 1e-5)
+    assert len(keyword_calls) == 4
+    kernels = {id(k) for k, _ in keyword_calls.values()}
+    assert len(kernels) == 3  # the two spellings of one call share its kernel
+    # a remembered key still validates: dtype, contiguity
+    with pytest.raises(KernelCallError, match=r"parameter 'B' expects dtype torch.float32, got torch.float16"):
+        scale_add(a, b.half(), block_M=8, block_N=8)
+    with pytest.raises(KernelCallError, match=r"parameter 'A' must be contiguous"):
+        scale_add(torch.randn(40, 9, device=dev).t(), b, block_M=8, block_N=8)
+    # positional run-time scalar with keywords: not in the key, its value reaches the kernel
+    assert_close(scale_add(a, b, 8, alpha=-1.5), a.double() * -1.5 + b.double(), 1e-5, 1e-5)
+    assert_close(scale_add(a, b, 8, block_N=8), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert_close(scale_add(a, b, 8, 8, 0.5), a.double() * 0.5 + b.double(), 1e-5, 1e-5)
+
+
+def test_eager_keyword_constants_are_checked_against_new_shapes(dev):
+    """A T.const given by keyword is in the key; a later call whose shape disagrees with it is a new
+    key, so the full path's check still names the disagreement."""
+    a, b = torch.randn(9, 40, device=dev), torch.randn(9, 40, device=dev)
+    for _ in range(2):
+        assert_close(scale_add(a, b, M=9), a.double() * 2 + b.double(), 1e-5, 1e-5)
+    assert any(k[1] == (("M", int, 9),) for k in scale_add._eager._keyword_calls)
+    with pytest.raises(KernelCallError, match=r"T.const 'M' is bound twice with different values"):
+        scale_add(torch.randn(10, 40, device=dev), torch.randn(10, 40, device=dev), M=9)
+
+
+def test_eager_keyword_key_keeps_classes_apart():
+    from tile2triton.eager import _keywords_key
+
+    keys = {_keywords_key({"block": v}) for v in (1, True, 1.0)}
+    assert len(keys) == 3  # equal and equally hashed, but compile-time values of another class

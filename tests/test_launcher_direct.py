@@ -155,10 +155,12 @@ def test_generated_launcher_keys_gpu_launches(make, keys):
     lowered.warm = True
     src = generate_launcher(kernel._plan, {False: lowered}, kernel._call).source
     lines = [line.strip() for line in src.splitlines()]
-    assert [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()] == keys, src
+    # twice: launched on the current device, or under a guard making the tensors' device current
+    found = [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()]
+    assert found == keys * 2, src
     assert "key_a0 = a0.data_ptr() % 16 == 0" in lines, src
     launches = [line for line in lines if line.startswith("direct")]
-    assert len(launches) == len(lowered.launches) and all(", key0, (" in line for line in launches), src
+    assert len(launches) == 2 * len(lowered.launches) and all(", key0, (" in line for line in launches), src
 
 
 def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
@@ -228,3 +230,42 @@ def test_host_descriptors_follow_the_kernels_arguments(recorded, monkeypatch):
         assert grid == (1, 1, 1) and args[:2] == (a, b) and isinstance(desc, TensorDescriptor)
         assert desc.base is a and list(desc.shape) == [80, 32] and list(desc.strides) == [32, 1]
         assert list(desc.block_shape) == [16, 32]
+
+
+@tilelang.jit(out_idx=[-1])
+def dyn_add(block=16):
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    B[bx * block + i] = A[bx * block + i] + 1.0
+
+    return main
+
+
+def test_generated_size_keys_pick_the_kernels_jit_run_picks():
+    """A size read from a shape is keyed inline (what Triton specialises an int on: 1, a multiple
+    of 16, i32 or i64): through the generated launcher (CUDA faked), every size launches the kernel
+    ``JITFunction.run`` picks for it."""
+    CALLS.clear()
+    with launch_cost.fake_cuda() as drv:
+        drv.launcher_cls = _Recording
+        kernel = JITKernel(dyn_add().prim_func)
+        sizes = [1, 16, 7, 17, 32, 48, 1, 16]
+        for n in sizes:
+            kernel(torch.randn(n))
+        assert "key_v0 = (v0 == 1, v0 % 16 == 0, v0 <= 0x7FFFFFFF)" in kernel._entry.source
+        lowered = kernel._compile(False)
+        fn, _, _, _, num_warps = lowered.launches[0]
+        direct = [function for _, function, _ in CALLS]
+        CALLS.clear()
+        for n in sizes:
+            a = torch.randn(n)
+            fn.run(a, torch.empty(n), n, grid=(-(-n // 16), 1, 1), warmup=False, num_warps=num_warps)
+        by_run = [function for _, function, _ in CALLS]
+    assert direct == by_run and len(set(by_run)) >= 2  # multiples of 16 apart (Triton 3.9 keeps 1 with the others)
+    generated = [key for key in lowered.direct[0].kernels if key[1] != "generic"]
+    assert len(generated) == 3  # 1; multiples of 16; the others

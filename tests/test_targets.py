@@ -144,7 +144,10 @@ def test_generated_gpu_launcher_enters_the_tensors_device():
     lowered.warm = True
     launch = generate_launcher(kernel._plan, {False: lowered}, kernel._call)  # noqa: SLF001
     assert "dev = a0.get_device()" in launch.source
-    assert "with NULL_CONTEXT if dev == current_device() else device_guard(dev):" in launch.source
+    lines = [line.strip() for line in launch.source.splitlines()]
+    current, other = lines.index("if dev == current_device():"), lines.index("with device_guard(dev):")
+    launches = [i for i, line in enumerate(lines) if line.startswith("direct")]
+    assert [i > current for i in launches] == [True, True] and current < launches[0] < other < launches[1]
 
 
 # ---------------------------------------------------------------------------- describing values

@@ -26,9 +26,12 @@ key: one kernel serves every size.  The tensors' dtypes and device kind are not 
 dtypes are fixed by the declarations (themselves fixed by the compile-time values), a tensor of
 another dtype is a call error, and each ``JITKernel`` holds one lowering per device kind.
 
-In front of both, a call of positional arguments whose shapes and compile-time values were seen
-in a call that worked goes through a generated entry: its key (shapes, values) is one dict
-lookup to the kernel, whose own generated launcher then checks and launches.
+In front of both, a call whose shapes and compile-time values were seen in a call that worked
+goes through a generated entry: its key (the positional arguments' shapes and values, and for a
+call with keywords, each keyword's name, class and value) is one dict lookup to the kernel, whose
+own generated launcher then checks and launches.  Keywords are served when they give compile-time
+values only (``kernel(Q, K, dim=64, block=32)``, TileLang's usual spelling); a tensor or run-time
+scalar given by keyword takes the full path.
 """
 
 from __future__ import annotations
@@ -243,6 +246,8 @@ class EagerFunction:
         self._lock = threading.RLock()
         # positional calls seen to work: call key (_key_source) -> (kernel, picker of its inputs or None)
         self._calls: dict = {}
+        # calls with compile-time keywords seen to work: (positional key, keywords' key) -> the same
+        self._keyword_calls: dict = {}
         self._pickers: dict = {}
         self._entry, self._call_keys = _generate_entry(self)
 
@@ -279,16 +284,18 @@ class EagerFunction:
         if positional:
             self._remember(args, plan, kernel)
         out = kernel(*[values[i] for i in plan.inputs])
-        if not kwargs:
-            self._remember_call(args, plan, kernel)
+        self._remember_call(args, plan, kernel, kwargs)
         return out
 
-    def _remember_call(self, args, plan: _Plan, kernel: JITKernel) -> None:
+    def _remember_call(self, args, plan: _Plan, kernel: JITKernel, kwargs: dict | None = None) -> None:
         """Let the generated entry serve later calls with these argument shapes and values."""
-        if len(self._calls) >= _MAX_CALLS or not self._call_key_ok(args, plan):
+        calls = self._keyword_calls if kwargs else self._calls
+        if len(calls) >= _MAX_CALLS or not self._call_key_ok(args, plan, kwargs):
             return
         try:
             key = self._call_keys[len(args)](*args)
+            if kwargs:
+                key = (key, _keywords_key(kwargs))
             hash(key)
         except TypeError:  # an unhashable compile-time value
             return
@@ -299,12 +306,17 @@ class EagerFunction:
             pick = self._pickers.get((n, inputs))
             if pick is None:
                 pick = self._pickers[(n, inputs)] = _picker(inputs, n, [self._default(i) for i in inputs])
-        self._calls[key] = (kernel, pick)
+        calls[key] = (kernel, pick)
 
-    def _call_key_ok(self, args, plan: _Plan) -> bool:
-        """Does the call key (shapes and compile-time values) determine the kernel for these arguments?"""
-        if not self.n_min <= len(args) <= self.n_positional:
+    def _call_key_ok(self, args, plan: _Plan, kwargs: dict | None = None) -> bool:
+        """Does the call key (shapes and compile-time values) determine the kernel for these arguments,
+        and are the kernel's inputs the positional arguments (then defaults)?"""
+        if not (0 if kwargs else self.n_min) <= len(args) <= self.n_positional:
             return False
+        if kwargs:
+            names = self.param_names
+            if any(names[i] in kwargs for i in plan.inputs):
+                return False  # a tensor or run-time scalar by keyword: the picker reads positions only
         if any(src[2] != "shape" for _, sources in plan.flat for src in sources):
             return False  # a constant read from a stride: strides are not in the key
         # a tensor subclass enters the key as itself (by identity): never seen again
@@ -443,6 +455,12 @@ class EagerFunction:
 _MAX_CALLS = 1024
 
 
+def _keywords_key(kwargs: dict) -> tuple:
+    """The keywords' part of a call key: per keyword its name, class and value (``1`` and
+    ``True`` stay apart); the generated entry builds the same tuple inline."""
+    return tuple([(k, v.__class__, v) for k, v in kwargs.items()])
+
+
 def _key_source(fn: EagerFunction, n: int) -> str:
     """The call key of ``n`` positional arguments ``a0..``: per tensor its shape, per compile-time
     value (class, value), per run-time scalar None (the kernel checks its value; the entry keeps
@@ -460,17 +478,21 @@ def _generate_entry(fn: EagerFunction) -> tuple[Callable, dict]:
     """``fn(*args)``: a call of remembered shapes and values goes straight to its kernel's launcher.
 
     One branch per arity served; the key is built inline, looked up in ``fn._calls``, and the
-    kernel called with the arguments (or those its picker selects, defaults filled in).  Also
-    returns, per arity, the function computing the same key (to remember a call under it).
+    kernel called with the arguments (or those its picker selects, defaults filled in).  A call
+    with keywords looks up the arity's key and the keywords' (``_keywords_key``) in
+    ``fn._keyword_calls``.  Also returns, per arity, the function computing the positional key
+    (to remember a call under it).
     """
-    env = {"Tensor": torch.Tensor, "calls": fn._calls, "slow": fn._call}
+    env = {"Tensor": torch.Tensor, "calls": fn._calls, "keyword_calls": fn._keyword_calls, "slow": fn._call}
     lines = ["def entry(*args, **kwargs):", "    if not kwargs:", "        n = len(args)"]
     keys = {}
     arities = list(range(fn.n_positional, fn.n_min - 1, -1))  # all given first: the common call
+    for n in range(fn.n_positional + 1):  # with keywords, any arity up to the positional parameters
+        names = "".join(f"a{i}, " for i in range(n))
+        keys[n] = f"def key{n}({names}):\n    return {_key_source(fn, n)}"
     for k, n in enumerate(arities):
         names = "".join(f"a{i}, " for i in range(n))
         key = _key_source(fn, n)
-        keys[n] = f"def key{n}({names}):\n    return {key}"
         lines += [
             f"        {'if' if k == 0 else 'elif'} n == {n}:",
             f"            {names}= args" if n else "            pass",
@@ -484,9 +506,22 @@ def _generate_entry(fn: EagerFunction) -> tuple[Callable, dict]:
             f"                    return kernel._entry({names})",
             "                return kernel._entry(*pick(args))",
         ]
-    lines.append("    return slow(*args, **kwargs)")
+    lines += [
+        "    elif keyword_calls:",
+        "        try:",
+        "            hit = keyword_calls.get((keys[len(args)](*args), tuple([(k, v.__class__, v) for k, v in kwargs.items()])))",
+        "        except (KeyError, TypeError):  # more positional arguments than parameters; an unhashable value",
+        "            hit = None",
+        "        if hit is not None:",
+        "            kernel, pick = hit",
+        "            if pick is None:",
+        "                return kernel._entry(*args)",
+        "            return kernel._entry(*pick(args))",
+        "    return slow(*args, **kwargs)",
+    ]
     entry = exec_generated("\n".join(lines + list(keys.values())) + "\n", f"entry {fn.name}", env, "entry")
-    return entry, {n: env[f"key{n}"] for n in keys}
+    env["keys"] = {n: env[f"key{n}"] for n in keys}
+    return entry, env["keys"]
 
 
 def _picker(inputs: tuple, n: int, defaults: list) -> Callable:

@@ -14,7 +14,7 @@ from typing import Any, overload
 from . import ir
 from .compiler import argument_key
 from .compiler import compile as compile_prim_func
-from .errors import FactoryReturnError, user_facing
+from .errors import FactoryReturnError, Tile2TritonError, hide_internal_frames, user_facing
 from .frontend.source import FunctionSource, KernelSource, has_inner_prim_func
 from .runtime.kernel import JITKernel
 from .runtime.target import target_kind
@@ -71,9 +71,25 @@ class JITImpl:
 
     def _become_lazy(self) -> None:
         self._lazy = True
-        self._entry = self._lazy_call  # lazy style: a call returns the kernel
+        calls, miss = self._calls, self._lazy_call
 
-    @user_facing
+        def lazy(*args, **kwargs):  # lazy style: a call returns the kernel
+            """A call spelt as one before is one lookup, without ``user_facing``'s frame; others
+            compile (an error leaves with the user's frames only, as ``user_facing`` does it)."""
+            try:
+                kernel = calls.get((args, tuple(kwargs.items())))
+            except TypeError:  # an unhashable argument
+                kernel = None
+            if kernel is not None:
+                return kernel
+            try:
+                return miss(*args, **kwargs)
+            except Tile2TritonError as exc:
+                hide_internal_frames(exc)
+                raise
+
+        self._entry = lazy
+
     def _lazy_call(self, *args, **kwargs) -> JITKernel:
         try:
             key = (args, tuple(kwargs.items()))

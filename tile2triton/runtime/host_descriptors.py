@@ -80,7 +80,7 @@ class EncodedDescriptors:
     dtype encodes to the same bytes.  At most ``LIMIT`` entries (then the cache starts over).
     """
 
-    __slots__ = ("launcher", "encode", "meta", "specs", "indices", "cache")
+    __slots__ = ("launcher", "encode", "meta", "specs", "indices", "cache", "checked")
 
     LIMIT = 64
 
@@ -90,7 +90,8 @@ class EncodedDescriptors:
         self.meta = meta  # per descriptor, the compiler's tensormap metadata (swizzle, box, dtype)
         self.specs = specs
         self.indices = tuple(i for i, _ in specs)  # the descriptors' tensors in the launch's arguments
-        self.cache: dict = {}
+        self.cache: dict = {}  # (address, shape, strides, dtype) per descriptor -> expanded arguments
+        self.checked: dict = {}  # a generated launcher's key (what its checks leave open) -> the same
 
     @classmethod
     def of(cls, kernel, specs: tuple) -> EncodedDescriptors | None:
@@ -121,8 +122,15 @@ class EncodedDescriptors:
         fast.launch = raw
         return cls(fast, encode, list(meta), specs)
 
-    def arguments(self, args: tuple) -> tuple:
-        """The expanded descriptor arguments of a launch on ``args``."""
+    def arguments(self, args: tuple, checked: tuple | None = None) -> tuple:
+        """The expanded descriptor arguments of a launch on ``args``.  ``checked``: a generated
+        launcher's key for them (``launcher._descriptor_parts``: per descriptor the address, and the
+        shape and strides where its checks leave them open), looked up first; ints and a shape or
+        two, cheaper than reading every tensor's shape, strides and dtype."""
+        if checked is not None:
+            got = self.checked.get(checked)
+            if got is not None:
+                return got
         key = ()
         for i in self.indices:  # a flat tuple: cheaper to build than one per tensor
             t = args[i]
@@ -137,4 +145,8 @@ class EncodedDescriptors:
             if len(self.cache) >= self.LIMIT:
                 self.cache.clear()
             self.cache[key] = got
+        if checked is not None:
+            if len(self.checked) >= self.LIMIT:
+                self.checked.clear()
+            self.checked[checked] = got
         return got

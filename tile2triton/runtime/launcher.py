@@ -27,7 +27,7 @@ from .diagnostics import translate as translate_error
 from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
-from .target import NULL_CONTEXT, cuda_device_guard, ensure_allocator
+from .target import cuda_device_guard, ensure_allocator
 
 _HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton and others add to
 
@@ -86,8 +86,10 @@ class DirectLaunch:
             return None
         return cls(fn, num_warps, scratch, descriptors)
 
-    def __call__(self, grid: tuple, key: tuple, args: tuple) -> None:
-        """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index."""
+    def __call__(self, grid: tuple, key: tuple, args: tuple, checked: tuple | None = None) -> None:
+        """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index.
+        ``checked``: from a generated launcher, a key that determines the host descriptors'
+        tensormaps given the launcher's checks (``_descriptor_parts``)."""
         kernel = self.kernels.get(key)
         if kernel is not None:
             try:  # empty hook chains do nothing: launch without them and their metadata
@@ -99,7 +101,7 @@ class DirectLaunch:
                 if self.descriptors or self.scratch_bytes:
                     encoded = self.encoded.get(key)
                     if encoded is not None:  # the descriptors' tensormaps, shapes and strides, then scratch
-                        tail = (*args, *encoded.arguments(args))
+                        tail = (*args, *encoded.arguments(args, checked))
                         if self.scratch_bytes:
                             tail = (*tail, self._scratch(grid, args, key))
                         encoded.launcher(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *tail)  # fmt: skip
@@ -177,20 +179,22 @@ class _Source:
 
     def __init__(self):
         self.lines: list[str] = []
+        self.names: dict = {}  # (id of an object, prefix) -> its name
         self.env: dict = {
             "Tensor": torch.Tensor,
             "torch": torch,  # looked up per call, so a patched torch.empty (the tests' poison) is seen
             "MISSING": _MISSING,
-            "NULL_CONTEXT": NULL_CONTEXT,
             "interpreter_mode": interpreter_mode,
             "interpreted_launch": interpreted_launch,
             "translate_error": translate_error,
         }
 
     def name(self, value, prefix: str) -> str:
-        """A global name of the generated function bound to ``value``."""
-        name = f"{prefix}{len(self.env)}"
-        self.env[name] = value
+        """A global name of the generated function bound to ``value`` (one per object)."""
+        name = self.names.get((id(value), prefix))
+        if name is None:
+            name = self.names[(id(value), prefix)] = f"{prefix}{len(self.env)}"
+            self.env[name] = value  # held here, so its id stays its own
         return name
 
     def emit(self, depth: int, line: str) -> None:
@@ -276,6 +280,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             scalar_vars.add(var)
 
     ranks, binds, checks = [], [], []
+    binds_of = set()  # the local names of sizes read from shapes and strides
 
     def bind(var, value: str) -> None:
         if var in scalar_vars:  # the generic path lets the scalar win without comparing
@@ -284,6 +289,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             checks.append(f"{value} == {names[var]}")
         else:
             names[var] = f"v{len(names)}"
+            binds_of.add(names[var])
             binds.append(f"{names[var]} = {value}")
 
     for j in tensors:
@@ -320,6 +326,8 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     # are fresh from torch.empty, so aligned)
     keyed = {i: "scalar" for i in slot}
     keyed.update({plan.inputs[j]: "tensor" for j in tensors})
+    # sizes read from shapes or strides (v<n>): ints from 0 to 2**63 - 1
+    keyed.update({plan.n_params + k: "size" for k, size in enumerate(plan.sizes) if names[size] in binds_of})
     for i, *_ in plan.outputs:
         del keyed[i]
     first = args[tensors[0]]
@@ -337,44 +345,100 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
         src.emit(3, line)
     src.emit(3, f"if {_all(checks)}:")
     for interp, launcher in kinds:
-        # tensors read through tensor descriptors: a misaligned base takes the generic path
-        aligned = [f"{slot[k]}.data_ptr() % 16 == 0" for k in launcher.aligned if slot.get(k) in args]
+        # tensors read through tensor descriptors: a misaligned base takes the generic path (on the
+        # GPU the address is kept, p<k>, for the descriptors' key: _descriptor_parts)
+        aligned = [k for k in launcher.aligned if slot.get(k) in args]
+        aligned_conds = [f"{slot[k]}.data_ptr() % 16 == 0" if interp else f"(p{k} := {slot[k]}.data_ptr()) % 16 == 0"
+                         for k in aligned]  # fmt: skip
         if interp:  # Triton's interpreter: CPU tensors, under TRITON_INTERPRET=1
-            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned)}:")
+            src.emit(4, f"if {_all([f'{args[j]}.is_cpu' for j in tensors] + aligned_conds)}:")
         else:  # all on one CUDA device
             src.emit(4, f"dev = {first}.get_device()")
             conds = [f"{first}.is_cuda"]
             conds += [f"{args[j]}.is_cuda and {args[j]}.get_device() == dev" for j in tensors[1:]]
-            src.emit(4, f"if {_all(conds + aligned)}:")
+            src.emit(4, f"if {_all(conds + aligned_conds)}:")
         for k, (i, dtype, static, _) in enumerate(plan.outputs):
             shape = repr(static) if static is not None else (
                 "(" + "".join(f"{src.expr(d, names)}, " for d in params[i].shape) + ")")  # fmt: skip
             src.emit(5, f"o{k} = torch.empty(size={shape}, dtype={src.name(dtype, 'dtype')}, device={first}.device)")
-        depth = 5
         if launcher.aligned and not interp:
             src.env["ensure_allocator"] = ensure_allocator
             src.emit(5, "ensure_allocator()")
         if interp:
             src.emit(5, "with interpreted_launch():")
-        else:  # Triton launches on the current device: make the tensors' device current
-            src.env["current_device"] = torch.cuda.current_device
+            _emit_launches(src, 6, launcher, names, slot, None)
+        else:  # Triton launches on the current device: the tensors' device made current if it is not
+            src.env["current_device"] = _current_device()
             src.env["device_guard"] = cuda_device_guard
-            src.emit(5, "with NULL_CONTEXT if dev == current_device() else device_guard(dev):")
-        depth = 6
-        _emit_launches(src, depth, launcher, names, slot, None if interp else keyed)
+            known = {k: "True" for k in aligned}  # checked above: their key parts are constants
+            parts = _descriptor_parts(plan, slot, aligned)
+            src.emit(5, "if dev == current_device():")
+            _emit_launches(src, 6, launcher, names, slot, keyed, known, parts)
+            src.emit(5, "else:")
+            src.emit(6, "with device_guard(dev):")
+            _emit_launches(src, 7, launcher, names, slot, keyed, known, parts)
         src.emit(5, f"return {result}")
     src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more, **kw)")
     return src
 
 
-def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slot: dict, keyed: dict | None) -> None:
+def _descriptor_parts(plan: CallPlan, slot: dict, aligned: list) -> dict:
+    """Per tensor slot, what a host-made descriptor of it depends on that the generated launcher's
+    checks leave open: the address, and the shape and strides where they may vary.
+
+    A tensormap encodes the tensor's address, shape, strides and dtype (``EncodedDescriptors``).
+    The launcher has checked each input's dtype and, for a ``T.Tensor`` parameter, that it is
+    contiguous: then its strides follow from its shape, except a dim of extent <= 1, whose stride
+    ``is_contiguous`` leaves free.  So per input: the address; the shape unless static; the strides
+    unless contiguous and static with every extent above 1.  Outputs and workspaces come from
+    ``torch.empty``: their dtype and strides follow from their shape."""
+    parts = {}
+    for j, i in enumerate(plan.inputs):
+        spec = plan.specs[j]
+        if spec.__class__ is not TensorSpec:
+            continue
+        a = slot[i]
+        items = [f"p{i}" if i in aligned else f"{a}.data_ptr()"]
+        if spec.static_shape is None:
+            items.append(f"s{j}")
+        if not spec.contiguous:
+            items.append(f"t{j}")  # read for the stride checks already
+        elif spec.static_shape is None or min(spec.static_shape, default=2) <= 1:
+            items.append(f"{a}.stride()")
+        parts[i] = items
+    for k, (i, _, static, _) in enumerate(plan.outputs):
+        parts[i] = [f"o{k}.data_ptr()"] + ([] if static is not None else [f"o{k}.shape"])
+    return parts
+
+
+def _current_device() -> Callable[[], int]:
+    """The current CUDA device's index, for a generated launcher's GPU branch: once CUDA is
+    initialised (a warm GPU lowering launched), torch's C query without ``torch.cuda.current_device``'s
+    two Python calls around it."""
+    if torch.cuda.is_initialized():
+        return getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+    return torch.cuda.current_device
+
+
+def _emit_launches(
+    src: _Source,
+    depth: int,
+    launcher: Lowered,
+    names: dict,
+    slot: dict,
+    keyed: dict | None,
+    known: dict | None = None,
+    descriptor_parts: dict | None = None,
+) -> None:
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
-    ``keyed``: for a GPU lowering, "tensor" or "scalar" per slot that Triton's specialisation
+    ``keyed``: for a GPU lowering, "tensor", "size" or "scalar" per slot that Triton's specialisation
     depends on (outputs, fresh from torch.empty, are aligned): its launches go through
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
-    computed once per call.  None: interpreted, through ``run``."""
+    computed once per call (``known``: slot -> the part's value where the caller has checked it),
+    and a launch with cached host descriptors is handed their key (``descriptor_parts``, per slot:
+    ``_descriptor_parts``).  None: interpreted, through ``run``."""
     head: list = []  # lines before the launches: the key parts and keys
-    parts: dict = {}  # slot -> the local name of its part of a key
+    parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
     body: list = []  # (depth, line) of the launches
     for (fn, _, _, positions, num_warps), direct, spec in zip(launcher.launches, launcher.direct, launcher.module.launches):  # fmt: skip
@@ -403,14 +467,22 @@ def _emit_launches(src: _Source, depth: int, launcher: Lowered, names: dict, slo
                 for k in positions:
                     if k in keyed and k not in parts:
                         parts[k] = f"key_{slot[k]}"
-                        part = f"{slot[k]}.data_ptr() % 16 == 0" if keyed[k] == "tensor" else f"scalar_key({slot[k]})"
+                        part = {
+                            "tensor": f"{slot[k]}.data_ptr() % 16 == 0",
+                            # scalar_key's parts that can differ for an extent or a stride, inline
+                            "size": f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)",
+                        }.get(keyed[k], f"scalar_key({slot[k]})")
                         head.append(f"{parts[k]} = {part}")
                 key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
                 if key not in keys:
                     keys[key] = f"key{len(keys)}"
                     head.append(f"{keys[key]} = {key}")
                 grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
-                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}))"))
+                checked = ""
+                if direct.descriptors and direct.cache_descriptors and descriptor_parts is not None:
+                    items = [item for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]
+                    checked = ", (" + "".join(f"{item}, " for item in items) + ")"
+                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"))
             else:
                 grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
                 body.append((d, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"))  # fmt: skip

@@ -123,7 +123,6 @@ def child(impl: str, path: str, case: str, profile: int, save: str) -> None:
     from child import install, seed  # the suite's own import and seeding
 
     recorded = install(impl, Probe(profile, save))
-    path = os.path.abspath(path)  # before the chdir below: a relative EXAMPLES would be joined twice
     sys.path.insert(0, os.path.dirname(path))
     os.chdir(os.path.dirname(path))
     sys.argv = [path]

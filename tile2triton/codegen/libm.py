@@ -29,7 +29,7 @@ NEEDS = {
     "_atanh": ("_log1p",),
     "_asin": ("_atan",),
     "_acos": ("_atan",),
-    "_atan2": ("_atan",),
+    "_atan2": ("_atan", "_copysign"),
     **{f"_ieee64_{op}": ("_ieee64_round",) for op in ("sum", "mul", "div", "rcp", "sqrt", "fma")},
 }
 
@@ -153,8 +153,9 @@ def _atan2(y, x):
     both_inf = (ax == float("inf")) & (ay == float("inf"))
     a = _atan(tl.where(both_inf, 1.0, tl.where(hi == 0, 0.0, lo / tl.where(hi == 0, 1.0, hi))))
     a = tl.where(ay > ax, 1.5707963267948966 - a, a)
-    a = tl.where((x < 0) | ((x == 0) & (1.0 / tl.where(x == 0, x, 1.0) < 0)), 3.141592653589793 - a, a)
-    a = tl.where((y < 0) | ((y == 0) & (1.0 / tl.where(y == 0, y, 1.0) < 0)), -a, a)
+    # the signs from the bits (_copysign), not from 1 / -0.0 < 0, which the GPU compile folds away
+    a = tl.where(_copysign(1.0, x) < 0, 3.141592653589793 - a, a)
+    a = _copysign(a, y)
     return tl.where((x != x) | (y != y), x + y, a)
 """,
     "_hypot": """

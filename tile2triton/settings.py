@@ -119,11 +119,13 @@ FORWARD_SHARED_DEFAULT = True
 # 10 probe's hand edit of the generated text (the sqrsum added element-wise: 98.5 -> 88.5 us). The main
 # loop a warp runs per iteration (4 warps, Triton 3.9): 1023 instructions as before, 725 with DEFER_SUMS
 # (no shuffles; 27 spill stores), 512 with GEMM_PARTS too (4 K parts: 8 independent mma chains of 8,
-# not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  On until benchmarks/mhcminf_probe.py says otherwise
+# not 2 of 32; no spills); Triton 3.6: 1021 -> 513.  H200 probe (benchmarks/mhcminf_probe.py, Triton 3.6,
+# gpu_logs/2026-12-02_s11_probes2.log): gemm_sqrsum at the suite's n=2048 h=4096 100.0 us both off, 77.2
+# with one of them on (GEMM_PARTS=0: 88.1, DEFER_SUMS=0: 77.2), 61.5 both on; n=1024 h=2560 64.3 -> 39.7
 DEFER_SUMS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
-# passes/staged_atomics.py: on from offline evidence (sm_90, Triton 3.9, ptxas 13.4; the H200 probe
-# benchmarks/mlabwd_probe.py is to confirm): TileLang's sparse MLA backward's dKV atomics read the
+# passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
+# ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's sparse MLA backward's dKV atomics read the
 # accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
 # gather and a one-hot scatter; at the regression size spills 2020/2468 -> 1156/1200 bytes (st/ld),
 # barriers 36 -> 26, st.shared 153 -> 60; at one pipeline stage the kernel matches hand-T's counts
@@ -131,7 +133,8 @@ GEMM_PARTS_DEFAULT = True
 STAGED_ATOMICS_DEFAULT = True
 # passes/forward_rings.py: on from offline evidence (Triton 3.9, sm_90): minference's vertical-slash kernel
 # 255 -> 123 registers, its column loop's gathers pipelined (cp.async) instead of a [2, 64, 64] ring carried in
-# registers through both loops; the H200 probe (benchmarks/mhcminf_probe.py) is to confirm
+# registers through both loops; H200 probe (benchmarks/mhcminf_probe.py, Triton 3.6, with UNIFORM_BRANCHES):
+# seq 8192 150.1 -> 140.8 us, 32768 381.2 -> 304.6 us (MInference's own Triton kernel: 279.0)
 FORWARD_RINGS_DEFAULT = True
 # codegen/rules._uniform_branch: the same kernel's column loop sits under `if column_count != 0:`; as a mask on
 # each statement its body became three `if any_thread:` branches, which Triton's pipeliner does not look into

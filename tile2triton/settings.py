@@ -125,8 +125,8 @@ FORWARD_SHARED_DEFAULT = True
 DEFER_SUMS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
-# ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's sparse MLA backward's dKV atomics read the
-# accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
+# ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's
+# sparse MLA backward's dKV atomics read the accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
 # gather and a one-hot scatter; at the regression size spills 2020/2468 -> 1156/1200 bytes (st/ld),
 # barriers 36 -> 26, st.shared 153 -> 60; at one pipeline stage the kernel matches hand-T's counts
 # (184320 B shared, 176 wgmma, 18 red.v4, 78 ld.global)

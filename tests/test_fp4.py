@@ -357,3 +357,33 @@ def test_fp4_compiles_for_hopper(tmp_path):
     compile_for_hopper(fp4_constants(38, 16), tmp_path)
     compile_for_hopper(quant_shifted(19, 45, 8, 32), tmp_path)
     compile_for_hopper(quant_some_columns(21, 94, 16, 32), tmp_path)
+
+
+@tilelang.jit(out_idx=[-1])
+def fp4_scalar_casts(values):
+    """``T.cast(number, T.float4_e2m1fn)`` stored into shared and local fp4 buffers of an odd length
+    (TileLang's components test of packed sub-byte allocations), read back as floats."""
+    n = len(values)
+
+    @T.prim_func
+    def main(Out: T.Tensor((2, n), T.float32)):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((127,), FP4)
+            L = T.alloc_local((127,), FP4)
+            for k, v in enumerate(values):
+                S[126 - k] = T.cast(v, FP4)
+            for k in T.serial(n):
+                L[k] = S[126 - k]
+            for k in T.Parallel(n):
+                Out[0, k] = S[126 - k]
+                Out[1, k] = L[k]
+
+    return main
+
+
+def test_fp4_casts_of_numbers():
+    # ties go to the even code (1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4), beyond 6 saturates
+    values = [0.0, 0.3, 1.25, 1.75, 2.5, 3.5, 5.0, 7.5, -2.6, -0.75, 6.0]
+    ref = GRID[encode_ref(torch.tensor(values)) & 7] * torch.tensor([-1.0 if v < 0 else 1.0 for v in values]).double()
+    out = fp4_scalar_casts(values)()
+    assert_close(out, torch.stack([ref, ref]), atol=0, rtol=0)

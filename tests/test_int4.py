@@ -205,3 +205,34 @@ def test_int4_shared_fill_and_shifts(dev):
     v = unpack(a, True)
     assert torch.equal(unpack(d, True), wrap(v - 7, True))
     assert torch.equal(e.cpu().long(), v >> 1)
+
+
+@tilelang.jit(out_idx=[-1])
+def int4_scalar_casts(values, dt):
+    """``T.cast(number, T.int4 / uint4)`` stored into shared and local buffers of an odd length
+    (TileLang's components test of packed sub-byte allocations), read back as int32."""
+    n = len(values)
+
+    @T.prim_func
+    def main(Out: T.Tensor((2, n), T.int32)):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((127,), dt)
+            L = T.alloc_local((127,), dt)
+            for k, v in enumerate(values):
+                S[126 - k] = T.cast(v, dt)
+            T.tvm_storage_sync("shared")
+            for k in T.serial(n):
+                L[k] = S[126 - k]
+            for k in T.Parallel(n):
+                Out[0, k] = S[126 - k]
+                Out[1, k] = L[k]
+
+    return main
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["int4", "uint4"])
+def test_int4_casts_of_numbers(signed):
+    values = [0, 1, 7, 8, 9, -1, -8, 15, 23, -30]  # the low 4 bits, sign-extended for int4
+    out = int4_scalar_casts(values, INT4 if signed else UINT4)()
+    ref = wrap(torch.tensor(values), signed)
+    assert torch.equal(out.long(), torch.stack([ref, ref]))

@@ -68,6 +68,12 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "sync_threads": "a block barrier; T.sync_threads(id, n) is also PTX bar.sync on named barrier id among n "
+    "threads: warp-specialized sections are ordered so that n threads have arrived before it goes on",
+    "named_barrier_arrive": "PTX bar.arrive: arrives at named barrier id without waiting; the sections are "
+    "ordered so that each T.sync_threads(id, n) finds its n threads arrived (an order none satisfies is an error)",
+    "tvm_storage_sync": 'TVM\'s storage barrier: "shared" / "shared.dyn" is T.sync_threads(), "warp" nothing '
+    '(as TileLang\'s CUDA codegen), "cluster" T.cluster_sync(); "global" is an error, as in TileLang',
     "empty": "eager style: an output bound from the T.const sizes; in a @T.prim_func: an output declared before "
     "the T.Kernel blocks and returned (shapes may use scalar parameters; sub-byte dtypes come back as torch's "
     "storage dtype)",
@@ -181,6 +187,8 @@ NO_EFFECT_REASONS = {
     "so its writes are visible already",
     "annotate_l2_hit_ratio": "L2 persistence of global tensors (a CUDA stream access-policy window): a cache "
     "hint, results do not change",
+    "annotate_restrict_buffers": "marks buffers that may alias so that TileLang drops their __restrict__; "
+    "tile2triton's Triton kernels never declare their pointers non-aliasing",
     "annotate_min_blocks_per_sm": "occupancy hint of CUDA's __launch_bounds__; Triton picks registers for its "
     "own num_warps / num_stages",
     "use_swizzle": "block rasterization (a bijection on the grid); kept as a grouped program-id order",

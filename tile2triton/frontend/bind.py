@@ -118,9 +118,9 @@ class Binder(ExprBinder):
         close = difflib.get_close_matches(name, known, n=3)
         raise self.error(f"name '{name}' is not defined", node, f"did you mean {', '.join(close)}?" if close else None)
 
-    def barrier_event(self, kind: str, ref, parity, node, name: str) -> None:
-        """An mbarrier arrive or wait, kept in the IR until the kernel's sections are ordered."""
-        self.emit(BarrierEvent(self.loc(node), kind, ref, parity, node, name, self.ws_threads))
+    def barrier_event(self, kind: str, ref, parity, node, name: str, count=None, pair=None) -> None:
+        """An mbarrier (or named barrier) arrive or wait, kept in the IR until the kernel's sections are ordered."""
+        self.emit(BarrierEvent(self.loc(node), kind, ref, parity, node, name, self.ws_threads, count, pair))
 
     def bind_name(self, name: str, value) -> None:
         self.scopes[-1][name] = value

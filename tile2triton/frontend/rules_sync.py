@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import itertools
+
 from .. import ir
-from ..ir.exprs import ir_key, is_python_value
+from ..ir.exprs import as_expr, ir_key, is_python_value, static
 from .rules_base import BinderLike, rule
 from .rules_memory import bind_copy
 
@@ -116,6 +118,77 @@ def bind_no_effect(b: BinderLike, node, args):
     return None
 
 
+# ------------------------------------------------------------------ block barriers and named barriers
+# PTX named barriers (``bar.sync id, n`` / ``bar.arrive id, n``, ids 0-15): barrier ``id`` completes
+# a phase when ``n`` threads have arrived.  Both calls are barrier events of one array (the thread
+# count travels with each event), so warp_sections orders sections that hand data over through
+# them as it orders mbarrier sections; a sync is also the block barrier it is where every thread
+# reaches it together.
+NAMED_BARRIERS = BarrierArray("named_barrier")
+_NAMED_IDS = 16
+_sync_pairs = itertools.count()
+
+
+def _index_arg(b: BinderLike, value, what: str, node) -> ir.Expr:
+    try:
+        value = as_expr(value, b.loc(node))  # also T.int32(1)
+    except (TypeError, ValueError):
+        value = None
+    if not isinstance(value, ir.Expr) or value.dtype.kind not in ("int", "uint"):
+        raise b.error(f"{what} is an integer, got {value!r}", node)
+    return value
+
+
+def _named_event(b: BinderLike, node, barrier_id, count, name: str, sync: bool) -> None:
+    barrier_id = _index_arg(b, barrier_id, f"T.{name}: a named barrier id", node)
+    if static(barrier_id) is not None and not 0 <= static(barrier_id) < _NAMED_IDS:
+        raise b.error(f"T.{name}: a named barrier id is from 0 to {_NAMED_IDS - 1} (PTX bar), "
+                      f"got {static(barrier_id)}", node)  # fmt: skip
+    # bar.sync id without a count: every thread of the block
+    count = _index_arg(b, b.kernel.threads if count is None else count, f"T.{name}: a thread count", node)
+    if static(count) is not None and static(count) <= 0:
+        raise b.error(f"T.{name}: the thread count of a named barrier is positive, got {static(count)}", node)
+    ref = BarrierRef(NAMED_BARRIERS, static(barrier_id) if static(barrier_id) is not None else barrier_id)
+    count = static(count) if static(count) is not None else count
+    pair = next(_sync_pairs) if sync else None
+    b.barrier_event("arrive", ref, None, node, name, count, pair)
+    if sync:
+        b.barrier_event("sync", ref, None, node, name, count, pair)
+
+
 @rule("sync_threads")
 def bind_sync(b: BinderLike, node, args):
+    named = [a for a in (args["barrier_id"], args["arrive_count"]) if a is not None]  # TileLang's argument list
+    if named:  # bar.sync id[, n]: arrive, then wait for the other threads of the barrier's phase
+        _named_event(b, node, named[0], named[1] if len(named) > 1 else None, "sync_threads", sync=True)
     b.emit(ir.Barrier(b.loc(node)))
+
+
+@rule("named_barrier_arrive")
+def bind_named_barrier_arrive(b: BinderLike, node, args):
+    """``bar.arrive id, n``: the calling threads arrive without waiting (a producer's signal)."""
+    _named_event(b, node, args["barrier_id"], args["thread_count"], "named_barrier_arrive", sync=False)
+
+
+@rule("tvm_storage_sync")
+def bind_tvm_storage_sync(b: BinderLike, node, args):
+    """TVM's ``tvm_storage_sync(scope)``: ``"shared"`` / ``"shared.dyn"`` is ``__syncthreads()`` (as
+    ``T.sync_threads()``), ``"warp"`` nothing (TileLang's CUDA codegen prints none), ``"cluster"`` the
+    cluster barrier ``T.cluster_sync()``."""
+    scope = args["storage_scope"]
+    if scope in ("shared", "shared.dyn"):
+        b.emit(ir.Barrier(b.loc(node)))
+    elif scope == "cluster":
+        b.emit(ir.GridBarrier(b.loc(node), "cluster"))
+    elif scope != "warp":
+        raise b.error(f"T.tvm_storage_sync({scope!r}): the scopes are 'shared', 'shared.dyn', 'warp' and "
+                      "'cluster' (TileLang no longer supports a global storage sync)", node)  # fmt: skip
+
+
+@rule("annotate_restrict_buffers")
+def bind_annotate_restrict_buffers(b: BinderLike, node, args):
+    """Buffers that may alias: TileLang drops their ``__restrict__``.  tile2triton's Triton kernels
+    never declare their pointers non-aliasing, so there is nothing to drop (no effect on results)."""
+    for buf in args["buffers"]:
+        if not isinstance(buf, ir.Buffer):
+            raise b.error(f"T.annotate_restrict_buffers expects buffers, got {buf!r}", node)

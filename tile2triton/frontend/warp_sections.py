@@ -23,6 +23,11 @@ While the kernel is bound, each arrive and wait is a ``BarrierEvent`` statement 
 3. checks the result by running the barriers (``_Simulation``: phases, arrive counts, parity),
    raises a clear error at the first wait no order satisfies, and removes the events.
 
+Named barriers (PTX ``bar.sync`` / ``bar.arrive``: ``T.sync_threads(id, n)``,
+``T.named_barrier_arrive(id, n)``) are barriers too: barrier ``id`` completes a phase when ``n``
+threads have arrived; ``T.named_barrier_arrive`` only arrives, ``T.sync_threads(id, n)`` arrives
+and then waits for the phase its own arrival joined (a ``"sync"`` event, paired with its arrive).
+
 An arrive counts the threads that execute it: those its enclosing thread-range conditions
 pick, or a ``T.ws`` block's warp groups (128 threads each).  A ``T.tma_copy``'s transaction
 completes when it is issued, so it adds no arrival, except on a barrier no thread arrives at,
@@ -59,12 +64,18 @@ _MAX_PERMUTED = 4
 class BarrierEvent(ir.Stmt):
     """An arrive or wait on one mbarrier (removed before the IR leaves the binder)."""
 
-    kind: str  # "arrive", "wait", or "tma": a T.tma_copy's transaction on the barrier
+    kind: str  # "arrive", "wait", "tma" (a T.tma_copy's transaction), or "sync" (a named barrier's wait)
     ref: object  # rules.BarrierRef
     parity: object  # wait: the phase parity waited for (int or ir.Expr)
     node: object  # the user's AST node, for errors
     name: str  # the T.* name the user called
     threads: int | None = None  # inside T.ws: its warp groups' threads; None: the enclosing conditions'
+    count: object = None  # a named barrier: the threads a phase waits for (int or ir.Expr)
+    pair: int | None = None  # T.sync_threads(id, n): its arrive and its "sync" wait share this key
+
+    @property
+    def waits(self) -> bool:
+        return self.kind in ("wait", "sync")
 
 
 class _Blocked(Exception):
@@ -219,6 +230,7 @@ class _Simulation:
     def __init__(self, facts: _Facts, skip: set):
         self.facts, self.skip = facts, skip
         self.arrivals: dict = {}
+        self.joined: dict = {}  # (a named sync's pair, barrier) -> the phase its arrive joined
         self.signalled_by_arrive = {id(ev.ref.array) for ev in _events(facts.kernel.body) if ev.kind == "arrive"}
         self.has_events: dict = {}
         self.budget = _BUDGET
@@ -298,11 +310,11 @@ class _Simulation:
                 for k, segs in enumerate(s.segments):
                     if done[k] == len(segs):
                         continue
-                    saved = dict(self.arrivals)
+                    saved = dict(self.arrivals), dict(self.joined)
                     try:
                         self.run(segs[done[k]], local, active)
                     except _Blocked:
-                        self.arrivals = saved
+                        self.arrivals, self.joined = saved
                         continue
                     order.append((k, done[k]))
                     done[k] += 1
@@ -328,12 +340,23 @@ class _Simulation:
                 ev.threads if ev.threads is not None else len(active)
             )
         for (i, p), threads in groups.items():
-            if i is None or counts is None or not 0 <= i < len(counts):
+            if ev.count is not None:  # a named barrier: the call gives its thread count
+                count = evaluate(ev.count, env)
+                if i is None or count is None or count <= 0:
+                    raise _Unknown(ev, "its named barrier or thread count is not known at compile time")
+            elif i is None or counts is None or not 0 <= i < len(counts):
                 raise _Unknown(ev, "its barrier (or the index into the barrier array) is not known at compile time")
-            key, count = (id(array), i), counts[i]
+            else:
+                count = counts[i]
+            key = (id(array), i)
             done = self.arrivals.get(key, 0)
             if ev.kind == "arrive":
+                if ev.pair is not None:
+                    self.joined[(ev.pair, key)] = done // count
                 self.arrivals[key] = done + threads
+            elif ev.kind == "sync":  # bar.sync: until the phase this thread's arrival joined completes
+                if done // count <= self.joined.get((ev.pair, key), done // count) and id(ev) not in self.skip:
+                    raise _Blocked(ev)
             elif ev.kind == "tma":
                 # a barrier that only T.tma_copy signals completes a phase at each copy; where
                 # threads arrive too, the copy's transaction completes at once and adds no arrival
@@ -478,7 +501,7 @@ def _segments(body: list) -> list:
     """``body`` split before each statement that waits on a barrier."""
     segments: list = []
     for s in body:
-        if not segments or (segments[-1] and any(ev.kind == "wait" for ev in _events([s]))):
+        if not segments or (segments[-1] and any(ev.waits for ev in _events([s]))):
             segments.append([])
         segments[-1].append(s)
     return segments
@@ -511,7 +534,11 @@ def _candidates(facts: _Facts, chain: ir.If, holder: list, at: int, pending: set
     if sections is None:
         return
     looped = [s for s in sections if s.loops]
-    if len(looped) < 2:
+    if len(looped) < 2:  # no loops to fuse: each section's statements split at its waits, interleaved
+        whole = _interleave(facts, [], sections, [[*s.before, *s.loops[:1], *s.after] for s in sections])
+        _follow(facts, holder, at, chain, pending, [whole])
+        if whole.found() is not None:
+            yield whole.ordered(whole.found())
         return
     depths = [d for d in range(_common_depth(sections), 0, -1) if all(len(s.loops) >= d for s in looped)]
     for depth in depths if len(looped) <= _MAX_PERMUTED else ():  # whole iterations, each order
@@ -523,14 +550,7 @@ def _candidates(facts: _Facts, chain: ir.If, holder: list, at: int, pending: set
         pre = _interleave(facts, [], sections, [s.before for s in sections])
         loop = _interleave(facts, levels, looped, bodies)
         post = _interleave(facts, [], sections, [s.after for s in sections])
-        probe = [pre, loop, post]
-        holder[at : at + 1] = probe
-        try:
-            _run(facts, pending)
-        except _Unknown:
-            pass  # a part the barriers cannot follow: no order found
-        finally:
-            holder[at : at + len(probe)] = [chain]
+        _follow(facts, holder, at, chain, pending, [pre, loop, post])
         if pre.found() is None or post.found() is None:
             continue
         for order in sorted(set(loop.orders), key=loop.orders.count, reverse=True):
@@ -538,6 +558,18 @@ def _candidates(facts: _Facts, chain: ir.If, holder: list, at: int, pending: set
             for nest in reversed(levels):
                 iteration = [dataclasses.replace(nest, body=iteration)]
             yield pre.ordered(pre.found()) + iteration + post.ordered(post.found())
+
+
+def _follow(facts: _Facts, holder: list, at: int, chain: ir.If, pending: set, probe: list) -> None:
+    """Run the barriers with ``probe`` (``_Interleave`` statements) in the chain's place, so that they
+    record the orders they find; then put the chain back."""
+    holder[at : at + 1] = probe
+    try:
+        _run(facts, pending)
+    except _Unknown:
+        pass  # a part the barriers cannot follow: no order found
+    finally:
+        holder[at : at + len(probe)] = [chain]
 
 
 def _interleave(facts: _Facts, levels: list, sections: list, parts: list) -> _Interleave:
@@ -593,6 +625,8 @@ def _program_order_check(stmts: list, loop_var) -> BarrierEvent | None:
                 if blocked is not None:
                     return blocked
             elif isinstance(s, BarrierEvent):
+                if s.kind == "sync":
+                    continue  # a named sync waits for the phase of its own arrive, just before it
                 if s.kind != "wait":
                     arrived.add(s.ref.key())
                 elif s.ref.key() not in arrived:
@@ -734,6 +768,13 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
                 "wait is for)"
             )
             raise (b.error(message, node) if node is not None else TileLangCompileError(message, where.loc)) from None
+    if blocked is not None and blocked.kind == "sync":
+        raise b.error(
+            f"T.{blocked.name} waits at a named barrier until its thread count has arrived, and no order of the "
+            "sections' statements brings that many threads to it (tile2triton runs warp-specialized sections one "
+            "after another; on the GPU the block would hang here)",
+            blocked.node,
+        )
     if blocked is not None:
         raise b.error(
             f"T.{blocked.name} waits for an arrive that comes later in program order: tile2triton runs "

@@ -10,7 +10,7 @@ import math
 
 from ._primitive import KernelOnlyError, _fastmath_on_symbol, _host_ok, _kernel_only
 from ._sizes import Dynamic, SizeExpr, _SizeArith
-from .dtypes import DType, TypedLiteral, to_dtype
+from .dtypes import DType, TypedLiteral, tensor_dtype, to_dtype
 
 
 # --- element-wise math ------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def cast(value, dtype, round="", sat=True, rbits=None):  # noqa: A002
     from .tir.ir import CastOptionUnsupported, check_cast_options, unsupported_cast_option
 
     check_cast_options(round, sat, rbits)
-    target = to_dtype(dtype)
+    target = tensor_dtype(dtype)  # also a packed 4-bit dtype: T.cast(0.0, T.float4_e2m1fn) is its code's literal
     if isinstance(value, TypedLiteral):
         value = value.value
     number = isinstance(value, (builtins.bool, builtins.int, builtins.float))

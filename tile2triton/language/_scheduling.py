@@ -169,6 +169,25 @@ def annotate_consumer_reg_alloc(reg_count=240):
     """Register budget of a warp-specialized consumer; no effect on results."""
 
 
+@_kernel_only("named_barrier_arrive")
+def named_barrier_arrive(barrier_id, thread_count):
+    """PTX ``bar.arrive``: the calling threads arrive at named barrier ``barrier_id`` (0-15), whose phase
+    completes when ``thread_count`` threads have arrived, and go on without waiting; the waiting side
+    calls ``T.sync_threads(barrier_id, thread_count)`` (``bar.sync``)."""
+
+
+@_kernel_only("tvm_storage_sync")
+def tvm_storage_sync(storage_scope):
+    """TVM's storage barrier: ``"shared"`` (or ``"shared.dyn"``) is ``__syncthreads()``, ``"warp"`` nothing,
+    ``"cluster"`` the cluster barrier."""
+
+
+@_kernel_only("annotate_restrict_buffers")
+def annotate_restrict_buffers(*buffers):
+    """Marks buffers that may alias (TileLang drops their ``__restrict__``); no effect here: tile2triton's
+    kernels never declare their pointers non-aliasing."""
+
+
 @_kernel_only("pdl_trigger")
 def pdl_trigger():
     """Programmatic dependent launch: lets the next kernel start early.  No effect: tile2triton launches

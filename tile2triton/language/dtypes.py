@@ -184,16 +184,16 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "float8_e3m4": "float8_e3m4 is not a Triton dtype",
     "float6_e2m3fn": "fp6 formats are not Triton dtypes",
     "float6_e3m2fn": "fp6 formats are not Triton dtypes",
-    "float4_e2m1fn": "fp4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
-    "(packed two per byte in memory), not of a scalar here",
+    "float4_e2m1fn": "fp4 is the element dtype of tensors, T.empty outputs, shared/fragment/local buffers and "
+    "T.cast results (packed two per byte in memory), not a dtype this construct takes",
     "float4_e2m1_unpacked": "it is the shared-memory layout of fp4 operands of Blackwell's tcgen05 MMA "
     "(kind::f8f6f4, one value per byte slot), filled only by T.tma_copy from a packed T.float4_e2m1fn tensor; "
     "TileLang gives it no register type either (no element reads, stores, casts or SIMT copies), and Hopper has "
     "no tcgen05: keep fp4 in T.float4_e2m1fn buffers (packed; element access and casts are supported)",
-    "int4": "int4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
-    "(packed two per byte in memory), not of a scalar here",
-    "uint4": "uint4 is the element dtype of tensors, T.empty outputs and shared/fragment buffers only "
-    "(packed two per byte in memory), not of a scalar here",
+    "int4": "int4 is the element dtype of tensors, T.empty outputs, shared/fragment/local buffers and "
+    "T.cast results (packed two per byte in memory), not a dtype this construct takes",
+    "uint4": "uint4 is the element dtype of tensors, T.empty outputs, shared/fragment/local buffers and "
+    "T.cast results (packed two per byte in memory), not a dtype this construct takes",
 }
 _UNSUPPORTED_BITS = {"float6": 6, "float4_e2m1_unpacked": 8, "float4": 4, "int4": 4, "uint4": 4}
 UNSUPPORTED: dict[str, DType] = {

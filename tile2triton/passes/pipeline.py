@@ -19,6 +19,7 @@ from .column_split import split_columns
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
+from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
@@ -27,6 +28,7 @@ from .thread_copies import rewrite_thread_copies
 # at the user's line for what TileLang rejects
 PASSES = (
     ("split-grid-barriers", split_grid_barriers),  # T.sync_grid / cluster barriers: consecutive launches
+    ("privatize-parallel-vars", privatize_parallel_vars),  # a scalar each T.Parallel iteration writes: a copy each
     ("check", check),  # what TileLang rejects or warns about
 )
 

@@ -141,6 +141,27 @@ def fp8_compare(n, dtype, block=64):
     return main
 
 
+@tilelang.jit(out_idx=[-1])
+def fp8_nonzero_positions(M, K, dtype):
+    """Per-thread local fp8 rows read at a loop index (a one-hot select: a masked tl.sum, which
+    Triton cannot do on fp8 on the GPU) and compared with 0 (an fp8 comparison, likewise): the
+    2:4 metadata step of TileLang's examples/gemm_sp/sparse_utils.py compress kernel."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Pos: T.Tensor((M, K), T.int32)):
+        with T.Kernel(1, threads=M):
+            tm = T.get_thread_binding(0)
+            row = T.alloc_local([K], dtype)
+            count = T.alloc_var(T.int32)
+            T.copy(A[tm, 0:K], row)
+            count = 0
+            for i in T.unroll(K):
+                Pos[tm, i] = T.if_then_else(row[i] != 0, count, -1)
+                count = T.if_then_else(row[i] > 0, count + 1, count)
+
+    return main
+
+
 @pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
 def test_fp8_comparisons(dev, dtype):
     # comparisons of fp8 values run in float32: Triton 3.6 rejected `fp8 != 0` ("unexpected type fp8e5
@@ -161,3 +182,23 @@ def test_fp8_comparisons(dev, dtype):
 
 def test_fp8_comparisons_compile_for_hopper(tmp_path):
     compile_for_hopper(fp8_compare(203, "float8_e5m2"), tmp_path)
+
+
+def fp8_nonzero_positions_ref(a: torch.Tensor) -> torch.Tensor:
+    x = a.cpu().float()
+    before = torch.cumsum((x > 0).to(torch.int32), 1) - (x > 0).to(torch.int32)
+    return torch.where(x != 0, before, -1).to(torch.int32)
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_one_hot_select_and_compare(dev, dtype):
+    M, K = 37, 12
+    a = torch.randn(M, K, device=dev)
+    a[a.abs() < 0.6] = 0
+    a = a.to(getattr(torch, dtype))
+    assert torch.equal(fp8_nonzero_positions(M, K, dtype)(a).cpu(), fp8_nonzero_positions_ref(a))
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_one_hot_select_and_compare_compile_for_hopper(tmp_path, dtype):
+    compile_for_hopper(fp8_nonzero_positions(37, 12, dtype), tmp_path)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from ..ir import BOOL, INT32
+from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DType
 from . import pyast as P
 from . import scratch
@@ -221,7 +221,7 @@ class RegisterAccess:
             position = P.call("tl.minimum", position, P.const(size - 1))
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(position, [True] * rank + [False]))
-        picked = P.call("tl.sum", P.call("tl.where", hit, value, P.const(0)), axis=rank)
+        picked = self.one_hot_pick(hit, value, rank, rb.buffer.dtype)
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))
         else:  # tl.sum widens 8-bit integers: keep the buffer's type (a tl.dot operand, say)
@@ -313,7 +313,7 @@ class RegisterAccess:
             axes = frozenset(range(rank))
         positions = P.subscript_none(P.call("tl.arange", 0, size), [False] * rank + [True])
         hit = P.binop("==", positions, P.subscript_none(lin.node, [True] * rank + [False]))
-        picked = P.call("tl.sum", P.call("tl.where", hit, flat, P.const(0)), axis=rank)
+        picked = self.one_hot_pick(hit, flat, rank, rb.buffer.dtype)
         if rb.buffer.dtype == BOOL:
             picked = P.binop("!=", picked, P.const(0))
         return Tile(picked, rb.buffer.dtype, axes)
@@ -351,8 +351,8 @@ class RegisterAccess:
             at = layout.index(("dim", d))
             positions = P.expand(P.call("tl.arange", 0, rb.shape[d]), at, rank + 1)
             hit = P.binop("==", positions, P.expand(self.lane_index(index, axis), rank, rank + 1))
-            picked = P.call("tl.where", hit, P.subscript_none(value, [True] * rank + [False]), P.const(0))
-            value = P.name(self.assign(f"{rb.name}_cols", P.call("tl.sum", picked, axis=at)))
+            picked = self.one_hot_pick(hit, P.subscript_none(value, [True] * rank + [False]), at, rb.buffer.dtype)
+            value = P.name(self.assign(f"{rb.name}_cols", picked))
             layout = layout[:at] + layout[at + 1 :] + [axis]
         return Tile(P.permute(value, [layout.index(k) for k in range(rank)]), rb.buffer.dtype, frozenset(range(rank)))
 
@@ -526,13 +526,24 @@ class RegisterAccess:
     def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int, dtype=None) -> ast.expr:
         """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
         if size == 1:
-            picked = P.call("tl.sum", value, axis=dim) if rank > 1 else P.call("tl.sum", value, axis=0)
+            picked = self.one_hot_pick(None, value, dim if rank > 1 else 0, dtype)
         else:
             positions = P.expand(P.call("tl.arange", 0, size), dim, rank)
-            hit = P.call("tl.where", P.binop("==", positions, index.node), value, P.const(0))
-            picked = P.call("tl.sum", hit, axis=dim)
+            picked = self.one_hot_pick(P.binop("==", positions, index.node), value, dim, dtype)
         # tl.sum of booleans is an int32 count: back to a boolean (a mask must be one)
         return P.binop("!=", picked, P.const(0)) if dtype is not None and dtype.name == "bool" else picked
+
+    def one_hot_pick(self, hit, value: ast.expr, axis: int, dtype) -> ast.expr:
+        """The element of ``value`` along ``axis`` where ``hit`` holds (at one position at most; None:
+        the axis has one element), as a ``tl.sum`` of the masked values.  Triton has no fp8 sums
+        on the GPU, so fp8 values are summed as float32 and converted back (exact: one term)."""
+        fp8 = dtype is not None and self.storage_dtype(dtype).name.startswith("float8")
+        if fp8:
+            value = P.to(value, FLOAT32)
+        if hit is not None:
+            value = P.call("tl.where", hit, value, P.const(0))
+        picked = P.call("tl.sum", value, axis=axis)
+        return P.to(picked, self.storage_dtype(dtype)) if fp8 else picked
 
     def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
         rb = self.reg(buf)

@@ -58,3 +58,69 @@ def test_int8x4_local(dev):
     out = tilelang.compile(_int8x4(n), out_idx=[1])(a)
     wrap = (a.int() + 3 + 128) % 256 - 128  # int8 lanes wrap
     assert torch.equal(out.cpu(), (wrap * 1000 + a.int() + 1).cpu())
+
+
+# ------------------------------------------------------------------ vector dtypes of global tensors
+@tilelang.jit(out_idx=[-1])
+def vector_tensors(n):
+    """Tensors of vector dtypes (tensors of the element dtype with a trailing lane axis): a tile copy
+    of float32x2 elements into a shared vector buffer, a float16x2 element cast lane by lane."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32x2), B: T.Tensor((n,), T.float16x2), C: T.Tensor((n,), T.float32x2)):
+        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
+            S = T.alloc_shared((32,), T.float32x2)
+            T.copy(A[bx * 32], S)
+            for i in T.Parallel(32):
+                if bx * 32 + i < n:
+                    C[bx * 32 + i] = S[i] * 2.0 + T.Cast(T.float32x2, B[bx * 32 + i])
+
+    return main
+
+
+def test_vector_dtype_tensor_parameters(dev):
+    n = 45
+    a, b = torch.randn(n, 2, device=dev), torch.randn(n, 2, device=dev).half()
+    out = vector_tensors(n)(a, b)
+    assert out.shape == (n, 2) and out.dtype == torch.float32
+    assert_close(out, 2 * a.double().cpu() + b.double().cpu(), 1e-6, 1e-6)
+
+
+def _vector_empty(n):
+    @T.prim_func
+    def main(A: T.Tensor((n, 4), T.int8)):
+        out = T.empty((n,), T.int8x4)
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                out[i] = T.int8x4(A[i, 3], A[i, 2], A[i, 1], A[i, 0])
+        return out
+
+    return main
+
+
+def test_vector_dtype_empty_output(dev):
+    n = 29
+    a = torch.randint(-100, 100, (n, 4), dtype=torch.int8, device=dev)
+    out = tilelang.compile(_vector_empty(n))(a)
+    assert out.shape == (n, 4) and out.dtype == torch.int8
+    assert torch.equal(out.cpu(), a.cpu().flip(1))
+
+
+def _tma_atomic_add(dtype):
+    @T.prim_func
+    def main(out: T.Tensor((16, 16), dtype)):
+        with T.Kernel(1):
+            out_shared = T.alloc_shared((16, 16), dtype=dtype)
+            T.atomic_add(out, out_shared, use_tma=True)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", [T.int16, T.float64, T.float32x2])
+def test_tma_atomic_add_dtypes_are_tilelangs(dtype):
+    """TileLang's lowering rejects a TMA atomic add the bulk reduction cannot do (an InternalError)."""
+    from tile2triton import tvm
+
+    with pytest.raises(tvm.error.InternalError, match=rf"TMA atomic add does not support dtype {dtype}"):
+        tilelang.compile(_tma_atomic_add(dtype))
+    tilelang.compile(_tma_atomic_add(T.float32))  # a supported dtype compiles

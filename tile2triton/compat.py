@@ -68,6 +68,8 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "atomic_add": "use_tma=True: the atomics are the same; a dtype TileLang's TMA bulk reduction lacks (other than "
+    "float16, bfloat16, float32, int32, uint32, uint64) is an InternalError, as in TileLang's lowering",
     "sync_threads": "a block barrier; T.sync_threads(id, n) is also PTX bar.sync on named barrier id among n "
     "threads: warp-specialized sections are ordered so that n threads have arrived before it goes on",
     "named_barrier_arrive": "PTX bar.arrive: arrives at named barrier id without waiting; the sections are "
@@ -452,6 +454,7 @@ def supported_names() -> dict:
     """name -> how it is supported (a binder rule, or a language value).  A ``__t2t__`` tag is the
     binder's name for the primitive (tests/test_compat.py checks that the binder has each one)."""
     from . import language as T
+    from .language.dtypes import vector_parts
 
     out = {}
     names = set(getattr(T, "__all__", ())) | {n for n in dir(T) if n.startswith("__") and not n.endswith("__")}
@@ -469,7 +472,14 @@ def supported_names() -> dict:
         elif (
             isinstance(obj, T.DType) and _VECTOR_DTYPE.match(obj.name) and _VECTOR_DTYPE.match(obj.name)[1] in T.DTYPES
         ):
-            out[name] = "vector dtype: values lane by lane, on-chip buffers with a trailing lane axis"
+            out[name] = (
+                "vector dtype: values lane by lane; on-chip buffers and global tensors with a trailing lane axis "
+                "(a tensor of the element dtype: T.Tensor((M, N), T.float32x2) takes float32 (M, N, 2))"
+            )
+        elif isinstance(obj, T.DType) and vector_parts(obj) is not None:
+            out[name] = (
+                "vector of packed 4-bit values: the dtype of global tensors (a trailing lane axis of packed bytes)"
+            )
     return out
 
 

@@ -24,10 +24,12 @@ from ..language.dtypes import (
     DType,
     PointerType,
     dtype_error,
+    global_dtype,
     is_packed,
     lookup_dtype,
     packed_dtype,
     packed_name,
+    vector_parts,
 )
 from ..language.proxy import TensorType
 from . import packed, vectors
@@ -156,16 +158,28 @@ class Binder(ExprBinder):
 
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer:
         shape = tuple(self.shape_dim(d, name, loc) for d in ttype.shape)
-        if ttype.strides is not None:
-            strides = tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
-        else:
+        strides = None if ttype.strides is None else tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
+        dtype, vector = ttype.dtype, vector_parts(ttype.dtype)
+        if vector is not None:  # a vector dtype: its element dtype with a trailing lane axis (frontend/vectors.py)
+            dtype, lanes = vector
+            shape = (*shape, lanes)
+            if strides is not None:
+                strides = (*(ir.BinOp("*", as_expr(s), const_int(lanes), INT32) for s in strides), 1)
+        if strides is None:
             strides = row_major_strides(shape)
-        if is_packed(ttype.dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
+        if is_packed(dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
             raise TileLangCompileError(
-                f"{packed_name(ttype.dtype)} tensor '{name}' has an odd last dim {shape[-1]}: its bytes hold two values each",
+                f"{packed_name(dtype)} tensor '{name}' has an odd last dim {shape[-1]}: its bytes hold two values each",
                 loc,
             )
-        return ir.Buffer(name, ir.GLOBAL, shape, ttype.dtype, loc, strides)
+        buf = ir.Buffer(name, ir.GLOBAL, shape, dtype, loc, strides)
+        if vector is not None:
+            vectors.register(self, buf, vector[1])
+        return buf
+
+    def global_dtype_arg(self, value, node) -> DType:
+        """The dtype of a global tensor the kernel declares (``T.empty``): ``dtype_arg``'s, or a vector dtype."""
+        return global_dtype(value) if vector_parts(value) is not None else self.dtype_arg(value, node)
 
     def bind_params(self, func_node: ast.FunctionDef, annotations: dict) -> None:
         for arg in func_node.args.args:
@@ -699,7 +713,7 @@ class Binder(ExprBinder):
             args = self.call_args(fn, call)
             shape = args["shape"]
             shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-            buf = self.global_buffer(self.fresh_name(name), TensorType(shape, self.dtype_arg(args["dtype"], call)),
+            buf = self.global_buffer(self.fresh_name(name), TensorType(shape, self.global_dtype_arg(args["dtype"], call)),
                                      self.loc(call))  # fmt: skip
             self.empties.append(len(self.params))
             self.params.append(buf)

@@ -161,7 +161,7 @@ class EagerBinder(Binder):
             shape = tuple(args)
         if not shape:
             raise self.error("T.empty needs a shape", call)
-        dt = self.dtype_arg("float32" if dtype is None else dtype, call)
+        dt = self.global_dtype_arg("float32" if dtype is None else dtype, call)
         if self.declaring:
             return PendingTensor(name)
         buf = self.global_buffer(self.fresh_name(name), TensorType(shape, dt), self.loc(call))

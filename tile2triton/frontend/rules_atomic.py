@@ -8,10 +8,11 @@ import ast
 import inspect
 
 from .. import ir
-from ..errors import CheckFailedError, InvalidArgumentError, TileLangCompileError
+from ..errors import CheckFailedError, InvalidArgumentError, LoweringCheckError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.exprs import as_expr, const_int, is_weak
 from ..language.dtypes import TypedLiteral, lookup_dtype
+from . import vectors
 from .regions import extent_of, legalize_pairwise_extents, to_region, whole
 from .rules_base import RULES, BinderLike, _operand, _product, rule
 from .source import KernelSource
@@ -114,6 +115,8 @@ def _atomic_rule(kind):
         if args.get("return_prev"):
             raise b.error(f"T.atomic_{kind}(..., return_prev=True) takes one element (dst[i, j]), not a tile", node)
         dst = _operand(b, dst, node, "atomic destination")
+        if kind == "add" and args.get("use_tma"):
+            _check_tma_atomic_add(b, node, dst, value)
         if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
             src_ext, dst_ext = extent_of(value), extent_of(dst)
             src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
@@ -130,6 +133,29 @@ def _atomic_rule(kind):
 
 for _kind in ("add", "max", "min"):
     RULES["atomic_" + _kind] = _atomic_rule(_kind)
+
+# the dtypes of PTX's cp.reduce.async.bulk .add (TileLang's IsValidTMAReduceAddDtype)
+_TMA_ADD_DTYPES = ("float16", "bfloat16", "float32", "int32", "uint32", "uint64")
+
+
+def _check_tma_atomic_add(b: BinderLike, node, dst, value) -> None:
+    """``T.atomic_add(dst, src, use_tma=True)``: tile2triton's atomics need no TMA, but TileLang's
+    lowering rejects what the bulk reduction cannot do, an error there (an ICHECK, InternalError)."""
+    if not isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
+        return
+
+    def name(x):
+        buf = x if isinstance(x, ir.Buffer) else x.buffer
+        lanes = vectors.info(b, buf)
+        return buf.name, buf.dtype.name if lanes is None else f"{buf.dtype.name}x{lanes.lanes}"
+
+    (src_name, src_dtype), (dst_name, dst_dtype) = name(value), name(dst)
+    if src_dtype != dst_dtype:
+        raise LoweringCheckError(f"TMA atomic add between buffer {src_name} and {dst_name} requires matching dtypes, "
+                                 f"but got {src_dtype} and {dst_dtype}", b.loc(node))  # fmt: skip
+    if dst_dtype not in _TMA_ADD_DTYPES:
+        raise LoweringCheckError(f"TMA atomic add does not support dtype {dst_dtype}; supported scalar dtypes are "
+                                 "float16, bfloat16, float32, int32, uint32, and uint64", b.loc(node))  # fmt: skip
 
 
 def _element_atomic(

@@ -20,6 +20,7 @@ from ..errors import TileLangCompileError
 from ..language.dtypes import DType
 from ..language.proxy import TensorType
 from .regions import to_region, whole
+from .vectors import element_start
 
 
 class BinderLike(Protocol):
@@ -74,6 +75,7 @@ def rule(*names):
 
 
 def _operand(b: BinderLike, value, node, what: str):
+    value = element_start(value) or value  # an element of a vector buffer: the region starting there
     if isinstance(value, (ir.Buffer, ir.Region, ir.Load)):
         return value
     raise b.error(f"{what} must be a buffer, a buffer region or a buffer element, got {value!r}", node)

@@ -17,7 +17,10 @@ binder sees only scalars and ordinary buffers:
   all lanes; a ``T.alloc_var`` of a vector dtype is a one-element vector buffer read and assigned
   by its name.  Tile ops (``T.copy``, ``T.fill``, ...) move whole buffers, lanes included.
 
-Global tensors of a vector dtype have no torch dtype and stay an error at the user's line."""
+A global tensor of a vector dtype (a ``T.Tensor`` parameter, ``T.empty``) is laid out the same way:
+a tensor of the element dtype with a trailing lane axis (torch has no vector dtypes; this is the
+memory of TileLang's vector elements), so ``T.Tensor((M, N), T.float32x2)`` takes a float32 tensor
+of shape (M, N, 2)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL
-from ..ir.exprs import as_expr, const_int, is_python_value, static
+from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import TypedLiteral
 from .packed import Vector, elements, vector_dtype
 
@@ -43,6 +46,25 @@ class VectorBuffer:
 def _buffers(b) -> dict:
     """The binder's vector buffers: Buffer -> VectorBuffer."""
     return b.__dict__.setdefault("vector_buffers", {})
+
+
+def element_start(value) -> ir.Load | None:
+    """``buf[i]`` of a vector buffer read as a vector, as a tile operation's operand: the load of its
+    first lane, where the region starts (``T.copy(A[k], S)``); None for any other value."""
+    if not isinstance(value, Vector) or not all(isinstance(x, ir.Load) for x in value.lanes):
+        return None
+    first = value.lanes[0]
+    for k, lane in enumerate(value.lanes):
+        if lane.buffer is not first.buffer or static(lane.indices[-1]) != k:
+            return None
+        if [ir_key(i) for i in lane.indices[:-1]] != [ir_key(i) for i in first.indices[:-1]]:
+            return None
+    return first
+
+
+def register(b, buf: ir.Buffer, lanes: int) -> None:
+    """A global tensor of a vector dtype (a parameter, ``T.empty``): ``buf`` holds its lanes as a trailing axis."""
+    _buffers(b)[buf] = VectorBuffer(lanes, False)
 
 
 def info(b, buf) -> VectorBuffer | None:

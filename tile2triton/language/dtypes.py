@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass
 
 
@@ -195,6 +196,7 @@ UNSUPPORTED_DTYPES: dict[str, str] = {
     "uint4": "uint4 is the element dtype of tensors, T.empty outputs, shared/fragment/local buffers and "
     "T.cast results (packed two per byte in memory), not a dtype this construct takes",
 }
+PACKED_4BIT = ("float4_e2m1fn", "int4", "uint4")  # the 4-bit dtypes held two per byte (PACKED_STORAGE_TORCH_NAMES)
 _UNSUPPORTED_BITS = {"float6": 6, "float4_e2m1_unpacked": 8, "float4": 4, "int4": 4, "uint4": 4}
 UNSUPPORTED: dict[str, DType] = {
     name: DType(name, next((b for p, b in _UNSUPPORTED_BITS.items() if name.startswith(p)), 8), "unsupported")
@@ -214,15 +216,21 @@ _TRITON_NAMES["uint4"] = "uint8"
 # those of the dtypes above are vector values and on-chip buffers in a kernel (frontend/vectors.py)
 _VECTOR_REASON = "vector dtypes (lanes > 1) have no Triton equivalent: Triton vectorizes tiles itself"
 _VECTOR_USE = (
-    "a vector dtype (lanes > 1) is the dtype of vector values and of T.alloc_* buffers (a trailing lane "
-    "axis), not of a tensor or a scalar here: Triton has no vector element types"
+    "a vector dtype (lanes > 1) is the dtype of vector values, T.alloc_* buffers and global tensors (a "
+    "trailing lane axis of the element dtype), not of a scalar here: Triton has no vector element types"
+)
+_PACKED_VECTOR_USE = (
+    "a vector of packed 4-bit values is the dtype of global tensors only (a trailing lane axis of the packed "
+    "element, two values a byte), not of a value or an on-chip buffer here"
 )
 for _base in [*_SPECS, *list(UNSUPPORTED_DTYPES), "tfloat32", "float8_e4m3"]:
     if _base in ("bool", "float4_e2m1_unpacked"):  # no vector forms of these (as in TileLang)
         continue
     _bits = _SPECS[_base][0] if _base in _SPECS else UNSUPPORTED[_base].bits if _base in UNSUPPORTED else 32
     for _lanes in (2, 4, 8, 16, 32, 64):
-        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = _VECTOR_USE if _base in _SPECS else _VECTOR_REASON
+        UNSUPPORTED_DTYPES[f"{_base}x{_lanes}"] = (
+            _VECTOR_USE if _base in _SPECS else _PACKED_VECTOR_USE if _base in PACKED_4BIT else _VECTOR_REASON
+        )
         UNSUPPORTED[f"{_base}x{_lanes}"] = DType(f"{_base}x{_lanes}", _bits, "unsupported")
 
 
@@ -353,6 +361,25 @@ def packed_dtype(value) -> DType | None:
 def tensor_dtype(value) -> DType:
     """The element dtype of ``T.Tensor(shape, value)``: a kernel dtype, or a packed 4-bit one."""
     return packed_dtype(value) or to_dtype(value)
+
+
+def vector_parts(value) -> tuple[DType, int] | None:
+    """``float32x2`` -> (float32, 2), ``float4_e2m1fnx2`` -> (packed fp4, 2): a vector dtype whose
+    element is a kernel dtype or a packed 4-bit one; None for anything else."""
+    key = value.name if isinstance(value, DType) else _key(value)
+    m = re.match(r"^(\w+?)x(\d+)$", key or "")
+    if m is None or key not in UNSUPPORTED:
+        return None
+    element = packed_dtype(m.group(1)) or DTYPES.get(m.group(1))
+    return (element, int(m.group(2))) if element is not None else None
+
+
+def global_dtype(value) -> DType:
+    """The dtype of a global tensor (``T.Tensor``, ``T.empty``): ``tensor_dtype``'s, or a vector dtype
+    (the binder lays its lanes out as a trailing axis of its element dtype)."""
+    if vector_parts(value) is not None:
+        return UNSUPPORTED[value.name if isinstance(value, DType) else _key(value)]
+    return tensor_dtype(value)
 
 
 def packed_storage_torch(dtype: DType):

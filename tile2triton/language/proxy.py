@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from .dtypes import DType, tensor_dtype
+from .dtypes import DType, global_dtype
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class _TensorProxy:
     """``T.Tensor(shape, dtype)`` and ``T.Tensor[shape, dtype]``."""
 
     def __call__(self, shape, dtype="float32", data=None, scope=None) -> TensorType:
-        return TensorType(_shape_tuple(shape), tensor_dtype(dtype))
+        return TensorType(_shape_tuple(shape), global_dtype(dtype))
 
     def __getitem__(self, key) -> TensorType:
         shape, dtype = key if isinstance(key, tuple) and len(key) == 2 else (key, "float32")
@@ -47,7 +47,7 @@ class _BufferProxy(_TensorProxy):
 
 class _StridedTensorProxy:
     def __call__(self, shape, strides, dtype="float32", scope=None) -> TensorType:
-        return TensorType(_shape_tuple(shape), tensor_dtype(dtype), _shape_tuple(strides))
+        return TensorType(_shape_tuple(shape), global_dtype(dtype), _shape_tuple(strides))
 
     def __getitem__(self, key) -> TensorType:
         return self(*key)

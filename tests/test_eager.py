@@ -316,3 +316,43 @@ def test_fast_path_after_a_good_call_still_validates(dev):
         add_one(a.half(), 32)
     with pytest.raises(KernelCallError, match=r"parameter 'A' must be contiguous"):
         add_one(torch.randn(100, device=dev)[::2], 32)
+
+
+# ---------------------------------------------------------------- **metadata: keywords that name no parameter
+@tilelang.jit
+def shifted_copy(A, block: int = 32, **metadata):
+    """TileLang's eager ``**metadata`` (its jit argument-binding test): the other keywords are a dict of
+    compile-time values in the body."""
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    shift = metadata.get("shift", 0.0)
+    scales = metadata.get("scales", [1.0])
+    with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+        for i in T.Parallel(block):
+            B[bx * block + i] = A[bx * block + i] * scales[-1] + shift
+    return B
+
+
+def test_var_keyword_metadata(dev):
+    a = torch.randn(77, device=dev)
+    assert_close(shifted_copy(a), a.double().cpu(), 0, 0)
+    assert_close(shifted_copy(a, shift=1.5), a.double().cpu() + 1.5, 1e-6, 1e-6)
+    assert_close(shifted_copy(a, 16, shift=-2.0, scales=[1.0, 3.0]), 3 * a.double().cpu() - 2.0, 1e-6, 1e-6)
+    binds = stats.binds
+    shifted_copy(a, shift=1.5)  # the same compile-time values: the kernel compiled for them
+    assert stats.binds == binds
+    assert shifted_copy.compile(T.Tensor[(77,), T.float32], shift=0.5) is not shifted_copy.compile(
+        T.Tensor[(77,), T.float32], shift=0.25
+    )
+
+
+def test_var_positional_is_refused():
+    with pytest.raises(TileLangCompileError, match=r"cannot take \*rest"):
+
+        @tilelang.jit
+        def f(A, *rest):
+            N = T.const("N")
+            A: T.Tensor((N,), T.float32)
+            with T.Kernel(1):
+                T.evaluate(0)

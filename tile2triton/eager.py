@@ -108,6 +108,8 @@ class _Plan:
                 self.call_error = self.compile_error = msg
 
     def const_values(self, fn: EagerFunction, values: list, extra: dict) -> tuple:
+        if extra and fn.var_keyword is not None:  # the other keywords are **metadata's
+            extra = {k: v for k, v in extra.items() if k in self.decls.consts}
         if extra:
             unknown = [k for k in extra if k not in self.decls.consts]
             if unknown:
@@ -201,14 +203,19 @@ class EagerFunction:
         self.options = dict(options or {})
         self.name = source.name
         tree = source.tree
-        if tree.args.vararg is not None or tree.args.kwarg is not None:
+        if tree.args.vararg is not None:
             raise TileLangCompileError(
-                f"an eager @tilelang.jit function cannot take *{tree.args.vararg.arg if tree.args.vararg else ''}"
-                f"{'**' + tree.args.kwarg.arg if tree.args.kwarg else ''}",
+                f"an eager @tilelang.jit function cannot take *{tree.args.vararg.arg}",
                 ir.Loc(source.file, tree.lineno, tree.col_offset),
             )
         args = eager_args(tree)
         self.param_names = [a.arg for a in args]
+        # ``**metadata``: the keyword arguments that name no parameter, a dict of compile-time values in
+        # the body (as Python binds it; TileLang's binding flattens them into its cache key).  It is the
+        # last entry of param_names, after every parameter a call can give positionally or by name.
+        self.var_keyword = tree.args.kwarg.arg if tree.args.kwarg is not None else None
+        if self.var_keyword is not None:
+            self.param_names.append(self.var_keyword)
         self.n_positional = len(tree.args.posonlyargs) + len(tree.args.args)
         self.index = {n: i for i, n in enumerate(self.param_names)}
         func = source.func
@@ -376,8 +383,8 @@ class EagerFunction:
         extra = {}
         for key, value in kwargs.items():
             i = self.index.get(key)
-            if i is None:
-                extra[key] = value  # a T.const value (checked against the declared constants)
+            if i is None or key == self.var_keyword:
+                extra[key] = value  # a T.const value (checked against the declared constants), or **metadata's
             elif values[i] is not _MISSING:
                 raise KernelCallError(f"{self.name}: parameter '{key}' is given twice (positionally and as {key}=)")
             else:
@@ -385,6 +392,8 @@ class EagerFunction:
         for i, name in enumerate(names):
             if values[i] is _MISSING and name in self.defaults:
                 values[i] = self.defaults[name]
+        if self.var_keyword is not None:
+            values[-1] = dict(extra)
         return values, extra
 
     def _phase1_key(self, values: list) -> tuple:

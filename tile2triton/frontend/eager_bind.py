@@ -67,6 +67,9 @@ class EagerBinder(Binder):
                 self.bind_name(name, values[name])
             else:
                 self.bind_name(name, PendingTensor(name))
+        kwarg = source.tree.args.kwarg
+        if kwarg is not None:  # ``**metadata``: the dict of the other keyword arguments (eager.py)
+            self.bind_name(kwarg.arg, values.get(kwarg.arg, {}))
 
     def lookup(self, name: str, node):
         value = super().lookup(name, node)

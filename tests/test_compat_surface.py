@@ -74,8 +74,9 @@ def test_fp8_fp4_names_exist_and_fail_only_in_a_kernel():
         assert getattr(T, name) == name  # usable as a name in host code
     assert T.float8_e4m3 == "float8_e4m3fn"
     assert T.float32x2 == "float32x2" and T.float4_e2m1fnx2 == "float4_e2m1fnx2" and T.bfloat16x8.bits == 16
+    assert T.Tensor((4,), T.float16x2).dtype == "float16x2"  # a float16 tensor with a trailing lane axis
     with pytest.raises(TypeError, match="vector dtype"):
-        T.Tensor((4,), T.float16x2)
+        T.Tensor((4,), T.float6_e2m3fnx2)
 
     @tilelang.jit(out_idx=[-1])
     def uses_fp6(n):
@@ -533,3 +534,33 @@ def test_tilelang_0_1_intrinsics_path_is_the_cuda_one():
 
     assert old.TensorCoreIntrinEmitter is new.TensorCoreIntrinEmitter is TensorCoreIntrinEmitter
     assert get_mma_micro_size is new.get_mma_micro_size
+
+
+def _backend_copy(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = A[bx * 32 + i] + 1.0
+
+    return main
+
+
+def test_backend_target(dev):
+    """``tilelang.backend.target.determine_target``, which TileLang's warp-specialization tests import:
+    the enclosing Target, else the device torch sees; explicit targets checked and handed back."""
+    from tile2triton.backend.target import determine_target, list_target_detectors
+
+    assert determine_target() == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert "torch" in list_target_detectors()
+    with tvm.target.Target("cuda -arch=sm_90"):
+        assert str(determine_target()) == "cuda -arch=sm_90"
+    hopper = determine_target({"kind": "cuda", "arch": "sm_90"}, return_object=True)
+    assert isinstance(hopper, tvm.target.Target) and hopper.arch == "sm_90"
+    assert determine_target("cuda") == "cuda"
+    with pytest.raises(AssertionError, match="is not supported"):
+        determine_target("")
+    a = torch.randn(45, device=dev)
+    target = determine_target() if dev == "cpu" else "cuda"
+    kernel = tilelang.compile(_backend_copy(45), target=target, out_idx=[-1])
+    assert_close(kernel(a), a.double().cpu() + 1, 1e-6, 1e-6)

@@ -373,6 +373,8 @@ BEYOND_T = [
      "determine_target (the enclosing Target, else the device torch sees: cuda, hip, or cpu for the interpreter; "
      "explicit targets checked as TileLang checks them), auto_detect_target, register_target_detector / "
      "normalizer; the rest of tilelang.backend (pass pipelines, codegens) is TileLang's compiler, not provided"),
+    ("tilelang.engine.lower", SUPPORTED, "lower: tilelang.lower (the TVM module splitting and device codegen "
+     "around it in TileLang are not provided)"),
     ("tilelang.engine.callback", NO_EFFECT,
      "register_*_postproc_callback: kept, never called (no CUDA source); registering warns"),
     ("tilelang.env", SUPPORTED, "TILELANG_CACHE_DIR (tile2triton's cache), TILELANG_TMP_DIR, CUDA_HOME, cache switches"),

@@ -167,3 +167,27 @@ def test_fill_of_a_run_time_slice(dev, lo, hi):
     want[lo:hi] = 7.0
     fill_run_time_slice()(x, lo, hi)
     assert_close(x, want, 0, 0)
+
+
+@tilelang.jit(out_idx=[-1])
+def typed_sizes(rows, cols):
+    """Sizes given as typed constants (``T.int32(n)``, as TileLang's config_index_bitwidth test writes
+    its attention shapes): tensor shapes, allocations and T.Parallel extents take their ints."""
+    rows, cols = T.int32(rows), T.int32(cols)
+
+    @T.prim_func
+    def main(A: T.Tensor([rows, cols], T.float32), B: T.Tensor([rows, cols], T.float32)):
+        with T.Kernel(T.ceildiv(rows, 8), threads=64) as bx:
+            tile = T.alloc_fragment([8, cols], T.float32)
+            T.copy(A[bx * 8, 0], tile)
+            for i, j in T.Parallel(8, cols):
+                tile[i, j] = tile[i, j] * 2 + j
+            T.copy(tile, B[bx * 8, 0])
+
+    return main
+
+
+def test_typed_constant_sizes(dev):
+    a = torch.randn(21, 13, device=dev)
+    ref = a.double().cpu() * 2 + torch.arange(13, dtype=torch.float64)
+    assert_close(typed_sizes(21, 13)(a), ref, 1e-6, 1e-6)

@@ -23,6 +23,7 @@ from ..language.dtypes import (
     POINTER,
     DType,
     PointerType,
+    TypedLiteral,
     dtype_error,
     global_dtype,
     is_packed,
@@ -46,6 +47,13 @@ from .source import FunctionSource
 from .warp_sections import BarrierEvent, schedule_kernel
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
+
+
+def _typed_int(dim):
+    """``T.int32(64)`` as a dimension: its int (TileLang takes typed integer constants as sizes)."""
+    if isinstance(dim, TypedLiteral) and dim.dtype.is_int and isinstance(dim.value, int):
+        return dim.value
+    return dim
 
 
 class Binder(ExprBinder):
@@ -146,6 +154,7 @@ class Binder(ExprBinder):
         return self.sizes[dyn.name]
 
     def shape_dim(self, dim, where, loc):
+        dim = _typed_int(dim)
         if isinstance(dim, bool) or not isinstance(dim, (int, T.Dynamic, T.SizeExpr, ir.Expr, ir.Var)):
             raise TileLangCompileError(
                 f"tensor dimension {dim!r} of '{where}' is not an int, a T.dynamic size or an expression of them", loc
@@ -540,7 +549,7 @@ class Binder(ExprBinder):
 
     def parallel_loop(self, node: ast.For, fn, it: ast.Call) -> None:
         args = self.call_args(fn, it)
-        extents = list(args["extents"])
+        extents = [_typed_int(e) for e in args["extents"]]
         for e in extents:
             if not isinstance(e, (int, ir.Expr)) or (isinstance(e, ir.Expr) and not e.dtype.is_int):
                 raise self.error("T.Parallel extents must be integers", it)
@@ -688,7 +697,7 @@ class Binder(ExprBinder):
             if vector is not None:
                 return vector
             shape = args["shape"]
-            shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+            shape = tuple(map(_typed_int, shape)) if isinstance(shape, (list, tuple)) else (_typed_int(shape),)
             for d in shape:
                 if not isinstance(d, int) or d <= 0:
                     raise self.error(f"{tag} needs a static positive shape, got {shape}", call)

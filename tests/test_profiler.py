@@ -108,6 +108,12 @@ def test_dynamic_shape_needs_input_tensors():
     with pytest.raises(tilelang.KernelCallError, match="input_tensors"):
         prof.run_once()
     prof.assert_allclose(lambda x: x + 1.0, input_tensors=[torch.randn(45)], atol=1e-6, rtol=1e-6)
+    # TileLang's dynamic_symbolic_constraints: the sizes of the inputs the profiler makes
+    (x,) = prof._get_inputs(dynamic_symbolic_constraints={"N": 37})
+    assert x.shape == (37,)
+    assert prof.do_bench(n_warmup=0, n_repeat=2, dynamic_symbolic_constraints={"N": 37}) > 0
+    with pytest.raises(ValueError, match="a value for N"):  # TileLang's error names the size too
+        prof.do_bench(n_warmup=0, n_repeat=2, dynamic_symbolic_constraints={"M": 37})
 
 
 def test_assert_consistent():

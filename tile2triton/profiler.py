@@ -14,6 +14,7 @@ import torch
 
 from . import ir
 from .errors import MissingInputsError
+from .ir.evaluate import NotHostEvaluable, host_eval
 
 
 class TensorSupplyType(Enum):
@@ -119,7 +120,11 @@ class Profiler:
         these, without the outputs the runtime allocates, as TileLang's profiler gives them."""
         return [p for i, p in enumerate(self.params) if with_output or i not in self.result_idx]
 
-    def _get_inputs(self, with_output: bool = False) -> list:
+    def _get_inputs(self, with_output: bool = False, dynamic_symbolic_constraints: dict | None = None) -> list:
+        """Inputs made for the parameters; a T.dynamic size takes its value from
+        ``dynamic_symbolic_constraints`` (its name -> its value, as TileLang's profiler does)."""
+        sizes = {v: dynamic_symbolic_constraints[v.name] for v in self.kernel.prim_func.sizes
+                 if v.name in (dynamic_symbolic_constraints or {})}  # fmt: skip
         inputs = []
         for param in self._get_params(with_output):
             if not isinstance(param, ir.Buffer):
@@ -129,18 +134,24 @@ class Profiler:
                 )
             shape = []
             for d in param.shape:
-                if not isinstance(d, int):
+                try:
+                    d = host_eval(d, sizes) if not isinstance(d, int) else d
+                except (NotHostEvaluable, KeyError):
+                    missing = [v.name for v in self.kernel.prim_func.sizes if v not in sizes]
                     raise MissingInputsError(
                         f"{self.kernel.prim_func.name}: '{param.name}' has a dynamic shape; the profiler needs "
-                        "input_tensors=[...] to know its size"
-                    )
+                        f"input_tensors=[...] or dynamic_symbolic_constraints with a value for {', '.join(missing)} "
+                        "to know its size"
+                    ) from None
                 shape.append(d)
             dtype = param.dtype
             inputs.append(supply_tensor(shape, dtype.as_torch(), self.supply_type, self.device, dtype.name))
         return inputs
 
-    def _inputs(self, input_tensors):
-        return list(input_tensors) if input_tensors is not None else self._get_inputs()
+    def _inputs(self, input_tensors, dynamic_symbolic_constraints=None):
+        if input_tensors is not None:
+            return list(input_tensors)
+        return self._get_inputs(dynamic_symbolic_constraints=dynamic_symbolic_constraints)
 
     # ------------------------------------------------------------------ checks
     def assert_allclose(
@@ -202,7 +213,7 @@ class Profiler:
         early_stop_baseline=None,
     ):
         """Mean time of one call in milliseconds (``quantiles`` gives a list instead)."""
-        ins = self._inputs(input_tensors)
+        ins = self._inputs(input_tensors, dynamic_symbolic_constraints)
         fn = func or self.kernel
         return do_bench(
             lambda: fn(*ins),

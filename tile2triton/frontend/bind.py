@@ -23,13 +23,13 @@ from ..language.dtypes import (
     POINTER,
     DType,
     PointerType,
-    TypedLiteral,
     dtype_error,
     global_dtype,
     is_packed,
     lookup_dtype,
     packed_dtype,
     packed_name,
+    typed_int,
     vector_parts,
 )
 from ..language.proxy import TensorType
@@ -47,13 +47,6 @@ from .source import FunctionSource
 from .warp_sections import BarrierEvent, schedule_kernel
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
-
-
-def _typed_int(dim):
-    """``T.int32(64)`` as a dimension: its int (TileLang takes typed integer constants as sizes)."""
-    if isinstance(dim, TypedLiteral) and dim.dtype.is_int and isinstance(dim.value, int):
-        return dim.value
-    return dim
 
 
 class Binder(ExprBinder):
@@ -154,7 +147,7 @@ class Binder(ExprBinder):
         return self.sizes[dyn.name]
 
     def shape_dim(self, dim, where, loc):
-        dim = _typed_int(dim)
+        dim = typed_int(dim)
         if isinstance(dim, bool) or not isinstance(dim, (int, T.Dynamic, T.SizeExpr, ir.Expr, ir.Var)):
             raise TileLangCompileError(
                 f"tensor dimension {dim!r} of '{where}' is not an int, a T.dynamic size or an expression of them", loc
@@ -168,12 +161,7 @@ class Binder(ExprBinder):
     def global_buffer(self, name: str, ttype: TensorType, loc: ir.Loc) -> ir.Buffer:
         shape = tuple(self.shape_dim(d, name, loc) for d in ttype.shape)
         strides = None if ttype.strides is None else tuple(self.shape_dim(d, name, loc) for d in ttype.strides)
-        dtype, vector = ttype.dtype, vector_parts(ttype.dtype)
-        if vector is not None:  # a vector dtype: its element dtype with a trailing lane axis (frontend/vectors.py)
-            dtype, lanes = vector
-            shape = (*shape, lanes)
-            if strides is not None:
-                strides = (*(ir.BinOp("*", as_expr(s), const_int(lanes), INT32) for s in strides), 1)
+        dtype, shape, strides, lanes = vectors.global_layout(ttype.dtype, shape, strides)
         if strides is None:
             strides = row_major_strides(shape)
         if is_packed(dtype) and shape and isinstance(shape[-1], int) and shape[-1] % 2:
@@ -182,8 +170,8 @@ class Binder(ExprBinder):
                 loc,
             )
         buf = ir.Buffer(name, ir.GLOBAL, shape, dtype, loc, strides)
-        if vector is not None:
-            vectors.register(self, buf, vector[1])
+        if lanes is not None:
+            vectors.register(self, buf, lanes)
         return buf
 
     def global_dtype_arg(self, value, node) -> DType:
@@ -549,7 +537,7 @@ class Binder(ExprBinder):
 
     def parallel_loop(self, node: ast.For, fn, it: ast.Call) -> None:
         args = self.call_args(fn, it)
-        extents = [_typed_int(e) for e in args["extents"]]
+        extents = [typed_int(e) for e in args["extents"]]
         for e in extents:
             if not isinstance(e, (int, ir.Expr)) or (isinstance(e, ir.Expr) and not e.dtype.is_int):
                 raise self.error("T.Parallel extents must be integers", it)
@@ -697,7 +685,7 @@ class Binder(ExprBinder):
             if vector is not None:
                 return vector
             shape = args["shape"]
-            shape = tuple(map(_typed_int, shape)) if isinstance(shape, (list, tuple)) else (_typed_int(shape),)
+            shape = tuple(map(typed_int, shape)) if isinstance(shape, (list, tuple)) else (typed_int(shape),)
             for d in shape:
                 if not isinstance(d, int) or d <= 0:
                     raise self.error(f"{tag} needs a static positive shape, got {shape}", call)

@@ -31,7 +31,7 @@ from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
-from ..language.dtypes import TypedLiteral
+from ..language.dtypes import TypedLiteral, vector_parts
 from .packed import Vector, elements, vector_dtype
 
 ALLOCS = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL, "alloc_var": ir.LOCAL}
@@ -60,6 +60,18 @@ def element_start(value) -> ir.Load | None:
         if [ir_key(i) for i in lane.indices[:-1]] != [ir_key(i) for i in first.indices[:-1]]:
             return None
     return first
+
+
+def global_layout(dtype, shape: tuple, strides: tuple | None):
+    """A global tensor of ``dtype`` as (element dtype, shape, strides, lanes): a vector dtype's lanes
+    become a trailing axis (strides in vectors scaled to elements); lanes None for any other dtype."""
+    parts = vector_parts(dtype)
+    if parts is None:
+        return dtype, shape, strides, None
+    element, lanes = parts
+    if strides is not None:
+        strides = (*(ir.BinOp("*", as_expr(s), const_int(lanes), ir.INT32) for s in strides), 1)
+    return element, (*shape, lanes), strides, lanes
 
 
 def register(b, buf: ir.Buffer, lanes: int) -> None:

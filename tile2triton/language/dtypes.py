@@ -363,6 +363,13 @@ def tensor_dtype(value) -> DType:
     return packed_dtype(value) or to_dtype(value)
 
 
+def typed_int(dim):
+    """``T.int32(64)`` as a size: its int (TileLang takes typed integer constants as sizes); else ``dim``."""
+    if isinstance(dim, TypedLiteral) and dim.dtype.is_int and isinstance(dim.value, int):
+        return dim.value
+    return dim
+
+
 def vector_parts(value) -> tuple[DType, int] | None:
     """``float32x2`` -> (float32, 2), ``float4_e2m1fnx2`` -> (packed fp4, 2): a vector dtype whose
     element is a kernel dtype or a packed 4-bit one; None for anything else."""

@@ -3,6 +3,8 @@
 an explicit rounding mode (``T.ieee_add(x, y, "rz")``, ...).  The IEEE references round the exact
 value (mpmath at 400 bits) to float32 in the mode, independently of the kernels' float64 emulation."""
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -87,6 +89,29 @@ OPS = {  # name: (operand count, exact value from mpmath operands)
 }
 
 
+def _zero_sum_sign(op, mode, operands) -> float | None:
+    """IEEE 754 6.3's sign of a sum (ieee_add / ieee_sub / ieee_fmaf) that is exactly zero, which an
+    mpmath number cannot carry: +0.0 unless both terms are -0, and toward -inf (rd) -0.0 unless both
+    are +0; None for other operations (their zero keeps the sign rules mpmath's float() gives)."""
+    if op not in ("ieee_add", "ieee_sub", "ieee_fmaf"):
+        return None
+    x = [float(v) for v in operands]
+    terms = {"ieee_add": (x[0], x[1]), "ieee_sub": (x[0], -x[1])}.get(op) or (x[0] * x[1], x[2])
+    plus = [t == 0 and math.copysign(1.0, t) > 0 for t in terms]
+    minus = [t == 0 and math.copysign(1.0, t) < 0 for t in terms]
+    if mode == "rd":
+        return 0.0 if all(plus) else -0.0
+    return -0.0 if all(minus) else 0.0
+
+
+def _expected(op, mode, operands, round_fn):
+    """``op`` of ``operands`` (floats) rounded in ``mode`` by ``round_fn``, with IEEE's zero signs."""
+    exact = OPS[op][1](*(mpmath.mpf(float(v)) for v in operands))
+    if exact == 0 and _zero_sum_sign(op, mode, operands) is not None:
+        return _zero_sum_sign(op, mode, operands)
+    return round_fn(exact, mode)
+
+
 def _ieee_kernel(n, block, op, mode):
     arity = OPS[op][0]
     fn = getattr(T, op)
@@ -133,6 +158,10 @@ def _operands(n, op):
     x[:, 1] = torch.tensor([-1.0, -(2.0**-60), 2.0**-80])
     x[:, 2] = torch.tensor([3.0, 1.0 + 2.0**-23, -(2.0**-90)])  # fma: 3 * b is a float32 tie that z breaks
     x[:, 3] = torch.tensor([3.0, 7.0, -5.0])
+    if op in ("ieee_add", "ieee_sub", "ieee_fmaf"):  # exact zero sums, whose sign IEEE fixes by the
+        x[:, 4] = torch.tensor([1.5, 1.5 if op == "ieee_sub" else -1.5, 0.0])  # mode: x + (-x), x - x,
+        x[:, 5] = torch.tensor([0.0, -0.0, 0.0])  # and zeros of both signs
+        x[:, 6] = torch.tensor([-0.0, -0.0 if op != "ieee_sub" else 0.0, 0.0])
     return (x.abs() if op in ("ieee_fsqrt", "ieee_frsqrt") else x).float()
 
 
@@ -145,10 +174,8 @@ def test_ieee_ops_round_once_in_their_mode(dev, op, mode):
     kernel = tilelang.compile(_ieee_kernel(n, block, op, mode), out_idx=[1])
     x = _operands(n, op)
     y = kernel(x.to(dev)).cpu()
-    arity, exact = OPS[op]
-    want = np.array(
-        [_round_f32(exact(*(mpmath.mpf(float(x[j, k])) for j in range(arity))), mode) for k in range(n)], np.float32
-    )
+    arity = OPS[op][0]
+    want = np.array([_expected(op, mode, [x[j, k] for j in range(arity)], _round_f32) for k in range(n)], np.float32)
     got = y.numpy()
     bad = np.flatnonzero(got.view(np.int32) != want.view(np.int32))
     assert bad.size == 0, f"{op} {mode}: {bad.size} of {n} differ, e.g. at {bad[:4]}: {got[bad[:4]]} vs {want[bad[:4]]}"
@@ -243,6 +270,10 @@ def _operands64(n, op):
     x[:, 3] = torch.tensor([3.0, 7.0, -5.0], dtype=torch.float64)
     if op == "ieee_sub":
         x[1, 1] = -x[1, 1]
+    if op in ("ieee_add", "ieee_sub", "ieee_fmaf"):  # exact zero sums, whose sign IEEE fixes by the mode
+        x[:, 4] = torch.tensor([2.5, 2.5 if op == "ieee_sub" else -2.5, 0.0], dtype=torch.float64)
+        x[:, 5] = torch.tensor([0.0, -0.0, 0.0], dtype=torch.float64)
+        x[:, 6] = torch.tensor([-0.0, -0.0 if op != "ieee_sub" else 0.0, 0.0], dtype=torch.float64)
     return x.abs() if op == "ieee_fsqrt" else x
 
 
@@ -255,8 +286,8 @@ def test_ieee_float64_directed_modes_exact(dev, op, mode):
     kernel = tilelang.compile(_ieee64_kernel(n, block, op, mode), out_idx=[1])
     x = _operands64(n, op)
     y = kernel(x.to(dev)).cpu()
-    arity, exact = OPS[op]
-    want = np.array([_round_f64(exact(*(mpmath.mpf(float(x[j, k])) for j in range(arity))), mode) for k in range(n)])
+    arity = OPS[op][0]
+    want = np.array([_expected(op, mode, [x[j, k] for j in range(arity)], _round_f64) for k in range(n)], np.float64)
     got = y.numpy()
     bad = np.flatnonzero(got.view(np.int64) != want.view(np.int64))
     assert bad.size == 0, f"{op} {mode}: {bad.size} of {n} differ, e.g. at {bad[:4]}: {got[bad[:4]]} vs {want[bad[:4]]}"
@@ -289,7 +320,7 @@ def test_rounding_constructs_compile_for_hopper(tmp_path):
 def test_ieee_float64_rounds_to_nearest(dev):
     n = 45
     kernel = tilelang.compile(_all_ieee_kernel(n), out_idx=[1, 2])
-    x = _operands(n, "ieee_fmaf").to(dev)
+    x = _operands(n, "ieee_mul").to(dev)  # (no zero sums: the test divides by b)
     _, z = kernel(x)
     a, b, c = x.cpu().double()
     torch.testing.assert_close(z[:n].cpu(), a * b + c + a / b + torch.round(a * 1000.0), rtol=1e-15, atol=1e-300)

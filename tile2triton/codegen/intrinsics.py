@@ -261,7 +261,11 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
     else:
         value, lost = op, P.const(0.0)
     lw.helpers.add("_ieee_round")
-    return lw.cast(Tile(P.call("_ieee_round", value, lost, P.const(mode)), FLOAT32, axes), e.dtype)
+    out = P.call("_ieee_round", value, lost, P.const(mode))
+    if isinstance(op, tuple) and mode == 3:  # an exact zero sum's sign toward -inf (libm._ieee_zero_sum)
+        lw.helpers.update(libm.helpers_for("_ieee_zero_sum"))
+        out = P.call("_ieee_zero_sum", out, value, op[1], op[2], P.const(mode))
+    return lw.cast(Tile(out, FLOAT32, axes), e.dtype)
 
 
 # float64 with a directed mode: PTX's instruction on CUDA (.rz / .rp / .rm: TileLang's rz / ru / rd)

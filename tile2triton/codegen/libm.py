@@ -29,8 +29,11 @@ NEEDS = {
     "_atanh": ("_log1p",),
     "_asin": ("_atan",),
     "_acos": ("_atan",),
-    "_atan2": ("_atan", "_copysign"),
-    **{f"_ieee64_{op}": ("_ieee64_round",) for op in ("sum", "mul", "div", "rcp", "sqrt", "fma")},
+    "_atan2": ("_atan", "_copysign", "_signbit"),
+    "_copysign": ("_signbit",),
+    **{f"_ieee64_{op}": ("_ieee64_round",) for op in ("mul", "div", "rcp", "sqrt")},
+    **{f"_ieee64_{op}": ("_ieee64_round", "_ieee_zero_sum", "_signbit") for op in ("sum", "fma")},
+    "_ieee_zero_sum": ("_signbit",),
 }
 
 HELPERS = {
@@ -154,7 +157,7 @@ def _atan2(y, x):
     a = _atan(tl.where(both_inf, 1.0, tl.where(hi == 0, 0.0, lo / tl.where(hi == 0, 1.0, hi))))
     a = tl.where(ay > ax, 1.5707963267948966 - a, a)
     # the signs from the bits (_copysign), not from 1 / -0.0 < 0, which the GPU compile folds away
-    a = tl.where(_copysign(1.0, x) < 0, 3.141592653589793 - a, a)
+    a = tl.where(_signbit(x), 3.141592653589793 - a, a)
     a = _copysign(a, y)
     return tl.where((x != x) | (y != y), x + y, a)
 """,
@@ -171,16 +174,26 @@ def _hypot(x, y):
     r = tl.where((x != x) | (y != y), x + y, r)
     return tl.where((ax == float("inf")) | (ay == float("inf")), float("inf"), r)
 """,
+    "_signbit": """
+@triton.jit
+def _signbit(v):
+    # the sign bit of a float32 / float64 (-0.0 and negative NaNs included), read as an integer
+    if v.dtype == tl.float64:
+        return v.to(tl.int64, bitcast=True) < 0
+    else:
+        return v.to(tl.int32, bitcast=True) < 0
+""",
     "_copysign": """
 @triton.jit
 def _copysign(x, y):
-    # |x| with the sign bit of y (-0.0 and negative NaNs included): the bits read as a signed integer
+    # x's magnitude bits with y's sign bit, all in integers: no float operation that the GPU could
+    # flush (subnormals) or fold (the sign of a zero)
     if y.dtype == tl.float64:
-        negative = y.to(tl.int64, bitcast=True) < 0
+        m = x.to(tl.int64, bitcast=True) & 0x7FFFFFFFFFFFFFFF
+        return tl.where(_signbit(y), m | -9223372036854775808, m).to(tl.float64, bitcast=True)
     else:
-        negative = y.to(tl.int32, bitcast=True) < 0
-    a = tl.abs(x)
-    return tl.where(negative, -a, a)
+        m = x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
+        return tl.where(_signbit(y), m | -2147483648, m).to(tl.float32, bitcast=True)
 """,
     "_nextafter": """
 @triton.jit
@@ -317,7 +330,19 @@ def _ieee64_sum(a, b, mode: tl.constexpr):
     bb = s - a
     lost = (a - (s - bb)) + (b - bb)
     finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
-    return _ieee64_round(s, lost, finite & (tl.abs(s) == float("inf")), mode)
+    return _ieee_zero_sum(_ieee64_round(s, lost, finite & (tl.abs(s) == float("inf")), mode), s, a, b, mode)
+""",
+    "_ieee_zero_sum": """
+@triton.jit
+def _ieee_zero_sum(r, s, a, b, mode: tl.constexpr):
+    # IEEE 754 6.3: a sum a + b that is exactly zero (s, its float64 value, is 0) is +0 unless both
+    # operands are -0, except when rounding toward -inf (mode 3, PTX's .rm), where it is -0 unless
+    # both are +0; r is the sum rounded in the mode (rounding to nearest gave the other cases' sign)
+    if mode == 3:
+        both_plus_zero = (a == 0) & (b == 0) & ~_signbit(a) & ~_signbit(b)
+        return tl.where((s == 0) & ~both_plus_zero, -tl.abs(r), r)
+    else:
+        return r
 """,
     "_ieee64_mul": """
 @triton.jit
@@ -370,7 +395,8 @@ def _ieee64_fma(a, b, c, mode: tl.constexpr):
     r2 = g + z  # FastTwoSum(g, z) = (r2, r3)
     r3 = z - (r2 - g)
     finite = (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf")) & (tl.abs(c) < float("inf"))
-    return _ieee64_round(r, tl.where(r2 != 0, r2, r3), finite & (tl.abs(r) == float("inf")), mode)
+    rounded = _ieee64_round(r, tl.where(r2 != 0, r2, r3), finite & (tl.abs(r) == float("inf")), mode)
+    return _ieee_zero_sum(rounded, r, u1, c, mode)  # (u1: a * b, which carries the product's sign)
 """,
 }
 

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir.dtypes import INT32
 from ..ir.exprs import int_const, static
+from .ir_edits import _map_children, _map_exprs, _subst
 from .thread_copies import _loads, _nodes
 
 _LOOP_KINDS = ("serial", "unroll")
@@ -379,7 +380,7 @@ class _Context:
                 return element(tuple(swap(i) for i in e.indices))
             return _map_children(e, swap)
 
-        return [_map_stmt_exprs(s, swap)]
+        return _map_exprs(s, swap)
 
     # ---------------------------------------------------------------- slot forms
     def _mod_form(self, e: ir.Expr, v: ir.Var):
@@ -544,24 +545,6 @@ def _replace(body: list, replaced: dict) -> list:
     return out
 
 
-def _map_stmt_exprs(s, f):
-    """``s`` with ``f`` applied to each expression it holds itself (statements nested in it keep theirs)."""
-    changes = {}
-    for fl in dataclasses.fields(s):
-        value = getattr(s, fl.name)
-        if isinstance(value, ir.Expr):
-            changes[fl.name] = f(value)
-        elif isinstance(value, tuple) and any(isinstance(x, ir.Expr) for x in value):
-            changes[fl.name] = tuple(f(x) if isinstance(x, ir.Expr) else x for x in value)
-        elif isinstance(value, ir.Region):
-            changes[fl.name] = dataclasses.replace(
-                value,
-                starts=tuple(f(x) if isinstance(x, ir.Expr) else x for x in value.starts),
-                extents=tuple(f(x) if isinstance(x, ir.Expr) else x for x in value.extents),
-            )
-    return dataclasses.replace(s, **changes)
-
-
 def _drop_dead_stores(body: list, candidates: dict) -> list:
     """``body`` without the candidate stores no read of their ring can observe: none later in
     program order, none in a loop around the store."""
@@ -621,33 +604,6 @@ def _reads_ring(s, ring) -> bool:
 
 
 # ------------------------------------------------------------------ expressions
-def _subst(e, env: dict):
-    if not env:
-        return e
-    if isinstance(e, ir.VarRef):
-        return env.get(e.var, e)
-    return _map_children(e, lambda x: _subst(x, env))
-
-
-def _map_children(e, f):
-    if isinstance(e, ir.Load):
-        return dataclasses.replace(e, indices=tuple(f(i) for i in e.indices))
-    if isinstance(e, (ir.BinOp, ir.Compare)):
-        return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
-    if isinstance(e, ir.UnaryOp):
-        return dataclasses.replace(e, operand=f(e.operand))
-    if isinstance(e, (ir.Call, ir.InlineAsm, ir.WarpOp)):
-        changes = {"args": tuple(f(a) if isinstance(a, ir.Expr) else a for a in e.args)}
-        if isinstance(e, ir.WarpOp) and e.mask is not None:
-            changes["mask"] = f(e.mask)
-        return dataclasses.replace(e, **changes)
-    if isinstance(e, ir.Cast):
-        return dataclasses.replace(e, value=f(e.value))
-    if isinstance(e, ir.Select):
-        return dataclasses.replace(e, cond=f(e.cond), true_value=f(e.true_value), false_value=f(e.false_value))
-    return e
-
-
 def _inline_lets(e, lets: dict, depth: int = 0):
     if depth > 16:
         return e

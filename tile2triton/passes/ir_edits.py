@@ -82,19 +82,22 @@ def _subst(e, env: dict):
 
 
 def _map_children(e, f):
-    if isinstance(e, ir.Load):
-        return dataclasses.replace(e, indices=tuple(f(i) for i in e.indices))
-    if isinstance(e, (ir.BinOp, ir.Compare)):
-        return dataclasses.replace(e, lhs=f(e.lhs), rhs=f(e.rhs))
-    if isinstance(e, ir.UnaryOp):
-        return dataclasses.replace(e, operand=f(e.operand))
-    if isinstance(e, ir.Call):
-        return dataclasses.replace(e, args=tuple(f(a) if isinstance(a, ir.Expr) else a for a in e.args))
-    if isinstance(e, ir.Cast):
-        return dataclasses.replace(e, value=f(e.value))
-    if isinstance(e, ir.Select):
-        return dataclasses.replace(e, cond=f(e.cond), true_value=f(e.true_value), false_value=f(e.false_value))
-    return e
+    """``e`` with ``f`` applied to each expression it holds directly (operands, indices, call
+    arguments, a warp op's mask); unchanged children keep the node as it is."""
+    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
+        return e
+    changes = {}
+    for fl in dataclasses.fields(e):
+        old = getattr(e, fl.name)
+        if isinstance(old, ir.Expr):
+            new = f(old)
+        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
+            new = tuple(f(x) if isinstance(x, ir.Expr) else x for x in old)
+        else:
+            continue
+        if new is not old:
+            changes[fl.name] = new
+    return dataclasses.replace(e, **changes) if changes else e
 
 
 def _mentions_in_exprs(st, buf) -> bool:

@@ -336,27 +336,15 @@ def fast_rcp(x):
 # --- IEEE operations with an explicit rounding mode (CUDA's __fadd_rz, ...): codegen/intrinsics.py
 
 
+def _check_rounding_mode(fn, args, kwargs) -> None:
+    mode = _inspect.signature(fn).bind(*args, **kwargs).arguments.get("rounding_mode", "rn")
+    if not (isinstance(mode, builtins.str) and mode in IEEE_ROUNDING_MODES):
+        raise ValueError(f"Invalid rounding mode '{mode}'. Must be one of: {set(IEEE_ROUNDING_MODES)}")
+
+
 def _ieee(name: str):
     """An IEEE operation: in host code, as in TileLang, the rounding mode is checked first."""
-
-    def mark(fn):
-        fn.__t2t__ = name
-
-        def outside(*args, **kwargs):
-            bound = _inspect.signature(fn).bind(*args, **kwargs)
-            mode = bound.arguments.get("rounding_mode", "rn")
-            if not (isinstance(mode, builtins.str) and mode in IEEE_ROUNDING_MODES):
-                raise ValueError(f"Invalid rounding mode '{mode}'. Must be one of: {set(IEEE_ROUNDING_MODES)}")
-            raise KernelOnlyError(f"T.{name} can only be used inside a @T.prim_func or @tilelang.jit kernel body")
-
-        outside.__t2t__ = name
-        outside.__signature_source__ = fn
-        outside.__name__ = fn.__name__
-        outside.__doc__ = fn.__doc__
-        outside.__wrapped__ = fn
-        return outside
-
-    return mark
+    return _kernel_only(name, host_check=_check_rounding_mode)
 
 
 IEEE_ROUNDING_MODES = ("rn", "rz", "ru", "rd")

@@ -16,11 +16,16 @@ class KernelOnlyError(RuntimeError):
     pass
 
 
-def _kernel_only(name: str):
+def _kernel_only(name: str, host_check=None):
+    """``fn`` as a kernel-only primitive; ``host_check(fn, args, kwargs)``, where given, runs first in
+    host code (TileLang checks some arguments before it says the call belongs in a kernel)."""
+
     def mark(fn):
         fn.__t2t__ = name
 
         def outside(*args, **kwargs):
+            if host_check is not None:
+                host_check(fn, args, kwargs)
             raise KernelOnlyError(f"T.{name} can only be used inside a @T.prim_func or @tilelang.jit kernel body")
 
         outside.__t2t__ = name

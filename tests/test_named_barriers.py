@@ -193,3 +193,10 @@ def test_annotate_restrict_buffers_takes_buffers():
 
     with pytest.raises(TileLangCompileError, match="expects buffers"):
         tilelang.compile(main)
+
+
+def test_compile_for_hopper(tmp_path):
+    from test_fuzz_regressions import compile_for_hopper
+
+    compile_for_hopper(ping_pong(37, 5), tmp_path)
+    compile_for_hopper(rotate(45), tmp_path)

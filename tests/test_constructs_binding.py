@@ -191,3 +191,49 @@ def test_typed_constant_sizes(dev):
     a = torch.randn(21, 13, device=dev)
     ref = a.double().cpu() * 2 + torch.arange(13, dtype=torch.float64)
     assert_close(typed_sizes(21, 13)(a), ref, 1e-6, 1e-6)
+
+
+@tilelang.jit(out_idx=[-1])
+def register_tile_atomics(M, N):
+    """Tile-form T.atomic_max / T.atomic_add on a local (register) destination: each element updated
+    once (TileLang's CPU atomic test); no atomics are needed on registers."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Init: T.Tensor((M, N), T.float32), B: T.Tensor((2, M, N), T.float32)):
+        with T.Kernel(1, threads=32):
+            hi = T.alloc_local((M, N), T.float32)
+            acc = T.alloc_fragment((M, N), T.float32)
+            for i, j in T.grid(M, N):
+                hi[i, j] = Init[i, j]
+            T.copy(Init, acc)
+            T.atomic_max(hi, A)
+            T.atomic_add(acc, A)
+            for i, j in T.grid(M, N):
+                B[0, i, j] = hi[i, j]
+            T.copy(acc, B[1, :, :])
+
+    return main
+
+
+def test_tile_atomics_on_register_buffers(dev):
+    a, init = torch.randn(5, 7, device=dev), torch.randn(5, 7, device=dev)
+    x, y = a.double().cpu(), init.double().cpu()
+    assert_close(register_tile_atomics(5, 7)(a, init), torch.stack([torch.maximum(x, y), x + y]), 1e-6, 1e-6)
+
+
+def test_tile_op_inside_parallel_is_a_value_error():
+    """TileLang's NestedLoopChecker raises a ValueError for a tile operation inside T.Parallel."""
+
+    @T.prim_func
+    def main(A: T.Tensor((16, 16), T.float16), C: T.Tensor((16, 16), T.float32)):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((16, 16), T.float16)
+            C_f = T.alloc_fragment((16, 16), T.float32)
+            T.clear(C_f)
+            T.copy(A, A_s)
+            for _ in T.Parallel(1):
+                T.gemm(A_s, A_s, C_f)
+            T.copy(C_f, C)
+
+    with pytest.raises(ValueError, match="collective tile operation and cannot stand inside T.Parallel"):
+        tilelang.compile(main)

@@ -73,6 +73,11 @@ class InvalidArgumentError(TileLangCompileError, ValueError):
     atomic load cannot have): a ValueError, as TileLang raises there."""
 
 
+class SemanticCheckError(TileLangCompileError, ValueError):
+    """A loop structure TileLang's semantic checks reject (a tile operation inside ``T.Parallel``): a
+    ValueError, as TileLang's NestedLoopChecker raises."""
+
+
 class LoweringCheckError(TileLangCompileError, InternalError):
     """A program TileLang's C++ lowering rejects (an ICHECK there): a ``tvm.error.InternalError`` too,
     so ``except tvm.error.InternalError`` around ``tilelang.compile`` works as with TileLang."""

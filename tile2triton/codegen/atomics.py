@@ -6,6 +6,7 @@ atomics as block-level scatter-reduces.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from math import prod
 
 from .. import ir
@@ -85,8 +86,14 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
     regions = [s.dst] + ([s.value] if isinstance(s.value, ir.Region) else [])
     base = regions[-1] if len(regions) == 2 and _scope_rank(regions[1].buffer) > 0 else s.dst
 
+    on_registers = s.dst.buffer.scope in (ir.FRAGMENT, ir.LOCAL) and s.dst.buffer not in lw.scratch.views
+
     def body(indices):
         value = lw.ev(ir.Load(s.value.buffer, indices[1])) if isinstance(s.value, ir.Region) else lw.ev(s.value)
+        if on_registers and s.result is None:  # a register tile's elements: each updated once, no atomics
+            one = dataclasses.replace(s, dst=ir.Load(s.dst.buffer, tuple(indices[0])), value=Lowered(value))
+            _register_reduction(lw, one)
+            return
         element(s.dst.buffer, indices[0], value)
 
     _elementwise(lw, regions, base, f"T.atomic_{s.kind}", body)

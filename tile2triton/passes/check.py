@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .. import ir
-from ..errors import TileLangCompileError
+from ..errors import SemanticCheckError, TileLangCompileError
 from ..language.dtypes import is_packed, is_packed_fp4
 from .analysis import first_access
 
@@ -39,7 +39,7 @@ def check_collectives(stmts, private: set | None = None) -> None:
             if isinstance(s, _COLLECTIVE) and any(b not in private for b in _tile_buffers(s)):
                 name = {ir.Copy: "copy", ir.Gemm: "gemm", ir.Reduce: "reduce_*", ir.Fill: "fill / T.clear",
                         ir.Scan: "cumsum"}[type(s)]  # fmt: skip
-                raise TileLangCompileError(
+                raise SemanticCheckError(
                     f"T.{name} is a collective tile operation and cannot stand inside T.Parallel",
                     s.loc,
                     "move it before or after the T.Parallel loop",

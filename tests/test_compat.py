@@ -80,3 +80,10 @@ def test_every_tagged_name_is_bound_by_the_binder():
     tags = {getattr(getattr(T, n), "__t2t__", None) for n in dir(T) if not n.startswith("_")}
     missing = sorted(t for t in tags - {None} if t not in RULES and t not in statement_forms)
     assert not missing, f"T names tagged for the binder without a rule: {missing}"
+
+
+def test_no_refusal_reason_is_stale():
+    """A name the binder supports (or accepts) must not keep a refusal reason nobody reads."""
+    supported = compat.supported_names()
+    stale = sorted(n for n in compat.UNSUPPORTED_REASONS if n in supported or n in compat.NO_EFFECT_REASONS)
+    assert not stale, f"UNSUPPORTED_REASONS entries of supported names: {stale}"

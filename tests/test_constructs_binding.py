@@ -237,3 +237,41 @@ def test_tile_op_inside_parallel_is_a_value_error():
 
     with pytest.raises(ValueError, match="collective tile operation and cannot stand inside T.Parallel"):
         tilelang.compile(main)
+
+
+@tilelang.jit(out_idx=[-1])
+def transposes(B, M, N):
+    """T.transpose as TileLang lowers it: the last two axes swapped over any rank, regions included
+    (a source element outside its tensor reads 0, a destination one outside is not written)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((B, M, N), T.float32), Out: T.Tensor((B, N + 1, M), T.float32)):
+        with T.Kernel(1, threads=64):
+            S = T.alloc_shared((M, N), T.float32)
+            St = T.alloc_shared((N, M), T.float32)
+            T.fill(Out, -1.0)
+            T.copy(A[0, :, :], S)
+            T.transpose(S, St)  # whole 2-D buffers
+            T.copy(St, Out[0, 0:N, :])
+            # a 3-D region shifted down one row, reading one column past A's end (zeros)
+            T.transpose(A[1:B, 0:M, 1 : N + 1], Out[1:B, 1 : N + 1, 0:M])
+
+    return main
+
+
+def test_transpose_ranks_and_regions(dev):
+    B, M, N = 3, 5, 7
+    a = torch.randn(B, M, N, device=dev)
+    x = a.double().cpu()
+    ref = torch.full((B, N + 1, M), -1.0, dtype=torch.float64)
+    ref[0, :N] = x[0].T
+    shifted = torch.zeros(B - 1, M, N, dtype=torch.float64)
+    shifted[:, :, : N - 1] = x[1:, :, 1:]
+    ref[1:, 1:] = shifted.transpose(-2, -1)
+    assert_close(transposes(B, M, N)(a), ref, 0, 0)
+
+
+def test_transpose_compiles_for_hopper(tmp_path):
+    from test_fuzz_regressions import compile_for_hopper
+
+    compile_for_hopper(transposes(3, 5, 7), tmp_path)

@@ -68,6 +68,8 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "transpose": "the last two axes swapped (dst[..., j, i] = src[..., i, j]) over buffers or regions of any rank "
+    ">= 2, as TileLang lowers it: a source element outside its tensor reads 0, a destination one is not written",
     "atomic_add": "use_tma=True: the atomics are the same; a dtype TileLang's TMA bulk reduction lacks (other than "
     "float16, bfloat16, float32, int32, uint32, uint64) is an InternalError, as in TileLang's lowering",
     "sync_threads": "a block barrier; T.sync_threads(id, n) is also PTX bar.sync on named barrier id among n "
@@ -204,12 +206,7 @@ NO_EFFECT_REASONS = {
 # Unsupported: symbol -> reason.
 UNSUPPORTED_REASONS = {
     # tile ops not implemented yet
-    "transpose": "not implemented yet (shared->shared 2-D transpose; use a T.Parallel copy with swapped indices)",
-    "im2col": "not implemented yet",
-    "c2d_im2col": "not implemented yet (deprecated alias of T.im2col)",
-    "cummax": "not implemented yet (Triton has tl.cumsum but no running max; needs tl.associative_scan)",
     "gemm_blockscaled": "block-scaled MMA (Blackwell) has no portable Triton equivalent here",
-    "reshape": "buffer views over the same storage are not implemented yet",
     "allocate": "raw TVM allocation",
     "index_to_coordinates": "not implemented yet",
     # thread/warp level primitives below Triton's block abstraction

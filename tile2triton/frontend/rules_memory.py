@@ -8,7 +8,7 @@ import operator
 
 from .. import ir
 from ..ir import BOOL, INT32
-from ..ir.exprs import as_expr, const_int, is_python_value
+from ..ir.exprs import as_expr, const_int, is_python_value, static
 from ..language.proxy import TensorType
 from .regions import extent_of, legalize_pairwise_extents, to_region
 from .rules_base import BinderLike, _fill_region, _operand, _product, rule
@@ -214,17 +214,38 @@ def bind_match_buffer(b: BinderLike, node, args):
 
 @rule("transpose")
 def bind_transpose(b: BinderLike, node, args):
-    """``T.transpose(src, dst)``: ``dst[j, i] = src[i, j]``, bound as the T.Parallel it means."""
+    """``T.transpose(src, dst)``: the last two axes swapped, ``dst[..., j, i] = src[..., i, j]``, over
+    buffers or regions of any rank >= 2, bound as the T.Parallel TileLang lowers it to: one lane axis
+    per source axis of extent > 1; a source element outside its buffer reads 0, a destination element
+    outside its buffer is not written."""
     src, dst = _fill_region(b, args["src"], node), _fill_region(b, args["dst"], node)
-    if not (src.is_whole() and dst.is_whole() and src.buffer.ndim == 2 and dst.buffer.ndim == 2):
-        raise b.error("T.transpose takes two whole 2-D buffers", node)
-    m, n = src.buffer.shape
-    if tuple(dst.buffer.shape) != (n, m):
-        raise b.error(f"T.transpose: dst must have shape {(n, m)}, got {tuple(dst.buffer.shape)}", node)
-    i, j = ir.Var("i", INT32, "lane"), ir.Var("j", INT32, "lane")
-    body = [
-        ir.Store(
-            b.loc(node), dst.buffer, (ir.VarRef(j), ir.VarRef(i)), ir.Load(src.buffer, (ir.VarRef(i), ir.VarRef(j)))
-        )
-    ]
-    b.emit(ir.Parallel(b.loc(node), [i, j], [m, n], body))
+    rank = len(src.extents)
+    if rank < 2 or len(dst.extents) != rank:
+        raise b.error(f"T.transpose takes a source and a destination of one rank >= 2, got {rank} and "
+                      f"{len(dst.extents)}", node)  # fmt: skip
+    extents = [static(e) for e in src.extents]
+    if any(e is None for e in extents):
+        raise b.error("T.transpose needs static source extents", node)
+    lanes = {a: ir.Var(f"t{a}", INT32, "lane") for a, e in enumerate(extents) if e != 1}
+
+    def at(start, axis):  # the element of an axis: its start, plus the source axis's lane
+        return start if axis not in lanes else ir.BinOp("+", as_expr(start), ir.VarRef(lanes[axis]), INT32)
+
+    def inside(buf, indices):
+        conds = [c for i, n in zip(indices, buf.shape)
+                 for c in (ir.Compare(">=", as_expr(i), const_int(0), BOOL), ir.Compare("<", as_expr(i), as_expr(n), BOOL))]  # fmt: skip
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = ir.BinOp("and", cond, c, BOOL)
+        return cond
+
+    swap = {rank - 2: rank - 1, rank - 1: rank - 2}
+    src_idx = tuple(at(src.starts[a], a) for a in range(rank))
+    dst_idx = tuple(at(dst.starts[k], swap.get(k, k)) for k in range(rank))
+    value = ir.Cast(ir.Load(src.buffer, src_idx), dst.buffer.dtype)
+    value = ir.Select(inside(src.buffer, src_idx), value, ir.Cast(const_int(0), dst.buffer.dtype), dst.buffer.dtype)
+    loc = b.loc(node)
+    body = [ir.If(loc, inside(dst.buffer, dst_idx), [ir.Store(loc, dst.buffer, dst_idx, value)], [])]
+    if not lanes:  # every extent 1: one element
+        lanes = {None: ir.Var("t", INT32, "lane")}
+    b.emit(ir.Parallel(loc, list(lanes.values()), [e for e in extents if e != 1] or [1], body))

@@ -2,6 +2,8 @@
 scalar, T.unroll with a per-thread extent, and the launch hints that have no effect (T.pdl_trigger,
 T.pdl_sync, T.annotate_min_blocks_per_sm, T.annotate_l2_hit_ratio).  Each kernel was checked to be valid TileLang 0.1.15."""
 
+import math
+
 import pytest
 import torch
 from t2t_util import assert_close
@@ -275,3 +277,31 @@ def test_transpose_compiles_for_hopper(tmp_path):
     from test_fuzz_regressions import compile_for_hopper
 
     compile_for_hopper(transposes(3, 5, 7), tmp_path)
+
+
+@tilelang.jit(out_idx=[-1])
+def while_frame(n):
+    """TIR's ``with T.While(cond):`` frame (TileLang's CPU while test): a while loop, its condition read
+    before every iteration; here halving each element until it is below 1, counting the steps."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), Steps: T.Tensor((n,), T.int32)):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            x = T.alloc_var(T.float32)
+            count = T.alloc_var(T.int32)
+            if tx < n:
+                x = A[tx]
+                count = 0
+                with T.While(x >= 1.0):
+                    x = x * 0.5
+                    count = count + 1
+                Steps[tx] = count
+
+    return main
+
+
+def test_while_frame(dev):
+    a = torch.rand(45, device=dev) * 300
+    steps = torch.tensor([int(math.floor(math.log2(v))) + 1 if v >= 1 else 0 for v in a.cpu().tolist()])
+    assert torch.equal(while_frame(45)(a).cpu().long(), steps)

@@ -68,6 +68,7 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "While": "TIR's 'with T.While(condition):' frame: the while loop it is (the condition read before each iteration)",
     "transpose": "the last two axes swapped (dst[..., j, i] = src[..., i, j]) over buffers or regions of any rank "
     ">= 2, as TileLang lowers it: a source element outside its tensor reads 0, a destination one is not written",
     "atomic_add": "use_tma=True: the atomics are the same; a dtype TileLang's TMA bulk reduction lacks (other than "

@@ -60,6 +60,20 @@ def bind_sblock(b: BinderLike, node: ast.With, call: ast.Call) -> None:
     b.emit(ir.SafeValues(b.loc(node.body[-1]), tuple(outer)))
 
 
+@with_rule("While")
+def bind_while_frame(b: BinderLike, node: ast.With, call: ast.Call) -> None:
+    """TIR's ``with T.While(cond):`` frame: the Python ``while cond:`` loop it is (the condition read
+    again before each iteration)."""
+    if node.items[0].optional_vars is not None or len(call.args) != 1 or call.keywords:
+        raise b.error("'with T.While(condition):' takes one condition and binds no name", node)
+    b.stmt(ast.copy_location(ast.While(test=call.args[0], body=node.body, orelse=[]), node))
+
+
+@rule("While")
+def bind_misplaced_while(b: BinderLike, node, args):
+    raise b.error("T.While opens a loop: write 'with T.While(condition):'", node)
+
+
 @rule("sblock")
 def bind_misplaced_sblock(b: BinderLike, node, args):
     raise b.error("T.sblock opens a block: write 'with T.sblock(...):'", node)

@@ -152,6 +152,7 @@ from ._math import (
 from ._primitive import KernelOnlyError
 from ._scheduling import (
     WarpSpecialize,
+    While,
     access_ptr,
     alloc_barrier,
     annotate_compile_flags,

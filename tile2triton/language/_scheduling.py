@@ -106,6 +106,11 @@ def annotate_safe_value(safe_value_map):
     (in the whole block it is in: the T.Kernel, or a ``with T.sblock(...)``)."""
 
 
+@_kernel_only("While")
+def While(condition):  # noqa: N802 - TIR's frame name
+    """TIR's ``with T.While(condition):`` loop frame: a ``while condition:`` loop (frontend/rules_scopes.py)."""
+
+
 # --- TVM's block scope: a lexical scope for annotations (frontend/rules_scopes.py) -----------
 @_kernel_only("sblock")
 def sblock(name_hint="", no_realize=False):

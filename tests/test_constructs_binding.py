@@ -305,3 +305,26 @@ def test_while_frame(dev):
     a = torch.rand(45, device=dev) * 300
     steps = torch.tensor([int(math.floor(math.log2(v))) + 1 if v >= 1 else 0 for v in a.cpu().tolist()])
     assert torch.equal(while_frame(45)(a).cpu().long(), steps)
+
+
+def _host_loops(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32), C: T.Tensor((n,), T.float32)):
+        # no T.Kernel: TileLang's CPU target runs the loops as they stand; here one block
+        for i in T.Parallel(n):
+            B[i] = A[i] * 2.0
+        for i in T.serial(n - 1):
+            C[i] = B[i] + B[i + 1]
+        C[n - 1] = 0.0
+
+    return main
+
+
+def test_prim_func_without_a_kernel_block(dev):
+    n = 77
+    a = torch.randn(n, device=dev)
+    b, c = torch.full((n,), float("nan"), device=dev), torch.full((n,), float("nan"), device=dev)
+    tilelang.compile(_host_loops(n))(a, b, c)
+    x = 2 * a.double().cpu()
+    assert_close(b, x, 1e-6, 1e-6)
+    assert_close(c, torch.cat([x[:-1] + x[1:], torch.zeros(1, dtype=torch.float64)]), 1e-6, 1e-6)

@@ -942,10 +942,13 @@ def bind_prim_func(source: FunctionSource, out_idx=None) -> ir.PrimFunc:
                     "a @T.prim_func returns only the T.empty tensors it declares", binder.loc(source.tree)
                 ) from None
             returned.append(index)
-    if not binder.kernels:
-        raise TileLangCompileError(
-            "the kernel function contains no 'with T.Kernel(...)' block", binder.loc(source.tree)
-        )
+    if not binder.kernels and not returned:
+        # no T.Kernel: TileLang's CPU target runs such a body (T.Parallel loops and all) as it stands;
+        # here it is one block of T.Kernel's default threads
+        binder = Binder(source)
+        binder.bind_params(source.tree, dict(getattr(source.func, "__annotations__", {})))
+        binder.body_stack.append([])
+        binder.open_kernel(source.tree, source.tree, [1], (128,), lambda block_vars: None, source.tree.body)
     outputs = normalize_out_idx(out_idx, n_params, binder.loc(source.tree)) + returned
     workspaces = binder.workspaces + [i for i in binder.empties if i not in returned]  # allocated, not returned
     for i in outputs:  # the runtime allocates outputs: tensors, not scalars or T.ptr addresses

@@ -5,7 +5,8 @@
 
 For every item that failed in BASE and ran (not skipped) in a re-run, the re-run's outcome and
 message replace BASE's, and the item is marked ``rerun`` with the re-run's file name; later re-runs
-win.  Used when a fix lands after the GPU run: the files it touches are re-run (on the CPU
+win.  A file BASE collected no item of (an import or collection error ended it) takes the re-run's
+items whole, skipped ones included: those were not run on the GPU since the fix, and count as such.  Used when a fix lands after the GPU run: the files it touches are re-run (on the CPU
 interpreter with ``--cuda-as-cpu``) and the tables say which items come from where.
 """
 
@@ -29,6 +30,11 @@ def merge(base: dict, reruns: list[tuple[str, dict]]) -> list[tuple]:
             gf = by_file.get(cf["file"])
             if gf is None:
                 continue
+            if not gf.get("items") and cf.get("items"):  # nothing collected in BASE: the re-run's items
+                gf["items"] = [dict(i, rerun=label) for i in cf["items"] if i.get("kind", "item") == "item"]
+                changed += [
+                    (cf["file"], i["nodeid"].split("::", 1)[-1], "uncollected", i["outcome"]) for i in gf["items"]
+                ]
             items = {i["nodeid"].split("::", 1)[-1]: i for i in cf["items"] if i.get("kind", "item") == "item"}
             for gi in gf["items"]:
                 ci = items.get(gi["nodeid"].split("::", 1)[-1])

@@ -31,6 +31,7 @@ import dataclasses
 from .. import ir
 from ..errors import TileLangCompileError
 from .analysis import first_access
+from .ir_edits import _map_children, _map_exprs
 
 _PRIVATE = (ir.LOCAL, ir.VAR)
 
@@ -168,39 +169,20 @@ def _rename(stmts: list, old: ir.Buffer, new: ir.Buffer) -> list:
     """``stmts`` with every load and store of ``old`` made on ``new`` (rebuilt where anything changes)."""
 
     def expr(e):
-        if isinstance(e, ir.Load):
-            indices = tuple(expr(i) for i in e.indices)
-            return dataclasses.replace(e, buffer=new if e.buffer is old else e.buffer, indices=indices)
-        if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
-            return e
-        changes = {}
-        for f in dataclasses.fields(e):
-            value = getattr(e, f.name)
-            if isinstance(value, ir.Expr):
-                changes[f.name] = expr(value)
-            elif isinstance(value, tuple) and any(isinstance(x, ir.Expr) for x in value):
-                changes[f.name] = tuple(expr(x) if isinstance(x, ir.Expr) else x for x in value)
-        return dataclasses.replace(e, **changes) if changes else e
+        e = _map_children(e, expr)
+        return dataclasses.replace(e, buffer=new) if isinstance(e, ir.Load) and e.buffer is old else e
 
     def stmt(s):
+        (s,) = _map_exprs(s, expr)
         changes = {}
         for f in dataclasses.fields(s):
             value = getattr(s, f.name)
-            if isinstance(value, ir.Expr):
-                changes[f.name] = expr(value)
-            elif isinstance(value, tuple) and any(isinstance(x, ir.Expr) for x in value):
-                changes[f.name] = tuple(expr(x) if isinstance(x, ir.Expr) else x for x in value)
-            elif isinstance(value, ir.Region):
-                changes[f.name] = dataclasses.replace(
-                    value,
-                    buffer=new if value.buffer is old else value.buffer,
-                    starts=tuple(expr(x) for x in value.starts),
-                    extents=tuple(expr(x) if isinstance(x, ir.Expr) else x for x in value.extents),
-                )
+            if isinstance(value, ir.Region) and value.buffer is old:
+                changes[f.name] = dataclasses.replace(value, buffer=new)
             elif isinstance(value, list) and f.name in ("body", "then_body", "else_body"):
                 changes[f.name] = [stmt(x) for x in value]
         if isinstance(s, ir.Store) and s.buffer is old:
             changes["buffer"] = new
-        return dataclasses.replace(s, **changes)
+        return dataclasses.replace(s, **changes) if changes else s
 
     return [stmt(s) for s in stmts]

@@ -253,10 +253,16 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
     wide = [lw.cast(lw.cast(a, FLOAT32), FLOAT64).node for a in operands]
     op = _IEEE_OPS[e.fn](*wide)
     if isinstance(op, tuple):
+        terms = op[1:]
+        if mode == 3:  # the zero sum's sign below reads the terms again: each evaluated once, named
+            names = [lw.names.fresh("ieee_term") for _ in terms]
+            for name, term in zip(names, terms):
+                lw.emit(ast.Assign([P.store_name(name)], term))
+            terms = [P.name(n) for n in names]
         lw.helpers.add("_two_sum")
         total, lost = lw.names.fresh("ieee_sum"), lw.names.fresh("ieee_lost")
         target = ast.Tuple([P.store_name(total), P.store_name(lost)], ast.Store())
-        lw.emit(ast.Assign([target], P.call("_two_sum", op[1], op[2])))
+        lw.emit(ast.Assign([target], P.call("_two_sum", *terms)))
         value, lost = P.name(total), P.name(lost)
     else:
         value, lost = op, P.const(0.0)
@@ -264,7 +270,7 @@ def _ieee(lw, e: ir.Call, args, axes) -> Tile:
     out = P.call("_ieee_round", value, lost, P.const(mode))
     if isinstance(op, tuple) and mode == 3:  # an exact zero sum's sign toward -inf (libm._ieee_zero_sum)
         lw.helpers.update(libm.helpers_for("_ieee_zero_sum"))
-        out = P.call("_ieee_zero_sum", out, value, op[1], op[2], P.const(mode))
+        out = P.call("_ieee_zero_sum", out, value, *terms, P.const(mode))
     return lw.cast(Tile(out, FLOAT32, axes), e.dtype)
 
 

@@ -337,6 +337,18 @@ def test_prim_func_with_body_declarations_and_attrs(dev):
     assert_close(tilelang.compile(body_declared_inout, out_idx=[-1])(a), a.double() * -2, 0, 0)
 
 
+def test_prim_func_with_attr_global_symbol(dev):
+    """TVM's PrimFunc.with_attr("global_symbol", ...), as TileLang's tests write before compiling:
+    a copy under that name that compiles and runs as the original; other attributes are refused."""
+    renamed = body_declared_inout.with_attr("global_symbol", "main")
+    assert renamed.attrs["global_symbol"] == "main" and body_declared_inout.name == "body_declared_inout"
+    kernel = tilelang.compile(renamed, out_idx=[-1])
+    a = torch.randn(37, device=dev)
+    assert_close(kernel(a), a.double() * -2, 0, 0)
+    with pytest.raises(TypeError, match="only 'global_symbol'"):
+        body_declared_inout.with_attr("tl.some_pass_attr", True)
+
+
 def test_prim_func_out_idx_conflict():
     with pytest.raises(ValueError, match="Out index conflict"):
         tilelang.compile(body_declared_add, out_idx=[-1])

@@ -41,7 +41,8 @@ LANGUAGE_VALUES = {
     "SharedBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
     "FragmentBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
     "LocalBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
-    "prim_func": "the kernel function; its source is read and lowered",
+    "prim_func": "the kernel function; its source is read and lowered; `.attrs` gives TileLang's attributes and "
+    '`.with_attr("global_symbol", name)` a copy under that name (other attributes are refused: TileLang\'s passes read them)',
     "macro": "inlined at each call",
     "dynamic": "run-time size argument; tensor shapes may be expressions of sizes (M // 128, T.ceildiv(M, 4), 2 * M): bound by the bare dims, checked at call time",
     "symbolic": "deprecated alias of T.dynamic",

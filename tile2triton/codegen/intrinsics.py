@@ -224,7 +224,7 @@ def _one(dt):
 
 _IEEE_OPS = {
     "ieee_add": lambda a, b: ("sum", a, b),
-    "ieee_sub": lambda a, b: ("sum", a, ast.UnaryOp(ast.USub(), b)),
+    "ieee_sub": lambda a, b: ("sum", a, P.negate(b, FLOAT64)),
     "ieee_fmaf": lambda a, b, c: ("sum", P.binop("*", a, b), c),  # a product of two fp32 is exact in fp64
     "ieee_mul": lambda a, b: P.binop("*", a, b),
     "ieee_fdiv": lambda a, b: P.binop("/", a, b),  # float64 division and sqrt round to nearest (IEEE)

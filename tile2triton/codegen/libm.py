@@ -340,7 +340,7 @@ def _ieee_zero_sum(r, s, a, b, mode: tl.constexpr):
     # both are +0; r is the sum rounded in the mode (rounding to nearest gave the other cases' sign)
     if mode == 3:
         both_plus_zero = (a == 0) & (b == 0) & ~_signbit(a) & ~_signbit(b)
-        return tl.where((s == 0) & ~both_plus_zero, -tl.abs(r), r)
+        return tl.where((s == 0) & ~both_plus_zero, tl.abs(r) * -1.0, r)  # Triton 3.6: -x is 0 - x
     else:
         return r
 """,

@@ -419,7 +419,7 @@ class KernelLowerer(RegisterAccess):
             if is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
                 return Tile(P.const(not a.node.value), BOOL)
             if e.op == "-":
-                return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
+                return Tile(P.negate(a.node, e.dtype), e.dtype, a.axes)
             if e.op == "~":
                 return Tile(ast.UnaryOp(ast.Invert(), a.node), e.dtype, a.axes)
             return Tile(P.binop("==", a.node, P.const(0)), BOOL, a.axes)

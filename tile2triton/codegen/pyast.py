@@ -29,6 +29,14 @@ def const(v) -> ast.expr:
     return ast.Constant(v)
 
 
+def negate(node: ast.expr, dtype) -> ast.expr:
+    """``-x``; a float as ``x * -1.0``: Triton 3.6 lowers unary minus to ``0 - x``, which is +0 where
+    IEEE's ``-(+0)`` is -0 (3.9 emits an fneg; LLVM folds the product to one)."""
+    if dtype.kind == "float" and dtype.bits >= 16 and not isinstance(node, ast.Constant):
+        return binop("*", node, const(-1.0))
+    return ast.UnaryOp(ast.USub(), node)
+
+
 def attr(base: ast.expr | str, *names: str) -> ast.expr:
     node = name(base) if isinstance(base, str) else base
     for n in names:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import textwrap
 from collections.abc import Callable, Mapping
@@ -51,6 +52,7 @@ class FunctionSource:
     tree: ast.FunctionDef
     file: str
     scope: Mapping = field(default_factory=dict)  # closure cells over globals (a LiveScope)
+    symbol: str | None = None  # the kernel's name where ``with_attr("global_symbol", ...)`` set one
 
     @classmethod
     def from_function(cls, func):
@@ -70,7 +72,7 @@ class FunctionSource:
 
     @property
     def name(self) -> str:
-        return self.func.__name__
+        return self.symbol or self.func.__name__
 
 
 _TREES: dict = {}  # code object -> its FunctionDef (a factory builds the same inner kernel many times)
@@ -182,6 +184,17 @@ class KernelSource(FunctionSource):
         if prim.out_idx:
             attrs["tilelang_out_idx"] = [i - len(prim.params) for i in prim.out_idx]
         return attrs
+
+    def with_attr(self, key: str, value) -> KernelSource:
+        """TVM's ``PrimFunc.with_attr``: a copy with the attribute set.  ``global_symbol`` (the
+        kernel's name) is the one attribute a kernel's compilation reads from here; the others
+        TileLang's passes read have no counterpart, so they are refused rather than ignored."""
+        if key != "global_symbol":
+            raise TypeError(
+                f"{self.name}.with_attr({key!r}, ...): tile2triton sets only 'global_symbol' this way; "
+                "pass configs go to tilelang.compile(..., pass_configs=...) or T.annotate_pass_configs"
+            )
+        return dataclasses.replace(self, symbol=str(value))
 
     def __call__(self, *args, **kwargs):
         raise TypeError(

@@ -49,6 +49,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="tilelang_regression_out", help="folder for the JSON files")
     p.add_argument("-j", type=int, default=12, help="parallel children in the warm phase")
     p.add_argument("--files", nargs="*", default=[], help="only files whose path contains one of these")
+    p.add_argument("--variants", action="store_true", help="each case at its other shape (variants.py)")
     p.add_argument("--no-warm", action="store_true", help="skip the warm phase (caches already warm)")
     p.add_argument("--deadline", type=int, default=560, help="seconds after which no further file is timed")
     p.add_argument("--warm-timeout", type=int, default=420)
@@ -65,8 +66,9 @@ def main(argv=None) -> int:
     if not os.path.isdir(examples):
         examples = a.checkout  # an examples folder given directly
     path = run.run_part(
-        examples, a.part, a.site, a.out, a.j, a.files, a.deadline, a.warm_timeout, a.time_timeout, warm=not a.no_warm
-    )
+        examples, a.part, a.site, a.out, a.j, a.files, a.deadline, a.warm_timeout, a.time_timeout,
+        warm=not a.no_warm, variants=a.variants,
+    )  # fmt: skip
     print(report.markdown(report.load([path])), end="")
     return 0
 

@@ -2,7 +2,7 @@
 tile2triton, timed alike, outputs compared.
 
     python3 benchmarks/tilelang_regression.py TILELANG_CHECKOUT [--part K/N] [--site DIR] [--out DIR]
-                                              [-j N] [--files SUBSTR...]
+                                              [-j N] [--files SUBSTR...] [--variants]
     python3 benchmarks/tilelang_regression.py --summary DIR_OR_JSON... [--title TEXT]
 
 The suite is every ``regression_*`` function of TILELANG_CHECKOUT/examples/**/regression_*.py, run
@@ -26,6 +26,14 @@ git-ignored: ``examples/`` is all the suite reads).  Three parts fit three 10-mi
       && python3 benchmarks/tilelang_regression.py .tl --site $SITE --part 1/3 -j 14 --out $OUT/r1
     (the same with --part 2/3 --out $OUT/r2, --part 3/3 --out $OUT/r3)
     python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 > section.md
+
+``--variants`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
+per case, with its reason; ``process_func`` is intercepted in both implementations' children alike),
+writing OUT/variants_part_K_of_N.json; ``--summary`` of those prints "## TileLang's regression suite
+at other shapes" (same columns, the shapes listed below).  The same three calls, with cold caches:
+
+    ... python3 benchmarks/tilelang_regression.py .tl --site $SITE --variants --part 1/3 -j 15 --out $OUT/v1
+    python3 benchmarks/tilelang_regression.py --summary v1 v2 v3 > variants_section.md
 
 Cases that fail on TileLang or need a package the machine lacks (fla, flash_attn) are listed
 under the table, not counted; so are those that cannot run on tile2triton.

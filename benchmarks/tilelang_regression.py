@@ -2,7 +2,7 @@
 tile2triton, timed alike, outputs compared.
 
     python3 benchmarks/tilelang_regression.py TILELANG_CHECKOUT [--part K/N] [--site DIR] [--out DIR]
-                                              [-j N] [--files SUBSTR...]
+                                              [-j N] [--files SUBSTR...] [--variants]
     python3 benchmarks/tilelang_regression.py --summary DIR_OR_JSON... [--title TEXT]
 
 The suite is every ``regression_*`` function of TILELANG_CHECKOUT/examples/**/regression_*.py, run
@@ -27,6 +27,14 @@ git-ignored: ``examples/`` is all the suite reads).  Three parts fit three 10-mi
     (the same with --part 2/3 --out $OUT/r2, --part 3/3 --out $OUT/r3)
     python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 > section.md
 
+``--variants`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
+per case, with its reason; ``process_func`` is intercepted in both implementations' children alike),
+writing OUT/variants_part_K_of_N.json; ``--summary`` of those prints "## TileLang's regression suite
+at other shapes" (same columns, the shapes listed below).  The same three calls, with cold caches:
+
+    ... python3 benchmarks/tilelang_regression.py .tl --site $SITE --variants --part 1/3 -j 15 --out $OUT/v1
+    python3 benchmarks/tilelang_regression.py --summary v1 v2 v3 > variants_section.md
+
 Cases that fail on TileLang or need a package the machine lacks (fla, flash_attn) are listed
 under the table, not counted; so are those that cannot run on tile2triton.
 """
@@ -49,6 +57,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="tilelang_regression_out", help="folder for the JSON files")
     p.add_argument("-j", type=int, default=12, help="parallel children in the warm phase")
     p.add_argument("--files", nargs="*", default=[], help="only files whose path contains one of these")
+    p.add_argument("--variants", action="store_true", help="each case at its other shape (variants.py)")
     p.add_argument("--no-warm", action="store_true", help="skip the warm phase (caches already warm)")
     p.add_argument("--deadline", type=int, default=560, help="seconds after which no further file is timed")
     p.add_argument("--warm-timeout", type=int, default=420)
@@ -65,8 +74,9 @@ def main(argv=None) -> int:
     if not os.path.isdir(examples):
         examples = a.checkout  # an examples folder given directly
     path = run.run_part(
-        examples, a.part, a.site, a.out, a.j, a.files, a.deadline, a.warm_timeout, a.time_timeout, warm=not a.no_warm
-    )
+        examples, a.part, a.site, a.out, a.j, a.files, a.deadline, a.warm_timeout, a.time_timeout,
+        warm=not a.no_warm, variants=a.variants,
+    )  # fmt: skip
     print(report.markdown(report.load([path])), end="")
     return 0
 

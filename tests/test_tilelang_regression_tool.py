@@ -176,3 +176,130 @@ def test_summary_merges_parts_and_formats_ratios(tmp_path):
     assert "| agree | 1.02× | 0.50× |" in p.stdout
     assert "event ratio 1.02× over 1 cases, kernel ratio 0.50× over 1 cases" in p.stdout
     assert "- `y` (b/regression_b.py): TileLangCompileError: T.import_source is CUDA C" in p.stdout
+
+
+# --- the shape-variant mode (--variants): the interception in the child, the table's check, the section ---
+
+SUITE = ROOT / "benchmarks" / "tilelang_regression_suite"
+VARIANT_CHILD = f"""
+import sys
+
+sys.path.insert(0, {str(SUITE)!r})
+import child
+import variants
+
+variants.VARIANTS.update(
+    regression_demo_add=variants.Variant("kwargs over the suite's", kwargs={{"n": 37}}),
+    regression_demo_differ=variants.Variant("a run() of the example's own function", run=lambda example: example.run_differ(n=29)),
+    regression_demo_inplace=variants.NoVariant("none"),
+)
+sys.exit(child.main(sys.argv[1:]))
+"""
+
+
+def test_variant_child_intercepts_process_func(part, tmp_path):
+    """In the variant mode the child runs each case at its table entry's shape: kwargs merged over the
+    suite's (n=100 -> 37), or the entry's run() handed the example module; cases with no variant, or
+    none in the table, are not run."""
+    demo = part[2]
+    script = tmp_path / "variant_child.py"
+    script.write_text(VARIANT_CHILD)
+    shapes = {}
+    for mode in ([], ["--variants"]):
+        out = tmp_path / f"time{len(mode)}.json"
+        cmd = [
+            sys.executable,
+            str(script),
+            *mode,
+            "tile2triton",
+            str(demo / "regression_example_demo.py"),
+            "time",
+            str(out),
+        ]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert p.returncode == 0, p.stderr[-2000:]
+        cases = json.loads(out.read_text())["cases"]
+        import torch
+
+        samples = torch.load(str(out)[: -len(".json")] + ".samples.pt")
+        shapes[bool(mode)] = {c: samples[c][0]["shape"] if samples[c] and samples[c][0] else None for c in cases}
+        assert all(cases[c]["status"] == "ok" and cases[c]["latency"] > 0 for c in cases)
+    assert shapes[False] == {"regression_demo_add": [100], "regression_demo_differ": [70],
+                             "regression_demo_fla": None, "regression_demo_inplace": None}  # fmt: skip
+    assert shapes[True] == {"regression_demo_add": [37], "regression_demo_differ": [29]}
+
+
+def test_variant_call_sets_argv_for_its_call_only(monkeypatch):
+    sys.path.insert(0, str(SUITE))
+    import variants
+
+    monkeypatch.setattr(sys, "argv", ["child.py"])
+    seen = []
+    v = variants.Variant("argv", kwargs={"b": 2}, argv=("--m", "30"))
+    assert v.call(lambda a=0, b=0: seen.append((list(sys.argv), a, b)) or 1.5, {"a": 1, "b": 9}) == 1.5
+    assert seen == [(["child.py", "--m", "30"], 1, 2)] and sys.argv == ["child.py"]
+    assert v.describe() == "b=2, --m 30"
+
+
+def test_variants_check_names_bad_entries(part):
+    demo = part[2]
+    import variants
+
+    good = {
+        "regression_demo_add": variants.Variant("n", kwargs={"n": 37}),
+        "regression_demo_differ": variants.Variant("r", run=_demo_run),
+        "regression_demo_inplace": variants.NoVariant("none"),
+        "regression_demo_fla": variants.NoVariant("none"),
+    }
+    assert variants.check(str(demo.parent), good) == []
+    bad = dict(
+        good,
+        regression_demo_add=variants.Variant("typo", kwargs={"size": 3}),
+        regression_gone=good["regression_demo_fla"],
+    )
+    del bad["regression_demo_fla"]
+    bad["regression_demo_differ"] = variants.Variant("r", run=_demo_run_bad)
+    assert sorted(variants.check(str(demo.parent), bad)) == [
+        "demo/regression_example_demo.py::regression_demo_add: run_regression_perf has no parameter size",
+        "demo/regression_example_demo.py::regression_demo_differ: add_one has no parameter blocks",
+        "demo/regression_example_demo.py::regression_demo_differ: the example has no missing_kernel",
+        "demo/regression_example_demo.py::regression_demo_fla: no entry in variants.py",
+        "regression_gone: in variants.py but no such case",
+    ]
+
+
+def _demo_run(example):
+    return example.add_one(40, block=32)
+
+
+def _demo_run_bad(example):
+    example.missing_kernel()
+    return example.add_one(40, blocks=32)
+
+
+@pytest.mark.skipif(not (pathlib.Path(os.environ.get("TILELANG_CHECKOUT", "/tmp/tl")) / "examples").is_dir(),
+                    reason="no TileLang checkout (TILELANG_CHECKOUT)")  # fmt: skip
+def test_variants_table_matches_tilelang_examples():
+    """Every regression case of the checkout has an entry, and every override names a parameter of the
+    function it reaches (read from the examples' source)."""
+    import variants
+
+    examples = pathlib.Path(os.environ.get("TILELANG_CHECKOUT", "/tmp/tl")) / "examples"
+    assert variants.check(str(examples)) == []
+
+
+def test_variants_summary_section(tmp_path):
+    ok = lambda ms: {"status": "ok", "latency": ms, "bench": [{"ms": ms}]}
+    rows = [{"file": "a/regression_a.py", "case": "regression_x", "tilelang": ok(2.0), "tile2triton": ok(1.0),
+             "outputs": "agree", "variant": "n=37"},
+            {"file": "a/regression_a.py", "case": "regression_y", "skipped": "no variant: sizes hard-coded"}]  # fmt: skip
+    (tmp_path / "variants_part_1_of_1.json").write_text(json.dumps({"variants": True, "rows": rows}))
+    md = report.markdown(report.load([str(tmp_path)]))
+    assert md.startswith("## TileLang's regression suite at other shapes\n")
+    assert "| `x` | a/regression_a.py | 2.0000 | 1.0000 | - | - | agree | 2.00× | - |" in md
+    assert "event ratio 2.00× over 1 cases" in md
+    assert "- `y` (a/regression_a.py): no variant: sizes hard-coded" in md
+    assert md.rstrip().endswith("- `x`: n=37")
+    (tmp_path / "part_1_of_1.json").write_text(json.dumps({"rows": rows[:1]}))
+    with pytest.raises(SystemExit, match="mixed"):
+        report.load([str(tmp_path)])

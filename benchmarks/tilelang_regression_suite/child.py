@@ -1,6 +1,6 @@
 """One regression file of TileLang's suite under one implementation, in this process:
 
-    python child.py IMPL FILE PHASE OUT.json [CASE...]
+    python child.py [--variants] IMPL FILE PHASE OUT.json [CASE...]
 
 IMPL is ``tilelang`` (the real one, from PYTHONPATH) or ``tile2triton`` (``import tilelang``
 resolves to tile2triton through its alias hook).  Both implementations' ``do_bench`` are replaced
@@ -16,6 +16,9 @@ and records a sample of what the first call returned (``sample``) into OUT.sampl
 fingerprint of the random generators' state at that moment: equal fingerprints on both sides mean
 the inputs were drawn alike, so the outputs can be compared.  Without CUDA (the tool's tests) the
 timer is a wall clock and kernel ms is not measured.
+
+``--variants`` runs each case at the other shape variants.py gives it (its ``process_func`` call
+intercepted alike for both implementations); cases variants.py gives none are not run.
 """
 
 import hashlib
@@ -173,11 +176,26 @@ def seed() -> None:
         pass
 
 
+def install_variants(recorded: dict) -> dict:
+    """Replaces ``tilelang.testing.process_func`` (after ``install``) by one that runs the case
+    ``recorded["case"]`` names at its variants.py shape; returns the table."""
+    import tilelang.testing
+    import variants  # this script's folder is sys.path[0]
+
+    def process_func(func, name=None, /, **kwargs):
+        recorded["latency"] = float(variants.variant_of(recorded["case"]).call(func, kwargs))
+
+    tilelang.testing.process_func = process_func
+    return variants.variant_of
+
+
 def main(argv: list) -> int:
-    impl, path, phase, out = argv[:4]
-    only = argv[4:]
+    at_variants = argv[:1] == ["--variants"]
+    impl, path, phase, out = argv[at_variants : at_variants + 4]
+    only = argv[at_variants + 4 :]
     timer = Timer(phase)
     recorded = install(impl, timer)
+    variant_of = install_variants(recorded) if at_variants else None
     import torch
 
     res = {"impl": impl, "file": path, "phase": phase, "version": recorded.pop("version"), "cases": {}}
@@ -200,7 +218,11 @@ def main(argv: list) -> int:
     for name in names:
         if only and name not in only:
             continue
+        if variant_of is not None and not variant_of(name).runs:
+            continue  # no variant: run.py lists it
         recorded.clear()
+        if variant_of is not None:
+            recorded["case"] = name
         timer.calls, timer.samples = [], []
         sys.argv = [path]  # examples that parse their own arguments see none
         seed()

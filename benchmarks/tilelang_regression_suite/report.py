@@ -1,4 +1,6 @@
-"""The BENCHMARKS.md section from the part files of one run (later files win per case)."""
+"""The BENCHMARKS.md section from the part files of one run (later files win per case): the suite's
+shapes (``part_K_of_N.json``) or, from a ``--variants`` run (``variants_part_K_of_N.json``), the
+other shapes of variants.py, each under its own heading; one summary takes one kind."""
 
 from __future__ import annotations
 
@@ -8,20 +10,30 @@ import math
 import os
 
 HEADING = "## TileLang's performance-regression suite (same source)"
+VARIANTS_HEADING = "## TileLang's regression suite at other shapes"
+PART_FILES = ("part_*_of_*.json", "variants_part_*_of_*.json")
 ABSENT_PACKAGES = ("fla", "flash_attn")
 
 
 def load(paths: list) -> list:
-    """Rows of the part files (``part_*.json`` in a folder, or the files named), one per case."""
+    """Rows of the part files (``part_*.json`` or ``variants_part_*.json`` in a folder, or the files
+    named), one per case; the files must be of one kind."""
     rows: dict = {}
+    kinds = set()
     for p in paths:
         files = (
-            sorted(glob.glob(os.path.join(p, "**", "part_*_of_*.json"), recursive=True)) if os.path.isdir(p) else [p]
+            sorted(f for pattern in PART_FILES for f in glob.glob(os.path.join(p, "**", pattern), recursive=True))
+            if os.path.isdir(p)
+            else [p]
         )
         for f in files:
             with open(f) as fh:
-                for row in json.load(fh)["rows"]:
-                    rows[(row["file"], row["case"])] = row
+                part = json.load(fh)
+            kinds.add(bool(part.get("variants")))
+            for row in part["rows"]:
+                rows[(row["file"], row["case"])] = row
+    if len(kinds) > 1:
+        raise SystemExit("--summary: part files of the suite's shapes and of --variants mixed; give one kind")
     return [rows[k] for k in sorted(rows)]
 
 
@@ -61,6 +73,8 @@ def _error(record: dict) -> str:
 
 
 def markdown(rows: list, title: str = "") -> str:
+    variants = any("variant" in row or str(row.get("skipped", "")).startswith("no variant") for row in rows)
+    shapes = [f"- `{r['case'].removeprefix('regression_')}`: {r['variant']}" for r in rows if "variant" in r]
     table, events, kernels = [], [], []
     tilelang_fails, absent, t2t_fails, skipped = [], [], [], []
     for row in rows:
@@ -87,7 +101,7 @@ def markdown(rows: list, title: str = "") -> str:
             kernels.append(kernel)
         table.append(f"| {name} | {row['file']} | {_ms(tl['latency'])} | {_ms(t2['latency'])} | {_ms(k1)} | {_ms(k2)} "
                      f"| {row.get('outputs', '-').replace('|', '/')} | {_ratio(event)} | {_ratio(kernel)} |")  # fmt: skip
-    out = [HEADING, ""]
+    out = [VARIANTS_HEADING if variants else HEADING, ""]
     if title:
         out += [title, ""]
     out += [
@@ -107,4 +121,6 @@ def markdown(rows: list, title: str = "") -> str:
     ):
         if items:
             out += ["", f"{heading}:", *[f"- {item}" for item in items]]
+    if shapes:
+        out += ["", "Shapes (benchmarks/tilelang_regression_suite/variants.py):", *shapes]
     return "\n".join(out) + "\n"

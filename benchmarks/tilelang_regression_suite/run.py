@@ -2,7 +2,10 @@
 OUT/part_K_of_N.json: per case both implementations' records and whether their outputs agree.
 
 Phase 1 (warm) runs every case once per implementation in parallel (compiles, fills both
-implementations' caches); phase 2 (time) runs each file alone, TileLang then tile2triton."""
+implementations' caches); phase 2 (time) runs each file alone, TileLang then tile2triton.
+
+With ``variants`` every case runs at its variants.py shape instead (cases with none are listed,
+not run) and every file this writes is named ``variants_...``."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from . import outputs
+from . import variants as shape_variants
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(os.path.dirname(HERE))  # the checkout holding benchmarks/
@@ -48,16 +52,19 @@ def split(files: list, parts: int) -> list:
 
 
 class Runner:
-    def __init__(self, examples: str, site: str, out: str, timeouts: dict):
+    def __init__(self, examples: str, site: str, out: str, timeouts: dict, variants: bool = False):
         self.examples, self.site, self.out, self.timeouts = examples, site, out, timeouts
+        self.variants = variants
 
     def child(self, impl: str, path: str, phase: str, case: str | None = None) -> dict:
         rel = os.path.relpath(path, self.examples).replace(os.sep, "__")
-        out = os.path.join(self.out, f"{impl}_{phase}_{rel}{'__' + case if case else ''}.json")
+        prefix = "variants_" if self.variants else ""
+        out = os.path.join(self.out, f"{prefix}{impl}_{phase}_{rel}{'__' + case if case else ''}.json")
         extra = PROJECT if impl == "tile2triton" else self.site
         env = dict(os.environ, PYTHONUNBUFFERED="1", TILELANG_REGRESSION_IMPL=impl)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(path), extra) if p)
-        cmd = [sys.executable, os.path.join(HERE, "child.py"), impl, path, phase, out] + ([case] if case else [])
+        mode = ["--variants"] if self.variants else []
+        cmd = [sys.executable, os.path.join(HERE, "child.py"), *mode, impl, path, phase, out] + ([case] if case else [])
         t0 = time.time()
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.timeouts[phase])
@@ -87,16 +94,20 @@ def _samples(res: dict):
 
 
 def run_part(examples: str, part: str, site: str, out: str, jobs: int, substrings: list, deadline: int,
-             warm_timeout: int = 420, time_timeout: int = 240, warm: bool = True) -> str:  # fmt: skip
+             warm_timeout: int = 420, time_timeout: int = 240, warm: bool = True, variants: bool = False) -> str:  # fmt: skip
     examples = os.path.abspath(examples)
     k, n = map(int, part.split("/"))
     files = split(regression_files(examples, substrings), n)[k - 1]
     os.makedirs(out, exist_ok=True)
-    runner = Runner(examples, site, out, {"warm": warm_timeout, "time": time_timeout})
+    runner = Runner(examples, site, out, {"warm": warm_timeout, "time": time_timeout}, variants)
     t0 = time.time()
     log = lambda msg: print(f"[{time.time() - t0:5.0f}s] {msg}", flush=True)
     log(f"part {part}: {len(files)} files, {sum(len(cases_of(f)) for f in files)} cases")
-    jobs_list = [(impl, f, c) for f in files for c in cases_of(f) for impl in IMPLS] if warm else []
+    runs = lambda c: not variants or shape_variants.variant_of(c).runs
+    if variants:
+        for problem in shape_variants.check(examples):
+            log(f"variants.py: {problem}")
+    jobs_list = [(impl, f, c) for f in files for c in cases_of(f) if runs(c) for impl in IMPLS] if warm else []
     jobs_list.sort(key=lambda j: j[0] != "tilelang")  # TileLang's compiles are the slow ones: first
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {pool.submit(runner.child, impl, f, "warm", c): (impl, f, c) for impl, f, c in jobs_list}
@@ -109,18 +120,28 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
             log(f"deadline: {rel} not timed")
             rows += [{"file": rel, "case": c, "skipped": "deadline"} for c in cases_of(f)]
             continue
+        if not any(runs(c) for c in cases_of(f)):
+            rows += [{"file": rel, "case": c, "skipped": shape_variants.variant_of(c).describe()} for c in cases_of(f)]
+            continue
         results = {impl: runner.child(impl, f, "time") for impl in IMPLS}
         samples = {impl: _samples(r) for impl, r in results.items()}
         for c in cases_of(f):
+            if not runs(c):
+                rows.append({"file": rel, "case": c, "skipped": shape_variants.variant_of(c).describe()})
+                continue
             tl, t2 = _case(results["tilelang"], c), _case(results["tile2triton"], c)
             row = {"file": rel, "case": c, "tilelang": tl, "tile2triton": t2}
+            if variants:
+                row["variant"] = shape_variants.variant_of(c).describe()
             if tl["status"] == "ok" and t2["status"] == "ok":
                 row["outputs"] = outputs.compare_case(tl, t2, samples["tilelang"].get(c), samples["tile2triton"].get(c))
             rows.append(row)
             log(f"time {rel}::{c} TileLang {tl.get('latency', tl.get('error', '')[:60])} "
                 f"tile2triton {t2.get('latency', t2.get('error', '')[:60])} {row.get('outputs', '')}")  # fmt: skip
-    path = os.path.join(out, f"part_{k}_of_{n}.json")
+    path = os.path.join(out, f"{'variants_' if variants else ''}part_{k}_of_{n}.json")
     with open(path, "w") as fh:
-        json.dump({"part": part, "examples": examples, "rows": rows}, fh, indent=1)
+        json.dump(
+            {"part": part, "examples": examples, "rows": rows, **({"variants": True} if variants else {})}, fh, indent=1
+        )
     log(f"wrote {path}")
     return path

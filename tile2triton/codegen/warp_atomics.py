@@ -30,13 +30,10 @@ import re
 from math import prod
 
 from .. import ir
-from ..ir import BOOL, INT32
-from ..language.dtypes import DTYPES
+from ..ir import INT32
 from . import pyast as P
-from .ptx import inline_asm, ptx_allowed
+from .ptx import ptx_allowed
 from .values import Lowerer, Tile, is_literal, next_pow2
-
-INT64 = DTYPES["int64"]
 
 # @triton.jit helpers of the generated module (they join emit.JIT_HELPER_SOURCES): the inline PTX
 # named once, not repeated at every atomic
@@ -143,7 +140,7 @@ def aggregated_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: T
         lw.emit(P.expr_stmt(P.call("tl.atomic_add", ptr, amount, mask=mask, **order)))
         return True
     lw.helpers.add("_warp_aggregated_claim")
-    step = added.node if unit or added.dtype == INT32 else P.to(added.node, INT32)
+    step = added.node if is_literal(added) or added.dtype == INT32 else P.to(added.node, INT32)
     claimed = P.call("_warp_aggregated_claim", key, ptr, step)
     if lw.storage_dtype(view.dtype) != INT32:
         claimed = P.call(P.attr(claimed, "to"), P.dtype(lw.storage_dtype(view.dtype)), bitcast=True)

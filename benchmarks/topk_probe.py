@@ -1,29 +1,25 @@
 """GPU probe for TileLang's ``topk_selector`` (examples/deepseek_v32/topk_selector.py) through
-tile2triton: the lowering of its scratch-backed shared atomics under the settings this branch adds
-(one more candidate, relaxed-gpu, as an edit of the generated text).
+tile2triton, and a histogram microbenchmark: warp-aggregated atomics
+(``TILE2TRITON_WARP_AGGREGATED_ATOMICS``, codegen/warp_atomics.py) against the defaults.
 
-Rows (each a source that tile2triton generates for sm_90 with these settings, launched here):
+topk rows (each a source tile2triton generates for sm_90, launched here; earlier switches'
+rows are in gpu_logs/2026-12-01_s9_probe_topk.log):
 
-- ``before``: ``TILE2TRITON_SCRATCH_CTA_ATOMICS=0``, ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=keep``
-  (the lowering before this branch: Triton's default acq_rel/GPU-scope atomics, a barrier before
-  every atomic that follows another on its buffer);
-- ``before, relaxed-gpu``: that source with ``sem="relaxed", scope="gpu"`` on the scratch atomics
-  (separates the fence from the scope);
-- ``cta, keep``: block-scoped relaxed atomics, barriers kept;
-- ``cta, reductions``: the branch's defaults: also no barrier between fire-and-forget atomics of
-  one kind (the histograms);
-- ``cta, atomics``: ``...BARRIERS=atomics``: also none before slot claims (``return_prev``);
-- ``cta, reductions, per-lane claims``: ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS=0``: a shared counter's
-  claims as one atomic per lane instead of one per block plus a cumsum;
-- ``cta, reductions, tl.histogram``: ``TILE2TRITON_SCRATCH_HISTOGRAM=1``: the histogram atomics
-  as ``tl.histogram`` and one atomic per bin (the form removed in c7bdb4a, back behind a switch).
-- ``cta, reductions, atomic loops vectorized``: ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS=1``: the
-  histogram loop's ``for j in T.serial(4)`` (a branch and a fire-and-forget atomic) as a tile axis;
-- ``cta, atomics, per-lane claims, vectorized``: every candidate switch at once.
+- ``tile2triton runtime (defaults)``: the example's own call;
+- ``defaults``: the generated source under the default settings;
+- ``warp-aggregated atomics``: ``TILE2TRITON_WARP_AGGREGATED_ATOMICS=1``: the histograms' and the
+  slot claims' atomics on the scratch-backed shared buffers as one atomic per distinct address a
+  warp (match.any.sync);
+- ``torch.topk``.
 
-Each row: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in
-microseconds, the recall of ``torch.topk``'s index set (1.0000 expected), registers, spills and
-shared memory of the compiled kernel.  Run from the worktree root on the GPU (< 50 s):
+Each: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in microseconds,
+the recall of ``torch.topk``'s index set (1.0000 expected), registers, spills and shared memory.
+
+histogram rows: 1e6 int32 bins in [0, 256) into a 256-bin histogram, a shared histogram per block
+of 8192 values (512 threads), added into the global one; ``thread view`` (each thread 16 values in
+a loop) and ``T.Parallel`` (one 8192-lane tile); ``skewed`` (topk_selector's bins of random-normal
+values: fp16 sign, exponent, 2 mantissa bits) and ``uniform``; switch off and on; checked exactly
+against ``torch.bincount``.  Run from the worktree root on the GPU (< 60 s):
 
     PYTHONPATH=. python3 benchmarks/topk_probe.py [/path/to/tilelang/examples]
 """
@@ -57,28 +53,12 @@ def load_example():
 
 
 # ------------------------------------------------------------------ source variants
-def scratch_views(src: str) -> set:
-    return set(re.findall(r"^\s*(\w+) = \(?scratch\b", src, re.M))
-
-
-def relax(src: str, scope: str) -> str:
-    views = scratch_views(src)
-    out = []
-    for line in src.splitlines():
-        m = re.search(r"tl\.atomic_add\((\w+)", line)
-        if m and m.group(1) in views and "sem=" not in line:
-            line = line.rstrip()
-            assert line.endswith(")"), line
-            line = line[:-1] + f', sem="relaxed", scope="{scope}")'
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
 def build(src: str, tag: str):
-    path = os.path.join(tempfile.mkdtemp(prefix=f"topk_{tag}_"), f"topk_{tag.replace('-', '_')}.py")
+    name = "topk_" + re.sub(r"\W", "_", tag)
+    path = os.path.join(tempfile.mkdtemp(prefix=f"{name}_"), f"{name}.py")
     with open(path, "w") as f:
         f.write(src)
-    spec = importlib.util.spec_from_file_location(f"topk_{tag.replace('-', '_')}", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.tl_topk_impl_kernel
@@ -116,15 +96,96 @@ def environment(**values):
                 os.environ[k] = v
 
 
-def generated(jit, cta: str, barriers: str, claims: str = "1", histogram: str = "0", vectorize: str = "0") -> str:
-    with environment(
-        TILE2TRITON_SCRATCH_CTA_ATOMICS=cta,
-        TILE2TRITON_SCRATCH_ATOMIC_BARRIERS=barriers,
-        TILE2TRITON_SCRATCH_BLOCK_CLAIMS=claims,
-        TILE2TRITON_SCRATCH_HISTOGRAM=histogram,
-        TILE2TRITON_VECTORIZE_ATOMIC_LOOPS=vectorize,
-    ):
+def generated(jit, warp_aggregated: str) -> str:
+    with environment(TILE2TRITON_WARP_AGGREGATED_ATOMICS=warp_aggregated):
         return jit.lowered_for("sm_90").source
+
+
+# ------------------------------------------------------------------ histogram microbenchmark
+HIST_N, HIST_BINS, HIST_THREADS, HIST_PER = 1_000_000, 256, 512, 16
+HIST_CHUNK = HIST_THREADS * HIST_PER
+
+
+def histogram_kernels():
+    import tile2triton as tilelang
+    import tile2triton.language as T
+
+    n, bins, threads, per, chunk = HIST_N, HIST_BINS, HIST_THREADS, HIST_PER, HIST_CHUNK
+
+    @T.prim_func
+    def thread_view(A: T.Tensor((n,), "int32"), H: T.Tensor((bins,), "int32")):
+        with T.Kernel(T.ceildiv(n, chunk), threads=threads) as bx:
+            tx = T.get_thread_binding()
+            hist = T.alloc_shared((bins,), "int32")
+            if tx < bins:
+                hist[tx] = 0
+            T.sync_threads()
+            for k in T.serial(per):
+                if bx * chunk + k * threads + tx < n:
+                    T.atomic_add(hist[A[bx * chunk + k * threads + tx]], 1)
+            T.sync_threads()
+            if tx < bins:
+                T.atomic_add(H[tx], hist[tx])
+
+    @T.prim_func
+    def parallel(A: T.Tensor((n,), "int32"), H: T.Tensor((bins,), "int32")):
+        with T.Kernel(T.ceildiv(n, chunk), threads=threads) as bx:
+            hist = T.alloc_shared((bins,), "int32")
+            T.fill(hist, 0)
+            T.sync_threads()
+            for i in T.Parallel(chunk):
+                if bx * chunk + i < n:
+                    T.atomic_add(hist[A[bx * chunk + i]], 1)
+            T.sync_threads()
+            for b in T.Parallel(bins):
+                T.atomic_add(H[b], hist[b])
+
+    return {"thread view": thread_view, "T.Parallel": parallel}, tilelang
+
+
+def skewed_bins(n):
+    """topk_selector's first-pass bins of random-normal values (convert_to_uint16)."""
+    x = torch.randn(n, device="cuda")
+    bits = x.half().view(torch.int16).to(torch.int32) & 0xFFFF
+    bits = torch.where(x < 0, ~bits & 0xFFFF, bits | 0x8000)
+    return (bits >> 8).to(torch.int32)
+
+
+def histogram_rows() -> list:
+    forms, tilelang = histogram_kernels()
+    data = {
+        "skewed": skewed_bins(HIST_N),
+        "uniform": torch.randint(0, HIST_BINS, (HIST_N,), dtype=torch.int32, device="cuda"),
+    }
+    rows = []
+    for form, func in forms.items():
+        kernels = {}
+        for switch in ("0", "1"):
+            with environment(TILE2TRITON_WARP_AGGREGATED_ATOMICS=switch):
+                kernel = tilelang.compile(func)
+                h = torch.zeros(HIST_BINS, dtype=torch.int32, device="cuda")
+                kernel(data["uniform"], h)  # lowered and compiled under the switch
+                torch.cuda.synchronize()
+            taken = "_warp_aggregated_count(" in kernel.get_kernel_source()
+            assert taken == (switch == "1"), (form, switch)
+            kernels[switch] = kernel
+        for dist, a in data.items():
+            ref = torch.bincount(a, minlength=HIST_BINS).to(torch.int32)
+            hot = int((ref > HIST_N // 1000).sum())
+            label = f"hist {dist} ({hot} hot bins)"
+            for switch, kernel in kernels.items():
+                h = torch.zeros(HIST_BINS, dtype=torch.int32, device="cuda")
+                kernel(a, h)
+                torch.cuda.synchronize()
+                ok = 1.0 if torch.equal(h, ref) else 0.0
+
+                def run(kernel=kernel, a=a, h=h):
+                    kernel(a, h)
+
+                tag = f"{form}, {'warp-aggregated atomics' if switch == '1' else 'defaults'}"
+                rows.append((label, tag, bench(run), ok, "(exact vs torch.bincount: 1.0000)"))
+            rows.append((label, "torch.bincount", bench(lambda a=a: torch.bincount(a, minlength=HIST_BINS)), 1.0, ""))
+    return rows
 
 
 def main() -> None:
@@ -132,19 +193,9 @@ def main() -> None:
     example = load_example()
     jit = example.tl_topk_impl.compile(topk=2048)
     (launch,) = jit.lowered(False).launches
-    before = generated(jit, "0", "keep")
-    default = generated(jit, "1", "reductions")
-    variants = {
-        "before": before,
-        "before, relaxed-gpu": relax(before, "gpu"),
-        "cta, keep": generated(jit, "1", "keep"),
-        "cta, reductions": default,
-        "cta, atomics": generated(jit, "1", "atomics"),
-        "cta, reductions, per-lane claims": generated(jit, "1", "reductions", "0"),
-        "cta, reductions, tl.histogram": generated(jit, "1", "reductions", histogram="1"),
-        "cta, reductions, atomic loops vectorized": generated(jit, "1", "reductions", vectorize="1"),
-        "cta, atomics, per-lane claims, vectorized": generated(jit, "1", "atomics", "0", vectorize="1"),
-    }
+    variants = {"defaults": generated(jit, "0"), "warp-aggregated atomics": generated(jit, "1")}
+    assert "_warp_aggregated_count(" in variants["warp-aggregated atomics"]
+    assert "_warp_aggregated" not in variants["defaults"]
     start = time.time()
     rows = []
     for batch, seq_len, topk in CASES:
@@ -176,10 +227,11 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - a failing candidate is a row, not the end
                 rows.append((label, tag, float("nan"), float("nan"), f"{type(exc).__name__}: {str(exc)[:80]}"))
         rows.append((label, "torch.topk", bench(lambda: torch.topk(x, topk, dim=-1)), 1.0, ""))
+    rows += histogram_rows()
     width = max(len(r[1]) for r in rows)
-    print(f"{'case':<24} {'variant':<{width}} {'us':>9} {'recall':>7}  kernel")
+    print(f"{'case':<28} {'variant':<{width}} {'us':>9} {'recall':>7}  kernel")
     for label, tag, us, rec, info in rows:
-        print(f"{label:<24} {tag:<{width}} {us:>9.1f} {rec:>7.4f}  {info}")
+        print(f"{label:<28} {tag:<{width}} {us:>9.1f} {rec:>7.4f}  {info}")
     print(f"({time.time() - start:.0f} s; {torch.cuda.get_device_name()}, triton {triton.__version__})")
 
 

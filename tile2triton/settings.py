@@ -41,6 +41,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
 | ``TILE2TRITON_SCRATCH_HISTOGRAM`` | on/off (default off) | a shared histogram's atomics as ``tl.histogram`` and one atomic per bin |
+| ``TILE2TRITON_WARP_AGGREGATED_ATOMICS`` | on/off (default off) | on CUDA, an integer ``T.atomic_add`` into a scratch-backed shared buffer with a value the same in every lane (a histogram, a slot claim) as one atomic per distinct address in each warp (``match.any.sync``; codegen/warp_atomics.py) |
 | ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
 | ``TILE2TRITON_STAGED_ATOMICS`` | on/off (default on) | atomics that read a shared/fragment staging buffer read the values stored into it instead (the stage and its loop go: one ``tl.atomic_add`` of the accumulator; passes/staged_atomics.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
@@ -180,6 +181,7 @@ VARIABLES = (
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",
     "TILE2TRITON_SCRATCH_BLOCK_CLAIMS",
     "TILE2TRITON_SCRATCH_HISTOGRAM",
+    "TILE2TRITON_WARP_AGGREGATED_ATOMICS",
     "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS",
     "TILE2TRITON_COLUMN_SPLIT",
     "TILE2TRITON_STAGED_ATOMICS",
@@ -272,6 +274,7 @@ class Settings:
     scratch_atomic_barriers: str  # "reductions", "atomics" or "keep"
     scratch_block_claims: bool
     scratch_histogram: bool
+    warp_aggregated_atomics: bool  # codegen/warp_atomics.py
     vectorize_atomic_loops: bool
     column_split: bool
     defer_sums: bool
@@ -350,6 +353,10 @@ class Settings:
                 "TILE2TRITON_SCRATCH_BLOCK_CLAIMS", get("TILE2TRITON_SCRATCH_BLOCK_CLAIMS"), False
             ),
             scratch_histogram=flag("TILE2TRITON_SCRATCH_HISTOGRAM", get("TILE2TRITON_SCRATCH_HISTOGRAM"), False),
+            # off until the H200 probe (benchmarks/topk_probe.py) has measured it
+            warp_aggregated_atomics=flag(
+                "TILE2TRITON_WARP_AGGREGATED_ATOMICS", get("TILE2TRITON_WARP_AGGREGATED_ATOMICS"), False
+            ),
             vectorize_atomic_loops=flag(
                 "TILE2TRITON_VECTORIZE_ATOMIC_LOOPS", get("TILE2TRITON_VECTORIZE_ATOMIC_LOOPS"), False
             ),

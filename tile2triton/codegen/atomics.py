@@ -13,7 +13,7 @@ from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from . import scratch
+from . import scratch, warp_atomics
 from .reductions import _BITWISE, _reduce_identity
 from .rules import lower_store
 from .rules_base import lowers
@@ -32,8 +32,10 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         if dst_buf.scope == ir.SHARED:  # shared memory atomics: on the buffer's global scratch
             dst_buf = scratch.atomic_target(lw, dst_buf, s)
             order = scratch.atomic_order(lw, s)
-            if _histogram_add(lw, s, dst_buf, dst_idx, value, order) or _claimed_add(
-                lw, s, dst_buf, dst_idx, value, order
+            if (
+                _histogram_add(lw, s, dst_buf, dst_idx, value, order)
+                or _claimed_add(lw, s, dst_buf, dst_idx, value, order)
+                or warp_atomics.aggregated_add(lw, s, dst_buf, dst_idx, value, order)
             ):
                 return
         elif dst_buf.scope != ir.GLOBAL:

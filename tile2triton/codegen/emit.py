@@ -23,6 +23,7 @@ from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, next_pow2
+from .warp_atomics import HELPERS as WARP_ATOMIC_HELPERS
 
 INT64 = DTYPES["int64"]
 
@@ -270,6 +271,7 @@ def _fns(mask, base, offset):
 }
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 JIT_HELPER_SOURCES.update(LIBM_HELPERS)  # math functions core Triton lacks (codegen/libm.py)
+JIT_HELPER_SOURCES.update(WARP_ATOMIC_HELPERS)  # warp-aggregated atomics' inline PTX (codegen/warp_atomics.py)
 
 
 def numel_padded(buf: ir.Buffer) -> int:

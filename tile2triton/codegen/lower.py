@@ -137,6 +137,9 @@ class LoweringOptions:
     # T.atomic_add(S[bin], v) at lane-dependent bins: tl.histogram and one atomic per bin
     # (atomics._histogram_add; TILE2TRITON_SCRATCH_HISTOGRAM)
     scratch_histogram: bool = False
+    # on CUDA, an integer T.atomic_add into scratch with a lane-uniform value as one atomic per
+    # distinct address a warp (match.any.sync; codegen/warp_atomics.py, TILE2TRITON_WARP_AGGREGATED_ATOMICS)
+    warp_aggregated_atomics: bool = False
     # a loop of branches and commuting atomics whose previous values are unused is a map loop too
     # (rules._is_map_loop; TILE2TRITON_VECTORIZE_ATOMIC_LOOPS)
     vectorize_atomic_loops: bool = False

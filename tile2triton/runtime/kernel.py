@@ -49,6 +49,7 @@ _SWITCHES = (
     "tma_vectors", "tma_min_trips", "split_dims", "transposed_dots",
     "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
+    "warp_aggregated_atomics",
     "vectorize_atomic_loops", "trip_bounds", "split_min_trips", "forward_stages", "global_mirrors",
     "column_split", "defer_sums", "gemm_parts", "staged_atomics",
 )  # fmt: skip

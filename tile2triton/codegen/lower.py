@@ -495,6 +495,10 @@ class KernelLowerer(RegisterAccess):
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
         if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if op == "/" and e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) and is_literal(b)):
+            # Triton's float32 `/` is the approximate div.full.f32; TileLang's (nvcc without
+            # --use_fast_math) rounds correctly, which decides e.g. an fp8 quantization's ties
+            return Tile(P.call("tl.math.div_rn", a.node, b.node), e.dtype, axes)
         if e.dtype.is_int and a.dtype.is_int and b.dtype.is_int and a.dtype.kind != b.dtype.kind:
             # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
             if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):

@@ -95,6 +95,10 @@ def lower_call(lw, e: ir.Call) -> Tile:
         helper = libm.UNARY[fn]
         lw.helpers.update(libm.helpers_for(helper))
         out = P.call(helper, _float_tensor(lw, x))
+    elif fn == "sqrt" and not lw.options.fast_math and x.dtype.bits <= 32:
+        # Triton's tl.sqrt is the approximate sqrt.approx.f32; TileLang's sqrtf rounds correctly
+        # (nvcc's default -prec-sqrt=true), as tl.sqrt_rn does
+        out = P.call("tl.sqrt_rn", _float_tensor(lw, x, FLOAT32))
     elif fn in DIRECT:
         out = P.call("tl." + DIRECT[fn], _math_operand(lw, x, e.dtype))
     elif fn == "log10":

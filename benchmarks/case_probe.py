@@ -2,7 +2,7 @@
 host time goes, and whether both implementations were handed the same inputs.
 
     python3 benchmarks/case_probe.py EXAMPLES FILE::regression_NAME [--impl tilelang|tile2triton|both]
-                                     [--site DIR] [--profile N] [--env K=V ...]
+                                     [--site DIR] [--profile N] [--env K=V ...] [--kwargs K=V ...]
 
 For every callable the case hands ``do_bench`` (the first only, of a case that benches several), it
 prints one JSON line: host us per call (300 calls back to back, then one synchronize: the host
@@ -12,6 +12,9 @@ from TileLang's ``functools.partial`` or tile2triton's closure), the first call'
 and with ``--profile N`` the N functions of most own time over 300 calls (cProfile).  ``--env``
 sets variables for the tile2triton child only (switch comparisons).  Each implementation runs in a
 child process of its own, as in the suite (benchmarks/tilelang_regression_suite/child.py).
+``--kwargs K=V ...`` (values as Python literals) overrides the keywords the case hands
+``tilelang.testing.process_func`` (both implementations alike), as the suite's ``--variants`` does:
+``--kwargs batch=4 max_cache_seqlen=3072`` runs sparse_gqa_decode_varlen_indice at its variant shape.
 """
 
 from __future__ import annotations
@@ -116,13 +119,33 @@ class Probe:
         return [row["event_ms"]] * len(quantiles) if quantiles else row["event_ms"]
 
 
-def child(impl: str, path: str, case: str, profile: int, save: str) -> None:
+def parse_kwargs(items: list) -> dict:
+    """``K=V`` items, each V a Python literal (``4``, ``'bf16'``, ``[1, 2]``)."""
+    import ast
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--kwargs: expected NAME=VALUE, got {item!r}")
+        out[key] = ast.literal_eval(value)
+    return out
+
+
+def child(impl: str, path: str, case: str, profile: int, save: str, kwargs: dict | None = None) -> None:
     sys.path.insert(0, os.path.join(HERE, "tilelang_regression_suite"))
     import importlib.util
 
     from child import install, seed  # the suite's own import and seeding
 
     recorded = install(impl, Probe(profile, save))
+    if kwargs:  # the case's process_func keywords overridden, as the suite's --variants does
+        import tilelang.testing
+
+        def process_func(func, name=None, /, **given):
+            recorded["latency"] = float(func(**{**given, **kwargs}))
+
+        tilelang.testing.process_func = process_func
     sys.path.insert(0, os.path.dirname(path))
     os.chdir(os.path.dirname(path))
     sys.argv = [path]
@@ -144,13 +167,15 @@ def main(argv=None) -> int:
     p.add_argument("--profile", type=int, default=0)
     p.add_argument("--env", nargs="*", default=[])
     p.add_argument("--save", default="", help="folder: each implementation's first inputs and output (torch.save)")
+    p.add_argument("--kwargs", nargs="*", default=[], help="K=V ...: the case's process_func keywords overridden")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     rel, _, case = a.case.partition("::")
     path = os.path.abspath(os.path.join(a.examples, rel))  # the child changes into the case's folder
     if a.child:
-        child(a.impl, path, case, a.profile, a.save)
+        child(a.impl, path, case, a.profile, a.save, parse_kwargs(a.kwargs))
         return 0
+    parse_kwargs(a.kwargs)  # a malformed item fails here, not in both children
     impls = ("tilelang", "tile2triton") if a.impl == "both" else (a.impl,)
     for impl in impls:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -160,6 +185,7 @@ def main(argv=None) -> int:
             env.update(kv.split("=", 1) for kv in a.env)
         cmd = [sys.executable, os.path.abspath(__file__), a.examples, a.case, "--impl", impl, "--child"]
         cmd += ["--profile", str(a.profile if impl == "tile2triton" else 0)]
+        cmd += ["--kwargs", *a.kwargs] if a.kwargs else []
         if a.save:
             os.makedirs(a.save, exist_ok=True)
             cmd += ["--save", os.path.join(os.path.abspath(a.save), f"{case}.{impl}.pt")]

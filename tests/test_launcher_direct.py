@@ -269,3 +269,82 @@ def test_generated_size_keys_pick_the_kernels_jit_run_picks():
     assert direct == by_run and len(set(by_run)) >= 2  # multiples of 16 apart (Triton 3.9 keeps 1 with the others)
     generated = [key for key in lowered.direct[0].kernels if key[1] != "generic"]
     assert len(generated) == 3  # 1; multiples of 16; the others
+
+
+@tilelang.jit(out_idx=[-1])
+def split_rows(rows, block=16):
+    """The host shape of TileLang's split-KV decode examples: the caller sizes a workspace by a
+    ``T.dynamic`` split count it picks per call, a first kernel gridded by it fills the workspace,
+    a second sums it; the factory is called again on every use."""
+    n_split = T.dynamic("n_split")
+    seq = T.dynamic("seq")
+
+    @T.prim_func
+    def main(
+        X: T.Tensor((rows, seq), T.float32),
+        Part: T.Tensor((rows, n_split), T.float32),
+        Out: T.Tensor((rows,), T.float32),
+    ):
+        with T.Kernel(rows, n_split, threads=32) as (r, s):
+            acc = T.alloc_var(T.float32)
+            acc = 0.0
+            for k in T.serial(T.ceildiv(seq, n_split)):
+                if s * T.ceildiv(seq, n_split) + k < seq:
+                    acc += X[r, s * T.ceildiv(seq, n_split) + k]
+            Part[r, s] = acc
+        with T.Kernel(rows, threads=32) as r:
+            total = T.alloc_var(T.float32)
+            total = 0.0
+            for s in T.serial(n_split):
+                total += Part[r, s]
+            Out[r] = total
+
+    return main
+
+
+def test_split_counts_and_sizes_keep_the_generated_launcher(monkeypatch):
+    """A call's dynamic sizes (a split count of 1, which Triton makes a constant; multiples of 16
+    and not; a workspace stride that is one or not) change only the key of an already warm kernel:
+    once each key's first call has compiled or found its kernel, repeated calls at any of them go
+    through the generated launcher to the compiled kernels (no ``JITFunction.run``, no generic
+    path), with the factory looked up per call as the examples do."""
+    from triton.runtime.jit import JITFunction
+
+    counts = {"run": 0, "generic": 0}
+    run, launch = JITFunction.run, JITKernel._launch
+
+    def counting_run(self, *args, **kwargs):
+        counts["run"] += 1
+        return run(self, *args, **kwargs)
+
+    def counting_launch(*args, **kwargs):
+        counts["generic"] += 1
+        return launch(*args, **kwargs)
+
+    rows = 3
+    shapes = [(12, 40), (4, 61), (1, 33), (16, 48), (5, 7)]  # (n_split, seq)
+    with launch_cost.fake_cuda():
+        monkeypatch.setattr(JITFunction, "run", counting_run)
+        monkeypatch.setattr(JITKernel, "_launch", staticmethod(counting_launch))
+
+        def forward(n_split, seq):
+            part = torch.empty((rows, n_split), dtype=torch.float32)
+            return split_rows(rows)(torch.randn(rows, seq), part)
+
+        for shape in shapes * 2:  # the first round compiles and keys each shape
+            forward(*shape)
+        kernel = split_rows(rows)
+        assert hasattr(kernel._entry, "source")  # the generated launcher
+        counts.update(run=0, generic=0)
+        for shape in shapes * 3:
+            forward(*shape)
+    assert counts == {"run": 0, "generic": 0}
+
+
+def test_split_rows_sums_on_the_interpreter():
+    """The kernel of the test above computes what it says (Triton's interpreter, CPU tensors)."""
+    for n_split, seq in [(4, 61), (1, 33)]:
+        x = torch.randn(3, seq)
+        part = torch.full((3, n_split), float("nan"))
+        out = split_rows(3)(x, part)
+        torch.testing.assert_close(out.double(), x.double().sum(1), rtol=1e-5, atol=1e-5)

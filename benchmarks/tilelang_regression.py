@@ -27,6 +27,11 @@ git-ignored: ``examples/`` is all the suite reads).  Three parts fit three 10-mi
     (the same with --part 2/3 --out $OUT/r2, --part 3/3 --out $OUT/r3)
     python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 > section.md
 
+A device call carries at most 64 MiB with the working tree; the wheels (57 MB) no longer fit beside it.
+Session 12 carried them unpacked and xz-compressed (36 MB), made here once and unpacked there in place
+of the pip install: ``for w in .whl/*.whl; do unzip -q -o $w -d site; done && tar cf - -C site . | xz -6
+-T2 > .tl/site.tar.xz``, then ``mkdir -p $SITE && tar xJf .tl/site.tar.xz -C $SITE`` and the same link.
+
 ``--variants`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
 per case, with its reason; ``process_func`` is intercepted in both implementations' children alike),
 writing OUT/variants_part_K_of_N.json; ``--summary`` of those prints "## TileLang's regression suite

@@ -98,3 +98,45 @@ def test_offline_sm90(monkeypatch):
     assert re.search(r"cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 0x10", aligned)
     assert "ld.global.b16" not in aligned and "st.global.v4" in aligned
     assert "ld.global.b16" in odd  # A's rows: no alignment, one half at a time
+
+
+def row_add(block=16):
+    M, K = T.dynamic("M"), T.dynamic("K")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((M, K), T.float16)):
+        with T.Kernel(T.ceildiv(K, block), T.ceildiv(M, block), threads=32) as (bx, by):
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = A[by * block + i, bx * block + j] + 1.0
+
+    return main
+
+
+def test_direct_launches_pass_the_multiples(monkeypatch):
+    """On the GPU path (CUDA faked: Triton compiles for sm_90, nothing runs), the generic path and
+    the generated launcher pass each K's multiple as the last argument, and a K of another multiple
+    launches another compiled kernel: the one ``JITFunction.run`` picks for it."""
+    from test_launcher_direct import CALLS, _Recording, launch_cost
+
+    from tile2triton.runtime.kernel import JITKernel
+
+    monkeypatch.setenv("TILE2TRITON_SIZE_MULTIPLES", "1")
+    CALLS.clear()
+    ks = [40, 44, 42, 41, 40, 44, 56, 42]  # multiples 8, 4, 2, 1, ...
+    with launch_cost.fake_cuda() as drv:
+        drv.launcher_cls = _Recording
+        kernel = JITKernel(row_add(), out_idx=[1])
+        for k in ks:
+            kernel(torch.randn(5, k).half())
+        assert " & 7)" in kernel._entry.source  # K's key part
+        direct = [(function, args[-1]) for _, function, args in CALLS]
+        lowered = kernel._compile(False)
+        fn, _, _, _, num_warps = lowered.launches[0]
+        CALLS.clear()
+        for k in ks:
+            a = torch.randn(5, k).half()
+            fn.run(a, torch.empty(5, k).half(), 5, k, grid=(-(-k // 16), 1, 1), warmup=False, num_warps=num_warps)
+        by_run = [(function, args[-1]) for _, function, args in CALLS]
+    assert [m for _, m in direct] == [size_multiple(k) for k in ks]
+    assert direct == by_run
+    assert len({f for f, _ in direct}) == 4  # one compiled kernel per multiple

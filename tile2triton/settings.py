@@ -140,6 +140,9 @@ FORWARD_RINGS_DEFAULT = True
 # codegen/rules._uniform_branch: the same kernel's column loop sits under `if column_count != 0:`; as a mask on
 # each statement its body became three `if any_thread:` branches, which Triton's pipeliner does not look into
 UNIFORM_BRANCHES_DEFAULT = True
+# codegen/emit._size_multiples: example_dynamic at M, N, K = 3000, 2600, 1000 (offline, Triton 3.9, sm_90):
+# without it 2-byte ld.global, one stage, 255 registers; with it 16-byte cp.async, 3 stages, 168 registers
+SIZE_MULTIPLES_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -154,6 +157,7 @@ VARIABLES = (
     "TILE2TRITON_FORWARD_SHARED",
     "TILE2TRITON_FORWARD_RINGS",
     "TILE2TRITON_UNIFORM_BRANCHES",
+    "TILE2TRITON_SIZE_MULTIPLES",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -249,6 +253,7 @@ class Settings:
     forward_shared: bool  # passes/forward_shared.py (implies the thread copies)
     forward_rings: bool  # passes/forward_rings.py
     uniform_branches: bool  # codegen/rules._uniform_branch
+    size_multiples: bool  # codegen/emit._size_multiples
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
@@ -305,6 +310,9 @@ class Settings:
             forward_rings=flag("TILE2TRITON_FORWARD_RINGS", get("TILE2TRITON_FORWARD_RINGS"), FORWARD_RINGS_DEFAULT),
             uniform_branches=flag(
                 "TILE2TRITON_UNIFORM_BRANCHES", get("TILE2TRITON_UNIFORM_BRANCHES"), UNIFORM_BRANCHES_DEFAULT
+            ),
+            size_multiples=flag(
+                "TILE2TRITON_SIZE_MULTIPLES", get("TILE2TRITON_SIZE_MULTIPLES"), SIZE_MULTIPLES_DEFAULT
             ),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),

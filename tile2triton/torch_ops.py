@@ -25,6 +25,7 @@ import torch
 from . import ir
 from .errors import Tile2TritonError, user_facing
 from .ir.evaluate import host_eval
+from .runtime.launcher import size_multiple
 from .runtime.scratch import scratch_tensor
 from .runtime.target import NULL_CONTEXT, cuda_device_guard
 from .runtime.validate import one_device
@@ -303,6 +304,7 @@ class _OpSpec:
             launch_args = [slots[id(a)] if isinstance(a, ir.Buffer) else values[a] for a in launch.args]
             if launch.scratch_bytes:  # shared buffers in global scratch: the hidden last argument
                 launch_args.append(scratch_tensor(launch.scratch_bytes, grid, device or torch.device("cuda")))
+            launch_args += [size_multiple(launch_args[i]) for i in launch.multiples]  # trailing constexprs
             wrap_triton(getattr(loaded, launch.name))[grid](*launch_args, num_warps=launch.num_warps)
 
 

@@ -345,10 +345,20 @@ def _lower_kernel(
     if lw.scratch.bytes:
         lw.out[prologue_at:prologue_at] = scratch_prologue(lw, kernel)
         arg_names.append(lw.scratch.param)
+    multiples = _size_multiples(func, args) if options.size_multiples else []
+    params = [ast.arg(n) for n in arg_names]
+    rounding = []
+    for index in multiples:
+        size = arg_names[index]
+        multiple = lw.names.fresh(f"{size}_multiple")
+        params.append(ast.arg(multiple, annotation=P.attr("tl", "constexpr")))
+        # the launch passes a power of two that divides the size: rounding down to a multiple of it
+        # changes nothing and tells Triton's alignment analysis (offsets, masks: vector loads)
+        rounding.append(P.assign(size, P.binop("*", P.binop("//", P.name(size), P.name(multiple)), P.name(multiple))))
     fn = ast.FunctionDef(
         name=lw.names.fresh(kernel.name + "_kernel"),
-        args=ast.arguments([], [ast.arg(n) for n in arg_names], None, [], [], None, []),
-        body=lw.descriptors.prologue + lw.out or [ast.Pass()],
+        args=ast.arguments([], params, None, [], [], None, []),
+        body=rounding + lw.descriptors.prologue + lw.out or [ast.Pass()],
         decorator_list=[P.attr("triton", "jit")],
         returns=None,
         type_params=[],
@@ -361,9 +371,25 @@ def _lower_kernel(
     num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // lw.options.warp_size))
     aligned = [p for p in args if p in lw.descriptors.aligned]
     launch = KernelLaunch(
-        fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param, host_descriptors
-    )
+        fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param, host_descriptors,
+        multiples,
+    )  # fmt: skip
     return fn, launch, lw.helpers
+
+
+def _size_multiples(func: ir.PrimFunc, args: list) -> list[int]:
+    """The indices in ``args`` of the sizes in a global tensor parameter's strides (``K`` of an
+    ``(M, K)`` tensor): Triton specialises an int argument divisible by 16, so with a row of 1000
+    halves it knows no alignment of the rows and loads them 2 bytes at a time, though every row
+    starts 16-byte aligned.  Such a size is taken as a multiple of the largest power of two up to 8
+    that divides it at launch (TILE2TRITON_SIZE_MULTIPLES)."""
+    in_strides = set()
+    for p in func.params:
+        if isinstance(p, ir.Buffer) and p.scope == ir.GLOBAL and p.strides:
+            for stride in p.strides:
+                if isinstance(stride, ir.Expr):
+                    in_strides |= {e.var for e in ir.iter_expr_tree(stride) if isinstance(e, ir.VarRef)}
+    return [i for i, a in enumerate(args) if isinstance(a, ir.Var) and a.kind == "size" and a in in_strides]
 
 
 def _needs_64bit_offsets(func: ir.PrimFunc) -> bool:

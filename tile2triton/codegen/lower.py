@@ -197,6 +197,10 @@ class LoweringOptions:
     # thread view: an `if` every thread decides alike, outside any loop and around one, is a Triton
     # `if`, not a mask on each statement under it (rules._uniform_branch; TILE2TRITON_UNIFORM_BRANCHES)
     uniform_branches: bool = True
+    # sizes in a global tensor's strides taken as multiples of the power of two (up to 8) that
+    # divides them at launch, a constexpr parameter each (emit._size_multiples;
+    # TILE2TRITON_SIZE_MULTIPLES): Triton itself only knows a size divisible by 16
+    size_multiples: bool = True
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""

@@ -46,6 +46,7 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 # lowering switches read straight from the settings object, by the same name on both sides
 _SWITCHES = (
     "thread_copy_tiles", "forward_shared", "forward_rings", "uniform_branches",
+    "size_multiples",
     "tma_vectors", "tma_min_trips", "split_dims", "transposed_dots",
     "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
@@ -458,6 +459,8 @@ class JITKernel:
                     if parts is None:
                         parts = [direct.generic_device(), *direct.generic_parts(slots)]
                     key = (parts[0], "generic", *[parts[k + 1] for k in positions])
+                    if direct.multiples:  # sizes passed as multiples: their last 3 bits (size_multiple)
+                        key = (*key, *[slots[positions[i]] & 7 for i in direct.multiples])
                     direct((*grid, 1, 1)[:3], key, tuple([slots[k] for k in positions]))
                 else:  # fn.run(...) is what fn[grid](...) calls, minus a lambda per call
                     run(*[slots[k] for k in positions], grid=grid, warmup=False, num_warps=num_warps)

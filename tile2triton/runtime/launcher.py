@@ -34,10 +34,46 @@ _HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton an
 
 def scalar_key(value):
     """What Triton specialises a scalar argument on, or finer: an int's class (i32, i64, u64), whether
-    it is 1 (a constant) and whether it is a multiple of 16; a float or bool only by its class."""
+    it is 1 (a constant) and whether it is a multiple of 16; a float or bool only by its class.
+    (A size passed as a multiple too is keyed by its last 3 bits as well: ``DirectLaunch.multiples``.)"""
     if value.__class__ is int:
         return (value == 1, value % 16 == 0, -0x80000000 <= value <= 0x7FFFFFFF, value <= 0x7FFFFFFFFFFFFFFF)
     return value.__class__
+
+
+def size_multiple(value: int) -> int:
+    """The largest of 1, 2, 4, 8 that divides ``value``: what a kernel taking the size as a multiple
+    (``KernelLaunch.multiples``, TILE2TRITON_SIZE_MULTIPLES) is passed for it; a function of
+    ``value & 7``, which the launch keys of such a kernel hold."""
+    return 8 if value & 7 == 0 else value & -value
+
+
+class WithSizeMultiples:
+    """A generated Triton function whose callers do not pass its trailing ``tl.constexpr`` size
+    multiples: ``fn[grid](...)`` and ``fn.run(...)`` as for the function itself, each computed from
+    the size at its index in the arguments and appended after all of them (descriptors and scratch
+    included: this wraps the Triton function itself)."""
+
+    def __init__(self, fn, indices: tuple):
+        self.fn = fn
+        self.indices = indices
+
+    def arguments(self, args: tuple) -> tuple:
+        return (*args, *[size_multiple(args[i]) for i in self.indices])
+
+    def __getitem__(self, grid):
+        launch = self.fn[grid]
+
+        def run(*args, **kwargs):
+            return launch(*self.arguments(args), **kwargs)
+
+        return run
+
+    def run(self, *args, grid, **kwargs):
+        return self.fn.run(*self.arguments(args), grid=grid, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.fn, name)
 
 
 class DirectLaunch:
@@ -57,13 +93,19 @@ class DirectLaunch:
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
-    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors", "encoded", "cache_descriptors")  # fmt: skip
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors", "encoded", "cache_descriptors", "multiples", "tails")  # fmt: skip
 
-    def __init__(self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = ()):
+    def __init__(
+        self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = (), multiples: tuple = ()
+    ):
         self.fn = fn
         self.num_warps = num_warps
         self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
         self.descriptors = descriptors  # host-made tensor descriptors: (index in args, block shape)
+        # sizes passed as multiples too, last (their indices in args: WithSizeMultiples); per key the
+        # multiples, which the key determines (callers add each such size's last 3 bits to it)
+        self.multiples = multiples
+        self.tails: dict = {}
         self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
         # key -> the kernel's launch with its descriptors encoded once per tensor (None: Triton's
         # launcher encodes TensorDescriptor objects per call): TILE2TRITON_HOST_DESCRIPTOR_CACHE
@@ -75,16 +117,19 @@ class DirectLaunch:
     def of(cls, fn, num_warps: int) -> DirectLaunch | None:
         """The direct launch of a GPU Triton function, None for one launched another way
         (interpreted, or a JITFunction subclass with its own ``run``)."""
-        scratch, descriptors = 0, ()
+        scratch, descriptors, multiples = 0, (), ()
         if isinstance(fn, WithScratch):
             fn, scratch = fn.fn, fn.bytes_per_program
         if isinstance(fn, WithHostDescriptors):
             fn, descriptors = fn.fn, fn.specs
+        if isinstance(fn, WithSizeMultiples):
+            fn, multiples = fn.fn, fn.indices
         if not isinstance(fn, JITFunction) or type(fn).run is not JITFunction.run:
             return None
-        if any(p.is_constexpr for p in fn.params):  # generated kernels have none: run binds their defaults
+        # constexpr parameters: only the size multiples, passed explicitly (no default for run to bind)
+        if sum(p.is_constexpr for p in fn.params) != len(multiples):
             return None
-        return cls(fn, num_warps, scratch, descriptors)
+        return cls(fn, num_warps, scratch, descriptors, multiples)
 
     def __call__(self, grid: tuple, key: tuple, args: tuple, checked: tuple | None = None) -> None:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index.
@@ -104,9 +149,13 @@ class DirectLaunch:
                         tail = (*args, *encoded.arguments(args, checked))
                         if self.scratch_bytes:
                             tail = (*tail, self._scratch(grid, args, key))
+                        if self.multiples:
+                            tail = (*tail, *self.tails[key])
                         encoded.launcher(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *tail)  # fmt: skip
                         return
                     args = self._arguments(grid, key, args)
+                elif self.multiples:
+                    args = (*args, *self.tails[key])
                 kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
                 return
         kernel = self.fn.run(*self._arguments(grid, key, args), grid=grid, warmup=False, num_warps=self.num_warps)
@@ -114,15 +163,20 @@ class DirectLaunch:
             if self.stream is None:
                 self.stream = driver.active.get_current_stream
             self.kernels[key] = kernel
+            if self.multiples:
+                self.tails[key] = tuple(size_multiple(args[i]) for i in self.multiples)
             if self.descriptors and self.cache_descriptors:
                 self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
 
     def _arguments(self, grid: tuple, key: tuple, args: tuple) -> tuple:
-        """The kernel's own arguments, then its descriptors (then scratch)."""
+        """The kernel's own arguments, then its descriptors (then scratch, then size multiples)."""
+        own = args
         if self.descriptors:
             args = (*args, *descriptors_for(args, self.descriptors))
         if self.scratch_bytes:
             args = (*args, self._scratch(grid, args, key))
+        if self.multiples:
+            args = (*args, *[size_multiple(own[i]) for i in self.multiples])
         return args
 
     def _scratch(self, grid: tuple, args: tuple, key: tuple):
@@ -155,6 +209,8 @@ class Lowered:
             static = None if any(callable(f) for f in grid_fns) else tuple(grid_fns)
             positions = tuple(plan.slots[id(a)] for a in launch.args)
             fn = getattr(loaded, launch.name)
+            if launch.multiples:  # trailing constexprs, after descriptors and scratch: wrapped first
+                fn = WithSizeMultiples(fn, tuple(launch.multiples))
             if launch.host_descriptors:  # descriptors the host makes per call, after the kernel's arguments
                 specs = tuple((index, tuple(box)) for _, index, box in launch.host_descriptors)
                 fn = WithHostDescriptors(fn, specs, len(launch.args))
@@ -441,6 +497,11 @@ def _emit_launches(
     parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
     body: list = []  # (depth, line) of the launches
+    # slots passed as multiples as well (WithSizeMultiples): their key parts hold their last 3 bits
+    multiple_slots = {
+        positions[i] for (_, _, _, positions, _), direct in zip(launcher.launches, launcher.direct)
+        if direct is not None for i in direct.multiples
+    }  # fmt: skip
     for (fn, _, _, positions, num_warps), direct, spec in zip(launcher.launches, launcher.direct, launcher.module.launches):  # fmt: skip
         run = getattr(fn, "run", None)
         if run is None or any(k not in slot for k in positions):
@@ -472,6 +533,8 @@ def _emit_launches(
                             # scalar_key's parts that can differ for an extent or a stride, inline
                             "size": f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)",
                         }.get(keyed[k], f"scalar_key({slot[k]})")
+                        if k in multiple_slots:
+                            part = f"({part}, {slot[k]} & 7)"
                         head.append(f"{parts[k]} = {part}")
                 key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
                 if key not in keys:

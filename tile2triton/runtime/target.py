@@ -302,15 +302,20 @@ def triton_signature(launch) -> dict:
         types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]>")
     if launch.scratch_param is not None:
         types.append("*i8")
+    types += ["constexpr"] * len(getattr(launch, "multiples", ()))  # the sizes' multiples, last
     return types
 
 
-def compile_offline(module, target, registers_too: bool = True) -> list[dict]:
+def compile_offline(
+    module, target, registers_too: bool = True, sizes: dict | None = None, ptx: bool = False
+) -> list[dict]:
     """Compile every kernel of a generated module (``codegen.emit.TritonModule``) for ``target``
     with Triton, no GPU needed: per kernel its name, the binary's size in bytes, registers a
     thread, spilled registers and shared memory (bytes), where Triton reports them (registers: the
     AMDGCN metadata, or cuobjdump from Triton's wheel for a cubin; ``registers_too=False`` skips
-    them)."""
+    them).  ``sizes``: values of size parameters by name (``{"k": 1000}``), specialised as a launch
+    with them would be (divisibility by 16, the value 1, ``KernelLaunch.multiples``); a size not
+    given is compiled as one of no known divisibility.  ``ptx``: each kernel's PTX too, where there is one."""
     import importlib.util
     import tempfile
 
@@ -334,11 +339,12 @@ def compile_offline(module, target, registers_too: bool = True) -> list[dict]:
                 types = triton_signature(launch)
                 signature = dict(zip(fn.arg_names, types))
                 attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(types) if t.startswith("*")}
+                constants = _size_constants(launch, fn.arg_names, signature, attrs, sizes or {})
                 source_class = ASTSource
                 if type(fn).__module__.startswith("triton.experimental.gluon"):
                     from triton.experimental.gluon._runtime import GluonASTSource as source_class
                 compiled = triton.compile(
-                    source_class(fn, signature, {}, attrs), target=gpu, options={"num_warps": launch.num_warps}
+                    source_class(fn, signature, constants, attrs), target=gpu, options={"num_warps": launch.num_warps}
                 )
                 binary = compiled.asm.get("cubin") or compiled.asm.get("hsaco") or b""
                 registers, spills = _register_usage(compiled, registers_too)
@@ -351,9 +357,34 @@ def compile_offline(module, target, registers_too: bool = True) -> list[dict]:
                         "shared": getattr(compiled.metadata, "shared", None),
                     }
                 )
+                if ptx:
+                    results[-1]["ptx"] = compiled.asm.get("ptx")
             return results
         finally:
             sys.modules.pop(name, None)
+
+
+def _size_constants(launch, names: list, signature: dict, attrs: dict, sizes: dict) -> dict:
+    """The constants of an offline compile for the sizes' values in ``sizes`` (by parameter name),
+    as a launch specialises them: 1 a constant, a multiple of 16 divisible (``attrs``), and each
+    trailing size multiple (``KernelLaunch.multiples``; 1 for a size not given)."""
+    from .launcher import size_multiple
+
+    constants = {}
+    for i, name in enumerate(names[: len(launch.args)]):
+        value = sizes.get(name)
+        if value is None or signature[name].startswith("*"):
+            continue
+        if value == 1:
+            constants[(i,)] = 1
+            signature[name] = "constexpr"
+        elif value % 16 == 0:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    first = len(names) - len(launch.multiples)
+    for k, index in enumerate(launch.multiples):
+        value = sizes.get(names[index])
+        constants[(first + k,)] = 1 if value is None else size_multiple(value)
+    return constants
 
 
 def _register_usage(compiled, wanted: bool) -> tuple[int | None, int | None]:

@@ -2,7 +2,7 @@
 
 A dynamic size in a global tensor's strides (``K`` of an ``(M, K)`` tensor) gets a trailing
 ``tl.constexpr`` parameter, the largest of 1, 2, 4, 8 dividing it, computed at launch from the
-value (runtime/launcher.size_multiple, part of every launch key), and the kernel rounds the size
+value (runtime/launch_args.size_multiple, part of every launch key), and the kernel rounds the size
 down to a multiple of it (the identity), so Triton's alignment analysis sees rows 16 bytes apart
 where they are (K = 1000 halves) though Triton itself specialises only a multiple of 16.
 """
@@ -15,7 +15,7 @@ from t2t_util import assert_close
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton.runtime.launcher import size_multiple
+from tile2triton.runtime.launch_args import size_multiple
 
 
 def dynamic_gemm(block_M=32, block_N=32, block_K=16, trans_B=False):

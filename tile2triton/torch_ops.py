@@ -25,7 +25,7 @@ import torch
 from . import ir
 from .errors import Tile2TritonError, user_facing
 from .ir.evaluate import host_eval
-from .runtime.launcher import size_multiple
+from .runtime.launch_args import size_multiple
 from .runtime.scratch import scratch_tensor
 from .runtime.target import NULL_CONTEXT, cuda_device_guard
 from .runtime.validate import one_device

@@ -36,14 +36,17 @@ def check(path: str, sig: dict, options: dict | None = None) -> bool:
         if not isinstance(fn, triton.runtime.jit.JITFunction) or name.startswith("_"):
             continue
         given = per_kernel.get(name, sig)
-        signature = {a: given.get(a, "*fp32") for a in fn.arg_names}
+        # a tl.constexpr parameter (a size multiple, TILE2TRITON_SIZE_MULTIPLES) takes the sig's number, else 1
+        constexprs = {a: int(given.get(a, 1)) for a, p in zip(fn.arg_names, fn.params) if p.is_constexpr}
+        signature = {a: "constexpr" if a in constexprs else given.get(a, "*fp32") for a in fn.arg_names}
         try:
             # as the JIT specializes 16-byte-aligned pointers
             attrs = {
                 (i,): [["tt.divisibility", 16]] for i, a in enumerate(fn.arg_names) if signature[a].startswith("*")
             }
+            constants = {(fn.arg_names.index(a),): v for a, v in constexprs.items()}
             compiled = triton.compile(
-                ASTSource(fn, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options=options or {}
+                ASTSource(fn, signature, constants, attrs), target=GPUTarget("cuda", 90, 32), options=options or {}
             )
             print("ok  ", path, name, f"shared={compiled.metadata.shared}")
         except Exception:

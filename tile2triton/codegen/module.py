@@ -26,7 +26,7 @@ class KernelLaunch:
     # sizes the kernel takes as a multiple of a power of two (TILE2TRITON_SIZE_MULTIPLES): per
     # entry, the index in ``args`` of a size Var in a global tensor's strides; the kernel has one
     # trailing ``tl.constexpr`` parameter each, after all others, the largest of 1, 2, 4, 8 that
-    # divides the size, which the runtime computes at launch (runtime/launcher.size_multiple)
+    # divides the size, which the runtime computes at launch (runtime/launch_args.size_multiple)
     multiples: list = field(default_factory=list)
 
 

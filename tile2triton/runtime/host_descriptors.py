@@ -20,6 +20,8 @@ import copy
 
 import torch
 
+from .launch_args import ExtraArguments
+
 
 def descriptors_for(args: tuple, specs: tuple) -> list:
     """The descriptor arguments of one launch: per ``(index in args, block shape)``."""
@@ -32,33 +34,19 @@ def descriptors_for(args: tuple, specs: tuple) -> list:
     return out
 
 
-class WithHostDescriptors:
+class WithHostDescriptors(ExtraArguments):
     """A generated Triton function whose callers pass its tensors only: ``fn[grid](...)`` and
     ``fn.run(...)`` as for the function itself, the descriptors inserted after the first ``count``
     arguments (the kernel's own; a scratch argument, if any, follows them)."""
 
     def __init__(self, fn, specs: tuple, count: int):
-        self.fn = fn
+        super().__init__(fn)
         self.specs = specs
         self.count = count
 
-    def arguments(self, args: tuple) -> tuple:
+    def arguments(self, args: tuple, grid=None) -> tuple:
         n = self.count
         return (*args[:n], *descriptors_for(args, self.specs), *args[n:])
-
-    def __getitem__(self, grid):
-        launch = self.fn[grid]
-
-        def run(*args, **kwargs):
-            return launch(*self.arguments(args), **kwargs)
-
-        return run
-
-    def run(self, *args, grid, **kwargs):
-        return self.fn.run(*self.arguments(args), grid=grid, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.fn, name)
 
 
 class EncodedDescriptors:

@@ -25,6 +25,7 @@ from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
 from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
+from .launch_args import ExtraArguments, size_multiple
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
 from .target import cuda_device_guard, ensure_allocator
@@ -41,39 +42,18 @@ def scalar_key(value):
     return value.__class__
 
 
-def size_multiple(value: int) -> int:
-    """The largest of 1, 2, 4, 8 that divides ``value``: what a kernel taking the size as a multiple
-    (``KernelLaunch.multiples``, TILE2TRITON_SIZE_MULTIPLES) is passed for it; a function of
-    ``value & 7``, which the launch keys of such a kernel hold."""
-    return 8 if value & 7 == 0 else value & -value
-
-
-class WithSizeMultiples:
+class WithSizeMultiples(ExtraArguments):
     """A generated Triton function whose callers do not pass its trailing ``tl.constexpr`` size
     multiples: ``fn[grid](...)`` and ``fn.run(...)`` as for the function itself, each computed from
     the size at its index in the arguments and appended after all of them (descriptors and scratch
     included: this wraps the Triton function itself)."""
 
     def __init__(self, fn, indices: tuple):
-        self.fn = fn
+        super().__init__(fn)
         self.indices = indices
 
-    def arguments(self, args: tuple) -> tuple:
+    def arguments(self, args: tuple, grid=None) -> tuple:
         return (*args, *[size_multiple(args[i]) for i in self.indices])
-
-    def __getitem__(self, grid):
-        launch = self.fn[grid]
-
-        def run(*args, **kwargs):
-            return launch(*self.arguments(args), **kwargs)
-
-        return run
-
-    def run(self, *args, grid, **kwargs):
-        return self.fn.run(*self.arguments(args), grid=grid, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.fn, name)
 
 
 class DirectLaunch:

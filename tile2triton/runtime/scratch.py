@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from .launch_args import ExtraArguments
+
 
 def scratch_tensor(bytes_per_program: int, grid, device) -> torch.Tensor:
     programs = 1
@@ -25,24 +27,13 @@ def _device(args):
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-class WithScratch:
+class WithScratch(ExtraArguments):
     """A generated Triton function whose callers do not pass the scratch argument: ``fn[grid](...)``
     and ``fn.run(...)`` as for the function itself, the scratch area appended."""
 
     def __init__(self, fn, bytes_per_program: int):
-        self.fn = fn
+        super().__init__(fn)
         self.bytes_per_program = bytes_per_program
 
-    def __getitem__(self, grid):
-        launch = self.fn[grid]
-
-        def run(*args, **kwargs):
-            return launch(*args, scratch_tensor(self.bytes_per_program, grid, _device(args)), **kwargs)
-
-        return run
-
-    def run(self, *args, grid, **kwargs):
-        return self.fn.run(*args, scratch_tensor(self.bytes_per_program, grid, _device(args)), grid=grid, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.fn, name)
+    def arguments(self, args: tuple, grid) -> tuple:
+        return (*args, scratch_tensor(self.bytes_per_program, grid, _device(args)))

@@ -368,7 +368,7 @@ def _size_constants(launch, names: list, signature: dict, attrs: dict, sizes: di
     """The constants of an offline compile for the sizes' values in ``sizes`` (by parameter name),
     as a launch specialises them: 1 a constant, a multiple of 16 divisible (``attrs``), and each
     trailing size multiple (``KernelLaunch.multiples``; 1 for a size not given)."""
-    from .launcher import size_multiple
+    from .launch_args import size_multiple
 
     constants = {}
     for i, name in enumerate(names[: len(launch.args)]):

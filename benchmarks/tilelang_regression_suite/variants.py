@@ -122,6 +122,57 @@ def _blocksparse_gemm(example):
     return do_bench(lambda: example.blocksparse_matmul(a, b, block_mask, bm, bn, bk, *args), backend="cupti")
 
 
+def _mha_bwd(layout: str, batch: int, heads: int, n_ctx: int, d_head: int, causal: bool):
+    """example_mha_bwd_bhsd / _bshd's run_regression_perf at other sizes (its block_N rule kept)."""
+
+    def run(example):
+        import torch
+        from tilelang.profiler import do_bench
+
+        torch.manual_seed(0)
+        block_M, block_N = 64, (64 if d_head <= 64 else 32)
+        shape = (batch, heads, n_ctx, d_head) if layout == "bhsd" else (batch, n_ctx, heads, d_head)
+        Q = torch.randn(*shape, device="cuda", dtype=torch.half)
+        K, V, out, dO = (torch.randn_like(Q) for _ in range(4))
+        lse = torch.zeros(batch, heads, n_ctx, device="cuda", dtype=torch.float32)
+        with torch.no_grad():
+            prep = example.flashattn_bwd_preprocess(batch, heads, n_ctx, d_head)
+            kernel = example.flashattn_bwd(batch, heads, n_ctx, d_head, causal, block_M, block_N)
+        dQ = torch.zeros(*shape, device="cuda", dtype=torch.float32)
+        dK = torch.zeros(*shape, device="cuda", dtype=torch.float16)
+        dV = torch.zeros(*shape, device="cuda", dtype=torch.float16)
+        Delta = prep(out, dO)
+        return do_bench(lambda: kernel(Q, K, V, dO, lse, Delta, dQ, dK, dV), backend="cupti")
+
+    return run
+
+
+def _gqa_bwd(example):
+    """example_gqa_bwd's run_regression_perf (the split kernel, its tiles) at other sizes."""
+    import torch
+    from tilelang.profiler import do_bench
+
+    batch, heads, n_ctx, d_qk, d_v, groups = 2, 16, 384, 128, 128, 4
+    torch.manual_seed(42)
+    head_kv = heads // groups
+    Q = torch.randn(batch, n_ctx, heads, d_qk, device="cuda", dtype=torch.half)
+    K = torch.randn(batch, n_ctx, head_kv, d_qk, device="cuda", dtype=torch.half)
+    V = torch.randn(batch, n_ctx, head_kv, d_v, device="cuda", dtype=torch.half)
+    out = torch.randn(batch, n_ctx, heads, d_v, device="cuda", dtype=torch.half)
+    dO = torch.randn(batch, n_ctx, heads, d_v, device="cuda", dtype=torch.half)
+    lse = torch.zeros(batch, heads, n_ctx, device="cuda", dtype=torch.float32)
+    with torch.no_grad():
+        prep = example.flashattn_bwd_preprocess(batch, heads, n_ctx, d_v)
+        kernel = example.flashattn_bwd_split(
+            batch, heads, n_ctx, d_qk, d_v, False, block_M=128, block_N=32, threads=256, num_stages=2, groups=groups
+        )
+    dQ = torch.zeros_like(Q, dtype=torch.float32)
+    dK = torch.zeros(groups, batch, n_ctx, head_kv, d_qk, device="cuda", dtype=torch.float16)
+    dV = torch.zeros(groups, batch, n_ctx, head_kv, d_v, device="cuda", dtype=torch.float16)
+    Delta = prep(out, dO)
+    return do_bench(lambda: kernel(Q, K, V, dO, lse, Delta, dQ, dK, dV), backend="cupti")
+
+
 def _block_sparse_attn(example):
     import math
 
@@ -260,9 +311,21 @@ VARIANTS: dict = {
     ),
     # flash_attention
     "regression_example_gqa_bwd_tma_reduce_varlen": NoVariant(_NO_SIZES),
-    "regression_example_gqa_bwd": NoVariant(_NO_SIZES),
-    "regression_example_mha_bwd_bshd": NoVariant(_NO_SIZES),
-    "regression_example_mha_bwd_bhsd": NoVariant(_NO_SIZES),
+    "regression_example_gqa_bwd": Variant(
+        "the split kernel at batch 2, head dims 128/128 (the suite's 192/128), groups 4 (16), 384 tokens (256)",
+        run=_gqa_bwd,
+        shape="batch=2, heads=16, n_ctx=384, d_qk=128, d_v=128, groups=4",
+    ),
+    "regression_example_mha_bwd_bshd": Variant(
+        "head dim 128 (the suite's 64: block_N 32), 640 tokens (a multiple of both tiles), batch 1, 16 heads",
+        run=_mha_bwd("bshd", 1, 16, 640, 128, False),
+        shape="batch=1, heads=16, n_ctx=640, d_head=128",
+    ),
+    "regression_example_mha_bwd_bhsd": Variant(
+        "causal (the suite's is not), 768 tokens, batch 2, 12 heads, head dim 64",
+        run=_mha_bwd("bhsd", 2, 12, 768, 64, True),
+        shape="batch=2, heads=12, n_ctx=768, d_head=64, causal",
+    ),
     "regression_example_gqa_fwd_bshd": Variant(
         "batch 2, 32 heads in groups of 8 (the suite: 16 in 1 group), seq 1536",
         kwargs={"batch": 2, "heads": 32, "seq_len": 1536, "groups": 8},

@@ -3,7 +3,8 @@
 
     python3 tools/suite_folders_doc.py HEAD.md OUT.md --checkout TILELANG_CHECKOUT FOLDER=RESULT.json ...
 
-HEAD.md is the hand-written part (where the runs come from, what remains by cause); then one
+HEAD.md is the hand-written part (where the runs come from, what remains by cause; the current doc
+may serve: only its text before the first table is read); then one
 summary row per folder and, per folder, ``tools/suite_compare.py``'s tables of its result (issue 26's
 rule), each section naming the JSON it comes from.  A folder whose TileLang run passed nothing is
 listed under the table, not given a section.
@@ -44,7 +45,7 @@ def main() -> int:
         body = suite_compare.markdown(per_file, excluded, remaining)
         sections.append(f"### `testing/python/{folder}`\n\nFrom `{path}`.\n\n{body.rstrip()}\n")
     with open(args.head) as f:
-        text = f.read().rstrip() + "\n\n"
+        text = f.read().split("\n| folder |")[0].rstrip() + "\n\n"
     text += (
         "| folder | TileLang passes | tile2triton passes | excluded | remaining | of them CUDA C | of them hardware |\n"
     )

@@ -23,7 +23,8 @@ step() { local lim=$1; shift; echo "### $* (limit ${lim}s, at $(( $(date +%s) - 
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 TAILN=6 TILE2TRITON_TEST_DEVICE=cuda PYTHONPATH=. step 60 python3 -m pytest -q -k cuda -p no:cacheprovider \
-  tests/test_size_multiples.py tests/test_math.py tests/test_math_family.py tests/test_constructs_rounding.py
+  tests/test_rounding_like_nvcc.py tests/test_size_multiples.py tests/test_math.py tests/test_math_family.py \
+  tests/test_constructs_rounding.py
 PYTHONPATH=. step 60 python3 benchmarks/dynamic_probe.py
 TAILN=12 step 90 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --variants --files cast -j 4 --out "$out/cast"
 TAILN=6 PYTHONPATH="$site":. step 60 python3 benchmarks/vs_tilelang.py --rows 16,17 --rounds 1 --jobs 2

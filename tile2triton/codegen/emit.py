@@ -22,7 +22,7 @@ from .module import KernelLaunch, TritonModule
 from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
-from .values import Tile, next_pow2
+from .values import Tile, launch_warps, next_pow2
 from .warp_atomics import HELPERS as WARP_ATOMIC_HELPERS
 
 INT64 = DTYPES["int64"]
@@ -367,8 +367,7 @@ def _lower_kernel(
     fn.t2t_origin = kernel.loc
     drop_dead_assignments(fn)
     check_fp8(lw, kernel, func.params)
-    # a warp is the target's: threads=128 is 4 warps of 32 lanes, or 2 wavefronts of 64 on CDNA
-    num_warps = lw.options.num_warps or next_pow2(max(1, kernel.threads // lw.options.warp_size))
+    num_warps = launch_warps(lw.options, kernel.threads)
     aligned = [p for p in args if p in lw.descriptors.aligned]
     launch = KernelLaunch(
         fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param, host_descriptors,

@@ -23,7 +23,7 @@ from .. import ir
 from ..ir import INT32
 from ..ir.exprs import ir_key, static
 from . import pyast as P
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, next_pow2
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, launch_warps, next_pow2
 
 
 def lower_local_loop(lw: Lowerer, s: ir.For, store_rule) -> bool:
@@ -343,7 +343,7 @@ def _move_limit(lw: Lowerer) -> int:
     owner = lw.scope.lanes.owner
     if not isinstance(owner, ir.Kernel):
         return MOVE_LIMIT
-    warps = lw.options.num_warps or next_pow2(max(1, owner.threads // lw.options.warp_size))
+    warps = launch_warps(lw.options, owner.threads)
     return max(MOVE_LIMIT, MOVE_PER_THREAD * 32 * warps)
 
 

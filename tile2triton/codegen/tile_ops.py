@@ -18,7 +18,7 @@ from .descriptors import descriptor_load
 from .rules import close_lanes, lower_store, open_lanes
 from .rules_base import lowers
 from .threads import block_level, in_thread_view
-from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, next_pow2
+from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, launch_warps, next_pow2
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -436,7 +436,7 @@ def _transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
       shared-memory fit step (runtime/tuning.FIT_STEPS) transposes past the budget."""
     opts = lw.options
     hopper = _hopper(opts)
-    warps = opts.num_warps or next_pow2(max(1, lw.kernel.threads // opts.warp_size))
+    warps = launch_warps(opts, lw.kernel.threads)
     a, b = s.a.buffer, s.b.buffer
     if not (opts.transposed_dots and hopper and warps >= 4 and m < WGMMA_ROWS <= n):
         return False

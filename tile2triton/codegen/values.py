@@ -28,6 +28,13 @@ def next_pow2(n: int) -> int:
     return p
 
 
+def launch_warps(options, threads: int) -> int:
+    """The warps a kernel of ``threads`` threads launches with: the options' own, else the
+    target's warps for them (a warp is the target's: 128 threads are 4 warps of 32 lanes, or 2
+    wavefronts of 64 on CDNA), rounded up to a power of two as Triton wants."""
+    return options.num_warps or next_pow2(max(1, threads // options.warp_size))
+
+
 def prod(items) -> int:
     out = 1
     for i in items:

@@ -33,7 +33,7 @@ from .. import ir
 from ..ir import INT32
 from . import pyast as P
 from .ptx import ptx_allowed
-from .values import Lowerer, Tile, is_literal, next_pow2
+from .values import Lowerer, Tile, is_literal, launch_warps
 
 # @triton.jit helpers of the generated module (they join emit.JIT_HELPER_SOURCES): the inline PTX
 # named once, not repeated at every atomic
@@ -100,7 +100,7 @@ def applies(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, value: Tile | None) -> b
     if storage.bits != 32 and (s.result is not None or storage.bits != 64):
         return False  # the claim's PTX adds 32-bit words; Triton's atomic takes 32 and 64 bits
     # no element replicated over several lanes: at least one element a thread
-    warps = lw.options.num_warps or next_pow2(max(1, lw.kernel.threads // lw.options.warp_size))
+    warps = launch_warps(lw.options, lw.kernel.threads)
     return lw.options.warp_size == 32 and prod(lanes.padded) >= warps * 32
 
 

@@ -44,7 +44,7 @@ class WithHostDescriptors(ExtraArguments):
         self.specs = specs
         self.count = count
 
-    def arguments(self, args: tuple, grid=None) -> tuple:
+    def arguments(self, args: tuple, grid) -> tuple:
         n = self.count
         return (*args[:n], *descriptors_for(args, self.specs), *args[n:])
 

@@ -52,7 +52,7 @@ class WithSizeMultiples(ExtraArguments):
         super().__init__(fn)
         self.indices = indices
 
-    def arguments(self, args: tuple, grid=None) -> tuple:
+    def arguments(self, args: tuple, grid) -> tuple:
         return (*args, *[size_multiple(args[i]) for i in self.indices])
 
 

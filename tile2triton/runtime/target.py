@@ -25,6 +25,7 @@ import triton
 import triton.language as tl
 
 from .. import settings
+from .launch_args import size_multiple
 
 try:
     from triton.runtime import _allocation
@@ -302,7 +303,7 @@ def triton_signature(launch) -> dict:
         types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]>")
     if launch.scratch_param is not None:
         types.append("*i8")
-    types += ["constexpr"] * len(getattr(launch, "multiples", ()))  # the sizes' multiples, last
+    types += ["constexpr"] * len(launch.multiples)  # the sizes' multiples, last
     return types
 
 
@@ -368,8 +369,6 @@ def _size_constants(launch, names: list, signature: dict, attrs: dict, sizes: di
     """The constants of an offline compile for the sizes' values in ``sizes`` (by parameter name),
     as a launch specialises them: 1 a constant, a multiple of 16 divisible (``attrs``), and each
     trailing size multiple (``KernelLaunch.multiples``; 1 for a size not given)."""
-    from .launch_args import size_multiple
-
     constants = {}
     for i, name in enumerate(names[: len(launch.args)]):
         value = sizes.get(name)

@@ -143,21 +143,24 @@ class DirectLaunch:
             if self.stream is None:
                 self.stream = driver.active.get_current_stream
             self.kernels[key] = kernel
-            if self.multiples:
-                self.tails[key] = tuple(size_multiple(args[i]) for i in self.multiples)
             if self.descriptors and self.cache_descriptors:
                 self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
 
     def _arguments(self, grid: tuple, key: tuple, args: tuple) -> tuple:
         """The kernel's own arguments, then its descriptors (then scratch, then size multiples)."""
-        own = args
+        tail = self._multiples(key, args) if self.multiples else ()
         if self.descriptors:
             args = (*args, *descriptors_for(args, self.descriptors))
         if self.scratch_bytes:
             args = (*args, self._scratch(grid, args, key))
-        if self.multiples:
-            args = (*args, *[size_multiple(own[i]) for i in self.multiples])
-        return args
+        return (*args, *tail)
+
+    def _multiples(self, key: tuple, args: tuple) -> tuple:
+        """The size multiples of a launch, kept per key (the key holds each such size's last 3 bits)."""
+        tail = self.tails.get(key)
+        if tail is None:
+            tail = self.tails[key] = tuple(size_multiple(args[i]) for i in self.multiples)
+        return tail
 
     def _scratch(self, grid: tuple, args: tuple, key: tuple):
         """The scratch argument, on the arguments' device, as WithScratch makes it."""

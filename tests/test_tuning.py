@@ -103,7 +103,7 @@ def test_attention_shape_and_heuristic_d128():
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
     assert shape == tuning.KernelShape(
-        "attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2, blocks=2 * 2 * 1
+        "attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2, blocks=2 * 2 * 1, gemms=2
     )
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(8, 3)
 
@@ -121,8 +121,24 @@ def test_short_loop_takes_the_stages_that_keep_two_blocks_per_sm():
 
 
 def test_heuristic_d64_takes_four_warps():
-    kernel = prim(attention, 1, 2, 200, 64, 128, 128, 2, 256)
+    """4 warps hold the accumulators (128 x 128 + 128 x 64) of a grid that gives SMs a second
+    block (2 x 100 blocks here)."""
+    kernel = prim(attention, 1, 100, 200, 64, 128, 128, 2, 256)
+    assert tuning.shape_of(kernel.prim_func).blocks == 200
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(4, 3)
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_grid_of_one_block_an_sm_keeps_the_source_warps(monkeypatch, switch):
+    """TILE2TRITON_GRID_WARPS: the same forward on 2 x 60 blocks (at most one an SM) keeps the
+    source's 8 warps; off, the 4 that hold the accumulators.  A source of 4 warps keeps 4."""
+    monkeypatch.setenv("TILE2TRITON_GRID_WARPS", switch)
+    kernel = prim(attention, 1, 60, 200, 64, 128, 128, 2, 256)
+    assert tuning.shape_of(kernel.prim_func).blocks == 120
+    want = 8 if switch == "1" else 4
+    assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(want, 3)
+    narrow = prim(attention, 1, 60, 200, 64, 128, 128, 2, 128)
+    assert tuning.heuristic(narrow.prim_func, HOPPER).num_warps == 4
 
 
 def test_heuristic_stages_follow_shared_memory():

@@ -28,6 +28,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
+| ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -88,6 +89,7 @@ TRANSPOSED_DOTS_DEFAULT = True
 TRIP_BOUNDS_DEFAULT = True
 SPLIT_MIN_TRIPS_DEFAULT = 3
 GRID_STAGES_DEFAULT = True
+GRID_WARPS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
 # Session 10 probe (H200, Triton 3.6, a flash-attention forward B1 H32 S256 D64, 2 descriptors):
 # with the encoded maps cached the host cost is gone (event 18.46 -> 10.50 us) but pointers still
@@ -142,9 +144,9 @@ FORWARD_RINGS_DEFAULT = True
 UNIFORM_BRANCHES_DEFAULT = True
 # codegen/emit._size_multiples: example_dynamic at M, N, K = 3000, 2600, 1000 (offline, Triton 3.9, sm_90):
 # without it 2-byte ld.global, one stage, 255 registers; with it 16-byte cp.async, 3 stages, 168 registers.
-# Off until a GPU run (Triton 3.6) checks it: it adds parameters to every launch path, and session 12's
-# device time ran out before benchmarks/dynamic_probe.py could run
-SIZE_MULTIPLES_DEFAULT = False
+# H200, Triton 3.6 (benchmarks/dynamic_probe.py, session 13): 3000 x 2600 x 1000 0.1168 -> 0.0625 ms (TileLang
+# 0.079), 4096^3 0.2413 -> 0.2454 ms, 3001 x 2601 x 1001 (odd: multiple 1) 0.1172 -> 0.1179 ms, outputs unchanged
+SIZE_MULTIPLES_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -169,6 +171,7 @@ VARIABLES = (
     "TILE2TRITON_TRIP_BOUNDS",
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
+    "TILE2TRITON_GRID_WARPS",
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
@@ -266,6 +269,7 @@ class Settings:
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
+    grid_warps: bool  # an attention forward on a grid of at most one block an SM keeps the source's warps
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
@@ -331,6 +335,7 @@ class Settings:
                 "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT
             ),
             grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
+            grid_warps=flag("TILE2TRITON_GRID_WARPS", get("TILE2TRITON_GRID_WARPS"), GRID_WARPS_DEFAULT),
             host_descriptor_cache=flag(
                 "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
                 get("TILE2TRITON_HOST_DESCRIPTOR_CACHE"),

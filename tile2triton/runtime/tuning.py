@@ -143,6 +143,7 @@ class KernelShape:
     kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
     blocks: int | None = None  # blocks of the loop's kernel's grid, where static
     tile_elems: int = 0  # 32-bit registers the loop's tiles take (accumulators, fragments, gemm operands)
+    gemms: int = 0  # gemms in the loop (2: an attention forward's scores and output)
 
 
 def shape_of(func: ir.PrimFunc) -> KernelShape:
@@ -171,6 +172,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 kernels,
                 blocks=_grid_blocks(kernel),
                 tile_elems=_tile_registers(st, gemms),
+                gemms=len(gemms),
             )
     return best
 
@@ -251,6 +253,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       accumulators in at most REGS_PER_THREAD registers a thread (``_acc_budget``: fewer where
       the register file gives a thread less), else the warps that hold the most of them, and 3
       pipeline stages where they fit in shared memory (else 2; 4 was slower wherever it fit);
+      with two gemms (a forward) on a static grid of at most one block an SM, the source's warps
+      up to 8 where those are more (``TILE2TRITON_GRID_WARPS``);
     * a loop with one gemm: the source's warps, and at least 3 stages where they fit (2 stages
       were slower than 3 on every GEMM measured; more than 3 gained nothing, so more stay);
     * a short loop (at most SHORT_LOOP iterations, known when compiling: a split-K decode's
@@ -321,6 +325,20 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         # fit keeps them: its tiles (16 query rows) give four warps a sliver each and a
         # cross-warp reduction through shared memory per softmax step
         warps = source
+    wider = min(source, 8)
+    if (
+        settings.current().grid_warps
+        and shape.gemms == 2
+        and shape.blocks is not None
+        and shape.blocks <= SMS
+        and wider > warps
+        and shape.acc_elems <= _acc_budget(wider) * 32 * wider
+    ):
+        # TILE2TRITON_GRID_WARPS: a grid of at most one block an SM leaves each SM one block's
+        # warps to hide its latencies; the source's (up to 8) beat the fewest that hold the
+        # accumulators there (attention forward, 64-96 blocks: 4-20% faster), and lost wherever
+        # an SM got a second block (144-1024 blocks; benchmarks/attn_warps_sweep.py)
+        warps = wider
     stages = fits[0] if fits else shape.stages
     if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
         # blocks an SM holds at once, as far as the grid has them for it (TILE2TRITON_GRID_STAGES:

@@ -140,3 +140,21 @@ def test_direct_launches_pass_the_multiples(monkeypatch):
     assert [m for _, m in direct] == [size_multiple(k) for k in ks]
     assert direct == by_run
     assert len({f for f, _ in direct}) == 4  # one compiled kernel per multiple
+
+
+def test_target_matrix_compiles_a_kernel_with_multiples(monkeypatch):
+    """tools/target_matrix.py compiles each collected kernel offline from its signature alone: the
+    multiples' constexpr parameters get 1 (no known divisibility), as compile_offline gives a size
+    it is not told; without a value they reached the kernel as None."""
+    import importlib.util
+    from pathlib import Path
+
+    monkeypatch.setenv("TILE2TRITON_SIZE_MULTIPLES", "1")
+    path = Path(__file__).resolve().parents[1] / "tools" / "target_matrix.py"
+    spec = importlib.util.spec_from_file_location("target_matrix", path)
+    matrix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matrix)
+    module = tilelang.compile(row_add(), out_idx=[1]).lowered_for("sm_90")
+    kernels = matrix._launches(module)
+    assert kernels[0][1][-1] == "constexpr"  # K's multiple, last
+    assert matrix._compile_job(("sm_90", module.source, kernels)) == ("sm_90", None)

@@ -203,10 +203,15 @@ def _compile_job(job) -> tuple:
                 fn = getattr(module, kname)
                 signature = dict(zip(fn.arg_names, types))
                 attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(types) if t.startswith("*")}
+                # the only constexpr parameters are the sizes' multiples (runtime/target.triton_signature):
+                # 1, a size of no known divisibility, as compile_offline takes a size it is not given
+                constants = {(i,): 1 for i, t in enumerate(types) if t == "constexpr"}
                 source_class = ASTSource
                 if type(fn).__module__.startswith("triton.experimental.gluon"):
                     from triton.experimental.gluon._runtime import GluonASTSource as source_class
-                triton.compile(source_class(fn, signature, {}, attrs), target=gpu, options={"num_warps": num_warps})
+                triton.compile(
+                    source_class(fn, signature, constants, attrs), target=gpu, options={"num_warps": num_warps}
+                )
             sys.modules.pop(name, None)
         return target, None
     except Exception as exc:

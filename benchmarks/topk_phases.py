@@ -35,11 +35,12 @@ import triton.language as tl
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _probe():
+def _probe(examples: str):
+    """benchmarks/topk_probe.py, reading TileLang's examples from ``examples``."""
     spec = importlib.util.spec_from_file_location("topk_probe", os.path.join(HERE, "topk_probe.py"))
     module = importlib.util.module_from_spec(spec)
-    sys.argv = sys.argv[:2]
     spec.loader.exec_module(module)
+    module.EXAMPLES = examples
     return module
 
 
@@ -191,7 +192,7 @@ def first_pass(rows):
 def main() -> None:
     start = time.time()
     rows: list = []
-    probe = _probe()
+    probe = _probe(sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples")
     phases(probe, rows)
     first_pass(rows)
     width = max(len(r[1]) for r in rows)

@@ -368,7 +368,8 @@ class Settings:
                 "TILE2TRITON_SCRATCH_BLOCK_CLAIMS", get("TILE2TRITON_SCRATCH_BLOCK_CLAIMS"), False
             ),
             scratch_histogram=flag("TILE2TRITON_SCRATCH_HISTOGRAM", get("TILE2TRITON_SCRATCH_HISTOGRAM"), False),
-            # off until the H200 probe (benchmarks/topk_probe.py) has measured it
+            # off: exact on the H200 but not a consistent win (benchmarks/topk_probe.py, session 12: topk 82.4 ->
+            # 73.9 us at 64 x 32768, 118.1 -> 128.6 us at 32 x 65536)
             warp_aggregated_atomics=flag(
                 "TILE2TRITON_WARP_AGGREGATED_ATOMICS", get("TILE2TRITON_WARP_AGGREGATED_ATOMICS"), False
             ),

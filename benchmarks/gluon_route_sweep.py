@@ -6,7 +6,7 @@ with ``TILE2TRITON_GLUON=off`` (the ``tl`` lowering) and ``=force`` (the Gluon r
 applies, past its cost model). Both outputs are checked against torch; times are
 ``triton.testing.do_bench`` medians (L2 flushed). On an H200, from the repo root:
 
-    PYTHONPATH=. python benchmarks/gluon_route_sweep.py            # rows, then columns (MLA) routes
+    PYTHONPATH=. python benchmarks/gluon_route_sweep.py            # rows, sink rows, then columns (MLA)
     PYTHONPATH=. python benchmarks/gluon_route_sweep.py --jobs 12  # compile in 12 processes first
 
 Rows print ``shape | tl us | gluon us | tl/gluon`` (> 1: Gluon faster) and which route ``force`` got.
@@ -45,6 +45,19 @@ def rows_shapes():
     return out
 
 
+def sink_shapes():
+    """Causal attention with a sink logit per head (``mha_sink_bhsd``, TileLang's attention_sink
+    example at its 128-row, 256-thread tile, compiled with its fast math): keys per tile, batch x
+    heads, query and key lengths (loops of 2 to 64 iterations, 64 to 4096 blocks)."""
+    lengths = ((1, 32, 256, 256), (1, 32, 512, 512), (2, 24, 384, 640), (1, 16, 1000, 1000), (2, 16, 2048, 2048))
+    lengths += ((4, 32, 4096, 4096),)
+    return [
+        ("sink", (batch, heads, seq_q, seq_kv, 128, 128, block_n, 2, 256))
+        for block_n in (64, 128)
+        for batch, heads, seq_q, seq_kv in lengths
+    ]
+
+
 def columns_shapes():
     """MLA decode (``mla_decode``): latent width, key tile, batch, KV length."""
     out = []
@@ -63,9 +76,10 @@ def inputs(kind, args, dev):
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float16).to(dev)
 
-    if kind == "rows":
+    if kind in ("rows", "sink"):
         b, h, sq, skv, d = args[:5]
-        return [randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d)]
+        sinks = [randn(h)] if kind == "sink" else []
+        return [randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d), *sinks]
     b, h, s, d, pe = args[:5]
     return [randn(b, h, d), randn(b, h, pe), randn(b, s, 1, d), randn(b, s, 1, pe)]
 
@@ -77,6 +91,17 @@ def reference(kind, args, ins):
         q, k, v = (t.float() for t in ins)
         causal = args[5]
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    if kind == "sink":  # the sink: one more logit in every row's softmax, its weight dropped
+        q, k, v, sinks = (t.float() for t in ins)
+        seq_q, seq_kv = q.shape[2], k.shape[2]
+        scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+        future = (
+            torch.arange(seq_kv, device=q.device)[None, :]
+            > torch.arange(seq_q, device=q.device)[:, None] + seq_kv - seq_q
+        )
+        scores = scores.masked_fill(future, float("-inf"))
+        column = sinks[None, :, None, None].expand(*scores.shape[:-1], 1)
+        return torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)[..., :-1] @ v
     q, q_pe, kv, k_pe = (t.float() for t in ins)
     scores = torch.einsum("bhd,bsd->bhs", q, kv[:, :, 0]) + torch.einsum("bhd,bsd->bhs", q_pe, k_pe[:, :, 0])
     return torch.einsum("bhs,bsd->bhd", torch.softmax(scores * args[-1], dim=-1), kv[:, :, 0])
@@ -87,10 +112,11 @@ def compile_one(kind, args, route):
     os.environ["TILE2TRITON_GLUON"] = route
     vs = _vs() if "vs_tilelang" not in sys.modules else sys.modules["vs_tilelang"]
     module = vs.load_kernels("t2t")
-    factory = module.mha_bhsd if kind == "rows" else module.mla_decode
+    factory = {"rows": module.mha_bhsd, "sink": module.mha_sink_bhsd, "columns": module.mla_decode}[kind]
     from tile2triton.runtime.kernel import JITKernel
 
-    made = module.frontend.jit(out_idx=[-1])(factory)(*args)
+    pass_configs = {"tl.enable_fast_math": True} if kind == "sink" else None  # as TileLang's example
+    made = module.frontend.jit(out_idx=[-1], pass_configs=pass_configs)(factory)(*args)
     return JITKernel(made.prim_func, pass_configs=made.pass_configs)
 
 
@@ -107,12 +133,12 @@ def _warm(task):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=1, help="processes compiling before the timed runs")
-    ap.add_argument("--only", choices=("rows", "columns"), default=None)
+    ap.add_argument("--only", choices=("rows", "sink", "columns"), default=None)
     ns = ap.parse_args(argv)
     import torch
     import triton
 
-    shapes = [s for s in rows_shapes() + columns_shapes() if ns.only in (None, s[0])]
+    shapes = [s for s in rows_shapes() + sink_shapes() + columns_shapes() if ns.only in (None, s[0])]
     tasks = [(k, a, r) for k, a in shapes for r in ("off", "force")]
     if ns.jobs > 1:
         with cf.ProcessPoolExecutor(ns.jobs, mp_context=mp.get_context("spawn")) as pool:

@@ -42,11 +42,14 @@ def attention(
     clear=None,
     start=0,
     hole=None,
+    sink=False,
 ):
     """TileLang's flash-attention forward (examples/flash_attention), BHSD or BSHD; ``groups`` query
     heads share a K/V head (example_gqa_fwd_bshd.py: kv head = by // groups); ``clear``: S zeroed by
     ``T.clear(acc_s)`` or by ``clear_accum=True``, the mask applied after the gemm; ``start``: the
-    first K/V tile.  ``hole`` names a variation the Gluon route must refuse (or get right)."""
+    first K/V tile; ``sink``: a learned sink logit per head joins each row's softmax
+    (examples/attention_sink: ``sinks[i] = Sinks[by]``).  ``hole`` names a variation the Gluon route
+    must refuse (or get right)."""
     scale = (1.0 / dim) ** 0.5 * 1.44269504
     kv_heads = heads // groups
     shape = [batch, heads, seq, dim] if layout == "bhsd" else [batch, seq, heads, dim]
@@ -58,7 +61,7 @@ def attention(
     fp16_sum, wide_read, no_logsum_fill = hole == "fp16_sum", hole == "wide_read", hole == "no_logsum_fill"
     write_k, s_after, v_into_q = hole == "write_k", hole == "s_after", hole == "v_into_q"
     second_kernel, clear_first, int_div = hole == "second_kernel", hole == "clear_first", hole == "int_div"
-    reduce_k = hole == "reduce_k"
+    reduce_k, lane_global = hole == "reduce_k", hole == "lane_global"
 
     def box(t, b, h, start, rows):
         return t[b, h, start : start + rows, :] if layout == "bhsd" else t[b, start : start + rows, h, :]
@@ -70,6 +73,7 @@ def attention(
         V: T.Tensor(kv_shape, dtype),
         Output: T.Tensor(shape, dtype),
         Bias: T.Tensor([seq], accum),
+        Sinks: T.Tensor([heads], dtype),
     ):
         with T.Kernel(T.ceildiv(seq, block_m), heads, batch, threads=threads) as (bx, by, bz):
             Q_shared = T.alloc_shared([block_m, dim], dtype)
@@ -84,6 +88,7 @@ def attention(
             scores_scale = T.alloc_fragment([block_m], accum)
             scores_sum = T.alloc_fragment([block_m], accum)
             logsum = T.alloc_fragment([block_m], accum)
+            sinks = T.alloc_fragment([block_m], dtype)
             if q_let:
                 q_row = bx * block_m
                 T.copy(box(Q, bz, by, q_row, block_m), Q_shared)
@@ -95,6 +100,12 @@ def attention(
             T.fill(scores_max, -T.infinity(accum))
             if fp16_sum:
                 T.fill(scores_sum, 0)
+            if sink:
+                for i in T.Parallel(block_m):
+                    sinks[i] = Sinks[by]
+            if lane_global:  # a global read that differs along the rows
+                for i in T.Parallel(block_m):
+                    sinks[i] = Bias[T.min(bx * block_m + i, seq - 1)]
             loop_range = (
                 T.min(T.ceildiv(seq, block_n), T.ceildiv((bx + 1) * block_m, block_n))
                 if causal
@@ -168,6 +179,9 @@ def attention(
                 else:
                     T.copy(box(V, bz, by // groups, k * block_n, block_n), V_shared)
                     T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            if sink or lane_global:
+                for i in T.Parallel(block_m):
+                    logsum[i] += T.exp2(sinks[i] * 1.44269504 - scores_max[i] * scale)
             for i, j in T.Parallel(block_m, dim):
                 acc_o[i, j] /= logsum[i]
             if s_after:
@@ -192,7 +206,7 @@ def plan_of(prim, cost_model=True):
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_attention_takes_the_gluon_route(causal, layout):
-    p = plan_of(attention(1, 2, 600, 128, causal, layout))  # 5 iterations: the cost model's side
+    p = plan_of(attention(1, 2, 1100, 128, causal, layout))  # 9 tiles of 128 keys: the cost model's side
     assert (p.block_n, p.dim, p.dim_v, p.stages) == (128, 128, 128, 3)
     assert [type(s).__name__ for s in p.loop_head] == ["Parallel"]  # the mask; the K/V copies go to the loader
 
@@ -212,6 +226,8 @@ VARIANTS = {
     "q_let": dict(causal=False, seq=200, hole="q_let"),  # Q's box row in a let before its copy
     "k_let": dict(causal=True, seq=200, hole="k_let"),  # K's box row in a let of the loop body
     "fp16_sum": dict(causal=False, seq=200, hole="fp16_sum"),  # reduce_sum of fp16 P into fp32
+    "sink": dict(sink=True, causal=True, seq=333),  # Sinks[by] read before the loop, used after it
+    "sink_gqa_bf16": dict(sink=True, causal=False, seq=200, heads=6, groups=3, dtype="bfloat16"),
     # one consumer warpgroup: 64 rows, 128 threads (planned past the cost model: not measured faster yet)
     "one_consumer": dict(threads=128, block_m=64, block_n=64, causal=True, seq=150),
 }
@@ -230,6 +246,14 @@ def test_one_consumer_warpgroup_plans_for_64_rows_of_128_threads():
     assert p.consumers == 1 and p.block_n == 64
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_loop_over_1024_keys_takes_the_gluon_route(causal):
+    """The cost model counts whole tiles of keys: 1000 keys are 8 tiles of 128, 1024 a block's loop
+    (causal: the last row block's)."""
+    assert plan_of(attention(1, 2, 1000, 128, causal)).block_n == 128
+    assert plan_of(attention(1, 2, 1000, 128, causal, block_n=64)).block_n == 64
+
+
 def test_forced_route_skips_only_the_cost_model():
     """TILE2TRITON_GLUON=force (LoweringOptions.gluon_cost_model=False) plans a kernel the cost model
     leaves to tl, and still refuses one the route cannot serve."""
@@ -243,11 +267,14 @@ def test_forced_route_skips_only_the_cost_model():
     "kwargs, reason",
     [
         (dict(dim=64, seq=600), "head dim 128"),  # not measured faster at head dim 64
-        (dict(seq=300), "at least 4 iterations"),  # 3 iterations of 128 keys: too few to overlap
+        (dict(seq=896), "at least 1024 keys"),  # 7 iterations of 128 keys: too few
+        (dict(seq=960, block_n=64), "at least 1024 keys"),  # 15 of 64, likewise
+        (dict(seq=300), "at least 1024 keys"),  # 3 iterations of 128 keys: far too few to overlap
         (dict(threads=128, block_m=64, block_n=64, seq=600), "two consumer warpgroups"),
         (dict(threads=128, block_m=128), "64 rows per 128 threads"),
         (dict(threads=384, block_m=192), "128 or 256 threads"),
         (dict(extra=True), "row-major fragments"),  # a global read (an attention bias) in the loop
+        (dict(hole="lane_global"), "row-major fragments"),  # a global read along the rows, before it
         # logsum never filled: TileLang reads an uninitialized fragment, Gluon an undefined name
         (dict(hole="no_logsum_fill"), "written before they are read"),
         # the loader reads K tiles ahead of the consumers: a store into K would race with it
@@ -336,7 +363,9 @@ def test_output_offsets_of_a_large_tensor_are_64_bit(tmp_path):
     _compile_for_hopper(module, tmp_path)
 
 
-def _reference(q, k, v, causal, layout, start_key=0):
+def _reference(q, k, v, causal, layout, start_key=0, sinks=None):
+    """Attention in float64; ``sinks``: one logit per head, a column every row's softmax includes
+    and whose weight is dropped."""
     if layout == "bshd":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     groups = q.shape[1] // k.shape[1]
@@ -345,6 +374,10 @@ def _reference(q, k, v, causal, layout, start_key=0):
     if causal:
         n = q.shape[-2]
         scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    if sinks is not None:
+        sink_column = sinks.double()[None, :, None, None].expand(*scores.shape[:-1], 1)
+        weights = torch.softmax(torch.cat([scores, sink_column], dim=-1), dim=-1)[..., :-1]
+        return (weights @ v.double()).transpose(1, 2) if layout == "bshd" else weights @ v.double()
     out = torch.softmax(scores, dim=-1) @ v.double()
     return out.transpose(1, 2) if layout == "bshd" else out
 
@@ -365,9 +398,11 @@ def _run(device, batch, heads, seq, dim, causal, layout="bhsd", dtype="float16",
     k, v = (torch.randn(kv_shape, device=device, dtype=torch_dtype) for _ in range(2))
     out = poison(shape, torch_dtype, device)
     bias = torch.randn(seq, device=device)
-    kernel(q, k, v, out, bias)
+    sinks = torch.randn(heads, device=device, dtype=torch_dtype)
+    kernel(q, k, v, out, bias, sinks)
     start_key = kwargs.get("start", 0) * kwargs.get("block_n", 128)
-    assert_close(out, _reference(q, k, v, causal, layout, start_key), atol=atol, rtol=atol)
+    reference = _reference(q, k, v, causal, layout, start_key, sinks if kwargs.get("sink") else None)
+    assert_close(out, reference, atol=atol, rtol=atol)
 
 
 ON_HOPPER = pytest.mark.skipif(
@@ -417,8 +452,20 @@ def test_gluon_attention_output_past_2_31_elements():
     shape = (batch, seq, heads, dim)
     q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
     out = poison(shape, torch.float16, "cuda")
-    kernel(q, k, v, out, torch.randn(seq, device="cuda"))
+    kernel(q, k, v, out, torch.randn(seq, device="cuda"), torch.randn(heads, device="cuda", dtype=torch.float16))
     assert not out.isnan().any()
     for b, h in ((0, 0), (batch - 1, heads - 1)):
         one = (slice(b, b + 1), slice(None), slice(h, h + 1))
         assert_close(out[one], _reference(q[one], k[one], v[one], True, "bshd"), atol=2e-3, rtol=2e-3)
+
+
+def test_float32_division_rounds_correctly_unless_fast_math():
+    """As the tl lowering: TileLang's float32 `/` (nvcc without --use_fast_math) rounds correctly,
+    Triton's is approximate; ``TL_ENABLE_FAST_MATH`` lets it be."""
+    func = bind_kernel_source(attention(1, 2, 333, 128, True))
+    exact = emit_module(func, LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False)).source
+    fast = emit_module(
+        func, LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False, fast_math=True)
+    ).source
+    assert "acc_o = gl.div_rn(acc_o, logsum[:, None])" in exact
+    assert "acc_o = (acc_o / logsum[:, None])" in fast and "div_rn" not in fast

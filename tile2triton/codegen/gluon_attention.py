@@ -81,8 +81,9 @@ class _Frame:
 
 
 class _Emitter:
-    def __init__(self, p: Plan):
+    def __init__(self, p: Plan, fast_math: bool = False):
         self.p = p
+        self.fast_math = fast_math  # TL_ENABLE_FAST_MATH: float32 `/` may be approximate
         self.src = _Source()
         self.names: dict = {}  # ir.Var / ir.Buffer -> Python name
         self.used: set = set(RESERVED) | {f"{p.kernel.name}_{part}" for part in ("consumer", "loader", "kernel")}
@@ -137,6 +138,10 @@ class _Emitter:
                 op = "%" if op == "%" else "//"  # TileLang's integer `/` divides to an integer
             elif op == "//":
                 return f"gl.floor({lhs} / {rhs})"  # a float floor division
+            elif op == "/" and e.dtype.name == "float32" and not self.fast_math:
+                # as the tl lowering: Triton's float32 `/` is approximate, TileLang's (no fast math) rounds correctly
+                lhs, rhs = (self.as_float32(x, text) for x, text in ((e.lhs, lhs), (e.rhs, rhs)))
+                return f"gl.div_rn({lhs}, {rhs})"
             if op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
                 raise NotAttention(f"operator {op}")
             return f"({lhs} {op} {rhs})"
@@ -163,6 +168,13 @@ class _Emitter:
             return f"{FUNCTIONS[e.fn]}({', '.join(self.expr(a, frame) for a in e.args)})"
         raise NotAttention(f"expression {type(e).__name__} {getattr(e, 'fn', '')}")
 
+    @staticmethod
+    def as_float32(e, text: str) -> str:
+        """``text`` (the code of ``e``) as a float32 operand of ``gl.div_rn``, which takes no mixed dtypes."""
+        if isinstance(e, ir.Const):
+            return repr(float(e.value))
+        return text if e.dtype.name == "float32" else f"{text}.to(gl.float32)"
+
     def _decided(self, cond) -> bool | None:
         if isinstance(cond, ir.Compare):
             return self.p.ranges.compare(cond.op, cond.lhs, cond.rhs)
@@ -183,7 +195,8 @@ class _Emitter:
         """The lane axes ``e`` varies along (after folding what the ranges decide); ``lanes``: lane
         and let variables -> their axes."""
         if isinstance(e, ir.Load):
-            return set(range(len(e.buffer.shape)))
+            # a global read in a T.Parallel is the block's one element (the plan's rule)
+            return set() if e.buffer.scope == ir.GLOBAL else set(range(len(e.buffer.shape)))
         if isinstance(e, ir.VarRef):
             return set(lanes.get(e.var, ()))
         if isinstance(e, ir.Compare) and self._decided(e) is not None:
@@ -196,6 +209,8 @@ class _Emitter:
 
     def load(self, e: ir.Load, frame: _Frame | None) -> str:
         buf = e.buffer
+        if buf.scope == ir.GLOBAL:
+            return self.global_element(e)
         if frame is None:
             raise NotAttention("fragment reads outside T.Parallel")
         name = self.name(buf)
@@ -205,6 +220,18 @@ class _Emitter:
                 value = f"gl.convert_layout({name}, gl.SliceLayout(1, {frame.layout}))"
             return f"{value}[:, None]" if frame.width is not None else value
         return name
+
+    def global_element(self, e: ir.Load) -> str:
+        """One element of a global tensor, the same for the whole block (``Sinks[by]``): a scalar load."""
+        buf = e.buffer
+        large = math.prod(buf.shape) >= 2**31  # int32 offsets would wrap (store_global's rule)
+        terms = []
+        for index, stride in zip(e.indices, row_major_strides(buf.shape)):
+            term = self.expr(index, None)
+            if large and not isinstance(index, ir.Const):
+                term = f"{term}.to(gl.int64)"
+            terms.append(term if stride == 1 else f"{term} * {stride}")
+        return f"gl.load({self.name(buf)} + {' + '.join(terms)})"
 
     # ------------------------------------------------------------ statements
     def statements(self, stmts: list) -> None:
@@ -693,7 +720,8 @@ def _tma_load_name() -> str:
     return "tma.async_load" if hasattr(tma, "async_load") else "tma.async_copy_global_to_shared"
 
 
-def emit(p: Plan) -> tuple[str, str]:
-    """The Gluon source of the planned kernel (its three functions) and the entry's name."""
-    emitter = _Emitter(p)
+def emit(p: Plan, fast_math: bool = False) -> tuple[str, str]:
+    """The Gluon source of the planned kernel (its three functions) and the entry's name;
+    ``fast_math``: the kernel's TL_ENABLE_FAST_MATH."""
+    emitter = _Emitter(p, fast_math)
     return emitter.module(), f"{p.kernel.name}_kernel"

@@ -309,8 +309,8 @@ def _box_widths(scores: list, v_sh: ir.Buffer, dim_v: int) -> dict:
 class _ColumnEmitter(_Emitter):
     """The row-split emitter's statements, on this consumer's half of every tile's columns."""
 
-    def __init__(self, p: ColumnPlan):
-        super().__init__(p)
+    def __init__(self, p: ColumnPlan, fast_math: bool = False):
+        super().__init__(p, fast_math)
         self.used |= NAMES | {f"{p.kernel.name}_{part}" for part in ("exchange", "publish")}
         self.sites: dict = {}  # Reduce -> (buffer name, barrier name) of its exchange
         self.slot_dtypes: dict = {}  # exchange buffer name -> the Triton dtype of what it trades
@@ -623,6 +623,7 @@ def _has_barrier() -> bool:
     return hasattr(gl, "barrier")
 
 
-def emit(p: ColumnPlan) -> tuple[str, str]:
-    """The Gluon source of the planned kernel and the entry's name."""
-    return _ColumnEmitter(p).module(), f"{p.kernel.name}_kernel"
+def emit(p: ColumnPlan, fast_math: bool = False) -> tuple[str, str]:
+    """The Gluon source of the planned kernel and the entry's name; ``fast_math``: the kernel's
+    TL_ENABLE_FAST_MATH."""
+    return _ColumnEmitter(p, fast_math).module(), f"{p.kernel.name}_kernel"

@@ -4,8 +4,9 @@ The kernel must be one flash-attention loop: a ``T.Pipelined`` loop with two gem
 ``shared Q x shared K^T -> fragment S`` and the second ``fragment P x shared V -> fragment O`` ending
 the loop, where K and V are whole global boxes copied in the loop (before the gemm that reads each)
 and Q is copied before it, and every other statement is row-local on fragments (``T.Parallel`` over
-the tile's rows, row reductions, fills, casting copies, the final store) so that two consumer
-warpgroups can each run it on their own rows.  Anything else, and every kernel where the route was
+the tile's rows, which may also read global elements the same for the whole block, row reductions,
+fills, casting copies, the final store) so that two consumer warpgroups can each run it on their
+own rows.  Anything else, and every kernel where the route was
 not measured to pay off (``_worth_it``), raises ``NotAttention`` with the reason: it keeps the
 ``tl`` lowering.
 """
@@ -151,7 +152,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
     if cost_model and not _worth_it(out):
         raise NotAttention(
             "where the Gluon schedule was not measured faster: it needs two consumer warpgroups, head dim 128 "
-            f"and a loop of at least {MIN_TRIPS} iterations"
+            f"and a loop over at least {MIN_KEYS} keys"
         )
     return out
 
@@ -178,24 +179,28 @@ def one_pipelined_loop(
     return body, loops[0], body.index(loops[0])
 
 
-MIN_TRIPS = 4  # the loader runs ahead and S(k+1) overlaps the softmax only over several iterations
+MIN_KEYS = 1024  # the loader runs ahead and S(k+1) overlaps the softmax: it pays over a long enough loop
 
 
 def _worth_it(p: Plan) -> bool:
-    """The cost model, from an H200 sweep of both routes (``benchmarks/gluon_route_sweep.py``,
-    ``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``: head dim 64/128, 128 x 64, 128 x 128 and 64 x 64
-    tiles, lengths 256 to 4096, one to 64 waves of blocks, causal or not):
-    - two consumers at head dim 128: Gluon 1.05-1.35x faster than tl wherever the loop runs 4 or
-      more iterations (0.99-1.08x at exactly 4), 0.91x at 2 iterations;
-    - head dim 64: 0.82-0.95x at 32 iterations and 64 waves, 0.85-1.25x below (no consistent win);
-    - one consumer (64 rows, 128 threads): 0.55-0.93x on 8 of 12 shapes.
-    The loop's length is its largest trip count over the blocks (the ranges of the block indices)."""
+    """The cost model, from H200 sweeps of both routes (``benchmarks/gluon_route_sweep.py``):
+    - plain attention (``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``; head dim 64/128, 128 x 64,
+      128 x 128 and 64 x 64 tiles, lengths 256 to 4096, one to 64 waves of blocks, causal or not), two
+      consumers at head dim 128: Gluon 1.05-1.35x faster than tl over 1024 keys or more, 0.91-1.08x
+      over 256; head dim 64: 0.82-0.95x at 4096 keys and 64 waves, 0.85-1.25x below (no consistent
+      win); one consumer (64 rows, 128 threads): 0.55-0.93x on 8 of 12 shapes;
+    - attention with a sink logit per head, fast math as TileLang's example
+      (``gpu_logs/2026-12-02_s14_sink_sweep.log``; 128 x 64 and 128 x 128 tiles, causal, 256 to 4096
+      keys): 1.03-1.11x over 1000 keys or more (1024 a block's loop, in whole tiles), 0.76-1.01x over
+      256 to 640.
+    The loop's length in keys is its largest trip count over the blocks (the ranges of the block
+    indices) times the keys a tile."""
     trips = _max_trips(p)
     return (
         p.consumers == 2
         and p.dim == p.dim_v == 128
         and p.block_n in (64, 128)
-        and (trips is None or trips >= MIN_TRIPS)
+        and (trips is None or trips * p.block_n >= MIN_KEYS)
     )
 
 
@@ -293,7 +298,10 @@ def _check_row_local(s, rows: int, shared_ok: set) -> None:
                     raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
                 if tuple(inner.buffer.shape) != tuple(s.extents):
                     raise NotAttention("T.Parallel stores every element of a fragment, indexed by its lanes")
+        body_lets = {inner.var for inner in s.body if isinstance(inner, ir.Let)}
         for load in (x for inner in s.body for x in ir.loads_in(inner)):
+            if load.buffer.scope == ir.GLOBAL and _block_uniform(load, set(s.vars) | body_lets):
+                continue  # one element for the whole block (an attention sink's Sinks[by]): a scalar load
             if load.buffer.scope not in (ir.FRAGMENT, ir.LOCAL) or load.buffer.shape[0] != rows:
                 raise NotAttention("T.Parallel reads row-major fragments")
             if not _lane_indices(load.indices, s.vars[: len(load.indices)]) or len(load.indices) > len(s.vars):
@@ -339,6 +347,23 @@ def _check_row_local(s, rows: int, shared_ok: set) -> None:
             raise NotAttention("copies of whole row-major tiles")
         return
     raise NotAttention(f"T.{type(s).__name__} outside the supported attention statements")
+
+
+def _block_uniform(load: ir.Load, lane_vars: set) -> bool:
+    """Is ``load`` one element of a plain global tensor, at indices no lane changes (block indices,
+    lets of them, constants)?"""
+    buf = load.buffer
+    return (
+        buf.alias_of is None
+        and buf.address is None
+        and all(isinstance(d, int) for d in buf.shape)
+        and (buf.strides is None or tuple(buf.strides) == row_major_strides(buf.shape))
+        and not any(
+            isinstance(x, ir.Load) or isinstance(x, ir.VarRef) and x.var in lane_vars
+            for e in load.indices
+            for x in ir.iter_expr_tree(e)
+        )
+    )
 
 
 def _lane_indices(indices, lane_vars) -> bool:

@@ -3,11 +3,15 @@ correctly rounded (``tl.math.div_rn`` / ``tl.sqrt_rn``; Triton's own are the app
 ``div.full.f32`` / ``sqrt.approx.f32``), the approximate forms under ``TL_ENABLE_FAST_MATH``, and
 ``-x`` of +0.0 is -0.0 (Triton 3.6 lowers ``-x`` to ``0 - x``)."""
 
+import random
+from fractions import Fraction
+
 import pytest
 import torch
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton.runtime.target import compile_offline
 
 pytestmark = pytest.mark.poison_empty
 
@@ -48,7 +52,9 @@ def test_division_and_sqrt_round_correctly(dev):
     ]
     for row, expected in enumerate(want):
         bad = (q[row].view(torch.int32) != expected.view(torch.int32)).nonzero().flatten()
-        assert bad.numel() == 0, f"row {row}: {bad.numel()} of {n} differ, e.g. {q[row, bad[:3]]} vs {expected[bad[:3]]}"
+        assert bad.numel() == 0, (
+            f"row {row}: {bad.numel()} of {n} differ, e.g. {q[row, bad[:3]]} vs {expected[bad[:3]]}"
+        )
     assert torch.signbit(q[3, 0]) and not torch.signbit(q[3, 1])  # -(+0) is -0, -(-0) is +0
 
 
@@ -59,3 +65,104 @@ def test_fast_math_keeps_the_approximate_forms(fast):
     assert ("tl.math.div_rn(" in body) == (not fast) and ("tl.sqrt_rn(" in body) == (not fast)
     assert ("tl.sqrt(" in body) == fast
     assert "* -1.0" in body  # the negation, either way
+
+
+@tilelang.jit(out_idx=[-1])
+def row_quotients(rows, cols, block_rows, block_cols):
+    """Each row of X divided by its element of Y, as an attention output by its row sum."""
+
+    @T.prim_func
+    def main(
+        X: T.Tensor((rows, cols), T.float32), Y: T.Tensor((rows,), T.float32), Q: T.Tensor((rows, cols), T.float32)
+    ):
+        with T.Kernel(T.ceildiv(rows, block_rows), T.ceildiv(cols, block_cols), threads=128) as (bx, by):
+            x = T.alloc_fragment((block_rows, block_cols), T.float32)
+            y = T.alloc_fragment((block_rows,), T.float32)
+            T.copy(X[bx * block_rows, by * block_cols], x)
+            T.copy(Y[bx * block_rows], y)
+            for i, j in T.Parallel(block_rows, block_cols):
+                x[i, j] /= y[i]
+            T.copy(x, Q[bx * block_rows, by * block_cols])
+
+    return main
+
+
+def _spread(shape, g):
+    """Values of every magnitude float32 has, normal and subnormal, and its special values."""
+    exponents = torch.randint(-149, 128, shape, generator=g).double()
+    values = (torch.rand(shape, generator=g, dtype=torch.float64) + 0.5) * torch.pow(2.0, exponents)
+    values = torch.where(torch.rand(shape, generator=g) < 0.5, -values, values).float()
+    special = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, -3e-39, 3.4e38, 1.0])
+    picks = torch.rand(shape, generator=g) < 0.05
+    return torch.where(picks, special[torch.randint(0, len(special), shape, generator=g)], values)
+
+
+@pytest.mark.parametrize("shared", ["0", "1"])
+def test_division_by_a_shared_divisor_rounds_correctly(dev, shared, monkeypatch):
+    """A row's divisor is shared by its numerators: on CUDA its reciprocal is taken once
+    (TILE2TRITON_SHARED_DIVISORS); the quotients must still be div.rn.f32's, bit for bit, over every
+    magnitude, subnormals, zeros of both signs, infinities and NaN."""
+    monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", shared)
+    rows, cols = 301, 203
+    g = torch.Generator().manual_seed(14)
+    x, y = _spread((rows, cols), g), _spread((rows,), g)
+    mild = torch.rand(rows, generator=g) < 0.5  # half the rows of ordinary sizes: the fast path
+    x[mild] = torch.randn(int(mild.sum()), cols, generator=g) * 100
+    y[mild] = torch.rand(int(mild.sum()), generator=g) * 1000 + 1e-3
+    q = row_quotients(rows, cols, 32, 64)(x.to(dev), y.to(dev)).cpu()
+    expected = (x.double() / y.double()[:, None]).float()  # rounded once: exact for float32 operands
+    nan = expected.isnan()
+    assert torch.equal(q.isnan(), nan)
+    bad = (q.view(torch.int32) != expected.view(torch.int32)) & ~nan
+    assert not bad.any(), f"{int(bad.sum())} quotients differ, e.g. {q[bad][:3]} vs {expected[bad][:3]}"
+
+
+def test_shared_divisor_division_is_one_reciprocal_a_row_on_cuda(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", "1")
+    kernel = row_quotients.compile(rows=301, cols=203, block_rows=32, block_cols=64)
+    module = kernel.lowered_for("sm_90")
+    assert "tl.math.div_rn(1.0, " in module.source and "div.rn.f32" in module.source
+    assert compile_offline(module, "sm_90")[0]["bytes"] > 0  # ptxas assembles the inline PTX
+    assert "tl.inline_asm_elementwise" not in kernel.lowered(True).source  # the interpreter: tl.math.div_rn
+    monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", "0")
+    off = row_quotients.compile(rows=301, cols=203, block_rows=32, block_cols=64).lowered_for("sm_90").source
+    assert "tl.inline_asm_elementwise" not in off and "tl.math.div_rn(" in off
+
+
+def _rn32(x: Fraction) -> Fraction:
+    """``x`` rounded to the nearest float32, ties to even (normal range)."""
+    if x == 0:
+        return x
+    sign, x = (-1 if x < 0 else 1), abs(x)
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    e -= Fraction(2) ** e > x
+    unit = Fraction(2) ** (e - 23)
+    n, rem = divmod(x / unit, 1)
+    n = int(n) + (rem > Fraction(1, 2) or rem == Fraction(1, 2) and int(n) % 2 == 1)
+    return sign * n * unit
+
+
+def test_shared_divisor_sequence_rounds_correctly_in_exact_arithmetic():
+    """The sequence SHARED_DIVISOR_PTX runs on its fast path, every step an IEEE round-to-nearest
+    float32 operation emulated exactly: y = RN(1/b), q = RN(a y), twice r = RN(a - b q),
+    q = RN(q + r y).  Over the range it guards (|a|, |b| in [2^-60, 2^60]), with quotients next to
+    the midpoints between two float32s (the hard cases), it must give RN(a / b)."""
+    rng = random.Random(14)
+
+    def value(low, high):
+        return _rn32(Fraction(rng.uniform(1, 2)) * Fraction(2) ** rng.randint(low, high) * rng.choice((1, -1)))
+
+    for k in range(3000):
+        b = value(-60, 59)
+        if k % 2:
+            a = value(-60, 59)
+        else:  # a = b times a midpoint, rounded: a / b lies next to it
+            q = value(-25, 25)
+            e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
+            e -= Fraction(2) ** e > abs(q)
+            a = _rn32((q + Fraction(2) ** (e - 24)) * b)
+        y = _rn32(1 / b)
+        q = _rn32(a * y)
+        for _ in range(2):
+            q = _rn32(q + _rn32(a - b * q) * y)
+        assert q == _rn32(a / b), (float(a), float(b))

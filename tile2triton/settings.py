@@ -29,6 +29,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
+| ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default off: not yet run on a GPU) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``) takes the divisor's correctly rounded reciprocal once and corrects each quotient with two FMAs, the bits ``div.rn.f32`` gives (codegen/intrinsics.py; CUDA targets) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -147,6 +148,13 @@ UNIFORM_BRANCHES_DEFAULT = True
 # H200, Triton 3.6 (benchmarks/dynamic_probe.py, session 13): 3000 x 2600 x 1000 0.1168 -> 0.0625 ms (TileLang
 # 0.079), 4096^3 0.2413 -> 0.2454 ms, 3001 x 2601 x 1001 (odd: multiple 1) 0.1172 -> 0.1179 ms, outputs unchanged
 SIZE_MULTIPLES_DEFAULT = True
+# codegen/intrinsics.shared_divisor_div_rn: div.rn.f32 is per element a reciprocal, a range check (FCHK) and a
+# branch to a slow path; TileLang's attention_sink forward tiles ran 13.1-35.1 us with fast math against
+# 15.6-43.6 us without it (session 14 sweeps), its one division after the loop the only difference.  Off until
+# its GPU checks have run (tests/test_rounding_like_nvcc.py on CUDA: the bits of div.rn.f32; then
+# benchmarks/division_probe.py): session 14 verified the sequence in exact arithmetic and assembled it for sm_90,
+# but got no GPU after writing it
+SHARED_DIVISORS_DEFAULT = False
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -162,6 +170,7 @@ VARIABLES = (
     "TILE2TRITON_FORWARD_RINGS",
     "TILE2TRITON_UNIFORM_BRANCHES",
     "TILE2TRITON_SIZE_MULTIPLES",
+    "TILE2TRITON_SHARED_DIVISORS",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -259,6 +268,7 @@ class Settings:
     forward_rings: bool  # passes/forward_rings.py
     uniform_branches: bool  # codegen/rules._uniform_branch
     size_multiples: bool  # codegen/emit._size_multiples
+    shared_divisors: bool  # codegen/intrinsics.shared_divisor_div_rn
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
@@ -319,6 +329,9 @@ class Settings:
             ),
             size_multiples=flag(
                 "TILE2TRITON_SIZE_MULTIPLES", get("TILE2TRITON_SIZE_MULTIPLES"), SIZE_MULTIPLES_DEFAULT
+            ),
+            shared_divisors=flag(
+                "TILE2TRITON_SHARED_DIVISORS", get("TILE2TRITON_SHARED_DIVISORS"), SHARED_DIVISORS_DEFAULT
             ),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),

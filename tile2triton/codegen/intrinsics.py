@@ -38,6 +38,50 @@ FAST_MATH = {
 }
 
 
+# float32 a / b correctly rounded where b is shared by many a (a row's sum dividing the row): the
+# reciprocal y = RN(1/b) once per b, then per element q0 = a*y and two corrections q += (a - b*q)*y.
+# The first makes q faithful, the second rounds it correctly (Markstein's theorem, given y = RN(1/b)
+# and no underflow or overflow).  That holds where |b| and nonzero |a| lie in [2^-60, 2^60] (every
+# value and residual normal); a zero a gives a*y (its sign); anything else (zeros, infinities, NaN,
+# extreme exponents) takes div.rn.f32 itself.  The same bits as div.rn.f32, which costs a reciprocal,
+# a range check and a branch to a slow path for every element.
+SHARED_DIVISOR_PTX = """{
+.reg .pred ok, tiny, zero;
+.reg .f32 abs_a, abs_b, neg_b, q, r;
+abs.f32 abs_a, $1;
+abs.f32 abs_b, $2;
+setp.ge.f32 ok, abs_b, 0f21800000;
+setp.le.and.f32 ok, abs_b, 0f5D800000, ok;
+setp.le.and.f32 ok, abs_a, 0f5D800000, ok;
+setp.eq.f32 zero, abs_a, 0f00000000;
+setp.ge.or.f32 tiny, abs_a, 0f21800000, zero;
+and.pred ok, ok, tiny;
+neg.f32 neg_b, $2;
+mul.rn.f32 q, $1, $3;
+fma.rn.f32 r, neg_b, q, $1;
+fma.rn.f32 q, r, $3, q;
+fma.rn.f32 r, neg_b, q, $1;
+fma.rn.f32 q, r, $3, q;
+@zero mul.rn.f32 q, $1, $3;
+@ok bra.uni done;
+div.rn.f32 q, $1, $2;
+done:
+mov.b32 $0, q;
+}"""
+
+
+def shared_divisor_div_rn(lw, a: Tile, b: Tile, axes) -> Tile | None:
+    """``a / b`` (float32, correctly rounded) where ``b`` varies along fewer lane axes than the
+    quotient (one divisor for a row of numerators), on CUDA targets; else None (``tl.math.div_rn``)."""
+    if not (lw.options.shared_divisors and ptx.ptx_allowed(lw.options)):
+        return None
+    if not b.axes < axes or a.dtype != FLOAT32 or b.dtype != FLOAT32:
+        return None
+    reciprocal = P.call("tl.math.div_rn", P.const(1.0), b.node)  # once per divisor, broadcast below
+    out = ptx.inline_asm(SHARED_DIVISOR_PTX, "=r,r,r,r", [a.node, b.node, reciprocal], FLOAT32, True, 1)
+    return Tile(out, FLOAT32, axes)
+
+
 def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
     """``T.reinterpret``: the bits of ``x`` read as ``dtype``.  ``x`` is first made a tensor of its own
     dtype: a literal has none yet, and Triton may have widened narrow integer arithmetic."""

@@ -32,7 +32,7 @@ from ..passes.analysis import global_mirrors
 from . import atomics, e8m0, exits, fp4, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
-from .intrinsics import lower_call
+from .intrinsics import lower_call, shared_divisor_div_rn
 from .ptx import lower_inline_asm
 from .registers import RegisterAccess
 from .rules_base import LOWERINGS
@@ -201,6 +201,9 @@ class LoweringOptions:
     # divides them at launch, a constexpr parameter each (emit._size_multiples;
     # TILE2TRITON_SIZE_MULTIPLES): Triton itself only knows a size divisible by 16
     size_multiples: bool = True
+    # float32 `/` by a divisor a row of numerators shares: its reciprocal once, two FMAs a quotient,
+    # correctly rounded (intrinsics.shared_divisor_div_rn; TILE2TRITON_SHARED_DIVISORS)
+    shared_divisors: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
@@ -502,7 +505,8 @@ class KernelLowerer(RegisterAccess):
         if op == "/" and e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) and is_literal(b)):
             # Triton's float32 `/` is the approximate div.full.f32; TileLang's (nvcc without
             # --use_fast_math) rounds correctly, which decides e.g. an fp8 quantization's ties
-            return Tile(P.call("tl.math.div_rn", a.node, b.node), e.dtype, axes)
+            shared = None if is_literal(a) or is_literal(b) else shared_divisor_div_rn(self, a, b, axes)
+            return shared or Tile(P.call("tl.math.div_rn", a.node, b.node), e.dtype, axes)
         if e.dtype.is_int and a.dtype.is_int and b.dtype.is_int and a.dtype.kind != b.dtype.kind:
             # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
             if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):

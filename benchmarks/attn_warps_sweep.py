@@ -13,11 +13,11 @@ batch) against the H200's 132 SMs. From the repo root on the GPU:
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
-import multiprocessing as mp
 import os
 import sys
 from pathlib import Path
+
+from prewarm import prewarm
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -89,11 +89,7 @@ def reference(args, ins):
 
 def _warm(task):
     args, warps = task
-    try:
-        compile_one(args, warps)(*inputs(args, "cuda"))
-        return None
-    except Exception as exc:  # the main process reports it when it compiles again
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    compile_one(args, warps)(*inputs(args, "cuda"))
 
 
 def main(argv=None) -> int:
@@ -105,11 +101,7 @@ def main(argv=None) -> int:
     import triton
 
     tasks = [(a, w) for a in shapes() for w in (None, *WARPS)]
-    if ns.jobs > 1:
-        with cf.ProcessPoolExecutor(ns.jobs, mp_context=mp.get_context("spawn")) as pool:
-            for task, err in zip(tasks, pool.map(_warm, tasks)):
-                if err:
-                    print(f"prewarm {task}: {err}", flush=True)
+    prewarm(tasks, _warm, ns.jobs)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
     print(
         "| shape (b,h,sq,skv,d,causal,bm,bn,st,thr) | blocks | heuristic | "

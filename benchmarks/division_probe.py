@@ -17,6 +17,8 @@ import os
 import sys
 from pathlib import Path
 
+from prewarm import prewarm
+
 HERE = Path(__file__).resolve().parent
 
 CASES = [  # kernel factory (vs_tilelang_kernels.py), its arguments
@@ -62,29 +64,18 @@ def compile_one(module, name, args, fast, shared):
 
 
 def _warm(task):
-    """Compile (and run once) in a worker: the main process then finds Triton's cache warm."""
     name, args, fast, shared = task
     os.environ["TILE2TRITON_GLUON"] = "off"
-    try:
-        compile_one(_kernels(), name, args, fast, shared)(*inputs(name, args))
-    except Exception as exc:  # the main process reports it when it compiles again
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
-    return None
+    compile_one(_kernels(), name, args, fast, shared)(*inputs(name, args))
 
 
 def main() -> int:
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
     import torch
     import triton
 
     os.environ["TILE2TRITON_GLUON"] = "off"
     tasks = [(name, args, fast, shared) for name, args in CASES for _, fast, shared in CONFIGS]
-    with cf.ProcessPoolExecutor(min(len(tasks), 15), mp_context=mp.get_context("spawn")) as pool:
-        for task, err in zip(tasks, pool.map(_warm, tasks)):
-            if err:
-                print(f"prewarm {task}: {err}", flush=True)
+    prewarm(tasks, _warm, min(len(tasks), 15))
     module = _kernels()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
     print("| kernel | shape | " + " | ".join(f"{c[0]} us" for c in CONFIGS) + " | exact forms agree |")

@@ -15,12 +15,12 @@ Rows print ``shape | tl us | gluon us | tl/gluon`` (> 1: Gluon faster) and which
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import importlib.util
-import multiprocessing as mp
 import os
 import sys
 from pathlib import Path
+
+from prewarm import prewarm
 
 HERE = Path(__file__).resolve().parent
 
@@ -122,12 +122,7 @@ def compile_one(kind, args, route):
 
 def _warm(task):
     kind, args, route = task
-    try:
-        kernel = compile_one(kind, args, route)
-        kernel(*inputs(kind, args, "cuda"))
-        return None
-    except Exception as exc:  # the main process reports it when it compiles again
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    compile_one(kind, args, route)(*inputs(kind, args, "cuda"))
 
 
 def main(argv=None) -> int:
@@ -140,11 +135,7 @@ def main(argv=None) -> int:
 
     shapes = [s for s in rows_shapes() + sink_shapes() + columns_shapes() if ns.only in (None, s[0])]
     tasks = [(k, a, r) for k, a in shapes for r in ("off", "force")]
-    if ns.jobs > 1:
-        with cf.ProcessPoolExecutor(ns.jobs, mp_context=mp.get_context("spawn")) as pool:
-            for task, err in zip(tasks, pool.map(_warm, tasks)):
-                if err:
-                    print(f"prewarm {task}: {err}", flush=True)
+    prewarm(tasks, _warm, ns.jobs)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
     print("| route | shape | tl us | gluon us | tl / gluon | force took | max err tl / gluon |")
     print("|---|---|---|---|---|---|---|")

@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# What session 13 saw on the GPU and could not look at again (its device time ran out), one call (< 5 minutes on
-# an H200):
+# What session 14 could not run on the GPU (its device machine could not be started after its first three
+# calls), one call (about 5 minutes on an H200):
 #     bash tools/gpu_pending_checks.sh TILELANG_CHECKOUT SITE OUT
 # TILELANG_CHECKOUT: a TileLang source tree (examples/, testing/; minference's ops/kernels.cpp too); SITE: where real
 # TileLang is installed (benchmarks/tilelang_regression.py's docstring says how to carry it); OUT: where logs go.
-# (Session 12's checks, the first version of this script, all ran in session 13: gpu_logs/2026-12-02_s13_pending_checks.log.)
+# (Session 13's checks, the previous version of this script, ran in session 14: gpu_logs/2026-12-02_s14_pending_checks.log.)
 # What each step answers:
-#  1. the suite's flash_decoding and attention_sink files again: session 13's run timed example_gqa_decode,
-#     example_mha_inference and example_mha_sink_fwd_bhsd at 0.70x, 0.50x and 0.66x on event time with their kernel
-#     time unchanged (session 11: 1.20x, 1.03x, 0.90x), on a host that also slowed TileLang's short cases up to
-#     elevenfold; with CUDA faked their calls cost what they did (benchmarks/host_calls_probe.py). Equal again here:
-#     the run's host. Low again: profile the call (step 3's --profile shows how);
-#  2. example_mha_inference's kernel time (1.02x -> 0.90x between the two runs, its source unchanged but for one
-#     correctly rounded division per output element): the same files' kernel column;
-#  3. benchmarks/hostcost_probe.py --profile 25: sparse_gqa_decode_varlen_indice's kernel(...) took 39.2 us of host
-#     time a call against TileLang's 15.0 at the suite's shape (24.9 vs 16.0 at the variant's) in session 13's
-#     probe, 14.4 us with CUDA faked.
+#  1. TILE2TRITON_SHARED_DIVISORS (off): are its quotients div.rn.f32's bit for bit on the GPU (the test runs the
+#     kernel with the switch off and on, over every float32 magnitude and the special values)?
+#  2. what does it save (benchmarks/division_probe.py: per-element div_rn, shared divisor, fast math; the two exact
+#     forms must agree)?  Session 14's sweeps put the per-element div_rn at 1-8 us of the sink forward's short
+#     shapes.  If 1 passes and 2 shows a saving, turn it on (settings.SHARED_DIVISORS_DEFAULT, lower.py's
+#     LoweringOptions default) and re-time the suite's flash_decoding and flash_attention files (step 3 does, with
+#     it on): example_mha_inference's kernel ratio fell 1.02x -> 0.90x when division became correctly rounded.
 set -u
 tl=$1
 site=$2
@@ -26,8 +23,8 @@ t0=$(date +%s)
 step() { local lim=$1; shift; echo "### $* (limit ${lim}s, at $(( $(date +%s) - t0 ))s)"; timeout "$lim" "$@" 2>&1 | tail -"${TAILN:-30}"; }
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-TAILN=20 step 200 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --files flash_decoding attention_sink \
-  -j 12 --deadline 170 --out "$out/suite"
-TAILN=60 PYTHONPATH=. step 60 python3 benchmarks/hostcost_probe.py "$tl/examples" --profile 25
-PYTHONPATH="$site" step 40 python3 benchmarks/hostcost_probe.py "$tl/examples" --impl tilelang
+TAILN=8 TILE2TRITON_TEST_DEVICE=cuda PYTHONPATH=. step 90 python3 -m pytest -q tests/test_rounding_like_nvcc.py -p no:cacheprovider
+TAILN=12 PYTHONPATH=. step 150 python3 benchmarks/division_probe.py
+TAILN=24 TILE2TRITON_SHARED_DIVISORS=1 step 200 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" \
+  --files flash_decoding flash_attention/ -j 12 --deadline 170 --out "$out/suite"
 } 2>&1 | tee "$out/pending_checks.log"

@@ -1,11 +1,11 @@
 """What correctly rounded float32 division costs where a row of numerators shares its divisor
 (``acc_o[i, j] /= logsum[i]``, ``x[j] / total[0]``), and what ``TILE2TRITON_SHARED_DIVISORS`` saves.
 
-Each kernel (benchmarks/vs_tilelang_kernels.py; the ``tl`` lowering, ``TILE2TRITON_GLUON=off``) is
-compiled three ways from the same source: without fast math and the switch off (``tl.math.div_rn``
-per element), without fast math and the switch on (one correctly rounded reciprocal a divisor, two
-FMA corrections a quotient), and with ``TL_ENABLE_FAST_MATH`` (Triton's approximate ``/``).  The two
-exact forms must agree bit for bit.  ``triton.testing.do_bench`` medians (L2 flushed). On an H200:
+Each kernel (benchmarks/vs_tilelang_kernels.py; the sink one sinkfwd_probe.py's; the ``tl``
+lowering, ``TILE2TRITON_GLUON=off``) is compiled three ways from the same source: without fast math
+and the switch off (``tl.math.div_rn`` per element), without fast math and the switch on (one
+correctly rounded reciprocal a divisor, two FMA corrections a quotient), and with
+``TL_ENABLE_FAST_MATH`` (Triton's approximate ``/``).  The two exact forms must agree bit for bit.  ``triton.testing.do_bench`` medians (L2 flushed). On an H200:
 
     PYTHONPATH=. python benchmarks/division_probe.py
 """
@@ -21,10 +21,10 @@ from prewarm import prewarm
 
 HERE = Path(__file__).resolve().parent
 
-CASES = [  # kernel factory (vs_tilelang_kernels.py), its arguments
-    ("mha_sink_bhsd", (1, 32, 256, 256, 128, 128, 128, 2, 256)),
-    ("mha_sink_bhsd", (2, 24, 384, 640, 128, 128, 64, 2, 256)),
-    ("mha_sink_bhsd", (2, 24, 384, 640, 128, 128, 128, 2, 256)),
+CASES = [  # kernel factory (vs_tilelang_kernels.py or sinkfwd_probe.py), its arguments
+    ("causal_sink", (1, 32, 256, 256, 128, 128, 128, 2, 256)),
+    ("causal_sink", (2, 24, 384, 640, 128, 128, 64, 2, 256)),
+    ("causal_sink", (2, 24, 384, 640, 128, 128, 128, 2, 256)),
     ("mha_bhsd", (2, 16, 1000, 1000, 128, True, 128, 128, 2, 256)),
     ("softmax", (8192, 1000, 128)),
 ]
@@ -50,7 +50,7 @@ def inputs(name, args):
     if name == "softmax":
         return [randn(args[0], args[1])]
     b, h, sq, skv, d = args[:5]
-    sinks = [randn(h)] if name == "mha_sink_bhsd" else []
+    sinks = [randn(h)] if name == "causal_sink" else []
     return [randn(b, h, sq, d), randn(b, h, skv, d), randn(b, h, skv, d), *sinks]
 
 
@@ -59,7 +59,13 @@ def compile_one(module, name, args, fast, shared):
 
     os.environ["TILE2TRITON_SHARED_DIVISORS"] = shared
     pass_configs = {"tl.enable_fast_math": fast}
-    made = module.frontend.jit(out_idx=[-1], pass_configs=pass_configs)(getattr(module, name))(*args)
+    if name == "causal_sink":  # benchmarks/sinkfwd_probe.py's kernel: Q, K, V, Output, Sinks
+        import sinkfwd_probe
+
+        factory, out_idx = sinkfwd_probe.causal_sink, [3]
+    else:
+        factory, out_idx = getattr(module, name), [-1]
+    made = module.frontend.jit(out_idx=out_idx, pass_configs=pass_configs)(factory)(*args)
     return JITKernel(made.prim_func, pass_configs=made.pass_configs)
 
 

@@ -46,7 +46,7 @@ def rows_shapes():
 
 
 def sink_shapes():
-    """Causal attention with a sink logit per head (``mha_sink_bhsd``, TileLang's attention_sink
+    """Causal attention with a sink logit per head (``sinkfwd_probe.causal_sink``, TileLang's attention_sink
     example at its 128-row, 256-thread tile, compiled with its fast math): keys per tile, batch x
     heads, query and key lengths (loops of 2 to 64 iterations, 64 to 4096 blocks)."""
     lengths = ((1, 32, 256, 256), (1, 32, 512, 512), (2, 24, 384, 640), (1, 16, 1000, 1000), (2, 16, 2048, 2048))
@@ -112,11 +112,16 @@ def compile_one(kind, args, route):
     os.environ["TILE2TRITON_GLUON"] = route
     vs = _vs() if "vs_tilelang" not in sys.modules else sys.modules["vs_tilelang"]
     module = vs.load_kernels("t2t")
-    factory = {"rows": module.mha_bhsd, "sink": module.mha_sink_bhsd, "columns": module.mla_decode}[kind]
+    if kind == "sink":
+        import sinkfwd_probe
+
+        factory, out_idx = sinkfwd_probe.causal_sink, [3]  # Q, K, V, Output, Sinks
+    else:
+        factory, out_idx = (module.mha_bhsd if kind == "rows" else module.mla_decode), [-1]
     from tile2triton.runtime.kernel import JITKernel
 
     pass_configs = {"tl.enable_fast_math": True} if kind == "sink" else None  # as TileLang's example
-    made = module.frontend.jit(out_idx=[-1], pass_configs=pass_configs)(factory)(*args)
+    made = module.frontend.jit(out_idx=out_idx, pass_configs=pass_configs)(factory)(*args)
     return JITKernel(made.prim_func, pass_configs=made.pass_configs)
 
 

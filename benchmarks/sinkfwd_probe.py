@@ -139,6 +139,12 @@ def sink_fwd(batch, heads, seq_q, seq_kv, dim, window_size, block_M, block_N, nu
     return main
 
 
+def causal_sink(batch, heads, seq_q, seq_kv, dim, block_M, block_N, num_stages, threads):
+    """``sink_fwd`` without a window (causal attention; queries aligned to the last keys): the kernel
+    of benchmarks/gluon_route_sweep.py's and division_probe.py's sink rows. Its output is parameter 3."""
+    return sink_fwd(batch, heads, seq_q, seq_kv, dim, None, block_M, block_N, num_stages, threads)
+
+
 def gqa_fwd(batch, heads, seq_len, dim, groups, block_M, block_N, num_stages, threads):
     scale = (1.0 / dim) ** 0.5 * 1.44269504
     head_kv = heads // groups

@@ -221,15 +221,18 @@ class _Emitter:
             return f"{value}[:, None]" if frame.width is not None else value
         return name
 
+    def global_index(self, buf: ir.Buffer, e) -> str:
+        """The code of index ``e`` into the global tensor ``buf``: int64 where ``buf`` has 2**31
+        elements or more, whose int32 offsets would wrap (the tl lowering's rule too)."""
+        code = self.expr(e, None)
+        return f"{code}.to(gl.int64)" if math.prod(buf.shape) >= 2**31 and not isinstance(e, ir.Const) else code
+
     def global_element(self, e: ir.Load) -> str:
         """One element of a global tensor, the same for the whole block (``Sinks[by]``): a scalar load."""
         buf = e.buffer
-        large = math.prod(buf.shape) >= 2**31  # int32 offsets would wrap (store_global's rule)
         terms = []
         for index, stride in zip(e.indices, row_major_strides(buf.shape)):
-            term = self.expr(index, None)
-            if large and not isinstance(index, ir.Const):
-                term = f"{term}.to(gl.int64)"
+            term = self.global_index(buf, index)
             terms.append(term if stride == 1 else f"{term} * {stride}")
         return f"gl.load({self.name(buf)} + {' + '.join(terms)})"
 
@@ -440,12 +443,9 @@ class _Emitter:
         wide = [d for d, e in enumerate(region.extents) if e != 1]
         row_dim = wide[0]
         layout = self.layout_of(src)
-        # a tensor of 2**31 elements or more: int32 offsets would wrap (the tl lowering's rule too)
-        large = math.prod(buf.shape) >= 2**31
 
         def index(d: int) -> str:
-            e = self.expr(region.starts[d], None)
-            return f"{e}.to(gl.int64)" if large and not isinstance(region.starts[d], ir.Const) else e
+            return self.global_index(buf, region.starts[d])
 
         rows = f"{index(row_dim)}{self.first_row()} + gl.arange(0, {ROWS}, layout=gl.SliceLayout(1, {layout}))"
         cols = self.cols(buf.shape[-1], layout)

@@ -117,7 +117,8 @@ def phases(probe, rows):
     example = probe.load_example()
     jit = example.tl_topk_impl.compile(topk=2048)
     (launch,) = jit.lowered(False).launches
-    full = jit.lowered_for("sm_90").source
+    with probe.environment(TILE2TRITON_ON_CHIP_SCRATCH="0", TILE2TRITON_SIZE_MULTIPLES="0"):  # the global form
+        full = jit.lowered_for("sm_90").source
     cuts = {"first histogram pass": "topk_selector.py:84:", "+ collect pass": "topk_selector.py:125:"}
     variants = {}
     for tag, marker in cuts.items():

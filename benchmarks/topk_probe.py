@@ -1,15 +1,18 @@
 """GPU probe for TileLang's ``topk_selector`` (examples/deepseek_v32/topk_selector.py) through
 tile2triton, and a histogram microbenchmark: warp-aggregated atomics
-(``TILE2TRITON_WARP_AGGREGATED_ATOMICS``, codegen/warp_atomics.py) against the defaults.
+(``TILE2TRITON_WARP_AGGREGATED_ATOMICS``, codegen/warp_atomics.py) and the on-chip scratch area
+(``TILE2TRITON_ON_CHIP_SCRATCH``, codegen/scratch.py) against global scratch.
 
 topk rows (each a source tile2triton generates for sm_90, launched here; earlier switches'
 rows are in gpu_logs/2026-12-01_s9_probe_topk.log):
 
 - ``tile2triton runtime (defaults)``: the example's own call;
-- ``defaults``: the generated source under the default settings;
+- ``global scratch``: the generated source with the shared buffers in per-program global memory;
 - ``warp-aggregated atomics``: ``TILE2TRITON_WARP_AGGREGATED_ATOMICS=1``: the histograms' and the
   slot claims' atomics on the scratch-backed shared buffers as one atomic per distinct address a
   warp (match.any.sync);
+- ``on-chip scratch``: ``TILE2TRITON_ON_CHIP_SCRATCH=1``: the buffers in a static ``.shared`` array,
+  ``ld/st/atom.shared`` in inline PTX (the default since session 15);
 - ``torch.topk``.
 
 Each: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` in microseconds,
@@ -38,9 +41,10 @@ import torch
 import triton
 
 from tile2triton.cli import install_tilelang_alias
+from tile2triton.runtime.launch_args import size_multiple
 
 EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples"
-CASES = [(64, 32 * 1024, 2048), (32, 64 * 1024, 2048)]  # the suite's size, then one other
+CASES = [(64, 32 * 1024, 2048), (32, 64 * 1024, 2048), (48, 24000, 1024), (132, 8191, 512)]  # the suite's, others
 
 
 def load_example():
@@ -96,8 +100,8 @@ def environment(**values):
                 os.environ[k] = v
 
 
-def generated(jit, warp_aggregated: str) -> str:
-    with environment(TILE2TRITON_WARP_AGGREGATED_ATOMICS=warp_aggregated):
+def generated(jit, **switches) -> str:
+    with environment(**switches):
         return jit.lowered_for("sm_90").source
 
 
@@ -191,14 +195,21 @@ def histogram_rows() -> list:
 def main() -> None:
     install_tilelang_alias()
     example = load_example()
-    jit = example.tl_topk_impl.compile(topk=2048)
-    (launch,) = jit.lowered(False).launches
-    variants = {"defaults": generated(jit, "0"), "warp-aggregated atomics": generated(jit, "1")}
-    assert "_warp_aggregated_count(" in variants["warp-aggregated atomics"]
-    assert "_warp_aggregated" not in variants["defaults"]
     start = time.time()
     rows = []
     for batch, seq_len, topk in CASES:
+        jit = example.tl_topk_impl.compile(topk=topk)  # topk is a compile-time constant of the kernel
+        (launch,) = jit.lowered(False).launches
+        variants = {
+            "global scratch": generated(jit, TILE2TRITON_WARP_AGGREGATED_ATOMICS="0", TILE2TRITON_ON_CHIP_SCRATCH="0"),
+            "warp-aggregated atomics": generated(
+                jit, TILE2TRITON_WARP_AGGREGATED_ATOMICS="1", TILE2TRITON_ON_CHIP_SCRATCH="0"
+            ),
+            "on-chip scratch": generated(jit, TILE2TRITON_WARP_AGGREGATED_ATOMICS="0", TILE2TRITON_ON_CHIP_SCRATCH="1"),
+        }
+        assert "_warp_aggregated_count(" in variants["warp-aggregated atomics"]
+        assert "_shared_atomic_add_s32(" in variants["on-chip scratch"]
+        assert "_warp_aggregated" not in variants["global scratch"]
         torch.manual_seed(1)
         x = torch.randn(batch, seq_len, dtype=torch.float32, device="cuda")
         starts = torch.zeros(batch, dtype=torch.int32, device="cuda")
@@ -212,13 +223,18 @@ def main() -> None:
         index.fill_(-1)
         run_t2t()
         rows.append((label, "tile2triton runtime (defaults)", bench(run_t2t), recall(index, x, topk), ""))
-        scratch = torch.empty(batch * launch.scratch_bytes, dtype=torch.uint8, device="cuda")
+        per_program = int(re.search(r"scratch_ptr \+ program\.to\(tl\.int64\) \* (\d+)", variants["global scratch"])[1])
+        scratch = torch.empty(batch * per_program, dtype=torch.uint8, device="cuda")  # the global form's area
         for tag, src in variants.items():
             try:
                 kern = build(src, tag)
 
-                def run(kern=kern):
-                    return kern[(batch,)](x, index, starts, ends, batch, seq_len, scratch, num_warps=launch.num_warps)
+                extra = (scratch,) if "scratch_ptr" in src else ()  # the on-chip form has no scratch argument
+                if "seq_len_multiple" in src:  # TILE2TRITON_SIZE_MULTIPLES: the trailing constexpr
+                    extra = (*extra, size_multiple(seq_len))
+
+                def run(kern=kern, extra=extra):
+                    return kern[(batch,)](x, index, starts, ends, batch, seq_len, *extra, num_warps=launch.num_warps)
 
                 index.fill_(-1)
                 compiled = run()

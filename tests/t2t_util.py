@@ -16,6 +16,12 @@ _INT_SENTINEL = {
 }
 
 
+def in_scratch(src: str) -> bool:
+    """Does generated source keep a shared buffer in scratch (codegen/scratch.py): global memory
+    (the hidden ``scratch_ptr`` argument) or, on CUDA, the on-chip array?"""
+    return "scratch_ptr" in src or ".b8 t2t_scratch[" in src
+
+
 def poison(shape, dtype=torch.float32, device="cpu"):
     """A tensor whose every element is NaN (floats) or an unlikely sentinel (ints/bool),
     so that any element the kernel fails to write is caught."""

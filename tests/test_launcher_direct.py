@@ -167,6 +167,7 @@ def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
     """A kernel with its shared buffers in global scratch: the direct launch appends the area
     (programs x bytes per program), as WithScratch.run does."""
     monkeypatch.setenv("TILE2TRITON_SHARED_SCRATCH", "1")
+    monkeypatch.setenv("TILE2TRITON_ON_CHIP_SCRATCH", "0")  # global memory: the on-chip area is no argument
 
     @tilelang.jit(out_idx=[-1])
     def staged(N, block=32):

@@ -19,6 +19,13 @@ import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton import ir
 
+
+@pytest.fixture(autouse=True)
+def _global_scratch(monkeypatch):
+    """These tests are of the scratch area in global memory (the form on AMD and the interpreter, and
+    wherever the on-chip one does not serve): the on-chip form has its own, tests/test_on_chip_scratch.py."""
+    monkeypatch.setenv("TILE2TRITON_ON_CHIP_SCRATCH", "0")
+
 SETTINGS = (
     "TILE2TRITON_SCRATCH_CTA_ATOMICS",
     "TILE2TRITON_SCRATCH_ATOMIC_BARRIERS",

@@ -14,6 +14,13 @@ import tile2triton.language as T
 from tile2triton.codegen import scratch as codegen_scratch
 from tile2triton.runtime import scratch as runtime_scratch
 
+
+@pytest.fixture(autouse=True)
+def _global_scratch(monkeypatch):
+    """These tests are of the scratch area in global memory (the form on AMD and the interpreter, and
+    wherever the on-chip one does not serve): the on-chip form has its own, tests/test_on_chip_scratch.py."""
+    monkeypatch.setenv("TILE2TRITON_ON_CHIP_SCRATCH", "0")
+
 THREAD_VIEW = pathlib.Path(__file__).with_name("test_thread_view.py")
 
 

@@ -29,7 +29,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
-| ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default off: not yet run on a GPU) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``) takes the divisor's correctly rounded reciprocal once and corrects each quotient with two FMAs, the bits ``div.rn.f32`` gives (codegen/intrinsics.py; CUDA targets) |
+| ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default off: exact on the H200, no faster) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``) takes the divisor's correctly rounded reciprocal once and corrects each quotient with two FMAs, the bits ``div.rn.f32`` gives (codegen/intrinsics.py; CUDA targets) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -39,6 +39,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
+| ``TILE2TRITON_ON_CHIP_SCRATCH`` | on/off (default on) | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
@@ -149,12 +150,15 @@ UNIFORM_BRANCHES_DEFAULT = True
 # 0.079), 4096^3 0.2413 -> 0.2454 ms, 3001 x 2601 x 1001 (odd: multiple 1) 0.1172 -> 0.1179 ms, outputs unchanged
 SIZE_MULTIPLES_DEFAULT = True
 # codegen/intrinsics.shared_divisor_div_rn: div.rn.f32 is per element a reciprocal, a range check (FCHK) and a
-# branch to a slow path; TileLang's attention_sink forward tiles ran 13.1-35.1 us with fast math against
-# 15.6-43.6 us without it (session 14 sweeps), its one division after the loop the only difference.  Off until
-# its GPU checks have run (tests/test_rounding_like_nvcc.py on CUDA: the bits of div.rn.f32; then
-# benchmarks/division_probe.py): session 14 verified the sequence in exact arithmetic and assembled it for sm_90,
-# but got no GPU after writing it
+# branch to a slow path.  Off: on the H200 (session 15, gpu_logs/2026-12-02_s15_pending_checks.log) its quotients
+# are div.rn.f32's bit for bit, but it saves nothing (benchmarks/division_probe.py, per-element div_rn -> shared
+# divisor: 15.1 -> 14.9, 43.5 -> 45.1, 36.3 -> 36.6, 49.9 -> 50.1 us; fast math 13.4, 35.3, 32.8, 45.9): what fast
+# math saves in those kernels is not the division's per-element cost
 SHARED_DIVISORS_DEFAULT = False
+# the scratch area of shared buffers as a static .shared array on CUDA (codegen/scratch.py): on from the H200
+# probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py): TileLang's topk_selector 79.3 -> 32.6 us
+# at 64 x 32768, 112.7 -> 53.2 us at 32 x 65536 (recall 1.0000); the suite's case 0.32x -> 0.87x (kernel time)
+ON_CHIP_SCRATCH_DEFAULT = True
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -187,6 +191,7 @@ VARIABLES = (
     "TILE2TRITON_DEFER_SUMS",
     "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_SHARED_SCRATCH",
+    "TILE2TRITON_ON_CHIP_SCRATCH",
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_SPECULATE_COPIES",
     "TILE2TRITON_FEW_WARPS",
@@ -283,6 +288,7 @@ class Settings:
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
+    on_chip_scratch: bool  # codegen/scratch.py's on-chip form (CUDA)
     block_slices: bool
     speculate_copies: bool
     few_warps: bool
@@ -357,6 +363,9 @@ class Settings:
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
+            on_chip_scratch=flag(
+                "TILE2TRITON_ON_CHIP_SCRATCH", get("TILE2TRITON_ON_CHIP_SCRATCH"), ON_CHIP_SCRATCH_DEFAULT
+            ),
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),

@@ -50,6 +50,15 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
         if every - frozenset().union(*(t.axes for t in idx)):
             spread = [lw.scope.lanes.padded[k] if k in axes else 1 for k in range(lw.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
+        if dst_buf in lw.scratch.addresses:  # a shared buffer in the on-chip scratch area
+            call = scratch.on_chip_atomic(
+                lw, s, dst_buf, offs, mask, lw.cast(value, dst_buf.dtype) if value is not None else None
+            )
+            if s.result is None:
+                lw.emit(P.expr_stmt(call))
+            else:
+                lw.scope.env[s.result] = Tile(P.name(lw.assign(s.result.name, call)), dst_buf.dtype, axes)
+            return
         ptr = lw.named_offsets(dst_buf, offs)
         if value is None:  # T.atomic_load: a load that no cache can answer
             kwargs = {"mask": mask, "other": load_other(dst_buf.dtype)} if mask is not None else {}

@@ -19,7 +19,8 @@ from .intrinsics import check_fp8
 from .libm import HELPERS as LIBM_HELPERS
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
-from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
+from .scratch import HELPERS as ON_CHIP_HELPERS
+from .scratch import ONE_HOT_LIMIT, NeedsScratch, OffChip, ScratchState, on_chip_wanted
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, launch_warps, next_pow2
@@ -272,6 +273,7 @@ def _fns(mask, base, offset):
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 JIT_HELPER_SOURCES.update(LIBM_HELPERS)  # math functions core Triton lacks (codegen/libm.py)
 JIT_HELPER_SOURCES.update(WARP_ATOMIC_HELPERS)  # warp-aggregated atomics' inline PTX (codegen/warp_atomics.py)
+JIT_HELPER_SOURCES.update(ON_CHIP_HELPERS)  # the on-chip scratch area's inline PTX (codegen/scratch.py)
 
 
 def numel_padded(buf: ir.Buffer) -> int:
@@ -294,19 +296,22 @@ def lower_kernel(
     # space put it: as a register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads
     # become gathers
     choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
+    on_chip = on_chip_wanted(options)
     while True:
         try:
-            return _lower_kernel(kernel, func, options, choice)
+            return _lower_kernel(kernel, func, options, choice, on_chip)
         except NeedsScratch as need:
             if need.buffer in choice:  # cannot happen: its accesses no longer take the register path
                 raise (need.__cause__ or need) from None
             choice.add(need.buffer)
+        except OffChip:  # an access the on-chip scratch area does not serve: the area in global memory
+            on_chip = False
 
 
 def _lower_kernel(
-    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set
+    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set, on_chip: bool
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    lw = KernelLowerer(kernel, func.params, options, scratch=ScratchState(choice=scratch_choice))
+    lw = KernelLowerer(kernel, func.params, options, scratch=ScratchState(choice=scratch_choice, on_chip=on_chip))
     lw.scope.ranges.floor_below_zero = options.trip_bounds  # a loop's bounds from (bx * b - w) // b
     args = []
     arg_names = []
@@ -344,7 +349,8 @@ def _lower_kernel(
     arg_names += [name for name, _, _ in host_descriptors]
     if lw.scratch.bytes:
         lw.out[prologue_at:prologue_at] = scratch_prologue(lw, kernel)
-        arg_names.append(lw.scratch.param)
+        if lw.scratch.param is not None:  # global scratch: the hidden argument
+            arg_names.append(lw.scratch.param)
     multiples = _size_multiples(func, args) if options.size_multiples else []
     params = [ast.arg(n) for n in arg_names]
     rounding = []
@@ -369,9 +375,10 @@ def _lower_kernel(
     check_fp8(lw, kernel, func.params)
     num_warps = launch_warps(lw.options, kernel.threads)
     aligned = [p for p in args if p in lw.descriptors.aligned]
+    on_chip_bytes = lw.scratch.bytes if lw.scratch.on_chip else 0
     launch = KernelLaunch(
-        fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes, lw.scratch.param, host_descriptors,
-        multiples,
+        fn.name, list(kernel.grid), num_warps, args, aligned, lw.scratch.bytes - on_chip_bytes, lw.scratch.param,
+        host_descriptors, multiples, static_shared=on_chip_bytes,
     )  # fmt: skip
     return fn, launch, lw.helpers
 
@@ -438,9 +445,19 @@ def drop_dead_assignments(fn: ast.FunctionDef) -> None:
     _live_before(fn.body, set(), remove=True)
 
 
+# helpers of the generated module that perform atomics (their results may go unused)
+_ATOMIC_HELPERS = ("_shared_atomic_", "_warp_aggregated_claim", "_atomic_rmw_16bit")
+
+
 def _atomic(node) -> bool:
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("atomic_")
+        isinstance(n, ast.Call)
+        and (
+            isinstance(n.func, ast.Attribute)
+            and n.func.attr.startswith("atomic_")
+            or isinstance(n.func, ast.Name)
+            and n.func.id.startswith(_ATOMIC_HELPERS)
+        )
         for n in ast.walk(node)
     )
 

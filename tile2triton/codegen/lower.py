@@ -118,6 +118,9 @@ class LoweringOptions:
     host_descriptors: bool = False
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
+    # on CUDA, that scratch area as a static .shared array read, written and updated by inline PTX
+    # (scratch.py's on-chip form; TILE2TRITON_ON_CHIP_SCRATCH); the interpreter and HIP keep global memory
+    on_chip_scratch: bool = True
     # a register tile read at an aligned block of a dim (``acc_o[:4, :]`` of 64 rows) as a
     # tl.reshape and a select over the blocks, not a one-hot over every row (TILE2TRITON_BLOCK_SLICES)
     block_slices: bool = True
@@ -224,7 +227,7 @@ class KernelLowerer(RegisterAccess):
     scope: Scope = field(default_factory=Scope)
     # where values live
     regs: dict = field(default_factory=dict)  # ir.Buffer -> RegBuf
-    pointers: dict = field(default_factory=dict)  # global ir.Buffer -> Triton name
+    pointers: dict = field(default_factory=scratch.PointerTable)  # global ir.Buffer -> Triton name
     scratch: ScratchState = field(default_factory=ScratchState)  # shared buffers in global scratch
     descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
     # the code being generated
@@ -570,6 +573,8 @@ class KernelLowerer(RegisterAccess):
 
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
+        if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
+            return Tile(scratch.on_chip_load(self, buf, offs, mask), buf.dtype, axes)
         if fp4.is_packed(buf.dtype):
             return fp4.load(self, buf, offs, mask, axes)
         ptr = self.named_offsets(buf, offs)
@@ -600,6 +605,9 @@ class KernelLowerer(RegisterAccess):
             # several iterations write one element (TileLang leaves the winner unspecified)
             spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
+        if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
+            scratch.on_chip_store(self, buf, offs, mask, self.cast(value, buf.dtype).node)
+            return
         if fp4.is_packed_fp4(buf.dtype):
             fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)
             return
@@ -615,12 +623,17 @@ class KernelLowerer(RegisterAccess):
 
 
 def _loads(node: ast.expr) -> bool:
+    """Does ``node`` load memory (``tl.load``, or the on-chip scratch area's ``_shared_load``)?"""
     return any(
         isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "load"
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == "tl"
+        and (
+            isinstance(n.func, ast.Attribute)
+            and n.func.attr == "load"
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == "tl"
+            or isinstance(n.func, ast.Name)
+            and n.func.id == "_shared_load"
+        )
         for n in ast.walk(node)
     )
 

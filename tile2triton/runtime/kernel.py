@@ -50,7 +50,7 @@ _SWITCHES = (
     "tma_vectors", "tma_min_trips", "split_dims", "transposed_dots",
     "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
-    "warp_aggregated_atomics",
+    "warp_aggregated_atomics", "on_chip_scratch", "shared_scratch",
     "vectorize_atomic_loops", "trip_bounds", "split_min_trips", "forward_stages", "global_mirrors",
     "column_split", "defer_sums", "gemm_parts", "staged_atomics",
 )  # fmt: skip
@@ -134,7 +134,6 @@ class JITKernel:
             "fast_math": tuning.fast_math(self.pass_configs),
             "per_thread_loads": tuning.per_thread_loads(),
             "vectorize_loops": env.vectorize_loops,
-            "shared_scratch": env.shared_scratch,
             **_switches(env),
         }
         if interpret:

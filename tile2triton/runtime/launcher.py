@@ -22,6 +22,7 @@ from triton.runtime.jit import JITFunction
 from .. import settings
 from ..codegen.emit import TritonModule
 from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
+from . import static_shared
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
 from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
@@ -199,6 +200,8 @@ class Lowered:
                 fn = WithHostDescriptors(fn, specs, len(launch.args))
             if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
                 fn = WithScratch(fn, launch.scratch_bytes)
+            if launch.static_shared:  # a static shared array beside Triton's dynamic shared memory
+                static_shared.register(launch.name)
             self.launches.append((fn, static, grid_fns, positions, launch.num_warps))
         # the GPU launches through Triton's compiled kernels (None: interpreted, or launched by run)
         self.direct = [DirectLaunch.of(fn, num_warps) for fn, _, _, _, num_warps in self.launches]

@@ -30,8 +30,9 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA de
 
 @pytest.fixture
 def switch(monkeypatch):
+    """The form wherever it serves (``on``), also for kernels without atomics."""
     monkeypatch.delenv("TILE2TRITON_SHARED_SCRATCH", raising=False)
-    monkeypatch.setenv(SWITCH, "1")
+    monkeypatch.setenv(SWITCH, "on")
 
 
 def body(src: str) -> str:
@@ -109,6 +110,26 @@ def elements(threads):
     return main
 
 
+def rotate(n, threads):
+    """Each element to a shared position 7 places on, then read back in order: plain stores and loads
+    (n x threads positions past the one-hot limit: the buffer is in scratch)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), O: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding()
+            buf = T.alloc_shared((n,), "float32")
+            for i in T.serial(T.ceildiv(n, threads)):
+                if i * threads + tx < n:
+                    buf[(i * threads + tx + 7) % n] = A[i * threads + tx]
+            T.sync_threads()
+            for i in T.serial(T.ceildiv(n, threads)):
+                if i * threads + tx < n:
+                    O[i * threads + tx] = buf[i * threads + tx]
+
+    return main
+
+
 # ------------------------------------------------------------------ where the form is taken
 def test_cuda_source_takes_the_form(switch):
     module = tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90")
@@ -116,6 +137,18 @@ def test_cuda_source_takes_the_form(switch):
     kernel = body(module.source)
     assert "_shared_atomic_add_s32(hist + " in kernel and "tl.atomic_add" not in kernel
     assert "tl.load(hist" not in kernel and "_shared_load(" in kernel and "_shared_store(" in kernel
+
+
+def test_default_takes_it_where_shared_buffers_have_atomics(monkeypatch):
+    """``atomics`` (the default): a kernel with atomics on shared buffers takes the form; one whose
+    scratch area only holds plain stores and loads (a stencil with every shared buffer in scratch)
+    keeps global memory, where its accesses are vector stores and loads."""
+    monkeypatch.delenv(SWITCH, raising=False)
+    monkeypatch.delenv("TILE2TRITON_SHARED_SCRATCH", raising=False)
+    assert on_chip(tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90"))
+    assert not on_chip(tilelang.compile(rotate(600, 128)).lowered_for("sm_90"))
+    monkeypatch.setenv(SWITCH, "on")
+    assert on_chip(tilelang.compile(rotate(600, 128)).lowered_for("sm_90"))
 
 
 def test_switch_off_amd_and_interpreter_keep_global_scratch(switch, monkeypatch):
@@ -183,8 +216,9 @@ def test_what_the_form_does_not_serve_keeps_global_scratch(switch, case):
 def test_settings_parse(monkeypatch):
     from tile2triton import settings
 
-    monkeypatch.setenv(SWITCH, "on")
-    assert settings.current().on_chip_scratch is True
+    for value, meant in (("on", "on"), ("1", "on"), ("off", "off"), ("atomics", "atomics"), ("", "atomics")):
+        monkeypatch.setenv(SWITCH, value)
+        assert settings.current().on_chip_scratch == meant
     monkeypatch.setenv(SWITCH, "maybe")
     with pytest.raises(ValueError, match=SWITCH):
         settings.current()
@@ -236,6 +270,19 @@ def test_counting_sort_on_gpu(switch, threads, step):
     kernel(a.cuda(), out, c)
     assert f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()
     check_sort(a, out, c, bins, step)
+
+
+@cuda
+@pytest.mark.parametrize("form", ["on", "atomics", "off"])
+def test_plain_stores_and_loads_on_gpu(monkeypatch, form):
+    monkeypatch.setenv(SWITCH, form)
+    n = 600
+    kernel = tilelang.compile(rotate(n, 128))
+    a = torch.randn(n)
+    out = torch.full((n,), float("nan"), device="cuda")
+    kernel(a.cuda(), out)
+    assert (f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()) == (form == "on")
+    assert torch.equal(out.cpu(), torch.roll(a, 7))
 
 
 @cuda

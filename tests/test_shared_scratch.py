@@ -21,6 +21,7 @@ def _global_scratch(monkeypatch):
     wherever the on-chip one does not serve): the on-chip form has its own, tests/test_on_chip_scratch.py."""
     monkeypatch.setenv("TILE2TRITON_ON_CHIP_SCRATCH", "0")
 
+
 THREAD_VIEW = pathlib.Path(__file__).with_name("test_thread_view.py")
 
 

@@ -39,7 +39,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
-| ``TILE2TRITON_ON_CHIP_SCRATCH`` | on/off (default on) | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory |
+| ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
@@ -155,10 +155,13 @@ SIZE_MULTIPLES_DEFAULT = True
 # divisor: 15.1 -> 14.9, 43.5 -> 45.1, 36.3 -> 36.6, 49.9 -> 50.1 us; fast math 13.4, 35.3, 32.8, 45.9): what fast
 # math saves in those kernels is not the division's per-element cost
 SHARED_DIVISORS_DEFAULT = False
-# the scratch area of shared buffers as a static .shared array on CUDA (codegen/scratch.py): on from the H200
-# probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py): TileLang's topk_selector 79.3 -> 32.6 us
-# at 64 x 32768, 112.7 -> 53.2 us at 32 x 65536 (recall 1.0000); the suite's case 0.32x -> 0.87x (kernel time)
-ON_CHIP_SCRATCH_DEFAULT = True
+# the scratch area of shared buffers as a static .shared array on CUDA (codegen/scratch.py), where the kernel has
+# atomics on shared buffers: the H200 probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py) ran
+# TileLang's topk_selector 79.4 -> 32.5 us at 64 x 32768, 113.0 -> 52.5 at 32 x 65536 (recall 1.0000), its
+# histograms 1.3-3.4x faster; but the suite's example_gemm_intrinsics, whose only scratch access is its epilogue
+# tile staged through a permuted shared buffer (plain element stores and loads), went 17.4 -> 18.6 us kernel time
+# on chip (unvectorized inline-PTX accesses where global scratch has vector stores through L2)
+ON_CHIP_SCRATCH_DEFAULT = "atomics"
 
 _ON = ("1", "on", "true", "yes")
 _OFF = ("0", "off", "false", "no")
@@ -259,6 +262,7 @@ _TUNE = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(("heuristic", "1", "on", 
 _TUNE.update({"search": "search", "2": "search"})
 _GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log", "force": "force"}
 _ATOMIC_BARRIERS = {"reductions": "reductions", "atomics": "atomics", "keep": "keep"}
+_ON_CHIP = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "atomics": "atomics"}
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,7 @@ class Settings:
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
-    on_chip_scratch: bool  # codegen/scratch.py's on-chip form (CUDA)
+    on_chip_scratch: str  # codegen/scratch.py's on-chip form (CUDA): "atomics", "on" or "off"
     block_slices: bool
     speculate_copies: bool
     few_warps: bool
@@ -363,8 +367,8 @@ class Settings:
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
-            on_chip_scratch=flag(
-                "TILE2TRITON_ON_CHIP_SCRATCH", get("TILE2TRITON_ON_CHIP_SCRATCH"), ON_CHIP_SCRATCH_DEFAULT
+            on_chip_scratch=_choice(
+                "TILE2TRITON_ON_CHIP_SCRATCH", get("TILE2TRITON_ON_CHIP_SCRATCH"), _ON_CHIP, ON_CHIP_SCRATCH_DEFAULT
             ),
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),

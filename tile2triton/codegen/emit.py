@@ -296,7 +296,7 @@ def lower_kernel(
     # space put it: as a register tile (a KV ring of [2, 64, 1024]) it spills, and its sub-box reads
     # become gathers
     choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
-    on_chip = on_chip_wanted(options)
+    on_chip = on_chip_wanted(options, kernel)
     while True:
         try:
             return _lower_kernel(kernel, func, options, choice, on_chip)

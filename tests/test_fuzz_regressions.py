@@ -37,6 +37,9 @@ def compile_for_hopper(kernel, tmp_path) -> None:
         for a in launch.args:
             name = _TRITON_DTYPE.get(a.dtype.name, a.dtype.name.replace("uint", "u").replace("int", "i"))
             parts.append(f"{a.name}=*{name}" if isinstance(a, ir.Buffer) else f"{a.name}={name}")
+        for desc, index, box in launch.host_descriptors:  # on a GPU with TMA: descriptors made on the host
+            element = parts[index].split("=*", 1)[1]
+            parts.append(f"{desc}=tensordesc<{element}[{','.join(str(e) for e in box)}]>")
         if launch.scratch_bytes:
             parts.append(f"{launch.scratch_param}=*u8")
         sigs.append(f"# sig {launch.name}: {' '.join(parts)}")

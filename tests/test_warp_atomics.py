@@ -324,12 +324,12 @@ def test_histogram_compiles_for_sm90(switch, tmp_path):
     module = tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90")
     ops = _compile_sm90(module, "A=*i32 O=*i32 C=*i32 scratch_ptr=*u8", tmp_path)
     # (loops of static trip counts unrolled: each site several times)
-    assert set(ops) == {
+    assert set(ops) - {"atom.global.cta.relaxed.add.u32"} == {
         "match.any.sync.b32",  # the groups of lanes
-        "red.global.cta.relaxed.add.u32",  # the histogram's leaders (Triton's atomic, masked)
+        "red.global.cta.relaxed.add.u32",  # the histogram's leaders (Triton's atomic, masked; 3.6: atom)
         "atom.relaxed.cta.global.add.u32",  # the claims' leaders, in the PTX helper
         "shfl.sync.idx.b32",  # the leader's previous value to its group
-    }, ops
+    } - ({"red.global.cta.relaxed.add.u32"} if "atom.global.cta.relaxed.add.u32" in ops else set()), ops
 
 
 @pytest.mark.skipif(not os.path.exists(TOPK), reason="TileLang's examples are not at /tmp/tl")
@@ -348,7 +348,8 @@ def test_topk_selector_compiles_for_sm90(switch, tmp_path, monkeypatch):
     assert body.count("_warp_aggregated_count(") == 2 and body.count("_warp_aggregated_claim(") == 5
     sig = "input=*fp32 index=*i32 starts=*i32 ends=*i32 batch=i32 seq_len=i32 scratch_ptr=*u8"
     ops = _compile_sm90(module, sig, tmp_path)
-    assert "match.any.sync.b32" in ops and not any(op.startswith("atom.global") for op in ops), ops
+    # every atomic relaxed at block scope (Triton 3.9 writes the histograms' unused results as red, 3.6 as atom)
+    assert "match.any.sync.b32" in ops and all(".cta." in op for op in ops if op[:4] in ("atom", "red.")), ops
 
 
 @pytest.mark.skipif(not os.path.exists(TOPK), reason="TileLang's examples are not at /tmp/tl")

@@ -119,3 +119,37 @@ def compile_gluon_for_hopper(module, tmp_path, arg_type="*fp16", arg_types=None)
     return triton.compile(
         GluonASTSource(kernel, signature, {}, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
     )
+
+
+_SM90_PTX = """
+import importlib.util, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+spec = importlib.util.spec_from_file_location("m", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+sig = dict(p.split("=", 1) for p in sys.argv[2].split())
+k = triton.compile(ASTSource(getattr(m, sys.argv[3]), sig, {}), target=GPUTarget("cuda", 90, 32),
+                   options={"num_warps": int(sys.argv[4])})
+assert k.asm["cubin"]
+sys.stdout.write(k.asm["ptx"])
+"""
+
+
+def sm90_ptx(module, sig: str, tmp_path) -> str:
+    """The PTX of a generated module's (one) kernel compiled for sm_90 by the installed Triton, with
+    ptxas assembling it too (no GPU needed), in a fresh process (the interpreter patches
+    triton.language).  ``sig``: ``name=type`` per parameter, space-separated."""
+    import os
+    import subprocess
+    import sys
+
+    (launch,) = module.launches
+    path = tmp_path / "gpu_source.py"
+    path.write_text(module.source)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _SM90_PTX, str(path), sig, launch.name, str(launch.num_warps)],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

@@ -11,13 +11,11 @@ run with the form on and are compared exactly with torch: a counting sort (histo
 slot claims), every element width and atomic kind the form serves, and a kernel whose static array
 and Triton's own shared memory together pass 48 KiB (runtime/static_shared.py)."""
 
-import os
-import subprocess
-import sys
+import re
 
 import pytest
 import torch
-from t2t_util import ROOT
+from t2t_util import ROOT, sm90_ptx
 from test_warp_atomics import check_sort, parallel_histogram, skewed, sort_by_bins
 
 import tile2triton as tilelang
@@ -225,37 +223,14 @@ def test_settings_parse(monkeypatch):
 
 
 # ------------------------------------------------------------------ ptxas accepts it
-_PTX = """
-import importlib.util, re, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-spec = importlib.util.spec_from_file_location("m", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-sig = dict(p.split("=", 1) for p in sys.argv[2].split())
-k = triton.compile(ASTSource(getattr(m, sys.argv[3]), sig, {}), target=GPUTarget("cuda", 90, 32),
-                   options={"num_warps": int(sys.argv[4])})
-print(" ".join(sorted(set(re.findall(r"\\b(?:atom|red|ld|st)\\.shared\\.[\\w.]+|\\.shared \\.align 16 \\.b8 \\w+\\[\\d+\\]", k.asm["ptx"])))))
-assert k.asm["cubin"]
-"""
-
-
 def test_counting_sort_compiles_for_sm90(switch, monkeypatch, tmp_path):
     monkeypatch.setenv("TILE2TRITON_SIZE_MULTIPLES", "0")  # the signature below has no size multiples
     module = tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90")
-    (launch,) = module.launches
-    path = tmp_path / "gpu_source.py"
-    path.write_text(module.source)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    sig = "A=*i32 O=*i32 C=*i32"
-    done = subprocess.run([sys.executable, "-c", _PTX, str(path), sig, launch.name, str(launch.num_warps)],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    ops = done.stdout.split()
+    ptx = sm90_ptx(module, "A=*i32 O=*i32 C=*i32", tmp_path)
+    ops = set(re.findall(r"\b(?:atom|red|ld|st)\.shared\.[\w.]+", ptx))
     # hist, start (300 int32 each, 16-byte aligned) and count: 1200 + 1200 + 16 bytes
-    assert f".shared .align 16 .b8 {scratch.ON_CHIP_ARRAY}[2416]" in done.stdout, ops
-    assert {"atom.shared.add.s32", "ld.shared.b32", "st.shared.b32"} <= set(ops), ops
+    assert f".shared .align 16 .b8 {scratch.ON_CHIP_ARRAY}[2416]" in ptx
+    assert {"atom.shared.add.s32", "ld.shared.b32", "st.shared.b32"} <= ops, ops
 
 
 # ------------------------------------------------------------------ on the GPU

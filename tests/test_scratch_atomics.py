@@ -6,14 +6,11 @@ radix top-k (examples/deepseek_v32/topk_selector.py): a per-block histogram, off
 element claiming its slot with ``return_prev=True``; outputs are NaN/sentinel-poisoned and compared
 exactly with torch."""
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 import torch
-from t2t_util import ROOT
+from t2t_util import sm90_ptx
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -277,37 +274,13 @@ def test_accesses_of_an_atomic(settings):
 
 
 # ------------------------------------------------------------------ what Triton makes of it (sm_90)
-_PTX_ATOMICS = r"""
-import importlib.util, re, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-spec = importlib.util.spec_from_file_location("m", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-sig = dict(p.split("=", 1) for p in sys.argv[2].split())
-fn = getattr(m, sys.argv[3])
-k = triton.compile(ASTSource(fn, sig, {}), target=GPUTarget("cuda", 90, 32), options={"num_warps": int(sys.argv[4])})
-print("\n".join(re.findall(r"\b(?:atom|red)\.[\w.]+", k.asm["ptx"])))
-"""
-
-
 @pytest.mark.parametrize("cta", ["1", "0"])
 def test_ptx_atomics_for_sm90(settings, tmp_path, cta):
     settings(cta=cta)
     kernel = tilelang.compile(bin_sort(3, 300, 96, 37))
-    module = kernel.lowered(False)
-    (launch,) = module.launches
-    path = tmp_path / "gpu_source.py"
-    path.write_text(module.source)
-    sig = "A=*i32 O=*i32 scratch_ptr=*u8"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", _PTX_ATOMICS, str(path), sig, launch.name,
-                           str(launch.num_warps)], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    ops = done.stdout.split()
-    assert ops, done.stdout
+    ptx = sm90_ptx(kernel.lowered(False), "A=*i32 O=*i32 scratch_ptr=*u8", tmp_path)
+    ops = re.findall(r"\b(?:atom|red)\.[\w.]+", ptx)
+    assert ops, ptx
     if cta == "1":  # relaxed, block scope, no fences (Triton 3.9 writes the histogram's unused results as red)
         assert all(re.search(r"\.cta\.relaxed\.", op) for op in ops), ops
     else:

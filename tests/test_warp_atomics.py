@@ -13,12 +13,11 @@ accepts the PTX) of a histogram kernel and of TileLang's topk_selector."""
 
 import importlib.util
 import os
-import subprocess
-import sys
+import re
 
 import pytest
 import torch
-from t2t_util import ROOT
+from t2t_util import sm90_ptx
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -292,31 +291,9 @@ def test_settings_parse(monkeypatch):
 
 
 # ------------------------------------------------------------------ (d) offline sm_90 compiles
-_PTX = r"""
-import importlib.util, re, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-spec = importlib.util.spec_from_file_location("m", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-sig = dict(p.split("=", 1) for p in sys.argv[2].split())
-k = triton.compile(ASTSource(getattr(m, sys.argv[3]), sig, {}), target=GPUTarget("cuda", 90, 32),
-                   options={"num_warps": int(sys.argv[4])})
-print(" ".join(re.findall(r"\b(?:match\.any\.sync\.b32|shfl\.sync\.idx\.b32|atom\.[\w.]+|red\.[\w.]+)", k.asm["ptx"])))
-assert k.asm["cubin"]
-"""
-
-
 def _compile_sm90(module, sig, tmp_path):
-    (launch,) = module.launches
-    path = tmp_path / "gpu_source.py"
-    path.write_text(module.source)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", _PTX, str(path), sig, launch.name, str(launch.num_warps)],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.split()
+    ptx = sm90_ptx(module, sig, tmp_path)
+    return re.findall(r"\b(?:match\.any\.sync\.b32|shfl\.sync\.idx\.b32|atom\.[\w.]+|red\.[\w.]+)", ptx)
 
 
 def test_histogram_compiles_for_sm90(switch, tmp_path):

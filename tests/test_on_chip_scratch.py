@@ -1,4 +1,4 @@
-"""The on-chip scratch area (codegen/scratch.py, ``TILE2TRITON_ON_CHIP_SCRATCH``): on CUDA, shared
+"""The on-chip scratch area (codegen/on_chip.py, ``TILE2TRITON_ON_CHIP_SCRATCH``): on CUDA, shared
 buffers the register path cannot hold live in a static ``.shared`` array the kernel declares in
 inline PTX, read, written and updated with ``ld/st/atom.shared``, instead of per-program global
 memory.
@@ -20,7 +20,7 @@ from test_warp_atomics import check_sort, parallel_histogram, skewed, sort_by_bi
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton.codegen import scratch
+from tile2triton.codegen import on_chip as on_chip_form
 
 SWITCH = "TILE2TRITON_ON_CHIP_SCRATCH"
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -42,7 +42,7 @@ def body(src: str) -> str:
 def on_chip(module) -> bool:
     """Did the kernel take the on-chip area (and not the global one)?"""
     src = module.source
-    taken = f".b8 {scratch.ON_CHIP_ARRAY}[" in src
+    taken = f".b8 {on_chip_form.ARRAY}[" in src
     assert taken != ("scratch_ptr" in src), src
     assert taken == bool(module.launches[0].static_shared)
     return taken
@@ -185,7 +185,7 @@ def test_what_the_form_does_not_serve_keeps_global_scratch(switch, case):
     dtype, atomic_dtype, n = {
         "uint8 buffer": ("uint8", "int32", 600),
         "float16 atomic": ("int32", "float16", 600),
-        "past the static limit": ("int32", "int32", scratch.ON_CHIP_LIMIT // 4 + 1),
+        "past the static limit": ("int32", "int32", on_chip_form.LIMIT // 4 + 1),
     }[case]
 
     @T.prim_func
@@ -229,7 +229,7 @@ def test_counting_sort_compiles_for_sm90(switch, monkeypatch, tmp_path):
     ptx = sm90_ptx(module, "A=*i32 O=*i32 C=*i32", tmp_path)
     ops = set(re.findall(r"\b(?:atom|red|ld|st)\.shared\.[\w.]+", ptx))
     # hist, start (300 int32 each, 16-byte aligned) and count: 1200 + 1200 + 16 bytes
-    assert f".shared .align 16 .b8 {scratch.ON_CHIP_ARRAY}[2416]" in ptx
+    assert f".shared .align 16 .b8 {on_chip_form.ARRAY}[2416]" in ptx
     assert {"atom.shared.add.s32", "ld.shared.b32", "st.shared.b32"} <= ops, ops
 
 
@@ -243,7 +243,7 @@ def test_counting_sort_on_gpu(switch, threads, step):
     out = torch.full((rows, n), -1, dtype=torch.int32, device="cuda")
     c = torch.full((rows, bins), -1, dtype=torch.int32, device="cuda")
     kernel(a.cuda(), out, c)
-    assert f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()
+    assert f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()
     check_sort(a, out, c, bins, step)
 
 
@@ -256,7 +256,7 @@ def test_plain_stores_and_loads_on_gpu(monkeypatch, form):
     a = torch.randn(n)
     out = torch.full((n,), float("nan"), device="cuda")
     kernel(a.cuda(), out)
-    assert (f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()) == (form == "on")
+    assert (f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()) == (form == "on")
     assert torch.equal(out.cpu(), torch.roll(a, 7))
 
 
@@ -267,7 +267,7 @@ def test_parallel_histogram_on_gpu(switch):
     a = torch.randint(-5, 200, (rows, m, k), dtype=torch.int32)
     h = torch.full((rows, bins), -1, dtype=torch.int32, device="cuda")
     kernel(a.cuda(), h)
-    assert f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()
+    assert f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()
     kept = [a[r][a[r] >= 0] % bins for r in range(rows)]
     want = torch.stack([torch.bincount(v, minlength=bins) for v in kept]).to(torch.int32)
     assert torch.equal(h.cpu(), want)
@@ -285,7 +285,7 @@ def test_all_widths_and_atomic_kinds_on_gpu(switch):
     c = torch.full((9,), -7, dtype=torch.int32, device="cuda")
     d = torch.full((1,), float("nan"), device="cuda")
     kernel(x.cuda(), h.cuda(), wide.cuda(), f.cuda(), r, c, d)
-    assert f".b8 {scratch.ON_CHIP_ARRAY}[" in kernel.get_kernel_source()
+    assert f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()
     nb = (torch.arange(threads) + 1) % threads
     assert torch.equal(r[0].cpu(), h[nb].float())
     assert torch.equal(r[1].cpu(), (wide[nb] % 1000).float())

@@ -39,7 +39,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
-| ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
+| ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array (codegen/on_chip.py) that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
 | ``TILE2TRITON_SCRATCH_CTA_ATOMICS`` | on/off (default on) | relaxed atomics on a scratch-backed shared buffer are block-scoped (``scope="cta"``) |
 | ``TILE2TRITON_SCRATCH_BLOCK_CLAIMS`` | on/off (default off) | a shared counter's slot claims as one atomic per block and a cumsum (else one atomic per lane) |
 | ``TILE2TRITON_VECTORIZE_ATOMIC_LOOPS`` | on/off (default off) | loops whose bodies are branches and commuting atomics with no result also as tile axes |
@@ -155,7 +155,7 @@ SIZE_MULTIPLES_DEFAULT = True
 # divisor: 15.1 -> 14.9, 43.5 -> 45.1, 36.3 -> 36.6, 49.9 -> 50.1 us; fast math 13.4, 35.3, 32.8, 45.9): what fast
 # math saves in those kernels is not the division's per-element cost
 SHARED_DIVISORS_DEFAULT = False
-# the scratch area of shared buffers as a static .shared array on CUDA (codegen/scratch.py), where the kernel has
+# the scratch area of shared buffers as a static .shared array on CUDA (codegen/on_chip.py), where the kernel has
 # atomics on shared buffers: the H200 probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py) ran
 # TileLang's topk_selector 79.4 -> 32.5 us at 64 x 32768, 113.0 -> 52.5 at 32 x 65536 (recall 1.0000), its
 # histograms 1.3-3.4x faster; but the suite's example_gemm_intrinsics, whose only scratch access is its epilogue
@@ -292,7 +292,7 @@ class Settings:
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     vectorize_loops: bool
     shared_scratch: bool
-    on_chip_scratch: str  # codegen/scratch.py's on-chip form (CUDA): "atomics", "on" or "off"
+    on_chip_scratch: str  # codegen/on_chip.py (CUDA): "atomics", "on" or "off"
     block_slices: bool
     speculate_copies: bool
     few_warps: bool

@@ -12,8 +12,8 @@ from math import prod
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
+from . import on_chip, scratch, warp_atomics
 from . import pyast as P
-from . import scratch, warp_atomics
 from .reductions import _BITWISE, _reduce_identity
 from .rules import lower_store
 from .rules_base import lowers
@@ -51,7 +51,7 @@ def lower_atomic(lw: Lowerer, s: ir.Atomic) -> None:
             spread = [lw.scope.lanes.padded[k] if k in axes else 1 for k in range(lw.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         if dst_buf in lw.scratch.addresses:  # a shared buffer in the on-chip scratch area
-            call = scratch.on_chip_atomic(
+            call = on_chip.atomic(
                 lw, s, dst_buf, offs, mask, lw.cast(value, dst_buf.dtype) if value is not None else None
             )
             if s.result is None:

@@ -19,8 +19,10 @@ from .intrinsics import check_fp8
 from .libm import HELPERS as LIBM_HELPERS
 from .lower import KernelLowerer, LoweringOptions
 from .module import KernelLaunch, TritonModule
-from .scratch import HELPERS as ON_CHIP_HELPERS
-from .scratch import ONE_HOT_LIMIT, NeedsScratch, OffChip, ScratchState, on_chip_wanted
+from .on_chip import HELPERS as ON_CHIP_HELPERS
+from .on_chip import OffChip
+from .on_chip import wanted as on_chip_wanted
+from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, launch_warps, next_pow2
@@ -273,7 +275,7 @@ def _fns(mask, base, offset):
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 JIT_HELPER_SOURCES.update(LIBM_HELPERS)  # math functions core Triton lacks (codegen/libm.py)
 JIT_HELPER_SOURCES.update(WARP_ATOMIC_HELPERS)  # warp-aggregated atomics' inline PTX (codegen/warp_atomics.py)
-JIT_HELPER_SOURCES.update(ON_CHIP_HELPERS)  # the on-chip scratch area's inline PTX (codegen/scratch.py)
+JIT_HELPER_SOURCES.update(ON_CHIP_HELPERS)  # the on-chip scratch area's inline PTX (codegen/on_chip.py)
 
 
 def numel_padded(buf: ir.Buffer) -> int:

@@ -29,7 +29,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from ..passes.analysis import global_mirrors
-from . import atomics, e8m0, exits, fp4, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
+from . import atomics, e8m0, exits, fp4, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call, shared_divisor_div_rn
@@ -228,7 +228,7 @@ class KernelLowerer(RegisterAccess):
     scope: Scope = field(default_factory=Scope)
     # where values live
     regs: dict = field(default_factory=dict)  # ir.Buffer -> RegBuf
-    pointers: dict = field(default_factory=scratch.PointerTable)  # global ir.Buffer -> Triton name
+    pointers: dict = field(default_factory=on_chip.PointerTable)  # global ir.Buffer -> Triton name
     scratch: ScratchState = field(default_factory=ScratchState)  # shared buffers in global scratch
     descriptors: DescriptorState = field(default_factory=DescriptorState)  # tensor descriptors (TMA)
     # the code being generated
@@ -575,7 +575,7 @@ class KernelLowerer(RegisterAccess):
     def global_load(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list) -> Tile:
         offs, mask, axes = self.global_address(buf, idx, idx_ir, load=True)
         if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
-            return Tile(scratch.on_chip_load(self, buf, offs, mask), buf.dtype, axes)
+            return Tile(on_chip.load(self, buf, offs, mask), buf.dtype, axes)
         if fp4.is_packed(buf.dtype):
             return fp4.load(self, buf, offs, mask, axes)
         ptr = self.named_offsets(buf, offs)
@@ -607,7 +607,7 @@ class KernelLowerer(RegisterAccess):
             spread = [self.scope.lanes.padded[k] if k in axes else 1 for k in range(self.scope.lanes.rank)]
             offs = P.binop("+", offs, P.call("tl.zeros", P.list_(spread), P.dtype(INT32)))
         if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
-            scratch.on_chip_store(self, buf, offs, mask, self.cast(value, buf.dtype).node)
+            on_chip.store(self, buf, offs, mask, self.cast(value, buf.dtype).node)
             return
         if fp4.is_packed_fp4(buf.dtype):
             fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)

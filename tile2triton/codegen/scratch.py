@@ -1,5 +1,7 @@
 """Shared memory's universal fallback: a shared buffer kept in a per-program scratch area of
-global memory instead of a register tile (it serves every access the register path cannot).
+global memory instead of a register tile (it serves every access the register path cannot).  On
+CUDA the area can be on chip instead, a static ``.shared`` array (on_chip.py): the same views and
+barriers, other accesses.
 
 When: per shared buffer, where the register path would build a one-hot gather/scatter tile of more
 than ``ONE_HOT_LIMIT`` elements or cannot express an access at all (the kernel is then lowered
@@ -36,16 +38,15 @@ each and an L1 invalidation after it (``atomic_order``).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
-from . import e8m0
+from . import e8m0, on_chip
 from . import pyast as P
-from .values import Lowerer, RegBuf, Tile, launch_warps, load_other, next_pow2, prod
+from .values import Lowerer, RegBuf, Tile, load_other, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
 # more than a round trip through global memory: at 256 threads it is already 128 values per hardware
@@ -72,8 +73,8 @@ class ScratchState:
     loaded: dict | None = field(default_factory=dict)  # ... loaded (-> first statement serial)
     # ... updated by atomics (-> the set of (kind, previous value used?)); UNKNOWN with ``stored``
     atomics: dict | None = field(default_factory=dict)
-    # the on-chip form (module docstring): the area is a static .shared array and each view has a
-    # 32-bit shared address (name), not a pointer
+    # the on-chip form (on_chip.py): the area is a static .shared array and each view has a 32-bit
+    # shared address (name), not a pointer
     on_chip: bool = False
     addresses: dict = field(default_factory=dict)  # global view -> its shared address (bytes)
 
@@ -134,8 +135,8 @@ def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
     if st.base is None:
         st.base = lw.names.fresh("scratch")
         st.param = None if st.on_chip else lw.names.fresh("scratch_ptr")
-    if st.on_chip and (buf.dtype.bits not in _ON_CHIP_WIDTHS or lw.storage_dtype(buf.dtype) != buf.dtype):
-        raise OffChip(f"a {buf.dtype.name} buffer")
+    if st.on_chip and (not on_chip.serves(buf.dtype) or lw.storage_dtype(buf.dtype) != buf.dtype):
+        raise on_chip.OffChip(f"a {buf.dtype.name} buffer")
     if buf.alias_of is not None:  # T.reshape: the same memory, another shape
         base = st.views[buf.alias_of]
         if st.on_chip:  # the same address, whatever the dtype
@@ -160,7 +161,7 @@ def _view(lw: Lowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buff
     """``buf`` as a row-major global tensor at ``pointer`` (so global loads and stores serve it);
     ``roots`` records the allocation whose memory it is (barriers are placed per allocation).  On
     chip ``pointer`` is a shared address, and a lowering that asks for the view's pointer is one
-    the on-chip form does not serve (``PointerTable``)."""
+    the on-chip form does not serve (``on_chip.PointerTable``)."""
     strides, running = [], 1
     for d in reversed(buf.shape):
         strides.append(running)
@@ -179,14 +180,7 @@ def prologue(lw: Lowerer, kernel: ir.Kernel) -> list:
     """``scratch``: this program's slice (the program's linear id times the bytes per program); on
     chip, the shared address of a static array of the bytes one program needs."""
     if lw.scratch.on_chip:
-        if lw.scratch.bytes > ON_CHIP_LIMIT:
-            raise OffChip(f"{lw.scratch.bytes} bytes of shared buffers")
-        declare = f".shared .align 16 .b8 {ON_CHIP_ARRAY}[{lw.scratch.bytes}];\n\tmov.u32 $0, {ON_CHIP_ARRAY};"
-        address = P.call(
-            "tl.inline_asm_elementwise", P.const(declare), P.const("=r,r"), P.list_([P.call("tl.program_id", 0)]),
-            dtype=P.dtype(DTYPES["int32"]), is_pure=P.const(True), pack=P.const(1),
-        )  # fmt: skip
-        stmt = P.assign(lw.scratch.base, address)
+        stmt = P.assign(lw.scratch.base, on_chip.declare(lw.scratch.bytes))
         stmt.t2t_origin = kernel.loc
         return [stmt]
     program = None
@@ -266,7 +260,7 @@ def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     offs, mask = _whole(lw, view, shape)
     before_access(lw, view, store=False)
     if view in lw.scratch.addresses:
-        node = on_chip_load(lw, view, offs if offs is not None else P.const(0), mask)
+        node = on_chip.load(lw, view, offs if offs is not None else P.const(0), mask)
     else:
         ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
         node = (
@@ -293,7 +287,7 @@ def write_back(lw: Lowerer, name: str) -> None:
     before_access(lw, view, store=True)
     value = P.name(name)
     if view in lw.scratch.addresses:
-        on_chip_store(lw, view, offs if offs is not None else P.const(0), mask, value)
+        on_chip.store(lw, view, offs if offs is not None else P.const(0), mask, value)
         return
     ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
     if lw.options.interpret and buf.dtype.name == "bfloat16":
@@ -318,174 +312,6 @@ def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
         if padded != extent:
             parts.append(P.binop("<", position, P.const(extent)))
     return lw.named(offs, "offs"), lw.named(P.and_all(parts), "mask")
-
-
-# ------------------------------------------------------------------------------ on chip
-ON_CHIP_ARRAY = "t2t_scratch"  # the static .shared array's name in the kernel's PTX
-# the most bytes the array takes: CUDA limits a kernel's static shared memory to 48 KiB, of which
-# ptxas reserves 1 KiB on sm_90 (a larger area stays in global memory); Triton's own, dynamic, shared
-# memory comes beside it (runtime/static_shared.py)
-ON_CHIP_LIMIT = 47 * 1024
-
-# element width -> (PTX type suffix, inline-asm register constraint, Triton integer dtype of the bits)
-_ON_CHIP_WIDTHS = {16: ("b16", "h", "int16"), 32: ("b32", "r", "int32"), 64: ("b64", "l", "int64")}
-
-# T.atomic_<kind> on chip, relaxed (TileLang's default): PTX's atom.shared operation and type per
-# (kind, dtype); the rest (16-bit and float min/max, 64-bit, T.atomic_load, stronger memory orders)
-# keeps the area in global memory
-_ON_CHIP_ATOMICS = {
-    ("add", "int32"): ("add", "s32"), ("add", "uint32"): ("add", "u32"), ("add", "float32"): ("add", "f32"),
-    ("max", "int32"): ("max", "s32"), ("max", "uint32"): ("max", "u32"),
-    ("min", "int32"): ("min", "s32"), ("min", "uint32"): ("min", "u32"),
-    ("or", "int32"): ("or", "b32"), ("or", "uint32"): ("or", "b32"),
-    ("xchg", "int32"): ("exch", "b32"), ("xchg", "uint32"): ("exch", "b32"), ("xchg", "float32"): ("exch", "b32"),
-}  # fmt: skip
-
-
-class OffChip(Exception):
-    """Lowering restarts with the kernel's scratch area in global memory: an access the on-chip form
-    does not serve (emit.lower_kernel)."""
-
-
-class PointerTable(dict):
-    """``lw.pointers``: global buffer -> the name of its pointer.  A view of the on-chip area has a
-    shared address, not a pointer: a lowering that asks for its pointer (a rule the on-chip form
-    does not cover) restarts off chip, never emits a global access to a shared address."""
-
-    def __init__(self):
-        super().__init__()
-        self.on_chip: set = set()
-
-    def __getitem__(self, buf):
-        if buf in self.on_chip:
-            raise OffChip(f"'{buf.name}' is reached through a pointer")
-        return super().__getitem__(buf)
-
-
-def on_chip_wanted(options, kernel: ir.Kernel) -> bool:
-    """The on-chip form where inline PTX compiles (CUDA targets), as ``on_chip_scratch`` says:
-    ``"atomics"`` takes it for kernels with atomics on shared buffers (histograms, slot claims:
-    each an L2 round trip in global memory), where the H200 measured it 2-3x faster; plain element
-    stores and loads (a tile staged through a permuted buffer) ran slower on chip, unvectorized."""
-    if options.on_chip_scratch == "off" or options.interpret or options.backend != "cuda":
-        return False
-    return options.on_chip_scratch == "on" or any(
-        isinstance(s, ir.Atomic) and s.dst.buffer.scope == ir.SHARED for s in ir.walk(kernel.body)
-    )
-
-
-def _on_chip_address(lw: Lowerer, view: ir.Buffer, offs: ast.expr) -> ast.expr:
-    """The shared address (bytes) of ``view``'s elements at element offsets ``offs``."""
-    base = P.name(lw.scratch.addresses[view])
-    if isinstance(offs, ast.Constant) and offs.value == 0:
-        return base
-    size = view.dtype.bits // 8
-    return P.binop("+", base, offs if size == 1 else P.binop("*", offs, P.const(size)))
-
-
-def _active(mask: ast.expr | None) -> ast.expr:
-    return P.const(True) if mask is None else mask
-
-
-def on_chip_load(lw: Lowerer, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None) -> ast.expr:
-    """``ld.shared`` of ``view``'s elements at ``offs`` where ``mask`` holds (0 elsewhere)."""
-    bits = view.dtype.bits
-    lw.helpers.add("_shared_load")
-    node = P.call("_shared_load", _on_chip_address(lw, view, offs), _active(mask), P.const(bits))
-    return _from_bits(node, view.dtype)
-
-
-def on_chip_store(lw: Lowerer, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None, value: ast.expr) -> None:
-    """``st.shared`` of ``value`` (``view``'s dtype) at ``offs`` where ``mask`` holds.  An element
-    that Triton's layout gives several threads is stored by each, the same value."""
-    bits = view.dtype.bits
-    lw.helpers.add("_shared_store")
-    node = P.call(
-        "_shared_store", _on_chip_address(lw, view, offs), _to_bits(value, view.dtype), _active(mask), P.const(bits)
-    )
-    lw.emit(P.expr_stmt(node))
-
-
-def on_chip_atomic(
-    lw: Lowerer, s: ir.Atomic, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None, value
-) -> ast.expr:
-    """``atom.shared`` of ``value`` (a Tile of ``view``'s dtype) at ``offs`` where ``mask`` holds;
-    its previous value.  Each element must run on one thread: the operand is spread over the whole
-    lane space (the caller), which a launch of at most as many threads as lanes holds without
-    replicating an element (Triton's layouts spread a tile of at least one element a thread)."""
-    op = _ON_CHIP_ATOMICS.get((s.kind, view.dtype.name))
-    if op is None or value is None or s.order not in (None, "relaxed"):
-        raise OffChip(f"T.atomic_{s.kind} of {view.dtype.name}, {s.order}")
-    lanes = lw.scope.lanes
-    if lanes is None or prod(lanes.padded) < launch_warps(lw.options, lw.kernel.threads) * lw.options.warp_size:
-        raise OffChip(f"T.atomic_{s.kind} of fewer elements than threads")
-    kind, ptx_type = op
-    helper = f"_shared_atomic_{kind}_{ptx_type}"
-    lw.helpers.add(helper)
-    if ptx_type == "f32":  # a float32 operand and result
-        return P.call(helper, _on_chip_address(lw, view, offs), value.node, _active(mask))
-    call = P.call(helper, _on_chip_address(lw, view, offs), _to_bits(value.node, view.dtype), _active(mask))
-    return _from_bits(call, view.dtype)
-
-
-def _to_bits(node: ast.expr, dt) -> ast.expr:
-    """``node`` of ``dt`` as the signed integer of its width (what the inline PTX moves)."""
-    bits_dtype = DTYPES[_ON_CHIP_WIDTHS[dt.bits][2]]
-    if dt == bits_dtype:
-        return node
-    if isinstance(node, ast.Constant):  # a literal: a value of dt first
-        node = P.call("tl.full", P.list_([]), node, P.dtype(dt))
-    return P.call(P.attr(node, "to"), P.dtype(bits_dtype), bitcast=True)
-
-
-def _from_bits(node: ast.expr, dt) -> ast.expr:
-    bits_dtype = DTYPES[_ON_CHIP_WIDTHS[dt.bits][2]]
-    return node if dt == bits_dtype else P.call(P.attr(node, "to"), P.dtype(dt), bitcast=True)
-
-
-def _helpers() -> dict:
-    """The @triton.jit helpers of the on-chip form (they join emit.JIT_HELPER_SOURCES)."""
-    out = {}
-    lines = []
-    for bits, (suffix, reg, dtype) in _ON_CHIP_WIDTHS.items():
-        branch = "if" if not lines else "elif"
-        lines.append(f"""    {branch} bits == {bits}:
-        return tl.inline_asm_elementwise(
-            "{{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.{suffix} $0, 0; @p ld.shared.{suffix} $0, [$1]; }}",
-            "={reg},r,r", [address, on], dtype=tl.{dtype}, is_pure=False, pack=1)""")
-    out["_shared_load"] = (
-        "\n@triton.jit\ndef _shared_load(address, mask, bits: tl.constexpr):\n"
-        "    # per element: the value at a shared address where mask holds, 0 elsewhere (codegen/scratch.py)\n"
-        "    on = tl.where(mask, 1, 0)\n" + "\n".join(lines) + "\n"
-    )
-    lines = []
-    for bits, (suffix, reg, _) in _ON_CHIP_WIDTHS.items():
-        branch = "if" if not lines else "elif"
-        lines.append(f"""    {branch} bits == {bits}:
-        tl.inline_asm_elementwise(
-            "{{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.shared.{suffix} [$1], $2; mov.b32 $0, 0; }}",
-            "=r,r,{reg},r", [address, value, on], dtype=tl.int32, is_pure=False, pack=1)""")
-    out["_shared_store"] = (
-        "\n@triton.jit\ndef _shared_store(address, value, mask, bits: tl.constexpr):\n"
-        "    # per element: value to a shared address where mask holds (codegen/scratch.py)\n"
-        "    on = tl.where(mask, 1, 0)\n" + "\n".join(lines) + "\n"
-    )
-    for kind, ptx_type in sorted(set(_ON_CHIP_ATOMICS.values())):
-        reg, dtype = ("f", "float32") if ptx_type == "f32" else ("r", "int32")
-        zero = "0f00000000" if ptx_type == "f32" else "0"
-        name = f"_shared_atomic_{kind}_{ptx_type}"
-        out[name] = f"""
-@triton.jit
-def {name}(address, value, mask):
-    # per element: atom.shared.{kind}.{ptx_type} where mask holds, the previous value (codegen/scratch.py)
-    return tl.inline_asm_elementwise(
-        "{{ .reg .pred p; setp.ne.b32 p, $3, 0; mov.b32 $0, {zero}; @p atom.shared.{kind}.{ptx_type} $0, [$1], $2; }}",
-        "={reg},r,{reg},r", [address, value, tl.where(mask, 1, 0)], dtype=tl.{dtype}, is_pure=False, pack=1)
-"""
-    return out
-
-
-HELPERS = _helpers()
 
 
 # ------------------------------------------------------------------------------ barriers

@@ -199,3 +199,80 @@ def test_parts_of_an_untransposed_b(dev):
     if dev == "cpu":
         source = kernel.get_kernel_source(interpret=True)
         assert "b_parts = tl.reshape(fn_smem, (2, 64, 32))" in source, source
+
+
+# ------------------------------------------------------------------ a reducer's sum over T.Parallel lanes
+def reducer_gemv(m, n, block_m, block_n, touch_inside=False, moving_row=False):
+    """TileLang's gemv_alloc_reducer (examples/gemv): o[i] = sum_j a[i, j] x[j], a reducer's
+    ``o_r[i] += a[i, j] * x[j]`` in ``T.Parallel(block_m, block_n)`` each step of a loop over n.
+    ``touch_inside``: the loop also reads the reducer (nothing may be deferred); ``moving_row``: the
+    row it adds into changes with the loop (``o_r[(i + k) % block_m]``: nothing may be deferred)."""
+
+    @T.prim_func
+    def main(a: T.Tensor((m, n), "float16"), x: T.Tensor((n,), "float16"), o: T.Tensor((m,), "float32"),
+             probe: T.Tensor((T.ceildiv(m, block_m), T.ceildiv(n, block_n)), "float32")):  # fmt: skip
+        with T.Kernel(T.ceildiv(m, block_m), threads=128) as bx:
+            o_r = T.alloc_reducer(block_m, "float32", replication="all")
+            T.clear(o_r)
+            for k in T.Pipelined(T.ceildiv(n, block_n), num_stages=2):
+                a_s = T.alloc_shared((block_m, block_n), "float16")
+                T.copy(a[bx * block_m, k * block_n], a_s)
+                a_f = T.alloc_fragment((block_m, block_n), "float16")
+                T.copy(a_s, a_f)
+                x_f = T.alloc_fragment(block_n, "float16")
+                T.copy(x[k * block_n], x_f)
+                for i, j in T.Parallel(block_m, block_n):
+                    if moving_row:
+                        o_r[(i + k) % block_m] += a_f[i, j] * x_f[j]
+                    else:
+                        o_r[i] += a_f[i, j] * x_f[j]
+                if touch_inside:
+                    probe[bx, k] = o_r[0]
+            T.finalize_reducer(o_r)
+            T.copy(o_r, o[bx * block_m])
+
+    return main
+
+
+@pytest.mark.parametrize("sums", ["1", "0"])
+def test_reducer_sum_over_lanes_deferred(dev, monkeypatch, sums):
+    """The reducer's terms added element-wise each step, summed over j once after the loop."""
+    monkeypatch.setenv("TILE2TRITON_DEFER_REDUCERS", sums)
+    m, n, block_m, block_n = 150, 210, 64, 32
+    kernel = tilelang.compile(reducer_gemv(m, n, block_m, block_n))
+    a = torch.randn(m, n).half()
+    x = torch.randn(n).half()
+    o = torch.full((m,), float("nan"), device=dev)
+    probe = torch.full((3, 7), float("nan"), device=dev)
+    kernel(a.to(dev), x.to(dev), o, probe)
+    ref = (a.double() * x.double()).half().double().sum(1)  # the products in float16, as TileLang's
+    assert_close(o, ref, atol=1e-2, rtol=1e-3)
+    src = kernel.get_kernel_source()
+    assert ("o_r_terms" in src) == (sums == "1")
+
+
+@pytest.mark.parametrize("case", ["touch_inside", "moving_row"])
+def test_reducer_sum_not_deferred(dev, monkeypatch, case):
+    monkeypatch.setenv("TILE2TRITON_DEFER_REDUCERS", "1")
+    m, n, block_m, block_n = 70, 100, 64, 32
+    kernel = tilelang.compile(reducer_gemv(m, n, block_m, block_n, **{case: True}))
+    a = torch.randn(m, n).half()
+    x = torch.randn(n).half()
+    o = torch.full((m,), float("nan"), device=dev)
+    probe = torch.full((2, 4), float("nan"), device=dev)
+    kernel(a.to(dev), x.to(dev), o, probe)
+    prod_ = (a.double() * x.double()).half().double()
+    if case == "moving_row":  # step k adds row i's terms into row (i + k) % 64 of each block
+        ref = torch.zeros(m, dtype=torch.float64)
+        for b in range(2):
+            for k in range(4):
+                for i in range(64):
+                    row = b * 64 + i
+                    if row < m:
+                        target = b * 64 + (i + k) % 64
+                        if target < m:
+                            ref[target] += prod_[row, k * 32 : min(n, k * 32 + 32)].sum()
+    else:
+        ref = prod_.sum(1)
+    assert_close(o, ref, atol=1e-2, rtol=1e-3)
+    assert "o_r_terms" not in kernel.get_kernel_source()

@@ -37,6 +37,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
+| ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default off: not yet run on a GPU) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array (codegen/on_chip.py) that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
@@ -128,6 +129,10 @@ FORWARD_SHARED_DEFAULT = True
 # gpu_logs/2026-12-02_s11_probes2.log): gemm_sqrsum at the suite's n=2048 h=4096 100.0 us both off, 77.2
 # with one of them on (GEMM_PARTS=0: 88.1, DEFER_SUMS=0: 77.2), 61.5 both on; n=1024 h=2560 64.3 -> 39.7
 DEFER_SUMS_DEFAULT = True
+# codegen/atomics._defer_reduction: TileLang's gemv_alloc_reducer (4096 x 4096, 32 blocks) ran 183 us against
+# TileLang's 24 us in session 15's suite run (gpu_logs/2026-12-02_s15_regression_json, gemv's sixth kernel), a
+# cross-thread tl.sum of a 128 x 128 tile every step; deferred, one after the loop.  Off until a GPU has timed it
+DEFER_REDUCERS_DEFAULT = False
 GEMM_PARTS_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
 # ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's
@@ -192,6 +197,7 @@ VARIABLES = (
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_DEFER_SUMS",
+    "TILE2TRITON_DEFER_REDUCERS",
     "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_ON_CHIP_SCRATCH",
@@ -309,6 +315,7 @@ class Settings:
     vectorize_atomic_loops: bool
     column_split: bool
     defer_sums: bool
+    defer_reducers: bool
     gemm_parts: bool
     staged_atomics: bool  # passes/staged_atomics.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
@@ -407,6 +414,9 @@ class Settings:
             # on from the same probe: sparse MLA fwd 0.070 -> 0.051 ms (0.223 -> 0.156 at S=512)
             column_split=flag("TILE2TRITON_COLUMN_SPLIT", get("TILE2TRITON_COLUMN_SPLIT"), True),
             defer_sums=flag("TILE2TRITON_DEFER_SUMS", get("TILE2TRITON_DEFER_SUMS"), DEFER_SUMS_DEFAULT),
+            defer_reducers=flag(
+                "TILE2TRITON_DEFER_REDUCERS", get("TILE2TRITON_DEFER_REDUCERS"), DEFER_REDUCERS_DEFAULT
+            ),
             gemm_parts=flag("TILE2TRITON_GEMM_PARTS", get("TILE2TRITON_GEMM_PARTS"), GEMM_PARTS_DEFAULT),
             staged_atomics=flag(
                 "TILE2TRITON_STAGED_ATOMICS", get("TILE2TRITON_STAGED_ATOMICS"), STAGED_ATOMICS_DEFAULT

@@ -11,6 +11,9 @@
 #     handed a stand-in driver's fake handle to libcuda; runtime/static_shared.py now checks the driver), and with
 #     every buffer on chip (=on) under gemms, copies and reductions?  Then part 3 of the suite (minference,
 #     warp_specialize and the rest), which session 15 did not re-time.
+#     Then TILE2TRITON_DEFER_REDUCERS (off until timed; codegen/atomics._defer_reduction): gemv_alloc_reducer,
+#     the sixth kernel of the suite's example_gemv, ran 183 us against TileLang's 24 us (a cross-thread tl.sum of a
+#     128 x 128 tile every step); benchmarks/reducer_probe.py times it off and on at four shapes (call 2).
 #  2. part 1 of the suite under the default (session 15 timed part 1 with the form everywhere: example_gemm_intrinsics
 #     17.4 -> 18.6 us on chip, which the default no longer takes; it should read about 1.17x kernel again) and the
 #     deepseek_v32 file (topk_selector on chip: 0.87x kernel in session 15).
@@ -28,4 +31,5 @@ else
     --out "$out/suite" 2>&1 | tail -30
   PYTHONPATH=. timeout 200 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --files deepseek_v32 -j 12 \
     --deadline 170 --out "$out/deepseek" 2>&1 | tail -12
+  PYTHONPATH=. timeout 150 python3 benchmarks/reducer_probe.py "$tl/examples"
 fi 2>&1 | tee "$out/pending_checks_$call.log"

@@ -12,10 +12,11 @@ from math import prod
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DTYPES
-from . import on_chip, scratch, warp_atomics
+from . import deferred, on_chip, scratch, warp_atomics
 from . import pyast as P
+from .local_loops import vars_in
 from .reductions import _BITWISE, _reduce_identity
-from .rules import lower_store
+from .rules import lower_parallel, lower_store
 from .rules_base import lowers
 from .tile_ops import _elementwise, _scope_rank
 from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, load_other
@@ -289,6 +290,8 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
         if active is not None:
             identity = _reduce_identity({"add": "sum"}.get(s.kind, s.kind), dst.buffer.dtype)
             node = P.call("tl.where", lw.full_rank_mask(active), node, P.const(identity))
+        if _defer_reduction(lw, s, node):
+            return
         for k in sorted(extra, reverse=True):
             node = _atomic_reduce(lw, s.kind, node, k, keep_dims=True)
         if not everywhere - extra:  # every axis reduced: a scalar, as a tile with no axes is
@@ -304,6 +307,34 @@ def _register_reduction(lw: Lowerer, s: ir.Atomic) -> None:
     # inactive lanes contributed the identity
     with lw.scoped(conds=[] if extra else lw.scope.conds):
         lower_store(lw, ir.Store(s.loc, dst.buffer, dst.indices, combined))
+
+
+def _defer_reduction(lw: Lowerer, s: ir.Atomic, node: ast.expr) -> bool:
+    """TILE2TRITON_DEFER_REDUCERS (deferred.py): a reducer's ``acc[i] += v`` in ``T.Parallel(i, j)``,
+    the enclosing loop touching ``acc`` nowhere else: the lanes' terms ``node`` (inactive lanes 0)
+    are added element-wise into a tile of the lane space, reduced over the lanes ``i`` does not name
+    and added into ``acc`` once after the loop.  Returns whether it did."""
+    acc, lanes = s.dst.buffer, lw.scope.lanes
+    if not (lw.options.defer_reducers and s.kind == "add" and s.result is None and deferred.reassociable(acc.dtype)):
+        return False
+    if not deferred.fits(lw, prod(lanes.padded)):
+        return False
+    par = lanes.owner
+    indices = [e for i in s.dst.indices for e in ir.iter_expr_tree(i)]
+    if any(isinstance(e, ir.Load) for e in indices) or not vars_in(s.dst.indices) <= set(par.vars):
+        return False  # the element it adds into may change with the enclosing loop
+    loop = deferred.enclosing_parallel(lw, s, acc)
+    if loop is None:
+        return False
+    wide = deferred.start(lw, loop, f"{acc.name}_terms", list(lanes.padded), lw.storage_dtype(acc.dtype))
+    lw.assign_to(wide, P.binop("+", P.name(wide), node))
+
+    def finish() -> None:  # the same reduction, once, of the summed terms
+        total = Tile(P.name(wide), acc.dtype, frozenset(range(lanes.rank)))
+        lower_parallel(lw, ir.Parallel(par.loc, par.vars, par.extents, [dataclasses.replace(s, value=Lowered(total))]))
+
+    loop.finishes.append((lw.origin, finish))
+    return True
 
 
 def _shared_scatter_reduce(lw: Lowerer, s: ir.Atomic, buf: ir.Buffer, indices, value: Tile | None) -> bool:

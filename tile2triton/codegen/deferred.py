@@ -7,7 +7,11 @@ such additions cost the loop more than their adds:
   (``for jj: for i, j in T.Parallel: acc[i, j] += f``, codegen/rules._sum_over_loop_axis) is a
   ``tl.sum`` across threads, shuffles, every iteration of the enclosing loop.  Deferred, the loop
   adds the unreduced terms element-wise into a tile of the widened shape, and the one ``tl.sum``
-  runs after it (gemm_sqrsum on sm_90: 160 shuffles a warp an iteration gone).
+  runs after it (gemm_sqrsum on sm_90: 160 shuffles a warp an iteration gone).  So does a
+  reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not
+  name (codegen/atomics._defer_reduction, ``TILE2TRITON_DEFER_REDUCERS``; TileLang's
+  ``T.alloc_reducer`` keeps such partial sums per thread until ``T.finalize_reducer``:
+  gemv_alloc_reducer).
 - ``TILE2TRITON_GEMM_PARTS``: an mma.sync gemm (fewer rows than a warpgroup's wgmma) with few
   accumulator tiles a warp runs as a few chains of dependent mma instructions along K: 32 x 32 x 256
   tf32 on 4 warps is 2 chains of 32, each instruction waiting for the last.  Deferred, K is split
@@ -54,6 +58,20 @@ def enclosing(lw: Lowerer, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferrals | Non
         return None
     root = acc.root
     return None if any(_touches(st, root) for st in loop.body if st is not stmt) else loop
+
+
+def enclosing_parallel(lw: Lowerer, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferrals | None:
+    """As ``enclosing``, for ``stmt`` the one statement of a ``T.Parallel`` (being lowered) that is
+    itself a statement of the loop's own body (a reducer's ``acc[i] += v`` in ``T.Parallel(i, j)``)."""
+    loop, lanes = lw.scope.deferrals, lw.scope.lanes
+    if loop is None or lanes is None or lw.scope.conds or acc in lw.scratch.views:
+        return None
+    par = lanes.owner
+    if not (isinstance(par, ir.Parallel) and len(par.body) == 1 and par.body[0] is stmt):
+        return None
+    if not any(st is par for st in loop.body):
+        return None
+    return None if any(_touches(st, acc.root) for st in loop.body if st is not par) else loop
 
 
 def _touches(stmt: ir.Stmt, root: ir.Buffer) -> bool:

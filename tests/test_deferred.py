@@ -276,3 +276,12 @@ def test_reducer_sum_not_deferred(dev, monkeypatch, case):
         ref = prod_.sum(1)
     assert_close(o, ref, atol=1e-2, rtol=1e-3)
     assert "o_r_terms" not in kernel.get_kernel_source()
+
+
+def test_thread_view_reducer_keeps_its_atomics(dev, monkeypatch):
+    """A thread view's atomics into a register buffer (TileLang's split-K gemv, 2-D thread block):
+    its lanes are the block's threads, no T.Parallel to reduce after the loop; the switch leaves it."""
+    from test_dropin_lang import test_2d_thread_block_atomic_into_shared
+
+    monkeypatch.setenv("TILE2TRITON_DEFER_REDUCERS", "1")
+    test_2d_thread_block_atomic_into_shared(dev, 2)

@@ -320,6 +320,8 @@ def _defer_reduction(lw: Lowerer, s: ir.Atomic, node: ast.expr) -> bool:
     if not deferred.fits(lw, prod(lanes.padded)):
         return False
     par = lanes.owner
+    if not isinstance(par, ir.Parallel):  # the thread view's lanes: no T.Parallel to reduce once after the loop
+        return False
     indices = [e for i in s.dst.indices for e in ir.iter_expr_tree(i)]
     if any(isinstance(e, ir.Load) for e in indices) or not vars_in(s.dst.indices) <= set(par.vars):
         return False  # the element it adds into may change with the enclosing loop

@@ -15,7 +15,6 @@ the GPU (< 60 s):
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -25,18 +24,12 @@ import triton
 
 from tile2triton.cli import install_tilelang_alias
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mhc_topk_cases import load  # noqa: E402 - a TileLang example as a module
+
 EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/tmp/tl/examples"
 SWITCH = sys.argv[2] if len(sys.argv) > 2 else None  # a child: the rows of one setting
 SHAPES = [(4096, 4096), (8192, 1024), (1000, 3000), (16384, 8192)]  # (M, N): the suite's first
-
-
-def load_example():
-    path = os.path.join(EXAMPLES, "gemv", "example_gemv.py")
-    sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location("example_gemv", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def rows(switch: str) -> None:
@@ -44,7 +37,7 @@ def rows(switch: str) -> None:
     first saw)."""
     os.environ["TILE2TRITON_DEFER_REDUCERS"] = switch
     install_tilelang_alias()
-    example = load_example()
+    example = load(os.path.join(EXAMPLES, "gemv", "example_gemv.py"), "example_gemv")
     for m, n in SHAPES:
         a = torch.randn(m, n, device="cuda").half()
         x = torch.randn(n, device="cuda").half()

@@ -41,6 +41,10 @@ import torch
 import triton
 
 from tile2triton.cli import install_tilelang_alias
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mhc_topk_cases import load  # noqa: E402 - a TileLang example as a module
+
 from tile2triton.runtime.launch_args import size_multiple
 
 EXAMPLES = sys.argv[1] if len(sys.argv) > 1 else "/work/tl/examples"
@@ -48,12 +52,7 @@ CASES = [(64, 32 * 1024, 2048), (32, 64 * 1024, 2048), (48, 24000, 1024), (132, 
 
 
 def load_example():
-    path = os.path.join(EXAMPLES, "deepseek_v32", "topk_selector.py")
-    sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location("topk_selector", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(os.path.join(EXAMPLES, "deepseek_v32", "topk_selector.py"), "topk_selector")
 
 
 # ------------------------------------------------------------------ source variants

@@ -319,15 +319,13 @@ def _defer_reduction(lw: Lowerer, s: ir.Atomic, node: ast.expr) -> bool:
         return False
     if not deferred.fits(lw, prod(lanes.padded)):
         return False
-    par = lanes.owner
-    if not isinstance(par, ir.Parallel):  # the thread view's lanes: no T.Parallel to reduce once after the loop
+    loop = deferred.enclosing_parallel(lw, s, acc)  # (not the thread view's lanes: no T.Parallel there)
+    if loop is None:
         return False
+    par = lanes.owner
     indices = [e for i in s.dst.indices for e in ir.iter_expr_tree(i)]
     if any(isinstance(e, ir.Load) for e in indices) or not vars_in(s.dst.indices) <= set(par.vars):
         return False  # the element it adds into may change with the enclosing loop
-    loop = deferred.enclosing_parallel(lw, s, acc)
-    if loop is None:
-        return False
     wide = deferred.start(lw, loop, f"{acc.name}_terms", list(lanes.padded), lw.storage_dtype(acc.dtype))
     lw.assign_to(wide, P.binop("+", P.name(wide), node))
 

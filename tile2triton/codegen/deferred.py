@@ -54,10 +54,7 @@ def enclosing(lw: Lowerer, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferrals | Non
     loop = lw.scope.deferrals
     if loop is None or lw.scope.lanes is not None or lw.scope.conds or acc in lw.scratch.views:
         return None
-    if not any(st is stmt for st in loop.body):
-        return None
-    root = acc.root
-    return None if any(_touches(st, root) for st in loop.body if st is not stmt) else loop
+    return _only_there(loop, stmt, acc)
 
 
 def enclosing_parallel(lw: Lowerer, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferrals | None:
@@ -69,9 +66,14 @@ def enclosing_parallel(lw: Lowerer, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferr
     par = lanes.owner
     if not (isinstance(par, ir.Parallel) and len(par.body) == 1 and par.body[0] is stmt):
         return None
-    if not any(st is par for st in loop.body):
+    return _only_there(loop, par, acc)
+
+
+def _only_there(loop: LoopDeferrals, stmt: ir.Stmt, acc: ir.Buffer) -> LoopDeferrals | None:
+    """``loop`` if ``stmt`` is a statement of its own body and no other statement touches ``acc``."""
+    if not any(st is stmt for st in loop.body):
         return None
-    return None if any(_touches(st, acc.root) for st in loop.body if st is not par) else loop
+    return None if any(_touches(st, acc.root) for st in loop.body if st is not stmt) else loop
 
 
 def _touches(stmt: ir.Stmt, root: ir.Buffer) -> bool:

@@ -119,7 +119,7 @@ class LoweringOptions:
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
     # on CUDA, that scratch area as a static .shared array read, written and updated by inline PTX
-    # (scratch.py's on-chip form; TILE2TRITON_ON_CHIP_SCRATCH): "atomics" (in kernels with atomics on
+    # (on_chip.py; TILE2TRITON_ON_CHIP_SCRATCH): "atomics" (in kernels with atomics on
     # shared buffers), "on" or "off"; the interpreter and HIP keep global memory
     on_chip_scratch: str = "atomics"
     # a register tile read at an aligned block of a dim (``acc_o[:4, :]`` of 64 rows) as a

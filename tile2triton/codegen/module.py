@@ -28,7 +28,7 @@ class KernelLaunch:
     # trailing ``tl.constexpr`` parameter each, after all others, the largest of 1, 2, 4, 8 that
     # divides the size, which the runtime computes at launch (runtime/launch_args.size_multiple)
     multiples: list = field(default_factory=list)
-    # bytes of a static .shared array the kernel declares itself (scratch.py's on-chip area), beside
+    # bytes of a static .shared array the kernel declares itself (on_chip.py's scratch area), beside
     # the shared memory Triton allocates: the runtime lets the launch have both (runtime/static_shared.py)
     static_shared: int = 0
 

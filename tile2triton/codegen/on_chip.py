@@ -24,7 +24,8 @@ import ast
 from .. import ir
 from ..language.dtypes import DTYPES
 from . import pyast as P
-from .values import Lowerer, launch_warps, prod
+from .ptx import ptx_allowed
+from .values import Lowerer, lanes_fill_threads
 
 ARRAY = "t2t_scratch"  # the static .shared array's name in the kernel's PTX
 # the most bytes the array takes: CUDA limits a kernel's static shared memory to 48 KiB, of which
@@ -72,7 +73,7 @@ def wanted(options, kernel: ir.Kernel) -> bool:
     ``"atomics"`` takes it for kernels with atomics on shared buffers (histograms, slot claims:
     each an L2 round trip in global memory), where the H200 measured it 2-3x faster; plain element
     stores and loads (a tile staged through a permuted buffer) ran slower on chip, unvectorized."""
-    if options.on_chip_scratch == "off" or options.interpret or options.backend != "cuda":
+    if options.on_chip_scratch == "off" or not ptx_allowed(options):
         return False
     return options.on_chip_scratch == "on" or any(
         isinstance(s, ir.Atomic) and s.dst.buffer.scope == ir.SHARED for s in ir.walk(kernel.body)
@@ -116,8 +117,7 @@ def atomic(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, offs: ast.expr, mask: ast
     op = _ATOMICS.get((s.kind, view.dtype.name))
     if op is None or value is None or s.order not in (None, "relaxed"):
         raise OffChip(f"T.atomic_{s.kind} of {view.dtype.name}, {s.order}")
-    lanes = lw.scope.lanes
-    if lanes is None or prod(lanes.padded) < launch_warps(lw.options, lw.kernel.threads) * lw.options.warp_size:
+    if not lanes_fill_threads(lw):
         raise OffChip(f"T.atomic_{s.kind} of fewer elements than threads")
     kind, ptx_type = op
     helper = f"_shared_atomic_{kind}_{ptx_type}"

@@ -35,6 +35,16 @@ def launch_warps(options, threads: int) -> int:
     return options.num_warps or next_pow2(max(1, threads // options.warp_size))
 
 
+def lanes_fill_threads(lw) -> bool:
+    """Does the lane space have at least as many elements as the launch has threads?  Triton's
+    layouts then give each element of a lane tile one thread; a smaller tile is replicated over
+    several, which inline PTX with a side effect per element (an atomic) would perform twice."""
+    lanes = lw.scope.lanes
+    return (
+        lanes is not None and prod(lanes.padded) >= launch_warps(lw.options, lw.kernel.threads) * lw.options.warp_size
+    )
+
+
 def prod(items) -> int:
     out = 1
     for i in items:

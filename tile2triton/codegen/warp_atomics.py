@@ -27,13 +27,12 @@ on CUDA targets (ptx.ptx_allowed): the interpreter and AMD keep one atomic per l
 from __future__ import annotations
 
 import re
-from math import prod
 
 from .. import ir
 from ..ir import INT32
 from . import pyast as P
 from .ptx import ptx_allowed
-from .values import Lowerer, Tile, is_literal, launch_warps
+from .values import Lowerer, Tile, is_literal, lanes_fill_threads
 
 # @triton.jit helpers of the generated module (they join emit.JIT_HELPER_SOURCES): the inline PTX
 # named once, not repeated at every atomic
@@ -99,9 +98,7 @@ def applies(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, value: Tile | None) -> b
     storage = lw.storage_dtype(view.dtype)
     if storage.bits != 32 and (s.result is not None or storage.bits != 64):
         return False  # the claim's PTX adds 32-bit words; Triton's atomic takes 32 and 64 bits
-    # no element replicated over several lanes: at least one element a thread
-    warps = launch_warps(lw.options, lw.kernel.threads)
-    return lw.options.warp_size == 32 and prod(lanes.padded) >= warps * 32
+    return lw.options.warp_size == 32 and lanes_fill_threads(lw)  # no element replicated over lanes
 
 
 def aggregated_add(lw: Lowerer, s: ir.Atomic, view: ir.Buffer, indices, value: Tile | None, order: dict) -> bool:

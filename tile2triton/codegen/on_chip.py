@@ -60,7 +60,7 @@ class PointerTable(dict):
 
     def __init__(self):
         super().__init__()
-        self.on_chip: set = set()
+        self.on_chip: dict = {}  # the on-chip views' addresses (scratch.ScratchState.addresses), once there is an area
 
     def __getitem__(self, buf):
         if buf in self.on_chip:
@@ -80,10 +80,10 @@ def wanted(options, kernel: ir.Kernel) -> bool:
     )
 
 
-def _address(lw: Lowerer, view: ir.Buffer, offs: ast.expr) -> ast.expr:
-    """The shared address (bytes) of ``view``'s elements at element offsets ``offs``."""
+def _address(lw: Lowerer, view: ir.Buffer, offs: ast.expr | None) -> ast.expr:
+    """The shared address (bytes) of ``view``'s elements at element offsets ``offs`` (None: its first)."""
     base = P.name(lw.scratch.addresses[view])
-    if isinstance(offs, ast.Constant) and offs.value == 0:
+    if offs is None or isinstance(offs, ast.Constant) and offs.value == 0:
         return base
     return P.binop("+", base, P.binop("*", offs, P.const(view.dtype.bits // 8)))
 
@@ -92,7 +92,7 @@ def _active(mask: ast.expr | None) -> ast.expr:
     return P.const(True) if mask is None else mask
 
 
-def load(lw: Lowerer, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None) -> ast.expr:
+def load(lw: Lowerer, view: ir.Buffer, offs: ast.expr | None, mask: ast.expr | None) -> ast.expr:
     """``ld.shared`` of ``view``'s elements at ``offs`` where ``mask`` holds (0 elsewhere)."""
     bits = view.dtype.bits
     lw.helpers.add("_shared_load")
@@ -100,7 +100,7 @@ def load(lw: Lowerer, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None) ->
     return _from_bits(node, view.dtype)
 
 
-def store(lw: Lowerer, view: ir.Buffer, offs: ast.expr, mask: ast.expr | None, value: ast.expr) -> None:
+def store(lw: Lowerer, view: ir.Buffer, offs: ast.expr | None, mask: ast.expr | None, value: ast.expr) -> None:
     """``st.shared`` of ``value`` (``view``'s dtype) at ``offs`` where ``mask`` holds.  An element
     that Triton's layout gives several threads is stored by each, the same value."""
     bits = view.dtype.bits

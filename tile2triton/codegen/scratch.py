@@ -135,6 +135,8 @@ def alloc(lw: Lowerer, buf: ir.Buffer) -> None:
     if st.base is None:
         st.base = lw.names.fresh("scratch")
         st.param = None if st.on_chip else lw.names.fresh("scratch_ptr")
+        if st.on_chip:  # the views with an address have no pointer
+            lw.pointers.on_chip = st.addresses
     if st.on_chip and (not on_chip.serves(buf.dtype) or lw.storage_dtype(buf.dtype) != buf.dtype):
         raise on_chip.OffChip(f"a {buf.dtype.name} buffer")
     if buf.alias_of is not None:  # T.reshape: the same memory, another shape
@@ -170,7 +172,6 @@ def _view(lw: Lowerer, buf: ir.Buffer, pointer: str, root: ir.Buffer) -> ir.Buff
     lw.scratch.roots[view] = root
     if lw.scratch.on_chip:
         lw.scratch.addresses[view] = pointer
-        lw.pointers.on_chip.add(view)
     else:
         lw.pointers[view] = pointer
     return view
@@ -260,7 +261,7 @@ def tile(lw: Lowerer, buf: ir.Buffer) -> RegBuf:
     offs, mask = _whole(lw, view, shape)
     before_access(lw, view, store=False)
     if view in lw.scratch.addresses:
-        node = on_chip.load(lw, view, offs if offs is not None else P.const(0), mask)
+        node = on_chip.load(lw, view, offs, mask)
     else:
         ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
         node = (
@@ -287,7 +288,7 @@ def write_back(lw: Lowerer, name: str) -> None:
     before_access(lw, view, store=True)
     value = P.name(name)
     if view in lw.scratch.addresses:
-        on_chip.store(lw, view, offs if offs is not None else P.const(0), mask, value)
+        on_chip.store(lw, view, offs, mask, value)
         return
     ptr = P.binop("+", P.name(lw.pointers[view]), offs) if offs is not None else P.name(lw.pointers[view])
     if lw.options.interpret and buf.dtype.name == "bfloat16":

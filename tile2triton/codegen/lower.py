@@ -437,6 +437,10 @@ class KernelLowerer(RegisterAccess):
             if e.op == "-":
                 return Tile(P.negate(a.node, e.dtype), e.dtype, a.axes)
             if e.op == "~":
+                if self.options.interpret and e.dtype.kind == "uint":
+                    # Triton 3.6's interpreter builds ~x as x ^ -1, which numpy refuses for unsigned x
+                    ones = P.call("tl.full", P.list_([]), P.const((1 << e.dtype.bits) - 1), P.dtype(e.dtype))
+                    return Tile(P.binop("^", a.node, ones), e.dtype, a.axes)
                 return Tile(ast.UnaryOp(ast.Invert(), a.node), e.dtype, a.axes)
             return Tile(P.binop("==", a.node, P.const(0)), BOOL, a.axes)
         if isinstance(e, ir.Cast):

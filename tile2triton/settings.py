@@ -37,7 +37,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
-| ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default off: not yet run on a GPU) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
+| ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array (codegen/on_chip.py) that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
@@ -131,8 +131,10 @@ FORWARD_SHARED_DEFAULT = True
 DEFER_SUMS_DEFAULT = True
 # codegen/atomics._defer_reduction: TileLang's gemv_alloc_reducer (4096 x 4096, 32 blocks) ran 183 us against
 # TileLang's 24 us in session 15's suite run (gpu_logs/2026-12-02_s15_regression_json, gemv's sixth kernel), a
-# cross-thread tl.sum of a 128 x 128 tile every step; deferred, one after the loop.  Off until a GPU has timed it
-DEFER_REDUCERS_DEFAULT = False
+# cross-thread tl.sum of a 128 x 128 tile every step; deferred, one after the loop.  H200 probe
+# (benchmarks/reducer_probe.py, Triton 3.6, gpu_logs/2026-12-02_s16_gpu_checks.log), off -> on, us: 4096 x 4096
+# 185.1 -> 43.1, 8192 x 1024 51.8 -> 15.5, 1000 x 3000 140.4 -> 32.7, 16384 x 8192 401.4 -> 95.2
+DEFER_REDUCERS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
 # ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's

@@ -164,7 +164,7 @@ class LoweringOptions:
     # TILE2TRITON_DEFER_SUMS (sums over a widened loop axis), TILE2TRITON_GEMM_PARTS (mma.sync gemms' K parts)
     defer_sums: bool = True
     # ... and a reducer's sum over T.Parallel lanes (codegen/atomics._defer_reduction; TILE2TRITON_DEFER_REDUCERS)
-    defer_reducers: bool = False
+    defer_reducers: bool = True
     gemm_parts: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)

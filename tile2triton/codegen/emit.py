@@ -22,7 +22,7 @@ from .module import KernelLaunch, TritonModule
 from .on_chip import HELPERS as ON_CHIP_HELPERS
 from .on_chip import OffChip
 from .on_chip import wanted as on_chip_wanted
-from .scratch import ONE_HOT_LIMIT, NeedsScratch, ScratchState
+from .scratch import ONE_HOT_LIMIT, LanesMisread, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
 from .values import Tile, launch_warps, next_pow2
@@ -299,21 +299,26 @@ def lower_kernel(
     # become gathers
     choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
     on_chip = on_chip_wanted(options, kernel)
+    lanes_own = options.user_syncs
     while True:
         try:
-            return _lower_kernel(kernel, func, options, choice, on_chip)
+            return _lower_kernel(
+                kernel, func, options, ScratchState(choice=choice, on_chip=on_chip, lanes_own=lanes_own)
+            )
         except NeedsScratch as need:
             if need.buffer in choice:  # cannot happen: its accesses no longer take the register path
                 raise (need.__cause__ or need) from None
             choice.add(need.buffer)
         except OffChip:  # an access the on-chip scratch area does not serve: the area in global memory
             on_chip = False
+        except LanesMisread:  # scratch barriers as without TL_DISABLE_THREAD_STORAGE_SYNC
+            lanes_own = False
 
 
 def _lower_kernel(
-    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, scratch_choice: set, on_chip: bool
+    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, state: ScratchState
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    lw = KernelLowerer(kernel, func.params, options, scratch=ScratchState(choice=scratch_choice, on_chip=on_chip))
+    lw = KernelLowerer(kernel, func.params, options, scratch=state)
     lw.scope.ranges.floor_below_zero = options.trip_bounds  # a loop's bounds from (bx * b - w) // b
     args = []
     arg_names = []

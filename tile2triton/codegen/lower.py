@@ -179,6 +179,9 @@ class LoweringOptions:
     max_stages: int | None = None
     # pass_configs' TL_ENABLE_FAST_MATH: approximate PTX for the functions Triton computes accurately
     fast_math: bool = False
+    # pass_configs' TL_DISABLE_THREAD_STORAGE_SYNC: the program's own T.sync_threads() order its threads'
+    # shared accesses; scratch barriers only where Triton's thread of an element is not TileLang's (scratch.py)
+    user_syncs: bool = False
     # attention loops as Gluon with Hopper's asynchronous wgmma (codegen/gluon_attention.py); the
     # runtime sets it on sm_90 when Triton has Gluon (runtime/target.py)
     gluon: bool = False

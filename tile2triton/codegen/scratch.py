@@ -30,6 +30,18 @@ store).  A loop or branch body starts from what was pending before it plus every
 makes itself (the previous iteration).  A loop that stores and loads one scratch buffer (an atomic
 does both) is not software-pipelined (``num_stages=1``).
 
+Under ``TL_DISABLE_THREAD_STORAGE_SYNC`` (``LoweringOptions.user_syncs``) TileLang places no barrier
+of its own: the program's ``T.sync_threads()`` order its threads' accesses to one another, and each
+thread's own are in program order.  That holds here for accesses made where one lane is one
+hardware thread (``values.lanes_are_threads``: the thread view of a 1-D block): they need no barrier
+against one another, only against the other accesses (block-level tile operations, ``T.Parallel``),
+whose elements Triton may place on other threads than TileLang does.  So each pending access is
+recorded with its buffer and whether it was such a lane's own (a ``holder``).  A loop body starts
+from a prediction of what its previous iteration left (``_reached``, from the IR); an access the
+lowering then makes in a form the prediction did not hold (a loop widened into a tile axis,
+local_loops.py) restarts the kernel's lowering with the model as without the pass config
+(``LanesMisread``).
+
 Atomics' scope: a shared buffer is seen by its block alone, so a relaxed atomic on its scratch copy
 is ``scope="cta"`` (``LoweringOptions.scratch_cta_atomics``), as TileLang's shared-memory atomicAdd
 is relaxed and block-local; Triton's default (acq_rel at GPU scope) puts ``MEMBAR.ALL.GPU`` before
@@ -46,7 +58,7 @@ from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
 from . import e8m0, on_chip
 from . import pyast as P
-from .values import Lowerer, RegBuf, Tile, load_other, next_pow2, prod
+from .values import Lowerer, RegBuf, Tile, lanes_are_threads, load_other, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
 # more than a round trip through global memory: at 256 threads it is already 128 values per hardware
@@ -77,6 +89,15 @@ class ScratchState:
     # shared address (name), not a pointer
     on_chip: bool = False
     addresses: dict = field(default_factory=dict)  # global view -> its shared address (bytes)
+    # TL_DISABLE_THREAD_STORAGE_SYNC (module docstring): one lane's own accesses need no barrier
+    # between them; ``predicted``: the holders each open loop or branch body was predicted to leave
+    lanes_own: bool = False
+    predicted: list = field(default_factory=list)
+
+
+class LanesMisread(Exception):
+    """An access made in another form than its loop body's prediction held: the kernel's lowering
+    restarts without ``lanes_own``."""
 
 
 class NeedsScratch(Exception):
@@ -319,21 +340,41 @@ def _whole(lw: Lowerer, view: ir.Buffer, shape: tuple):
 def before_access(lw: Lowerer, view: ir.Buffer, store: bool, atomic: tuple | None = None) -> None:
     """Place a barrier if this access could overtake an earlier one to the same buffer; ``atomic``:
     the access is a commuting atomic (``_atomic_key``), which may follow atomics alone."""
-    root = lw.scratch.roots[view]
     st = lw.scratch
-    need = st.stored is UNKNOWN or root in st.stored
-    if not need and root in st.atomics:
-        need = not _atomics_commute(lw, st.atomics[root], atomic)
+    root = st.roots[view]
+    own = _lanes_own(lw)
+    if not own:
+        _check_predicted(lw, root)
+    holders = [(root, False)] if own else [(root, False), (root, True)]  # whom this access may overtake
+    need = st.stored is UNKNOWN or any(h in st.stored for h in holders)
+    if not need:
+        need = any(h in st.atomics and not _atomics_commute(lw, st.atomics[h], atomic) for h in holders)
     if store and not need:  # a load by an earlier statement (the loads of this one feed the store)
-        need = st.loaded is UNKNOWN or st.loaded.get(root, lw.statement_serial) != lw.statement_serial
+        need = st.loaded is UNKNOWN or any(
+            st.loaded.get(h, lw.statement_serial) != lw.statement_serial for h in holders
+        )
     if need:
         barrier(lw)
+    holder = (root, own)
     if atomic is not None:
-        st.atomics.setdefault(root, set()).add(atomic)
+        st.atomics.setdefault(holder, set()).add(atomic)
     elif store:
-        st.stored.add(root)
+        st.stored.add(holder)
     elif st.loaded is not UNKNOWN:
-        st.loaded.setdefault(root, lw.statement_serial)
+        st.loaded.setdefault(holder, lw.statement_serial)
+
+
+def _lanes_own(lw: Lowerer) -> bool:
+    """Is this access its lane's own, one that needs no barrier against the lane's others?"""
+    return lw.scratch.lanes_own and lanes_are_threads(lw)
+
+
+def _check_predicted(lw: Lowerer, root: ir.Buffer) -> None:
+    """An access that is no lane's own, in a body predicted to make none to its buffer: the
+    body's first accesses were placed without a barrier against it."""
+    for predicted in lw.scratch.predicted:
+        if predicted is not None and (root, False) not in predicted:
+            raise LanesMisread(root.name)
 
 
 def _atomics_commute(lw: Lowerer, pending: set, atomic: tuple | None) -> bool:
@@ -361,9 +402,11 @@ def body(lw: Lowerer, stmts):
     reached = (UNKNOWN, UNKNOWN, UNKNOWN) if stmts is None else _reached(lw, stmts)
     merged = _merge(saved, *reached)
     st.stored, st.loaded, st.atomics = merged
+    st.predicted.append(None if stmts is None else reached[0] | set(reached[1]) | set(reached[2]))
     try:
         yield
     finally:
+        st.predicted.pop()
         st.stored, st.loaded, st.atomics = _merge(merged, set(), set(), {})
 
 
@@ -377,11 +420,11 @@ def _merge(state, stored, loaded, atomics):
         out_loaded = UNKNOWN
     else:
         out_loaded = dict(before_loaded)
-        for root in loaded:
-            out_loaded[root] = -1
-    out_atomics = {root: set(keys) for root, keys in before_atomics.items()}
-    for root, keys in atomics.items():
-        out_atomics.setdefault(root, set()).update(keys)
+        for holder in loaded:
+            out_loaded[holder] = -1
+    out_atomics = {holder: set(keys) for holder, keys in before_atomics.items()}
+    for holder, keys in atomics.items():
+        out_atomics.setdefault(holder, set()).update(keys)
     return out_stored, out_loaded, out_atomics
 
 
@@ -390,21 +433,41 @@ def unsafe_to_pipeline(lw: Lowerer, stmts) -> bool:
     software pipeliner would issue the next iteration's loads ahead of this iteration's stores and
     barriers."""
     stored, loaded, atomics = _reached(lw, stmts)
-    return bool((stored | set(atomics)) & (loaded | set(atomics)))
+    written = {root for root, _ in stored | set(atomics)}
+    read = {root for root, _ in loaded | set(atomics)}
+    return bool(written & read)
 
 
 def _reached(lw: Lowerer, stmts) -> tuple[set, set, dict]:
-    """The scratch allocations ``stmts`` store, load and update by commuting atomics."""
+    """The holders (allocation, a lane's own?) of what ``stmts`` store, load and update by commuting
+    atomics."""
     stored, loaded, atomics = set(), set(), {}
-    for st in ir.walk(stmts):
+    for st, own in _walk_owned(stmts, _lanes_own(lw)):
         for b, access in _accesses(st):
             if not wanted(lw, b):
                 continue
+            holder = (b.root, own)
             if isinstance(access, tuple):
-                atomics.setdefault(b.root, set()).add(access)
+                atomics.setdefault(holder, set()).add(access)
             else:
-                (stored if access else loaded).add(b.root)
+                (stored if access else loaded).add(holder)
     return stored, loaded, atomics
+
+
+# statements whose accesses are made by each lane itself where the lanes are threads (not tile
+# operations, which act for the block, nor T.Parallel, whose lanes are its own)
+_LANE_STATEMENTS = (ir.Let, ir.Store, ir.If, ir.For, ir.While, ir.DeviceAssert, ir.Print)
+
+
+def _walk_owned(stmts, own: bool):
+    """Every statement, depth first, and whether its accesses are predicted to be its lane's own."""
+    for s in stmts:
+        mine = own and (isinstance(s, _LANE_STATEMENTS) or (isinstance(s, ir.Atomic) and isinstance(s.dst, ir.Load)))
+        yield s, mine
+        for attr in ("body", "then_body", "else_body"):
+            child = getattr(s, attr, None)
+            if child:
+                yield from _walk_owned(child, mine)
 
 
 def _accesses(s: ir.Stmt):

@@ -45,6 +45,18 @@ def lanes_fill_threads(lw) -> bool:
     )
 
 
+def lanes_are_threads(lw) -> bool:
+    """Is each lane of the thread view one hardware thread, in every statement alike?  So where the
+    lanes are one axis exactly as long as the launch's threads: every blocked layout Triton gives
+    such a tile has one element a thread (its coalescing keeps elements per thread at numel /
+    threads) in the one order a 1-D tile has, lane i on thread i, as TileLang's thread i."""
+    lanes = lw.scope.lanes
+    if lanes is None or not isinstance(lanes.owner, ir.Kernel) or lanes.rank != 1:
+        return False
+    threads = launch_warps(lw.options, lw.kernel.threads) * lw.options.warp_size
+    return lanes.extents[0] == lanes.padded[0] == threads
+
+
 def prod(items) -> int:
     out = 1
     for i in items:

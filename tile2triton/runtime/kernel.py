@@ -132,6 +132,7 @@ class JITKernel:
         env = settings.current()
         options = {
             "fast_math": tuning.fast_math(self.pass_configs),
+            "user_syncs": tuning.user_syncs(self.pass_configs),
             "per_thread_loads": tuning.per_thread_loads(),
             "vectorize_loops": env.vectorize_loops,
             **_switches(env),
@@ -166,6 +167,7 @@ class JITKernel:
             gluon=gluon_attention_supported(False, spec),
             gluon_cost_model=settings.current().gluon != "force",
             fast_math=tuning.fast_math(self.pass_configs),
+            user_syncs=tuning.user_syncs(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
             **_switches(settings.current()),
             **choice.lowering(),

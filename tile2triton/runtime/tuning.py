@@ -88,10 +88,18 @@ def mode() -> str:
 
 def fast_math(pass_configs) -> bool:
     """``pass_configs={"tl.enable_fast_math": True}`` (``PassConfigKey.TL_ENABLE_FAST_MATH``)."""
+    return _pass_flag(pass_configs, "tl.enable_fast_math")
+
+
+def user_syncs(pass_configs) -> bool:
+    """``pass_configs={"tl.disable_thread_storage_sync": True}`` (``TL_DISABLE_THREAD_STORAGE_SYNC``)."""
+    return _pass_flag(pass_configs, "tl.disable_thread_storage_sync")
+
+
+def _pass_flag(pass_configs, key: str) -> bool:
     if not pass_configs:
         return False
-    value = dict(pass_configs).get("tl.enable_fast_math", False)
-    return value not in (False, 0, None, "0", "false", "False")
+    return dict(pass_configs).get(key, False) not in (False, 0, None, "0", "false", "False")
 
 
 # ------------------------------------------------------------------------------ per-thread loads

@@ -1,4 +1,4 @@
-"""Host cost of one call of three short TileLang regression kernels, CUDA faked (no GPU needed).
+"""Host cost of one call of four short TileLang regression kernels, CUDA faked (no GPU needed).
 
 Session 13's suite run timed three cases' event time well above session 11's while their kernel
 time held: ``example_mha_inference`` (two kernels, a ``T.alloc_global`` workspace),
@@ -74,6 +74,16 @@ def main() -> None:
         fwd = sink.flashattn(1, 32, 256, 256, 128, None, block_M=128, block_N=128, num_stages=2, threads=256)
         x, sinks = torch.randn(1, 32, 256, 128, dtype=half), torch.randn(32, dtype=half)
         rows.append(("example_mha_sink_fwd_bhsd: kernel(Q, K, V, sinks)", per_call_us(lambda: fwd(x, x, x, sinks))))
+
+        # an eager @autotune(216 configs) @jit kernel called with every tunable given (session 16: 190 -> 9 us)
+        sparse = load(f"{examples}/blocksparse_gemm/example_blocksparse_gemm.py")
+        a, mask = torch.randn(1024, 1024, dtype=half), torch.rand(8, 8, 32) > 0.5
+        rows.append(
+            (
+                "example_blocksparse_gemm: blocksparse_matmul(A, B, mask, 128, 128, 32, 2, 128, True)",
+                per_call_us(lambda: sparse.blocksparse_matmul(a, a, mask, 128, 128, 32, 2, 128, True)),
+            )
+        )
     for name, us in rows:
         print(f"| {name} | {us:.2f} |")
 

@@ -39,24 +39,35 @@ class AutoTuneImpl:
         self.early_stop_factor = _early_stop_factor(early_stop, early_stop_factor)
         self._best: dict = {}
         self._lock = threading.Lock()
+        self._params = list(inspect.signature(jit_impl.func).parameters)
+        self._static = None  # a static configuration list, once checked: (configs, tunable names)
         self.__wrapped__ = jit_impl.func
 
-    def _config_list(self, args, kwargs) -> list[dict]:
+    def _configs_for(self, args, kwargs) -> tuple[list[dict], frozenset]:
+        """The configurations, checked against the factory's parameters, and the names they tune (a
+        static list is expanded and checked once: an eager kernel's every call asks)."""
+        if self._static is not None:
+            return self._static
         configs = _expand(self.configs(*args, **kwargs) if callable(self.configs) else self.configs)
-        params = inspect.signature(self.jit_impl.func).parameters
         for config in configs:
-            unknown = [k for k in config if k not in params and k != _PASS_CONFIGS]
+            unknown = [k for k in config if k not in self._params and k != _PASS_CONFIGS]
             if unknown:
                 raise ValueError(f"autotune config keys {unknown} are not parameters of {self.jit_impl.func.__name__}")
-        return list(configs)
+        found = (list(configs), frozenset(k for c in configs for k in c) - {_PASS_CONFIGS})
+        if not callable(self.configs):
+            self._static = found
+        return found
+
+    def _untuned(self, args, kwargs) -> bool:
+        """No tuning, as in TileLang: no configurations, or a tunable argument given explicitly (by
+        keyword or position)."""
+        configs, tunable = self._configs_for(args, kwargs)
+        return not configs or bool(tunable & (set(kwargs) | set(self._params[: len(args)])))
 
     def _tune(self, args, kwargs):
-        configs = self._config_list(args, kwargs)
-        tunable = {k for c in configs for k in c} - {_PASS_CONFIGS}
-        positional = list(inspect.signature(self.jit_impl.func).parameters)[: len(args)]
-        if tunable & (set(kwargs) | set(positional)) or not configs:
-            # a tunable argument given explicitly, by keyword or position: no tuning (as TileLang)
+        if self._untuned(args, kwargs):
             return self.jit_impl.compile(*args, **kwargs), None
+        configs, _ = self._configs_for(args, kwargs)
         key = (argument_key(args), argument_key(kwargs))
         with self._lock:
             if key in self._best:
@@ -112,6 +123,8 @@ class AutoTuneImpl:
         return compile_prim_func(prim, self.jit_impl.out_idx, target=options.get("target"), pass_configs=merged)
 
     def __call__(self, *args, **kwargs):
+        if not self.jit_impl.lazy and self._untuned(args, kwargs):
+            return self.jit_impl(*args, **kwargs)  # the eager call compiles (or finds) its kernel itself
         kernel, config = self._tune(args, kwargs)
         if self.jit_impl.lazy:
             return kernel

@@ -312,6 +312,8 @@ def lower_kernel(
         except OffChip:  # an access the on-chip scratch area does not serve: the area in global memory
             on_chip = False
         except LanesMisread:  # scratch barriers as without TL_DISABLE_THREAD_STORAGE_SYNC
+            if not lanes_own:  # cannot happen: nothing is checked without it
+                raise
             lanes_own = False
 
 

@@ -343,7 +343,7 @@ def before_access(lw: Lowerer, view: ir.Buffer, store: bool, atomic: tuple | Non
     st = lw.scratch
     root = st.roots[view]
     own = _lanes_own(lw)
-    if not own:
+    if st.lanes_own and not own:
         _check_predicted(lw, root)
     holders = [(root, False)] if own else [(root, False), (root, True)]  # whom this access may overtake
     need = st.stored is UNKNOWN or any(h in st.stored for h in holders)
@@ -371,7 +371,8 @@ def _lanes_own(lw: Lowerer) -> bool:
 
 def _check_predicted(lw: Lowerer, root: ir.Buffer) -> None:
     """An access that is no lane's own, in a body predicted to make none to its buffer: the
-    body's first accesses were placed without a barrier against it."""
+    body's first accesses were placed without a barrier against it (the lowering restarts without
+    ``lanes_own``, where nothing is checked)."""
     for predicted in lw.scratch.predicted:
         if predicted is not None and (root, False) not in predicted:
             raise LanesMisread(root.name)

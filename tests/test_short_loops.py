@@ -130,6 +130,30 @@ def test_floor_division_of_a_range_below_zero():
     assert Ranges().of(e) is None
 
 
+def test_ranges_of_unsigned_values_and_bit_operations():
+    """An unsigned value lies within its dtype whatever else is known (and a result past it may have
+    wrapped); shifts by constants and |, ^ of non-negative ranges keep a range: a radix kernel's
+    ``hist[bits >> 8]`` of a uint16 needs no bounds mask."""
+    from tile2triton.language import dtypes
+
+    u16, u8 = dtypes.DTYPES["uint16"], dtypes.DTYPES["uint8"]
+    bits = ir.Var("bits", u16, "let")
+    i = ir.Var("i", INT32, "let")
+    ranges = Ranges()
+    ranges.set(i, 0, 7)
+    c = lambda v: ir.Const(v, INT32)  # noqa: E731
+    assert ranges.of(ir.VarRef(bits)) == (0, 65535)
+    high = ir.BinOp(">>", ir.VarRef(bits), c(8), u16)
+    assert ranges.of(high) == (0, 255) and ranges.below(high, 256) and not ranges.below(high, 255)
+    assert ranges.of(ir.BinOp("<<", c(1), ir.VarRef(i), INT32)) == (1, 128)
+    assert ranges.of(ir.BinOp("^", ir.BinOp("%", ir.VarRef(i), c(2), INT32), c(1), INT32)) == (0, 1)
+    assert ranges.of(ir.BinOp("|", ir.VarRef(i), c(8), INT32)) == (0, 15)
+    wrapped = ir.BinOp("-", ir.Cast(ir.VarRef(i), u8), ir.Const(1, u8), u8)  # 0 - 1 is 255 in uint8
+    assert ranges.of(wrapped) == (0, 255)
+    assert ranges.of(ir.BinOp(">>", ir.VarRef(i), ir.VarRef(i), INT32)) is None  # a shift by a variable
+    assert ranges.of(ir.BinOp("<<", c(1), c(40), INT32)) is None  # past int32
+
+
 # ----------------------------------------------------------------------------- generated code
 @pytest.mark.parametrize("window", [None, 64])
 def test_trip_bounds_send_a_bounded_loop_through_pointers(monkeypatch, window):

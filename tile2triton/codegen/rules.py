@@ -157,6 +157,9 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         lw.scope.ranges.set(s.var, lo, hi - 1)
     elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:
         lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], lw.scope.ranges.of(s.stop)[1] - 1)
+    elif lw.scope.ranges.of(s.start) is not None and st is not None and st > 0:
+        # a stop nothing bounds: the variable still starts there and grows (an int32 loop variable)
+        lw.scope.ranges.set(s.var, lw.scope.ranges.of(s.start)[0], INT32.int_range[1])
     trips = _trips(lw, s)
     short = trips is not None and trips < lw.options.split_min_trips  # a second pipeline fill not repaid
     split = (

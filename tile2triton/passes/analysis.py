@@ -30,6 +30,15 @@ class Ranges:
             self.var_range[var] = (lo, hi)
 
     def of(self, e) -> tuple[int, int] | None:
+        r = self._of(e)
+        dtype = getattr(e, "dtype", None)
+        if dtype is None or getattr(dtype, "kind", None) != "uint":
+            return r
+        # an unsigned value is within its dtype whatever is known of it; arithmetic past it wraps
+        lo, hi = dtype.int_range
+        return r if r is not None and lo <= r[0] and r[1] <= hi else (lo, hi)
+
+    def _of(self, e) -> tuple[int, int] | None:
         if isinstance(e, int):
             return (e, e)
         if isinstance(e, ir.Const):
@@ -59,6 +68,12 @@ class Ranges:
                 return (0, min(a[1], b[0] - 1))
             if e.op in ("&",) and a[0] >= 0 and b[0] >= 0:
                 return (0, min(a[1], b[1]))
+            if e.op == ">>" and b[0] == b[1] and b[0] >= 0 and a[0] >= 0:
+                return (a[0] >> b[0], a[1] >> b[0])
+            if e.op == "<<" and a[0] >= 0 and b[0] >= 0 and b[1] < 64 and a[1] << b[1] < 2**31:
+                return (a[0] << b[0], a[1] << b[1])
+            if e.op in ("|", "^") and a[0] >= 0 and b[0] >= 0:  # no bit above the larger operand's highest
+                return (0, (1 << max(a[1], b[1]).bit_length()) - 1)
             return None
         if isinstance(e, ir.Call) and e.fn in ("min", "max"):
             a, b = self.of(e.args[0]), self.of(e.args[1])

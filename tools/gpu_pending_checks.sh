@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# What session 16 could not run on the GPU (its 30 minutes ran out), one call (about 4 minutes on an H200):
+# Session 17's GPU checks of TILE2TRITON_LICM_GUARD (codegen/rules.keeps_invariants_in_loop), one call (about
+# 8 minutes on an H200):
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT
 # TILELANG_CHECKOUT: a TileLang source tree (examples/); SITE: where real TileLang is installed
 # (benchmarks/tilelang_regression.py's docstring says how to carry it); OUT: where logs go.
-# (Session 15's checks, the previous version of this script, ran in session 16: gpu_logs/2026-12-02_s16_gpu_checks.log.)
-# What it answers: d5889e3 (passes/analysis.Ranges: unsigned dtypes, shifts, |/^, a loop variable's floor under an
-# unbounded stop) drops bounds terms from masks, untimed.  Does topk_selector get faster than session 16's 31.1 us
-# at 64 x 32768 (benchmarks/topk_probe.py), what does the deepseek_v32 file of the suite read (topk_selector 0.92x
-# kernel in session 16's run), and do the tests whose masks changed pass on CUDA?
+# What it answers: do the guard's tests and the sparse-MLA tests pass on CUDA; what do the suite's files with
+# attention-forward loops (an operand stored before the loop: the guard's other candidates) read with it; and
+# sparse_mla_bwd at the variants' other shape.  (The deepseek_v32, flash_attention and attention_sink files
+# were timed with it in the same session: gpu_logs/2026-12-03_s17_licm_suite.log.)
 set -u
 tl=$1
 site=$2
@@ -19,9 +19,10 @@ step() { local lim=$1; shift; echo "### $* (limit ${lim}s, at $(( $(date +%s) - 
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ln -sfn "$(realpath "$tl")" /tmp/tl  # the tests that read TileLang's examples look there
-TAILN=18 step 60 python3 benchmarks/topk_probe.py "$tl/examples" --no-histograms
-TAILN=6 TILE2TRITON_TEST_DEVICE=cuda step 150 python3 -m pytest -q -p no:cacheprovider --tb=line tests/test_short_loops.py \
-  tests/test_thread_storage_sync.py tests/test_warp_atomics.py tests/test_on_chip_scratch.py tests/test_thread_view.py
-TAILN=12 step 200 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --files deepseek_v32 -j 12 \
-  --deadline 170 --out "$out/deepseek"
+TAILN=6 TILE2TRITON_TEST_DEVICE=cuda step 120 python3 -m pytest -q -p no:cacheprovider --tb=line tests/test_licm_guard.py \
+  tests/test_transposed_gemms.py tests/test_perf_sparse_mla.py tests/test_column_split.py
+TAILN=20 step 300 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --files blocksparse_attention \
+  seer_attention deepseek_nsa flash_decoding deepseek_mla minference -j 14 --deadline 260 --out "$out/files"
+TAILN=10 step 140 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --variants --files deepseek_v32 -j 12 \
+  --deadline 120 --out "$out/variants"
 } 2>&1 | tee "$out/pending_checks.log"

@@ -166,6 +166,9 @@ class LoweringOptions:
     # ... and a reducer's sum over T.Parallel lanes (codegen/atomics._defer_reduction; TILE2TRITON_DEFER_REDUCERS)
     defer_reducers: bool = True
     gemm_parts: bool = True
+    # a loop with gemms, in a kernel whose accumulators pass the register budget, keeps its invariants in it
+    # (tile_ops.keeps_invariants_in_loop; TILE2TRITON_LICM_GUARD)
+    licm_guard: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True

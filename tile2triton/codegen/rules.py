@@ -22,7 +22,17 @@ from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, 
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
 from .speculate import speculate_copies
 from .threads import block_level, in_thread_view, thread_range, thread_span
-from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
+from .values import (
+    LaneSpace,
+    Lowered,
+    Lowerer,
+    RegBuf,
+    Tile,
+    accumulators_past_budget,
+    is_bool_literal,
+    next_pow2,
+    prod,
+)
 
 
 # ------------------------------------------------------------------------------ allocation
@@ -210,6 +220,35 @@ def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:
     return True
 
 
+def keeps_invariants_in_loop(lw: Lowerer, body: list) -> bool:
+    """Whether a loop is written ``tl.range(..., disable_licm=True)`` (TILE2TRITON_LICM_GUARD): on
+    sm_90, a loop whose gemms read a shared operand the loop does not store (one stored before it),
+    in a kernel whose accumulators pass the register budget.  Hoisted out of the loop, the wgmma
+    shared-memory descriptor of every K step of such an operand (sparse MLA backward's Q and dO,
+    and their transposes: about 100) is a 64-bit register live through the loop beside the
+    accumulators, and ptxas spills and reloads them every iteration; left in the loop each is an
+    add to its buffer's base."""
+    opts = lw.options
+    if not (opts.licm_guard and opts.backend == "cuda" and opts.arch.startswith("sm_90")) or opts.interpret:
+        return False
+    operands = {r.buffer.root for g in ir.walk(body) if isinstance(g, ir.Gemm) for r in (g.a, g.b)}
+    invariant = {buf for buf in operands if buf.scope == ir.SHARED} - _stored_in(body)
+    return bool(invariant) and accumulators_past_budget(lw)
+
+
+def _stored_in(body: list) -> set:
+    """Root buffers a statement of ``body`` may write: stores, the destinations of tile ops
+    (copies, fills, gemm accumulators, reductions) and of atomics."""
+    out = set()
+    for st in ir.walk(body):
+        if isinstance(st, ir.Store):
+            out.add(st.buffer.root)
+        for target in (getattr(st, "dst", None), getattr(st, "c", None)):
+            if isinstance(target, (ir.Region, ir.Load)):
+                out.add(target.buffer.root)
+    return out
+
+
 def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool, trips: int | None) -> None:
     st = static(s.step)
     args = [start, stop] if not (from_zero and st == 1) else [stop]
@@ -235,6 +274,10 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         )
     else:
         iterator = P.call("range", *args)
+    if not unrolled and keeps_invariants_in_loop(lw, stmts):
+        if isinstance(iterator.func, ast.Name):  # Python's range: tl.range takes the keyword
+            iterator = P.call("tl.range", *([P.const(0)] + args if len(args) == 1 else args))
+        iterator.keywords.append(ast.keyword("disable_licm", P.const(True)))
     outer = lw.scope.loop_trips
     # accumulations this loop only adds into, reduced once after it (deferred.py); not across exits
     deferrals = None

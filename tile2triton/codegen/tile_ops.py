@@ -6,7 +6,6 @@ serves every operand combination (the element-space helpers here serve reduction
 from __future__ import annotations
 
 import ast
-import math
 
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
@@ -18,7 +17,7 @@ from .descriptors import descriptor_load
 from .rules import close_lanes, lower_store, open_lanes
 from .rules_base import lowers
 from .threads import block_level, in_thread_view
-from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, launch_warps, next_pow2
+from .values import Lowered, Lowerer, RegBuf, Tile, accumulators_past_budget, is_literal, launch_warps, next_pow2
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -412,9 +411,6 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
     return True
 
 
-ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
-
-
 def _transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
     """Whether a gemm of m x n (padded) is written as its transposed product ``C^T = B^T A^T``
     (TILE2TRITON_TRANSPOSED_DOTS), so that Triton issues a wgmma with the wide side as M.
@@ -445,8 +441,7 @@ def _transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
     gemms = [g for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)]
     if not any(next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS for g in gemms):
         return False
-    accumulators = {g.c.buffer: math.prod(next_pow2(static(d) or 1) for d in g.c.buffer.shape) for g in gemms}
-    return sum(accumulators.values()) <= ACC_REGS_PER_THREAD * 32 * warps or opts.transposed_dots_past_budget
+    return not accumulators_past_budget(lw) or opts.transposed_dots_past_budget
 
 
 def _hopper(opts) -> bool:

@@ -14,10 +14,11 @@ import tile2triton as tilelang
 import tile2triton.language as T
 
 
-def invariant_operand(blocks, iters, N2, threads=128, in_loop=False):
+def invariant_operand(blocks, iters, N2, threads=128, in_loop=False, mma_sync=False):
     """Per block: Q (64 x 32) stored once, then a loop of Q @ V[i] (32 x 256) and Q @ W[i] (32 x N2)
     into two accumulators (64 x 256 + 64 x N2 floats over ``threads``).  ``in_loop``: Q is copied in
-    the loop too, so no gemm operand is invariant."""
+    the loop too, so no gemm operand is invariant.  ``mma_sync``: a third gemm of 32 rows from a
+    fragment, R_f (32 x 32) @ V[i] into a 32 x 256 accumulator, which Triton runs as mma.sync."""
     dt = "bfloat16"
 
     @T.prim_func
@@ -34,6 +35,8 @@ def invariant_operand(blocks, iters, N2, threads=128, in_loop=False):
             W_s = T.alloc_shared((32, N2), dt)
             C_f = T.alloc_fragment((64, 256), "float32")
             E_f = T.alloc_fragment((64, N2), "float32")
+            R_f = T.alloc_fragment((32, 32), dt)
+            G_f = T.alloc_fragment((32, 256), "float32")
             T.copy(Q[bx, :, :], Q_s)
             T.clear(C_f)
             T.clear(E_f)
@@ -44,6 +47,10 @@ def invariant_operand(blocks, iters, N2, threads=128, in_loop=False):
                 T.copy(W[bx, i, :, :], W_s)
                 T.gemm(Q_s, V_s, C_f)
                 T.gemm(Q_s, W_s, E_f)
+                if mma_sync:
+                    T.copy(Q_s[0:32, :], R_f)
+                    T.gemm(R_f, V_s, G_f, clear_accum=True)
+                    T.copy(G_f, C[bx, 0:32, :])
             T.copy(C_f, C[bx, :, :])
             T.copy(E_f, E[bx, :, :])
 
@@ -66,6 +73,8 @@ def test_guard_where_an_invariant_operand_meets_a_full_register_file():
     assert GUARDED not in _source("cpu")  # the interpreter runs the loop as written
     assert GUARDED not in _source("sm_90", threads=256)  # 128 registers a thread: within the budget
     assert GUARDED not in _source("sm_90", in_loop=True)  # every operand stored in the loop
+    # a gemm of the loop on mma.sync: Triton 3.9 spilled more with the guard there (rules.keeps_invariants_in_loop)
+    assert GUARDED not in _source("sm_90", mma_sync=True)
 
 
 @pytest.mark.parametrize("blocks, iters, N2", [(2, 3, 192), (3, 5, 96)])

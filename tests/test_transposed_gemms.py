@@ -1,5 +1,5 @@
 """TILE2TRITON_TRANSPOSED_DOTS: on sm_90 a gemm of a shared A with fewer than 64 rows and at least 64
-columns, beside a wgmma-sized gemm, is written as its transposed product (codegen/tile_ops._transposed_dot),
+columns, beside a wgmma-sized gemm, is written as its transposed product (codegen/gemm_kinds.transposed_dot),
 so Triton issues wgmma from shared memory instead of mma.sync (the 32-row dKV gemms of sparse MLA
 backward beside its 64-row dQ gemm)."""
 
@@ -12,7 +12,7 @@ from t2t_util import assert_close
 
 import tile2triton as tilelang
 import tile2triton.language as T
-from tile2triton.codegen import tile_ops
+from tile2triton.codegen import gemm_kinds
 
 pytestmark = pytest.mark.poison_empty
 
@@ -71,7 +71,7 @@ SHAPES = [(3, 24, 96, 48), (2, 20, 112, 40)]  # blocks, M (rows < 64), N (>= 64 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_transposed_product_matches_torch(shape, monkeypatch):
     """The transposed form (forced on: the interpreter has no sm_90) computes the same gemms."""
-    monkeypatch.setattr(tile_ops, "_hopper", lambda opts: True)
+    monkeypatch.setattr(gemm_kinds, "hopper", lambda opts: True)
     blocks, M, N, K = shape
     kernel = tilelang.compile(dkv_like(*shape))
     assert kernel.get_kernel_source().count("tl.trans(tl.dot(") == 3

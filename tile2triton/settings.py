@@ -38,7 +38,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
-| ``TILE2TRITON_LICM_GUARD`` | on/off (default on) | on sm_90, a loop with gemms in a kernel whose gemm accumulators pass the register budget keeps its loop-invariant values in the loop (``tl.range(..., disable_licm=True)``): hoisted, each wgmma step's shared-memory descriptor of an operand loaded before the loop is a 64-bit register live through it (codegen/tile_ops.keeps_invariants_in_loop) |
+| ``TILE2TRITON_LICM_GUARD`` | on/off (default on) | on sm_90, a loop whose gemms all run as wgmma and read a shared operand stored before it, in a kernel whose gemm accumulators pass the register budget, keeps its loop-invariant values in the loop (``tl.range(..., disable_licm=True)``): hoisted, each wgmma step's shared-memory descriptor of an operand loaded before the loop is a 64-bit register live through it (codegen/rules.keeps_invariants_in_loop) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
 | ``TILE2TRITON_ON_CHIP_SCRATCH`` | ``atomics`` (default), ``on``, ``off`` | on CUDA, the scratch area of shared buffers the register path cannot hold (codegen/scratch.py) is a static ``.shared`` array (codegen/on_chip.py) that inline PTX loads, stores and updates (``ld/st/atom.shared``), not per-program global memory: in kernels with atomics on shared buffers (``atomics``), in every kernel with such an area (``on``), or never (``off``) |
@@ -75,7 +75,7 @@ TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 it
 SPLIT_DIMS_DEFAULT = True
 # the same probe: the 32-row dQ dot as a wgmma (no serialized wgmmas): mha sink 45.2 -> 39.7 us, gqa sink
 # 29.7 -> 26.9, mha window 27.7 -> 26.9; gqa_bwd split 30.4 -> 29.8 but varlen 45.9 -> 58.1 (more
-# spills): not where the accumulators fill the registers (codegen/tile_ops._transposed_dot)
+# spills): not where the accumulators fill the registers (codegen/gemm_kinds.transposed_dot)
 TRANSPOSED_DOTS_DEFAULT = True
 # issue 23, short attention loops (attention-sink forward: 1-2 iterations a block; split-KV decode:
 # a 64-block grid).  The H200 probe (benchmarks/sinkfwd_probe.py) ran but its output was lost, so
@@ -137,7 +137,7 @@ DEFER_SUMS_DEFAULT = True
 # 185.1 -> 43.1, 8192 x 1024 51.8 -> 15.5, 1000 x 3000 140.4 -> 32.7, 16384 x 8192 401.4 -> 95.2
 DEFER_REDUCERS_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
-# codegen/tile_ops.keeps_invariants_in_loop: sparse MLA backward (Nsight Compute, H200, session 17: TileLang 171 us,
+# codegen/rules.keeps_invariants_in_loop: sparse MLA backward (Nsight Compute, H200, session 17: TileLang 171 us,
 # 50 MB of local-memory loads; tile2triton 288 us, 534 MB): LLVM's LICM hoists every wgmma step's descriptor of the
 # operands loaded before the loop (Q, dO, their transposes: about 100 64-bit values) out of it, and ptxas spills
 # them; offline (Triton 3.9, sm_90) the loop's LDL 198 -> 73, spill stores/loads 1152/1216 -> 460/472 bytes
@@ -326,7 +326,7 @@ class Settings:
     defer_sums: bool
     defer_reducers: bool
     gemm_parts: bool
-    licm_guard: bool  # codegen/tile_ops.keeps_invariants_in_loop
+    licm_guard: bool  # codegen/rules.keeps_invariants_in_loop
     staged_atomics: bool  # passes/staged_atomics.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool

@@ -155,7 +155,7 @@ class LoweringOptions:
     # global tensor after the copy (passes/analysis.global_mirrors; TILE2TRITON_GLOBAL_MIRRORS)
     global_mirrors: bool = True
     # the first shared-memory fit step (runtime/tuning.FIT_STEPS): small-M gemms as wgmma past the
-    # register budget of TILE2TRITON_TRANSPOSED_DOTS (codegen/tile_ops._transposed_dot)
+    # register budget of TILE2TRITON_TRANSPOSED_DOTS (codegen/gemm_kinds.transposed_dot)
     transposed_dots_past_budget: bool = False
     # a shared/fragment buffer used only as static column blocks, one buffer per block
     # (passes/column_split.py, TILE2TRITON_COLUMN_SPLIT): no padding of 512 + 64 columns to 1024
@@ -166,8 +166,8 @@ class LoweringOptions:
     # ... and a reducer's sum over T.Parallel lanes (codegen/atomics._defer_reduction; TILE2TRITON_DEFER_REDUCERS)
     defer_reducers: bool = True
     gemm_parts: bool = True
-    # a loop with gemms, in a kernel whose accumulators pass the register budget, keeps its invariants in it
-    # (tile_ops.keeps_invariants_in_loop; TILE2TRITON_LICM_GUARD)
+    # a loop of wgmma gemms on an operand stored before it, past the accumulators' register budget, keeps
+    # its invariants in it (rules.keeps_invariants_in_loop; TILE2TRITON_LICM_GUARD)
     licm_guard: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)

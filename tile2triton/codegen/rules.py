@@ -18,6 +18,7 @@ from ..passes.analysis import first_access
 from ..passes.split import distinct_per_iteration, find_split
 from . import deferred, exits, scratch
 from . import pyast as P
+from .gemm_kinds import accumulators_past_budget, runs_as_mma_sync
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
 from .speculate import speculate_copies
@@ -28,7 +29,6 @@ from .values import (
     Lowerer,
     RegBuf,
     Tile,
-    accumulators_past_budget,
     is_bool_literal,
     next_pow2,
     prod,
@@ -222,16 +222,22 @@ def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:
 
 def keeps_invariants_in_loop(lw: Lowerer, body: list) -> bool:
     """Whether a loop is written ``tl.range(..., disable_licm=True)`` (TILE2TRITON_LICM_GUARD): on
-    sm_90, a loop whose gemms read a shared operand the loop does not store (one stored before it),
-    in a kernel whose accumulators pass the register budget.  Hoisted out of the loop, the wgmma
-    shared-memory descriptor of every K step of such an operand (sparse MLA backward's Q and dO,
-    and their transposes: about 100) is a 64-bit register live through the loop beside the
-    accumulators, and ptxas spills and reloads them every iteration; left in the loop each is an
-    add to its buffer's base."""
+    sm_90, a loop whose gemms all run as wgmma and read a shared operand the loop does not store
+    (one stored before it), in a kernel whose accumulators pass the register budget.  Hoisted out
+    of the loop, the wgmma shared-memory descriptor of every K step of such an operand (sparse MLA
+    backward's Q and dO, and their transposes: about 100) is a 64-bit register live through the
+    loop beside the accumulators, and ptxas spills and reloads them every iteration; left in the
+    loop each is an add to its buffer's base.  Not where a gemm of the loop is mma.sync: offline
+    (sm_90), gqa_bwd_tma_reduce_varlen's loops (a 32-row dQ gemm on mma.sync beside wgmmas) spilled
+    68/48 -> 956/1152 bytes (stores/loads) with the guard on Triton 3.9, 212/200 -> 80/80 on 3.6;
+    with that gemm as wgmma too the guard lowered them on both (48 -> 20, 780 -> 108)."""
     opts = lw.options
     if not (opts.licm_guard and opts.backend == "cuda" and opts.arch.startswith("sm_90")) or opts.interpret:
         return False
-    operands = {r.buffer.root for g in ir.walk(body) if isinstance(g, ir.Gemm) for r in (g.a, g.b)}
+    gemms = [g for g in ir.walk(body) if isinstance(g, ir.Gemm)]
+    if any(runs_as_mma_sync(lw, g) for g in gemms):
+        return False
+    operands = {r.buffer.root for g in gemms for r in (g.a, g.b)}
     invariant = {buf for buf in operands if buf.scope == ir.SHARED} - _stored_in(body)
     return bool(invariant) and accumulators_past_budget(lw)
 

@@ -14,10 +14,11 @@ from ..passes.analysis import zero_padded
 from . import deferred
 from . import pyast as P
 from .descriptors import descriptor_load
+from .gemm_kinds import WGMMA_ROWS, transposed_dot
 from .rules import close_lanes, lower_store, open_lanes
 from .rules_base import lowers
 from .threads import block_level, in_thread_view
-from .values import Lowered, Lowerer, RegBuf, Tile, accumulators_past_budget, is_literal, launch_warps, next_pow2
+from .values import Lowered, Lowerer, RegBuf, Tile, is_literal, next_pow2
 
 
 # ------------------------------------------------------------------------------ tile operations
@@ -334,8 +335,8 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         native_acc = acc_dt in (FLOAT32, INT32)
         if acc_dt.is_int:
             kwargs["out_dtype"] = P.dtype(acc_dt)  # Triton wants it spelled out for these accumulators
-        if native_acc and _transposed_dot(lw, s, next_pow2(m), next_pow2(n)):
-            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot (see _transposed_dot)
+        if native_acc and transposed_dot(lw, s, next_pow2(m), next_pow2(n)):
+            # C^T = B^T A^T: fewer rows than a warpgroup's 64 would be an mma.sync dot (see transposed_dot)
             args = [_trans(b), _trans(a)] + ([_trans(acc_in)] if acc_in is not None else [])
             result = P.call("tl.trans", P.call("tl.dot", *args, **kwargs))
         elif native_acc and acc_in is not None and _gemm_parts(lw, s, a, b, next_pow2(m), next_pow2(n), k, kwargs):
@@ -354,7 +355,6 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
     lw.assign_to(rc.name, result)
 
 
-WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
 MMA_TILE = (16, 8)  # rows and columns of one mma.sync instruction's accumulator tile
 MMA_K_BITS = 256  # an mma.sync instruction's K, in operand bits: 8 tf32, 16 fp16/bf16, 32 8-bit values
 # GEMM_PARTS: a warp with fewer accumulator tiles than this runs its mma chains mostly waiting; K is
@@ -409,44 +409,6 @@ def _gemm_parts(lw: Lowerer, s: ir.Gemm, a: ast.expr, b: ast.expr, m: int, n: in
 
     loop.finishes.append((lw.origin, finish))
     return True
-
-
-def _transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
-    """Whether a gemm of m x n (padded) is written as its transposed product ``C^T = B^T A^T``
-    (TILE2TRITON_TRANSPOSED_DOTS), so that Triton issues a wgmma with the wide side as M.
-
-    On sm_90 Triton runs ``tl.dot`` as wgmma only where M is at least a warpgroup's 64 rows; below
-    that it takes mma.sync, which (1) among wgmma dots makes ptxas wait after every wgmma
-    instruction of the kernel (attention backward's dQ = dS^T K of 32 query rows), and (2) loads
-    the whole B operand into registers and keeps a second shared copy of an operand also used by
-    a wgmma (sparse MLA backward: 288 KiB of shared memory, which sent every buffer to scratch).
-    Taken when, on sm_90 with a warpgroup or more (under the interpreter too, so that the CPU runs
-    the code the GPU does):
-    - A is a 16-bit shared buffer: it becomes wgmma's B, read from shared memory (a fragment A, P
-      of a softmax, is better left in registers as mma.sync's A);
-    - the kernel has a wgmma-sized gemm (where every gemm is small, decoding's 16-row heads, there
-      is nothing to serialize);
-    - the gemms' accumulators leave room for the transposed product and its way back (H200 probe:
-      gqa_bwd varlen, 216 accumulator registers a thread, spilled 68 -> 120 and ran 45.9 -> 58.1
-      us), unless the kernel did not fit shared memory with mma.sync's second copies: the first
-      shared-memory fit step (runtime/tuning.FIT_STEPS) transposes past the budget."""
-    opts = lw.options
-    hopper = _hopper(opts)
-    warps = launch_warps(opts, lw.kernel.threads)
-    a, b = s.a.buffer, s.b.buffer
-    if not (opts.transposed_dots and hopper and warps >= 4 and m < WGMMA_ROWS <= n):
-        return False
-    if not (a.scope == ir.SHARED and a.dtype.bits == b.dtype.bits == 16):
-        return False
-    gemms = [g for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)]
-    if not any(next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS for g in gemms):
-        return False
-    return not accumulators_past_budget(lw) or opts.transposed_dots_past_budget
-
-
-def _hopper(opts) -> bool:
-    """sm_90's wgmma rules (and the interpreter's, so that the CPU runs the code the GPU does)."""
-    return (opts.backend == "cuda" and opts.arch.startswith("sm_90")) or opts.interpret
 
 
 def _trans(x: ast.expr) -> ast.expr:

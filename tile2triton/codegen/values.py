@@ -15,7 +15,6 @@ from typing import Protocol
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import static
 from ..language.dtypes import DType
 from ..passes.analysis import Ranges
 from . import e8m0
@@ -34,18 +33,6 @@ def launch_warps(options, threads: int) -> int:
     target's warps for them (a warp is the target's: 128 threads are 4 warps of 32 lanes, or 2
     wavefronts of 64 on CDNA), rounded up to a power of two as Triton wants."""
     return options.num_warps or next_pow2(max(1, threads // options.warp_size))
-
-
-ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
-
-
-def accumulators_past_budget(lw) -> bool:
-    """Whether the kernel's gemm accumulators (each buffer counted once, padded to powers of two)
-    take more registers a thread than ACC_REGS_PER_THREAD."""
-    warps = launch_warps(lw.options, lw.kernel.threads)
-    accumulators = {g.c.buffer for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)}
-    elements = sum(prod(next_pow2(static(d) or 1) for d in buf.shape) for buf in accumulators)
-    return elements > ACC_REGS_PER_THREAD * 32 * warps
 
 
 def lanes_fill_threads(lw) -> bool:

@@ -29,7 +29,7 @@ Fitting shared memory (``FIT_STEPS``): Triton's and TileLang's shared-memory pla
 keeps a copy of a gemm operand per operand layout, and software pipelining multiplies the
 loop's copies), so a kernel TileLang fits may not fit as Triton compiles it.  When Triton reports
 ``OutOfResources`` for shared memory at the first launch, the runtime lowers the kernel again with
-its small-M gemms as wgmma past the register budget (codegen/tile_ops._transposed_dot), then with
+its small-M gemms as wgmma past the register budget (codegen/gemm_kinds.transposed_dot), then with
 fewer pipeline stages (2, then 1, for every loop), then with its shared buffers in global scratch
 memory (codegen/scratch.py, where each gemm loads its operands itself), and only then reports
 what does not fit.

@@ -15,24 +15,16 @@ from ..ir import BOOL, INT32
 from ..ir.exprs import static, static_trips
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
+from ..passes.forward_shared import written_roots
 from ..passes.split import distinct_per_iteration, find_split
 from . import deferred, exits, scratch
 from . import pyast as P
-from .gemm_kinds import accumulators_past_budget, runs_as_mma_sync
+from .gemm_kinds import accumulators_past_budget, hopper, runs_as_mma_sync
 from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
 from .speculate import speculate_copies
 from .threads import block_level, in_thread_view, thread_range, thread_span
-from .values import (
-    LaneSpace,
-    Lowered,
-    Lowerer,
-    RegBuf,
-    Tile,
-    is_bool_literal,
-    next_pow2,
-    prod,
-)
+from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, is_bool_literal, next_pow2, prod
 
 
 # ------------------------------------------------------------------------------ allocation
@@ -232,27 +224,14 @@ def keeps_invariants_in_loop(lw: Lowerer, body: list) -> bool:
     68/48 -> 956/1152 bytes (stores/loads) with the guard on Triton 3.9, 212/200 -> 80/80 on 3.6;
     with that gemm as wgmma too the guard lowered them on both (48 -> 20, 780 -> 108)."""
     opts = lw.options
-    if not (opts.licm_guard and opts.backend == "cuda" and opts.arch.startswith("sm_90")) or opts.interpret:
+    if not (opts.licm_guard and hopper(opts)) or opts.interpret:
         return False
     gemms = [g for g in ir.walk(body) if isinstance(g, ir.Gemm)]
     if any(runs_as_mma_sync(lw, g) for g in gemms):
         return False
     operands = {r.buffer.root for g in gemms for r in (g.a, g.b)}
-    invariant = {buf for buf in operands if buf.scope == ir.SHARED} - _stored_in(body)
+    invariant = {buf for buf in operands if buf.scope == ir.SHARED} - written_roots(body)
     return bool(invariant) and accumulators_past_budget(lw)
-
-
-def _stored_in(body: list) -> set:
-    """Root buffers a statement of ``body`` may write: stores, the destinations of tile ops
-    (copies, fills, gemm accumulators, reductions) and of atomics."""
-    out = set()
-    for st in ir.walk(body):
-        if isinstance(st, ir.Store):
-            out.add(st.buffer.root)
-        for target in (getattr(st, "dst", None), getattr(st, "c", None)):
-            if isinstance(target, (ir.Region, ir.Load)):
-                out.add(target.buffer.root)
-    return out
 
 
 def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_zero: bool, trips: int | None) -> None:

@@ -264,7 +264,9 @@ def _mentions(s: ir.Stmt, buf: ir.Buffer) -> bool:
     return any(ld.buffer is buf for e in _exprs(s) for ld in _loads(e))
 
 
-def _written_globals(body: list) -> set:
+def written_roots(body: list) -> set:
+    """Root buffers a statement of ``body`` may write (stores, tile-op and atomic destinations,
+    whatever an intrinsic names); ``None`` among them where inline asm may write anything."""
     out = set()
     for s in ir.walk(body):
         if isinstance(s, ir.Store):
@@ -276,7 +278,7 @@ def _written_globals(body: list) -> set:
         if isinstance(s, (ir.Atomic, ir.GuardedCopy)):
             for f in dataclasses.fields(s):
                 v = getattr(s, f.name)
-                if isinstance(v, ir.Region):
+                if isinstance(v, ir.Region) or (f.name == "dst" and isinstance(v, ir.Load)):  # element form: a Load
                     out.add(v.buffer.root)
                 if isinstance(v, ir.Copy) and isinstance(v.dst, ir.Region):
                     out.add(v.dst.buffer.root)
@@ -323,7 +325,7 @@ class _Forward:
         conditional = isinstance(store, ir.Parallel) and isinstance(store.body[0], ir.If)
         if conditional and others:
             raise _Refuse("a conditional store and other writes")
-        written = _written_globals(self.body)
+        written = written_roots(self.body)
         if None in written:
             raise _Refuse("inline asm")
         self._check_value(written)

@@ -12,7 +12,7 @@ from ..ir.exprs import static
 from .values import Lowerer, launch_warps, next_pow2, prod
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
-ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (runtime/tuning.py's, measured)
+ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (measured; runtime/tuning.py's too)
 
 
 def hopper(opts) -> bool:

@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass
 
 from .. import ir, settings
+from ..codegen.gemm_kinds import ACC_REGS_PER_THREAD, WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
 
@@ -123,12 +124,10 @@ def per_thread_loads() -> bool:
 # ------------------------------------------------------------------------------ kernel shape
 SMEM_LIMIT = 232448  # bytes of shared memory one block may use on sm_90
 SMEM_SLACK = 2048  # barriers and Triton's own scratch (1856 bytes in the attention loops measured)
-REGS_PER_THREAD = 192  # accumulator elements per thread above which the loop spills (measured)
+REGS_PER_THREAD = ACC_REGS_PER_THREAD  # accumulator elements per thread above which the loop spills (measured)
 SHORT_LOOP = 16  # iterations at most for which occupancy beats pipeline depth (heuristic)
 REGS_PER_SM = 65536
 SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
-# a tile of fewer rows than one warp group's wgmma (64) is multiplied with mma.sync, from registers
-WGMMA_ROWS = 64
 # tile registers a thread holds before Triton's kernel spills: Triton keeps a tile once per layout
 # its uses need (mhc_pre's x tile: the dot operand and a reduction's), so estimated 168 a thread
 # compiled (sm_90, Triton 3.9) to 255 registers and a stack at 4 warps, 205 at 8

@@ -420,6 +420,11 @@ def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
     if found is None:
         return False
     loops, invariant = found
+    fused = None if invariant else _fused_lane_axis(lw, loops)
+    if fused is not None:
+        with _FusedAxis(lw, *fused[:2]):
+            lw.lower_stmts(fused[2])
+        return True
     rank = lw.scope.lanes.rank
     outer = {id(load): lw.ev(load) for load in invariant}
     with contextlib.ExitStack() as axes:
@@ -445,6 +450,125 @@ def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
                 st = ir.Store(st.loc, st.buffer, indices, _replace_loads(st.value, value))
             lw.lower_stmts([st])
     return True
+
+
+# A T.atomic_addx4 (or any nest of one vectorized loop) inside a 2-D T.Parallel addresses
+# ``A[i, 4 * j + k]``: as a trailing axis it is a [rows, n, 4] tile whose middle axis has stride 4,
+# where Triton 3.6's coalescing breaks the tie between the two outer axes (both of contiguity 1)
+# toward the rows: 32 lanes on 32 rows, each 16-byte red.v4 in its own 32-byte sector (twice the
+# L2 sectors; sparse_mla_bwd's dKV atomics on the H200).  Where the last lane axis ``j`` and the
+# loop variable ``k`` appear only as ``V * j + k``, the two are one lane axis ``m`` of n * V
+# elements, ``A[i, m]``: contiguous along m, a [rows, n * V] tile both Triton versions coalesce.
+
+
+def _fused_lane_axis(lw: Lowerer, loops: list):
+    """(the last lane axis's new Var, its extent, the nest's body rewritten over it) where the nest
+    is one loop of V iterations (a power of two) and its body uses the last lane variable ``j`` and
+    the loop variable ``k`` only as ``V * j + k``; None otherwise."""
+    lanes = lw.scope.lanes
+    if len(loops) != 1 or lanes.rank < 2:
+        return None
+    loop, axis = loops[0], lanes.rank - 1
+    v, n = trip_count(loop), lanes.extents[axis]
+    if v is None or v & (v - 1) or lanes.padded[axis] != n or any(axis in c.axes for c in lw.scope.conds):
+        return None
+    lane, k = lanes.vars[axis], loop.var
+    fused = ir.Var(f"{lane.name}_{k.name}", INT32, "lane")
+    body = [_map_stmt_exprs(st, lambda e: _fuse_terms(e, lane, k, v, fused)) for st in loop.body]
+    if body is None or None in body:
+        return None
+    used = vars_in(x for st in body for x in ir.stmt_exprs(st))
+    if {lane, k} & used:
+        return None
+    # values bound before the nest that vary along the lane axis would keep its old extent
+    if any(axis in lw.scope.env[var].axes for var in used if var in lw.scope.env and var is not fused):
+        return None
+    return fused, n * v, body
+
+
+def _map_stmt_exprs(st, fn):
+    """``st`` (a Let, Store or Atomic) with ``fn`` applied to each of its expressions."""
+    if isinstance(st, ir.Let):
+        return ir.Let(st.loc, st.var, fn(st.value))
+    if isinstance(st, ir.Atomic):
+        dst = ir.Load(st.dst.buffer, tuple(fn(i) for i in st.dst.indices), st.dst.loc)
+        return dataclasses.replace(st, dst=dst, value=fn(st.value))
+    if isinstance(st, ir.Store):
+        return ir.Store(st.loc, st.buffer, tuple(fn(i) for i in st.indices), fn(st.value))
+    return None
+
+
+def _fuse_terms(e, lane: ir.Var, k: ir.Var, v: int, fused: ir.Var):
+    """``e`` with each sum holding the terms ``v * lane`` and ``k`` holding ``fused`` instead."""
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        terms = _sum_terms(e, 1)
+        scaled = next((t for t in terms if t[1] == 1 and _scaled_var(t[0], lane) == v), None)
+        alone = next((t for t in terms if t[1] == 1 and isinstance(t[0], ir.VarRef) and t[0].var is k), None)
+        if scaled is not None and alone is not None:
+            out = None  # the terms in their order, the fused variable where ``v * lane`` stood
+            for t, sign in terms:
+                if t is alone[0]:
+                    continue
+                t = ir.VarRef(fused) if t is scaled[0] else _fuse_terms(t, lane, k, v, fused)
+                out = t if out is None else ir.BinOp("+" if sign == 1 else "-", out, t, e.dtype)
+            return out
+    if not dataclasses.is_dataclass(e) or not isinstance(e, ir.Expr) or isinstance(e, Lowered):
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        old = getattr(e, f.name)
+        if isinstance(old, ir.Expr):
+            new = _fuse_terms(old, lane, k, v, fused)
+        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
+            new = tuple(_fuse_terms(x, lane, k, v, fused) for x in old)
+        else:
+            continue
+        if new is not old:
+            changes[f.name] = new
+    return dataclasses.replace(e, **changes) if changes else e
+
+
+def _sum_terms(e, sign: int) -> list:
+    """The terms of a chain of ``+`` and ``-`` as (expression, +1 or -1)."""
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-") and e.dtype == e.lhs.dtype == e.rhs.dtype:
+        return _sum_terms(e.lhs, sign) + _sum_terms(e.rhs, sign if e.op == "+" else -sign)
+    return [(e, sign)]
+
+
+def _scaled_var(e, var: ir.Var) -> int | None:
+    """c where ``e`` is ``var * c`` or ``c * var`` with an integer constant c."""
+    if not (isinstance(e, ir.BinOp) and e.op == "*"):
+        return None
+    for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+        if isinstance(a, ir.VarRef) and a.var is var and isinstance(b, ir.Const) and type(b.value) is int:
+            return b.value
+    return None
+
+
+class _FusedAxis:
+    """The last lane axis replaced by ``fused``, ``extent`` elements long, for one nest's body."""
+
+    def __init__(self, lw: Lowerer, fused: ir.Var, extent: int):
+        self.lw = lw
+        self.saved = lw.scope.snapshot()
+        lanes = lw.scope.lanes
+        axis = lanes.rank - 1
+        name = lw.assign(fused.name, P.expand(P.call("tl.arange", 0, extent), axis, lanes.rank))
+        lw.scope.env[fused] = Tile(P.name(name), INT32, frozenset([axis]))
+        lw.scope.ranges.set(fused, 0, extent - 1)
+        lw.scope.lanes = LaneSpace(
+            lanes.vars[:axis] + [fused],
+            lanes.extents[:axis] + [extent],
+            lanes.padded[:axis] + [extent],
+            lanes.names[:axis] + [name],
+            lanes.owner,
+        )
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.lw.scope.restore(self.saved)
 
 
 # Loops that stay loops (their iterations depend on each other) but pick elements of local arrays

@@ -38,6 +38,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
+| ``TILE2TRITON_PREFETCH_INDICES`` | on/off (default on) | a loop that reads an element of an index list at its iteration (``k = block_offset[bi]``, then tiles at ``k``) loads the next iteration's element at the top of each iteration into a register the loop carries: its latency runs under an iteration, not before the tile loads (passes/prefetch_indices.py) |
 | ``TILE2TRITON_LICM_GUARD`` | on/off (default on) | on sm_90, a loop whose gemms all run as wgmma and read a shared operand stored before it, in a kernel whose gemm accumulators pass the register budget, keeps its loop-invariant values in the loop (``tl.range(..., disable_licm=True)``): hoisted, each wgmma step's shared-memory descriptor of an operand loaded before the loop is a 64-bit register live through it (codegen/rules.keeps_invariants_in_loop) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
 | ``TILE2TRITON_SHARED_SCRATCH`` | on/off (default off) | every shared buffer in global scratch (testing) |
@@ -142,6 +143,10 @@ GEMM_PARTS_DEFAULT = True
 # operands loaded before the loop (Q, dO, their transposes: about 100 64-bit values) out of it, and ptxas spills
 # them; offline (Triton 3.9, sm_90) the loop's LDL 198 -> 73, spill stores/loads 1152/1216 -> 460/472 bytes
 LICM_GUARD_DEFAULT = True
+# passes/prefetch_indices.py: minference's vertical-slash kernel (H200, Triton 3.6, session 18, hand edit of the
+# generated kernel at seq 16384): its slash loop stalled 11% of its samples on the scalar block_offset load at
+# the loop head; loaded one iteration ahead, 213.9 -> 190.6 us
+PREFETCH_INDICES_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
 # ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's
 # sparse MLA backward's dKV atomics read the accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
@@ -208,6 +213,7 @@ VARIABLES = (
     "TILE2TRITON_DEFER_REDUCERS",
     "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_LICM_GUARD",
+    "TILE2TRITON_PREFETCH_INDICES",
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_ON_CHIP_SCRATCH",
     "TILE2TRITON_BLOCK_SLICES",
@@ -327,6 +333,7 @@ class Settings:
     defer_reducers: bool
     gemm_parts: bool
     licm_guard: bool  # codegen/rules.keeps_invariants_in_loop
+    prefetch_indices: bool  # passes/prefetch_indices.py
     staged_atomics: bool  # passes/staged_atomics.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
@@ -429,6 +436,9 @@ class Settings:
             ),
             gemm_parts=flag("TILE2TRITON_GEMM_PARTS", get("TILE2TRITON_GEMM_PARTS"), GEMM_PARTS_DEFAULT),
             licm_guard=flag("TILE2TRITON_LICM_GUARD", get("TILE2TRITON_LICM_GUARD"), LICM_GUARD_DEFAULT),
+            prefetch_indices=flag(
+                "TILE2TRITON_PREFETCH_INDICES", get("TILE2TRITON_PREFETCH_INDICES"), PREFETCH_INDICES_DEFAULT
+            ),
             staged_atomics=flag(
                 "TILE2TRITON_STAGED_ATOMICS", get("TILE2TRITON_STAGED_ATOMICS"), STAGED_ATOMICS_DEFAULT
             ),

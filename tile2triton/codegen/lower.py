@@ -169,6 +169,9 @@ class LoweringOptions:
     # a loop of wgmma gemms on an operand stored before it, past the accumulators' register budget, keeps
     # its invariants in it (rules.keeps_invariants_in_loop; TILE2TRITON_LICM_GUARD)
     licm_guard: bool = True
+    # a loop's per-iteration index element loaded one iteration ahead, carried in a register
+    # (passes/prefetch_indices.py; TILE2TRITON_PREFETCH_INDICES)
+    prefetch_indices: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True

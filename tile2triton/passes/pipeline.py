@@ -21,6 +21,7 @@ from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
 from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
+from .prefetch_indices import prefetch_indices
 from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
 
@@ -86,12 +87,18 @@ def _forward_rings(kernel: ir.Kernel, options: Any) -> KernelRewrite:
 
 
 # (name, the LoweringOptions switches any of which turns it on, pass)
+def _prefetch_indices(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a loop's index element (k = block_offset[bi]) loaded an iteration ahead, carried in a register
+    return KernelRewrite(prefetch_indices(kernel))
+
+
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
     ("staged-atomics", ("staged_atomics",), _staged_atomics),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
+    ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),
 )
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What session 17 left for the GPU (its device time went to finding and timing the LICM guard): the whole suite
-# on main with TILE2TRITON_LICM_GUARD on, for BENCHMARKS.md's table from one run, and which kernels the guard
-# takes (the generated sources that carry disable_licm).  Two calls of about 8 minutes on an H200:
+# What sessions 17 and 18 left for the GPU (their device time went to finding and timing the LICM guard, the fused
+# atomic axis and the index prefetch): the whole suite on main, for BENCHMARKS.md's table from one run, and which
+# kernels the LICM guard and the index prefetch take (the generated sources that carry disable_licm / next_).
+# Two calls of about 8 minutes on an H200 (session 18's 6-file calls took 3-7 minutes each: budget for it):
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "3/3"
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "1/3 2/3"
 # TILELANG_CHECKOUT: a TileLang source tree (examples/); SITE: where real TileLang is installed
@@ -28,4 +29,6 @@ for part in $parts; do
 done
 echo "### kernels the LICM guard took (generated sources with disable_licm)"
 grep -l "disable_licm=True" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels with an index list read an iteration ahead (passes/prefetch_indices.py)"
+grep -l "_now = next_" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

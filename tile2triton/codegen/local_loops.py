@@ -21,7 +21,7 @@ import math
 
 from .. import ir
 from ..ir import INT32
-from ..ir.exprs import ir_key, static
+from ..ir.exprs import int_const, ir_key, map_children, static
 from . import pyast as P
 from .values import LaneSpace, Lowered, Lowerer, RegBuf, Tile, launch_warps, next_pow2
 
@@ -440,15 +440,7 @@ def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
             return Lowered(t)
 
         for st in loops[-1].body:
-            if isinstance(st, ir.Let):
-                st = ir.Let(st.loc, st.var, _replace_loads(st.value, value))
-            elif isinstance(st, ir.Atomic):
-                dst = ir.Load(st.dst.buffer, tuple(_replace_loads(i, value) for i in st.dst.indices), st.dst.loc)
-                st = dataclasses.replace(st, dst=dst, value=_replace_loads(st.value, value))
-            else:
-                indices = tuple(_replace_loads(i, value) for i in st.indices)
-                st = ir.Store(st.loc, st.buffer, indices, _replace_loads(st.value, value))
-            lw.lower_stmts([st])
+            lw.lower_stmts([_map_stmt_exprs(st, lambda e: _replace_loads(e, value))])
     return True
 
 
@@ -475,8 +467,6 @@ def _fused_lane_axis(lw: Lowerer, loops: list):
     lane, k = lanes.vars[axis], loop.var
     fused = ir.Var(f"{lane.name}_{k.name}", INT32, "lane")
     body = [_map_stmt_exprs(st, lambda e: _fuse_terms(e, lane, k, v, fused)) for st in loop.body]
-    if body is None or None in body:
-        return None
     used = vars_in(x for st in body for x in ir.stmt_exprs(st))
     if {lane, k} & used:
         return None
@@ -487,15 +477,14 @@ def _fused_lane_axis(lw: Lowerer, loops: list):
 
 
 def _map_stmt_exprs(st, fn):
-    """``st`` (a Let, Store or Atomic) with ``fn`` applied to each of its expressions."""
+    """A statement of a memory nest (a Let, a Store or an element Atomic) with ``fn`` applied to
+    each of its expressions."""
     if isinstance(st, ir.Let):
         return ir.Let(st.loc, st.var, fn(st.value))
     if isinstance(st, ir.Atomic):
         dst = ir.Load(st.dst.buffer, tuple(fn(i) for i in st.dst.indices), st.dst.loc)
         return dataclasses.replace(st, dst=dst, value=fn(st.value))
-    if isinstance(st, ir.Store):
-        return ir.Store(st.loc, st.buffer, tuple(fn(i) for i in st.indices), fn(st.value))
-    return None
+    return ir.Store(st.loc, st.buffer, tuple(fn(i) for i in st.indices), fn(st.value))
 
 
 def _fuse_terms(e, lane: ir.Var, k: ir.Var, v: int, fused: ir.Var):
@@ -512,20 +501,7 @@ def _fuse_terms(e, lane: ir.Var, k: ir.Var, v: int, fused: ir.Var):
                 t = ir.VarRef(fused) if t is scaled[0] else _fuse_terms(t, lane, k, v, fused)
                 out = t if out is None else ir.BinOp("+" if sign == 1 else "-", out, t, e.dtype)
             return out
-    if not dataclasses.is_dataclass(e) or not isinstance(e, ir.Expr) or isinstance(e, Lowered):
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        old = getattr(e, f.name)
-        if isinstance(old, ir.Expr):
-            new = _fuse_terms(old, lane, k, v, fused)
-        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
-            new = tuple(_fuse_terms(x, lane, k, v, fused) for x in old)
-        else:
-            continue
-        if new is not old:
-            changes[f.name] = new
-    return dataclasses.replace(e, **changes) if changes else e
+    return map_children(e, lambda x: _fuse_terms(x, lane, k, v, fused))
 
 
 def _sum_terms(e, sign: int) -> list:
@@ -540,8 +516,8 @@ def _scaled_var(e, var: ir.Var) -> int | None:
     if not (isinstance(e, ir.BinOp) and e.op == "*"):
         return None
     for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-        if isinstance(a, ir.VarRef) and a.var is var and isinstance(b, ir.Const) and type(b.value) is int:
-            return b.value
+        if isinstance(a, ir.VarRef) and a.var is var and int_const(b) is not None:
+            return int_const(b)
     return None
 
 

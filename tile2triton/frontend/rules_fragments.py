@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import INT32
-from ..ir.exprs import const_int, static, static_difference, substitute
+from ..ir.exprs import const_int, mentions, static, static_difference, substitute
 from .regions import whole
 from .rules_base import BinderLike, rule
 
@@ -213,7 +213,7 @@ def _atom_loop_nest(s) -> tuple | None:
     if m.var is n.var or extents[m.var] != emitter.warp_rows or extents[n.var] != emitter.warp_cols:
         return None
     others = [v for p, v in op.values.items() if p not in (m_param, n_param)]
-    if any(_uses(v, var) for v in others for var in extents):
+    if any(mentions(v, var) for v in others for var in extents):
         return None
     return op, method
 
@@ -371,7 +371,7 @@ def _k_loop_gemm(b: BinderLike, loop: ir.For, shadows: set, counts: dict) -> lis
     if not (gemm.a.is_whole() and gemm.b.is_whole()) or counts.get(a_t) != 2 or counts.get(b_t) != 2:
         return None
     var = loop.var
-    if any(_uses(e, var) for e in ir.region_exprs(gemm.c)):
+    if any(mentions(e, var) for e in ir.region_exprs(gemm.c)):
         return None
     regions = []
     for tile, k_dim in ((a_t, 0 if gemm.trans_a else 1), (b_t, 1 if gemm.trans_b else 0)):
@@ -402,7 +402,7 @@ def _k_range(src, tile: ir.Buffer, k_dim: int, var: ir.Var, lo: int, hi: int) ->
     if extents != list(tile.shape):
         return None
     starts = list(src.starts)
-    if any(_uses(e, var) for d, e in enumerate(starts) if d != k_dim):
+    if any(mentions(e, var) for d, e in enumerate(starts) if d != k_dim):
         return None
     width = extents[k_dim]
     k_start = starts[k_dim]
@@ -417,7 +417,3 @@ def _k_range(src, tile: ir.Buffer, k_dim: int, var: ir.Var, lo: int, hi: int) ->
     starts[k_dim] = const_int(begin) if begin is not None else first
     extents[k_dim] = total
     return ir.Region(src.buffer, tuple(starts), tuple(extents))
-
-
-def _uses(e, var: ir.Var) -> bool:
-    return isinstance(e, ir.Expr) and any(isinstance(sub, ir.VarRef) and sub.var is var for sub in ir.iter_expr_tree(e))

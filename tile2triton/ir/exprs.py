@@ -112,24 +112,35 @@ def static_difference(e):
     return None
 
 
+def map_children(e, f):
+    """``e`` with ``f`` applied to each expression it holds directly (operands, indices, call
+    arguments, a warp op's mask); unchanged children keep the node as it is."""
+    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
+        return e
+    changes = {}
+    for fl in dataclasses.fields(e):
+        old = getattr(e, fl.name)
+        if isinstance(old, ir.Expr):
+            new = f(old)
+        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
+            new = tuple(f(x) if isinstance(x, ir.Expr) else x for x in old)
+        else:
+            continue
+        if new is not old:
+            changes[fl.name] = new
+    return dataclasses.replace(e, **changes) if changes else e
+
+
 def substitute(e, var: ir.Var, value: ir.Expr):
     """``e`` with ``var`` replaced by ``value`` (the unchanged nodes shared, not copied)."""
     if isinstance(e, ir.VarRef):
         return value if e.var is var else e
-    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        old = getattr(e, f.name)
-        if isinstance(old, ir.Expr):
-            new = substitute(old, var, value)
-        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
-            new = tuple(substitute(x, var, value) for x in old)
-        else:
-            continue
-        if new is not old:
-            changes[f.name] = new
-    return dataclasses.replace(e, **changes) if changes else e
+    return map_children(e, lambda x: substitute(x, var, value))
+
+
+def mentions(e, var: ir.Var) -> bool:
+    """Whether expression ``e`` reads ``var`` (anything not an expression reads nothing)."""
+    return isinstance(e, ir.Expr) and any(isinstance(sub, ir.VarRef) and sub.var is var for sub in ir.iter_expr_tree(e))
 
 
 def static_trips(loop: ir.For) -> int | None:

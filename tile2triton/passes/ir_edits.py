@@ -8,6 +8,7 @@ import dataclasses
 
 from .. import ir
 from ..ir.dtypes import BOOL, INT32
+from ..ir.exprs import map_children as _map_children
 from .thread_copies import _exprs, _loads
 
 
@@ -79,25 +80,6 @@ def _subst(e, env: dict):
     if isinstance(e, ir.VarRef) and e.var in env:
         return env[e.var]
     return _map_children(e, lambda x: _subst(x, env))
-
-
-def _map_children(e, f):
-    """``e`` with ``f`` applied to each expression it holds directly (operands, indices, call
-    arguments, a warp op's mask); unchanged children keep the node as it is."""
-    if not isinstance(e, ir.Expr) or not dataclasses.is_dataclass(e):
-        return e
-    changes = {}
-    for fl in dataclasses.fields(e):
-        old = getattr(e, fl.name)
-        if isinstance(old, ir.Expr):
-            new = f(old)
-        elif isinstance(old, tuple) and any(isinstance(x, ir.Expr) for x in old):
-            new = tuple(f(x) if isinstance(x, ir.Expr) else x for x in old)
-        else:
-            continue
-        if new is not old:
-            changes[fl.name] = new
-    return dataclasses.replace(e, **changes) if changes else e
 
 
 def _mentions_in_exprs(st, buf) -> bool:

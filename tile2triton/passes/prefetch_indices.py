@@ -40,9 +40,9 @@ import dataclasses
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.exprs import ir_key, static, static_difference, substitute
+from ..ir.exprs import ir_key, map_children, mentions, static, static_difference, substitute
 from .forward_shared import written_roots
-from .ir_edits import _map_children, _map_exprs
+from .ir_edits import _map_exprs, _rebuild
 from .uniform import uniform_buffers
 
 
@@ -141,7 +141,7 @@ def _prefetch(loop: ir.For, uniform: set, allocs: list) -> tuple[list, ir.For]:
     def swap(e):
         if isinstance(e, ir.Load) and ir_key(e) in carried:
             return carried[ir_key(e)]
-        return _map_children(e, swap)
+        return map_children(e, swap)
 
     return before, dataclasses.replace(loop, body=head + _map_all(loop.body, swap))
 
@@ -184,7 +184,7 @@ def _index_dim(load: ir.Load, var: ir.Var, uniform: set) -> int | None:
     with a static extent there whose other indices name only ``uniform`` vars; else None."""
     if load.buffer.scope not in (ir.GLOBAL, ir.SHARED):
         return None
-    dims = [d for d, i in enumerate(load.indices) if _mentions(i, var)]
+    dims = [d for d, i in enumerate(load.indices) if mentions(i, var)]
     if len(dims) != 1 or not isinstance(load.buffer.shape[dims[0]], int):
         return None
     if not _unit_step(load.indices[dims[0]], var) or not all(_names_only(i, uniform, var) for i in load.indices):
@@ -197,14 +197,10 @@ def _unit_step(e, var: ir.Var) -> bool:
     if isinstance(e, ir.VarRef):
         return e.var is var
     if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
-        if _mentions(e.rhs, var):
-            return e.op == "+" and not _mentions(e.lhs, var) and _unit_step(e.rhs, var)
+        if mentions(e.rhs, var):
+            return e.op == "+" and not mentions(e.lhs, var) and _unit_step(e.rhs, var)
         return _unit_step(e.lhs, var)
     return False
-
-
-def _mentions(e, var: ir.Var) -> bool:
-    return any(isinstance(sub, ir.VarRef) and sub.var is var for sub in ir.iter_expr_tree(e))
 
 
 def _shifted(load: ir.Load, dim: int, var: ir.Var, at: ir.Expr) -> ir.Load:
@@ -221,12 +217,4 @@ def _shifted(load: ir.Load, dim: int, var: ir.Var, at: ir.Expr) -> ir.Load:
 
 def _map_all(stmts: list, fn) -> list:
     """``stmts`` with ``fn`` applied to every expression, nested statements included."""
-    out = []
-    for s in stmts:
-        (s,) = _map_exprs(s, fn)
-        for attr in ("body", "then_body", "else_body"):
-            child = getattr(s, attr, None)
-            if isinstance(child, list):
-                s = dataclasses.replace(s, **{attr: _map_all(child, fn)})
-        out.append(s)
-    return out
+    return [_rebuild(_map_exprs(s, fn)[0], lambda body: _map_all(body, fn)) for s in stmts]

@@ -52,7 +52,7 @@ import dataclasses
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.exprs import const_int, static, static_trips
+from ..ir.exprs import const_int, mentions, static, static_trips
 from .analysis import Ranges
 from .ir_edits import _subst, _subst_stmts
 
@@ -378,7 +378,7 @@ def _coalesce(par: ir.Parallel) -> ir.Parallel:
             body = _rewrite_sums(par.body, a, b, nb, merged)
         except _Refuse:
             continue
-        if any(_mentions(e, v) for st in ir.walk(body) for e in ir.stmt_exprs(st) for v in (a, b)):
+        if any(mentions(e, v) for st in ir.walk(body) for e in ir.stmt_exprs(st) for v in (a, b)):
             continue  # an occurrence not rewritten
         vars_ = [merged if v is b else v for v in par.vars[1:]]
         extents = [na * nb if v is b else e for v, e in zip(par.vars[1:], par.extents[1:])]
@@ -422,7 +422,7 @@ def _merge(e, a, b, nb, merged):
         terms, atoms, const = form
         ka, kb = terms.get(a, 0), terms.get(b, 0)
         if ka == 0 and kb == 0:
-            if not any(_mentions(x, a) or _mentions(x, b) for x in atoms):
+            if not any(mentions(x, a) or mentions(x, b) for x in atoms):
                 return e
         elif ka != kb * nb:
             raise _Refuse
@@ -499,10 +499,6 @@ def _rebuild_children(e, f):
     if isinstance(e, ir.VarRef) or any(True for _ in ir.child_exprs(e)):
         raise _Refuse  # a variable outside a sum, or a node kind not rebuilt here
     return e
-
-
-def _mentions(e, var) -> bool:
-    return any(isinstance(x, ir.VarRef) and x.var is var for x in ir.iter_expr_tree(e))
 
 
 def _int(e):

@@ -15,12 +15,12 @@ Each variant's dKV and dQ are compared with the first one's (max difference rela
     PYTHONPATH=. python3 benchmarks/hand_variants/bwd_variants.py
 """
 
-import importlib.util
 import os
 import re
 
 import torch
 import triton
+from variant_tools import first_calls, kernel_from_source
 
 S, SKV, H, D, DT, TOPK = 256, 512, 64, 512, 64, 256
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,13 +53,7 @@ def variant(name: str):
     if flag:
         src = src.replace("Delta, dKV, dQ):", "Delta, dKV, dQ, flag):")
         src = re.sub(r"(\n(\s+)tl\.atomic_add\()", r"\n\2if flag != 0:\n\2    tl.atomic_add(", src)
-    path = f"/tmp/bwd_variant_{name}.py"
-    with open(path, "w") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(f"bwd_variant_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.bwd_kernel, flag
+    return kernel_from_source(src, f"bwd_variant_{name}", "bwd_kernel"), flag
 
 
 def main() -> None:
@@ -77,12 +71,7 @@ def main() -> None:
         def run(fn=fn, dkv=dkv, dq=dq, extra=extra, stages=stages):
             fn[(S, 1, 1)](q, kv, do, idx, lse, delta, dkv, dq, *extra, num_warps=8, num_stages=stages)
 
-        run()
-        torch.cuda.synchronize()
-        if only:
-            run()
-            torch.cuda.synchronize()
-            print("ran", name)
+        if first_calls(run, only, name):
             return
         err = float("nan")
         if not flag:

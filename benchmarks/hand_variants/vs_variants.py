@@ -16,12 +16,12 @@ Outputs are compared with the first variant's.  ``ONLY=name`` runs that variant 
     PYTHONPATH=. python3 benchmarks/hand_variants/vs_variants.py
 """
 
-import importlib.util
 import os
 import sys
 
 import torch
 import triton
+from variant_tools import first_calls, kernel_from_source
 
 from tile2triton.cli import install_tilelang_alias
 
@@ -61,13 +61,7 @@ def variant(name: str):
     if "nokmask" in name:
         src = src.replace("tl.load(K + offs_6, mask=mask_3, other=0)", "tl.load(K + offs_6)")
         src = src.replace("tl.load(V + offs_7, mask=mask_4, other=0)", "tl.load(V + offs_7)")
-    path = f"/tmp/vs_variant_{name}.py"
-    with open(path, "w") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(f"vs_variant_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.vs_sparse_flashattn_ws_kernel
+    return kernel_from_source(src, f"vs_variant_{name}", "vs_sparse_flashattn_ws_kernel")
 
 
 def main() -> None:
@@ -92,12 +86,7 @@ def main() -> None:
                 q, k, v, out, block_count, block_offset, column_count, column_index, num_warps=warps, num_stages=stages
             )
 
-        run()
-        torch.cuda.synchronize()
-        if only:
-            run()
-            torch.cuda.synchronize()
-            print("ran", name)
+        if first_calls(run, only, name):
             return
         ref = out.clone() if ref is None else ref
         err = (out.float() - ref.float()).abs().max().item()

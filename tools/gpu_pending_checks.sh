@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# What sessions 17 and 18 left for the GPU (their device time went to finding and timing the LICM guard, the fused
-# atomic axis and the index prefetch): the whole suite on main, for BENCHMARKS.md's table from one run, and which
-# kernels the LICM guard and the index prefetch take (the generated sources that carry disable_licm / next_).
+# What sessions 17-19 left for the GPU: the whole suite on main, for BENCHMARKS.md's table from one run; which
+# kernels the LICM guard, the index prefetch and the global-order barriers take (the generated sources that carry
+# disable_licm / next_ / the barrier's comment); and, with "tests" among the parts, the CUDA run of the tests of
+# the global-order pass (session 19: passes/order_global.py) and of the index prefetch, whose list-updating loop
+# raced on the GPU before it.
 # Two calls of about 8 minutes on an H200 (session 18's 6-file calls took 3-7 minutes each: budget for it):
-#     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "3/3"
+#     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "tests 3/3"
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "1/3 2/3"
+# .tl (git-ignored, carried): setup.sh, which unpacks tl_src.tar.xz (TileLang's examples/) into .tlx and site.tar.xz
+# (the wheels of /work/shared/tools/tilelang-wheels.sh, unzipped) into /tmp/tlsite.
 # TILELANG_CHECKOUT: a TileLang source tree (examples/); SITE: where real TileLang is installed
 # (benchmarks/tilelang_regression.py's docstring says how to carry it); OUT: where logs go; PARTS: the suite's parts.
 # Then, here: python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 (the part files of both calls).
-# (Session 17's checks, the previous version of this script, ran: gpu_logs/2026-12-03_s17_pending_checks.log.)
+# (Session 18's checks, the previous version of this script, had no "tests" part.)
 set -u
 tl=$1
 site=$2
@@ -23,6 +27,10 @@ step() { local lim=$1; shift; echo "### $* (limit ${lim}s, at $(( $(date +%s) - 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ln -sfn "$(realpath "$tl")" /tmp/tl
 for part in $parts; do
+  if [ "$part" = tests ]; then
+    TAILN=8 step 200 python3 -m pytest -q -p no:cacheprovider tests/test_order_global.py tests/test_prefetch_indices.py
+    continue
+  fi
   k=${part%/*}
   TAILN=64 step 280 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --part "$part" -j 14 --deadline 250 \
     --out "$out/r$k"
@@ -31,4 +39,6 @@ echo "### kernels the LICM guard took (generated sources with disable_licm)"
 grep -l "disable_licm=True" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels with an index list read an iteration ahead (passes/prefetch_indices.py)"
 grep -l "_now = next_" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels with a barrier ordering a global buffer's accesses (passes/order_global.py)"
+grep -l "every thread's earlier" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

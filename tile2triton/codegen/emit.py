@@ -578,6 +578,9 @@ class _Printer(ast._Unparser):  # noqa: SLF001 - the stdlib printer, plus origin
             text = linecache.getline(origin.file, origin.line).strip()
             if text:
                 self.fill(f"# {os.path.basename(origin.file)}:{origin.line}: {text}")
+        note = getattr(node, "t2t_note", None) if isinstance(node, ast.stmt) else None
+        if note:
+            self.fill(f"# {note}")
         if isinstance(node, ast.stmt) and origin is not None:
             line = "".join(self._source).count("\n") + 1
             self.line_map[line] = origin

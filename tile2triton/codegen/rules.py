@@ -694,7 +694,7 @@ def close_lanes(lw: Lowerer, space: LaneSpace) -> None:
 
 @lowers(ir.Barrier)
 def lower_barrier(lw: Lowerer, s: ir.Barrier) -> None:
-    scratch.barrier(lw)
+    scratch.barrier(lw, s.why)
 
 
 @lowers(ir.DeviceAssert)

@@ -389,8 +389,11 @@ def _atomics_commute(lw: Lowerer, pending: set, atomic: tuple | None) -> bool:
     return level == "atomics" or not any(used for _, used in pending | {atomic})
 
 
-def barrier(lw: Lowerer) -> None:
-    lw.emit(P.expr_stmt(P.call("tl.debug_barrier")))
+def barrier(lw: Lowerer, why: str = "") -> None:
+    stmt = P.expr_stmt(P.call("tl.debug_barrier"))
+    if why:
+        stmt.t2t_note = why  # a comment above it (codegen/emit.py's printer)
+    lw.emit(stmt)
     lw.scratch.stored, lw.scratch.loaded, lw.scratch.atomics = set(), {}, {}
 
 

@@ -339,7 +339,9 @@ class ThreadAllReduce(Stmt):
 
 @dataclass(eq=False)
 class Barrier(Stmt):
-    """T.sync_threads()."""
+    """T.sync_threads(), or one a pass places; ``why``: its reason, a comment in the generated source."""
+
+    why: str = ""
 
 
 @dataclass(eq=False)

@@ -5,7 +5,8 @@
   rewrite every route needs (a kernel split at its grid barriers);
 - ``KERNEL_PASSES`` are the rewrites the ``tl`` lowering applies to each kernel of the function
   (codegen/emit.py calls ``run_kernel_passes``), each taken when one of its ``LoweringOptions``
-  switches is on (settings.py names them); a Gluon route plans on the kernel as bound."""
+  switches is on (settings.py names them), or always where it has none; a Gluon route plans on the
+  kernel as bound."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .column_split import split_columns
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
+from .order_global import order_global_accesses
 from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .prefetch_indices import prefetch_indices
@@ -86,12 +88,17 @@ def _forward_rings(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(forward_rings(kernel))
 
 
-# (name, the LoweringOptions switches any of which turns it on, pass)
 def _prefetch_indices(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # a loop's index element (k = block_offset[bi]) loaded an iteration ahead, carried in a register
     return KernelRewrite(prefetch_indices(kernel))
 
 
+def _order_global_accesses(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a barrier where a statement could overtake another's access to one global buffer
+    return KernelRewrite(order_global_accesses(kernel))
+
+
+# (name, the LoweringOptions switches any of which turns it on (none: always), pass)
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
@@ -99,6 +106,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
     ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),
+    ("order-global-accesses", (), _order_global_accesses),
 )
 
 
@@ -107,7 +115,7 @@ def run_kernel_passes(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     gathered (a later pass that replaces the kernel keeps the earlier ones' list)."""
     stored: frozenset = frozenset()
     for _name, switches, run in KERNEL_PASSES:
-        if any(getattr(options, s) for s in switches):
+        if not switches or any(getattr(options, s) for s in switches):
             rewrite = run(kernel, options)
             kernel, stored = rewrite.kernel, stored | rewrite.stored
     return KernelRewrite(kernel, stored)

@@ -158,9 +158,37 @@ def test_generated_launcher_keys_gpu_launches(make, keys):
     # twice: launched on the current device, or under a guard making the tensors' device current
     found = [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()]
     assert found == keys * 2, src
-    assert "key_a0 = a0.data_ptr() % 16 == 0" in lines, src
+    assert "p0 = a0.data_ptr()" in lines and "key_a0 = p0 % 16 == 0" in lines, src
+    # each launch by address (the tensors as the ints read once), then through __call__ where that declines
+    by_address = [line for line in lines if line.startswith("if not direct")]
+    assert len(by_address) == 2 * len(lowered.launches), src
+    assert all(".launch_addresses(" in line and ", key0, (p0, p1, a2, a3, )" in line for line in by_address) or (
+        all(", key0, (p0, p1, )" in line for line in by_address)
+    ), src
     launches = [line for line in lines if line.startswith("direct")]
-    assert len(launches) == 2 * len(lowered.launches) and all(", key0, (" in line for line in launches), src
+    assert len(launches) == 2 * len(lowered.launches) and all(", key0, (a0, " in line for line in launches), src
+
+
+def test_launch_by_address_passes_the_addresses(recorded):
+    """DirectLaunch.launch_addresses: once the key's kernel is known, the launch __call__ makes with
+    each tensor as its address; on a miss or under a launch hook it launches nothing (False)."""
+    lowered, directs = _direct(scaled_steps(150))
+    a, b = torch.randn(150), torch.full((150,), float("nan"))
+    d = directs[0]
+    key = (0, True, scalar_key(0.5), scalar_key(7))
+    by_address = (a.data_ptr(), b.data_ptr(), 0.5, 7)
+    d.kernels.pop(key, None)  # the lowering is the jit cache's: an earlier test may have launched it
+    assert d.launch_addresses((3, 1, 1), key, by_address) is False and not recorded  # a miss
+    d((3, 1, 1), key, (a, b, 0.5, 7))
+    grid, function, args = recorded.pop()
+    assert d.launch_addresses((3, 1, 1), key, by_address) is True
+    assert recorded.pop() == (grid, function, by_address) and args[2:] == by_address[2:]
+    hook = lambda metadata: None
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        assert d.launch_addresses((3, 1, 1), key, by_address) is False and not recorded
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
 
 
 def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):

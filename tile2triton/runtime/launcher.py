@@ -147,6 +147,30 @@ class DirectLaunch:
             if self.descriptors and self.cache_descriptors:
                 self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
 
+    def launch_addresses(self, grid: tuple, key: tuple, args: tuple) -> bool:
+        """``__call__``'s launch with each tensor given as its address (an int), where the kernel for
+        ``key`` is known and no hook or host descriptor needs the tensors; False: nothing launched,
+        the caller launches through ``__call__``.  From a generated launcher, which has checked every
+        tensor to be on the launch's CUDA device: Triton's C launcher takes an int as the address,
+        where for a tensor it calls ``data_ptr()`` and asks the driver to check the address
+        (``cuPointerGetAttribute``), per pointer and launch (on the H200 host a kernel's launch cost
+        13 us in that C function, 8 pointers)."""
+        kernel = self.kernels.get(key)
+        if kernel is None or self.descriptors:
+            return False
+        try:
+            if _HOOKS.launch_enter_hook.calls or _HOOKS.launch_exit_hook.calls or self.fn.pre_run_hooks:
+                return False
+        except AttributeError:  # a hook that is not a chain: JITFunction.run hands it over
+            return False
+        if self.scratch_bytes:
+            args = (*args, self._scratch(grid, args, key))
+        if self.multiples:
+            args = (*args, *self.tails[key])
+        g0, g1, g2 = grid
+        kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
+        return True
+
     def _arguments(self, grid: tuple, key: tuple, args: tuple) -> tuple:
         """The kernel's own arguments, then its descriptors (then scratch, then size multiples)."""
         tail = self._multiples(key, args) if self.multiples else ()
@@ -414,11 +438,12 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             src.env["device_guard"] = cuda_device_guard
             known = {k: "True" for k in aligned}  # checked above: their key parts are constants
             parts = _descriptor_parts(plan, slot, aligned)
+            tensor_slots = {plan.inputs[j] for j in tensors} | {i for i, *_ in plan.outputs}
             src.emit(5, "if dev == current_device():")
-            _emit_launches(src, 6, launcher, names, slot, keyed, known, parts)
+            _emit_launches(src, 6, launcher, names, slot, keyed, known, parts, tensor_slots)
             src.emit(5, "else:")
             src.emit(6, "with device_guard(dev):")
-            _emit_launches(src, 7, launcher, names, slot, keyed, known, parts)
+            _emit_launches(src, 7, launcher, names, slot, keyed, known, parts, tensor_slots)
         src.emit(5, f"return {result}")
     src.emit(1, "return slow(*[a for a in (" + "".join(f"{a}, " for a in args) + ") if a is not MISSING], *more, **kw)")
     return src
@@ -471,6 +496,7 @@ def _emit_launches(
     keyed: dict | None,
     known: dict | None = None,
     descriptor_parts: dict | None = None,
+    tensor_slots: set | frozenset = frozenset(),
 ) -> None:
     """The Triton launches of one lowering, errors mapped to the TileLang line as in ``_launch``.
     ``keyed``: for a GPU lowering, "tensor", "size" or "scalar" per slot that Triton's specialisation
@@ -478,10 +504,13 @@ def _emit_launches(
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
     computed once per call (``known``: slot -> the part's value where the caller has checked it),
     and a launch with cached host descriptors is handed their key (``descriptor_parts``, per slot:
-    ``_descriptor_parts``).  None: interpreted, through ``run``."""
+    ``_descriptor_parts``).  A launch without host descriptors passes the tensors (``tensor_slots``)
+    as their addresses, read once per call into ``p<slot>`` (``DirectLaunch.launch_addresses``),
+    and the tensors where that declines.  None: interpreted, through ``run``."""
     head: list = []  # lines before the launches: the key parts and keys
     parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
+    addresses = {k: f"p{k}" for k in known or {}}  # tensor slot -> the local holding its address
     body: list = []  # (depth, line) of the launches
     # slots passed as multiples as well (WithSizeMultiples): their key parts hold their last 3 bits
     multiple_slots = {
@@ -512,13 +541,17 @@ def _emit_launches(
             call_args = "".join(f"{slot[k]}, " for k in positions)
             if keyed is not None and direct is not None:
                 for k in positions:
+                    if k in tensor_slots and k not in addresses:
+                        addresses[k] = f"p{k}"
+                        head.append(f"{addresses[k]} = {slot[k]}.data_ptr()")
                     if k in keyed and k not in parts:
                         parts[k] = f"key_{slot[k]}"
-                        part = {
-                            "tensor": f"{slot[k]}.data_ptr() % 16 == 0",
-                            # scalar_key's parts that can differ for an extent or a stride, inline
-                            "size": f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)",
-                        }.get(keyed[k], f"scalar_key({slot[k]})")
+                        if keyed[k] == "tensor":
+                            part = f"{addresses[k]} % 16 == 0"
+                        elif keyed[k] == "size":  # scalar_key's parts that can differ for an extent or a stride
+                            part = f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)"
+                        else:
+                            part = f"scalar_key({slot[k]})"
                         if k in multiple_slots:
                             part = f"({part}, {slot[k]} & 7)"
                         head.append(f"{parts[k]} = {part}")
@@ -531,7 +564,12 @@ def _emit_launches(
                 if direct.descriptors and direct.cache_descriptors and descriptor_parts is not None:
                     items = [item for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]
                     checked = ", (" + "".join(f"{item}, " for item in items) + ")"
-                body.append((d, f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"))
+                launch = f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"
+                if not direct.descriptors:
+                    by_address = "".join(f"{addresses.get(k, slot[k])}, " for k in positions)
+                    body.append((d, f"if not {src.name(direct, 'direct')}.launch_addresses({grid3}, {keys[key]}, ({by_address})):"))  # fmt: skip
+                    d += 1
+                body.append((d, launch))
             else:
                 grid_src = "(" + "".join(f"{g}, " for g in grid) + ")"
                 body.append((d, f"{src.name(run, 'run')}({call_args}grid={grid_src}, warmup=False, num_warps={num_warps})"))  # fmt: skip

@@ -287,7 +287,10 @@ class _OpSpec:
             slots[id(self.func.params[i])] = a
         for i, o in zip(self.out_idx, outs):
             slots[id(self.func.params[i])] = o
-        module, loaded = _module_and_loaded(self.kernel, interpret=False)
+        # the variant without tensor descriptors: Inductor traces wrap_triton's kernels with fake
+        # tensors and cannot hand a kernel the TensorDescriptor arguments the host makes (torch 2.11:
+        # KeyError on the descriptor's parameter under torch.compile)
+        module, loaded = _module_and_loaded(self.kernel, interpret=False, descriptors=False)
         # Triton launches on the current CUDA device: make the tensors' device current
         with NULL_CONTEXT if device is None or device.index is None else cuda_device_guard(device.index):
             self._launch_all(module, loaded, slots, values, device)
@@ -308,8 +311,8 @@ class _OpSpec:
             wrap_triton(getattr(loaded, launch.name))[grid](*launch_args, num_warps=launch.num_warps)
 
 
-def _module_and_loaded(kernel, interpret: bool):
-    compiled = kernel._compile(interpret)  # noqa: SLF001 - the runtime's compiled-kernel cache
+def _module_and_loaded(kernel, interpret: bool, descriptors: bool | None = None):
+    compiled = kernel._compile(interpret, descriptors)  # noqa: SLF001 - the runtime's compiled-kernel cache
     if isinstance(compiled, tuple):
         return compiled
     return compiled.module, compiled.loaded

@@ -31,6 +31,7 @@ A device call carries at most 64 MiB with the working tree; the wheels (57 MB) n
 Session 12 carried them unpacked and xz-compressed (36 MB), made here once and unpacked there in place
 of the pip install: ``for w in .whl/*.whl; do unzip -q -o $w -d site; done && tar cf - -C site . | xz -6
 -T2 > .tl/site.tar.xz``, then ``mkdir -p $SITE && tar xJf .tl/site.tar.xz -C $SITE`` and the same link.
+``tools/carry_tilelang.sh CHECKOUT`` makes that .tl (with the examples and a setup.sh that unpacks both there).
 
 ``--variants`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
 per case, with its reason; ``process_func`` is intercepted in both implementations' children alike),

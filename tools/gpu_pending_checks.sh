@@ -7,8 +7,8 @@
 # Two calls of about 8 minutes on an H200 (session 18's 6-file calls took 3-7 minutes each: budget for it):
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "tests 3/3"
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "1/3 2/3"
-# .tl (git-ignored, carried): setup.sh, which unpacks tl_src.tar.xz (TileLang's examples/) into .tlx and site.tar.xz
-# (the wheels of /work/shared/tools/tilelang-wheels.sh, unzipped) into /tmp/tlsite.
+# .tl (git-ignored, carried; `bash tools/carry_tilelang.sh TILELANG_CHECKOUT` makes it): setup.sh, which unpacks
+# tl_src.tar.xz (TileLang's examples/) into .tlx and site.tar.xz (TileLang's wheels, unzipped) into /tmp/tlsite.
 # TILELANG_CHECKOUT: a TileLang source tree (examples/); SITE: where real TileLang is installed
 # (benchmarks/tilelang_regression.py's docstring says how to carry it); OUT: where logs go; PARTS: the suite's parts.
 # Then, here: python3 benchmarks/tilelang_regression.py --summary r1 r2 r3 (the part files of both calls).

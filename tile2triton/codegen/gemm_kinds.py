@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from .. import ir
 from ..ir.exprs import static
-from .values import Lowerer, launch_warps, next_pow2, prod
+from ..passes import analysis
+from ..passes.analysis import ACC_REGS_PER_THREAD  # noqa: F401 (runtime/tuning.py reads it here)
+from .values import Lowerer, launch_warps, next_pow2
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
-ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (measured; runtime/tuning.py's too)
 
 
 def hopper(opts) -> bool:
@@ -23,10 +24,7 @@ def hopper(opts) -> bool:
 def accumulators_past_budget(lw: Lowerer) -> bool:
     """Whether the kernel's gemm accumulators (each buffer counted once, padded to powers of two)
     take more registers a thread than ACC_REGS_PER_THREAD."""
-    warps = launch_warps(lw.options, lw.kernel.threads)
-    accumulators = {g.c.buffer for g in ir.walk(lw.kernel.body) if isinstance(g, ir.Gemm)}
-    elements = sum(prod(next_pow2(static(d) or 1) for d in buf.shape) for buf in accumulators)
-    return elements > ACC_REGS_PER_THREAD * 32 * warps
+    return analysis.accumulators_past_budget(lw.kernel, launch_warps(lw.options, lw.kernel.threads))
 
 
 def runs_as_mma_sync(lw: Lowerer, g: ir.Gemm) -> bool:

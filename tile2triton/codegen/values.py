@@ -16,7 +16,7 @@ from typing import Protocol
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType
-from ..passes.analysis import Ranges
+from ..passes.analysis import Ranges, launch_warps  # noqa: F401 (launch_warps: codegen's name for it)
 from . import e8m0
 from . import pyast as P
 
@@ -26,13 +26,6 @@ def next_pow2(n: int) -> int:
     while p < n:
         p *= 2
     return p
-
-
-def launch_warps(options, threads: int) -> int:
-    """The warps a kernel of ``threads`` threads launches with: the options' own, else the
-    target's warps for them (a warp is the target's: 128 threads are 4 warps of 32 lanes, or 2
-    wavefronts of 64 on CDNA), rounded up to a power of two as Triton wants."""
-    return options.num_warps or next_pow2(max(1, threads // options.warp_size))
 
 
 def lanes_fill_threads(lw) -> bool:

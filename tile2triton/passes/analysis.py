@@ -9,6 +9,32 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir.exprs import static, substitute
 
+ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (measured; runtime/tuning.py's too)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def launch_warps(options, threads: int) -> int:
+    """The warps a kernel of ``threads`` threads launches with: the options' own, else the
+    target's warps for them (a warp is the target's: 128 threads are 4 warps of 32 lanes, or 2
+    wavefronts of 64 on CDNA), rounded up to a power of two as Triton wants."""
+    return options.num_warps or _next_pow2(max(1, threads // options.warp_size))
+
+
+def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
+    """Whether the kernel's gemm accumulators (each buffer counted once, padded to powers of two)
+    take more registers a thread than ACC_REGS_PER_THREAD over ``warps`` warps."""
+    accumulators = {g.c.buffer for g in ir.walk(kernel.body) if isinstance(g, ir.Gemm)}
+    elements = 0
+    for buf in accumulators:
+        size = 1
+        for d in buf.shape:
+            size *= _next_pow2(static(d) or 1)
+        elements += size
+    return elements > ACC_REGS_PER_THREAD * 32 * warps
+
 
 class Ranges:
     """Closed integer intervals of kernel expressions, where they can be proven."""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What sessions 17-19 left for the GPU: the whole suite on main, for BENCHMARKS.md's table from one run; which
-# kernels the LICM guard, the index prefetch and the global-order barriers take (the generated sources that carry
-# disable_licm / next_ / the barrier's comment); and, with "tests" among the parts, the CUDA run of the tests of
+# What sessions 17-20 left for the GPU: the whole suite on main, for BENCHMARKS.md's table from one run; which
+# kernels the LICM guard, the index prefetch, the rows loaded once and the global-order barriers take (the generated
+# sources that carry disable_licm / next_ / _row = / the barrier's comment); and, with "tests" among the parts, the CUDA run of the tests of
 # the global-order pass (session 19: passes/order_global.py) and of the index prefetch, whose list-updating loop
 # raced on the GPU before it.
 # Two calls of about 8 minutes on an H200 (session 18's 6-file calls took 3-7 minutes each: budget for it):
@@ -28,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ln -sfn "$(realpath "$tl")" /tmp/tl
 for part in $parts; do
   if [ "$part" = tests ]; then
-    TAILN=8 step 200 python3 -m pytest -q -p no:cacheprovider tests/test_order_global.py tests/test_prefetch_indices.py
+    TAILN=8 step 200 python3 -m pytest -q -p no:cacheprovider tests/test_order_global.py tests/test_prefetch_indices.py tests/test_row_once.py
     continue
   fi
   k=${part%/*}
@@ -39,6 +39,8 @@ echo "### kernels the LICM guard took (generated sources with disable_licm)"
 grep -l "disable_licm=True" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels with an index list read an iteration ahead (passes/prefetch_indices.py)"
 grep -l "_now = next_" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels with a row of an index list loaded once (passes/row_once.py)"
+grep -l "_row = tl.load(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels with a barrier ordering a global buffer's accesses (passes/order_global.py)"
 grep -l "every thread's earlier" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

@@ -172,6 +172,9 @@ class LoweringOptions:
     # a loop's per-iteration index element loaded one iteration ahead, carried in a register
     # (passes/prefetch_indices.py; TILE2TRITON_PREFETCH_INDICES)
     prefetch_indices: bool = True
+    # a global row several T.Parallel statements of one block read, loaded once into a fragment
+    # (passes/row_once.py; TILE2TRITON_ROW_ONCE)
+    row_once: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True

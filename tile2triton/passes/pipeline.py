@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import ir
+from .analysis import launch_warps
 from .check import check
 from .column_split import split_columns
 from .forward_rings import forward_rings
@@ -24,6 +25,7 @@ from .order_global import order_global_accesses
 from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .prefetch_indices import prefetch_indices
+from .row_once import load_rows_once
 from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
 
@@ -88,6 +90,11 @@ def _forward_rings(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(forward_rings(kernel))
 
 
+def _load_rows_once(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a row of an index list that several T.Parallel statements read: one load into a fragment
+    return KernelRewrite(load_rows_once(kernel, launch_warps(options, kernel.threads)))
+
+
 def _prefetch_indices(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # a loop's index element (k = block_offset[bi]) loaded an iteration ahead, carried in a register
     return KernelRewrite(prefetch_indices(kernel))
@@ -105,6 +112,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("staged-atomics", ("staged_atomics",), _staged_atomics),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
+    ("row-once", ("row_once",), _load_rows_once),
     ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),
     ("order-global-accesses", (), _order_global_accesses),
 )

@@ -11,7 +11,7 @@ H=64 heads, D=512 + 64, topk=256 (every index valid), bf16.
 
     PYTHONPATH=. python3 benchmarks/hand_variants/mla_pipe_gluon.py [--tilelang]
 
-``--tilelang`` also times TileLang's own kernel of the example on the same inputs (real TileLang on
+``ONLY=v2`` (or ``ONLY=tilelang``) runs that kernel alone, for Nsight Compute.  ``--tilelang`` also times TileLang's own kernel of the example on the same inputs (real TileLang on
 PYTHONPATH, the examples in .tlx: ``source .tl/setup.sh``, then PYTHONPATH=/tmp/tlsite).
 
 Prints the max abs error against a float32 torch reference and the median microseconds (do_bench, L2
@@ -275,7 +275,10 @@ def main() -> None:
     print(f"triton {triton.__version__} {torch.cuda.get_device_name()}")
 
     ref = reference(q, kv, idx)
+    only = os.environ.get("ONLY")  # "v2" or "tilelang": that kernel alone (for Nsight Compute)
     for v2 in (0, 1, 2):
+        if only and only != f"v{v2 + 1}":
+            continue
         out.fill_(float("nan"))
 
         def run():
@@ -286,7 +289,10 @@ def main() -> None:
         err = (out.float()[0] - ref).abs().max().item()
         us = triton.testing.do_bench(run, rep=200) * 1000
         print(f"| gluon ws v{v2 + 1} | max abs err {err:.3g} | {us:.1f} us |")
-    if "--tilelang" in sys.argv:  # TileLang's own kernel of the example, the same inputs (real TileLang on the path)
+    if "--tilelang" in sys.argv and only in (
+        None,
+        "tilelang",
+    ):  # TileLang's own kernel of the example, the same inputs (real TileLang on the path)
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../.tlx/examples/deepseek_v32"))
         import sparse_mla_fwd_pipelined as example
 

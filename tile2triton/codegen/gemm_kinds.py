@@ -10,7 +10,6 @@ from __future__ import annotations
 from .. import ir
 from ..ir.exprs import static
 from ..passes import analysis
-from ..passes.analysis import ACC_REGS_PER_THREAD  # noqa: F401 (runtime/tuning.py reads it here)
 from .values import Lowerer, launch_warps, next_pow2
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync

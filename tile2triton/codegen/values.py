@@ -16,16 +16,9 @@ from typing import Protocol
 from .. import ir
 from ..errors import TileLangCompileError
 from ..language.dtypes import DType
-from ..passes.analysis import Ranges, launch_warps  # noqa: F401 (launch_warps: codegen's name for it)
+from ..passes.analysis import Ranges, launch_warps, next_pow2  # noqa: F401 (next_pow2: codegen imports it from here)
 from . import e8m0
 from . import pyast as P
-
-
-def next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 def lanes_fill_threads(lw) -> bool:

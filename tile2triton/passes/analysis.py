@@ -12,15 +12,18 @@ from ..ir.exprs import static, substitute
 ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (measured; runtime/tuning.py's too)
 
 
-def _next_pow2(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
+def next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
 
 
 def launch_warps(options, threads: int) -> int:
     """The warps a kernel of ``threads`` threads launches with: the options' own, else the
     target's warps for them (a warp is the target's: 128 threads are 4 warps of 32 lanes, or 2
     wavefronts of 64 on CDNA), rounded up to a power of two as Triton wants."""
-    return options.num_warps or _next_pow2(max(1, threads // options.warp_size))
+    return options.num_warps or next_pow2(max(1, threads // options.warp_size))
 
 
 def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
@@ -31,7 +34,7 @@ def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
     for buf in accumulators:
         size = 1
         for d in buf.shape:
-            size *= _next_pow2(static(d) or 1)
+            size *= next_pow2(static(d) or 1)
         elements += size
     return elements > ACC_REGS_PER_THREAD * 32 * warps
 

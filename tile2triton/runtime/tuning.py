@@ -46,9 +46,10 @@ import time
 from dataclasses import dataclass
 
 from .. import ir, settings
-from ..codegen.gemm_kinds import ACC_REGS_PER_THREAD, WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
+from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
+from ..passes.analysis import ACC_REGS_PER_THREAD
 
 ENV = "TILE2TRITON_TUNE"
 

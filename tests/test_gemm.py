@@ -311,3 +311,34 @@ def test_gemm_masked_scores_transpose_b(dev):
     out = s.cpu().double()
     assert torch.equal(torch.isneginf(out), ~causal)
     assert_close(out[causal], ref[causal], 1e-2, 1e-2)
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_into_stages(M, N, K, bm, bn, bk):
+    """Two accumulators as the stages of one fragment, the K steps alternating between them, each
+    operand read as one stage of a 3-D shared buffer (``A_s[ko % 2, :, :]``): gemm regions with a
+    leading unit extent, staged as 2-D tiles; the sum of both stages is A @ B."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((2, bm, bk), "float16")
+            B_s = T.alloc_shared((2, bk, bn), "float16")
+            acc = T.alloc_fragment((2, bm, bn), "float32")
+            T.clear(acc)
+            for ko in T.serial(T.ceildiv(K, bk)):
+                T.copy(A[by * bm, ko * bk], A_s[ko % 2, :, :])
+                T.copy(B[ko * bk, bx * bn], B_s[ko % 2, :, :])
+                T.gemm(A_s[ko % 2, :, :], B_s[ko % 2, :, :], acc[ko % 2, :, :])
+            for i, j in T.Parallel(bm, bn):
+                acc[0, i, j] += acc[1, i, j]
+            T.copy(acc[0, :, :], C[by * bm, bx * bn])
+
+    return main
+
+
+def test_gemm_operands_and_accumulator_as_stages(dev):
+    M, N, K = 70, 52, 150  # 5 K steps of 32: both stages accumulate, the last step ragged
+    a, b, ref = _operands(M, N, K, torch.float16, dev)
+    c = gemm_into_stages(M, N, K, 32, 32, 32)(a, b)
+    assert_close(c, ref, 1e-2, 1e-2)

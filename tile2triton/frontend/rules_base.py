@@ -91,17 +91,22 @@ def _fill_region(b: BinderLike, target, node) -> ir.Region:
     raise b.error("T.fill / T.clear take a buffer or a region", node)
 
 
-def _staged(b: BinderLike, region: ir.Region, node, read: bool = True) -> tuple[ir.Region, list]:
+def _staged(b: BinderLike, region: ir.Region, node, read: bool = True, matrix: bool = False) -> tuple[ir.Region, list]:
     """A tile op's operand that is a sub-region of a shared/fragment buffer (``A_s[:, k0:k1]``,
     ``A_s[b, :, :]``): staged through a register tile of the region's shape, copied in (``read``)
-    and, by the statements returned, copied back after the op writes it."""
+    and, by the statements returned, copied back after the op writes it.  ``matrix``: a gemm's
+    operand, whose leading unit extents (one stage of a ring, ``K_s[bi % 2, :, :]``) the tile drops:
+    a 2-D tile, not a 3-D one the gemm reshapes (which Triton 3.6 compiles as a shared-memory copy)."""
     buf = region.buffer
     if region.is_whole() or buf.scope not in (ir.SHARED, ir.FRAGMENT):
         return region, []
     if not all(isinstance(e, int) for e in region.extents):
         raise b.error(f"a sub-region of '{buf.name}' used by a tile operation needs static extents", node)
     loc = b.loc(node)
-    part = ir.Buffer(b.fresh_name(f"{buf.name}_part"), ir.FRAGMENT, tuple(region.extents), buf.dtype, loc)
+    shape = tuple(region.extents)
+    if matrix and len(shape) > 2 and all(e == 1 for e in shape[:-2]):
+        shape = shape[-2:]
+    part = ir.Buffer(b.fresh_name(f"{buf.name}_part"), ir.FRAGMENT, shape, buf.dtype, loc)
     b.emit(ir.Alloc(loc, part))
     if read:
         b.emit(ir.Copy(loc, region, whole(part)))

@@ -24,9 +24,9 @@ def _gemm_operand(b: BinderLike, value, node, what) -> ir.Region:
 
 @rule("gemm", "wgmma_gemm")
 def bind_gemm(b: BinderLike, node, args):
-    a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node)
-    bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node)
-    c, write_back = _staged(b, _gemm_operand(b, args["C"], node, "C"), node)
+    a, _ = _staged(b, _gemm_operand(b, args["A"], node, "A"), node, matrix=True)
+    bb, _ = _staged(b, _gemm_operand(b, args["B"], node, "B"), node, matrix=True)
+    c, write_back = _staged(b, _gemm_operand(b, args["C"], node, "C"), node, matrix=True)
     ta, tb = args["transpose_A"], args["transpose_B"]
     if not isinstance(ta, bool) or not isinstance(tb, bool):
         raise b.error("transpose_A / transpose_B must be compile-time bools", node)

@@ -309,3 +309,49 @@ def test_min_trips_by_block_ranges(monkeypatch, dev, env, descs):
     blocks = padded.view(3, BR, C)
     ref = torch.cat([blocks[b:].sum(0) for b in range(3)])
     torch.testing.assert_close(out.double(), ref, atol=1e-2, rtol=1e-2)
+
+
+def gathered_blocks(S, D, BN, count):
+    """Vertical-slash attention's slash loop, reduced: per program, ``count`` row blocks of K at
+    offsets read from a table (negative and past the end too) copied into one stage of a two-stage
+    ring, each stage read back by a gemm with Q."""
+
+    @T.prim_func
+    def main(
+        Q: T.Tensor((BN, D), "float16"),
+        K: T.Tensor((S, D), "float16"),
+        Offsets: T.Tensor((3, count), "int32"),
+        Out: T.Tensor((3, BN, BN), "float32"),
+    ):
+        with T.Kernel(3, threads=128) as bx:
+            Q_s = T.alloc_shared((BN, D), "float16")
+            K_s = T.alloc_shared((2, BN, D), "float16")
+            acc = T.alloc_fragment((BN, BN), "float32")
+            T.copy(Q, Q_s)
+            T.clear(acc)
+            for bi in T.serial(count):
+                k = Offsets[bx, bi]
+                T.copy(K[k : k + BN, :], K_s[bi % 2, :, :])
+                T.gemm(Q_s, K_s[bi % 2, :, :], acc, transpose_B=True)
+            T.copy(acc, Out[bx, :, :])
+
+    return main
+
+
+@pytest.mark.parametrize("stages", ["1", "0"])
+def test_box_into_one_stage_of_a_ring(monkeypatch, dev, stages):
+    """TILE2TRITON_TMA_STAGES: a box copied into ``K_s[bi % 2, :, :]`` (a stage forwarded as a tile)
+    loads through a descriptor, with the zero fill of rows outside K; off: through pointers."""
+    monkeypatch.setenv("TILE2TRITON_TMA_STAGES", stages)
+    S, D, BN, count = 90, 64, 32, 5  # a box dim is a power of two (D); S is not a multiple of BN
+    kernel = tilelang.compile(gathered_blocks(S, D, BN, count), out_idx=[-1])
+    q = torch.randn(BN, D, device=dev).half()
+    k = torch.randn(S, D, device=dev).half()
+    offsets = torch.tensor([[0, 7, 58, -9, 33], [70, 1, 45, 2, 64], [-31, 80, 12, 29, 5]], dtype=torch.int32, device=dev)
+    out = kernel(q, k, offsets)
+    assert _uses_descriptors(kernel, dev) == (stages == "1")
+    padded = torch.zeros(S + 2 * BN, D, dtype=torch.float64, device=dev)
+    padded[BN : BN + S] = k.double()
+    rows = padded[(offsets.long() + BN)[:, :, None] + torch.arange(BN, device=dev)]  # [3, count, BN, D]
+    ref = torch.einsum("md,bcnd->bmn", q.double(), rows)
+    torch.testing.assert_close(out.double(), ref, atol=5e-2, rtol=5e-2)

@@ -17,6 +17,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
+| ``TILE2TRITON_TMA_STAGES`` | on/off (default on) | a box copied into one stage of a ring whose stages are forwarded as tiles (``T.tma_copy(K[.., k:k + n, :], K_shared[bi % 2, :, :])``) loads through a descriptor too, not only a copy into a whole buffer |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
@@ -72,6 +73,7 @@ from dataclasses import dataclass
 # mha_bwd_bhsd's main kernel at 8 iterations a program: 1352 instructions with descriptors, 808
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
+TMA_STAGES_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # the same probe: gqa_bwd's 192-wide head dim as 128 + 64: 43.2 -> 30.4 us (30 -> 0 spills), varlen 74.5 -> 45.9
 SPLIT_DIMS_DEFAULT = True
@@ -204,6 +206,7 @@ VARIABLES = (
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
+    "TILE2TRITON_TMA_STAGES",
     "TILE2TRITON_SPLIT_DIMS",
     "TILE2TRITON_TRANSPOSED_DOTS",
     "TILE2TRITON_HOST_DESCRIPTORS",
@@ -309,6 +312,7 @@ class Settings:
     gluon: str  # "on", "off", "log" or "force"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
+    tma_stages: bool  # a box copied into one forwarded stage of a ring through a descriptor too
     split_dims: bool  # passes/pow2_split.py
     transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
@@ -377,6 +381,7 @@ class Settings:
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
+            tma_stages=flag("TILE2TRITON_TMA_STAGES", get("TILE2TRITON_TMA_STAGES"), TMA_STAGES_DEFAULT),
             split_dims=flag("TILE2TRITON_SPLIT_DIMS", get("TILE2TRITON_SPLIT_DIMS"), SPLIT_DIMS_DEFAULT),
             transposed_dots=flag(
                 "TILE2TRITON_TRANSPOSED_DOTS", get("TILE2TRITON_TRANSPOSED_DOTS"), TRANSPOSED_DOTS_DEFAULT

@@ -35,10 +35,12 @@ class DescriptorState:
     written: set | None = None  # global tensors the kernel writes (root buffers), once computed
 
 
-def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
+def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region, stage: bool = False) -> Tile | None:
     """``src`` loaded through a tensor descriptor as a tile over ``dst``'s non-unit extents (the
-    lane axes of the copy's element space), or None when the copy does not qualify."""
-    if not _qualifies(lw, src, dst):
+    lane axes of the copy's element space), or None when the copy does not qualify.  ``stage``:
+    ``dst`` is one whole stage of a ring whose stages are forwarded as tiles (tile_ops._stage_key),
+    so the loaded box is that stage's tile as it is."""
+    if not _qualifies(lw, src, dst, stage):
         return None
     buf = src.buffer
     box = tuple(static(e) for e in src.extents)
@@ -53,7 +55,7 @@ def descriptor_load(lw: Lowerer, src: ir.Region, dst: ir.Region) -> Tile | None:
     return Tile(node, buf.dtype, frozenset(range(len(kept))))
 
 
-def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
+def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region, stage: bool) -> bool:
     buf = src.buffer
     if not lw.options.tensor_descriptors or lw.scope.loop_depth == 0 or lw.scope.lanes is not None or lw.scope.conds:
         return False
@@ -79,12 +81,17 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region) -> bool:
     rb = lw.regs.get(dst.buffer)
     if rb is None or rb.lanes is not None or rb.view_of is not None:
         return False
-    # the whole destination buffer, unpadded: the loaded box is the register tile as it is
-    dst_shape = tuple(static(d) for d in dst.buffer.shape)
-    if any(static(s) != 0 for s in dst.starts) or tuple(static(e) for e in dst.extents) != dst_shape:
-        return False
-    if tuple(rb.local_shape) != tuple(d for d in dst_shape if d != 1) and tuple(rb.local_shape) != dst_shape:
-        return False
+    buffer_shape = tuple(static(d) for d in dst.buffer.shape)
+    if stage:  # one whole stage of a forwarded ring (unpadded): the box is the stage's tile
+        if tuple(rb.local_shape) != buffer_shape:
+            return False
+        dst_shape = tuple(static(e) for e in dst.extents)
+    else:  # the whole destination buffer, unpadded: the loaded box is the register tile as it is
+        dst_shape = buffer_shape
+        if any(static(s) != 0 for s in dst.starts) or tuple(static(e) for e in dst.extents) != dst_shape:
+            return False
+        if tuple(rb.local_shape) != tuple(d for d in dst_shape if d != 1) and tuple(rb.local_shape) != dst_shape:
+            return False
     box = [static(e) for e in src.extents]
     if any(e is None or e & (e - 1) or e > MAX_BOX for e in box):
         return False

@@ -101,6 +101,9 @@ class LoweringOptions:
     # program builds each descriptor at its start (a tensormap written to global memory and
     # fenced), a cost few iterations do not repay (TILE2TRITON_TMA_MIN_TRIPS)
     tma_min_trips: int = 0
+    # ... also into one stage of a ring whose stages are forwarded as tiles (``K_shared[bi % 2, :, :]``,
+    # tile_ops._stage_key), not only into a whole buffer (TILE2TRITON_TMA_STAGES)
+    tma_stages: bool = True
     # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
     # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
     split_dims: bool = True

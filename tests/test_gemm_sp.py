@@ -12,7 +12,10 @@ from tile2triton.errors import TileLangCompileError
 from tile2triton.utils.sparse import compress, decompress, randint_semi_sparse, randn_semi_sparse
 
 
-def sparse_matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype, accum_dtype, meta_dtype, a_in_regs=False):
+def sparse_matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype, accum_dtype, meta_dtype, a_in_regs=False,
+                  ring=False):  # fmt: skip
+    """ring: A_sparse, E and B as two-slot rings in shared memory, each step's tiles one stage of them
+    (``A_shared[k % 2, :, :]``), as a hand-pipelined kernel writes them."""
     e_factor = get_e_factor(in_dtype, meta_dtype)
     A_shape = (K // 2, M) if trans_A else (M, K // 2)
     E_shape = (K // e_factor, M) if trans_A else (M, K // e_factor)
@@ -20,6 +23,7 @@ def sparse_matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype
     A_tile = (block_K // 2, block_M) if trans_A else (block_M, block_K // 2)
     E_tile = (block_K // e_factor, block_M) if trans_A else (block_M, block_K // e_factor)
     B_tile = (block_N, block_K) if trans_B else (block_K, block_N)
+    A_ring_shape, E_ring_shape, B_ring_shape = ((2, *tile) for tile in (A_tile, E_tile, B_tile))
 
     @T.prim_func
     def main(A_sparse: T.Tensor(A_shape, in_dtype), E: T.Tensor(E_shape, meta_dtype), B: T.Tensor(B_shape, in_dtype),
@@ -30,6 +34,9 @@ def sparse_matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype
             E_shared = T.alloc_shared(E_tile, meta_dtype)
             B_shared = T.alloc_shared(B_tile, in_dtype)
             C_frag = T.alloc_fragment((block_M, block_N), accum_dtype)
+            A_ring = T.alloc_shared(A_ring_shape, in_dtype)
+            E_ring = T.alloc_shared(E_ring_shape, meta_dtype)
+            B_ring = T.alloc_shared(B_ring_shape, in_dtype)
             T.clear(C_frag)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
                 if trans_A:
@@ -42,7 +49,12 @@ def sparse_matmul(M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype
                     T.copy(B[bx * block_N, k * block_K], B_shared)
                 else:
                     T.copy(B[k * block_K, bx * block_N], B_shared)
-                if a_in_regs:
+                if ring:
+                    T.copy(A_shared, A_ring[k % 2, :, :])
+                    T.copy(E_shared, E_ring[k % 2, :, :])
+                    T.copy(B_shared, B_ring[k % 2, :, :])
+                    T.gemm_sp(A_ring[k % 2, :, :], E_ring[k % 2, :, :], B_ring[k % 2, :, :], C_frag, trans_A, trans_A, trans_B)
+                elif a_in_regs:
                     T.copy(A_shared, A_frag)
                     T.gemm_sp(A_frag, E_shared, B_shared, C_frag, trans_A, trans_A, trans_B)
                 else:
@@ -93,6 +105,12 @@ def test_gemm_sp(dev, M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_d
 
 def test_gemm_sp_a_in_registers(dev):
     run_sparse_matmul(dev, 50, 40, 80, 32, 16, 32, False, True, "float16", "float32", "int16", a_in_regs=True)
+
+
+@pytest.mark.parametrize("trans_A, trans_B", [(False, True), (True, False)])
+def test_gemm_sp_operands_as_stages_of_a_ring(dev, trans_A, trans_B):
+    """A_sparse, E and B given as one stage of a shared ring each: staged as 2-D tiles, as T.gemm's are."""
+    run_sparse_matmul(dev, 44, 36, 96, 16, 32, 32, trans_A, trans_B, "float16", "float32", "int16", ring=True)
 
 
 def test_gemm_sp_every_position_pair(dev):

@@ -45,8 +45,8 @@ def bind_gemm_sp(b: BinderLike, node, args):
     """``T.gemm_sp(A_sparse, E, B, C)``: C (+)= decompress(A_sparse, E) @ op(B).  Bound as what it
     means: a T.Parallel rebuilds the dense A tile from the kept values and their 4-bit position codes
     in E, then a dense T.gemm multiplies it (the same sums the sparse tensor-core MMA computes)."""
-    a_sp, _ = _staged(b, _gemm_operand(b, args["A_sparse"], node, "A_sparse"), node)
-    meta, _ = _staged(b, _gemm_operand(b, args["E"], node, "E"), node)
+    a_sp, _ = _staged(b, _gemm_operand(b, args["A_sparse"], node, "A_sparse"), node, matrix=True)
+    meta, _ = _staged(b, _gemm_operand(b, args["E"], node, "E"), node, matrix=True)
     ta, te, tb = args["transpose_A"], args["transpose_E"], args["transpose_B"]
     if not all(isinstance(t, bool) for t in (ta, te, tb)):
         raise b.error("transpose_A / transpose_E / transpose_B must be compile-time bools", node)

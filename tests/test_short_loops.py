@@ -130,6 +130,32 @@ def test_floor_division_of_a_range_below_zero():
     assert Ranges().of(e) is None
 
 
+def test_most_counts_block_by_block():
+    """A sliding window's loop, start = max(0, bx - 1) and end = min(3, bx + 1) over bx in [0, 2]: the
+    intervals allow 3 iterations, but no block runs more than 2 (``Ranges.most`` evaluates the span
+    block by block, through the lets)."""
+    bx = ir.Var("bx", INT32, "let")
+    start, end = ir.Var("start", INT32, "let"), ir.Var("end", INT32, "let")
+    c = lambda v: ir.Const(v, INT32)  # noqa: E731
+    ranges = Ranges(floor_below_zero=True)
+    ranges.set(bx, 0, 2)
+    for var, value in (
+        (end, ir.Call("min", [c(3), ir.BinOp("+", ir.VarRef(bx), c(1), INT32)], INT32)),
+        (start, ir.Call("max", [c(0), ir.BinOp("-", ir.VarRef(bx), c(1), INT32)], INT32)),
+    ):
+        ranges.set(var, *ranges.of(value))
+        ranges.define(var, value)
+    span = ir.BinOp("-", ir.VarRef(end), ir.VarRef(start), INT32)
+    assert ranges.of(span) == (0, 3)
+    assert ranges.most(span) == 2
+    assert ranges.copy().most(span) == 2
+    free = ir.Var("n", INT32, "let")  # a variable with no range: nothing to enumerate
+    assert ranges.most(ir.BinOp("-", ir.VarRef(free), ir.VarRef(start), INT32)) is None
+    wide = ir.Var("by", INT32, "let")  # too many assignments to evaluate one by one
+    ranges.set(wide, 0, 1 << 20)
+    assert ranges.most(ir.BinOp("+", ir.VarRef(wide), ir.VarRef(bx), INT32)) is None
+
+
 def test_ranges_of_unsigned_values_and_bit_operations():
     """An unsigned value lies within its dtype whatever else is known (and a result past it may have
     wrapped); shifts by constants and |, ^ of non-negative ranges keep a range: a radix kernel's
@@ -180,17 +206,28 @@ def test_split_min_trips_keeps_one_loop(monkeypatch, window):
     assert _source(monkeypatch, {**short, "TILE2TRITON_SPLIT_MIN_TRIPS": "3"}, *args).count("tl.range(") == 2
 
 
+def test_a_window_of_one_tile_runs_whole(monkeypatch):
+    """seq_q = seq_kv = 88, 32-key tiles, a window of 32: every block's loop runs at most 2 tiles
+    (start = max(0, bx - 1), end = min(3, bx + 1)), fewer than SPLIT_MIN_TRIPS = 3, so one loop; the
+    bounds' intervals alone allow 3 (TRIP_BOUNDS off: the bound is unknown, and the loop splits)."""
+    args = (2, 88, 88, 32, 32, 32, 32)
+    bounds = {"TILE2TRITON_TRIP_BOUNDS": "1", "TILE2TRITON_SPLIT_MIN_TRIPS": "3"}
+    assert _source(monkeypatch, bounds, *args).count("tl.range(") == 1
+    assert _source(monkeypatch, {**bounds, "TILE2TRITON_TRIP_BOUNDS": "0"}, *args).count("tl.range(") == 2
+
+
 # ----------------------------------------------------------------------------- results
 @pytest.mark.parametrize(
     "env",
     [{}, {"TILE2TRITON_TRIP_BOUNDS": "1"}, {"TILE2TRITON_TRIP_BOUNDS": "1", "TILE2TRITON_SPLIT_MIN_TRIPS": "4"}],
     ids=["base", "bounds", "unsplit"],
 )
-@pytest.mark.parametrize("window", [None, 32])
-def test_sink_attention_results(monkeypatch, dev, env, window):
+@pytest.mark.parametrize("window, seq_q", [(None, 72), (32, 72), (32, 88)])
+def test_sink_attention_results(monkeypatch, dev, env, window, seq_q):
+    """seq_q 88 with the window of 32: a loop of at most 2 tiles a block, whole once the bounds count."""
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    heads, seq_q, seq_kv, dim = 2, 72, 88, 32
+    heads, seq_q, seq_kv, dim = 2, seq_q, 88, 32
     kernel = tilelang.jit(out_idx=[-1])(sink_attention)(heads, seq_q, seq_kv, dim, window, 32, 32)
     q = torch.randn(heads, seq_q, dim, device=dev).half()
     k = torch.randn(heads, seq_kv, dim, device=dev).half()

@@ -193,8 +193,8 @@ def _worth_it(p: Plan) -> bool:
       (``gpu_logs/2026-12-02_s14_sink_sweep.log``; 128 x 64 and 128 x 128 tiles, causal, 256 to 4096
       keys): 1.03-1.11x over 1000 keys or more (1024 a block's loop, in whole tiles), 0.76-1.01x over
       256 to 640.
-    The loop's length in keys is its largest trip count over the blocks (the ranges of the block
-    indices) times the keys a tile."""
+    The loop's length in keys is its largest trip count over the blocks (``Ranges.most_trips``: block
+    by block where the bounds come from few block indices) times the keys a tile."""
     trips = _max_trips(p)
     return (
         p.consumers == 2
@@ -206,8 +206,7 @@ def _worth_it(p: Plan) -> bool:
 
 def _max_trips(p: Plan) -> int | None:
     """The most iterations any block's loop runs, or None when the bounds are not known."""
-    start, stop = p.ranges.of(p.loop.start), p.ranges.of(p.loop.stop)
-    return None if start is None or stop is None else stop[1] - start[0]
+    return p.ranges.most_trips(p.loop.start, p.loop.stop)
 
 
 def _is_false(e) -> bool:
@@ -422,11 +421,13 @@ def _prove_one_iteration(p: Plan) -> None:
         extent = p.kernel.grid[axis]
         if isinstance(extent, ir.Const):
             r.set(var, 0, extent.value - 1)
-    for s in p.before:
-        if isinstance(s, ir.Let):
-            bounds = r.of(s.value)
-            if bounds is not None:
-                r.set(s.var, *bounds)
+    lets = [s for s in p.before if isinstance(s, ir.Let)]
+    for s in lets:
+        bounds = r.of(s.value)
+        if bounds is not None:
+            r.set(s.var, *bounds)
+        if sum(t.var is s.var for t in lets) == 1:  # a rebound name's value is not the one it was bound to
+            r.define(s.var, s.value)
     if not r.compare("<", p.loop.start, p.loop.stop):
         raise NotAttention("a loop that provably runs at least once")
     start, stop = r.of(p.loop.start), r.of(p.loop.stop)

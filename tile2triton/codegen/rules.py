@@ -104,15 +104,18 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
         bounds = lw.scope.ranges.of(s.value)
         if bounds is not None:
             lw.scope.ranges.set(s.var, *bounds)
+        lw.scope.ranges.define(s.var, s.value)
         return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
     name = lw.assign(s.var.name, node)
     lw.scope.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
     lw.scope.let_depth[s.var] = len(lw.scope.conds)
-    bounds = lw.scope.ranges.of(s.value)
-    if bounds is not None and lw.let_count.get(s.var, 0) == 1:  # a rebound name's range is unknown
-        lw.scope.ranges.set(s.var, *bounds)
+    if lw.let_count.get(s.var, 0) == 1:  # a rebound name's range and value are unknown
+        bounds = lw.scope.ranges.of(s.value)
+        if bounds is not None:
+            lw.scope.ranges.set(s.var, *bounds)
+        lw.scope.ranges.define(s.var, s.value)
 
 
 def _is_constant(node) -> bool:
@@ -286,15 +289,17 @@ def _trips(lw: Lowerer, s: ir.For) -> int | None:
     """The loop's iteration count where its bounds are constants; with ``options.trip_bounds``,
     else at most the count its bounds' value ranges allow: the most iterations any program runs
     (the attention-sink loop ``T.Pipelined(start, end)`` with ``end = T.min(T.ceildiv(seq_kv,
-    block_N), ...)``, a causal loop from ``by * block_M // block_N`` to a constant)."""
+    block_N), ...)``, a causal loop from ``by * block_M // block_N`` to a constant), counted
+    block by block where the bounds come from few block indices (``Ranges.most``)."""
     trips = static_trips(s)
     if trips is not None or not lw.options.trip_bounds:
         return trips
     step = static(s.step)
-    lo, hi = lw.scope.ranges.of(s.start), lw.scope.ranges.of(s.stop)
-    if lo is None or hi is None or not step or step < 0:
+    if not step or step < 0:
         return None
-    return max(0, -(-(hi[1] - lo[0]) // step))
+    # exact where the bounds come from few block indices: a sliding window's loop runs 2 tiles in
+    # every block, where the intervals of its start and stop allow as many as the sequence has
+    return lw.scope.ranges.most_trips(s.start, s.stop, step)
 
 
 # Sequential loops with no dependence between iterations become one more tile axis instead of a

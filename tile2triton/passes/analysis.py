@@ -7,8 +7,12 @@ import weakref
 from dataclasses import dataclass
 
 from .. import ir
-from ..ir.exprs import static, substitute
+from ..ir.dtypes import INT32
+from ..ir.evaluate import HostEvaluator, NotHostEvaluable
+from ..ir.exprs import as_expr, static, substitute
 
+# the most assignments of its variables over which ``Ranges.most`` evaluates an expression one by one
+MOST_ASSIGNMENTS = 4096
 ACC_REGS_PER_THREAD = 192  # accumulator registers a thread holds without spilling (measured; runtime/tuning.py's too)
 
 
@@ -39,11 +43,44 @@ def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
     return elements > ACC_REGS_PER_THREAD * 32 * warps
 
 
+def _assignments(variables: list, ranges: dict):
+    """Every assignment of ``variables`` within their ranges, as dicts."""
+    if not variables:
+        yield {}
+        return
+    first, rest = variables[0], variables[1:]
+    lo, hi = ranges[first]
+    for tail in _assignments(rest, ranges):
+        for value in range(lo, hi + 1):
+            yield {first: value, **tail}
+
+
+class _Through(HostEvaluator):
+    """An expression's value given its root variables' values, looking through single-bound lets."""
+
+    def __init__(self, defs: dict, values: dict):
+        self.defs, self.values = defs, values
+
+    def const(self, value):
+        return value
+
+    def var(self, var: ir.Var):
+        if var not in self.values:
+            self.values[var] = self.visit(self.defs[var])
+        return self.values[var]
+
+    def apply(self, name: str, fn, a, b):
+        return fn(a, b)
+
+
 class Ranges:
     """Closed integer intervals of kernel expressions, where they can be proven."""
 
     def __init__(self, floor_below_zero: bool = False):
         self.var_range: dict[ir.Var, tuple[int, int]] = {}
+        # variables bound once (a let) -> their value: ``most`` sees through them to the block
+        # indices they are computed from
+        self.defs: dict[ir.Var, ir.Expr] = {}
         # ``a // c`` (c > 0) of a range reaching below zero: TileLang's // rounds toward -inf, so
         # it is monotonic there too (``(bx * 128 - window) // 128``); off: only ranges from zero
         # (codegen turns it on with TILE2TRITON_TRIP_BOUNDS, until measured)
@@ -52,7 +89,59 @@ class Ranges:
     def copy(self) -> Ranges:
         out = Ranges(self.floor_below_zero)
         out.var_range = dict(self.var_range)
+        out.defs = dict(self.defs)
         return out
+
+    def define(self, var: ir.Var, value) -> None:
+        """``var`` is bound once, to ``value``."""
+        self.defs[var] = value
+
+    def most_trips(self, start, stop, step: int = 1) -> int | None:
+        """The most iterations a loop from ``start`` to ``stop`` (exclusive; ``step`` > 0) runs, over
+        the values of what its bounds are computed from: ``most`` of its span where that is known,
+        else the bounds' intervals allow; None where neither is known."""
+        lo, hi = self.of(start), self.of(stop)
+        spans = [] if lo is None or hi is None else [hi[1] - lo[0]]
+        exact = self.most(ir.BinOp("-", as_expr(stop), as_expr(start), INT32))
+        if exact is not None:
+            spans.append(exact)
+        return max(0, -(-min(spans) // step)) if spans else None
+
+    def most(self, e) -> int | None:
+        """The greatest value of the integer expression ``e`` over every assignment of the variables
+        it is computed from (through the lets ``define`` gave), each over its range: evaluated
+        assignment by assignment where they number at most MOST_ASSIGNMENTS, else None (so is an
+        expression the host cannot evaluate, or a variable without a range).  Exact where ``of``'s
+        interval is not: ``end - start`` of a sliding window's loop, both from the same block index
+        (``T.min(n, bx + 3) - T.max(0, bx + 1)`` is 2 for every block; ``of`` says at most 5)."""
+        roots: list = []
+        pending, seen = [e], set()
+        while pending:
+            for sub in ir.iter_expr_tree(pending.pop()):
+                if isinstance(sub, ir.VarRef) and sub.var not in seen:
+                    seen.add(sub.var)
+                    if sub.var in self.defs:
+                        pending.append(self.defs[sub.var])
+                    elif sub.var in self.var_range:
+                        roots.append(sub.var)
+                    else:
+                        return None
+        count = 1
+        for var in roots:
+            lo, hi = self.var_range[var]
+            count *= hi - lo + 1
+            if count > MOST_ASSIGNMENTS:
+                return None
+        best = None
+        for values in _assignments(roots, self.var_range):
+            try:
+                value = _Through(self.defs, values).visit(e)
+            except (NotHostEvaluable, ZeroDivisionError):
+                return None
+            if not isinstance(value, int):
+                return None
+            best = value if best is None else max(best, value)
+        return best
 
     def set(self, var: ir.Var, lo: int | None, hi: int | None) -> None:
         if lo is not None and hi is not None and lo <= hi:

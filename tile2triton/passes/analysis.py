@@ -3,12 +3,14 @@ bounds checks) and whether a buffer must be initialised where it is allocated.""
 
 from __future__ import annotations
 
+import itertools
+import math
 import weakref
 from dataclasses import dataclass
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.evaluate import HostEvaluator, NotHostEvaluable
+from ..ir.evaluate import NotHostEvaluable, host_fn
 from ..ir.exprs import as_expr, static, substitute
 
 # the most assignments of its variables over which ``Ranges.most`` evaluates an expression one by one
@@ -41,36 +43,6 @@ def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
             size *= next_pow2(static(d) or 1)
         elements += size
     return elements > ACC_REGS_PER_THREAD * 32 * warps
-
-
-def _assignments(variables: list, ranges: dict):
-    """Every assignment of ``variables`` within their ranges, as dicts."""
-    if not variables:
-        yield {}
-        return
-    first, rest = variables[0], variables[1:]
-    lo, hi = ranges[first]
-    for tail in _assignments(rest, ranges):
-        for value in range(lo, hi + 1):
-            yield {first: value, **tail}
-
-
-class _Through(HostEvaluator):
-    """An expression's value given its root variables' values, looking through single-bound lets."""
-
-    def __init__(self, defs: dict, values: dict):
-        self.defs, self.values = defs, values
-
-    def const(self, value):
-        return value
-
-    def var(self, var: ir.Var):
-        if var not in self.values:
-            self.values[var] = self.visit(self.defs[var])
-        return self.values[var]
-
-    def apply(self, name: str, fn, a, b):
-        return fn(a, b)
 
 
 class Ranges:
@@ -114,34 +86,29 @@ class Ranges:
         expression the host cannot evaluate, or a variable without a range).  Exact where ``of``'s
         interval is not: ``end - start`` of a sliding window's loop, both from the same block index
         (``T.min(n, bx + 3) - T.max(0, bx + 1)`` is 2 for every block; ``of`` says at most 5)."""
-        roots: list = []
-        pending, seen = [e], set()
-        while pending:
-            for sub in ir.iter_expr_tree(pending.pop()):
-                if isinstance(sub, ir.VarRef) and sub.var not in seen:
-                    seen.add(sub.var)
-                    if sub.var in self.defs:
-                        pending.append(self.defs[sub.var])
-                    elif sub.var in self.var_range:
-                        roots.append(sub.var)
-                    else:
-                        return None
-        count = 1
-        for var in roots:
-            lo, hi = self.var_range[var]
-            count *= hi - lo + 1
-            if count > MOST_ASSIGNMENTS:
-                return None
-        best = None
-        for values in _assignments(roots, self.var_range):
-            try:
-                value = _Through(self.defs, values).visit(e)
-            except (NotHostEvaluable, ZeroDivisionError):
-                return None
-            if not isinstance(value, int):
-                return None
-            best = value if best is None else max(best, value)
-        return best
+        e = self._through_lets(e)
+        roots = list(dict.fromkeys(sub.var for sub in ir.iter_expr_tree(e) if isinstance(sub, ir.VarRef)))
+        if any(var not in self.var_range for var in roots):
+            return None
+        spans = [range(lo, hi + 1) for lo, hi in (self.var_range[var] for var in roots)]
+        if math.prod(len(span) for span in spans) > MOST_ASSIGNMENTS:
+            return None
+        try:
+            fn = host_fn(e)
+            values = [fn(dict(zip(roots, point))) if callable(fn) else fn for point in itertools.product(*spans)]
+        except (NotHostEvaluable, ZeroDivisionError):
+            return None
+        return max(values) if all(isinstance(v, int) for v in values) else None
+
+    def _through_lets(self, e):
+        """``e`` with each variable ``define`` gave replaced by its value, until none is left."""
+        for _ in range(len(self.defs) + 1):  # a let reads only lets bound before it: no more passes
+            defined = {sub.var for sub in ir.iter_expr_tree(e) if isinstance(sub, ir.VarRef) and sub.var in self.defs}
+            if not defined:
+                break
+            for var in defined:
+                e = substitute(e, var, self.defs[var])
+        return e
 
     def set(self, var: ir.Var, lo: int | None, hi: int | None) -> None:
         if lo is not None and hi is not None and lo <= hi:

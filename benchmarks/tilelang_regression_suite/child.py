@@ -66,6 +66,12 @@ def rng_fingerprint() -> str:
 
 def kernel_ms(fn, calls: int = 20) -> float:
     """Device time of fn's CUDA kernels per call (torch.profiler / CUPTI), the L2 flush excluded."""
+    return kernel_times(fn, calls)[0]
+
+
+def kernel_times(fn, calls: int = 20) -> tuple[float, dict]:
+    """``kernel_ms`` and the same per kernel name (ms a call): which kernel of a multi-kernel case
+    the time goes to."""
     import torch
 
     cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
@@ -77,14 +83,19 @@ def kernel_ms(fn, calls: int = 20) -> float:
             fn()
         torch.cuda.synchronize()
     total = flush = 0.0
+    per_kernel: dict = {}
     for e in prof.events():
         if getattr(getattr(e, "device_type", None), "name", "") != "CUDA":
             continue
         if not e.is_user_annotation:
             total += e.self_device_time_total
+            per_kernel[e.key] = per_kernel.get(e.key, 0.0) + e.self_device_time_total
         elif e.key == FLUSH:
             flush += e.self_device_time_total
-    return (total - flush) / calls * 1e-3
+    flush_kernels = [k for k, v in per_kernel.items() if abs(v - flush) <= 1e-3 * flush]
+    for k in flush_kernels[:1]:  # the flush's own memset (the same total as its annotation)
+        del per_kernel[k]
+    return (total - flush) / calls * 1e-3, {k[:120]: round(v / calls * 1e-3, 5) for k, v in per_kernel.items()}
 
 
 def wall_ms(fn, calls: int = 5) -> float:
@@ -121,7 +132,7 @@ class Timer:
 
                 ms = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
                 try:
-                    record["kernel_ms"] = kernel_ms(fn)
+                    record["kernel_ms"], record["kernels"] = kernel_times(fn)
                 except Exception as e:  # noqa: BLE001 - recorded, the event time stands
                     record["kernel_ms"] = f"{type(e).__name__}: {e}"[:200]
             else:

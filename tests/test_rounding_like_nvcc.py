@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 import torch
+import triton
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -106,10 +107,14 @@ def test_division_by_a_shared_divisor_rounds_correctly(dev, shared, monkeypatch)
     rows, cols = 301, 203
     g = torch.Generator().manual_seed(14)
     x, y = _spread((rows, cols), g), _spread((rows,), g)
-    mild = torch.rand(rows, generator=g) < 0.5  # half the rows of ordinary sizes: the fast path
+    # the first 192 rows (whole 64-row tiles) of ordinary sizes: the fast path; the others hold
+    # extreme values in every tile: the tile-wide fallback
+    mild = torch.arange(rows) < 192
     x[mild] = torch.randn(int(mild.sum()), cols, generator=g) * 100
     y[mild] = torch.rand(int(mild.sum()), generator=g) * 1000 + 1e-3
-    q = row_quotients(rows, cols, 32, 64)(x.to(dev), y.to(dev)).cpu()
+    x[:8, :8] = 0.0  # zeros of both signs on the fast path (their quotient keeps the sign)
+    x[:8, 8:16] = -0.0
+    q = row_quotients(rows, cols, 64, 128)(x.to(dev), y.to(dev)).cpu()  # 64 quotients a thread
     expected = (x.double() / y.double()[:, None]).float()  # rounded once: exact for float32 operands
     nan = expected.isnan()
     assert torch.equal(q.isnan(), nan)
@@ -118,15 +123,80 @@ def test_division_by_a_shared_divisor_rounds_correctly(dev, shared, monkeypatch)
 
 
 def test_shared_divisor_division_is_one_reciprocal_a_row_on_cuda(monkeypatch):
+    """The helper where a thread holds at least SHARED_DIVISOR_MIN_PER_THREAD quotients (64 here);
+    not for a thread's 16, nor under the interpreter, nor with the switch off."""
     monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", "1")
-    kernel = row_quotients.compile(rows=301, cols=203, block_rows=32, block_cols=64)
+    kernel = row_quotients.compile(rows=301, cols=203, block_rows=64, block_cols=128)
     module = kernel.lowered_for("sm_90")
-    assert "tl.math.div_rn(1.0, " in module.source and "div.rn.f32" in module.source
-    assert compile_offline(module, "sm_90")[0]["bytes"] > 0  # ptxas assembles the inline PTX
-    assert "tl.inline_asm_elementwise" not in kernel.lowered(True).source  # the interpreter: tl.math.div_rn
+    assert "tl.math.div_rn(1.0, " in module.source and "_div_rn_shared(" in module.source
+    assert compile_offline(module, "sm_90")[0]["bytes"] > 0
+    assert "_div_rn_shared" not in kernel.lowered(True).source  # the interpreter: tl.math.div_rn
+    few = row_quotients.compile(rows=301, cols=203, block_rows=32, block_cols=64).lowered_for("sm_90").source
+    assert "_div_rn_shared" not in few and "tl.math.div_rn(" in few
     monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", "0")
-    off = row_quotients.compile(rows=301, cols=203, block_rows=32, block_cols=64).lowered_for("sm_90").source
-    assert "tl.inline_asm_elementwise" not in off and "tl.math.div_rn(" in off
+    off = row_quotients.compile(rows=301, cols=203, block_rows=64, block_cols=128).lowered_for("sm_90").source
+    assert "_div_rn_shared" not in off and "tl.math.div_rn(" in off
+
+
+@pytest.mark.skipif(
+    tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7),
+    reason="Triton's interpreter computes tl.fma as a product and a sum, rounded twice, before 3.7",
+)
+def test_shared_divisor_helper_is_division_bit_for_bit(tmp_path):
+    """``_div_rn_shared`` (codegen/emit.py), the source the generated module holds, in a kernel of its
+    own under Triton's interpreter: each block is one tile; tiles of ordinary values take the
+    FMA path, tiles with an extreme value (zero divisor, infinity, NaN, subnormal, past 2^60) the
+    tile-wide fallback; both must be the correctly rounded quotient."""
+    import importlib.util
+
+    from tile2triton.codegen.emit import JIT_HELPER_SOURCES
+
+    path = tmp_path / "div_rn_shared_probe.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n"
+        + JIT_HELPER_SOURCES["_div_rn_shared"]
+        + """
+@triton.jit
+def rows_kernel(X, Y, Q, COLS: tl.constexpr):
+    row = tl.program_id(0) * 4 + tl.arange(0, 4)[:, None]
+    offs = row * COLS + tl.arange(0, COLS)[None, :]
+    y = tl.load(Y + tl.program_id(0) * 4 + tl.arange(0, 4))
+    tl.store(Q + offs, _div_rn_shared(tl.load(X + offs), y[:, None], tl.math.div_rn(1.0, y)[:, None]))
+"""
+    )
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from tile2triton.runtime.interpreter import use_library
+
+    spec = importlib.util.spec_from_file_location("div_rn_shared_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    use_library(True)  # Triton's library (tl.min) in the interpreter's flavour, as tile2triton's CPU launches do
+    g = torch.Generator().manual_seed(23)
+    tiles, cols = 40, 64
+    x = torch.randn(tiles * 4, cols, generator=g) * torch.pow(10.0, torch.randint(-6, 7, (tiles * 4, 1), generator=g))
+    y = torch.rand(tiles * 4, generator=g) * torch.pow(10.0, torch.randint(-6, 7, (tiles * 4,), generator=g)) + 1e-9
+    # quotients next to a midpoint between two float32s: a = RN(b * (m + half an ulp))
+    m = torch.randn(tiles * 4, cols, generator=g, dtype=torch.float64).float().double()
+    half_ulp = torch.pow(2.0, torch.floor(torch.log2(m.abs())) - 24)
+    x[::2] = (y.double()[:, None] * (m + half_ulp)).float()[::2]
+    x[0, :8] = 0.0
+    x[0, 8:16] = -0.0
+    special = _spread((tiles * 4, cols), g)
+    for t in range(tiles // 2, tiles):  # one extreme element (or divisor) in each of these tiles
+        r = 4 * t + t % 4
+        x[r, t % cols] = special[r, t % cols]
+        if t % 3 == 0:
+            y[r] = special[r, 0]
+    x[4 * tiles - 1, :] = _spread((cols,), g)
+    q = torch.full_like(x, float("nan"))
+    module._div_rn_shared = InterpretedFunction(module._div_rn_shared.fn)
+    InterpretedFunction(module.rows_kernel.fn)[(tiles,)](x, y, q, COLS=cols)
+    expected = (x.double() / y.double()[:, None]).float()
+    nan = expected.isnan()
+    assert torch.equal(q.isnan(), nan)
+    bad = (q.view(torch.int32) != expected.view(torch.int32)) & ~nan
+    assert not bad.any(), f"{int(bad.sum())} quotients differ, e.g. {q[bad][:3]} vs {expected[bad][:3]}"
 
 
 def _rn32(x: Fraction) -> Fraction:
@@ -143,15 +213,17 @@ def _rn32(x: Fraction) -> Fraction:
 
 
 def test_shared_divisor_sequence_rounds_correctly_in_exact_arithmetic():
-    """The sequence SHARED_DIVISOR_PTX runs on its fast path, every step an IEEE round-to-nearest
-    float32 operation emulated exactly: y = RN(1/b), q = RN(a y), twice r = RN(a - b q),
-    q = RN(q + r y).  Over the range it guards (|a|, |b| in [2^-60, 2^60]), with quotients next to
-    the midpoints between two float32s (the hard cases), it must give RN(a / b)."""
+    """The sequence ``_div_rn_shared`` (codegen/emit.py) runs on its fast path, every step an IEEE
+    round-to-nearest float32 operation emulated exactly: y = RN(1/b), q = RN(a y), then one
+    correction q = RN(q + RN(a - b q) y) (two FMAs).  Over the range it guards (|a|, |b| in
+    [2^-60, 2^60]), with quotients next to the midpoints between two float32s (the hard cases: the
+    product alone misses about a quarter of them), it must give RN(a / b)."""
     rng = random.Random(14)
 
     def value(low, high):
         return _rn32(Fraction(rng.uniform(1, 2)) * Fraction(2) ** rng.randint(low, high) * rng.choice((1, -1)))
 
+    product_misses = 0
     for k in range(3000):
         b = value(-60, 59)
         if k % 2:
@@ -160,9 +232,10 @@ def test_shared_divisor_sequence_rounds_correctly_in_exact_arithmetic():
             q = value(-25, 25)
             e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
             e -= Fraction(2) ** e > abs(q)
-            a = _rn32((q + Fraction(2) ** (e - 24)) * b)
+            a = _rn32((q + Fraction(2) ** (e - 24) * rng.choice((1, -1))) * b)
         y = _rn32(1 / b)
         q = _rn32(a * y)
-        for _ in range(2):
-            q = _rn32(q + _rn32(a - b * q) * y)
+        product_misses += q != _rn32(a / b)
+        q = _rn32(q + _rn32(a - b * q) * y)
         assert q == _rn32(a / b), (float(a), float(b))
+    assert product_misses > 300  # the cases are hard ones: the correction is what makes them right

@@ -235,6 +235,32 @@ def _ieee_round(r, lost, mode: tl.constexpr):
         return toward_up
     return toward_down
 """,
+    "_div_rn_shared": """
+@triton.jit
+def _div_rn_shared(a, b, b_inv):
+    # float32 a / b correctly rounded (div.rn.f32's bits), b_inv = RN(1 / b) taken once for the
+    # numerators sharing b: q = RN(a * b_inv) is faithful, and one FMA correction
+    # RN(q + (a - b * q) * b_inv) rounds it correctly (Markstein's theorem: b_inv within half an ulp
+    # of 1 / b, q within an ulp of a / b, a - b * q exact in an FMA), given no underflow or overflow,
+    # which holds where |b| and nonzero |a| lie in [2^-60, 2^60]; a zero a keeps a * b_inv (its sign).
+    # div.rn.f32 per element is a reciprocal, a range check and a branch to a slow path, and ptxas
+    # keeps each element's chain apart; here one branch for the whole tile: a tile with any element
+    # outside that range (zeros, infinities, NaN, extreme exponents) takes div.rn.f32
+    a, b = tl.broadcast(a, b)
+    a, b_inv = tl.broadcast(a, b_inv)
+    abs_a = tl.abs(a)
+    abs_b = tl.abs(b)
+    in_range = (abs_b >= 8.673617379884035e-19) & (abs_b <= 1.152921504606847e18) & (abs_a <= 1.152921504606847e18)
+    in_range = in_range & ((abs_a >= 8.673617379884035e-19) | (a == 0))
+    # decided first, so that each branch turns a into q in place; the common case first, so that it
+    # is the code that follows the test (the other branch's is out of the way)
+    if tl.min(in_range.to(tl.int32)) != 0:
+        q = a * b_inv
+        q = tl.where(a == 0, q, tl.fma(tl.fma(-b, q, a), b_inv, q))
+    else:
+        q = tl.math.div_rn(a, b)
+    return q
+""",
     "_floordiv": """
 @triton.jit
 def _floordiv(a, b):

@@ -38,48 +38,31 @@ FAST_MATH = {
 }
 
 
-# float32 a / b correctly rounded where b is shared by many a (a row's sum dividing the row): the
-# reciprocal y = RN(1/b) once per b, then per element q0 = a*y and two corrections q += (a - b*q)*y.
-# The first makes q faithful, the second rounds it correctly (Markstein's theorem, given y = RN(1/b)
-# and no underflow or overflow).  That holds where |b| and nonzero |a| lie in [2^-60, 2^60] (every
-# value and residual normal); a zero a gives a*y (its sign); anything else (zeros, infinities, NaN,
-# extreme exponents) takes div.rn.f32 itself.  The same bits as div.rn.f32, which costs a reciprocal,
-# a range check and a branch to a slow path for every element.
-SHARED_DIVISOR_PTX = """{
-.reg .pred ok, tiny, zero;
-.reg .f32 abs_a, abs_b, neg_b, q, r;
-abs.f32 abs_a, $1;
-abs.f32 abs_b, $2;
-setp.ge.f32 ok, abs_b, 0f21800000;
-setp.le.and.f32 ok, abs_b, 0f5D800000, ok;
-setp.le.and.f32 ok, abs_a, 0f5D800000, ok;
-setp.eq.f32 zero, abs_a, 0f00000000;
-setp.ge.or.f32 tiny, abs_a, 0f21800000, zero;
-and.pred ok, ok, tiny;
-neg.f32 neg_b, $2;
-mul.rn.f32 q, $1, $3;
-fma.rn.f32 r, neg_b, q, $1;
-fma.rn.f32 q, r, $3, q;
-fma.rn.f32 r, neg_b, q, $1;
-fma.rn.f32 q, r, $3, q;
-@zero mul.rn.f32 q, $1, $3;
-@ok bra.uni done;
-div.rn.f32 q, $1, $2;
-done:
-mov.b32 $0, q;
-}"""
+# quotients a thread holds at least, for ``_div_rn_shared``: its one tile-wide test costs a reduction
+# and a barrier, repaid where div.rn.f32's per-element chains are many (H200, Triton 3.6,
+# benchmarks/division_probe.py and hand_variants/attn_fwd_edits.py: attention outputs of 64 and 128
+# a thread 1-4 us faster; a softmax row of 8 a thread 1.4 us slower)
+SHARED_DIVISOR_MIN_PER_THREAD = 32
 
 
 def shared_divisor_div_rn(lw, a: Tile, b: Tile, axes) -> Tile | None:
     """``a / b`` (float32, correctly rounded) where ``b`` varies along fewer lane axes than the
-    quotient (one divisor for a row of numerators), on CUDA targets; else None (``tl.math.div_rn``)."""
-    if not (lw.options.shared_divisors and ptx.ptx_allowed(lw.options)):
+    quotient (one divisor for a row of numerators: ``acc_o[i, j] /= logsum[i]``), outside emitted
+    loops, on CUDA targets, for tiles of at least SHARED_DIVISOR_MIN_PER_THREAD quotients a thread:
+    the helper ``_div_rn_shared`` (codegen/emit.py) with the divisor's reciprocal taken once; else
+    None (``tl.math.div_rn`` per element)."""
+    if not (lw.options.shared_divisors and ptx.ptx_allowed(lw.options)) or lw.scope.loop_depth:
+        # not in a loop: the helper's tile-wide test is a branch, which could keep Triton from
+        # pipelining the loop; not under the interpreter (Triton 3.6's tl.fma rounds twice there)
         return None
-    if not b.axes < axes or a.dtype != FLOAT32 or b.dtype != FLOAT32:
+    if not b.axes < axes or a.dtype != FLOAT32 or b.dtype != FLOAT32 or lw.scope.lanes is None:
         return None
-    reciprocal = P.call("tl.math.div_rn", P.const(1.0), b.node)  # once per divisor, broadcast below
-    out = ptx.inline_asm(SHARED_DIVISOR_PTX, "=r,r,r,r", [a.node, b.node, reciprocal], FLOAT32, True, 1)
-    return Tile(out, FLOAT32, axes)
+    threads = (lw.options.num_warps or 0) * 32 or lw.kernel.threads
+    if math.prod(lw.scope.lanes.padded[i] for i in axes) < SHARED_DIVISOR_MIN_PER_THREAD * threads:
+        return None
+    lw.helpers.add("_div_rn_shared")
+    reciprocal = P.call("tl.math.div_rn", P.const(1.0), b.node)  # once per divisor, broadcast in the helper
+    return Tile(P.call("_div_rn_shared", a.node, b.node, reciprocal), FLOAT32, axes)
 
 
 def _bitcast(lw, x: Tile, dtype, axes) -> Tile:

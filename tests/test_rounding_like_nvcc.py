@@ -124,7 +124,7 @@ def test_division_by_a_shared_divisor_rounds_correctly(dev, shared, monkeypatch)
 
 def test_shared_divisor_division_is_one_reciprocal_a_row_on_cuda(monkeypatch):
     """The helper where a thread holds at least SHARED_DIVISOR_MIN_PER_THREAD quotients (64 here);
-    not for a thread's 16, nor under the interpreter, nor with the switch off."""
+    not for a thread's 16 (32 x 64 on 128 threads), nor under the interpreter, nor with the switch off."""
     monkeypatch.setenv("TILE2TRITON_SHARED_DIVISORS", "1")
     kernel = row_quotients.compile(rows=301, cols=203, block_rows=64, block_cols=128)
     module = kernel.lowered_for("sm_90")

@@ -30,7 +30,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
-| ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 32 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
+| ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 64 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -181,7 +181,8 @@ SIZE_MULTIPLES_DEFAULT = True
 # quotient; H200, Triton 3.6, gpu_logs/2026-12-04_s23_division.log): mha_inference's split kernel 25.9 -> 24.1 us
 # (fast math's approximate `/` 22.0; the fast path without its test 22.2: the test is what is left), the sink
 # forward with 64-key tiles 43.1 -> 38.9 us, mha_bhsd 49.9 -> 49.0, bits unchanged; softmax rows of 8 quotients
-# a thread 14.6 -> 16.0 us, hence its minimum of 32 a thread (SHARED_DIVISOR_MIN_PER_THREAD)
+# a thread 14.6 -> 16.0 us and vertical-slash's 32 a thread no faster, hence its minimum of 64 a thread
+# (SHARED_DIVISOR_MIN_PER_THREAD)
 SHARED_DIVISORS_DEFAULT = True
 # the scratch area of shared buffers as a static .shared array on CUDA (codegen/on_chip.py), where the kernel has
 # atomics on shared buffers: the H200 probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py) ran

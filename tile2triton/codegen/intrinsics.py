@@ -41,8 +41,9 @@ FAST_MATH = {
 # quotients a thread holds at least, for ``_div_rn_shared``: its one tile-wide test costs a reduction
 # and a barrier, repaid where div.rn.f32's per-element chains are many (H200, Triton 3.6,
 # benchmarks/division_probe.py and hand_variants/attn_fwd_edits.py: attention outputs of 64 and 128
-# a thread 1-4 us faster; a softmax row of 8 a thread 1.4 us slower)
-SHARED_DIVISOR_MIN_PER_THREAD = 32
+# a thread 1-4 us faster, of 32 (vertical-slash's 64 x 64 tile on 128 threads) no faster; a softmax
+# row of 8 a thread 1.4 us slower)
+SHARED_DIVISOR_MIN_PER_THREAD = 64
 
 
 def shared_divisor_div_rn(lw, a: Tile, b: Tile, axes) -> Tile | None:

@@ -176,6 +176,33 @@ def test_summary_merges_parts_and_formats_ratios(tmp_path):
     assert "| agree | 1.02× | 0.50× |" in p.stdout
     assert "event ratio 1.02× over 1 cases, kernel ratio 0.50× over 1 cases" in p.stdout
     assert "- `y` (b/regression_b.py): TileLangCompileError: T.import_source is CUDA C" in p.stdout
+    assert "per kernel" not in p.stdout  # one kernel a side (and runs before the split was recorded)
+
+
+def test_summary_lists_the_kernels_of_multi_kernel_cases(tmp_path):
+    """A case whose call launches several kernels gets a line of device ms per kernel for each side,
+    taken from the bench call whose event time the case reported."""
+
+    def ok(ms, kernels, other=None):
+        calls = [{"ms": ms, "kernel_ms": sum(kernels.values()), "kernels": kernels}]
+        if other:  # a second bench call, farther from the reported latency: not the one listed
+            calls.append({"ms": ms * 3, "kernel_ms": 9.0, "kernels": other})
+        return {"status": "ok", "latency": ms, "bench": calls}
+
+    rows = [{"file": "f/regression_f.py", "case": "regression_split", "outputs": "agree",
+             "tilelang": ok(0.034, {"split_kernel": 0.0215, "combine_kernel": 0.008}, {"stale": 9.0}),
+             "tile2triton": ok(0.036, {"split": 0.0241, "combine": 0.0073})},
+            {"file": "f/regression_f.py", "case": "regression_one", "outputs": "agree",
+             "tilelang": ok(0.01, {"main": 0.009}), "tile2triton": ok(0.01, {"main": 0.0091})}]  # fmt: skip
+    (tmp_path / "part_1_of_1.json").write_text(json.dumps({"rows": rows}))
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tilelang_regression.py"), "--summary", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("- `split`")]
+    assert lines == [
+        "- `split`: TileLang `split_kernel` 0.0215, `combine_kernel` 0.0080; tile2triton `split` 0.0241, `combine` 0.0073"
+    ]
+    assert "stale" not in p.stdout and "- `one`" not in p.stdout
 
 
 # --- the shape-variant mode (--variants): the interception in the child, the table's check, the section ---

@@ -48,6 +48,19 @@ def kernel_ms(record: dict) -> float | None:
     return k if isinstance(k, float) and k > 0 else None
 
 
+def kernel_split(record: dict) -> dict:
+    """That bench call's device ms per kernel name (``child.kernel_times``; empty in older runs)."""
+    bench = record.get("bench") or []
+    latency = record.get("latency")
+    if record.get("status") != "ok" or not bench or latency is None:
+        return {}
+    return min(bench, key=lambda c: abs(c["ms"] - latency)).get("kernels") or {}
+
+
+def _split(kernels: dict) -> str:
+    return ", ".join(f"`{name[:60]}` {ms:.4f}" for name, ms in sorted(kernels.items(), key=lambda kv: -kv[1]))
+
+
 def _absent_package(error: str) -> str | None:
     for name in ABSENT_PACKAGES:
         if f"No module named '{name}" in error:
@@ -75,7 +88,7 @@ def _error(record: dict) -> str:
 def markdown(rows: list, title: str = "") -> str:
     variants = any("variant" in row or str(row.get("skipped", "")).startswith("no variant") for row in rows)
     shapes = [f"- `{r['case'].removeprefix('regression_')}`: {r['variant']}" for r in rows if "variant" in r]
-    table, events, kernels = [], [], []
+    table, events, kernels, splits = [], [], [], []
     tilelang_fails, absent, t2t_fails, skipped = [], [], [], []
     for row in rows:
         name = f"`{row['case'].removeprefix('regression_')}`"
@@ -97,6 +110,9 @@ def markdown(rows: list, title: str = "") -> str:
         k1, k2 = kernel_ms(tl), kernel_ms(t2)
         kernel = k1 / k2 if k1 and k2 else None
         events.append(event)
+        split1, split2 = kernel_split(tl), kernel_split(t2)
+        if len(split1) > 1 or len(split2) > 1:
+            splits.append(f"{name}: TileLang {_split(split1) or '-'}; tile2triton {_split(split2) or '-'}")
         if kernel is not None:
             kernels.append(kernel)
         table.append(f"| {name} | {row['file']} | {_ms(tl['latency'])} | {_ms(t2['latency'])} | {_ms(k1)} | {_ms(k2)} "
@@ -114,6 +130,7 @@ def markdown(rows: list, title: str = "") -> str:
         f"{len(events)} cases, kernel ratio {_ratio(geomean(kernels))} over {len(kernels)} cases.",
     ]
     for heading, items in (
+        ("Kernel ms per kernel, for the cases that launch more than one", splits),
         ("Cannot run on tile2triton (not counted)", t2t_fails),
         ("Fail on TileLang (not counted)", tilelang_fails),
         ("Need a package the GPU machine lacks (not counted)", absent),

@@ -18,7 +18,10 @@ timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median, event time) 
 (the suite's ``kernel_times``), outputs checked against ``base``'s (max abs difference).  One child
 process per variant (the cache and the patched functions are per process).
 
-    PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES   (TileLang's examples/)
+    PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES [VARIANT,...]   (TileLang's examples/)
+
+Session 23 ran ``base,w8,s2,s4,fdiv``, ``base,sd,fdiv``, ``base,sd,sd0,fdiv`` and ``sdoff,sd`` on the first six cases
+(gpu_logs/2026-12-04_s23_division.log); the two one-wave cases were added after, for the next sweep.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CASES = {
     "mha_inference 1x32 128/2048": ("flash_decoding/example_mha_inference", "inference", (1, 32, 128, 2048)),
     "mha_inference 2x16 256/3072": ("flash_decoding/example_mha_inference", "inference", (2, 16, 256, 3072)),
+    # one-wave grids (64 and 128 blocks on 132 SMs) with longer loops: does "s4" pay wherever a grid is one wave?
+    "mha_inference 1x16 128/4096": ("flash_decoding/example_mha_inference", "inference", (1, 16, 128, 4096)),
+    "mha_inference 1x32 128/8192": ("flash_decoding/example_mha_inference", "inference", (1, 32, 128, 8192)),
     "sink fwd 1x32 256/256": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 32, 256, 256, None)),
     "sink fwd 1x32 256/256 w128": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 32, 256, 256, 128)),
     "sink fwd 2x24 384/640": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (2, 24, 384, 640, None)),

@@ -59,7 +59,8 @@ def shared_divisor_div_rn(lw, a: Tile, b: Tile, axes) -> Tile | None:
     if not b.axes < axes or a.dtype != FLOAT32 or b.dtype != FLOAT32 or lw.scope.lanes is None:
         return None
     threads = (lw.options.num_warps or 0) * 32 or lw.kernel.threads
-    if math.prod(lw.scope.lanes.padded[i] for i in axes) < SHARED_DIVISOR_MIN_PER_THREAD * threads:
+    lanes = lw.scope.lanes
+    if math.prod(lanes.padded[k] for k in range(lanes.rank) if k in axes) < SHARED_DIVISOR_MIN_PER_THREAD * threads:
         return None
     lw.helpers.add("_div_rn_shared")
     reciprocal = P.call("tl.math.div_rn", P.const(1.0), b.node)  # once per divisor, broadcast in the helper

@@ -37,24 +37,24 @@ def load(paths: list) -> list:
     return [rows[k] for k in sorted(rows)]
 
 
-def kernel_ms(record: dict) -> float | None:
-    """Device time of the kernels of the bench call whose event time the case reported."""
+def _reported_call(record: dict) -> dict:
+    """The bench call whose event time the case reported (the one nearest its latency); {} if none."""
     bench = record.get("bench") or []
     latency = record.get("latency")
     if record.get("status") != "ok" or not bench or latency is None:
-        return None
-    call = min(bench, key=lambda c: abs(c["ms"] - latency))
-    k = call.get("kernel_ms")
+        return {}
+    return min(bench, key=lambda c: abs(c["ms"] - latency))
+
+
+def kernel_ms(record: dict) -> float | None:
+    """Device time of the kernels of the bench call whose event time the case reported."""
+    k = _reported_call(record).get("kernel_ms")
     return k if isinstance(k, float) and k > 0 else None
 
 
 def kernel_split(record: dict) -> dict:
     """That bench call's device ms per kernel name (``child.kernel_times``; empty in older runs)."""
-    bench = record.get("bench") or []
-    latency = record.get("latency")
-    if record.get("status") != "ok" or not bench or latency is None:
-        return {}
-    return min(bench, key=lambda c: abs(c["ms"] - latency)).get("kernels") or {}
+    return _reported_call(record).get("kernels") or {}
 
 
 def _split(kernels: dict) -> str:

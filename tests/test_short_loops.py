@@ -143,8 +143,7 @@ def test_most_counts_block_by_block():
         (end, ir.Call("min", [c(3), ir.BinOp("+", ir.VarRef(bx), c(1), INT32)], INT32)),
         (start, ir.Call("max", [c(0), ir.BinOp("-", ir.VarRef(bx), c(1), INT32)], INT32)),
     ):
-        ranges.set(var, *ranges.of(value))
-        ranges.define(var, value)
+        ranges.bind(var, value)
     span = ir.BinOp("-", ir.VarRef(end), ir.VarRef(start), INT32)
     assert ranges.of(span) == (0, 3)
     assert ranges.most(span) == 2

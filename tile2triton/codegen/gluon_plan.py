@@ -13,6 +13,7 @@ not measured to pay off (``_worth_it``), raises ``NotAttention`` with the reason
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -422,12 +423,14 @@ def _prove_one_iteration(p: Plan) -> None:
         if isinstance(extent, ir.Const):
             r.set(var, 0, extent.value - 1)
     lets = [s for s in p.before if isinstance(s, ir.Let)]
+    bound = Counter(s.var for s in lets)
     for s in lets:
-        bounds = r.of(s.value)
+        if bound[s.var] == 1:
+            r.bind(s.var, s.value)
+            continue
+        bounds = r.of(s.value)  # a rebound name: the range of the value bound last, nothing to see through
         if bounds is not None:
             r.set(s.var, *bounds)
-        if sum(t.var is s.var for t in lets) == 1:  # a rebound name's value is not the one it was bound to
-            r.define(s.var, s.value)
     if not r.compare("<", p.loop.start, p.loop.stop):
         raise NotAttention("a loop that provably runs at least once")
     start, stop = r.of(p.loop.start), r.of(p.loop.stop)

@@ -101,10 +101,7 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
     node = value.node
     if isinstance(s.value, ir.VarRef) and isinstance(node, ast.Name) and lw.let_count.get(s.var, 0) == 1:
         lw.scope.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
-        bounds = lw.scope.ranges.of(s.value)
-        if bounds is not None:
-            lw.scope.ranges.set(s.var, *bounds)
-        lw.scope.ranges.define(s.var, s.value)
+        lw.scope.ranges.bind(s.var, s.value)
         return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
@@ -112,10 +109,7 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
     lw.scope.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
     lw.scope.let_depth[s.var] = len(lw.scope.conds)
     if lw.let_count.get(s.var, 0) == 1:  # a rebound name's range and value are unknown
-        bounds = lw.scope.ranges.of(s.value)
-        if bounds is not None:
-            lw.scope.ranges.set(s.var, *bounds)
-        lw.scope.ranges.define(s.var, s.value)
+        lw.scope.ranges.bind(s.var, s.value)
 
 
 def _is_constant(node) -> bool:

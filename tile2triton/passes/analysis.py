@@ -68,6 +68,13 @@ class Ranges:
         """``var`` is bound once, to ``value``."""
         self.defs[var] = value
 
+    def bind(self, var: ir.Var, value) -> None:
+        """A let that binds ``var`` once: its range is ``value``'s, and ``most`` sees through it."""
+        bounds = self.of(value)
+        if bounds is not None:
+            self.set(var, *bounds)
+        self.define(var, value)
+
     def most_trips(self, start, stop, step: int = 1) -> int | None:
         """The most iterations a loop from ``start`` to ``stop`` (exclusive; ``step`` > 0) runs, over
         the values of what its bounds are computed from: ``most`` of its span where that is known,

@@ -302,16 +302,18 @@ def test_grid_stages_follow_the_blocks_an_sm_gets(monkeypatch, batch, grid_stage
     assert tuning.heuristic(func, (9, 0)) == tuning.LaunchChoice(4, grid_stages)
 
 
-def test_grid_stages_keep_a_pipelined_choice(monkeypatch):
+@pytest.mark.parametrize("batch, grid_stages", [(1, 3), (48, 2)])
+def test_grid_stages_deepen_a_pipelined_choice(monkeypatch, batch, grid_stages):
     """128 x 64 tiles at head dim 128 (mha_inference's): the occupancy rule already pipelines
-    (2 stages, two blocks an SM); a grid of 16 blocks would allow 3, but a choice that pipelines
-    is kept (2 -> 3 not measured)."""
-    func = tilelang.jit(out_idx=[-1])(bounded_attention)(1, 2, 1000, 128, 128, 64).prim_func
-    assert tuning.shape_of(func).trips == 16
-    before = tuning.heuristic(func, (9, 0))
-    assert before.num_stages == 2
+    (2 stages, two blocks an SM).  A grid of 16 blocks never gives an SM a second block, so it
+    takes the deepest pipeline that fits (3); 768 blocks keep 2 (two blocks an SM pay)."""
+    func = tilelang.jit(out_idx=[-1])(bounded_attention)(batch, 2, 1000, 128, 128, 64).prim_func
+    shape = tuning.shape_of(func)
+    assert (shape.trips, shape.blocks) == (16, 16 * batch)
+    monkeypatch.setenv("TILE2TRITON_GRID_STAGES", "0")
+    assert tuning.heuristic(func, (9, 0)).num_stages == 2
     monkeypatch.setenv("TILE2TRITON_GRID_STAGES", "1")
-    assert tuning.heuristic(func, (9, 0)) == before
+    assert tuning.heuristic(func, (9, 0)).num_stages == grid_stages
 
 
 def test_grid_stages_results(monkeypatch, dev):

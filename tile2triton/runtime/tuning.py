@@ -270,9 +270,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       with few iterations the pipeline's fill and drain are not repaid, and a second resident
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
       3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
-      ``TILE2TRITON_GRID_STAGES``, where that is one stage, only as many blocks count as a static
-      grid gives an SM (``SMS``), so a grid that never puts two blocks on one SM takes the
-      deepest pipeline;
+      ``TILE2TRITON_GRID_STAGES``, only as many blocks count as a static grid gives an SM
+      (``SMS``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
@@ -349,17 +348,14 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         warps = wider
     stages = fits[0] if fits else shape.stages
     if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
-        # blocks an SM holds at once, as far as the grid has them for it (TILE2TRITON_GRID_STAGES:
-        # a grid of at most one block an SM, a 64-block split-KV decode, gains nothing from
-        # occupancy, so it takes the deepest pipeline that fits)
-        stages = max(fits + [1], key=lambda n: (_blocks_per_sm(shape, warps, n), n))
-        if stages == 1 and settings.current().grid_stages and shape.blocks:
-            # TILE2TRITON_GRID_STAGES: one stage overlaps a load only with a second resident
-            # block; where the grid has no such block for an SM (a 64-block split-KV decode), or
-            # deeper stages keep as many as it has, take the deepest pipeline that keeps them
-            # (a choice that pipelines already stays: 2 -> 3 stages is not measured here)
-            wanted = -(-shape.blocks // SMS)
-            stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
+        # blocks an SM holds at once (ties: more stages): with few iterations a second resident
+        # block overlaps the pipeline's fill and drain.  TILE2TRITON_GRID_STAGES counts only the
+        # blocks a static grid gives an SM: a grid of at most one block an SM gains nothing from
+        # occupancy and takes the deepest pipeline that fits (mha_inference's split kernel, 128
+        # blocks of 8 iterations: 2 -> 3 stages 23.7 -> 19.0 us, 4 stages 19.4;
+        # gpu_logs/2026-12-04_s24_stages.log)
+        wanted = -(-shape.blocks // SMS) if settings.current().grid_stages and shape.blocks else None
+        stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 
 

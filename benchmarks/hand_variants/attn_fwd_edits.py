@@ -18,10 +18,12 @@ timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median, event time) 
 (the suite's ``kernel_times``), outputs checked against ``base``'s (max abs difference).  One child
 process per variant (the cache and the patched functions are per process).
 
-    PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES [VARIANT,...]   (TileLang's examples/)
+    PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES [VARIANT,...] [CASE_SUBSTRING,...]
+    (EXAMPLES: TileLang's examples/; the cases whose names contain one of the substrings, all without them)
 
 Session 23 ran ``base,w8,s2,s4,fdiv``, ``base,sd,fdiv``, ``base,sd,sd0,fdiv`` and ``sdoff,sd`` on the first six cases
-(gpu_logs/2026-12-04_s23_division.log); the two one-wave cases were added after, for the next sweep.
+(gpu_logs/2026-12-04_s23_division.log).  Session 24 ran ``base,s4`` and then ``base,s2,s4`` on the one-wave grids
+(gpu_logs/2026-12-04_s24_stages.log): the short-loop stage choice now counts only the blocks a grid gives an SM.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ CASES = {
     "sink fwd 1x32 256/256 w128": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 32, 256, 256, 128)),
     "sink fwd 2x24 384/640": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (2, 24, 384, 640, None)),
     "mha_fwd_bhsd 2x16 384/640": ("flash_attention/example_mha_fwd_bhsd", "bhsd", (2, 16, 384, 640)),
+    # more one-wave grids (session 24's stage sweep): 128 and 96 blocks, 64- and 128-wide heads
+    "mha_fwd_bhsd 1x16 1024/1024": ("flash_attention/example_mha_fwd_bhsd", "bhsd", (1, 16, 1024, 1024)),
+    "mha_fwd_bhsd 1x8 2000/2000": ("flash_attention/example_mha_fwd_bhsd", "bhsd", (1, 8, 2000, 2000)),
+    "sink fwd 1x16 1024/1024": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 16, 1024, 1024, None)),
+    "sink fwd 1x8 1500/1500 w256": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 8, 1500, 1500, 256)),
+    "mha_inference 1x8 128/16384": ("flash_decoding/example_mha_inference", "inference", (1, 8, 128, 16384)),
 }
 VARIANTS = ["base", "sd", "sd0", "fdiv", "w8", "s2", "s4"]
 
@@ -116,7 +124,7 @@ def patch(variant: str) -> None:
         cache.source_path = lambda source, stem: source_path(edit(source), stem)
 
 
-def child(examples: str, variant: str) -> None:
+def child(examples: str, variant: str, only: list[str]) -> None:
     import torch
     import triton.testing
 
@@ -129,6 +137,8 @@ def child(examples: str, variant: str) -> None:
     install_tilelang_alias()
     patch(variant)
     for name, (module, kind, args) in CASES.items():
+        if only and not any(o in name for o in only):
+            continue
         folder, file = module.split("/")
         sys.path.insert(0, os.path.join(examples, folder))
         example = __import__(file)
@@ -152,13 +162,16 @@ def child(examples: str, variant: str) -> None:
 
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], sys.argv[3])
+        child(sys.argv[2], sys.argv[3], sys.argv[4:])
         return 0
     examples = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tl/examples")
     variants = sys.argv[2].split(",") if len(sys.argv) > 2 else VARIANTS
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 else []
     rows = []
     for variant in variants:
-        r = subprocess.run([sys.executable, __file__, "--child", examples, variant], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, __file__, "--child", examples, variant, *only], capture_output=True, text=True
+        )
         if r.returncode:
             print(f"{variant} failed:\n{(r.stdout + r.stderr)[-1500:]}")
         rows += [json.loads(line[4:]) for line in r.stdout.splitlines() if line.startswith("ROW ")]

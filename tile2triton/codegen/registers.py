@@ -89,6 +89,8 @@ class RegisterAccess:
         if self.scope.loop_axes and 0 not in axes:
             zeros = P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(dtype)))
             return P.binop("|" if dtype == BOOL else "+", node, zeros)
+        if _is_broadcast_to(node, shape):
+            return node  # already spread (to_buffer_layout spreads a value it re-lays for a buffer)
         return P.call("tl.broadcast_to", node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
@@ -752,6 +754,15 @@ def _is_tl_call(node: ast.expr, fn: str) -> bool:
         and node.func.attr == fn
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "tl"
+    )
+
+
+def _is_broadcast_to(node: ast.expr, shape) -> bool:
+    """``node`` is ``tl.broadcast_to(x, shape)``."""
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "tl.broadcast_to"
+        and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
     )
 
 

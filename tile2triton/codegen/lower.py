@@ -512,6 +512,12 @@ class KernelLowerer(RegisterAccess):
             return Tile(node, BOOL, axes)
         if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
             return a  # ``i + past_len`` with past_len = 0
+        if op == "+" and e.dtype.is_int and literal_value(a.node) == 0 and b.dtype == e.dtype:
+            return b
+        if op in ("*", "//", "/") and e.dtype.is_int and literal_value(b.node) == 1 and a.dtype == e.dtype:
+            return a  # ``bz // NH`` with NH = 1
+        if op == "*" and e.dtype.is_int and literal_value(a.node) == 1 and b.dtype == e.dtype:
+            return b
         if op in ("//", "%") and e.dtype.is_int:
             if not (self.scope.ranges.nonneg(e.lhs) and self.scope.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
@@ -562,7 +568,14 @@ class KernelLowerer(RegisterAccess):
             stride = buf.strides[d]
             term = t.node
             if not (isinstance(stride, int) and stride == 1):
-                term = P.binop("*", t.node, self.ev(ir_expr(stride)).node)
+                scale = self.ev(ir_expr(stride)).node
+                index, factor = literal_value(t.node), literal_value(scale)
+                if type(index) is int and type(factor) is int:
+                    term = P.const(index * factor)  # a constant index: its offset, not ``1 * 96``
+                elif type(index) is int and index == 1:
+                    term = scale
+                else:
+                    term = P.binop("*", t.node, scale)
             if not (isinstance(t.node, ast.Constant) and t.node.value == 0):  # no `0 * stride` terms
                 offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []

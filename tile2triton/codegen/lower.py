@@ -510,14 +510,9 @@ class KernelLowerer(RegisterAccess):
             if bool(a.axes) != bool(b.axes):  # a 0-d operand: the interpreter's `&` yields int data
                 node = self.scalar_mask(node)
             return Tile(node, BOOL, axes)
-        if op in ("+", "-") and e.dtype.is_int and literal_value(b.node) == 0 and a.dtype == e.dtype:
-            return a  # ``i + past_len`` with past_len = 0
-        if op == "+" and e.dtype.is_int and literal_value(a.node) == 0 and b.dtype == e.dtype:
-            return b
-        if op in ("*", "//", "/") and e.dtype.is_int and literal_value(b.node) == 1 and a.dtype == e.dtype:
-            return a  # ``bz // NH`` with NH = 1
-        if op == "*" and e.dtype.is_int and literal_value(a.node) == 1 and b.dtype == e.dtype:
-            return b
+        kept = _int_identity(op, a, b, e.dtype)
+        if kept is not None:
+            return kept
         if op in ("//", "%") and e.dtype.is_int:
             if not (self.scope.ranges.nonneg(e.lhs) and self.scope.ranges.nonneg(e.rhs)):
                 helper = "_floordiv" if op == "//" else "_floormod"
@@ -690,6 +685,23 @@ def _literal_in(t: Tile, dt: DType) -> Tile:
     except OverflowError:  # beyond the dtype's range
         rounded = float("inf") if value > 0 else float("-inf")
     return t if rounded == value else Tile(P.const(rounded), t.dtype, t.axes)
+
+
+# integer operations that leave one operand as it is: ``x op right[op]`` and ``left[op] op x``
+_RIGHT_IDENTITY = {"+": 0, "-": 0, "*": 1, "//": 1, "/": 1}
+_LEFT_IDENTITY = {"+": 0, "*": 1}
+
+
+def _int_identity(op: str, a: Tile, b: Tile, dtype) -> Tile | None:
+    """The operand an integer identity leaves (``i + past_len`` with past_len = 0, ``bz // NH`` with
+    NH = 1, ``0 + i``), where it already has the result's dtype; else None."""
+    if not dtype.is_int:
+        return None
+    if op in _RIGHT_IDENTITY and literal_value(b.node) == _RIGHT_IDENTITY[op] and a.dtype == dtype:
+        return a
+    if op in _LEFT_IDENTITY and literal_value(a.node) == _LEFT_IDENTITY[op] and b.dtype == dtype:
+        return b
+    return None
 
 
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}

@@ -759,11 +759,7 @@ def _is_tl_call(node: ast.expr, fn: str) -> bool:
 
 def _is_broadcast_to(node: ast.expr, shape) -> bool:
     """``node`` is ``tl.broadcast_to(x, shape)``."""
-    return (
-        isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "tl.broadcast_to"
-        and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
-    )
+    return _is_tl_call(node, "broadcast_to") and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:

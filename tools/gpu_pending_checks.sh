@@ -43,6 +43,8 @@ echo "### kernels with a row of an index list loaded once (passes/row_once.py)"
 grep -l "_row = tl.load(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels with a barrier ordering a global buffer's accesses (passes/order_global.py)"
 grep -l "every thread's earlier" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels computed in 128-column chunks (passes/column_chunks.py)"
+grep -lE "_c1 = tl\.(load|zeros|dot)" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels dividing by a row's shared divisor (codegen/emit._div_rn_shared)"
 grep -l "_div_rn_shared(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

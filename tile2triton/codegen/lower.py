@@ -181,6 +181,9 @@ class LoweringOptions:
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True
+    # past the register budget, wide columns computed 128 at a time, a chunk's gemms side by side
+    # (passes/column_chunks.py, TILE2TRITON_COLUMN_CHUNKS)
+    column_chunks: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

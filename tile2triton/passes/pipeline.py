@@ -17,6 +17,7 @@ from typing import Any
 from .. import ir
 from .analysis import launch_warps
 from .check import check
+from .column_chunks import chunk_columns
 from .column_split import split_columns
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
@@ -68,6 +69,11 @@ def _staged_atomics(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(stage_atomics(kernel))
 
 
+def _chunk_columns(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # past the register budget: 512 head dims as four 128-column chunks, the gemms of a chunk side by side
+    return KernelRewrite(chunk_columns(kernel, launch_warps(options, kernel.threads)))
+
+
 def _thread_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     """A warp-specialized producer's per-thread copy nests as block copies (THREAD_COPY_TILES), and
     its shared ring forwarded into the consumers' reads (FORWARD_SHARED), which needs those copies
@@ -110,6 +116,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
     ("staged-atomics", ("staged_atomics",), _staged_atomics),
+    ("column-chunks", ("column_chunks",), _chunk_columns),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
     ("row-once", ("row_once",), _load_rows_once),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import ir
-from ..ir.exprs import static
+from ..ir.exprs import map_children, static
 
 MIN_PART = 16  # a gemm's K (and wgmma's N) is at least 16: smaller parts are not worth a dot
 MAX_PARTS = 3
@@ -94,18 +94,26 @@ def split_pow2_dims(kernel: ir.Kernel) -> ir.Kernel | None:
 
 
 class _Rewriter:
-    def __init__(self, split: dict):
+    """Rewrites a kernel body for ``split`` (buffer -> (dim, [(start, size), ...])).  ``scaled_axes``
+    (passes/column_chunks.py) also takes a ``T.Parallel`` whose loop variable indexes the split dim
+    scaled, ``a * d + k`` with ``k`` a vector lane in ``[0, a)`` of a static loop nested in it (a
+    vectorized atomic's ``d * 4 + k``); each part's start and size must then be multiples of ``a``."""
+
+    def __init__(self, split: dict, scaled_axes: bool = False, name=None):
         self.split = split
+        self.scaled_axes = scaled_axes
+        self.produced: dict = {}  # id(statement made) -> (the statement it was made from, part)
+        name = name or (lambda b, k, start: f"{b.name}_{start}")
         self.pieces = {
             b: [
                 ir.Buffer(
-                    f"{b.name}_{start}",
+                    name(b, k, start),
                     b.scope,
                     tuple(size if d == dim else e for d, e in enumerate(b.shape)),
                     b.dtype,
                     b.loc,
                 )
-                for start, size in parts
+                for k, (start, size) in enumerate(parts)
             ]
             for b, (dim, parts) in split.items()
         }
@@ -114,7 +122,11 @@ class _Rewriter:
     def block(self, stmts) -> list:
         out = []
         for s in stmts:
-            out.extend(self.stmt(s))
+            made = self.stmt(s)
+            if len(made) > 1:  # one statement a part (a gemm split on two dims: one a pair of parts)
+                for k, m in enumerate(made):
+                    self.produced[id(m)] = (s, k)
+            out.extend(made)
         return out
 
     def stmt(self, s) -> list:
@@ -266,7 +278,13 @@ class _Rewriter:
 
     def parallel(self, s: ir.Parallel) -> list:
         accesses = []  # (buffer, indices) of every split buffer the body reads or writes
+        lanes = {}  # a static loop's variable nested in the body -> its (first, last) value
         for inner in ir.walk(s.body):
+            if isinstance(inner, ir.For) and self.scaled_axes:
+                first, stop, step = static(inner.start), static(inner.stop), static(inner.step)
+                if first is not None and stop is not None and step == 1 and stop > first:
+                    lanes[inner.var] = (first, stop - 1)
+                    continue
             if isinstance(inner, (ir.For, ir.While, ir.Parallel)):
                 if self._touched_deep(s):
                     raise _Refuse(self._touched_deep(s))
@@ -288,30 +306,33 @@ class _Rewriter:
         axis = set()
         for b, indices in accesses:
             dim = self.split[b][0]
-            index = indices[dim]
-            var = index.var if isinstance(index, ir.VarRef) else None
-            if var is None or not any(var is v for v in s.vars):
+            var, scale = _axis_of(indices[dim], s.vars, lanes)
+            if var is None or (scale != 1 and not self.scaled_axes):
                 raise _Refuse(touched)
-            if s.extents[[k for k, v in enumerate(s.vars) if v is var][0]] != b.shape[dim]:
+            if s.extents[[k for k, v in enumerate(s.vars) if v is var][0]] * scale != b.shape[dim]:
                 raise _Refuse(touched)
-            axis.add(var)
+            axis.add((var, scale))
         parts = {tuple(self.split[b][1]) for b in touched}
         if len(axis) != 1 or len(parts) != 1:
             raise _Refuse(touched)
-        var = axis.pop()
+        var, scale = axis.pop()
+        parts = parts.pop()
+        if any(start % scale or size % scale for start, size in parts):
+            raise _Refuse(touched)
         if _indexes_whole_register_tile(s.body, var, self.split):
             # an unsplit register tile at an offset index of the axis would be a one-hot per part
             raise _Refuse(touched)
         k_axis = [k for k, v in enumerate(s.vars) if v is var][0]
         out = []
-        for k, (start, size) in enumerate(parts.pop()):
+        for k, (start, size) in enumerate(parts):
             fresh = [ir.Var(v.name, v.dtype, v.kind) for v in s.vars]
             renamed = {v: ir.VarRef(f) for v, f in zip(s.vars, fresh)}
             axis_ref = renamed[var]
-            shifted = axis_ref if start == 0 else ir.BinOp("+", axis_ref, ir.Const(start, var.dtype), var.dtype)
-            sub = _Subst(renamed, var, axis_ref, shifted, self.split, self.pieces, k)
+            step = start // scale
+            shifted = axis_ref if step == 0 else ir.BinOp("+", axis_ref, ir.Const(step, var.dtype), var.dtype)
+            sub = _Subst(renamed, var, axis_ref, shifted, self.split, self.pieces, k, step)
             extents = list(s.extents)
-            extents[k_axis] = size
+            extents[k_axis] = size // scale
             out.append(dataclasses.replace(s, vars=fresh, extents=extents, body=[sub.stmt(x) for x in s.body]))
         return out
 
@@ -326,9 +347,9 @@ class _Subst:
     """A ``T.Parallel`` body for one part: the loop variables renamed, the split axis offset by the
     part's start except where it indexes a split buffer's part."""
 
-    def __init__(self, renamed, var, axis_ref, shifted, split, pieces, k):
+    def __init__(self, renamed, var, axis_ref, shifted, split, pieces, k, step=0):
         self.renamed, self.var, self.axis_ref, self.shifted = renamed, var, axis_ref, shifted
-        self.split, self.pieces, self.k = split, pieces, k
+        self.split, self.pieces, self.k, self.step = split, pieces, k, step
 
     def stmt(self, s):
         if isinstance(s, ir.Store):
@@ -345,21 +366,40 @@ class _Subst:
             )
         if isinstance(s, ir.Let):
             return dataclasses.replace(s, value=self.expr(s.value))
+        if isinstance(s, ir.For):  # a vector lane's loop (scaled axes): its own variable in each part
+            fresh = ir.Var(s.var.name, s.var.dtype, s.var.kind)
+            self.renamed[s.var] = ir.VarRef(fresh)
+            bounds = {a: self.expr(getattr(s, a)) for a in ("start", "stop", "step")}
+            return dataclasses.replace(s, var=fresh, **bounds, body=[self.stmt(x) for x in s.body])
         raise _Refuse(set())
 
     def access(self, buffer, indices):
         if buffer in self.split:
             dim = self.split[buffer][0]
             new = [self.expr(e) for e in indices]
-            new[dim] = self.axis_ref
+            new[dim] = self.expr(indices[dim], local=True)  # the part's own index: the axis not offset
             return self.pieces[buffer][self.k], tuple(new)
         return buffer, tuple(self.expr(e) for e in indices)
 
-    def expr(self, e):
+    def expr(self, e, local: bool = False):
         if isinstance(e, ir.VarRef):
             if e.var is self.var:
-                return self.shifted
+                return self.axis_ref if local else self.shifted
             return self.renamed.get(e.var, e)
+        if local:
+            return map_children(e, lambda x: self.expr(x, local=True))
+        if self.step and isinstance(e, ir.BinOp) and e.op == "*":
+            # ``a * d`` offset as ``a * d + a * step``, not ``a * (d + step)``: the sum keeps the
+            # ``a * d + k`` form codegen fuses into one lane axis (local_loops._fused_lane_axis)
+            for v, a in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+                factor = static(a)
+                if isinstance(v, ir.VarRef) and v.var is self.var and isinstance(factor, int):
+                    scaled = (
+                        dataclasses.replace(e, lhs=self.axis_ref, rhs=a)
+                        if v is e.lhs
+                        else (dataclasses.replace(e, lhs=a, rhs=self.axis_ref))
+                    )
+                    return ir.BinOp("+", scaled, ir.Const(factor * self.step, e.dtype), e.dtype)
         if isinstance(e, ir.Load):
             buffer, indices = self.access(e.buffer, e.indices)
             return dataclasses.replace(e, buffer=buffer, indices=indices)
@@ -379,6 +419,38 @@ class _Subst:
                 e, cond=self.expr(e.cond), true_value=self.expr(e.true_value), false_value=self.expr(e.false_value)
             )
         return e
+
+
+def _axis_of(index, loop_vars, lanes: dict) -> tuple:
+    """(loop variable, scale) where ``index`` is ``d``, ``a * d`` or ``a * d + k`` for ``d`` one of
+    ``loop_vars`` and ``k`` a constant or a variable of ``lanes`` (var -> (first, last)) in
+    ``[0, a)``; else (None, None)."""
+
+    def scaled(e):
+        if isinstance(e, ir.VarRef) and any(e.var is v for v in loop_vars):
+            return e.var, 1
+        if isinstance(e, ir.BinOp) and e.op == "*":
+            for v, a in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+                if isinstance(v, ir.VarRef) and any(v.var is x for x in loop_vars):
+                    factor = static(a)
+                    if isinstance(factor, int) and factor > 0:
+                        return v.var, factor
+        return None, None
+
+    var, scale = scaled(index)
+    if var is not None or not (isinstance(index, ir.BinOp) and index.op == "+"):
+        return var, scale
+    for head, lane in ((index.lhs, index.rhs), (index.rhs, index.lhs)):
+        var, scale = scaled(head)
+        if var is None:
+            continue
+        if isinstance(lane, ir.VarRef) and lane.var in lanes:
+            first, last = lanes[lane.var]
+        else:
+            first = last = static(lane)
+        if isinstance(first, int) and isinstance(last, int) and 0 <= first and last < scale:
+            return var, scale
+    return None, None
 
 
 def _indexes_whole_register_tile(body, var, split) -> bool:

@@ -7,7 +7,7 @@ so the tests stand the budget test in for the H200's 512-column kernel (``past``
 import pytest
 import torch
 from t2t_util import assert_close
-from test_staged_atomics import sparse_mla_bwd
+from test_staged_atomics import run_sparse_mla_bwd, sparse_mla_bwd
 
 import tile2triton as tilelang
 import tile2triton.language as T
@@ -23,46 +23,18 @@ def past(monkeypatch):
     monkeypatch.setattr(column_chunks, "accumulators_past_budget", lambda kernel, warps: True)
 
 
-def _reference(q, kv, do, idx, S, D, DT):
-    qf, kvf = q.double().requires_grad_(True), kv.double().requires_grad_(True)
-    ids = idx[0, :, 0].long()
-    valid = ids <= torch.arange(S)[:, None]
-    sel = kvf[0, ids.clamp(max=kv.shape[1] - 1), 0]
-    scores = torch.einsum("shd,skd->shk", qf[0], sel) * (D + DT) ** -0.5
-    scores = scores.masked_fill(~valid[:, None, :], float("-inf"))
-    lse = torch.logsumexp(scores, -1)
-    o = torch.einsum("shk,skd->shd", torch.softmax(scores, -1), sel[..., :D])
-    o.backward(do[0].double())
-    delta = (o.detach() * do[0].double()).sum(-1)
-    return qf.grad, kvf.grad, lse, delta
-
-
 @pytest.mark.parametrize("D", [256, 512])
 def test_sparse_mla_bwd_in_chunks(D, past):
-    S, SKV, H, DT, topk, BS = 5, 19, 12, 12, 24, 12
-    torch.manual_seed(5)
-    bf = torch.bfloat16
-    q = torch.randn(1, S, H, D + DT).to(bf)
-    kv = torch.randn(1, SKV, 1, D + DT).to(bf)
-    do = torch.randn(1, S, H, D).to(bf)
-    idx = torch.full((1, S, 1, topk), SKV, dtype=torch.int32)  # padded with SKV, as the example does
-    for t in range(S):
-        perm = torch.randperm(max(1, t + 1))[:topk]
-        idx[0, t, 0, : len(perm)] = perm.to(torch.int32)
-    dq_ref, dkv_ref, lse, delta = _reference(q, kv, do, idx, S, D, DT)
-    kernel = tilelang.compile(sparse_mla_bwd(S, SKV, H, D, DT, topk, BS))
-    dkv = torch.zeros(1, SKV, 1, D + DT)
-    dq = torch.full((1, S, H, D + DT), float("nan")).to(bf)
-    kernel(q, kv, do, idx, (lse * 1.44269504)[None].float(), delta[None].float(), dkv, dq)
-    assert_close(dq, dq_ref, 3e-2, 3e-2)
-    assert_close(dkv, dkv_ref, 3e-2, 3e-2)
+    kernel = run_sparse_mla_bwd(5, 19, 12, D, 12, 24, 12, seed=5)
     src = _code(kernel)
     chunks = D // 128
     assert f"KV_shared_c{chunks - 1}" in src and f"KV_shared_c{chunks}" not in src
     lines = [line.strip() for line in src.splitlines()]
     # the two gemms reading a KV chunk side by side; a dKV chunk's atomic right after its gemms
     for c in range(chunks):
-        at = next(i for i, line in enumerate(lines) if line.startswith("acc_p = tl.dot(") and f"KV_shared_c{c})" in line)
+        at = next(
+            i for i, line in enumerate(lines) if line.startswith("acc_p = tl.dot(") and f"KV_shared_c{c})" in line
+        )
         assert lines[at + 1].startswith("acc_dp = tl.dot(") and f"KV_shared_c{c})" in lines[at + 1]
     atomics = [i for i, line in enumerate(lines) if line.startswith("tl.atomic_add(")]
     dkv_gemms = [i for i, line in enumerate(lines) if line.startswith("acc_dkv_c")]

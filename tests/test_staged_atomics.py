@@ -268,11 +268,10 @@ def sparse_mla_bwd(S, SKV, H, D, DT, topk, BS):
     return bwd
 
 
-@pytest.mark.parametrize("staged", ["1", "0"])
-def test_sparse_mla_bwd(staged, monkeypatch):
-    monkeypatch.setenv("TILE2TRITON_STAGED_ATOMICS", staged)
-    S, SKV, H, D, DT, topk, BS = 5, 19, 12, 40, 12, 24, 12
-    torch.manual_seed(4)
+def run_sparse_mla_bwd(S, SKV, H, D, DT, topk, BS, seed):
+    """The kernel of ``sparse_mla_bwd`` run on random inputs (dQ pre-filled with NaN), its dQ and dKV
+    checked against float64 torch autograd; returns the compiled kernel."""
+    torch.manual_seed(seed)
     bf = torch.bfloat16
     q = torch.randn(1, S, H, D + DT).to(bf)
     kv = torch.randn(1, SKV, 1, D + DT).to(bf)
@@ -297,6 +296,13 @@ def test_sparse_mla_bwd(staged, monkeypatch):
     kernel(q, kv, do, idx, (lse * 1.44269504)[None].float(), delta[None].float(), dkv, dq)
     assert_close(dq, qf.grad, 3e-2, 3e-2)
     assert_close(dkv, kvf.grad, 3e-2, 3e-2)
+    return kernel
+
+
+@pytest.mark.parametrize("staged", ["1", "0"])
+def test_sparse_mla_bwd(staged, monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_STAGED_ATOMICS", staged)
+    kernel = run_sparse_mla_bwd(5, 19, 12, 40, 12, 24, 12, seed=4)
     src = _code(kernel)
     assert (src.count("tl.atomic_add(") == 2 and "for s" not in src) == (staged == "1")
 

@@ -36,7 +36,7 @@ import dataclasses
 from .. import ir
 from ..ir.exprs import static
 from .analysis import accumulators_past_budget
-from .pow2_split import _Refuse, _Rewriter
+from .pow2_split import split_body
 
 CHUNK = 128  # columns a chunk: 8 wgmma K steps of bf16 (measured: 64 spills again, 256 is no faster)
 
@@ -47,24 +47,16 @@ def chunk_columns(kernel: ir.Kernel, warps: int) -> ir.Kernel:
     if kernel.thread_vars or not accumulators_past_budget(kernel, warps):
         return kernel
     split = _candidates(kernel.body)
-    while split:
-        rewriter = _Rewriter(split, scaled_axes=True, name=lambda b, k, start: f"{b.name}_c{k}")
-        try:
-            body = rewriter.block(kernel.body)
-        except _Refuse as refused:
-            dropped = {b for b in refused.buffers if b in split}
-            if not dropped:
-                return kernel
-            for b in dropped:
-                del split[b]
-            continue
+    while True:
+        done = split_body(kernel.body, split, scaled_axes=True, name=lambda b, k, start: f"{b.name}_c{k}")
+        if done is None:
+            return kernel
         idle = split.keys() - _with_gemms(kernel.body, split)
-        if idle:  # chunks only where a gemm takes them; their partners stay with them
-            for b in idle:
-                del split[b]
-            continue
-        return dataclasses.replace(kernel, body=_schedule(body, rewriter.produced))
-    return kernel
+        if not idle:
+            body, rewriter = done
+            return dataclasses.replace(kernel, body=_schedule(body, rewriter.produced))
+        for b in idle:  # chunks only where a gemm takes them; their partners stay with them
+            del split[b]
 
 
 def _candidates(body) -> dict:

@@ -77,19 +77,25 @@ def _candidates(body) -> dict:
 
 def split_pow2_dims(kernel: ir.Kernel) -> ir.Kernel | None:
     """A copy of ``kernel`` with its non-power-of-two buffers split, or None when none can be."""
-    cands = _candidates(kernel.body)
-    split = dict(cands)
+    done = split_body(kernel.body, _candidates(kernel.body))
+    return None if done is None else dataclasses.replace(kernel, body=done[0])
+
+
+def split_body(body: list, split: dict, **options) -> tuple[list, _Rewriter] | None:
+    """(``body`` rewritten, the rewriter) for the buffers of ``split`` (buffer -> (dim, parts)) that
+    every statement accepts: a buffer a statement refuses, and its partners there, are dropped from
+    ``split`` (in place) and the rest tried again; None when none is left.  ``options``: the
+    rewriter's (``scaled_axes``, ``name``)."""
     while split:
+        rewriter = _Rewriter(split, **options)
         try:
-            body = _Rewriter(split).block(kernel.body)
+            return rewriter.block(body), rewriter
         except _Refuse as refused:
             dropped = {b for b in refused.buffers if b in split}
             if not dropped:
                 return None
             for b in dropped:
                 del split[b]
-            continue
-        return dataclasses.replace(kernel, body=body)
     return None
 
 

@@ -7,9 +7,9 @@ a 64-bit shared-memory descriptor; LLVM computes the 32 descriptors of ``KV_shar
 gemms and keeps them live from the first to the second (64 registers), and ptxas spills them: 83
 local loads an iteration (Triton 3.6, sm_90).  Computed 128 columns at a time, with the gemms that
 read a chunk side by side, one chunk's descriptors are live at once and the dKV chunk is added to
-memory before the next is computed: no spills, 1377 instructions an iteration against 1919
-(H200: 0.186 -> 0.142 ms at the suite's shape, benchmarks/mlabwd_interleave_probe.py; 64-column
-chunks spill again, 256-column ones are no faster).
+memory before the next is computed: no spills, 1504 instructions an iteration against 1919, and on
+the H200 0.1857 -> 0.1453 ms at the suite's shape (a hand-written kernel of this form: 0.1424;
+benchmarks/mlabwd_interleave_probe.py: 64-column chunks spill again, 256-column ones are no faster).
 
 The pass, for a kernel whose gemm accumulators pass the register budget
 (``analysis.accumulators_past_budget``) and has no thread view:

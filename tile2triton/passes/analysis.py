@@ -45,6 +45,41 @@ def accumulators_past_budget(kernel: ir.Kernel, warps: int) -> bool:
     return elements > ACC_REGS_PER_THREAD * 32 * warps
 
 
+def buffer_accesses(stmts: list) -> tuple[set, set]:
+    """(read, written) root buffers of ``stmts`` and their bodies: an atomic writes its destination
+    (it reads it atomically), a gemm's accumulator and a scan's in-place destination are read and
+    written, an intrinsic naming a whole buffer does both."""
+    read, written = set(), set()
+    for s in ir.walk(stmts):
+        if isinstance(s, ir.GuardedCopy):
+            s = s.copy
+        if isinstance(s, ir.Atomic):
+            dst = s.dst.buffer
+            written.add(dst.root)
+            index_exprs = list(s.dst.indices) if isinstance(s.dst, ir.Load) else ir.region_exprs(s.dst)
+            read |= loaded_roots(index_exprs + ir.region_exprs(s.value))
+            if isinstance(s.value, ir.Region):
+                read.add(s.value.buffer.root)
+            continue
+        read |= loaded_roots(ir.stmt_exprs(s))
+        if isinstance(s, ir.Store):
+            written.add(s.buffer.root)
+        for name, value in vars(s).items():
+            if isinstance(value, ir.Region):
+                (written if name in ("dst", "c") else read).add(value.buffer.root)
+                if name == "c" or (name == "dst" and isinstance(s, ir.Scan) and s.src.buffer is value.buffer):
+                    read.add(value.buffer.root)
+            elif isinstance(value, ir.Buffer) and not isinstance(s, (ir.Store, ir.Alloc, ir.MakeTensor)):
+                read.add(value.root)  # an intrinsic naming a whole buffer
+                written.add(value.root)
+    return read, written
+
+
+def loaded_roots(exprs) -> set:
+    """The root buffers the element loads in ``exprs`` read."""
+    return {sub.buffer.root for e in exprs for sub in ir.iter_expr_tree(e) if isinstance(sub, ir.Load)}
+
+
 class Ranges:
     """Closed integer intervals of kernel expressions, where they can be proven."""
 

@@ -35,7 +35,7 @@ import dataclasses
 
 from .. import ir
 from ..ir.exprs import static
-from .analysis import accumulators_past_budget
+from .analysis import accumulators_past_budget, buffer_accesses
 from .pow2_split import split_body
 
 CHUNK = 128  # columns a chunk: 8 wgmma K steps of bf16 (measured: 64 spills again, 256 is no faster)
@@ -102,27 +102,10 @@ def _buffers(s) -> set:
 
 
 def _effects(s) -> tuple[set, set]:
-    """(buffers read, buffers written) by ``s`` and the statements in it."""
-    read, written = set(), set()
-    for inner in ir.walk([s]):
-        read |= {ld.buffer for ld in ir.loads_in(inner)}
-        if isinstance(inner, ir.Alloc):
-            written.add(inner.buffer)
-        elif isinstance(inner, ir.Store):
-            written.add(inner.buffer)
-        elif isinstance(inner, (ir.Copy, ir.Fill, ir.Atomic)):
-            dst = inner.dst
-            written.add(dst.buffer if isinstance(dst, (ir.Region, ir.Load)) else None)
-            src = getattr(inner, "src", getattr(inner, "value", None))
-            if isinstance(src, ir.Region):
-                read.add(src.buffer)
-            if isinstance(inner, ir.Atomic):
-                read.add(dst.buffer if isinstance(dst, (ir.Region, ir.Load)) else None)
-        elif isinstance(inner, ir.Gemm):
-            read |= {inner.a.buffer, inner.b.buffer, inner.c.buffer}
-            written.add(inner.c.buffer)
-    roots = lambda bs: {b.root if isinstance(b, ir.Buffer) else b for b in bs}  # noqa: E731
-    return roots(read), roots(written)
+    """(buffers read, buffers written) by ``s`` and the statements in it (an allocation writes its
+    buffer: nothing that uses it moves above it)."""
+    read, written = buffer_accesses([s])
+    return read, written | {a.buffer.root for a in ir.walk([s]) if isinstance(a, ir.Alloc)}
 
 
 _MOVABLE = (ir.Alloc, ir.Copy, ir.Fill, ir.Gemm, ir.Parallel)
@@ -134,6 +117,8 @@ def _movable(s) -> bool:
     loop exit or scalar effect)."""
     if not isinstance(s, _MOVABLE):
         return False
+    if isinstance(s, ir.Copy):  # a tile copy (a scalar copy's element is not a region)
+        return isinstance(s.src, ir.Region) and isinstance(s.dst, ir.Region)
     if isinstance(s, ir.Parallel):
         return all(isinstance(x, (ir.Store, ir.Atomic, ir.If, ir.Let, ir.For)) for x in ir.walk(s.body))
     return True
@@ -156,7 +141,8 @@ def _schedule(body: list, produced: dict) -> list:
         else:
             units.append([s])
     chunked = lambda u: id(u[0]) in produced and len(u) > 1  # noqa: E731
-    effects = [_merge(_effects(s) for s in u) for u in units]
+    effects_of = [[_effects(s) for s in u] for u in units]  # per statement of each unit
+    effects = [_merge(e) for e in effects_of]
     # move each chunked unit up to the chunked unit before it, past independent statements
     order = list(range(len(units)))
     for pos in range(len(order)):
@@ -179,7 +165,7 @@ def _schedule(body: list, produced: dict) -> list:
     run: list[int] = []
 
     def flush():
-        if len(run) > 1 and _fusable([units[i] for i in run]):
+        if len(run) > 1 and _fusable([effects_of[i] for i in run]):
             for k in range(len(units[run[0]])):
                 out.extend(units[i][k] for i in run)
         else:
@@ -208,15 +194,14 @@ def _merge(pairs) -> tuple[set, set]:
     return read, written
 
 
-def _fusable(units: list) -> bool:
-    """Whether running ``units`` chunk by chunk keeps every dependence: a buffer that is not one of
-    the chunks (the same in every chunk's statement) written by one unit is used by no other."""
-    shared_of = []
-    for u in units:
-        per_chunk = [_effects(s) for s in u]
-        common_r = set.intersection(*(r for r, _ in per_chunk))
-        common_w = set.intersection(*(w for _, w in per_chunk))
-        shared_of.append((common_r, common_w))
+def _fusable(unit_effects: list) -> bool:
+    """Whether running units chunk by chunk keeps every dependence, given each unit's (read,
+    written) per chunk statement: a buffer that is not one of the chunks (the same in every chunk's
+    statement) written by one unit is used by no other."""
+    shared_of = [
+        (set.intersection(*(r for r, _ in per_chunk)), set.intersection(*(w for _, w in per_chunk)))
+        for per_chunk in unit_effects
+    ]
     for i, (_, wi) in enumerate(shared_of):
         for j, (rj, wj) in enumerate(shared_of):
             if i != j and wi & (rj | wj):

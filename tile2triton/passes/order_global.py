@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import ir
+from .analysis import buffer_accesses, loaded_roots
 
 
 @dataclasses.dataclass
@@ -115,38 +116,10 @@ def _why(read_after_store: set, store_after_load: set) -> str:
 
 
 def _accesses_of(stmts: list) -> tuple[set, set]:
-    """(read, written) global root buffers of ``stmts`` and their bodies; an atomic writes its
-    destination (it reads it atomically)."""
-    read, written = set(), set()
-    for s in ir.walk(stmts):
-        if isinstance(s, ir.GuardedCopy):
-            s = s.copy
-        if isinstance(s, ir.Atomic):
-            dst = s.dst.buffer
-            written.add(dst.root)
-            index_exprs = list(s.dst.indices) if isinstance(s.dst, ir.Load) else ir.region_exprs(s.dst)
-            read |= _reads_of_exprs(index_exprs + ir.region_exprs(s.value))
-            if isinstance(s.value, ir.Region):
-                read.add(s.value.buffer.root)
-            continue
-        read |= _reads_of_exprs(ir.stmt_exprs(s))
-        if isinstance(s, ir.Store):
-            written.add(s.buffer.root)
-        for name, value in vars(s).items():
-            if isinstance(value, ir.Region):
-                (written if name in ("dst", "c") else read).add(value.buffer.root)
-                if name == "c" or (name == "dst" and isinstance(s, ir.Scan) and s.src.buffer is value.buffer):
-                    read.add(value.buffer.root)
-            elif isinstance(value, ir.Buffer) and not isinstance(s, (ir.Store, ir.Alloc, ir.MakeTensor)):
-                read.add(value.root)  # an intrinsic naming a whole buffer
-                written.add(value.root)
+    """(read, written) global root buffers of ``stmts`` and their bodies (analysis.buffer_accesses)."""
+    read, written = buffer_accesses(stmts)
     return {b for b in read if b.scope == ir.GLOBAL}, {b for b in written if b.scope == ir.GLOBAL}
 
 
 def _reads_of_exprs(exprs) -> set:
-    found = set()
-    for e in exprs:
-        for sub in ir.iter_expr_tree(e):
-            if isinstance(sub, ir.Load):
-                found.add(sub.buffer.root)
-    return {b for b in found if b.scope == ir.GLOBAL}
+    return {b for b in loaded_roots(exprs) if b.scope == ir.GLOBAL}

@@ -91,22 +91,28 @@ def chunked_source(nc: int) -> str:
 _kernels: dict = {}
 
 
-def chunked_kernel(nc: int):
-    if nc not in _kernels:
-        path = Path(tempfile.mkdtemp()) / f"mlabwd_chunked_{nc}.py"
-        path.write_text(chunked_source(nc))
+def load_kernel(name: str, source: str):
+    """The ``chunked_bwd`` of ``source``, written to a module file named ``name`` (once a name)."""
+    if name not in _kernels:
+        path = Path(tempfile.mkdtemp()) / f"{name}.py"
+        path.write_text(source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         spec.loader.exec_module(module)
-        _kernels[nc] = module.chunked_bwd
-    return _kernels[nc]
+        _kernels[name] = module.chunked_bwd
+    return _kernels[name]
 
 
-def chunked_case(S, SKV, topk, x, nc, warps=8, stages=1):
-    kernel = chunked_kernel(nc)
+def chunked_kernel(nc: int):
+    return load_kernel(f"mlabwd_chunked_{nc}", chunked_source(nc))
+
+
+def chunked_case(S, SKV, topk, x, nc, warps=8, stages=1, kernel=None):
+    """``kernel`` (default: the ``nc``-chunk kernel) timed at one size, its error checked."""
+    kernel = kernel or chunked_kernel(nc)
     dkv = torch.zeros(1, SKV, 1, D + DT, dtype=torch.float32, device=DEV)
-    dq = torch.empty_like(x["q"])
+    dq = torch.full_like(x["q"], float("nan"))
     sm_scale = (D + DT) ** -0.5
 
     def run():

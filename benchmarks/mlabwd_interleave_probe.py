@@ -20,10 +20,8 @@ a float32 torch reference.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-from mlabwd_chunks_probe import chunked_source  # noqa: E402
-from mlabwd_probe import BS, DEV, DT, D, H, err, inputs, t2t_case  # noqa: E402
+from mlabwd_chunks_probe import chunked_case, chunked_source, load_kernel  # noqa: E402
+from mlabwd_probe import inputs, t2t_case  # noqa: E402
 
 
 def variant_source(nc: int, interleaved: bool) -> str:
@@ -53,40 +51,10 @@ def variant_source(nc: int, interleaved: bool) -> str:
     return "\n".join(out)
 
 
-_kernels: dict = {}
-
-
-def kernel(nc: int, interleaved: bool):
-    key = (nc, interleaved)
-    if key not in _kernels:
-        path = Path(tempfile.mkdtemp()) / f"mlabwd_il_{nc}_{int(interleaved)}.py"
-        path.write_text(variant_source(nc, interleaved))
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
-        _kernels[key] = module.chunked_bwd
-    return _kernels[key]
-
-
 def case(S, SKV, topk, x, nc, interleaved, stages):
-    fn = kernel(nc, interleaved)
-    dkv = torch.zeros(1, SKV, 1, D + DT, dtype=torch.float32, device=DEV)
-    dq = torch.full_like(x["q"], float("nan"))
-    sm_scale = (D + DT) ** -0.5
-
-    def run():
-        fn[(S,)](x["q"], x["kv"], x["do"], x["idx"], x["lse"], x["delta"], dkv, dq, SKV,
-                 sm_scale * 1.44269504, sm_scale, H=H, D=D, DT=DT, TOPK=topk, BS=BS,
-                 num_warps=8, num_stages=stages)  # fmt: skip
-
-    run()
-    dkv.zero_()
-    run()
-    e = err(dq, dkv, x)
-    ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
-    compiled = list(fn.device_caches[torch.cuda.current_device()][0].values())[-1]
-    return ms, e, f"regs {compiled.n_regs} spills {compiled.n_spills} smem {compiled.metadata.shared}"
+    source = variant_source(nc, interleaved)
+    kernel = load_kernel(f"mlabwd_il_{nc}_{int(interleaved)}", source)
+    return chunked_case(S, SKV, topk, x, nc, stages=stages, kernel=kernel)
 
 
 def main() -> None:

@@ -19,6 +19,9 @@ cache_seqlens)``, the module's ``forward``) and prints one row:
 * the call's parts, host us each: ``heuristic`` (the example's num_splits_heuristic),
   ``alloc`` (its two ``torch.empty`` workspaces), ``factory`` (the ``flashattn(...)`` lookup),
   ``kernel`` (``kernel(...)`` on workspaces made once);
+* ``kernel(...) parts`` (tile2triton, generated launcher): that call taken apart (``_launch_parts``):
+  ``checks`` (the launcher with its launches made no-ops), ``addresses`` (the launches as it makes
+  them), ``run`` (the same through ``CompiledKernel.run``), ``c`` (Triton 3.6's C launcher alone);
 * ``path`` (tile2triton): ``gen`` when the generated launcher served the calls, else ``generic``;
   ``run`` how many launches in the timed calls (after 5 warm-up calls) went through
   ``JITFunction.run`` (0: every launch found its compiled kernel), ``gc`` the garbage collections
@@ -200,6 +203,8 @@ class Probe:
             for name, part in (("heuristic", heuristic), ("alloc", alloc), ("factory", factory), ("kernel", call))
         }
         row["path"] = _path_of(kernel)
+        if row["path"] == "gen":
+            row["launch_parts"] = _launch_parts(kernel, call, sync, host_only)
         if not host_only:
             import triton.testing
 
@@ -218,6 +223,66 @@ class Probe:
             pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(self.top)
             row["profile"] = "\n".join(line for line in s.getvalue().splitlines() if line.strip())
         return 1.0
+
+
+def _launch_parts(kernel, call, sync, host_only: bool) -> dict:
+    """tile2triton's ``kernel(...)`` taken apart, host us each: ``checks`` (the generated launcher with
+    its launches made no-ops: checks, output, keys), ``addresses`` (each launch's
+    ``DirectLaunch.launch_addresses``), ``run`` (each compiled kernel's ``CompiledKernel.run``: Triton's
+    Python launcher and its C one), ``c`` (the C launcher alone, Triton 3.6's signature; ``-`` elsewhere),
+    ``stream`` (the driver's current-stream call), all for the call's launches together."""
+    from tile2triton.runtime.launcher import DirectLaunch
+
+    original, seen = DirectLaunch.launch_addresses, []
+
+    def record(self, grid, key, args):
+        seen.append((self, grid, key, args))
+        return original(self, grid, key, args)
+
+    DirectLaunch.launch_addresses = record
+    try:
+        call()
+        DirectLaunch.launch_addresses = lambda self, grid, key, args: True
+        checks = _host_us(call, sync, host_only)
+    finally:
+        DirectLaunch.launch_addresses = original
+    if any(d.scratch_bytes for d, *_ in seen):
+        return {"launches": len(seen), "checks": round(checks, 2)}  # scratch: launch_addresses allocates it
+
+    def addresses():
+        for d, grid, key, args in seen:
+            d.launch_addresses(grid, key, args)
+
+    # the compiled kernels' own arguments: the launcher's, then the size multiples launch_addresses adds
+    launches = [
+        (d, grid, key, (*args, *d.tails[key]) if d.multiples else args, d.kernels[key]) for d, grid, key, args in seen
+    ]
+
+    def run():
+        for d, (g0, g1, g2), key, args, k in launches:
+            k.run(g0, g1, g2, d.stream(key[0]), k.function, k.packed_metadata, None, None, None, *args)
+
+    def stream():
+        for d, _, key, _, _ in launches:
+            d.stream(key[0])
+
+    parts = {"launches": len(launches), "checks": checks, "addresses": _host_us(addresses, sync, host_only)}
+    parts.update(run=_host_us(run, sync, host_only), stream=_host_us(stream, sync, host_only))
+    first = launches[0][4]._run if launches else None
+    if getattr(first, "global_scratch_size", 1) == 0 and getattr(first, "profile_scratch_size", 1) == 0:
+        try:  # Triton 3.6's CudaLauncher.launch: grid, stream, function, cooperative, pdl, scratch x2, ...
+
+            def c_launch():
+                for d, (g0, g1, g2), key, args, k in launches:
+                    r = k._run
+                    r.launch(g0, g1, g2, d.stream(key[0]), k.function, r.launch_cooperative_grid, r.launch_pdl,
+                             None, None, k.packed_metadata, None, None, None, *args)  # fmt: skip
+
+            c_launch()
+            parts["c"] = _host_us(c_launch, sync, host_only)
+        except Exception as exc:  # another Triton's signature
+            parts["c"] = f"- ({type(exc).__name__})"
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in parts.items()}
 
 
 def _count_runs():
@@ -324,6 +389,10 @@ def main(argv=None) -> int:
         ]
         cells += [f"{row['err']:.1e}" if "err" in row else "-"]
         print("| " + " | ".join(str(c) for c in cells) + " |")
+        if row.get("launch_parts"):
+            print(
+                f"|   {name} kernel(...) parts: " + ", ".join(f"{k} {v}" for k, v in row["launch_parts"].items()) + " |"
+            )
         if row.get("profile"):
             profiles.append(f"\n## {name}\n{row['profile']}")
     print("".join(profiles))

@@ -6,6 +6,7 @@ specialisation, and step aside for launch hooks."""
 
 import importlib.util
 import pathlib
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -14,7 +15,7 @@ from triton import knobs
 import tile2triton as tilelang
 import tile2triton.language as T
 from tile2triton.runtime.kernel import JITKernel
-from tile2triton.runtime.launcher import scalar_key
+from tile2triton.runtime.launcher import launch_entry, scalar_key
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("launch_cost_bench", ROOT / "benchmarks" / "launch_cost.py")
@@ -178,6 +179,7 @@ def test_launch_by_address_passes_the_addresses(recorded):
     key = (0, True, scalar_key(0.5), scalar_key(7))
     by_address = (a.data_ptr(), b.data_ptr(), 0.5, 7)
     d.kernels.pop(key, None)  # the lowering is the jit cache's: an earlier test may have launched it
+    d.entries.pop(key, None)
     assert d.launch_addresses((3, 1, 1), key, by_address) is False and not recorded  # a miss
     d((3, 1, 1), key, (a, b, 0.5, 7))
     grid, function, args = recorded.pop()
@@ -377,3 +379,64 @@ def test_split_rows_sums_on_the_interpreter():
         part = torch.full((3, n_split), float("nan"))
         out = split_rows(3)(x, part)
         torch.testing.assert_close(out.double(), x.double().sum(1), rtol=1e-5, atol=1e-5)
+
+
+class _CudaLauncher36:
+    """Triton 3.6's ``CudaLauncher`` as far as ``launch_entry`` reads it: its attributes, its
+    ``__call__``'s parameters, and what that passes the C function when no scratch is needed
+    (triton/backends/nvidia/driver.py)."""
+
+    def __init__(self, launch, scratch: int = 0):
+        self.launch = launch
+        self.global_scratch_size, self.profile_scratch_size = scratch, 0
+        self.launch_cooperative_grid, self.launch_pdl = False, True
+
+    def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+        self.launch(gridX, gridY, gridZ, stream, function, self.launch_cooperative_grid, self.launch_pdl, None, None, *args)  # fmt: skip
+
+
+class _CudaLauncher39(_CudaLauncher36):
+    """Triton 3.9's parameters (the C function takes its arguments in another order)."""
+
+    def __call__(self, gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata, launch_enter_hook, launch_exit_hook, *args):  # fmt: skip
+        raise AssertionError("not called here")
+
+
+_CudaLauncher36.__module__ = _CudaLauncher39.__module__ = "triton.backends.nvidia.driver"
+
+
+class _CFunction:
+    """The C launch function: records its arguments."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+
+
+def test_launch_entry_calls_the_c_launcher_with_what_cuda_launcher_passes_it():
+    """Where Triton's CUDA launcher adds only fixed values, the entry is its C function, called with
+    exactly the arguments ``CompiledKernel.run`` (as JITFunction.run calls it) would hand that."""
+    c = _CFunction()
+    kernel = SimpleNamespace(run=_CudaLauncher36(c), function=0x1234, packed_metadata=(4, 1, 1024))
+    launch, head = launch_entry(kernel, kernel.run)
+    assert launch is c
+    launch(3, 2, 1, 77, *head, 0xA0, 0xB0, 0.5, 7)
+    kernel.run(3, 2, 1, 77, kernel.function, kernel.packed_metadata, None, None, None, 0xA0, 0xB0, 0.5, 7)
+    assert len(c.calls) == 2 and c.calls[0] == c.calls[1]
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        _CudaLauncher36(_CFunction(), scratch=256),  # global scratch: __call__ allocates it per launch
+        _CudaLauncher36(lambda *args: None),  # tensor descriptors: Triton's Python wrapper of the C function
+        _CudaLauncher39(_CFunction()),  # another argument order
+        launch_cost._NoLaunch.__new__(launch_cost._NoLaunch),  # not Triton's CUDA launcher
+    ],
+)
+def test_launch_entry_keeps_triton_s_launcher_otherwise(run):
+    kernel = SimpleNamespace(run=run, function=0x1234, packed_metadata=(4, 1, 1024))
+    launch, head = launch_entry(kernel, kernel.run)
+    assert launch is run and head == (0x1234, (4, 1, 1024), None, None, None)

@@ -10,8 +10,10 @@ check, or a device kind without a warm lowering, sends the call to the generic p
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
+import types
 from collections.abc import Callable
 
 import torch
@@ -41,6 +43,38 @@ def scalar_key(value):
     if value.__class__ is int:
         return (value == 1, value % 16 == 0, -0x80000000 <= value <= 0x7FFFFFFF, value <= 0x7FFFFFFFFFFFFFFF)
     return value.__class__
+
+
+# CudaLauncher.__call__'s parameters where it hands its arguments to the C launcher as
+# ``launch(grid x3, stream, function, cooperative, pdl, global scratch, profile scratch, *args)``
+# (Triton 3.6; Triton 3.9's takes the hooks and signatures in another order: not matched)
+_C_LAUNCH_CALL = ("self", "gridX", "gridY", "gridZ", "stream", "function", "args")
+_C_LAUNCH_ABI: dict = {}  # launcher class -> whether its __call__ is the form above
+
+
+def launch_entry(kernel, run) -> tuple:
+    """``(launch, head)`` of a compiled kernel and its launcher ``run`` (``kernel.run``, or the copy of it
+    that takes encoded descriptors): ``launch(gx, gy, gz, stream, *head, *args)`` is
+    ``run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, None, None, None, *args)``, the
+    launch ``JITFunction.run`` ends with, without launch hooks.  Where ``run`` is Triton's CUDA launcher
+    and adds only fixed values to its C function (no global or profile scratch, no Python wrapper for
+    tensor-descriptor arguments), ``launch`` is that C function: ``CudaLauncher.__call__`` is a Python
+    frame that builds two closures per launch, 1.5-2 us of the H200 host's time for two launches
+    (benchmarks/hostcost_probe.py)."""
+    cls = type(run)
+    abi = _C_LAUNCH_ABI.get(cls)
+    if abi is None:
+        try:
+            params = tuple(inspect.signature(cls.__call__).parameters)
+        except (TypeError, ValueError):
+            params = ()
+        abi = _C_LAUNCH_ABI[cls] = cls.__module__ == "triton.backends.nvidia.driver" and params == _C_LAUNCH_CALL
+    c = getattr(run, "launch", None)
+    direct = abi and not getattr(run, "global_scratch_size", 1) and not getattr(run, "profile_scratch_size", 1)
+    if direct and not isinstance(c, types.FunctionType):  # not the tensor descriptors' Python wrapper
+        cooperative, pdl = run.launch_cooperative_grid, run.launch_pdl
+        return c, (kernel.function, cooperative, pdl, None, None, kernel.packed_metadata, None, None, None)
+    return run, (kernel.function, kernel.packed_metadata, None, None, None)
 
 
 class WithSizeMultiples(ExtraArguments):
@@ -74,7 +108,7 @@ class DirectLaunch:
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
-    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "stream", "descriptors", "encoded", "cache_descriptors", "multiples", "tails")  # fmt: skip
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "entries", "stream", "descriptors", "encoded", "cache_descriptors", "multiples", "tails")  # fmt: skip
 
     def __init__(
         self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = (), multiples: tuple = ()
@@ -88,6 +122,7 @@ class DirectLaunch:
         self.multiples = multiples
         self.tails: dict = {}
         self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
+        self.entries: dict = {}  # key -> launch_entry of its kernel (and encoded descriptors' launcher)
         # key -> the kernel's launch with its descriptors encoded once per tensor (None: Triton's
         # launcher encodes TensorDescriptor objects per call): TILE2TRITON_HOST_DESCRIPTOR_CACHE
         self.encoded: dict = {}
@@ -130,22 +165,23 @@ class DirectLaunch:
                         tail = (*args, *encoded.arguments(args, checked))
                         if self.scratch_bytes:
                             tail = (*tail, self._scratch(grid, args, key))
-                        if self.multiples:
-                            tail = (*tail, *self.tails[key])
-                        encoded.launcher(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *tail)  # fmt: skip
-                        return
-                    args = self._arguments(grid, key, args)
+                        args = (*tail, *self.tails[key]) if self.multiples else tail
+                    else:
+                        args = self._arguments(grid, key, args)
                 elif self.multiples:
                     args = (*args, *self.tails[key])
-                kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
+                launch, head = self.entries[key]  # through the encoded descriptors' launcher where there is one
+                launch(g0, g1, g2, self.stream(key[0]), *head, *args)
                 return
         kernel = self.fn.run(*self._arguments(grid, key, args), grid=grid, warmup=False, num_warps=self.num_warps)
         if not self.fn.pre_run_hooks and getattr(kernel, "packed_metadata", None) is not None:
             if self.stream is None:
                 self.stream = driver.active.get_current_stream
             self.kernels[key] = kernel
+            encoded = None
             if self.descriptors and self.cache_descriptors:
-                self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
+                encoded = self.encoded[key] = EncodedDescriptors.of(kernel, self.descriptors)
+            self.entries[key] = launch_entry(kernel, encoded.launcher if encoded is not None else kernel.run)
 
     def launch_addresses(self, grid: tuple, key: tuple, args: tuple) -> bool:
         """``__call__``'s launch with each tensor given as its address (an int), where the kernel for
@@ -154,9 +190,9 @@ class DirectLaunch:
         tensor to be on the launch's CUDA device: Triton's C launcher takes an int as the address,
         where for a tensor it calls ``data_ptr()`` and asks the driver to check the address
         (``cuPointerGetAttribute``), per pointer and launch (on the H200 host a kernel's launch cost
-        13 us in that C function, 8 pointers)."""
-        kernel = self.kernels.get(key)
-        if kernel is None or self.descriptors:
+        13 us in that C function with 8 tensors, 5-6 us with their addresses)."""
+        entry = self.entries.get(key)
+        if entry is None or self.descriptors:
             return False
         try:
             if _HOOKS.launch_enter_hook.calls or _HOOKS.launch_exit_hook.calls or self.fn.pre_run_hooks:
@@ -168,7 +204,8 @@ class DirectLaunch:
         if self.multiples:
             args = (*args, *self.tails[key])
         g0, g1, g2 = grid
-        kernel.run(g0, g1, g2, self.stream(key[0]), kernel.function, kernel.packed_metadata, None, None, None, *args)  # fmt: skip
+        launch, head = entry
+        launch(g0, g1, g2, self.stream(key[0]), *head, *args)
         return True
 
     def _arguments(self, grid: tuple, key: tuple, args: tuple) -> tuple:

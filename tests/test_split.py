@@ -88,3 +88,45 @@ def test_suffix_conditions_stay_one_loop(dev):
     a = torch.randn(50, 50, device=dev)
     ref = torch.triu(a.double()).sum(1)
     torch.testing.assert_close(kernel(a).double(), ref, atol=1e-4, rtol=1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def masked_pair_sums(M, N, BM, BN):
+    """out[r] = sum over c < lens[0] of A[r, c] + B[r, c]: two T.Parallel statements masked by the
+    same prefix condition on a length read at run time, as a varlen kernel's loads are."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), "float32"),
+        B: T.Tensor((M, N), "float32"),
+        Lens: T.Tensor((1,), "int32"),
+        Out: T.Tensor((M,), "float32"),
+    ):
+        with T.Kernel(T.ceildiv(M, BM), threads=128) as bx:
+            acc = T.alloc_fragment((BM, BN), "float32")
+            total = T.alloc_fragment((BM,), "float32")
+            n = Lens[0]
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(N, BN), num_stages=2):
+                for i, j in T.Parallel(BM, BN):
+                    acc[i, j] += T.if_then_else(k * BN + j < n, A[bx * BM + i, k * BN + j], 0.0)
+                for i, j in T.Parallel(BM, BN):
+                    acc[i, j] += T.if_then_else(k * BN + j < n, B[bx * BM + i, k * BN + j], 0.0)
+            T.reduce_sum(acc, total, dim=1)
+            for i in T.Parallel(BM):
+                Out[bx * BM + i] = total[i]
+
+    return main
+
+
+def test_split_point_takes_each_condition_once(dev):
+    """The same condition in two statements gives the split point once (no min of a bound with itself)."""
+    M, N, n = 45, 90, 77
+    kernel = masked_pair_sums(M, N, 16, 16)
+    code = kernel.get_kernel_source(interpret=dev == "cpu")
+    split = [line.strip() for line in code.splitlines() if line.strip().startswith("k_split = ")]
+    assert len(split) == 1 and split[0].count("tl.minimum(") == 1, code
+    a, b = torch.randn(M, N, device=dev), torch.randn(M, N, device=dev)
+    lens = torch.tensor([n], dtype=torch.int32, device=dev)
+    ref = (a.double() + b.double())[:, :n].sum(1)
+    torch.testing.assert_close(kernel(a, b, lens).double(), ref, atol=1e-4, rtol=1e-4)

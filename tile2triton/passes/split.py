@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..ir import INT32
+from ..ir.evaluate import same_exprs
 from ..ir.exprs import static
 
 
@@ -39,8 +40,12 @@ def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None
                 lets[st.var] = st.value
     if not bounds:
         return None
-    split = bounds[0]
-    for b in bounds[1:]:
+    distinct = []  # one bound per expression: the same mask tested by several statements gives it again
+    for bound in bounds:
+        if not any(same_exprs((bound,), (seen,)) for seen in distinct):
+            distinct.append(bound)
+    split, *bounds = distinct
+    for b in bounds:
         split = ir.Call("min", (split, b), INT32)
     split = ir.Call("min", (ir.Call("max", (split, s.start), INT32), s.stop), INT32)
     return split, known

@@ -63,7 +63,7 @@ SHAPES = {
 
 
 # ----------------------------------------------------------------------------- the CPU stand-in
-_FACTORIES = ("randn", "randint", "full", "empty", "zeros", "ones", "randperm", "arange", "rand")
+_FACTORIES = ("randn", "randint", "full", "empty", "zeros", "ones", "randperm", "arange", "rand", "tensor", "linspace")
 
 
 class cpu_for_cuda:
@@ -86,7 +86,9 @@ class cpu_for_cuda:
 
         for name, factory in self.saved.items():
             setattr(torch, name, on_cpu(factory))
-        torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(multi_processor_count=132)
+        torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(
+            multi_processor_count=132, major=9, minor=0, name="NVIDIA H200"
+        )
         torch.cuda.synchronize = lambda *a, **k: None
         torch.Tensor.cuda = lambda self, *a, **k: self
         return self

@@ -59,8 +59,8 @@ def launch_entry(kernel, run) -> tuple:
     launch ``JITFunction.run`` ends with, without launch hooks.  Where ``run`` is Triton's CUDA launcher
     and adds only fixed values to its C function (no global or profile scratch, no Python wrapper for
     tensor-descriptor arguments), ``launch`` is that C function: ``CudaLauncher.__call__`` is a Python
-    frame that builds two closures per launch, 1.5-2 us of the H200 host's time for two launches
-    (benchmarks/hostcost_probe.py)."""
+    frame that builds two closures per launch, about 1-2 us of the H200 host's time for two launches
+    (benchmarks/hostcost_probe.py, BENCHMARKS.md's session 26)."""
     cls = type(run)
     abi = _C_LAUNCH_ABI.get(cls)
     if abi is None:
@@ -102,7 +102,7 @@ class DirectLaunch:
     16-byte aligned, per scalar ``scalar_key``; dtypes are fixed by the call's checks) and the
     compiled kernel found under it launches directly: ``CompiledKernel.run(grid, stream,
     function, metadata, ...)`` as ``JITFunction.run`` ends, with the same arguments (Triton 3.6
-    and 3.9).  A new key, launch hooks (``knobs.runtime.launch_enter_hook`` / ``exit``, e.g.
+    and 3.9), or the C function that call reaches (``launch_entry``).  A new key, launch hooks (``knobs.runtime.launch_enter_hook`` / ``exit``, e.g.
     Proton) or a pre-run hook take ``JITFunction.run``, which compiles or finds the kernel; its
     result is remembered under the key.  Not re-read per launch: Triton options set after the
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).

@@ -1,7 +1,7 @@
 """Registers, spills and shared memory of every kernel TileLang's regression suite launches through
 tile2triton, at the suite's shapes, compiled for sm_90 by the installed Triton: no GPU needed.
 
-    PYTHONPATH=. python benchmarks/spill_survey.py TILELANG_EXAMPLES [FILE ...] [--jobs N]
+    PYTHONPATH=. python benchmarks/spill_survey.py TILELANG_EXAMPLES [FILE ...] [--jobs N] [--lines]
 
 FILE: regression files relative to TILELANG_EXAMPLES (default: every ``**/regression_*.py``).  Each
 file runs in a child process with CUDA faked as on an H200 (benchmarks/launch_cost.py's
@@ -15,7 +15,9 @@ with its error.  Run it with Triton 3.6 (the GPU machine's) for the GPU's code: 
 triton==3.6.0 and torch's CPU build, ``PYTHONPATH=. VENV/bin/python benchmarks/spill_survey.py ...``.
 
 Spills inside a hot loop cost time (session 25: the sparse MLA backward's 83 local loads an
-iteration); ``benchmarks/mlabwd_interleave_probe.py``'s method places them by source line.
+iteration).  ``--lines`` places them: for each kernel that spills, its local loads/stores (``LDL`` /
+``STL`` in the SASS of ``ptxas -lineinfo``, read by ``nvdisasm -g``) counted per line of the generated
+Triton source (kept in the tile2triton cache the run used, printed with the table).
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def _ptxas() -> str:
     return getattr(found, "path", found)
 
 
-def _usage(meta_path: str, ptxas: str) -> dict | None:
+def _usage(meta_path: str, ptxas: str, lines: bool) -> dict | None:
     meta = json.load(open(meta_path))
     ptx = glob.glob(os.path.join(os.path.dirname(meta_path), "*.ptx"))
     if "name" not in meta or not ptx:
@@ -111,16 +113,38 @@ def _usage(meta_path: str, ptxas: str) -> dict | None:
     out = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx[0], "-o", os.devnull], capture_output=True, text=True)
     regs = re.search(r"Used (\d+) registers", out.stderr)
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out.stderr)
-    return {
+    usage = {
         "kernel": meta["name"],
         "warps": meta.get("num_warps"),
         "shared": meta.get("shared"),
         "regs": int(regs.group(1)) if regs else None,
         "spills": f"{spills.group(1)}/{spills.group(2)}" if spills else "?",
     }
+    if lines and spills and spills.group(1) != "0":
+        usage["lines"] = _spills_by_line(ptx[0], ptxas)
+    return usage
 
 
-def survey(examples: str, rel: str) -> list:
+def _spills_by_line(ptx: str, ptxas: str) -> str:
+    """``L<line>: loads/stores`` of local memory per line of the generated source, in line order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "k.cubin")
+        subprocess.run([ptxas, "-arch=sm_90a", "-lineinfo", ptx, "-o", cubin], capture_output=True, check=True)
+        nvdisasm = os.path.join(os.path.dirname(ptxas), "nvdisasm")
+        sass = subprocess.run([nvdisasm, "-c", "-g", cubin], capture_output=True, text=True).stdout
+    per: dict = {}
+    line = 0
+    for text in sass.splitlines():
+        found = re.search(r"## File .*line (\d+)", text)
+        if found:
+            line = int(found.group(1))
+        for k, op in enumerate(("LDL", "STL")):
+            if re.search(rf"\b{op}\b", text):
+                per.setdefault(line, [0, 0])[k] += 1
+    return " ".join(f"L{n}: {ld}/{st}" for n, (ld, st) in sorted(per.items()))
+
+
+def survey(examples: str, rel: str, lines: bool = False) -> list:
     cache = tempfile.mkdtemp(prefix="spill_survey_")
     env = dict(
         os.environ, TRITON_CACHE_DIR=os.path.join(cache, "triton"), TILE2TRITON_CACHE_DIR=os.path.join(cache, "t2t")
@@ -136,7 +160,8 @@ def survey(examples: str, rel: str) -> list:
         return [{"case": rel, "status": f"rc={run.returncode}: {(run.stderr or run.stdout)[-200:]!r}", "metas": []}]
     ptxas = _ptxas()
     for case in cases:
-        case["kernels"] = [u for u in (_usage(m, ptxas) for m in case.pop("metas")) if u]
+        case["kernels"] = [u for u in (_usage(m, ptxas, lines) for m in case.pop("metas")) if u]
+        case["sources"] = os.path.join(cache, "t2t")
     return cases
 
 
@@ -145,6 +170,7 @@ def main(argv=None) -> int:
     p.add_argument("examples")
     p.add_argument("files", nargs="*")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--lines", action="store_true", help="local loads/stores per generated source line")
     p.add_argument("--child", default="", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     examples = os.path.abspath(a.examples)
@@ -162,7 +188,7 @@ def main(argv=None) -> int:
     print("| case | file | kernel | warps | shared bytes | registers | spill bytes (stores/loads) |")
     print("|---|---|---|---|---|---|---|")
     with ThreadPoolExecutor(a.jobs) as pool:
-        for rel, cases in zip(files, pool.map(lambda f: survey(examples, f), files)):
+        for rel, cases in zip(files, pool.map(lambda f: survey(examples, f, a.lines), files)):
             for case in cases:
                 name = case["case"].removeprefix("regression_")
                 if case["status"] != "ok" and not case.get("kernels"):
@@ -170,6 +196,10 @@ def main(argv=None) -> int:
                 for k in case.get("kernels", []):
                     row = (k["kernel"], k["warps"], k["shared"], k["regs"], k["spills"])
                     print(f"| `{name}` | {rel} | " + " | ".join(str(x) for x in row) + " |")
+                    if k.get("lines"):
+                        print(
+                            f"|   | local loads/stores by line of {case['sources']}/{k['kernel'].removesuffix('_kernel')}_*.py: {k['lines']} | | | | | |"
+                        )
     return 0
 
 

@@ -17,7 +17,7 @@ triton==3.6.0 and torch's CPU build, ``PYTHONPATH=. VENV/bin/python benchmarks/s
 Spills inside a hot loop cost time (session 25: the sparse MLA backward's 83 local loads an
 iteration).  ``--lines`` places them: for each kernel that spills, its local loads/stores (``LDL`` /
 ``STL`` in the SASS of ``ptxas -lineinfo``, read by ``nvdisasm -g``) counted per line of the generated
-Triton source (kept in the tile2triton cache the run used, printed with the table).
+Triton source (the module of that kernel, in the tile2triton cache the run used: its folder is printed).
 """
 
 from __future__ import annotations
@@ -197,9 +197,8 @@ def main(argv=None) -> int:
                     row = (k["kernel"], k["warps"], k["shared"], k["regs"], k["spills"])
                     print(f"| `{name}` | {rel} | " + " | ".join(str(x) for x in row) + " |")
                     if k.get("lines"):
-                        print(
-                            f"|   | local loads/stores by line of {case['sources']}/{k['kernel'].removesuffix('_kernel')}_*.py: {k['lines']} | | | | | |"
-                        )
+                        where = f"{k['kernel']} in {case['sources']}"
+                        print(f"|   | local loads/stores by generated source line ({where}): {k['lines']} | | | | | |")
     return 0
 
 

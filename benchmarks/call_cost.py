@@ -35,7 +35,7 @@ runs each on the tile2triton tree DIR too (``base ...`` rows: before and after a
     PYTHONPATH=. python3 benchmarks/call_cost.py --host-only    # any machine: no GPU needed
 
 ``--host-only`` runs the same calls on the CPU with CUDA faked (benchmarks/launch_cost.py's
-``fake_cuda``: Triton compiles for sm_90 offline, the launches do nothing): the Python of a call
+``fake_cuda(h200=True)``: Triton compiles for sm_90 offline, the launches do nothing): the Python of a call
 only, with ``--profile N`` the N functions of most own time.
 """
 
@@ -244,7 +244,7 @@ def child(top: int, host_only: bool) -> None:
         sys.path.insert(0, HERE)
         from launch_cost import fake_cuda
 
-        with fake_cuda():
+        with fake_cuda(h200=True):  # as on the H200: its launch choices and passes
             rows = measure("cpu", top)
     else:
         rows = measure("cuda", top)

@@ -4,7 +4,7 @@ Session 13's suite run timed three cases' event time well above session 11's whi
 time held: ``example_mha_inference`` (two kernels, a ``T.alloc_global`` workspace),
 ``example_gqa_decode`` (a split-KV decode) and ``example_mha_sink_fwd_bhsd``. This probe runs each
 example's kernel as its ``run_regression_perf`` builds it and calls ``kernel(...)`` as the profiler
-does, with benchmarks/launch_cost.py's ``fake_cuda`` (Triton compiles for sm_90 offline, launches do
+does, with benchmarks/launch_cost.py's ``fake_cuda(h200=True)`` (Triton compiles for sm_90 offline, launches do
 nothing) and hostcost_probe's ``cpu_for_cuda`` (the example's CUDA tensors on the CPU): each row is
 the thread's CPU time per call, the least of 25 rounds of 300 calls. Run it from two checkouts to
 compare their host paths:
@@ -56,7 +56,7 @@ def main() -> None:
     install_tilelang_alias()
     half = torch.float16
     rows = []
-    with fake_cuda(), cpu_for_cuda():
+    with fake_cuda(h200=True), cpu_for_cuda():
         inference = load(f"{examples}/flash_decoding/example_mha_inference.py")
         kernel = inference.flashattn(1, 32, 128, 8192, 128, False, 128, 64)  # its run_regression_perf's
         q, kv = torch.randn(1, 128, 32, 128, dtype=half), torch.randn(1, 8192, 32, 128, dtype=half)

@@ -27,7 +27,7 @@ cache_seqlens)``, the module's ``forward``) and prints one row:
   ``JITFunction.run`` (0: every launch found its compiled kernel), ``gc`` the garbage collections
   during them.
 
-``--host-only`` runs on any machine: CUDA faked (benchmarks/launch_cost.py's ``fake_cuda``: Triton
+``--host-only`` runs on any machine: CUDA faked (benchmarks/launch_cost.py's ``fake_cuda(h200=True)``: Triton
 compiles for sm_90 offline, launches do nothing) and the example's ``device="cuda"`` tensors made on
 the CPU; outputs are not computed.  On the GPU the first call's output is checked against a float64
 torch reference of the example's attention (max abs error printed).
@@ -327,7 +327,7 @@ def child(examples: str, impl: str, shape: dict, host_only: bool, top: int) -> N
         sys.path.insert(0, HERE)
         from launch_cost import fake_cuda
 
-        with fake_cuda(), cpu_for_cuda():
+        with fake_cuda(h200=True), cpu_for_cuda():
             row = _run(importlib, shape, host_only, top)
     else:
         row = _run(importlib, shape, host_only, top)

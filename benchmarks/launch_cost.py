@@ -161,12 +161,25 @@ class fake_cuda:
     CPU tensors pass for tensors on CUDA device 0 (``is_cuda``, ``get_device``, ``current_device``),
     Triton's driver is a ``FakeDriver`` whose launches do nothing, descriptors are on
     (``TILE2TRITON_TENSOR_DESCRIPTORS=1``, as on sm_90).  The patched tensor properties are Python
-    functions, slower than torch's own: absolute numbers run high, the calls' costs compare."""
+    functions, slower than torch's own: absolute numbers run high, the calls' costs compare.
+
+    ``h200=True`` also makes ``torch.cuda.is_available()`` true and the device's target sm_90, so
+    the runtime lowers and launches as on the H200 (its launch choices, the passes the target
+    enables, the shared-memory fit); without it a kernel takes the literal launch choice."""
+
+    def __init__(self, h200: bool = False):
+        self.h200 = h200
 
     def __enter__(self):
         import os
 
+        from tile2triton.runtime import target
+
         self.saved = (torch.cuda.current_device, os.environ.get("TILE2TRITON_TENSOR_DESCRIPTORS"))
+        self.saved_target = (torch.cuda.is_available, dict(target._device_targets))
+        if self.h200:
+            torch.cuda.is_available = lambda: True
+            target._device_targets[0] = target.arch_target("sm_90")
         os.environ["TILE2TRITON_TENSOR_DESCRIPTORS"] = "1"
         torch.Tensor.is_cuda = property(lambda self: True)
         torch.Tensor.is_cpu = property(lambda self: False)
@@ -191,6 +204,11 @@ class fake_cuda:
         self.driver.__exit__(*exc)
         del torch.Tensor.is_cuda, torch.Tensor.is_cpu, torch.Tensor.get_device
         torch.cuda.current_device, env = self.saved
+        from tile2triton.runtime import target
+
+        torch.cuda.is_available = self.saved_target[0]
+        target._device_targets.clear()
+        target._device_targets.update(self.saved_target[1])
         if env is None:
             os.environ.pop("TILE2TRITON_TENSOR_DESCRIPTORS", None)
         else:

@@ -121,8 +121,8 @@ class DirectLaunch:
         # multiples, which the key determines (callers add each such size's last 3 bits to it)
         self.multiples = multiples
         self.tails: dict = {}
-        self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel
-        self.entries: dict = {}  # key -> launch_entry of its kernel (and encoded descriptors' launcher)
+        self.kernels: dict = {}  # key (device index first) -> Triton's CompiledKernel (the record)
+        self.entries: dict = {}  # key -> launch_entry of its kernel (and encoded descriptors' launcher): the launch
         # key -> the kernel's launch with its descriptors encoded once per tensor (None: Triton's
         # launcher encodes TensorDescriptor objects per call): TILE2TRITON_HOST_DESCRIPTOR_CACHE
         self.encoded: dict = {}
@@ -151,8 +151,8 @@ class DirectLaunch:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index.
         ``checked``: from a generated launcher, a key that determines the host descriptors'
         tensormaps given the launcher's checks (``_descriptor_parts``)."""
-        kernel = self.kernels.get(key)
-        if kernel is not None:
+        entry = self.entries.get(key)
+        if entry is not None:
             try:  # empty hook chains do nothing: launch without them and their metadata
                 idle = not (_HOOKS.launch_enter_hook.calls or _HOOKS.launch_exit_hook.calls or self.fn.pre_run_hooks)
             except AttributeError:  # a hook that is not a chain: JITFunction.run hands it over
@@ -170,7 +170,7 @@ class DirectLaunch:
                         args = self._arguments(grid, key, args)
                 elif self.multiples:
                     args = (*args, *self.tails[key])
-                launch, head = self.entries[key]  # through the encoded descriptors' launcher where there is one
+                launch, head = entry  # through the encoded descriptors' launcher where there is one
                 launch(g0, g1, g2, self.stream(key[0]), *head, *args)
                 return
         kernel = self.fn.run(*self._arguments(grid, key, args), grid=grid, warmup=False, num_warps=self.num_warps)

@@ -149,13 +149,19 @@ def main() -> None:
                 plan.append(
                     (f"chunks {nc} x {D // nc}, {st} st", lambda nc=nc, st=st: chunked_case(*size, x, nc, stages=st))
                 )
-        for name, fn in plan:
-            try:
-                ms, e, note = fn()
-                print(f"{label:<22} {name:<26} {ms:8.4f} {e:12.2e}  {note}", flush=True)
-            except Exception as exc:
-                print(f"{label:<22} {name:<26} failed: {type(exc).__name__}: {str(exc)[:100]}", flush=True)
+        run_plan(label, plan)
     print(f"total {time.time() - t0:.1f} s")
+
+
+def run_plan(label: str, plan: list, width: int = 26) -> None:
+    """Time each ``(name, case)`` of ``plan`` (a case returns ms, error, note) and print its row; a
+    variant that fails to build or run prints why and the next one runs."""
+    for name, fn in plan:
+        try:
+            ms, e, note = fn()
+            print(f"{label:<22} {name:<{width}} {ms:8.4f} {e:12.2e}  {note}", flush=True)
+        except Exception as exc:
+            print(f"{label:<22} {name:<{width}} failed: {type(exc).__name__}: {str(exc)[:100]}", flush=True)
 
 
 if __name__ == "__main__":

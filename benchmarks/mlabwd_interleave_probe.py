@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-from mlabwd_chunks_probe import chunked_case, chunked_source, load_kernel  # noqa: E402
+from mlabwd_chunks_probe import chunked_case, chunked_source, load_kernel, run_plan  # noqa: E402
 from mlabwd_probe import inputs, t2t_case  # noqa: E402
 
 
@@ -69,12 +69,7 @@ def main() -> None:
             for st in (1, 2, 3):
                 name = f"{'interleaved' if il else 'chunks'} {nc}, {st} st"
                 plan.append((name, lambda nc=nc, il=il, st=st: case(*size, x, nc, il, st)))
-        for name, fn in plan:
-            try:
-                ms, e, note = fn()
-                print(f"{label:<22} {name:<24} {ms:8.4f} {e:12.2e}  {note}", flush=True)
-            except Exception as exc:
-                print(f"{label:<22} {name:<24} failed: {type(exc).__name__}: {str(exc)[:100]}", flush=True)
+        run_plan(label, plan, width=24)
     print(f"total {time.time() - t0:.1f} s")
 
 

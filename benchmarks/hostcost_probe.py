@@ -231,9 +231,10 @@ def _launch_parts(kernel, call, sync, host_only: bool) -> dict:
     """tile2triton's ``kernel(...)`` taken apart, host us each: ``checks`` (the generated launcher with
     its launches made no-ops: checks, output, keys), ``addresses`` (each launch's
     ``DirectLaunch.launch_addresses``), ``run`` (each compiled kernel's ``CompiledKernel.run``: Triton's
-    Python launcher and its C one), ``c`` (the C launcher alone, Triton 3.6's signature; ``-`` elsewhere),
+    Python launcher and its C one), ``c`` (the C launch function alone, as ``launch_entry`` calls it:
+    Triton 3.6; ``-`` where it keeps Triton's launcher),
     ``stream`` (the driver's current-stream call), all for the call's launches together."""
-    from tile2triton.runtime.launcher import DirectLaunch
+    from tile2triton.runtime.launcher import DirectLaunch, launch_entry
 
     original, seen = DirectLaunch.launch_addresses, []
 
@@ -270,20 +271,17 @@ def _launch_parts(kernel, call, sync, host_only: bool) -> dict:
 
     parts = {"launches": len(launches), "checks": checks, "addresses": _host_us(addresses, sync, host_only)}
     parts.update(run=_host_us(run, sync, host_only), stream=_host_us(stream, sync, host_only))
-    first = launches[0][4]._run if launches else None
-    if getattr(first, "global_scratch_size", 1) == 0 and getattr(first, "profile_scratch_size", 1) == 0:
-        try:  # Triton 3.6's CudaLauncher.launch: grid, stream, function, cooperative, pdl, scratch x2, ...
+    # the C launch function alone, as launch_entry binds it (Triton 3.6's; "-" where it keeps the launcher)
+    entries = [(d, grid, key, args, launch_entry(k, k.run)) for d, grid, key, args, k in launches]
+    if entries and all(entry[0] is not k.run for (*_, k), (*_, entry) in zip(launches, entries)):
 
-            def c_launch():
-                for d, (g0, g1, g2), key, args, k in launches:
-                    r = k._run
-                    r.launch(g0, g1, g2, d.stream(key[0]), k.function, r.launch_cooperative_grid, r.launch_pdl,
-                             None, None, k.packed_metadata, None, None, None, *args)  # fmt: skip
+        def c_launch():
+            for d, (g0, g1, g2), key, args, (launch, head) in entries:
+                launch(g0, g1, g2, d.stream(key[0]), *head, *args)
 
-            c_launch()
-            parts["c"] = _host_us(c_launch, sync, host_only)
-        except Exception as exc:  # another Triton's signature
-            parts["c"] = f"- ({type(exc).__name__})"
+        parts["c"] = _host_us(c_launch, sync, host_only)
+    else:
+        parts["c"] = "-"
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in parts.items()}
 
 

@@ -103,7 +103,16 @@ def test_attention_shape_and_heuristic_d128():
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
     assert shape == tuning.KernelShape(
-        "attention", 256, 2 * 128 * 128, 2, 2 * 128 * 128 * 2, 128 * 128 * 2, trips=2, blocks=2 * 2 * 1, gemms=2
+        "attention",
+        256,
+        2 * 128 * 128,
+        2,
+        2 * 128 * 128 * 2,
+        128 * 128 * 2,
+        trips=2,
+        blocks=2 * 2 * 1,
+        gemms=2,
+        held_elems=2 * 128 * 128 + 128 * 128 // 2 + 5 * 128,  # acc_s, acc_o; acc_s_cast (fp16); 5 row vectors
     )
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(8, 3)
 
@@ -164,6 +173,71 @@ def test_gemm_keeps_its_warps_and_gets_at_least_three_stages():
     # 256x256x128 fp16 tiles: 3 stages (384 KiB) do not fit, the source's 2 stay
     big = prim(gemm, 600, 600, 600, 256, 256, 128, 2, 256).prim_func
     assert tuning.heuristic(big, HOPPER) == tuning.LITERAL
+
+
+def two_accumulators(M, N, K, bm, bn, bk, threads):
+    """gemm_fp8_2xAcc's loop: a gemm accumulator added into a second one every two k tiles."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bn, bk), "float16")
+            C_f = T.alloc_fragment((bm, bn), "float")
+            C_sum = T.alloc_fragment((bm, bn), "float")
+            T.clear(C_f)
+            T.clear(C_sum)
+            trips = T.ceildiv(K, bk)
+            for ko in T.Pipelined(trips, num_stages=3):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[bx * bn, ko * bk], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+                if (ko + 1) % 2 == 0:
+                    for i, j in T.Parallel(bm, bn):
+                        C_sum[i, j] += C_f[i, j]
+                    T.clear(C_f)
+            if trips % 2 != 0:
+                for i, j in T.Parallel(bm, bn):
+                    C_sum[i, j] += C_f[i, j]
+            T.copy(C_sum, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_fragments_a_thread_cannot_hold_take_more_warps(monkeypatch, switch):
+    """TILE2TRITON_HELD_WARPS: two 128 x 128 fp32 accumulators are 256 registers a thread of 4
+    warps, 128 of 8.  The second accumulator alone too many: 8 warps on a static grid of at most
+    one block an SM (8 x 8), the source's 4 on a larger one (16 x 16).  The gemm's own 128 x 256
+    accumulator too large: 8 warps on any grid.  One 128 x 128 accumulator fits 4 warps."""
+    monkeypatch.setenv("TILE2TRITON_HELD_WARPS", switch)
+    want = 8 if switch == "1" else None
+    small = prim(two_accumulators, 1000, 1000, 4000, 128, 128, 64, 128).prim_func
+    assert tuning.shape_of(small).held_elems == 2 * 128 * 128
+    assert tuning.shape_of(small).blocks == 64
+    assert tuning.heuristic(small, HOPPER).num_warps == want
+    large = prim(two_accumulators, 2000, 2000, 4000, 128, 128, 64, 128).prim_func
+    assert tuning.shape_of(large).blocks == 256
+    assert tuning.heuristic(large, HOPPER).num_warps is None
+    wide = prim(gemm, 4000, 4000, 4000, 128, 256, 64, 3, 128).prim_func
+    assert tuning.heuristic(wide, HOPPER).num_warps == want
+    assert tuning.heuristic(prim(gemm, 4000, 4000, 4000, 128, 128, 64, 3, 128).prim_func, HOPPER) == tuning.LITERAL
+    # a source of 8 warps holds both accumulators already
+    assert (
+        tuning.heuristic(prim(two_accumulators, 1000, 1000, 4000, 128, 128, 64, 256).prim_func, HOPPER).num_warps
+        is None
+    )
+
+
+def test_two_accumulators_are_exact_at_either_warps(dev):
+    """The launch with more warps computes what the source's launch computes (odd k-tile count: the tail adds)."""
+    M, N, K = 150, 131, 300
+    func = prim(two_accumulators, M, N, K, 128, 128, 64, 128).prim_func
+    a, b = torch.randn(M, K, device=dev, dtype=torch.float16), torch.randn(N, K, device=dev, dtype=torch.float16)
+    want = a.double() @ b.double().T
+    for warps in (4, 8):
+        out = JITKernel(func, launch=tuning.LaunchChoice(warps, 3))(a, b)
+        assert_close(out, want, atol=1e-3, rtol=1e-3)
 
 
 def test_element_wise_kernels_keep_the_source_launch():

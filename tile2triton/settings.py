@@ -37,6 +37,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_FORWARD_STAGES`` | on/off (default on) | a copy out of one stage of a staged buffer (``K_shared[bi % 2]``) written whole earlier in the same block reads the written tile, not a select of the buffer (codegen/tile_ops.py) |
 | ``TILE2TRITON_GLOBAL_MIRRORS`` | on/off (default on) | a shared buffer that only holds a copy of global elements (an index list) is read from the global tensor after the copy (passes/analysis.py) |
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
+| ``TILE2TRITON_HELD_WARPS`` | on/off (default on) | a one-gemm loop of wgmma-sized gemms whose fragments (accumulators, a second accumulator) a thread of the source's warps cannot hold takes more warps, up to 8 (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_ROW_ONCE`` | on/off (default on) | a row of a global buffer that several ``T.Parallel`` statements of one block read along a lane (an index list: the score mask's and the gathers' ``Indices[..., base + j]``) is loaded once into a fragment before the first of them, each read taking the fragment (passes/row_once.py) |
@@ -118,6 +119,7 @@ HOST_DESCRIPTOR_CACHE_DEFAULT = True
 # gemm_sqrsum 98.5 -> 105.9 and 64.5 -> 68.1 us, so it stays off
 WS_WARPS_DEFAULT = True
 REG_WARPS_DEFAULT = False
+HELD_WARPS_DEFAULT = True
 SECTION_WARPS_DEFAULT = True
 FORWARD_STAGES_DEFAULT = True
 GLOBAL_MIRRORS_DEFAULT = True
@@ -240,6 +242,7 @@ VARIABLES = (
     "TILE2TRITON_FEW_WARPS",
     "TILE2TRITON_WS_WARPS",
     "TILE2TRITON_REG_WARPS",
+    "TILE2TRITON_HELD_WARPS",
     "TILE2TRITON_SECTION_WARPS",
     "TILE2TRITON_FORWARD_STAGES",
     "TILE2TRITON_GLOBAL_MIRRORS",
@@ -340,6 +343,7 @@ class Settings:
     few_warps: bool
     ws_warps: bool
     reg_warps: bool
+    held_warps: bool
     section_warps: bool
     forward_stages: bool
     global_mirrors: bool
@@ -423,6 +427,7 @@ class Settings:
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
             ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),
             reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
+            held_warps=flag("TILE2TRITON_HELD_WARPS", get("TILE2TRITON_HELD_WARPS"), HELD_WARPS_DEFAULT),
             section_warps=flag("TILE2TRITON_SECTION_WARPS", get("TILE2TRITON_SECTION_WARPS"), SECTION_WARPS_DEFAULT),
             forward_stages=flag(
                 "TILE2TRITON_FORWARD_STAGES", get("TILE2TRITON_FORWARD_STAGES"), FORWARD_STAGES_DEFAULT

@@ -151,6 +151,7 @@ class KernelShape:
     kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
     blocks: int | None = None  # blocks of the loop's kernel's grid, where static
     tile_elems: int = 0  # 32-bit registers the loop's tiles take (accumulators, fragments, gemm operands)
+    held_elems: int = 0  # 32-bit registers of the fragments the loop touches (its accumulators among them)
     gemms: int = 0  # gemms in the loop (2: an attention forward's scores and output)
 
 
@@ -180,6 +181,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 kernels,
                 blocks=_grid_blocks(kernel),
                 tile_elems=_tile_registers(st, gemms),
+                held_elems=_held_registers(st, accs),
                 gemms=len(gemms),
             )
     return best
@@ -195,6 +197,20 @@ def _tile_registers(loop: ir.For, gemms: list) -> int:
     buffers = {r.buffer for g in gemms for r in (g.a, g.b, g.c)}
     buffers |= {s.buffer for s in ir.walk(loop.body) if isinstance(s, ir.Alloc) and s.buffer.scope != ir.SHARED}
     return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in buffers if b.scope != ir.GLOBAL)
+
+
+def _held_registers(loop: ir.For, accs: set) -> int:
+    """32-bit registers (all threads together) of the register buffers a loop touches: its gemms'
+    accumulators and every fragment or local buffer it reads or writes (a second accumulator the
+    gemm's partial sums are added into, a fragment of scales).  16-bit elements pack two to a
+    register."""
+    held = set(accs)
+    for s in ir.walk(loop.body):
+        held |= ir.operand_buffers(s)
+        if isinstance(s, ir.Store):
+            held.add(s.buffer)
+        held |= {load.buffer for load in ir.loads_in(s)}
+    return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in held if b.scope in (ir.FRAGMENT, ir.LOCAL))
 
 
 def _rows(g: ir.Gemm) -> int:
@@ -323,6 +339,8 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
     if shape.kind == "gemm":
         stages = 3 if shape.stages < 3 and 3 in fits else None
         warps = _register_warps(shape) if settings.current().reg_warps else None
+        if warps is None and settings.current().held_warps and shape.tile_elems == 0:
+            warps = _held_warps(shape)
         return LaunchChoice(warps, stages) if warps or stages else LITERAL
     holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
     warps = holds[0] if holds else max((4, 8, 16), key=lambda w: (_acc_budget(w) * 32 * w, -w))
@@ -369,6 +387,35 @@ def _register_warps(shape: KernelShape) -> int | None:
         if shape.tile_elems <= TILE_REGS_PER_THREAD * 32 * warps:
             return None if warps == source else warps
     return None
+
+
+def _held_warps(shape: KernelShape) -> int | None:
+    """``TILE2TRITON_HELD_WARPS``: for a loop of wgmma-sized gemms whose fragments
+    (``KernelShape.held_elems``: its accumulators and the fragments it reads or writes) a thread of
+    the source's warps cannot hold within ``_acc_budget``, the fewest warps up to 8 that hold them
+    (8 where none does: they spill least); None where the source's warps keep them.
+
+    A wgmma accumulator is spread over the block's warpgroups, so more warps give each thread
+    fewer of its registers.  Measured on the H200 (benchmarks/gemm_warps_sweep.py, 4 against 8
+    warps, 6 shapes each):
+
+    * the gemm's own accumulator too large (one 128 x 256 fp32 accumulator, 256 registers a thread
+      of 4 warps): 8 warps 4.6-7.9x faster at every grid, 12 to 2048 blocks;
+    * only a fragment beside it too large (gemm_fp8_2xAcc's second 128 x 128 accumulator, spilled
+      and reloaded once per promotion): 8 warps 9-20% faster on static grids of at most one block
+      an SM (24-96 blocks), 9-34% slower on grids of 256-4096 blocks, where the spilling 4-warp
+      block shares its SM with a second one.  So that case takes more warps only on a static grid
+      of at most ``SMS`` blocks, as ``GRID_WARPS`` does for attention."""
+    source = next_pow2(max(1, shape.threads // 32))
+
+    def holds(warps: int, elems: int) -> bool:
+        return elems <= _acc_budget(warps) * 32 * warps
+
+    if holds(source, shape.held_elems):
+        return None
+    if holds(source, shape.acc_elems) and (shape.blocks is None or shape.blocks > SMS):
+        return None
+    return next((w for w in (2, 4, 8) if w > source and holds(w, shape.held_elems)), 8 if source < 8 else None)
 
 
 def _acc_budget(warps: int) -> int:

@@ -16,7 +16,7 @@ Each is compiled at 4 and 8 warps (the source's stages, 3) and at the heuristic'
 checked against torch in float32.  Times are ``triton.testing.do_bench`` medians (L2 flushed).
 From the repo root on the GPU:
 
-    PYTHONPATH=. python benchmarks/gemm_warps_sweep.py --jobs 12
+    PYTHONPATH=. python benchmarks/gemm_warps_sweep.py --jobs 12 [--kinds fp8_2xacc ...]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 from prewarm import prewarm  # noqa: E402
 
 WARPS = (4, 8)
+KINDS = ("fp8_2xacc", "f16_128x256", "f16_128x128")
 SIZES = [  # (M, N, K): the suite's, square ones, ragged ones, a grid under one wave, a short K
     (1024, 1024, 8192),
     (2048, 2048, 4096),
@@ -113,11 +114,12 @@ def _warm(task):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS)
     ns = ap.parse_args(argv)
     import torch
     import triton
 
-    kinds = ("fp8_2xacc", "f16_128x256", "f16_128x128")
+    kinds = ns.kinds
     tasks = [(kind, size, w) for kind in kinds for size in SIZES for w in (None, *WARPS)]
     prewarm(tasks, _warm, ns.jobs)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")

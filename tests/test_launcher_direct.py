@@ -140,10 +140,10 @@ def test_interpreted_lowering_has_no_direct_launch():
 @pytest.mark.parametrize(
     "make, keys",
     [
-        # two kernels, each passed every parameter: the tensors' alignment and the scalars, one key
-        (lambda: scaled_steps(150), ["(dev, key_a0, key_a1, key_a2, key_a3, )"]),
+        # two kernels, each passed every parameter: the tensors' alignment (one part) and the scalars, one key
+        (lambda: scaled_steps(150), ["(dev, aligned0, key_a2, key_a3, )"]),
         # an output (fresh from torch.empty, aligned) is not in the key
-        (lambda: launch_cost.copy(300), ["(dev, key_a0, )"]),
+        (lambda: launch_cost.copy(300), ["(dev, aligned0, )"]),
     ],
 )
 def test_generated_launcher_keys_gpu_launches(make, keys):
@@ -159,7 +159,10 @@ def test_generated_launcher_keys_gpu_launches(make, keys):
     # twice: launched on the current device, or under a guard making the tensors' device current
     found = [line.split(" = ", 1)[1] for line in lines if line.startswith("key") and line[3].isdigit()]
     assert found == keys * 2, src
-    assert "p0 = a0.data_ptr()" in lines and "key_a0 = p0 % 16 == 0" in lines, src
+    assert "p0 = a0.data_ptr()" in lines, src
+    assert (
+        "aligned0 = p0 % 16 == 0" in lines or "aligned0 = (p0 | p1) & 15 == 0 or (p0 % 16 == 0, p1 % 16 == 0)" in lines
+    ), src
     # each launch by address (the tensors as the ints read once), then through __call__ where that declines
     by_address = [line for line in lines if line.startswith("if not direct")]
     assert len(by_address) == 2 * len(lowered.launches), src
@@ -288,7 +291,7 @@ def test_generated_size_keys_pick_the_kernels_jit_run_picks():
         sizes = [1, 16, 7, 17, 32, 48, 1, 16]
         for n in sizes:
             kernel(torch.randn(n))
-        assert "key_v0 = (v0 == 1, v0 % 16 == 0, v0 <= 0x7FFFFFFF)" in kernel._entry.source
+        assert "key_v0 = (v0 % 16 == 0) | (v0 == 1) << 1 | (v0 > 0x7FFFFFFF) << 2" in kernel._entry.source
         lowered = kernel._compile(False)
         fn, _, _, _, num_warps = lowered.launches[0]
         direct = [function for _, function, _ in CALLS]
@@ -300,6 +303,51 @@ def test_generated_size_keys_pick_the_kernels_jit_run_picks():
     assert direct == by_run and len(set(by_run)) >= 2  # multiples of 16 apart (Triton 3.9 keeps 1 with the others)
     generated = [key for key in lowered.direct[0].kernels if key[1] != "generic"]
     assert len(generated) == 3  # 1; multiples of 16; the others
+
+
+@tilelang.jit(out_idx=[-1])
+def dyn_sum(block=16):
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32), C: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+    return main
+
+
+def test_generated_alignment_key_picks_the_kernels_jit_run_picks():
+    """The generated launcher keys its tensors' alignment as one part (True where every address is
+    16-byte aligned, else each one's): aligned and misaligned views of either input (CUDA faked)
+    launch the kernel ``JITFunction.run`` picks for them, one key per combination."""
+    CALLS.clear()
+    base_a, base_b = torch.randn(101), torch.randn(101)
+    views = [
+        (base_a[:100], base_b[:100]),
+        (base_a[1:], base_b[:100]),
+        (base_a[:100], base_b[1:]),
+        (base_a[1:], base_b[1:]),
+    ]
+    with launch_cost.fake_cuda() as drv:
+        drv.launcher_cls = _Recording
+        kernel = JITKernel(dyn_sum().prim_func)
+        for a, b in views * 2:
+            kernel(a, b)
+        assert "aligned0 = (p0 | p1) & 15 == 0 or (p0 % 16 == 0, p1 % 16 == 0)" in kernel._entry.source
+        lowered = kernel._compile(False)
+        fn, _, _, _, num_warps = lowered.launches[0]
+        direct = [function for _, function, _ in CALLS]
+        CALLS.clear()
+        for a, b in views * 2:
+            fn.run(a, b, torch.empty(100), 100, grid=(7, 1, 1), warmup=False, num_warps=num_warps)
+        by_run = [function for _, function, _ in CALLS]
+    assert direct == by_run
+    generated = {key[1]: k.hash for key, k in lowered.direct[0].kernels.items() if key[1] != "generic"}
+    assert sorted(map(str, generated)) == sorted(map(str, [True, (False, True), (True, False), (False, False)]))
+    assert len(set(generated.values())) == 4  # a binary per combination, as Triton specialises them
 
 
 @tilelang.jit(out_idx=[-1])

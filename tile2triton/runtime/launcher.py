@@ -547,6 +547,7 @@ def _emit_launches(
     head: list = []  # lines before the launches: the key parts and keys
     parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
+    aligned: dict = {}  # a launch's tensor slots (outside ``known``) -> the local holding their alignment part
     addresses = {k: f"p{k}" for k in known or {}}  # tensor slot -> the local holding its address
     body: list = []  # (depth, line) of the launches
     # slots passed as multiples as well (WithSizeMultiples): their key parts hold their last 3 bits
@@ -581,18 +582,30 @@ def _emit_launches(
                     if k in tensor_slots and k not in addresses:
                         addresses[k] = f"p{k}"
                         head.append(f"{addresses[k]} = {slot[k]}.data_ptr()")
-                    if k in keyed and k not in parts:
+                    if k in keyed and keyed[k] != "tensor" and k not in parts:
                         parts[k] = f"key_{slot[k]}"
-                        if keyed[k] == "tensor":
-                            part = f"{addresses[k]} % 16 == 0"
+                        v = slot[k]
+                        if keyed[k] == "size" and k in multiple_slots:  # its last 3 bits too: v & 15 holds them
+                            part = f"{v} & 15 | ({v} == 1) << 4 | ({v} > 0x7FFFFFFF) << 5"
                         elif keyed[k] == "size":  # scalar_key's parts that can differ for an extent or a stride
-                            part = f"({slot[k]} == 1, {slot[k]} % 16 == 0, {slot[k]} <= 0x7FFFFFFF)"
+                            part = f"({v} % 16 == 0) | ({v} == 1) << 1 | ({v} > 0x7FFFFFFF) << 2"
+                        elif k in multiple_slots:
+                            part = f"(scalar_key({v}), {v} & 7)"
                         else:
-                            part = f"scalar_key({slot[k]})"
-                        if k in multiple_slots:
-                            part = f"({part}, {slot[k]} & 7)"
+                            part = f"scalar_key({v})"
                         head.append(f"{parts[k]} = {part}")
-                key = "(dev, " + "".join(f"{parts[k]}, " for k in positions if k in keyed) + ")"
+                # the tensors' alignment as one part: True where every address is 16-byte aligned, else
+                # the tuple of each one's (never equal to True)
+                unknown = tuple(k for k in positions if keyed.get(k) == "tensor" and k not in parts)
+                if unknown and unknown not in aligned:
+                    aligned[unknown] = f"aligned{len(aligned)}"
+                    each = [f"{addresses[k]} % 16 == 0" for k in unknown]
+                    if len(unknown) > 1:
+                        each = [f"({' | '.join(addresses[k] for k in unknown)}) & 15 == 0 or ({', '.join(each)})"]
+                    head.append(f"{aligned[unknown]} = {each[0]}")
+                key_parts = [aligned[unknown]] if unknown else []
+                key_parts += [parts[k] for k in positions if k in keyed and keyed[k] != "tensor"]
+                key = "(dev, " + "".join(f"{part}, " for part in key_parts) + ")"
                 if key not in keys:
                     keys[key] = f"key{len(keys)}"
                     head.append(f"{keys[key]} = {key}")

@@ -1,0 +1,100 @@
+"""Is a regression case's event time its host time?  One TileLang example's ``run_regression_perf``
+through tile2triton, with the timer it reaches (``Profiler.do_bench`` or the ``do_bench`` the example
+imports) replaced by a probe that prints, for the timed callable:
+
+* ``host us``: 300 calls back to back (``time.perf_counter``), then one synchronize; median of 5 rounds;
+* ``event us``: ``triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")``, the suite's
+  timer (L2 flushed before each call);
+* ``no-flush us``: the same CUDA events around each of 200 calls without the flush between them;
+* ``kernel us``: the CUDA time of one call's kernels (torch.profiler, as the suite's ``kernel_ms``).
+
+Where ``event us`` is near ``host us`` and far above ``kernel us``, the host did not keep ahead of the
+GPU in the timed loop (issue 23: ``mha_inference``'s event time read 30 to 65 us with the same
+26 us of kernels).  On the GPU machine, from the repo root:
+
+    PYTHONPATH=. python3 benchmarks/host_bound_probe.py EXAMPLES FILE [KEY=VALUE ...]
+
+FILE is the example relative to EXAMPLES (``flash_decoding/example_mha_inference.py``); KEY=VALUE
+pairs are ``run_regression_perf``'s arguments (ints, floats, True/False).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _host_us(fn, sync) -> float:
+    for _ in range(20):
+        fn()
+    sync()
+    rounds = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(300):
+            fn()
+        rounds.append((time.perf_counter() - t0) / 300 * 1e6)
+        sync()
+    return statistics.median(rounds)
+
+
+def _no_flush_us(fn) -> float:
+    import torch
+
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(200)]
+    for _ in range(25):
+        fn()
+    for start, end in pairs:
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in pairs) * 1e3
+
+
+def probe(fn, *args, **kwargs):
+    import torch
+    import triton.testing
+
+    sys.path.insert(0, os.path.join(HERE, "tilelang_regression_suite"))
+    from child import kernel_ms  # the suite's kernel time
+
+    row = {
+        "host us": _host_us(fn, torch.cuda.synchronize),
+        "event us": triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e3,
+        "no-flush us": _no_flush_us(fn),
+        "kernel us": kernel_ms(fn) * 1e3,
+    }
+    print("| " + " | ".join(f"{k} {v:.1f}" for k, v in row.items()) + " |", flush=True)
+    return 1.0
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    examples, rel, *pairs = argv
+    kwargs = {}
+    for pair in pairs:
+        key, value = pair.split("=", 1)
+        kwargs[key] = ast.literal_eval(value)
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()
+    import tile2triton.profiler
+
+    tile2triton.profiler.do_bench = probe
+    sys.path.insert(0, os.path.join(examples, os.path.dirname(rel)))
+    example = importlib.import_module(os.path.basename(rel)[:-3])
+    if hasattr(example, "do_bench"):
+        example.do_bench = probe
+    example.run_regression_perf(**kwargs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -259,6 +259,20 @@ def test_launcher_key_follows_address_and_shape(monkeypatch):
     assert len(enc.checked) == 4  # a80, a48, other, odd
 
 
+def test_launcher_reads_no_address_it_does_not_use(monkeypatch):
+    """A launch through host descriptors passes its tensors, not their addresses: the generated
+    launcher reads an address only where the key (an input's alignment) or a descriptor's key uses it."""
+    import re
+
+    base = torch.randn(80 * 32).half()
+    _, source, _ = _through_launcher(monkeypatch, "1", lambda: dyn_sums(32), [(base.view(80, 1, 32),)] * 2)
+    assigned = set(re.findall(r"\b(p\d+) (?:=|:=) ", source))
+    assert assigned, source
+    for name in assigned:
+        uses = len(re.findall(rf"\b{name}\b", source)) - len(re.findall(rf"\b{name} (?:=|:=) ", source))
+        assert uses > 0, f"{name} is read and never used:\n{source}"
+
+
 def test_launcher_key_of_static_shapes(monkeypatch):
     """Static shapes: the key is the addresses, plus the strides of a tensor with a dim of extent 1
     (``is_contiguous`` leaves its stride free); W's swapped-in tensors and A's odd stride still get

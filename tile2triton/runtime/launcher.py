@@ -578,8 +578,10 @@ def _emit_launches(
                 d += 1
             call_args = "".join(f"{slot[k]}, " for k in positions)
             if keyed is not None and direct is not None:
+                by_address = not direct.descriptors  # else only a keyed tensor's alignment needs its address
                 for k in positions:
-                    if k in tensor_slots and k not in addresses:
+                    wanted = by_address or (keyed.get(k) == "tensor" and k not in parts)
+                    if k in tensor_slots and wanted and k not in addresses:
                         addresses[k] = f"p{k}"
                         head.append(f"{addresses[k]} = {slot[k]}.data_ptr()")
                     if k in keyed and keyed[k] != "tensor" and k not in parts:

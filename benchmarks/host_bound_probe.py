@@ -25,23 +25,8 @@ import importlib
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _host_us(fn, sync) -> float:
-    for _ in range(20):
-        fn()
-    sync()
-    rounds = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(300):
-            fn()
-        rounds.append((time.perf_counter() - t0) / 300 * 1e6)
-        sync()
-    return statistics.median(rounds)
 
 
 def _no_flush_us(fn) -> float:
@@ -63,10 +48,12 @@ def probe(fn, *args, **kwargs):
     import triton.testing
 
     sys.path.insert(0, os.path.join(HERE, "tilelang_regression_suite"))
+    sys.path.insert(0, HERE)
     from child import kernel_ms  # the suite's kernel time
+    from hostcost_probe import _host_us  # 300 calls back to back, median of 5 rounds
 
     row = {
-        "host us": _host_us(fn, torch.cuda.synchronize),
+        "host us": _host_us(fn, torch.cuda.synchronize, host_only=False),
         "event us": triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e3,
         "no-flush us": _no_flush_us(fn),
         "kernel us": kernel_ms(fn) * 1e3,

@@ -12,14 +12,16 @@ Where ``event us`` is near ``host us`` and far above ``kernel us``, the host did
 GPU in the timed loop (issue 23: ``mha_inference``'s event time read 30 to 65 us with the same
 26 us of kernels).  On the GPU machine, from the repo root:
 
-    PYTHONPATH=. python3 benchmarks/host_bound_probe.py EXAMPLES FILE [KEY=VALUE ...]
+    PYTHONPATH=. python3 benchmarks/host_bound_probe.py EXAMPLES FILE [KEY=VALUE ...] [--impl tilelang]
 
 FILE is the example relative to EXAMPLES (``flash_decoding/example_mha_inference.py``); KEY=VALUE
-pairs are ``run_regression_perf``'s arguments (ints, floats, True/False).
+pairs are ``run_regression_perf``'s arguments (ints, floats, True/False).  ``--impl tilelang`` runs real
+TileLang instead (its site on PYTHONPATH, as the suite's ``--site``), for the same rows on the same machine.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import os
@@ -63,21 +65,30 @@ def probe(fn, *args, **kwargs):
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    examples, rel, *pairs = argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("examples")
+    ap.add_argument("file")
+    ap.add_argument("pairs", nargs="*", help="run_regression_perf's arguments, KEY=VALUE")
+    ap.add_argument("--impl", default="tile2triton", choices=("tile2triton", "tilelang"))
+    ns = ap.parse_args(argv)
     kwargs = {}
-    for pair in pairs:
+    for pair in ns.pairs:
         key, value = pair.split("=", 1)
         kwargs[key] = ast.literal_eval(value)
-    from tile2triton.cli import install_tilelang_alias
+    if ns.impl == "tile2triton":
+        from tile2triton.cli import install_tilelang_alias
 
-    install_tilelang_alias()
-    import tile2triton.profiler
+        install_tilelang_alias()
+    import tilelang.profiler  # tile2triton's under the alias
 
-    tile2triton.profiler.do_bench = probe
-    sys.path.insert(0, os.path.join(examples, os.path.dirname(rel)))
-    example = importlib.import_module(os.path.basename(rel)[:-3])
-    if hasattr(example, "do_bench"):
+    tilelang.profiler.do_bench = probe  # what Profiler.do_bench calls, in both implementations
+    if ns.impl == "tilelang":
+        import tilelang.profiler.bench
+
+        tilelang.profiler.bench.do_bench = probe
+    sys.path.insert(0, os.path.join(ns.examples, os.path.dirname(ns.file)))
+    example = importlib.import_module(os.path.basename(ns.file)[:-3])
+    if hasattr(example, "do_bench"):  # imported by name from tilelang.profiler
         example.do_bench = probe
     example.run_regression_perf(**kwargs)
     return 0

@@ -119,6 +119,9 @@ HOST_DESCRIPTOR_CACHE_DEFAULT = True
 # gemm_sqrsum 98.5 -> 105.9 and 64.5 -> 68.1 us, so it stays off
 WS_WARPS_DEFAULT = True
 REG_WARPS_DEFAULT = False
+# HELD_WARPS (wgmma loops; benchmarks/gemm_warps_sweep.py, session 27): a 128 x 256 accumulator at 128
+# threads 4.6-7.9x faster at 8 warps on every grid; gemm_fp8_2xAcc's second accumulator 7-20% faster on
+# grids of at most one block an SM, slower past it (kept there)
 HELD_WARPS_DEFAULT = True
 SECTION_WARPS_DEFAULT = True
 FORWARD_STAGES_DEFAULT = True

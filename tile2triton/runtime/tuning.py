@@ -339,7 +339,7 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
     if shape.kind == "gemm":
         stages = 3 if shape.stages < 3 and 3 in fits else None
         warps = _register_warps(shape) if settings.current().reg_warps else None
-        if warps is None and settings.current().held_warps and shape.tile_elems == 0:
+        if warps is None and settings.current().held_warps and shape.tile_elems == 0:  # wgmma-sized gemms only
             warps = _held_warps(shape)
         return LaunchChoice(warps, stages) if warps or stages else LITERAL
     holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
@@ -397,13 +397,13 @@ def _held_warps(shape: KernelShape) -> int | None:
 
     A wgmma accumulator is spread over the block's warpgroups, so more warps give each thread
     fewer of its registers.  Measured on the H200 (benchmarks/gemm_warps_sweep.py, 4 against 8
-    warps, 6 shapes each):
+    warps; gpu_logs/2026-12-04_s27_gemm_warps_sweep.log):
 
     * the gemm's own accumulator too large (one 128 x 256 fp32 accumulator, 256 registers a thread
       of 4 warps): 8 warps 4.6-7.9x faster at every grid, 12 to 2048 blocks;
     * only a fragment beside it too large (gemm_fp8_2xAcc's second 128 x 128 accumulator, spilled
-      and reloaded once per promotion): 8 warps 9-20% faster on static grids of at most one block
-      an SM (24-96 blocks), 9-34% slower on grids of 256-4096 blocks, where the spilling 4-warp
+      and reloaded once per promotion): 8 warps 7-20% faster on static grids of at most one block
+      an SM (24-132 blocks), 8-33% slower on grids of 156-4096 blocks, where the spilling 4-warp
       block shares its SM with a second one.  So that case takes more warps only on a static grid
       of at most ``SMS`` blocks, as ``GRID_WARPS`` does for attention."""
     source = next_pow2(max(1, shape.threads // 32))

@@ -227,6 +227,10 @@ def test_fragments_a_thread_cannot_hold_take_more_warps(monkeypatch, switch):
         tuning.heuristic(prim(two_accumulators, 1000, 1000, 4000, 128, 128, 64, 256).prim_func, HOPPER).num_warps
         is None
     )
+    # a gemm of 32 rows is an mma.sync loop: TILE2TRITON_REG_WARPS's (off), not this rule's
+    thin = prim(two_accumulators, 1000, 1000, 4000, 32, 512, 64, 32).prim_func
+    assert tuning.shape_of(thin).held_elems > tuning._acc_budget(1) * 32 and tuning.shape_of(thin).tile_elems > 0
+    assert tuning.heuristic(thin, HOPPER).num_warps is None
 
 
 def test_two_accumulators_are_exact_at_either_warps(dev):

@@ -601,10 +601,10 @@ def _emit_launches(
                 unknown = tuple(k for k in positions if keyed.get(k) == "tensor" and k not in parts)
                 if unknown and unknown not in aligned:
                     aligned[unknown] = f"aligned{len(aligned)}"
-                    each = [f"{addresses[k]} % 16 == 0" for k in unknown]
+                    each = ", ".join(f"{addresses[k]} % 16 == 0" for k in unknown)
                     if len(unknown) > 1:
-                        each = [f"({' | '.join(addresses[k] for k in unknown)}) & 15 == 0 or ({', '.join(each)})"]
-                    head.append(f"{aligned[unknown]} = {each[0]}")
+                        each = f"({' | '.join(addresses[k] for k in unknown)}) & 15 == 0 or ({each})"
+                    head.append(f"{aligned[unknown]} = {each}")
                 key_parts = [aligned[unknown]] if unknown else []
                 key_parts += [parts[k] for k in positions if k in keyed and keyed[k] != "tensor"]
                 key = "(dev, " + "".join(f"{part}, " for part in key_parts) + ")"

@@ -49,7 +49,7 @@ from .. import ir, settings
 from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
-from ..passes.analysis import ACC_REGS_PER_THREAD
+from ..passes.analysis import ACC_REGS_PER_THREAD, buffer_accesses
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -181,7 +181,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 kernels,
                 blocks=_grid_blocks(kernel),
                 tile_elems=_tile_registers(st, gemms),
-                held_elems=_held_registers(st, accs),
+                held_elems=_held_registers(st),
                 gemms=len(gemms),
             )
     return best
@@ -196,21 +196,20 @@ def _tile_registers(loop: ir.For, gemms: list) -> int:
         return 0
     buffers = {r.buffer for g in gemms for r in (g.a, g.b, g.c)}
     buffers |= {s.buffer for s in ir.walk(loop.body) if isinstance(s, ir.Alloc) and s.buffer.scope != ir.SHARED}
-    return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in buffers if b.scope != ir.GLOBAL)
+    return _registers(b for b in buffers if b.scope != ir.GLOBAL)
 
 
-def _held_registers(loop: ir.For, accs: set) -> int:
-    """32-bit registers (all threads together) of the register buffers a loop touches: its gemms'
-    accumulators and every fragment or local buffer it reads or writes (a second accumulator the
-    gemm's partial sums are added into, a fragment of scales).  16-bit elements pack two to a
-    register."""
-    held = set(accs)
-    for s in ir.walk(loop.body):
-        held |= ir.operand_buffers(s)
-        if isinstance(s, ir.Store):
-            held.add(s.buffer)
-        held |= {load.buffer for load in ir.loads_in(s)}
-    return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in held if b.scope in (ir.FRAGMENT, ir.LOCAL))
+def _held_registers(loop: ir.For) -> int:
+    """32-bit registers (all threads together) of the register buffers a loop reads or writes: its
+    gemms' accumulators and every other fragment or local buffer (a second accumulator the gemm's
+    partial sums are added into, a fragment of scales)."""
+    read, written = buffer_accesses(loop.body)
+    return _registers(b for b in read | written if b.scope in (ir.FRAGMENT, ir.LOCAL))
+
+
+def _registers(buffers) -> int:
+    """32-bit registers of ``buffers`` (all threads together): 16-bit elements pack two to a register."""
+    return sum(-(-_elems(b.shape) * min(32, b.dtype.bits) // 32) for b in buffers)
 
 
 def _rows(g: ir.Gemm) -> int:

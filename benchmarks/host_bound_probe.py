@@ -6,7 +6,8 @@ imports) replaced by a probe that prints, for the timed callable:
 * ``event us``: ``triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")``, the suite's
   timer (L2 flushed before each call);
 * ``no-flush us``: the same CUDA events around each of 200 calls without the flush between them;
-* ``kernel us``: the CUDA time of one call's kernels (torch.profiler, as the suite's ``kernel_ms``).
+* ``kernel us``: the CUDA time of one call's kernels (torch.profiler, as the suite's ``kernel_ms``);
+* with ``--parts`` (tile2triton): ``checks us`` and ``launches us`` (``_parts``).
 
 Where ``event us`` is near ``host us`` and far above ``kernel us``, the host did not keep ahead of the
 GPU in the timed loop (issue 23: ``mha_inference``'s event time read 30 to 65 us with the same
@@ -60,8 +61,48 @@ def probe(fn, *args, **kwargs):
         "no-flush us": _no_flush_us(fn),
         "kernel us": kernel_ms(fn) * 1e3,
     }
+    if PARTS:
+        row.update(_parts(fn, _host_us))
     print("| " + " | ".join(f"{k} {v:.1f}" for k, v in row.items()) + " |", flush=True)
     return 1.0
+
+
+PARTS = False  # --parts: tile2triton's call taken apart
+
+
+def _parts(fn, host_us) -> dict:
+    """tile2triton's call taken apart, host us each: ``checks`` (the call with every ``DirectLaunch``
+    launch made a no-op: the example's own code, the generated launcher's checks, outputs and keys)
+    and ``launches`` (the call's launches replayed as the launcher made them)."""
+    import torch
+
+    from tile2triton.runtime.launcher import DirectLaunch
+
+    call, by_address, seen = DirectLaunch.__call__, DirectLaunch.launch_addresses, []
+
+    def record_call(self, *args):
+        seen.append((call, self, args))
+        return call(self, *args)
+
+    def record_address(self, *args):
+        done = by_address(self, *args)
+        if done:
+            seen.append((by_address, self, args))
+        return done
+
+    DirectLaunch.__call__, DirectLaunch.launch_addresses = record_call, record_address
+    try:
+        fn()
+        DirectLaunch.__call__, DirectLaunch.launch_addresses = lambda *a: None, lambda *a: True
+        checks = host_us(fn, torch.cuda.synchronize, host_only=False)
+    finally:
+        DirectLaunch.__call__, DirectLaunch.launch_addresses = call, by_address
+
+    def launches():
+        for method, direct, args in seen:
+            method(direct, *args)
+
+    return {"checks us": checks, "launches us": host_us(launches, torch.cuda.synchronize, host_only=False)}
 
 
 def main(argv=None) -> int:
@@ -70,7 +111,10 @@ def main(argv=None) -> int:
     ap.add_argument("file")
     ap.add_argument("pairs", nargs="*", help="run_regression_perf's arguments, KEY=VALUE")
     ap.add_argument("--impl", default="tile2triton", choices=("tile2triton", "tilelang"))
+    ap.add_argument("--parts", action="store_true", help="tile2triton: checks us and launches us of the call")
     ns = ap.parse_args(argv)
+    global PARTS
+    PARTS = ns.parts and ns.impl == "tile2triton"
     kwargs = {}
     for pair in ns.pairs:
         key, value = pair.split("=", 1)

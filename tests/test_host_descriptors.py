@@ -230,9 +230,22 @@ def _through_launcher(monkeypatch, cache: str, make, calls):
     return got, kernel._entry.source, encoded
 
 
-def _plain(launches: list) -> list:
-    """The launches comparable across runs: tensors (fresh outputs differ) by their layout."""
-    return [tuple((t.shape, t.stride(), t.dtype) if isinstance(t, torch.Tensor) else t for t in c) for c in launches]
+def _same_launches(cached: list, plain: list, calls: list) -> None:
+    """The cached descriptors' launches (tensors passed by address) against the same calls with descriptors
+    made per call (tensors passed): the same arguments, an input's address its tensor's, a fresh output's
+    an aligned address (the first launch, which compiles, passes the tensors)."""
+    assert len(cached) == len(plain) == len(calls)
+    for c, p, args in zip(cached, plain, calls):
+        assert len(c) == len(p)
+        for got, want in zip(c, p):
+            if not isinstance(want, torch.Tensor):
+                assert got == want
+            elif isinstance(got, torch.Tensor):  # the first launch, through JITFunction.run
+                assert (got.shape, got.stride(), got.dtype) == (want.shape, want.stride(), want.dtype)
+            elif any(want is a for a in args):
+                assert got == want.data_ptr()
+            else:
+                assert isinstance(got, int) and got % 16 == 0
 
 
 def _maps(launch: tuple) -> list:
@@ -252,16 +265,17 @@ def test_launcher_key_follows_address_and_shape(monkeypatch):
     assert odd.is_contiguous() and odd.data_ptr() == a80.data_ptr() == a48.data_ptr()
     cached, source, encoded = _through_launcher(monkeypatch, "1", lambda: dyn_sums(32), calls)
     plain, _, _ = _through_launcher(monkeypatch, "0", lambda: dyn_sums(32), calls)
-    assert _plain(cached) == _plain(plain) and len(cached) == len(calls)
-    assert ", (p0, s0, a0.stride(), ))" in source  # the dynamic shape and the strides are in the key
+    _same_launches(cached, plain, calls)
+    assert not any(isinstance(a, torch.Tensor) for a in cached[-1])  # a repeated call: by address
+    assert ", (p0, s0, a0.stride(), ), (p0, p1, v0, ))" in source  # the dynamic shape and the strides are in the key
     assert _maps(cached[2])[0][6] == (48, 1, 32) and _maps(cached[5])[0][7] == (32, 8, 1)
     (enc,) = encoded
     assert len(enc.checked) == 4  # a80, a48, other, odd
 
 
 def test_launcher_reads_no_address_it_does_not_use(monkeypatch):
-    """A launch through host descriptors passes its tensors, not their addresses: the generated
-    launcher reads an address only where the key (an input's alignment) or a descriptor's key uses it."""
+    """A launch through host descriptors: the generated launcher reads an address only where the
+    launch (its tensors by address), the key (an input's alignment) or a descriptor's key uses it."""
     import re
 
     base = torch.randn(80 * 32).half()
@@ -284,8 +298,8 @@ def test_launcher_key_of_static_shapes(monkeypatch):
     calls = [(a, w1), (a, w1), (a, w2), (odd, w2), (a, w1), (odd, w1)]
     cached, source, encoded = _through_launcher(monkeypatch, "1", lambda: static_sums(80, 32), calls)
     plain, _, _ = _through_launcher(monkeypatch, "0", lambda: static_sums(80, 32), calls)
-    assert _plain(cached) == _plain(plain) and len(cached) == len(calls)
-    assert ", (p0, a0.stride(), p1, ))" in source  # W: (80, 32), contiguous: its address decides
+    _same_launches(cached, plain, calls)
+    assert ", (p0, a0.stride(), p1, ), (p0, p1, p2, ))" in source  # W: (80, 32), contiguous: its address decides
     (enc,) = encoded
     assert len(enc.checked) == 4
 

@@ -147,10 +147,14 @@ class DirectLaunch:
             return None
         return cls(fn, num_warps, scratch, descriptors, multiples)
 
-    def __call__(self, grid: tuple, key: tuple, args: tuple, checked: tuple | None = None) -> None:
+    def __call__(
+        self, grid: tuple, key: tuple, args: tuple, checked: tuple | None = None, addresses: tuple | None = None
+    ) -> None:
         """Launch on ``grid`` (three ints); ``key[0]`` is the current CUDA device's index.
         ``checked``: from a generated launcher, a key that determines the host descriptors'
-        tensormaps given the launcher's checks (``_descriptor_parts``)."""
+        tensormaps given the launcher's checks (``_descriptor_parts``); ``addresses``: ``args``
+        with each tensor as its address, passed to Triton's C launcher where the descriptors are
+        encoded already (``launch_addresses`` says why), ``args`` serving the descriptors."""
         entry = self.entries.get(key)
         if entry is not None:
             try:  # empty hook chains do nothing: launch without them and their metadata
@@ -162,7 +166,7 @@ class DirectLaunch:
                 if self.descriptors or self.scratch_bytes:
                     encoded = self.encoded.get(key)
                     if encoded is not None:  # the descriptors' tensormaps, shapes and strides, then scratch
-                        tail = (*args, *encoded.arguments(args, checked))
+                        tail = (*(args if addresses is None else addresses), *encoded.arguments(args, checked))
                         if self.scratch_bytes:
                             tail = (*tail, self._scratch(grid, args, key))
                         args = (*tail, *self.tails[key]) if self.multiples else tail
@@ -541,9 +545,10 @@ def _emit_launches(
     ``DirectLaunch`` keyed by the tensors' alignment and the scalars' ``scalar_key``, each
     computed once per call (``known``: slot -> the part's value where the caller has checked it),
     and a launch with cached host descriptors is handed their key (``descriptor_parts``, per slot:
-    ``_descriptor_parts``).  A launch without host descriptors passes the tensors (``tensor_slots``)
-    as their addresses, read once per call into ``p<slot>`` (``DirectLaunch.launch_addresses``),
-    and the tensors where that declines.  None: interpreted, through ``run``."""
+    ``_descriptor_parts``).  A launch passes the tensors (``tensor_slots``) as their addresses too,
+    read once per call into ``p<slot>``: without host descriptors through
+    ``DirectLaunch.launch_addresses`` (the tensors where that declines), with cached ones beside the
+    tensors, which serve a descriptor not cached yet.  None: interpreted, through ``run``."""
     head: list = []  # lines before the launches: the key parts and keys
     parts: dict = dict(known or {})  # slot -> the local name of its part of a key (or its value)
     keys: dict = {}  # the key's expression -> its local name (launches passed the same slots share it)
@@ -578,7 +583,10 @@ def _emit_launches(
                 d += 1
             call_args = "".join(f"{slot[k]}, " for k in positions)
             if keyed is not None and direct is not None:
-                by_address = not direct.descriptors  # else only a keyed tensor's alignment needs its address
+                # encoded descriptors (the ``checked`` key) take the other tensors by address too; descriptors
+                # made per call need the tensors: there only a keyed tensor's alignment needs its address
+                encoded = bool(direct.descriptors) and direct.cache_descriptors and descriptor_parts is not None
+                by_address = not direct.descriptors or encoded
                 for k in positions:
                     wanted = by_address or (keyed.get(k) == "tensor" and k not in parts)
                     if k in tensor_slots and wanted and k not in addresses:
@@ -612,13 +620,14 @@ def _emit_launches(
                     keys[key] = f"key{len(keys)}"
                     head.append(f"{keys[key]} = {key}")
                 grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
+                by_address = "".join(f"{addresses.get(k, slot[k])}, " for k in positions)
                 checked = ""
-                if direct.descriptors and direct.cache_descriptors and descriptor_parts is not None:
-                    items = [item for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]
-                    checked = ", (" + "".join(f"{item}, " for item in items) + ")"
+                if encoded:  # the descriptors' key, each address read above named once
+                    read = {f"{slot[k]}.data_ptr()": addresses[k] for k in positions if k in addresses}
+                    items = [read.get(item, item) for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]  # fmt: skip
+                    checked = ", (" + "".join(f"{item}, " for item in items) + f"), ({by_address})"
                 launch = f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"
                 if not direct.descriptors:
-                    by_address = "".join(f"{addresses.get(k, slot[k])}, " for k in positions)
                     body.append((d, f"if not {src.name(direct, 'direct')}.launch_addresses({grid3}, {keys[key]}, ({by_address})):"))  # fmt: skip
                     d += 1
                 body.append((d, launch))

@@ -26,6 +26,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program |
 | ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
+| ``TILE2TRITON_KEEP_WORKSPACES`` | on/off (default on) | a ``T.alloc_global`` workspace kept between calls per thread and stream, not a ``torch.empty`` per call (runtime/workspaces.py) |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
@@ -110,6 +111,9 @@ GRID_WARPS_DEFAULT = True
 HOST_DESCRIPTORS_DEFAULT = True
 # same probe: per-call loop 37.2 -> 24.8 us, do_bench event 18.46 -> 10.50 us, kernel unchanged
 HOST_DESCRIPTOR_CACHE_DEFAULT = True
+# KEEP_WORKSPACES (session 28, H200 host): torch.empty from Python 5.7 us a tensor; example_mha_inference's
+# call makes two workspaces and its output
+KEEP_WORKSPACES_DEFAULT = True
 
 # issue 23 (mhc_pre, minference): launch warps and staged reads from the source's structure.
 # H200 probe (benchmarks/mhcminf_probe.py, gpu_logs/2026-12-02_s10_probe_mhcminf.log):
@@ -230,6 +234,7 @@ VARIABLES = (
     "TILE2TRITON_GRID_STAGES",
     "TILE2TRITON_GRID_WARPS",
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
+    "TILE2TRITON_KEEP_WORKSPACES",
     "TILE2TRITON_GLUON",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_DEFER_SUMS",
@@ -338,6 +343,7 @@ class Settings:
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
     grid_warps: bool  # an attention forward on a grid of at most one block an SM keeps the source's warps
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
+    keep_workspaces: bool  # T.alloc_global buffers kept between calls per thread and stream (runtime/workspaces.py)
     vectorize_loops: bool
     shared_scratch: bool
     on_chip_scratch: str  # codegen/on_chip.py (CUDA): "atomics", "on" or "off"
@@ -418,6 +424,9 @@ class Settings:
                 "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
                 get("TILE2TRITON_HOST_DESCRIPTOR_CACHE"),
                 HOST_DESCRIPTOR_CACHE_DEFAULT,
+            ),
+            keep_workspaces=flag(
+                "TILE2TRITON_KEEP_WORKSPACES", get("TILE2TRITON_KEEP_WORKSPACES"), KEEP_WORKSPACES_DEFAULT
             ),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),

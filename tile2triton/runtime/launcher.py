@@ -32,6 +32,7 @@ from .launch_args import ExtraArguments, size_multiple
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_tensor
 from .target import cuda_device_guard, ensure_allocator
+from .workspaces import KeptWorkspace
 
 _HOOKS = knobs.runtime  # launch_enter_hook / launch_exit_hook: chains Proton and others add to
 
@@ -426,6 +427,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             raise _Unsupported(f"size {size.name} is not given by the arguments")
 
     params = plan.params
+    keep_workspaces = settings.current().keep_workspaces
     slot = {i: args[j] for j, i in enumerate(plan.inputs)}
     slot.update({i: f"o{k}" for k, (i, *_) in enumerate(plan.outputs)})
     slot.update({plan.n_params + k: names[size] for k, size in enumerate(plan.sizes)})
@@ -467,6 +469,9 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
         for k, (i, dtype, static, _) in enumerate(plan.outputs):
             shape = repr(static) if static is not None else (
                 "(" + "".join(f"{src.expr(d, names)}, " for d in params[i].shape) + ")")  # fmt: skip
+            if k >= plan.n_returned and not interp and keep_workspaces:  # a T.alloc_global workspace
+                src.emit(5, f"o{k} = {src.name(KeptWorkspace(dtype), 'workspace')}({first}.device, {shape})")
+                continue
             src.emit(5, f"o{k} = torch.empty(size={shape}, dtype={src.name(dtype, 'dtype')}, device={first}.device)")
         if launcher.aligned and not interp:
             src.env["ensure_allocator"] = ensure_allocator

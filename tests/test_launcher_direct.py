@@ -196,9 +196,12 @@ def test_launch_by_address_passes_the_addresses(recorded):
         knobs.runtime.launch_enter_hook.remove(hook)
 
 
-def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
+@pytest.mark.parametrize("keep", ["1", "0"])
+def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch, keep):
     """A kernel with its shared buffers in global scratch: the direct launch appends the area
-    (programs x bytes per program), as WithScratch.run does."""
+    (programs x bytes per program), as WithScratch.run does; kept between launches on one stream
+    (TILE2TRITON_KEEP_WORKSPACES), else one per launch."""
+    monkeypatch.setenv("TILE2TRITON_KEEP_WORKSPACES", keep)
     monkeypatch.setenv("TILE2TRITON_SHARED_SCRATCH", "1")
     monkeypatch.setenv("TILE2TRITON_ON_CHIP_SCRATCH", "0")  # global memory: the on-chip area is no argument
 
@@ -223,6 +226,7 @@ def test_scratch_kernel_gets_its_scratch_area(recorded, monkeypatch):
         assert grid == (3, 1, 1) and args[:2] == (a, b)
         assert args[2].dtype == torch.uint8 and args[2].numel() == 3 * d.scratch_bytes
     assert len(recorded) == 2
+    assert (recorded[0][2][2] is recorded[1][2][2]) == (keep == "1")
 
 
 def test_host_descriptors_follow_the_kernels_arguments(recorded, monkeypatch):

@@ -30,7 +30,7 @@ from .diagnostics import translate as translate_error
 from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
 from .launch_args import ExtraArguments, size_multiple
 from .plan import CallPlan, TensorSpec, plan_host_fn
-from .scratch import WithScratch, scratch_tensor
+from .scratch import WithScratch, scratch_size, scratch_tensor
 from .target import cuda_device_guard, ensure_allocator
 from .workspaces import KeptWorkspace
 
@@ -109,7 +109,7 @@ class DirectLaunch:
     first launch (``TRITON_DEBUG``) and the generated module's globals (constants it never rebinds).
     """
 
-    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "entries", "stream", "descriptors", "encoded", "cache_descriptors", "multiples", "tails")  # fmt: skip
+    __slots__ = ("fn", "num_warps", "scratch_bytes", "kernels", "entries", "stream", "descriptors", "encoded", "cache_descriptors", "multiples", "tails", "kept_scratch")  # fmt: skip
 
     def __init__(
         self, fn: JITFunction, num_warps: int, scratch_bytes: int = 0, descriptors: tuple = (), multiples: tuple = ()
@@ -117,6 +117,7 @@ class DirectLaunch:
         self.fn = fn
         self.num_warps = num_warps
         self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
+        self.kept_scratch = KeptWorkspace(torch.uint8) if scratch_bytes and settings.current().keep_workspaces else None
         self.descriptors = descriptors  # host-made tensor descriptors: (index in args, block shape)
         # sizes passed as multiples too, last (their indices in args: WithSizeMultiples); per key the
         # multiples, which the key determines (callers add each such size's last 3 bits to it)
@@ -230,9 +231,12 @@ class DirectLaunch:
         return tail
 
     def _scratch(self, grid: tuple, args: tuple, key: tuple):
-        """The scratch argument, on the arguments' device, as WithScratch makes it."""
+        """The scratch argument, on the arguments' device, as WithScratch makes it (kept per thread and
+        stream where ``TILE2TRITON_KEEP_WORKSPACES`` is on: runtime/scratch.py)."""
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), key[0])
-        return scratch_tensor(self.scratch_bytes, grid, device)
+        if self.kept_scratch is None:
+            return scratch_tensor(self.scratch_bytes, grid, device)
+        return self.kept_scratch(device, (scratch_size(self.scratch_bytes, grid),))
 
     @staticmethod
     def generic_parts(slots: list) -> list:

@@ -27,8 +27,9 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if torch.version.cuda else 
 
 
 class KeptWorkspace:
-    """One workspace of a generated launcher: ``workspace(device, shape)`` -> a tensor of its dtype,
-    kept for the calling thread and the device's current stream."""
+    """One workspace of a generated launcher, or a direct launch's scratch area (runtime/scratch.py):
+    ``workspace(device, shape)`` -> a tensor of its dtype, kept for the calling thread and the device's
+    current stream (a CUDA device or its index)."""
 
     __slots__ = ("dtype", "local", "stream")
 
@@ -37,7 +38,7 @@ class KeptWorkspace:
         self.local = threading.local()
         self.stream = None  # Triton driver's current-stream function, as DirectLaunch launches on
 
-    def __call__(self, device: torch.device, shape: tuple) -> torch.Tensor:
+    def __call__(self, device: torch.device | int, shape: tuple) -> torch.Tensor:
         if _capturing():
             return torch.empty(size=shape, dtype=self.dtype, device=device)
         kept = getattr(self.local, "kept", None)
@@ -45,7 +46,8 @@ class KeptWorkspace:
             kept = self.local.kept = {}
         if self.stream is None:
             self.stream = driver.active.get_current_stream
-        where = (device.index, self.stream(device.index))
+        index = device if device.__class__ is int else device.index
+        where = (index, self.stream(index))
         buffer = kept.get(where)
         if buffer is None or buffer.shape != shape:
             buffer = kept[where] = torch.empty(size=shape, dtype=self.dtype, device=device)

@@ -11,7 +11,11 @@ imports) replaced by a probe that prints, for the timed callable:
 
 Where ``event us`` is near ``host us`` and far above ``kernel us``, the host did not keep ahead of the
 GPU in the timed loop (issue 23: ``mha_inference``'s event time read 30 to 65 us with the same
-26 us of kernels).  On the GPU machine, from the repo root:
+26 us of kernels).  Session 28 (``gpu_logs/2026-12-04_s28_host_bound_probe.log``): the flush zeroes 256 MB
+in 61.5 us of GPU time while the host records an event (14.2 us) and makes the call; the event reads
+host time once the host's path to the call's last launch is longer than the zeroing, for either
+implementation (``sparse_gqa_decode_varlen_indice``: ours 35-54 us of host, event 12; TileLang's 52-54,
+event 34-39).  On the GPU machine, from the repo root:
 
     PYTHONPATH=. python3 benchmarks/host_bound_probe.py EXAMPLES FILE [KEY=VALUE ...] [--impl tilelang]
 

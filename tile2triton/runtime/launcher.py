@@ -487,7 +487,7 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
             src.env["current_device"] = _current_device()
             src.env["device_guard"] = cuda_device_guard
             known = {k: "True" for k in aligned}  # checked above: their key parts are constants
-            parts = _descriptor_parts(plan, slot, aligned)
+            parts = _descriptor_parts(plan, slot)
             tensor_slots = {plan.inputs[j] for j in tensors} | {i for i, *_ in plan.outputs}
             src.emit(5, "if dev == current_device():")
             _emit_launches(src, 6, launcher, names, slot, keyed, known, parts, tensor_slots)
@@ -499,9 +499,10 @@ def _launcher_source(plan: CallPlan, kinds: list, tensors: list) -> _Source:
     return src
 
 
-def _descriptor_parts(plan: CallPlan, slot: dict, aligned: list) -> dict:
+def _descriptor_parts(plan: CallPlan, slot: dict) -> dict:
     """Per tensor slot, what a host-made descriptor of it depends on that the generated launcher's
-    checks leave open: the address, and the shape and strides where they may vary.
+    checks leave open: the address (``p<slot>``, read once per call for the launch that passes it,
+    ``_emit_launches``), and the shape and strides where they may vary.
 
     A tensormap encodes the tensor's address, shape, strides and dtype (``EncodedDescriptors``).
     The launcher has checked each input's dtype and, for a ``T.Tensor`` parameter, that it is
@@ -515,7 +516,7 @@ def _descriptor_parts(plan: CallPlan, slot: dict, aligned: list) -> dict:
         if spec.__class__ is not TensorSpec:
             continue
         a = slot[i]
-        items = [f"p{i}" if i in aligned else f"{a}.data_ptr()"]
+        items = [f"p{i}"]
         if spec.static_shape is None:
             items.append(f"s{j}")
         if not spec.contiguous:
@@ -524,7 +525,7 @@ def _descriptor_parts(plan: CallPlan, slot: dict, aligned: list) -> dict:
             items.append(f"{a}.stride()")
         parts[i] = items
     for k, (i, _, static, _) in enumerate(plan.outputs):
-        parts[i] = [f"o{k}.data_ptr()"] + ([] if static is not None else [f"o{k}.shape"])
+        parts[i] = [f"p{i}"] + ([] if static is not None else [f"o{k}.shape"])
     return parts
 
 
@@ -595,9 +596,9 @@ def _emit_launches(
                 # encoded descriptors (the ``checked`` key) take the other tensors by address too; descriptors
                 # made per call need the tensors: there only a keyed tensor's alignment needs its address
                 encoded = bool(direct.descriptors) and direct.cache_descriptors and descriptor_parts is not None
-                by_address = not direct.descriptors or encoded
+                pass_addresses = not direct.descriptors or encoded
                 for k in positions:
-                    wanted = by_address or (keyed.get(k) == "tensor" and k not in parts)
+                    wanted = pass_addresses or (keyed.get(k) == "tensor" and k not in parts)
                     if k in tensor_slots and wanted and k not in addresses:
                         addresses[k] = f"p{k}"
                         head.append(f"{addresses[k]} = {slot[k]}.data_ptr()")
@@ -631,9 +632,8 @@ def _emit_launches(
                 grid3 = "(" + ", ".join((grid + ["1", "1"])[:3]) + ")"
                 by_address = "".join(f"{addresses.get(k, slot[k])}, " for k in positions)
                 checked = ""
-                if encoded:  # the descriptors' key, each address read above named once
-                    read = {f"{slot[k]}.data_ptr()": addresses[k] for k in positions if k in addresses}
-                    items = [read.get(item, item) for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]  # fmt: skip
+                if encoded:  # the descriptors' key (their addresses read above), then the launch's addresses
+                    items = [item for index, _ in direct.descriptors for item in descriptor_parts[positions[index]]]
                     checked = ", (" + "".join(f"{item}, " for item in items) + f"), ({by_address})"
                 launch = f"{src.name(direct, 'direct')}({grid3}, {keys[key]}, ({call_args}){checked})"
                 if not direct.descriptors:

@@ -13,6 +13,7 @@ launch choice is the heuristic's with fields replaced (``runtime.tuning.heuristi
 - ``sdoff``: ``TILE2TRITON_SHARED_DIVISORS=0`` (``tl.math.div_rn`` per element: the default before);
 - ``sd0``: ``sd`` without its range test and fallback (not exact for extreme values: what the test
   and the branch cost);
+- ``tilelang``: real TileLang (the same example, from the directory ``TILELANG_SITE`` names), for reference;
 
 timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median, event time) and CUPTI per kernel
 (the suite's ``kernel_times``), outputs checked against ``base``'s (max abs difference).  One child
@@ -21,6 +22,7 @@ process per variant (the cache and the patched functions are per process).
     PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES [VARIANT,...] [CASE_SUBSTRING,...]
     (EXAMPLES: TileLang's examples/; the cases whose names contain one of the substrings, all without them)
 
+Session 29 ran ``base,tilelang,s2`` on the sink and mha_fwd_bhsd cases (gpu_logs/2026-12-04_s29_call1.log).
 Session 23 ran ``base,w8,s2,s4,fdiv``, ``base,sd,fdiv``, ``base,sd,sd0,fdiv`` and ``sdoff,sd`` on the first six cases
 (gpu_logs/2026-12-04_s23_division.log).  Session 24 ran ``base,s4`` and then ``base,s2,s4`` on the one-wave grids
 (gpu_logs/2026-12-04_s24_stages.log): the short-loop stage choice now counts only the blocks a grid gives an SM.
@@ -47,6 +49,7 @@ CASES = {
     "sink fwd 1x32 256/256": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 32, 256, 256, None)),
     "sink fwd 1x32 256/256 w128": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (1, 32, 256, 256, 128)),
     "sink fwd 2x24 384/640": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (2, 24, 384, 640, None)),
+    "sink fwd 2x24 384/640 w128": ("attention_sink/example_mha_sink_fwd_bhsd", "sink", (2, 24, 384, 640, 128)),
     "mha_fwd_bhsd 2x16 384/640": ("flash_attention/example_mha_fwd_bhsd", "bhsd", (2, 16, 384, 640)),
     # more one-wave grids (session 24's stage sweep): 128 and 96 blocks, 64- and 128-wide heads
     "mha_fwd_bhsd 1x16 1024/1024": ("flash_attention/example_mha_fwd_bhsd", "bhsd", (1, 16, 1024, 1024)),
@@ -134,8 +137,9 @@ def child(examples: str, variant: str, only: list[str]) -> None:
 
     from tile2triton.cli import install_tilelang_alias
 
-    install_tilelang_alias()
-    patch(variant)
+    if variant != "tilelang":
+        install_tilelang_alias()
+        patch(variant)
     for name, (module, kind, args) in CASES.items():
         if only and not any(o in name for o in only):
             continue
@@ -169,8 +173,11 @@ def main() -> int:
     only = sys.argv[3].split(",") if len(sys.argv) > 3 else []
     rows = []
     for variant in variants:
+        env = dict(os.environ)
+        if variant == "tilelang":  # real TileLang, from TILELANG_SITE (where its wheels are unpacked)
+            env["PYTHONPATH"] = os.pathsep.join([os.environ["TILELANG_SITE"], env.get("PYTHONPATH", "")])
         r = subprocess.run(
-            [sys.executable, __file__, "--child", examples, variant, *only], capture_output=True, text=True
+            [sys.executable, __file__, "--child", examples, variant, *only], capture_output=True, text=True, env=env
         )
         if r.returncode:
             print(f"{variant} failed:\n{(r.stdout + r.stderr)[-1500:]}")

@@ -121,6 +121,23 @@ def compile_gluon_for_hopper(module, tmp_path, arg_type="*fp16", arg_types=None)
     )
 
 
+def gluon_descriptor_types(launch) -> dict:
+    """Per host-made descriptor parameter of a generated Gluon launch, the type Triton's JIT gives
+    the descriptor the runtime passes (a Gluon ``TensorDescriptor`` of the parameter's shape and
+    dtype, with the default shared layout of its box), for ``compile_gluon_for_hopper``."""
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    from triton.runtime.jit import mangle_type
+
+    types = {}
+    for name, index, box in launch.host_descriptors:
+        buf = launch.args[index]
+        t = torch.empty([int(d) for d in buf.shape], dtype=getattr(torch, buf.dtype.triton))
+        layout = gl.NVMMASharedLayout.get_default_for(list(box), getattr(gl, buf.dtype.triton))
+        types[name] = mangle_type(TensorDescriptor(t, list(t.shape), list(t.stride()), list(box), layout))
+    return types
+
+
 _SM90_PTX = """
 import importlib.util, sys
 import triton

@@ -14,7 +14,7 @@ from unittest import mock
 
 import pytest
 import torch
-from t2t_util import assert_close, compile_gluon_for_hopper, poison
+from t2t_util import assert_close, compile_gluon_for_hopper, gluon_descriptor_types, poison
 
 import tile2triton
 import tile2triton.language as T
@@ -247,11 +247,11 @@ def test_one_consumer_warpgroup_plans_for_64_rows_of_128_threads():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_a_loop_over_1024_keys_takes_the_gluon_route(causal):
-    """The cost model counts whole tiles of keys: 1000 keys are 8 tiles of 128, 1024 a block's loop
-    (causal: the last row block's)."""
-    assert plan_of(attention(1, 2, 1000, 128, causal)).block_n == 128
-    assert plan_of(attention(1, 2, 1000, 128, causal, block_n=64)).block_n == 64
+def test_a_loop_over_more_than_512_keys_takes_the_gluon_route(causal):
+    """The cost model counts whole tiles of keys: 600 keys are 5 tiles of 128 (10 of 64), 640 a block's
+    loop (causal: the last row block's)."""
+    assert plan_of(attention(1, 2, 600, 128, causal)).block_n == 128
+    assert plan_of(attention(1, 2, 600, 128, causal, block_n=64)).block_n == 64
 
 
 def test_forced_route_skips_only_the_cost_model():
@@ -267,9 +267,8 @@ def test_forced_route_skips_only_the_cost_model():
     "kwargs, reason",
     [
         (dict(dim=64, seq=600), "head dim 128"),  # not measured faster at head dim 64
-        (dict(seq=896), "at least 1024 keys"),  # 7 iterations of 128 keys: too few
-        (dict(seq=960, block_n=64), "at least 1024 keys"),  # 15 of 64, likewise
-        (dict(seq=300), "at least 1024 keys"),  # 3 iterations of 128 keys: far too few to overlap
+        (dict(seq=500), "more than 512 keys"),  # 4 iterations of 128 keys: too few to overlap
+        (dict(seq=500, block_n=64), "more than 512 keys"),  # 8 of 64, likewise
         (dict(threads=128, block_m=64, block_n=64, seq=600), "two consumer warpgroups"),
         (dict(threads=128, block_m=128), "64 rows per 128 threads"),
         (dict(threads=384, block_m=192), "128 or 256 threads"),
@@ -352,6 +351,28 @@ def test_names_do_not_shadow_the_generated_functions(tmp_path):
     _compile_for_hopper(_gluon_module(None, func), tmp_path)
 
 
+@pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
+@pytest.mark.parametrize("causal", [False, True])
+def test_host_made_descriptors_are_entry_parameters(causal, tmp_path):
+    """With host descriptors the entry takes Q's, K's and V's TMA descriptors as parameters, made per
+    call on the host (as TileLang passes its CUtensorMaps), instead of every program building them."""
+    func = bind_kernel_source(attention(2, 3, 333, 128, causal, "bshd"))
+    options = LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False, host_descriptors=True)
+    module = emit_module(func, options)
+    launch = module.launches[0]
+    assert "make_tensor_descriptor" not in module.source
+    assert "def main_kernel(Q, K, V, Output, Bias, Sinks, q_desc, k_desc, v_desc):" in module.source
+    assert launch.gluon_descriptors
+    assert launch.host_descriptors == [
+        ("q_desc", 0, [1, 64, 1, 128]),  # one consumer warpgroup's 64 rows of Q
+        ("k_desc", 1, [1, 128, 1, 128]),
+        ("v_desc", 2, [1, 128, 1, 128]),
+    ]
+    compiled = compile_gluon_for_hopper(module, tmp_path, "*fp16", {"Bias": "*fp32", **gluon_descriptor_types(launch)})
+    assert compiled.asm["ptx"].count("cp.async.bulk.tensor") >= 3  # Q, K and V through TMA
+    assert "tensormap" not in compiled.asm["ptx"]  # no tensormap written or fenced by the kernel
+
+
 # 64 x 8200 x 32 x 128 = 2**31 + 2**25 elements: the output's offsets pass int32's range
 LARGE = dict(batch=64, heads=32, seq=8200, dim=128, causal=True, layout="bshd")
 
@@ -409,6 +430,15 @@ ON_HOPPER = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
     reason="the Gluon attention route is for sm_90",
 )
+
+
+@pytest.mark.gpu
+@ON_HOPPER
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_attention_with_descriptors_made_in_the_kernel(causal):
+    """TILE2TRITON_HOST_DESCRIPTORS=0: every program builds the descriptors, as before host-made ones."""
+    with mock.patch.dict(os.environ, {"TILE2TRITON_HOST_DESCRIPTORS": "0"}):
+        _run("cuda", 2, 3, 333, 128, causal, "bshd")
 
 
 @pytest.mark.gpu

@@ -10,7 +10,7 @@ import importlib.util
 
 import pytest
 import torch
-from t2t_util import assert_close, compile_gluon_for_hopper, poison
+from t2t_util import assert_close, compile_gluon_for_hopper, gluon_descriptor_types, poison
 
 import tile2triton
 import tile2triton.language as T
@@ -183,6 +183,20 @@ def test_column_split_module_compiles_for_hopper(form, tmp_path):
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0 and "wgmma.wait_group.sync.aligned 0;" in ptx
     assert compiled.metadata.shared <= 227 * 1024
+
+
+@pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
+def test_host_made_descriptors_are_entry_parameters(tmp_path):
+    """With host descriptors the entry takes every TMA descriptor (Q's and its rope part's, and the
+    ring's) as a parameter the host makes per call; the kernel writes no tensormap."""
+    func = bind_kernel_source(mla_decode(2, 128, 200))
+    module = emit_module(func, LoweringOptions(gluon=True, tensor_descriptors=True, host_descriptors=True))
+    launch = module.launches[0]
+    names = [name for name, _, _ in launch.host_descriptors]
+    assert launch.gluon_descriptors and len(names) == 4 and "make_tensor_descriptor" not in module.source
+    assert f"def main_kernel(Q, Q_pe, KV, K_pe, Output, {', '.join(names)}):" in module.source
+    compiled = compile_gluon_for_hopper(module, tmp_path, "*fp16", gluon_descriptor_types(launch))
+    assert "tensormap" not in compiled.asm["ptx"] and compiled.asm["ptx"].count("cp.async.bulk.tensor") >= 4
 
 
 def _reference(q, q_pe, kv, k_pe):

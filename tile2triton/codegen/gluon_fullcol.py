@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import ir
-from ..ir.evaluate import row_major_strides
 from ..passes.analysis import Ranges
 from .gluon_attention import RESERVED, _Emitter
 from .gluon_plan import (
@@ -281,7 +280,9 @@ def _worth_it(block_n: int, dim_v: int) -> bool:
     tiles of 32 and 64, batch 32 x 1024 keys and 128 x 8192): at 512 output columns the column
     split is 1.24-1.46x faster than the tl lowering at both tiles and both sizes; at 256 columns it
     is slower on 3 of 4 (0.58-0.78x; 1.52x at 64-key tiles, batch 32). So: 512 columns, and key
-    tiles of 32 to 64 (the measured ones)."""
+    tiles of 32 to 64 (the measured ones).  Re-measured with the descriptors made on the host
+    (``gpu_logs/2026-12-04_s29_gluon_route_sweep.log``): 512 columns 1.28-1.47x, 256 columns
+    0.58-0.79x on all four."""
     return dim_v == 512 and block_n in (32, 64)
 
 
@@ -309,8 +310,8 @@ def _box_widths(scores: list, v_sh: ir.Buffer, dim_v: int) -> dict:
 class _ColumnEmitter(_Emitter):
     """The row-split emitter's statements, on this consumer's half of every tile's columns."""
 
-    def __init__(self, p: ColumnPlan, fast_math: bool = False):
-        super().__init__(p, fast_math)
+    def __init__(self, p: ColumnPlan, fast_math: bool = False, host_descriptors: bool = False):
+        super().__init__(p, fast_math, host_descriptors)
         self.used |= NAMES | {f"{p.kernel.name}_{part}" for part in ("exchange", "publish")}
         self.sites: dict = {}  # Reduce -> (buffer name, barrier name) of its exchange
         self.slot_dtypes: dict = {}  # exchange buffer name -> the Triton dtype of what it trades
@@ -564,14 +565,15 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
 
     def entry(self, fn: str, params: list, consumer_args: list, loader_args: list) -> str:
         p = self.p
-        out = self.entry_head(fn, params)
-        for copy in p.pre_copies + p.ring_copies:
-            buf, shared = copy.src.buffer, copy.dst.buffer
-            box = self._box(copy.src, shared.shape[0], p.widths[shared])
-            out.line(
-                f"{self.smem[shared]}_desc = tma.make_tensor_descriptor({self.name(buf)}, {list(buf.shape)}, "
-                f"{list(row_major_strides(buf.shape))}, {box}, gl.NVMMASharedLayout.get_default_for({box}, {self.half}))"
+        descriptors = [
+            (
+                f"{self.smem[c.dst.buffer]}_desc",
+                c.src.buffer,
+                self._box(c.src, c.dst.buffer.shape[0], p.widths[c.dst.buffer]),
             )
+            for c in p.pre_copies + p.ring_copies
+        ]
+        out = self.entry_head(fn, params, descriptors)
         for copy in p.pre_copies + p.ring_copies:
             shared = copy.dst.buffer
             count = self.pieces[shared] * (p.stages if copy in p.ring_copies else 1)
@@ -623,7 +625,8 @@ def _has_barrier() -> bool:
     return hasattr(gl, "barrier")
 
 
-def emit(p: ColumnPlan, fast_math: bool = False) -> tuple[str, str]:
-    """The Gluon source of the planned kernel and the entry's name; ``fast_math``: the kernel's
-    TL_ENABLE_FAST_MATH."""
-    return _ColumnEmitter(p, fast_math).module(), f"{p.kernel.name}_kernel"
+def emit(p: ColumnPlan, fast_math: bool = False, host_descriptors: bool = False) -> tuple[str, str, list]:
+    """The Gluon source of the planned kernel, the entry's name and the descriptors the host makes
+    for it (gluon_attention.emit); ``fast_math``: the kernel's TL_ENABLE_FAST_MATH."""
+    emitter = _ColumnEmitter(p, fast_math, host_descriptors)
+    return emitter.module(), f"{p.kernel.name}_kernel", emitter.on_host

@@ -31,6 +31,8 @@ class KernelLaunch:
     # bytes of a static .shared array the kernel declares itself (on_chip.py's scratch area), beside
     # the shared memory Triton allocates: the runtime lets the launch have both (runtime/static_shared.py)
     static_shared: int = 0
+    # the host descriptors are Gluon's (a Gluon route's kernel): each made with its shared-memory layout
+    gluon_descriptors: bool = False
 
 
 @dataclass

@@ -24,14 +24,33 @@ from .launch_args import ExtraArguments
 
 
 def descriptors_for(args: tuple, specs: tuple) -> list:
-    """The descriptor arguments of one launch: per ``(index in args, block shape)``."""
+    """The descriptor arguments of one launch: per ``(index in args, block shape, Gluon's)``.  A
+    Gluon kernel's descriptor carries its shared-memory layout, the one its entry made in the
+    kernel before (``NVMMASharedLayout.get_default_for``: codegen/gluon_attention.entry_head)."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     out = []
-    for index, box in specs:
+    for index, box, gluon in specs:
         t = args[index]
-        out.append(TensorDescriptor(t, list(t.shape), list(t.stride()), list(box)))
+        if gluon:
+            out.append(_gluon_descriptor(t, list(box)))
+        else:
+            out.append(TensorDescriptor(t, list(t.shape), list(t.stride()), list(box)))
     return out
+
+
+def _gluon_descriptor(t: torch.Tensor, box: list):
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = gluon_layout(box, str(t.dtype).removeprefix("torch."))
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), box, layout)
+
+
+def gluon_layout(box: list, dtype: str):
+    """The shared-memory layout of a Gluon kernel's TMA box of ``dtype`` (a name: ``float16``)."""
+    from triton.experimental.gluon import language as gl
+
+    return gl.NVMMASharedLayout.get_default_for(list(box), getattr(gl, dtype))
 
 
 class WithHostDescriptors(ExtraArguments):
@@ -77,7 +96,7 @@ class EncodedDescriptors:
         self.encode = encode  # Triton's make_tensordesc_arg, as (TensorDescriptor, meta) -> list
         self.meta = meta  # per descriptor, the compiler's tensormap metadata (swizzle, box, dtype)
         self.specs = specs
-        self.indices = tuple(i for i, _ in specs)  # the descriptors' tensors in the launch's arguments
+        self.indices = tuple(i for i, *_ in specs)  # the descriptors' tensors in the launch's arguments
         self.cache: dict = {}  # (address, shape, strides, dtype) per descriptor -> expanded arguments
         self.checked: dict = {}  # a generated launcher's key (what its checks leave open) -> the same
 

@@ -300,7 +300,12 @@ def triton_signature(launch) -> dict:
         types.append(f"*{name}" if isinstance(a, Buffer) else name)
     for _, index, box in getattr(launch, "host_descriptors", ()):  # host-made tensor descriptors
         element = types[index].lstrip("*")
-        types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]>")
+        layout = ""
+        if getattr(launch, "gluon_descriptors", False):  # a Gluon kernel's: typed with its layout
+            from .host_descriptors import gluon_layout
+
+            layout = f",{gluon_layout(box, launch.args[index].dtype.triton)!r}"
+        types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]{layout}>")
     if launch.scratch_param is not None:
         types.append("*i8")
     types += ["constexpr"] * len(launch.multiples)  # the sizes' multiples, last

@@ -432,6 +432,24 @@ ON_HOPPER = pytest.mark.skipif(
 )
 
 
+@pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
+def test_runtime_descriptors_have_the_types_the_kernel_is_compiled_for():
+    """The descriptors the runtime makes per call for a Gluon launch (runtime/host_descriptors) are
+    typed by Triton's JIT as the offline signature types them (runtime/target.triton_signature)."""
+    from triton.runtime.jit import mangle_type
+
+    from tile2triton.runtime.host_descriptors import descriptors_for
+    from tile2triton.runtime.target import triton_signature
+
+    options = LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False, host_descriptors=True)
+    launch = emit_module(bind_kernel_source(attention(2, 3, 333, 128, True, "bshd")), options).launches[0]
+    args = [torch.randn([int(d) for d in a.shape]).half() if hasattr(a, "shape") else 1 for a in launch.args]
+    specs = [(index, box, launch.args[index].dtype.triton) for _, index, box in launch.host_descriptors]
+    made = [mangle_type(d) for d in descriptors_for(tuple(args), tuple(specs))]
+    assert made == triton_signature(launch)[len(launch.args) :]
+    assert all(t.startswith("tensordesc<fp16[") and "NVMMASharedLayout(" in t for t in made)
+
+
 @pytest.mark.gpu
 @ON_HOPPER
 @pytest.mark.parametrize("causal", [False, True])

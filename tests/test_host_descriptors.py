@@ -87,7 +87,7 @@ def _direct(monkeypatch, cache: str):
     monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTOR_CACHE", cache)
     lowered = JITKernel(row_sums(80, 32).prim_func)._compile(False)  # a fresh kernel under these settings
     d = lowered.direct[0]
-    assert d is not None and d.descriptors == ((0, (16, 32), False), (1, (16, 32), False))
+    assert d is not None and d.descriptors == ((0, (16, 32), None), (1, (16, 32), None))
     return d
 
 

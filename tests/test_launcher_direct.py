@@ -258,7 +258,7 @@ def test_host_descriptors_follow_the_kernels_arguments(recorded, monkeypatch):
     lowered = row_blocks(80, 32)._compile(False)
     assert "make_tensor_descriptor" not in lowered.module.source
     d = lowered.direct[0]
-    assert d is not None and d.descriptors == ((0, (16, 32), False),)
+    assert d is not None and d.descriptors == ((0, (16, 32), None),)
     a, b = torch.randn(80, 32).half(), torch.empty(16, 32)
     for _ in range(2):  # a miss, then a hit
         d((1, 1, 1), (0, True, True), (a, b))

@@ -24,26 +24,23 @@ from .launch_args import ExtraArguments
 
 
 def descriptors_for(args: tuple, specs: tuple) -> list:
-    """The descriptor arguments of one launch: per ``(index in args, block shape, Gluon's)``.  A
-    Gluon kernel's descriptor carries its shared-memory layout, the one its entry made in the
-    kernel before (``NVMMASharedLayout.get_default_for``: codegen/gluon_attention.entry_head)."""
+    """The descriptor arguments of one launch: per ``(index in args, block shape, Gluon dtype)``.  A
+    Gluon kernel's descriptor (its dtype's name given: ``float16``) carries the shared-memory layout
+    its entry made in the kernel before (``gluon_layout``: codegen/gluon_attention.entry_head);
+    the others are Triton's."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     out = []
-    for index, box, gluon in specs:
+    for index, box, gluon_dtype in specs:
         t = args[index]
-        if gluon:
-            out.append(_gluon_descriptor(t, list(box)))
-        else:
+        if gluon_dtype is None:
             out.append(TensorDescriptor(t, list(t.shape), list(t.stride()), list(box)))
+        else:
+            from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonDescriptor
+
+            layout = gluon_layout(box, gluon_dtype)
+            out.append(GluonDescriptor(t, list(t.shape), list(t.stride()), list(box), layout))
     return out
-
-
-def _gluon_descriptor(t: torch.Tensor, box: list):
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    layout = gluon_layout(box, str(t.dtype).removeprefix("torch."))
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), box, layout)
 
 
 def gluon_layout(box: list, dtype: str):

@@ -118,7 +118,7 @@ class DirectLaunch:
         self.num_warps = num_warps
         self.scratch_bytes = scratch_bytes  # > 0: shared buffers in global scratch, a hidden last argument
         self.kept_scratch = KeptWorkspace(torch.uint8) if scratch_bytes and settings.current().keep_workspaces else None
-        self.descriptors = descriptors  # host-made tensor descriptors: (index in args, block shape, Gluon's)
+        self.descriptors = descriptors  # host-made descriptors: (index in args, block shape, Gluon layout dtype)
         # sizes passed as multiples too, last (their indices in args: WithSizeMultiples); per key the
         # multiples, which the key determines (callers add each such size's last 3 bits to it)
         self.multiples = multiples
@@ -266,8 +266,10 @@ class Lowered:
             if launch.multiples:  # trailing constexprs, after descriptors and scratch: wrapped first
                 fn = WithSizeMultiples(fn, tuple(launch.multiples))
             if launch.host_descriptors:  # descriptors the host makes per call, after the kernel's arguments
-                gluon = launch.gluon_descriptors
-                specs = tuple((index, tuple(box), gluon) for _, index, box in launch.host_descriptors)
+                specs = tuple(
+                    (index, tuple(box), launch.args[index].dtype.triton if launch.gluon_descriptors else None)
+                    for _, index, box in launch.host_descriptors
+                )
                 fn = WithHostDescriptors(fn, specs, len(launch.args))
             if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
                 fn = WithScratch(fn, launch.scratch_bytes)

@@ -14,7 +14,7 @@ files=(tests/test_*.py)
 for shard in 0 1 2; do
   mine=()
   for k in "${!files[@]}"; do ((k % 3 == shard)) && mine+=("${files[$k]}"); done
-  sanitize python -m pytest -q -p no:cacheprovider -k cuda "${mine[@]}" >"$logs/suite_$shard.log" 2>&1 &
+  sanitize python -m pytest -q -p no:cacheprovider -k "cuda or gpu" "${mine[@]}" >"$logs/suite_$shard.log" 2>&1 &
 done
 ( for ex in examples/*.py; do
     echo "== $ex"

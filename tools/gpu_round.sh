@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched GPU check on a 2-GPU machine (nvidia-h200-x2), from the repo root:
 #     bash tools/gpu_round.sh TILELANG_CHECKOUT LOGDIR [FUZZ_COUNT] [MEMCHECK_K]
-# Runs at once, each bounded: the GPU test suite (-k cuda, 4 shards on GPU 0), the 2-GPU tests,
+# Runs at once, each bounded: the GPU test suite (-k "cuda or gpu", 4 shards on GPU 0), the 2-GPU tests,
 # TileLang's example CI and testing/python/{language,kernel} through tile2triton (tools/tilelang_suite.py,
 # files spread over both GPUs), and the grammar fuzzer on GPU 1 against the reference (the first
 # MEMCHECK_K programs under compute-sanitizer). With WHEELS=DIR (a TileLang wheel set made by
@@ -23,7 +23,7 @@ for shard in 0 1 2 3; do
   mine=()
   for k in "${!files[@]}"; do ((k % 4 == shard)) && mine+=("${files[$k]}"); done
   CUDA_VISIBLE_DEVICES=0 TILE2TRITON_TEST_DEVICE=cuda timeout "$limit" \
-    python3 -m pytest -q -p no:cacheprovider -k cuda "${mine[@]}" >"$logs/suite_$shard.log" 2>&1 &
+    python3 -m pytest -q -p no:cacheprovider -k "cuda or gpu" "${mine[@]}" >"$logs/suite_$shard.log" 2>&1 &
 done
 timeout "$limit" python3 -m pytest -q -p no:cacheprovider tests/test_multi_gpu.py >"$logs/multi_gpu.log" 2>&1 &
 timeout "$limit" python3 tools/tilelang_suite.py "$tl" --sets examples --jobs 6 --gpus 2 --timeout 300 \

@@ -23,6 +23,17 @@ import torch
 from .launch_args import ExtraArguments
 
 
+def launch_specs(launch) -> tuple:
+    """A generated launch's host descriptors (``codegen.module.KernelLaunch.host_descriptors``) as
+    ``(index in args, block shape, Gluon dtype)``: the dtype's name (``float16``) where they are a
+    Gluon kernel's, whose descriptors carry a layout of it, else None."""
+    gluon = getattr(launch, "gluon_descriptors", False)
+    return tuple(
+        (index, tuple(box), launch.args[index].dtype.triton if gluon else None)
+        for _, index, box in getattr(launch, "host_descriptors", ())
+    )
+
+
 def descriptors_for(args: tuple, specs: tuple) -> list:
     """The descriptor arguments of one launch: per ``(index in args, block shape, Gluon dtype)``.  A
     Gluon kernel's descriptor (its dtype's name given: ``float16``) carries the shared-memory layout

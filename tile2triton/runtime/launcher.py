@@ -27,7 +27,7 @@ from ..ir.evaluate import NotHostEvaluable, PythonSource, host_fn
 from . import static_shared
 from .cache import interpreted_launch, interpreter_mode
 from .diagnostics import translate as translate_error
-from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for
+from .host_descriptors import EncodedDescriptors, WithHostDescriptors, descriptors_for, launch_specs
 from .launch_args import ExtraArguments, size_multiple
 from .plan import CallPlan, TensorSpec, plan_host_fn
 from .scratch import WithScratch, scratch_size, scratch_tensor
@@ -266,11 +266,7 @@ class Lowered:
             if launch.multiples:  # trailing constexprs, after descriptors and scratch: wrapped first
                 fn = WithSizeMultiples(fn, tuple(launch.multiples))
             if launch.host_descriptors:  # descriptors the host makes per call, after the kernel's arguments
-                specs = tuple(
-                    (index, tuple(box), launch.args[index].dtype.triton if launch.gluon_descriptors else None)
-                    for _, index, box in launch.host_descriptors
-                )
-                fn = WithHostDescriptors(fn, specs, len(launch.args))
+                fn = WithHostDescriptors(fn, launch_specs(launch), len(launch.args))
             if launch.scratch_bytes:  # shared buffers in global scratch: a hidden last argument
                 fn = WithScratch(fn, launch.scratch_bytes)
             if launch.static_shared:  # a static shared array beside Triton's dynamic shared memory

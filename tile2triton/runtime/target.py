@@ -25,6 +25,7 @@ import triton
 import triton.language as tl
 
 from .. import settings
+from .host_descriptors import gluon_layout, launch_specs
 from .launch_args import size_multiple
 
 try:
@@ -298,13 +299,9 @@ def triton_signature(launch) -> dict:
         if name.startswith(("int", "uint")):
             name = name.replace("uint", "u").replace("int", "i")  # Triton's signature spells i32, u8, i1
         types.append(f"*{name}" if isinstance(a, Buffer) else name)
-    for _, index, box in getattr(launch, "host_descriptors", ()):  # host-made tensor descriptors
+    for index, box, gluon_dtype in launch_specs(launch):  # host-made tensor descriptors
         element = types[index].lstrip("*")
-        layout = ""
-        if getattr(launch, "gluon_descriptors", False):  # a Gluon kernel's: typed with its layout
-            from .host_descriptors import gluon_layout
-
-            layout = f",{gluon_layout(box, launch.args[index].dtype.triton)!r}"
+        layout = "" if gluon_dtype is None else f",{gluon_layout(box, gluon_dtype)!r}"  # a Gluon kernel's
         types.append(f"tensordesc<{element}[{', '.join(str(e) for e in box)}]{layout}>")
     if launch.scratch_param is not None:
         types.append("*i8")

@@ -43,12 +43,15 @@ def attention(
     start=0,
     hole=None,
     sink=False,
+    window=None,
 ):
     """TileLang's flash-attention forward (examples/flash_attention), BHSD or BSHD; ``groups`` query
     heads share a K/V head (example_gqa_fwd_bshd.py: kv head = by // groups); ``clear``: S zeroed by
     ``T.clear(acc_s)`` or by ``clear_accum=True``, the mask applied after the gemm; ``start``: the
     first K/V tile; ``sink``: a learned sink logit per head joins each row's softmax
-    (examples/attention_sink: ``sinks[i] = Sinks[by]``).  ``hole`` names a variation the Gluon route
+    (examples/attention_sink: ``sinks[i] = Sinks[by]``); ``window``: causal attention to the last
+    ``window`` keys only, its loop from ``T.max(0, ...)`` (example_mha_sink_fwd_bhsd.py's sliding
+    window: a loop not proven to run).  ``hole`` names a variation the Gluon route
     must refuse (or get right)."""
     scale = (1.0 / dim) ** 0.5 * 1.44269504
     kv_heads = heads // groups
@@ -111,7 +114,8 @@ def attention(
                 if causal
                 else T.ceildiv(seq, block_n)
             )
-            for k in T.Pipelined(start, loop_range, num_stages=2):
+            first = T.max(0, (bx * block_m - window) // block_n) if window is not None else start
+            for k in T.Pipelined(first, loop_range, num_stages=2):
                 if k_let:
                     kv_row = k * block_n
                     T.copy(box(K, bz, by // groups, kv_row, block_n), K_shared)
@@ -120,7 +124,14 @@ def attention(
                 else:
                     T.copy(box(K, bz, by // groups, k * block_n, block_n), K_shared)
                 if mask_first:
-                    if causal:
+                    if window is not None:
+                        for i, j in T.Parallel(block_m, block_n):
+                            q_idx = bx * block_m + i
+                            k_idx = k * block_n + j
+                            acc_s[i, j] = T.if_then_else(
+                                q_idx >= k_idx and q_idx < k_idx + window, 0, -T.infinity(accum)
+                            )
+                    elif causal:
                         for i, j in T.Parallel(block_m, block_n):
                             acc_s[i, j] = T.if_then_else(bx * block_m + i >= k * block_n + j, 0, -T.infinity(accum))
                     else:
@@ -160,6 +171,9 @@ def attention(
                     T.reduce_max(K_shared, scores_max, dim=1, clear=False)
                 for i in T.Parallel(block_m):
                     scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
+                if window is not None:  # a row's keys all outside the window so far: as the example's check_inf
+                    for i in T.Parallel(block_m):
+                        scores_max[i] = T.if_then_else(scores_max[i] == -T.infinity(accum), 0, scores_max[i])
                 for i in T.Parallel(block_m):
                     scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
                 for i, j in T.Parallel(block_m, block_n):
@@ -198,9 +212,9 @@ def attention(
     return main
 
 
-def plan_of(prim, cost_model=True):
+def plan_of(prim, cost_model=True, schedule="auto"):
     func = bind_kernel_source(prim)
-    return gluon_attention.plan(func.kernels[0], func, cost_model=cost_model)
+    return gluon_attention.plan(func.kernels[0], func, cost_model=cost_model, schedule=schedule)
 
 
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
@@ -230,6 +244,9 @@ VARIANTS = {
     "sink_gqa_bf16": dict(sink=True, causal=False, seq=200, heads=6, groups=3, dtype="bfloat16"),
     # one consumer warpgroup: 64 rows, 128 threads (planned past the cost model: not measured faster yet)
     "one_consumer": dict(threads=128, block_m=64, block_n=64, causal=True, seq=150),
+    # a sliding window (example_mha_sink_fwd_bhsd.py's): a loop not proven to run, the serial schedule
+    "window": dict(window=128, block_n=64, sink=True, causal=True, seq=333),
+    "window_wide_tile": dict(window=200, causal=True, seq=450),  # a window that is no multiple of the tile
 }
 
 
@@ -239,6 +256,20 @@ def test_variants_take_the_gluon_route(name):
     args = dict(batch=1, heads=2, dim=128) | kwargs
     p = plan_of(attention(**args), cost_model=False)  # the route serves them; the cost model is tested apart
     assert (p.block_n, p.dim, p.dim_v) == (kwargs.get("block_n", 128), 128, 128)
+    assert p.schedule == ("serial" if "window" in kwargs else "rotated")  # rotated where the loop provably runs
+    assert plan_of(attention(**args), cost_model=False, schedule="serial").schedule == "serial"  # serial anywhere
+
+
+def test_the_rotated_schedule_needs_a_loop_that_provably_runs():
+    """It peels the first iteration; the serial schedule serves the same loop, which may run zero times."""
+    window = attention(batch=1, heads=2, seq=333, dim=128, causal=True, window=128, block_n=64)
+    with pytest.raises(gluon_attention.NotAttention, match="provably runs at least once"):
+        plan_of(window, cost_model=False, schedule="rotated")
+    # an empty loop (from the second tile of one): what follows it reads only fragments filled before it
+    assert plan_of(attention(1, 2, 100, 128, False, start=1), cost_model=False).schedule == "serial"
+    # ... where the output reads S, which only the loop writes, neither schedule can serve it
+    with pytest.raises(gluon_attention.NotAttention, match="read only fragments written before it"):
+        plan_of(attention(1, 2, 333, 128, True, window=256, hole="s_after"), cost_model=False)
 
 
 def test_one_consumer_warpgroup_plans_for_64_rows_of_128_threads():
@@ -252,6 +283,12 @@ def test_a_loop_over_more_than_512_keys_takes_the_gluon_route(causal):
     loop (causal: the last row block's)."""
     assert plan_of(attention(1, 2, 600, 128, causal)).block_n == 128
     assert plan_of(attention(1, 2, 600, 128, causal, block_n=64)).block_n == 64
+
+
+def test_a_sliding_window_over_more_than_512_keys_takes_the_serial_schedule():
+    """A window of 512 keys and a row tile of 128: the longest loop is 5 tiles of 128 keys."""
+    p = plan_of(attention(1, 2, 1100, 128, True, window=512))
+    assert (p.schedule, p.block_n) == ("serial", 128)
 
 
 def test_forced_route_skips_only_the_cost_model():
@@ -289,8 +326,8 @@ def test_forced_route_skips_only_the_cost_model():
         (dict(hole="second_kernel"), "one T.Kernel"),
         # a reduction of K_shared (128 x 128, like S): the consumers never hold K in registers
         (dict(hole="reduce_k"), "reductions of fragments"),
-        # one tile of keys and a loop from the second: no iteration (the consumers peel the first)
-        (dict(start=1, seq=100), "runs at least once"),
+        # a sliding window of 64-key tiles: its longest loop is 4 tiles, 256 keys
+        (dict(window=128, block_n=64, causal=True, seq=600), "more than 512 keys"),
     ],
 )
 def test_other_kernels_keep_the_tl_lowering(kwargs, reason):
@@ -299,9 +336,9 @@ def test_other_kernels_keep_the_tl_lowering(kwargs, reason):
         plan_of(attention(**args))
 
 
-def _gluon_module(prim, func=None):
+def _gluon_module(prim, func=None, schedule="auto"):
     func = func or bind_kernel_source(prim)
-    options = LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False)
+    options = LoweringOptions(gluon=True, tensor_descriptors=True, gluon_cost_model=False, gluon_schedule=schedule)
     module = emit_module(func, options)
     assert module.source.startswith("# Gluon generated by tile2triton")
     return module
@@ -309,7 +346,8 @@ def _gluon_module(prim, func=None):
 
 def _compile_for_hopper(module, tmp_path, dtype="float16", overlapped=True):
     """Compile the generated module's kernel for sm_90 with this machine's Triton (no GPU needed);
-    ``overlapped``: the loop has iterations after the peeled one, whose P V stays in flight."""
+    ``overlapped``: the rotated schedule's loop has iterations after the peeled one, whose P V stays
+    in flight (the serial schedule waits for every gemm)."""
     half = "*fp16" if dtype == "float16" else "*bf16"
     compiled = compile_gluon_for_hopper(module, tmp_path, half, {"Bias": "*fp32"})
     ptx = compiled.asm["ptx"]
@@ -331,6 +369,8 @@ def test_variant_modules_compile_for_hopper(name, tmp_path):
     kwargs = VARIANTS[name]
     module = _gluon_module(attention(**(dict(batch=2, heads=2, dim=128) | kwargs)))
     source = module.source
+    if "window" in kwargs:  # the serial schedule: the loop as written, no iteration peeled before it
+        assert "warpgroup_mma_wait(1," not in source and "previous_phase" not in source
     if name.startswith("clear"):  # S's zeros are the gemm's: no fill, no accumulator read
         assert "use_acc=False" in source and "acc_s = gl.full([64, 128], 0" not in source
     if name == "gqa_int_div":  # TVM's integer `/` is a quotient, never Gluon's float division
@@ -338,7 +378,18 @@ def test_variant_modules_compile_for_hopper(name, tmp_path):
     if name == "fp16_sum":  # reduced in fp16 (as the tl lowering), stored as the fp32 fragment it is
         assert "scores_sum = (gl.sum(acc_s_cast, axis=1)).to(gl.float32)" in source
     # one tile of keys: the loop's bound is 1, Triton folds away all but the peeled iteration
-    _compile_for_hopper(module, tmp_path, kwargs.get("dtype", "float16"), overlapped=name != "one_tile")
+    overlapped = name != "one_tile" and "window" not in kwargs
+    _compile_for_hopper(module, tmp_path, kwargs.get("dtype", "float16"), overlapped=overlapped)
+
+
+@pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
+@pytest.mark.parametrize("name", ["sink", "clear", "start1", "gqa"])
+def test_serial_schedule_modules_compile_for_hopper(name, tmp_path):
+    """TILE2TRITON_GLUON_SCHEDULE=serial on loops the rotated schedule takes by default."""
+    kwargs = VARIANTS[name]
+    module = _gluon_module(attention(**(dict(batch=2, heads=2, dim=128) | kwargs)), schedule="serial")
+    assert "warpgroup_mma_wait(1," not in module.source
+    _compile_for_hopper(module, tmp_path, kwargs.get("dtype", "float16"), overlapped=False)
 
 
 @pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")
@@ -384,9 +435,9 @@ def test_output_offsets_of_a_large_tensor_are_64_bit(tmp_path):
     _compile_for_hopper(module, tmp_path)
 
 
-def _reference(q, k, v, causal, layout, start_key=0, sinks=None):
+def _reference(q, k, v, causal, layout, start_key=0, sinks=None, window=None):
     """Attention in float64; ``sinks``: one logit per head, a column every row's softmax includes
-    and whose weight is dropped."""
+    and whose weight is dropped; ``window``: each query sees the last ``window`` keys up to itself."""
     if layout == "bshd":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     groups = q.shape[1] // k.shape[1]
@@ -395,6 +446,10 @@ def _reference(q, k, v, causal, layout, start_key=0, sinks=None):
     if causal:
         n = q.shape[-2]
         scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    if window is not None:
+        n = q.shape[-2]
+        too_old = torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-window)
+        scores = scores.masked_fill(too_old, float("-inf"))
     if sinks is not None:
         sink_column = sinks.double()[None, :, None, None].expand(*scores.shape[:-1], 1)
         weights = torch.softmax(torch.cat([scores, sink_column], dim=-1), dim=-1)[..., :-1]
@@ -403,12 +458,15 @@ def _reference(q, k, v, causal, layout, start_key=0, sinks=None):
     return out.transpose(1, 2) if layout == "bshd" else out
 
 
-def _run(device, batch, heads, seq, dim, causal, layout="bhsd", dtype="float16", groups=1, atol=2e-3, **kwargs):
+def _run(
+    device, batch, heads, seq, dim, causal, layout="bhsd", dtype="float16", groups=1, atol=2e-3, schedule="auto", **kwargs
+):
     kernel = tile2triton.compile(
         attention(batch, heads, seq, dim, causal, layout, dtype=dtype, groups=groups, **kwargs)
     )
     if device == "cuda":  # the route wherever it applies (short loops too): its results are under test
-        with mock.patch.dict(os.environ, {"TILE2TRITON_GLUON": "force"}):
+        forced = {"TILE2TRITON_GLUON": "force", "TILE2TRITON_GLUON_SCHEDULE": schedule}
+        with mock.patch.dict(os.environ, forced):
             source = kernel.get_kernel_source()  # lowered once, kept for the calls below
         assert source.startswith("# Gluon generated"), "the attention loop should take the Gluon route"
     torch_dtype = getattr(torch, dtype)
@@ -422,7 +480,8 @@ def _run(device, batch, heads, seq, dim, causal, layout="bhsd", dtype="float16",
     sinks = torch.randn(heads, device=device, dtype=torch_dtype)
     kernel(q, k, v, out, bias, sinks)
     start_key = kwargs.get("start", 0) * kwargs.get("block_n", 128)
-    reference = _reference(q, k, v, causal, layout, start_key, sinks if kwargs.get("sink") else None)
+    sink = sinks if kwargs.get("sink") else None
+    reference = _reference(q, k, v, causal, layout, start_key, sink, kwargs.get("window"))
     assert_close(out, reference, atol=atol, rtol=atol)
 
 
@@ -470,9 +529,10 @@ def test_gluon_attention_matches_torch(seq, causal, layout):
 
 @pytest.mark.gpu
 @ON_HOPPER
+@pytest.mark.parametrize("schedule", ["auto", "serial"])
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_gluon_attention_variants_match_torch(name):
-    kwargs = dict(VARIANTS[name])
+def test_gluon_attention_variants_match_torch(name, schedule):
+    kwargs = dict(VARIANTS[name], schedule=schedule)
     if kwargs.get("dtype") == "bfloat16":
         kwargs["atol"] = 1.6e-2  # bf16's 8-bit mantissa: P and the output round to it
     elif name == "fp16_sum":

@@ -16,6 +16,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_FORWARD_SHARED`` | on/off (default on) | a warp-specialized producer's shared ring forwarded into the consumers' reads (the gathers feed the dots; passes/forward_shared.py) |
 | ``TILE2TRITON_TENSOR_DESCRIPTORS`` | on/off (default: the card decides) | TMA loads through tensor descriptors |
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
+| ``TILE2TRITON_GLUON_SCHEDULE`` | ``auto`` (default), ``rotated``, ``serial`` | the consumers' loop in the Gluon rows route (codegen/gluon_plan.SCHEDULES): ``auto`` takes the rotated one where the loop provably runs, else the serial one; the others for sweeps |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
 | ``TILE2TRITON_TMA_STAGES`` | on/off (default on) | a box copied into one stage of a ring whose stages are forwarded as tiles (``T.tma_copy(K[.., k:k + n, :], K_shared[bi % 2, :, :])``) loads through a descriptor too, not only a copy into a whole buffer |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
@@ -236,6 +237,7 @@ VARIABLES = (
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_KEEP_WORKSPACES",
     "TILE2TRITON_GLUON",
+    "TILE2TRITON_GLUON_SCHEDULE",
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_DEFER_SUMS",
     "TILE2TRITON_DEFER_REDUCERS",
@@ -313,6 +315,7 @@ def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -
 _TUNE = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(("heuristic", "1", "on", "true", "yes"), "heuristic")}
 _TUNE.update({"search": "search", "2": "search"})
 _GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log", "force": "force"}
+_SCHEDULES = {"auto": "auto", "rotated": "rotated", "serial": "serial"}  # codegen/gluon_plan.SCHEDULES
 _ATOMIC_BARRIERS = {"reductions": "reductions", "atomics": "atomics", "keep": "keep"}
 _ON_CHIP = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "atomics": "atomics"}
 
@@ -332,6 +335,7 @@ class Settings:
     shared_divisors: bool  # codegen/intrinsics.shared_divisor_div_rn
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
+    gluon_schedule: str  # "auto", "rotated" or "serial"
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     tma_stages: bool  # a box copied into one forwarded stage of a ring through a descriptor too
@@ -429,6 +433,7 @@ class Settings:
                 "TILE2TRITON_KEEP_WORKSPACES", get("TILE2TRITON_KEEP_WORKSPACES"), KEEP_WORKSPACES_DEFAULT
             ),
             gluon=_choice("TILE2TRITON_GLUON", get("TILE2TRITON_GLUON"), _GLUON, "on"),
+            gluon_schedule=_choice("TILE2TRITON_GLUON_SCHEDULE", get("TILE2TRITON_GLUON_SCHEDULE"), _SCHEDULES, "auto"),
             vectorize_loops=flag("TILE2TRITON_VECTORIZE_LOOPS", get("TILE2TRITON_VECTORIZE_LOOPS"), True),
             shared_scratch=flag("TILE2TRITON_SHARED_SCRATCH", get("TILE2TRITON_SHARED_SCRATCH"), False),
             on_chip_scratch=_choice(

@@ -11,7 +11,9 @@ FlashAttention-3 use:
 - two *consumer* warpgroups, each owning half of the Q tile's rows, run the loop body; in
   iteration ``k`` a consumer issues ``S = Q K_k^T``, then ``O += P_{k-1} V_{k-1}``, waits for S
   only, and runs the softmax while that second ``wgmma`` is in flight; it waits for it before the
-  first statement that touches O.
+  first statement that touches O (the *rotated* schedule).  A loop not proven to run (a sliding
+  window's) takes the *serial* one instead, TileLang's consumer: S, softmax, P V, each waited for
+  (``gluon_plan.SCHEDULES``).
 
 Which kernels take the route, and why the others do not, is codegen/gluon_plan.py's ``plan``; this
 module writes the Gluon source of a planned kernel (``emit``).
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from .. import ir
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import int_const
-from .gluon_plan import ROWS, NotAttention, Plan, is_const, plan, touches, writes_whole
+from .gluon_plan import ROWS, NotAttention, Plan, is_const, plan, touches, writes_of, writes_whole
 
 __all__ = ["IMPORTS", "NotAttention", "Plan", "emit", "plan"]
 
@@ -134,18 +136,28 @@ class _Emitter:
                 return self.expr(e.rhs, frame)
             lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
             op = e.op
-            if op in ("/", "//", "%") and e.dtype.is_int:
-                if not (self.p.ranges.nonneg(e.lhs) and self.p.ranges.nonneg(e.rhs)):
-                    raise NotAttention(
-                        "integer divisions of values that cannot be negative (Python floors, Triton truncates)"
-                    )
-                op = "%" if op == "%" else "//"  # TileLang's integer `/` divides to an integer
-            elif op == "//":
+            if op == "/" and e.dtype.is_int:
+                op = "//"  # TVM's integer `/` truncates, as Triton's `//` does
+            elif op in ("//", "%") and e.dtype.is_int and not self.p.ranges.nonneg(e.lhs):
+                # TVM's floordiv / floormod round toward -inf, Triton's toward zero: by a positive
+                # divisor, the floor remainder is the truncated one moved into [0, divisor)
+                if not self.p.ranges.nonneg(e.rhs):
+                    raise NotAttention("integer floor divisions by values that cannot be negative")
+                remainder = f"(({lhs}) % {rhs} + {rhs}) % {rhs}"
+                return remainder if op == "%" else f"((({lhs}) - {remainder}) // {rhs})"
+            elif op == "//" and not e.dtype.is_int:
                 return f"gl.floor({lhs} / {rhs})"  # a float floor division
             elif op == "/" and e.dtype.name == "float32" and not self.fast_math:
                 # as the tl lowering: Triton's float32 `/` is approximate, TileLang's (no fast math) rounds correctly
                 lhs, rhs = (self.as_float32(x, text) for x, text in ((e.lhs, lhs), (e.rhs, rhs)))
                 return f"gl.div_rn({lhs}, {rhs})"
+            if op in ("and", "or"):  # of conditions (a window's two bounds): element-wise on tiles
+                absorbing, neutral = ("False", "True") if op == "and" else ("True", "False")
+                if absorbing in (lhs, rhs):
+                    return absorbing
+                if neutral in (lhs, rhs):
+                    return rhs if lhs == neutral else lhs
+                op = "&" if op == "and" else "|"
             if op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
                 raise NotAttention(f"operator {op}")
             return f"({lhs} {op} {rhs})"
@@ -572,6 +584,18 @@ class _Emitter:
         for s in p.before:
             if not (isinstance(s, ir.Let) and s.var in q_lets):
                 self.statement(s)
+        if p.schedule == "serial":
+            self._serial_loop()
+        else:
+            self._rotated_loop()
+        self.statements(p.after)
+        return self._finish(args, ["row_base"])
+
+    def _rotated_loop(self) -> None:
+        """FA3's schedule (``gluon_plan.SCHEDULES``): the first iteration peeled, then each iteration
+        issues its S = Q K^T and the previous one's P V before waiting for S; the last P V after."""
+        p = self.p
+        out = self.src
         k = self.bind(p.loop.var)
         start = self.expr(p.loop.start, None)
         # the first iteration, peeled: no P V gemm of a previous one
@@ -613,8 +637,29 @@ class _Emitter:
         out.line(f"last_phase = ({last} // {p.stages}) & 1")
         self._issue_pv("last", "last_phase")
         self._wait_pv("last")
-        self.statements(p.after)
-        return self._finish(args, ["row_base"])
+
+    def _serial_loop(self) -> None:
+        """TileLang's consumer (``gluon_plan.SCHEDULES``): each iteration waits for its S, runs the
+        softmax, then waits for its P V before freeing the stage. Nothing is peeled: the loop may run
+        zero times."""
+        p = self.p
+        out = self.src
+        # a fragment the body writes may hold something else than it held before the loop
+        self.zero -= {buf for s in ir.walk(p.loop.body) if (buf := writes_of(s)) is not None}
+        k = self.bind(p.loop.var)
+        out.origin(p.loop.loc)
+        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
+        out.depth += 1
+        self._iteration(k)
+        self._loop_head()
+        self._issue_qk("stage")
+        s_name = self.name(p.qk.c.buffer)
+        out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
+        self.zero.discard(p.qk.c.buffer)
+        self.statements(p.loop_tail)
+        self._issue_pv("stage", "phase")
+        self._wait_pv("stage")
+        out.depth -= 1
 
     def _loop_head(self) -> None:
         """The loop statements before S = Q K^T.  Where they only zero S, which is the gemm's

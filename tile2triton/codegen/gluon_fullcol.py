@@ -39,13 +39,13 @@ from .gluon_plan import (
     _check_row_local,
     _is_false,
     _lane_indices,
-    _prove_one_iteration,
     _whole,
-    _writes,
+    bound_the_loop,
     check_written_before_read,
     is_const,
     one_pipelined_loop,
     touches,
+    writes_of,
 )
 
 __all__ = ["IMPORTS", "ColumnPlan", "emit", "plan"]
@@ -92,8 +92,11 @@ class ColumnPlan:
         return [c.src.buffer for c in self.pre_copies + self.ring_copies]
 
 
-def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> ColumnPlan:
-    """The kernel as a column-split attention loop, or NotAttention saying why not."""
+def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True, schedule: str = "auto") -> ColumnPlan:
+    """The kernel as a column-split attention loop, or NotAttention saying why not. Its consumers
+    have the rotated schedule only (``gluon_plan.SCHEDULES``)."""
+    if schedule == "serial":
+        raise NotAttention("the rotated schedule (the column split has no serial one)")
     body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
     if len(gemms) < 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
@@ -213,7 +216,8 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Colum
     )  # fmt: skip
     written = {c.dst.buffer for c in pre_copies + ring_copies}
     check_written_before_read(written, before + head + scores + tail + [pv] + after)
-    _prove_one_iteration(out)
+    if not bound_the_loop(out):  # the consumers peel the first iteration
+        raise NotAttention("a loop that provably runs at least once")
     out.deferred = _deferred_sums(out)
     return out
 
@@ -519,8 +523,8 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
         """Fragments the loop assigns and the statements after it read, but no statement before it
         writes: a Gluon loop only carries out names that exist before it."""
         p = self.p
-        before = {_writes(s) for s in ir.walk(p.before)}
-        assigned = dict.fromkeys(_writes(s) for s in ir.walk(p.loop_head + p.scores + p.loop_tail))
+        before = {writes_of(s) for s in ir.walk(p.before)}
+        assigned = dict.fromkeys(writes_of(s) for s in ir.walk(p.loop_head + p.scores + p.loop_tail))
         return [b for b in assigned if b is not None and b not in before and any(touches(s, {b}) for s in p.after)]
 
     def _scores(self) -> None:

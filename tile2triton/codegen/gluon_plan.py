@@ -51,14 +51,28 @@ class Plan:
     stages: int
     consumers: int = CONSUMERS  # warpgroups, each on 64 of the tile's rows
     ranges: Ranges = field(default_factory=Ranges)
+    schedule: str = "rotated"  # the consumers' loop: "rotated" or "serial" (``SCHEDULES``)
 
     @property
     def tma_sources(self) -> list:
         return [c.src.buffer for c in (self.q_copy, self.k_copy, self.v_copy)]
 
 
-def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
-    """The kernel as an attention loop, or NotAttention saying why not."""
+# How each consumer runs the loop:
+# - "rotated" (FA3's): S = Q K^T of an iteration is issued with the previous iteration's P V still in
+#   flight, so one warpgroup's softmax overlaps its own gemms; the first iteration is peeled (its S
+#   alone) and the last P V follows the loop, so the loop must provably run at least once;
+# - "serial" (TileLang's consumer): S, wait, softmax, P V, wait; the two consumer warpgroups overlap
+#   each other's softmax with gemms.  No iteration is peeled: a loop that may run zero times (a
+#   sliding window's ``T.max(0, ...)`` to ``T.min(...)``) is served, as long as what follows the loop
+#   reads only fragments written before it.
+# ``auto``: rotated where the loop provably runs, serial elsewhere.
+SCHEDULES = ("auto", "rotated", "serial")
+
+
+def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True, schedule: str = "auto") -> Plan:
+    """The kernel as an attention loop, or NotAttention saying why not; ``schedule``: one of
+    ``SCHEDULES`` (TILE2TRITON_GLUON_SCHEDULE; "auto" unless a sweep asks for one)."""
     # one consumer warpgroup per 128 threads, each on 64 rows (a 64-row tile of 128 threads: one)
     body, loop, at = one_pipelined_loop(kernel, func, consumer_counts=(1, 2))
     consumers = kernel.threads // 128
@@ -149,7 +163,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True) -> Plan:
         consumers,
     )
     _check_written_before_read(out)
-    _prove_one_iteration(out)
+    out.schedule = _schedule(out, bound_the_loop(out), schedule)
     if cost_model and not _worth_it(out):
         raise NotAttention(
             "where the Gluon schedule was not measured faster: it needs two consumer warpgroups, head dim 128 "
@@ -192,7 +206,12 @@ def _worth_it(p: Plan) -> bool:
     - attention with a sink logit per head, fast math as TileLang's example (causal): 0.96-1.06x over
       256 keys, 1.07-1.11x over 512, 1.15-1.22x over 640, 1.13-1.25x over 1000 to 4096.
     Head dim 64 (0.86-1.15x, no consistent win) and one consumer (64 rows of 128 threads: 0.58-1.08x)
-    keep tl.  So: two consumers, head dim 128, and a loop over more than 512 keys.  Before the
+    keep tl.  So: two consumers, head dim 128, and a loop over more than 512 keys.  The serial schedule
+    (``gpu_logs/2026-12-04_s30_gluon_schedule_sweep.log``), on loops the rotated one also serves, was
+    no faster (0.90-1.05x of tl at 256 keys, at or below the rotated one on 26 of 32 shapes); on sliding
+    windows, which only it serves (sink attention, 128-row tiles): 1.02-1.14x of tl over loops of 640 to
+    1152 keys, 0.93-1.04x over 256 to 384 with 128-key tiles (1.04-1.15x with 64-key ones, where tl is
+    the slower).  The same rule holds for both schedules.  Before the
     host-made descriptors every program built three tensormaps, and the route paid only from 1024
     keys (``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``, ``2026-12-02_s14_sink_sweep.log``).
     The loop's length in keys is its largest trip count over the blocks (``Ranges.most_trips``: block
@@ -228,7 +247,7 @@ def _whole(r) -> bool:
 
 
 def _box_copy_into(stmts: list, shared: ir.Buffer, what: str) -> ir.Copy:
-    writes = [s for s in ir.walk(stmts) if _writes(s) is shared]
+    writes = [s for s in ir.walk(stmts) if writes_of(s) is shared]
     if len(writes) != 1 or not isinstance(writes[0], ir.Copy) or writes[0] not in stmts:
         raise NotAttention(f"{what} is written once, by a T.copy from global memory")
     copy = writes[0]
@@ -258,7 +277,9 @@ def _check_box(src: ir.Region, tile: tuple) -> None:
         raise NotAttention("global boxes [.., rows, .., whole last dim] of a contiguous fp16/bf16 tensor")
 
 
-def _writes(s):
+def writes_of(s):
+    """The buffer a statement writes (a copy's or fill's destination, a store's, a reduction's, a
+    gemm's accumulator), or None."""
     if isinstance(s, (ir.Copy, ir.Fill)) and isinstance(s.dst, ir.Region):
         return s.dst.buffer
     if isinstance(s, ir.Store):
@@ -411,13 +432,14 @@ def check_written_before_read(written: set, steps: list) -> None:
             read(s.src.buffer)
         for load in ir.loads_in(s):
             read(load.buffer)
-        target = _writes(s)
+        target = writes_of(s)
         if target is not None:
             written.add(target)
 
 
-def _prove_one_iteration(p: Plan) -> None:
-    """The consumers peel the first iteration: the loop must run at least once."""
+def bound_the_loop(p: Plan) -> bool:
+    """The value ranges of the block indices, the lets before the loop and the loop variable (for the
+    cost model's trip count); whether the loop provably runs at least once."""
     r = p.ranges
     for axis, var in enumerate(p.kernel.block_vars):
         extent = p.kernel.grid[axis]
@@ -432,8 +454,24 @@ def _prove_one_iteration(p: Plan) -> None:
         bounds = r.of(s.value)  # a rebound name: the range of the value bound last, nothing to see through
         if bounds is not None:
             r.set(s.var, *bounds)
-    if not r.compare("<", p.loop.start, p.loop.stop):
-        raise NotAttention("a loop that provably runs at least once")
     start, stop = r.of(p.loop.start), r.of(p.loop.stop)
     if start is not None and stop is not None:
-        r.set(p.loop.var, start[0], stop[1] - 1)
+        r.set(p.loop.var, start[0], stop[1] - 1)  # inside the loop, whether or not it runs
+    return bool(r.compare("<", p.loop.start, p.loop.stop))
+
+
+def _schedule(p: Plan, runs_once: bool, asked: str) -> str:
+    """The consumers' schedule (``SCHEDULES``): the one asked for, where it can serve the loop."""
+    if asked == "rotated" or (asked == "auto" and runs_once):
+        if not runs_once:
+            raise NotAttention("a loop that provably runs at least once (the rotated schedule peels the first)")
+        return "rotated"
+    # an empty loop leaves what the loop body writes unwritten: after it, the names are undefined
+    written = {p.q_copy.dst.buffer, p.k_copy.dst.buffer, p.v_copy.dst.buffer}
+    try:
+        check_written_before_read(written, p.before + p.after)
+    except NotAttention:
+        raise NotAttention(
+            "a loop that provably runs at least once, or statements after it that read only fragments written before it"
+        ) from None
+    return "serial"

@@ -20,7 +20,7 @@ from .routes import Refusal, register
 class GluonRoute:
     name: str
     description: str
-    lowering: object  # the module with plan(kernel, func) and emit(plan, fast_math) -> (body, entry), IMPORTS
+    lowering: object  # the module with plan(kernel, func, cost_model, schedule) and emit(plan, fast_math) -> (body, entry), IMPORTS
 
     def plan(self, func: ir.PrimFunc, options):
         if not (options.gluon and options.tensor_descriptors and len(func.kernels) == 1):
@@ -28,7 +28,9 @@ class GluonRoute:
                 self.name, "needs sm_90 with Gluon, tensor descriptors and one kernel", func.loc, tried=False
             )
         try:
-            return self.lowering.plan(func.kernels[0], func, cost_model=options.gluon_cost_model)
+            return self.lowering.plan(
+                func.kernels[0], func, cost_model=options.gluon_cost_model, schedule=options.gluon_schedule
+            )
         except NotAttention as why:
             return Refusal(self.name, str(why), func.loc)
 

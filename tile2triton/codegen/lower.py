@@ -205,6 +205,8 @@ class LoweringOptions:
     # a Gluon route is taken only where its cost model (measured on the GPU) says it is faster;
     # TILE2TRITON_GLUON=force clears it, to measure the routes wherever they apply
     gluon_cost_model: bool = True
+    # the Gluon rows route's consumer schedule (codegen/gluon_plan.SCHEDULES); TILE2TRITON_GLUON_SCHEDULE
+    gluon_schedule: str = "auto"
     # thread view: a global load that threads of several lanes need is loaded by each of them, as in
     # TileLang (registers.broadcast_lanes); the runtime sets it from runtime/tuning.py's per_thread_loads
     per_thread_loads: bool = False

@@ -143,6 +143,7 @@ class JITKernel:
         options["gluon"] = gluon_attention_supported(interpret)
         options["gluon_log"] = env.gluon == "log"
         options["gluon_cost_model"] = env.gluon != "force"
+        options["gluon_schedule"] = env.gluon_schedule
         target = device_target() if torch.cuda.is_available() else None
         if target is not None:
             options.update(target.lowering())
@@ -167,6 +168,7 @@ class JITKernel:
             tensor_descriptors=tensor_descriptors_supported(False, spec) if descriptors is None else descriptors,
             gluon=gluon_attention_supported(False, spec),
             gluon_cost_model=settings.current().gluon != "force",
+            gluon_schedule=settings.current().gluon_schedule,
             fast_math=tuning.fast_math(self.pass_configs),
             user_syncs=tuning.user_syncs(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),

@@ -206,14 +206,15 @@ def _worth_it(p: Plan) -> bool:
     - attention with a sink logit per head, fast math as TileLang's example (causal): 0.96-1.06x over
       256 keys, 1.07-1.11x over 512, 1.15-1.22x over 640, 1.13-1.25x over 1000 to 4096.
     Head dim 64 (0.86-1.15x, no consistent win) and one consumer (64 rows of 128 threads: 0.58-1.08x)
-    keep tl.  So: two consumers, head dim 128, and a loop over more than 512 keys.  The serial schedule
-    (``gpu_logs/2026-12-04_s30_gluon_schedule_sweep.log``), on loops the rotated one also serves, was
-    no faster (0.90-1.05x of tl at 256 keys, at or below the rotated one on 26 of 32 shapes); on sliding
-    windows, which only it serves (sink attention, 128-row tiles): 1.02-1.14x of tl over loops of 640 to
-    1152 keys, 0.93-1.04x over 256 to 384 with 128-key tiles (1.04-1.15x with 64-key ones, where tl is
-    the slower).  The same rule holds for both schedules.  Before the
-    host-made descriptors every program built three tensormaps, and the route paid only from 1024
-    keys (``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``, ``2026-12-02_s14_sink_sweep.log``).
+    keep tl.  So: two consumers, head dim 128, and a loop over more than 512 keys.  Before the host-made
+    descriptors every program built three tensormaps, and the route paid only from 1024 keys
+    (``gpu_logs/2026-12-01_s9_gluon_route_sweep.log``, ``2026-12-02_s14_sink_sweep.log``).
+    The serial schedule (``gpu_logs/2026-12-04_s30_gluon_schedule_sweep.log``), on loops the rotated
+    one also serves, was no faster: 0.90-1.05x of tl at 256 keys with two consumers, as slow as the
+    rotated one or slower on 25 of 32 shapes.  On sliding windows, which only it serves (sink
+    attention, 128-row tiles): 1.03-1.14x of tl over loops of 640 to 1152 keys, 0.93-1.02x over 256
+    to 384 with 128-key tiles (1.04-1.15x with 64-key ones, where tl is the slower).  The same rule
+    holds for both schedules.
     The loop's length in keys is its largest trip count over the blocks (``Ranges.most_trips``: block
     by block where the bounds come from few block indices) times the keys a tile."""
     trips = _max_trips(p)

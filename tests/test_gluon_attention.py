@@ -247,7 +247,10 @@ VARIANTS = {
     # a sliding window (example_mha_sink_fwd_bhsd.py's): a loop not proven to run, the serial schedule
     "window": dict(window=128, block_n=64, sink=True, causal=True, seq=333),
     "window_wide_tile": dict(window=200, causal=True, seq=450),  # a window that is no multiple of the tile
+    # a loop from the second tile of one, which runs zero times: only the sink's weight, dropped (zeros)
+    "empty_loop": dict(start=1, sink=True, causal=False, seq=100),
 }
+SERIAL_BY_DEFAULT = {"window", "window_wide_tile", "empty_loop"}  # loops not proven to run
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -256,7 +259,7 @@ def test_variants_take_the_gluon_route(name):
     args = dict(batch=1, heads=2, dim=128) | kwargs
     p = plan_of(attention(**args), cost_model=False)  # the route serves them; the cost model is tested apart
     assert (p.block_n, p.dim, p.dim_v) == (kwargs.get("block_n", 128), 128, 128)
-    assert p.schedule == ("serial" if "window" in kwargs else "rotated")  # rotated where the loop provably runs
+    assert p.schedule == ("serial" if name in SERIAL_BY_DEFAULT else "rotated")  # rotated where the loop provably runs
     assert plan_of(attention(**args), cost_model=False, schedule="serial").schedule == "serial"  # serial anywhere
 
 
@@ -265,8 +268,9 @@ def test_the_rotated_schedule_needs_a_loop_that_provably_runs():
     window = attention(batch=1, heads=2, seq=333, dim=128, causal=True, window=128, block_n=64)
     with pytest.raises(gluon_attention.NotAttention, match="provably runs at least once"):
         plan_of(window, cost_model=False, schedule="rotated")
-    # an empty loop (from the second tile of one): what follows it reads only fragments filled before it
-    assert plan_of(attention(1, 2, 100, 128, False, start=1), cost_model=False).schedule == "serial"
+    # an empty loop (VARIANTS["empty_loop"]): what follows it reads only fragments filled before it
+    with pytest.raises(gluon_attention.NotAttention, match="provably runs at least once"):
+        plan_of(attention(1, 2, 100, 128, False, start=1), cost_model=False, schedule="rotated")
     # ... where the output reads S, which only the loop writes, neither schedule can serve it
     with pytest.raises(gluon_attention.NotAttention, match="read only fragments written before it"):
         plan_of(attention(1, 2, 333, 128, True, window=256, hole="s_after"), cost_model=False)
@@ -344,14 +348,15 @@ def _gluon_module(prim, func=None, schedule="auto"):
     return module
 
 
-def _compile_for_hopper(module, tmp_path, dtype="float16", overlapped=True):
+def _compile_for_hopper(module, tmp_path, dtype="float16", overlapped=True, gemms=True):
     """Compile the generated module's kernel for sm_90 with this machine's Triton (no GPU needed);
     ``overlapped``: the rotated schedule's loop has iterations after the peeled one, whose P V stays
-    in flight (the serial schedule waits for every gemm)."""
+    in flight (the serial schedule waits for every gemm); ``gemms``: the loop is not folded away."""
     half = "*fp16" if dtype == "float16" else "*bf16"
     compiled = compile_gluon_for_hopper(module, tmp_path, half, {"Bias": "*fp32"})
     ptx = compiled.asm["ptx"]
-    assert ptx.count("wgmma.mma_async") > 0 and ("wgmma.wait_group.sync.aligned 1;" in ptx) == overlapped
+    assert (ptx.count("wgmma.mma_async") > 0) == gemms
+    assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == overlapped
     assert compiled.metadata.shared <= 227 * 1024
     return compiled
 
@@ -369,7 +374,7 @@ def test_variant_modules_compile_for_hopper(name, tmp_path):
     kwargs = VARIANTS[name]
     module = _gluon_module(attention(**(dict(batch=2, heads=2, dim=128) | kwargs)))
     source = module.source
-    if "window" in kwargs:  # the serial schedule: the loop as written, no iteration peeled before it
+    if name in SERIAL_BY_DEFAULT:  # the serial schedule: the loop as written, no iteration peeled before it
         assert "warpgroup_mma_wait(1," not in source and "previous_phase" not in source
     if name.startswith("clear"):  # S's zeros are the gemm's: no fill, no accumulator read
         assert "use_acc=False" in source and "acc_s = gl.full([64, 128], 0" not in source
@@ -378,8 +383,9 @@ def test_variant_modules_compile_for_hopper(name, tmp_path):
     if name == "fp16_sum":  # reduced in fp16 (as the tl lowering), stored as the fp32 fragment it is
         assert "scores_sum = (gl.sum(acc_s_cast, axis=1)).to(gl.float32)" in source
     # one tile of keys: the loop's bound is 1, Triton folds away all but the peeled iteration
-    overlapped = name != "one_tile" and "window" not in kwargs
-    _compile_for_hopper(module, tmp_path, kwargs.get("dtype", "float16"), overlapped=overlapped)
+    overlapped = name != "one_tile" and name not in SERIAL_BY_DEFAULT
+    gemms = name != "empty_loop"  # a loop of no iterations: Triton folds it away
+    _compile_for_hopper(module, tmp_path, kwargs.get("dtype", "float16"), overlapped=overlapped, gemms=gemms)
 
 
 @pytest.mark.skipif(not HAS_GLUON, reason="this Triton has no Gluon")

@@ -330,3 +330,26 @@ def test_variants_summary_section(tmp_path):
     (tmp_path / "part_1_of_1.json").write_text(json.dumps({"rows": rows[:1]}))
     with pytest.raises(SystemExit, match="mixed"):
         report.load([str(tmp_path)])
+
+
+def test_a_stopped_part_keeps_the_files_it_timed(tmp_path, monkeypatch):
+    """The part file is rewritten before each file is timed: a run killed from outside (a device call's
+    time limit) leaves the rows it timed and lists the rest as not reached."""
+    from tilelang_regression_suite import run
+
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"regression_{name}.py").write_text(f"def regression_{name}_case():\n    pass\n")
+
+    def child(self, impl, path, phase, case=None):
+        if "second" in path:
+            raise KeyboardInterrupt  # the run stopped while timing the second file
+        return {"cases": {"regression_first_case": {"status": "ok", "latency": 0.5 if impl == "tilelang" else 0.25}}}
+
+    monkeypatch.setattr(run.Runner, "child", child)
+    with pytest.raises(KeyboardInterrupt):
+        run.run_part(str(tmp_path), "1/1", "", str(tmp_path / "out"), 1, [], deadline=600, warm=False)
+    rows = {r["case"]: r for r in json.loads((tmp_path / "out" / "part_1_of_1.json").read_text())["rows"]}
+    assert rows["regression_first_case"]["tile2triton"]["latency"] == 0.25
+    assert rows["regression_second_case"]["skipped"] == "not reached (run stopped)"
+    assert "not reached" in report.markdown(report.load([str(tmp_path / "out")]))

@@ -14,6 +14,12 @@ launch choice is the heuristic's with fields replaced (``runtime.tuning.heuristi
 - ``sd0``: ``sd`` without its range test and fallback (not exact for extreme values: what the test
   and the branch cost);
 - ``tilelang``: real TileLang (the same example, from the directory ``TILELANG_SITE`` names), for reference;
+- ``g`` and ``g+FLAG+...``: the Gluon rows route (``TILE2TRITON_GLUON=force``) with its module edited as TileLang's
+  warp-specialized kernel does it (session 29's CUDA source, gpu_logs/2026-12-04_s29_tilelang_sink_fwd_*.cu.txt);
+  flags: ``serial`` (``TILE2TRITON_GLUON_SCHEDULE=serial``), ``qlate`` (each consumer waits for its Q at its
+  first S = Q K^T, not right after issuing the load: the mask before it overlaps the load), ``kfree`` (a K stage
+  and a V stage freed apart: K once S is waited for, V once P V is; one ``kv_free`` after P V before), ``st2``
+  (two ring stages, as TileLang's ``num_stages=2``, not three);
 
 timed with ``triton.testing.do_bench`` (warmup 25, rep 200, median, event time) and CUPTI per kernel
 (the suite's ``kernel_times``), outputs checked against ``base``'s (max abs difference).  One child
@@ -21,6 +27,14 @@ process per variant (the cache and the patched functions are per process).
 
     PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py EXAMPLES [VARIANT,...] [CASE_SUBSTRING,...]
     (EXAMPLES: TileLang's examples/; the cases whose names contain one of the substrings, all without them)
+
+Session 30 wrote the ``g`` variants; their edits compile for sm_90 offline with Triton 3.6 and 3.9 (both schedules,
+a window too), not yet run on the GPU. The run they were written for (TileLang 10-13% ahead of both routes at 256
+keys, session 29):
+
+    TILELANG_SITE=/tmp/tlsite PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py .tlx/examples \
+      base,tilelang,g,g+qlate,g+kfree,g+qlate+kfree,g+qlate+kfree+st2,g+serial+qlate+kfree+st2 \
+      "sink fwd 1x32 256/256,sink fwd 2x24 384/640,sink fwd 1x16"
 
 Session 29 ran ``base,tilelang,s2`` on the sink and mha_fwd_bhsd cases (gpu_logs/2026-12-04_s29_call1.log).
 Session 23 ran ``base,w8,s2,s4,fdiv``, ``base,sd,fdiv``, ``base,sd,sd0,fdiv`` and ``sdoff,sd`` on the first six cases
@@ -85,8 +99,65 @@ def build(kind: str, example, args):
     return kernel, (q, k, v)
 
 
+def gluon_edit(source: str, flags: set) -> str:
+    """The Gluon rows route's module (codegen/gluon_attention.py's text) with the ``g+...`` flags' edits."""
+    if not source.startswith("# Gluon generated"):
+        return source
+    lines = source.split("\n")
+    if "qlate" in flags:  # the consumer's Q wait moves to just before its first K wait
+        at = next(i for i, line in enumerate(lines) if line.strip() == "mbarrier.wait(q_ready, 0)")
+        del lines[at]
+        first_k = next(i for i in range(at, len(lines)) if "mbarrier.wait(k_ready.index(" in lines[i])
+        indent = lines[first_k][: len(lines[first_k]) - len(lines[first_k].lstrip())]
+        lines.insert(first_k, indent + "mbarrier.wait(q_ready, 0)")
+    if "kfree" in flags:
+        out, stage = [], "0"
+        for line in lines:
+            indent = line[: len(line) - len(line.lstrip())]
+            text = line.strip()
+            if text.startswith("kv_free = gl.allocate_shared_memory("):
+                out += [line.replace("kv_free =", "k_free ="), line.replace("kv_free =", "v_free =")]
+            elif text.startswith("mbarrier.init(kv_free.index(stage)"):
+                out += [line.replace("kv_free", "k_free"), line.replace("kv_free", "v_free")]
+            elif text.startswith("mbarrier.wait(kv_free.index(stage), phase ^ 1)"):
+                continue  # the loader waits for each ring apart, below
+            elif text.startswith("mbarrier.expect(k_ready.index(stage)") or text.startswith("mbarrier.expect(v_ready"):
+                ring = "k_free" if "k_ready" in text else "v_free"
+                out += [f"{indent}mbarrier.wait({ring}.index(stage), phase ^ 1)", line]
+            elif text.startswith("mbarrier.arrive(kv_free.index("):
+                out.append(line.replace("kv_free", "v_free"))
+            else:
+                m = re.match(r"mbarrier\.wait\(k_ready\.index\((\w+)\)", text)
+                if m:
+                    stage = m[1]
+                out.append(re.sub(r"\bkv_free\b", "k_free, v_free", line) if "kv_free" in line else line)
+                if re.match(r"(\w+) = warpgroup_mma_wait\([01], deps=\(\1,\)\)", text):  # S waited for: K is free
+                    out.append(f"{indent}mbarrier.arrive(k_free.index({stage}), count=1)")
+        lines = out
+    return "\n".join(lines)
+
+
 def patch(variant: str) -> None:
     from tile2triton.runtime import cache, tuning
+
+    if variant == "g" or variant.startswith("g+"):
+        flags = set(variant.split("+")[1:])
+        os.environ["TILE2TRITON_GLUON"] = "force"
+        os.environ["TILE2TRITON_GLUON_SCHEDULE"] = "serial" if "serial" in flags else "auto"
+        if "st2" in flags:
+            from tile2triton.codegen import gluon_attention
+
+            plan = gluon_attention.plan
+
+            def two_stages(*args, **kwargs):
+                p = plan(*args, **kwargs)
+                p.stages = 2
+                return p
+
+            gluon_attention.plan = two_stages
+        source_path = cache.source_path
+        cache.source_path = lambda source, stem: source_path(gluon_edit(source, flags), stem)
+        return
 
     if variant in ("sd", "sd0", "sdoff"):
         os.environ["TILE2TRITON_SHARED_DIVISORS"] = "0" if variant == "sdoff" else "1"

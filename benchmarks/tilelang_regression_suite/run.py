@@ -113,8 +113,15 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
         futures = {pool.submit(runner.child, impl, f, "warm", c): (impl, f, c) for impl, f, c in jobs_list}
         for future, (impl, f, c) in futures.items():
             log(f"warm {impl} {os.path.relpath(f, examples)}::{c} {_case(future.result(), c)['status']}")
+    path = os.path.join(out, f"{'variants_' if variants else ''}part_{k}_of_{n}.json")
+    head = {"part": part, "examples": examples}
     rows = []
-    for f in files:
+    for at, f in enumerate(files):
+        # the part file as it stands before each file is timed: a run stopped from outside (a device call's
+        # time limit) keeps the rows it timed, the rest listed as not reached
+        pending = [{"file": os.path.relpath(g, examples), "case": c, "skipped": "not reached (run stopped)"}
+                   for g in files[at:] for c in cases_of(g)]  # fmt: skip
+        _write(path, head, rows + pending, variants)
         rel = os.path.relpath(f, examples)
         if time.time() - t0 > deadline:
             log(f"deadline: {rel} not timed")
@@ -138,10 +145,12 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
             rows.append(row)
             log(f"time {rel}::{c} TileLang {tl.get('latency', tl.get('error', '')[:60])} "
                 f"tile2triton {t2.get('latency', t2.get('error', '')[:60])} {row.get('outputs', '')}")  # fmt: skip
-    path = os.path.join(out, f"{'variants_' if variants else ''}part_{k}_of_{n}.json")
-    with open(path, "w") as fh:
-        json.dump(
-            {"part": part, "examples": examples, "rows": rows, **({"variants": True} if variants else {})}, fh, indent=1
-        )
+    _write(path, head, rows, variants)
     log(f"wrote {path}")
     return path
+
+
+def _write(path: str, head: dict, rows: list, variants: bool) -> None:
+    with open(path + ".tmp", "w") as fh:
+        json.dump({**head, "rows": rows, **({"variants": True} if variants else {})}, fh, indent=1)
+    os.replace(path + ".tmp", path)  # never a half-written part file

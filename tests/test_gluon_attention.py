@@ -378,6 +378,8 @@ def test_variant_modules_compile_for_hopper(name, tmp_path):
         assert "warpgroup_mma_wait(1," not in source and "previous_phase" not in source
     if name.startswith("clear"):  # S's zeros are the gemm's: no fill, no accumulator read
         assert "use_acc=False" in source and "acc_s = gl.full([64, 128], 0" not in source
+    if name == "window":  # the window's first tile, T.max(0, (bx * 128 - 128) // 64): a floor division
+        assert "% 64 + 64) % 64) // 64)" in source  # of a value that may be negative (Triton's `//` truncates)
     if name == "gqa_int_div":  # TVM's integer `/` is a quotient, never Gluon's float division
         assert "(by // 3)" in source and "(by / 3)" not in source
     if name == "fp16_sum":  # reduced in fp16 (as the tl lowering), stored as the fp32 fragment it is

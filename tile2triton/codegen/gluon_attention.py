@@ -136,11 +136,15 @@ class _Emitter:
                 return self.expr(e.rhs, frame)
             lhs, rhs = self.expr(e.lhs, frame), self.expr(e.rhs, frame)
             op = e.op
+            nonneg = e.dtype.is_int and self.p.ranges.nonneg(e.lhs) and self.p.ranges.nonneg(e.rhs)
             if op == "/" and e.dtype.is_int:
-                op = "//"  # TVM's integer `/` truncates, as Triton's `//` does
-            elif op in ("//", "%") and e.dtype.is_int and not self.p.ranges.nonneg(e.lhs):
-                # TVM's floordiv / floormod round toward -inf, Triton's toward zero: by a positive
-                # divisor, the floor remainder is the truncated one moved into [0, divisor)
+                if not nonneg:  # a size argument of 1 is a constexpr: Python's `//` would floor it
+                    raise NotAttention("integer divisions `/` of values that cannot be negative")
+                op = "//"  # TileLang's integer `/` divides to an integer
+            elif op in ("//", "%") and e.dtype.is_int and not nonneg:
+                # TVM's floordiv / floormod round toward -inf, Triton's toward zero (Python's, for
+                # constexprs, toward -inf): by a positive divisor, the remainder taken into [0, divisor)
+                # is the floor one either way, and what it leaves divides exactly
                 if not self.p.ranges.nonneg(e.rhs):
                     raise NotAttention("integer floor divisions by values that cannot be negative")
                 remainder = f"(({lhs}) % {rhs} + {rhs}) % {rhs}"

@@ -539,11 +539,7 @@ class _Emitter:
         out = self.src
         needed = self._lets_needed([p.loop.start, p.loop.stop, *p.k_copy.src.starts, *p.v_copy.src.starts])
         self._scalar_lets(p.before, needed)
-        k = self.bind(p.loop.var)
-        out.origin(p.loop.loc)
-        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
-        out.depth += 1
-        self._iteration(k)
+        self.open_loop(self.expr(p.loop.start, None))
         self._scalar_lets(p.loop.body, needed)  # the loop's own lets the K/V boxes use
         out.line("mbarrier.wait(kv_free.index(stage), phase ^ 1)  # the consumers are done with this stage")
         for copy, desc, ring, ready in (
@@ -607,21 +603,15 @@ class _Emitter:
         out.line(f"{k} = {start}")
         self._loop_head()
         self._issue_qk("0")
-        s_name = self.name(p.qk.c.buffer)
-        out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
-        self.zero.discard(p.qk.c.buffer)
+        self.wait_s(0)
         self.statements(p.loop_tail)
-        first = str(int_const(p.loop.start) + 1) if int_const(p.loop.start) is not None else f"{start} + 1"
-        out.line(f"for {k} in range({first}, {self.expr(p.loop.stop, None)}):")
-        out.depth += 1
-        self._iteration(k)
+        self.open_loop(str(int_const(p.loop.start) + 1) if int_const(p.loop.start) is not None else f"{start} + 1")
         out.line(f"previous = (it - 1) % {p.stages}")
         out.line(f"previous_phase = ((it - 1) // {p.stages}) & 1")
         self._loop_head()
         self._issue_qk("stage")
         self._issue_pv("previous", "previous_phase")
-        out.line(f"{s_name} = warpgroup_mma_wait(1, deps=({s_name},))  # S only: P V stays in flight")
-        self.zero.discard(p.qk.c.buffer)
+        self.wait_s(1, "  # S only: P V stays in flight")
         waited = False
         for s in p.loop_tail:
             if not waited and touches(s, {p.pv.c.buffer}):
@@ -650,20 +640,30 @@ class _Emitter:
         out = self.src
         # a fragment the body writes may hold something else than it held before the loop
         self.zero -= {buf for s in ir.walk(p.loop.body) if (buf := writes_of(s)) is not None}
-        k = self.bind(p.loop.var)
-        out.origin(p.loop.loc)
-        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
-        out.depth += 1
-        self._iteration(k)
+        self.open_loop(self.expr(p.loop.start, None))
         self._loop_head()
         self._issue_qk("stage")
-        s_name = self.name(p.qk.c.buffer)
-        out.line(f"{s_name} = warpgroup_mma_wait(0, deps=({s_name},))")
-        self.zero.discard(p.qk.c.buffer)
+        self.wait_s(0)
         self.statements(p.loop_tail)
         self._issue_pv("stage", "phase")
         self._wait_pv("stage")
         out.depth -= 1
+
+    def open_loop(self, start: str) -> None:
+        """``for k in range(start, stop):`` of the kernel's loop, its iteration's number, ring stage and
+        phase; the lines that follow are its body."""
+        p = self.p
+        k = self.bind(p.loop.var)
+        self.src.origin(p.loop.loc)
+        self.src.line(f"for {k} in range({start}, {self.expr(p.loop.stop, None)}):")
+        self.src.depth += 1
+        self._iteration(k)
+
+    def wait_s(self, in_flight: int, note: str = "") -> None:
+        """Wait for S = Q K^T, ``in_flight`` later wgmma groups left running."""
+        s_name = self.name(self.p.qk.c.buffer)
+        self.src.line(f"{s_name} = warpgroup_mma_wait({in_flight}, deps=({s_name},)){note}")
+        self.zero.discard(self.p.qk.c.buffer)
 
     def _loop_head(self) -> None:
         """The loop statements before S = Q K^T.  Where they only zero S, which is the gemm's

@@ -451,11 +451,7 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
         out.line(f"mbarrier.expect(q_ready, {self._bytes(p.pre_copies)})")
         for copy in p.pre_copies:
             self._copy(copy, "q_ready", False)
-        k = self.bind(p.loop.var)
-        out.origin(p.loop.loc)
-        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
-        out.depth += 1
-        self._iteration(k)
+        self.open_loop(self.expr(p.loop.start, None))
         self._scalar_lets(p.loop.body, needed)
         out.line("mbarrier.wait(kv_free.index(stage), phase ^ 1)  # the consumers are done with this stage")
         out.line(f"mbarrier.expect(kv_ready.index(stage), {self._bytes(p.ring_copies)})")
@@ -499,11 +495,7 @@ def {name}_publish(p, p_smem, p_ready, p_free, it, part: gl.constexpr):
         for buf in self._first_written_in_loop():
             out.line(f"{self.name(buf)} = {self.full(buf, '0')}  # assigned in the loop, read after it")
         out.line("mbarrier.wait(q_ready, 0)")
-        k = self.bind(p.loop.var)
-        out.origin(p.loop.loc)
-        out.line(f"for {k} in range({self.expr(p.loop.start, None)}, {self.expr(p.loop.stop, None)}):")
-        out.depth += 1
-        self._iteration(k)
+        self.open_loop(self.expr(p.loop.start, None))
         self._loop_head()
         out.line("mbarrier.wait(kv_ready.index(stage), phase)")
         self._scores()

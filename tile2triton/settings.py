@@ -33,6 +33,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 64 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
+| ``TILE2TRITON_ARITHMETIC_MASKS`` | on/off (default on) | ``T.if_then_else(cond, 0, -inf)`` over a tile, ``cond`` integer comparisons joined by and/or whose differences the value ranges bound, as float arithmetic without a boolean tile (``_neg_inf_unless``: 0 where a margin ``float(a - b) + 0.5`` is positive): the same values, without the bit-packed comparisons LLVM makes of ``tl.where`` (codegen/masks.py; CUDA targets) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -200,6 +201,11 @@ SIZE_MULTIPLES_DEFAULT = True
 # a thread 14.6 -> 16.0 us and vertical-slash's 32 a thread no faster, hence its minimum of 64 a thread
 # (SHARED_DIVISOR_MIN_PER_THREAD)
 SHARED_DIVISORS_DEFAULT = True
+# attention masks as float arithmetic (codegen/masks.py): on the H200 (Triton 3.6, session 31,
+# gpu_logs/2026-12-04_s31_calls.log, kernel us) the sink forward 10.61 -> 10.25 (1x32 heads, 256 keys, window
+# 128), 20.64 -> 19.45 (2x24, 384/640, window 128), 25.86 -> 25.61 (causal), mha_fwd_bhsd 12.96 -> 12.52
+# (2x16, 384/640) and 17.73 -> 16.83 (1x16, 1024), outputs bit for bit the same; none slower
+ARITHMETIC_MASKS_DEFAULT = True
 # the scratch area of shared buffers as a static .shared array on CUDA (codegen/on_chip.py), where the kernel has
 # atomics on shared buffers: the H200 probe (gpu_logs/2026-12-02_s15_on_chip.log, benchmarks/topk_probe.py) ran
 # TileLang's topk_selector 79.4 -> 32.5 us at 64 x 32768, 113.0 -> 52.5 at 32 x 65536 (recall 1.0000), its
@@ -223,6 +229,7 @@ VARIABLES = (
     "TILE2TRITON_UNIFORM_BRANCHES",
     "TILE2TRITON_SIZE_MULTIPLES",
     "TILE2TRITON_SHARED_DIVISORS",
+    "TILE2TRITON_ARITHMETIC_MASKS",
     "TILE2TRITON_TENSOR_DESCRIPTORS",
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
@@ -333,6 +340,7 @@ class Settings:
     uniform_branches: bool  # codegen/rules._uniform_branch
     size_multiples: bool  # codegen/emit._size_multiples
     shared_divisors: bool  # codegen/intrinsics.shared_divisor_div_rn
+    arithmetic_masks: bool  # codegen/masks.py
     tensor_descriptors: bool | None  # None: the card decides (runtime/target.py)
     gluon: str  # "on", "off", "log" or "force"
     gluon_schedule: str  # "auto", "rotated" or "serial"
@@ -406,6 +414,9 @@ class Settings:
             ),
             shared_divisors=flag(
                 "TILE2TRITON_SHARED_DIVISORS", get("TILE2TRITON_SHARED_DIVISORS"), SHARED_DIVISORS_DEFAULT
+            ),
+            arithmetic_masks=flag(
+                "TILE2TRITON_ARITHMETIC_MASKS", get("TILE2TRITON_ARITHMETIC_MASKS"), ARITHMETIC_MASKS_DEFAULT
             ),
             tensor_descriptors=flag("TILE2TRITON_TENSOR_DESCRIPTORS", get("TILE2TRITON_TENSOR_DESCRIPTORS"), None),
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),

@@ -11,6 +11,8 @@ launch choice is the heuristic's with fields replaced (``runtime.tuning.heuristi
 - ``sd``: ``TILE2TRITON_SHARED_DIVISORS=1`` (a quotient of a shared divisor correctly rounded by one FMA
   pair after its reciprocal, one tile-wide fallback branch: ``_div_rn_shared``, codegen/emit.py);
 - ``sdoff``: ``TILE2TRITON_SHARED_DIVISORS=0`` (``tl.math.div_rn`` per element: the default before);
+- ``nomask``: ``TILE2TRITON_ARITHMETIC_MASKS=0`` (masks of 0 / -inf as ``tl.where`` of a boolean tile, as before
+  session 31; codegen/masks.py);
 - ``sd0``: ``sd`` without its range test and fallback (not exact for extreme values: what the test
   and the branch cost);
 - ``tilelang``: real TileLang (the same example, from the directory ``TILELANG_SITE`` names), for reference;
@@ -35,6 +37,9 @@ keys, session 29):
     TILELANG_SITE=/tmp/tlsite PYTHONPATH=. python3 benchmarks/hand_variants/attn_fwd_edits.py .tlx/examples \
       base,tilelang,g,g+qlate,g+kfree,g+qlate+kfree,g+qlate+kfree+st2,g+serial+qlate+kfree+st2 \
       "sink fwd 1x32 256/256,sink fwd 2x24 384/640,sink fwd 1x16"
+
+Session 31 ran the ``g`` variants above (gpu_logs/2026-12-04_s31_calls.log), then ``base,mintf,tilelang`` with
+``mintf`` the text edit that became codegen/masks.py, then ``base,nomask``.
 
 Session 29 ran ``base,tilelang,s2`` on the sink and mha_fwd_bhsd cases (gpu_logs/2026-12-04_s29_call1.log).
 Session 23 ran ``base,w8,s2,s4,fdiv``, ``base,sd,fdiv``, ``base,sd,sd0,fdiv`` and ``sdoff,sd`` on the first six cases
@@ -159,6 +164,8 @@ def patch(variant: str) -> None:
         cache.source_path = lambda source, stem: source_path(gluon_edit(source, flags), stem)
         return
 
+    if variant == "nomask":
+        os.environ["TILE2TRITON_ARITHMETIC_MASKS"] = "0"
     if variant in ("sd", "sd0", "sdoff"):
         os.environ["TILE2TRITON_SHARED_DIVISORS"] = "0" if variant == "sdoff" else "1"
     m = re.fullmatch(r"([ws])(\d)", variant)

@@ -18,6 +18,7 @@ from .fp4 import HELPERS as FP4_HELPERS
 from .intrinsics import check_fp8
 from .libm import HELPERS as LIBM_HELPERS
 from .lower import KernelLowerer, LoweringOptions
+from .masks import HELPERS as MASK_HELPERS
 from .module import KernelLaunch, TritonModule
 from .on_chip import HELPERS as ON_CHIP_HELPERS
 from .on_chip import OffChip
@@ -300,6 +301,7 @@ def _fns(mask, base, offset):
 }
 JIT_HELPER_SOURCES.update(FP4_HELPERS)  # packed fp4 loads, stores and conversions (codegen/fp4.py)
 JIT_HELPER_SOURCES.update(LIBM_HELPERS)  # math functions core Triton lacks (codegen/libm.py)
+JIT_HELPER_SOURCES.update(MASK_HELPERS)  # masks of 0 / -inf without booleans (codegen/masks.py)
 JIT_HELPER_SOURCES.update(WARP_ATOMIC_HELPERS)  # warp-aggregated atomics' inline PTX (codegen/warp_atomics.py)
 JIT_HELPER_SOURCES.update(ON_CHIP_HELPERS)  # the on-chip scratch area's inline PTX (codegen/on_chip.py)
 

@@ -29,7 +29,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from ..passes.analysis import global_mirrors
-from . import atomics, e8m0, exits, fp4, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
+from . import atomics, e8m0, exits, fp4, masks, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call, shared_divisor_div_rn
@@ -230,6 +230,9 @@ class LoweringOptions:
     # float32 `/` by a divisor a row of numerators shares: its reciprocal once, two FMAs a quotient,
     # correctly rounded (intrinsics.shared_divisor_div_rn; TILE2TRITON_SHARED_DIVISORS)
     shared_divisors: bool = False
+    # on CUDA targets, select(integer comparisons, 0, -inf) as float arithmetic, no boolean tile
+    # (codegen/masks.py; TILE2TRITON_ARITHMETIC_MASKS)
+    arithmetic_masks: bool = False
 
     def pipeline_kwargs(self, source_stages: int) -> dict:
         """``tl.range`` keywords of a ``T.Pipelined`` loop: its stage count, unless one was chosen."""
@@ -466,6 +469,9 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.Cast):
             return self.cast(self.ev(e.value), e.dtype)
         if isinstance(e, ir.Select):
+            mask = masks.neg_inf_mask(self, e)
+            if mask is not None:
+                return mask
             c = self.ev(e.cond)
             if is_bool_literal(c):
                 return self.cast(self.ev(e.true_value if c.node.value else e.false_value), e.dtype)

@@ -22,6 +22,8 @@ CONDITIONS = {
     "window": (lambda q, k: (q >= k) & (q < k + WINDOW), True),
     "outside_window": (lambda q, k: (q < k) | (q >= k + WINDOW), False),
     "future": (lambda q, k: k > q, False),
+    # the second comparison holds for every key: the value ranges decide it, and it leaves no term
+    "decided_term": (lambda q, k: (q >= k) & (k < 4096), True),
 }
 
 
@@ -87,6 +89,11 @@ def test_window_margins_are_joined_by_their_least():
     body = _kernel_body("window")
     assert "_neg_inf_unless(tl.minimum((q_idx - k_idx).to(tl.float32) + 0.5, " in body
     assert "_neg_inf_unless(tl.maximum(" in _kernel_body("outside_window")
+
+
+def test_decided_comparisons_leave_no_term():
+    body = _kernel_body("decided_term")
+    assert "_neg_inf_unless((q_idx - k_idx).to(tl.float32) + 0.5)" in body and "4096" not in body
 
 
 def test_unbounded_differences_keep_the_select():

@@ -49,9 +49,10 @@ def neg_inf_mask(lw, e: ir.Select) -> Tile | None:
     values = (_float_value(e.true_value), _float_value(e.false_value))
     if values not in ((0.0, float("-inf")), (float("-inf"), 0.0)):
         return None
-    if not _margin_ok(lw, e.cond):
-        return None
-    margin, axes = _margin(lw, e.cond)
+    cond = _undecided(lw, e.cond)
+    if cond is None or isinstance(cond, bool) or not _margin_ok(lw, cond):
+        return None  # not of the form; or decided for every lane, which the plain lowering folds
+    margin, axes = _margin(lw, cond)
     if values[0] != 0.0:  # -inf where cond holds: 0 where it does not, whose margin is the negation
         margin = P.binop("*", margin, P.const(-1.0))
     lw.helpers.add(HELPER)
@@ -70,14 +71,31 @@ def _float_value(value) -> float | None:
     return None
 
 
-def _margin_ok(lw, cond) -> bool:
+def _undecided(lw, cond):
+    """``cond`` without the comparisons the value ranges (or a split loop) decide for every lane: a smaller
+    condition, True / False where that decides it all, None where it is not comparisons joined by and/or."""
     if isinstance(cond, ir.BinOp) and cond.op in _JOIN:
-        return _margin_ok(lw, cond.lhs) and _margin_ok(lw, cond.rhs)
+        lhs, rhs = _undecided(lw, cond.lhs), _undecided(lw, cond.rhs)
+        if lhs is None or rhs is None:
+            return None
+        conjunction = cond.op in ("and", "&")
+        for known, other in ((lhs, rhs), (rhs, lhs)):
+            if isinstance(known, bool):  # x and True is x, x and False is False (and dually for or)
+                return other if known == conjunction else known
+        return ir.BinOp(cond.op, lhs, rhs, cond.dtype)
     if not (isinstance(cond, ir.Compare) and cond.op in ("<", "<=", ">", ">=")):
-        return False
+        return None
+    if cond in lw.scope.known_true:
+        return True
+    known = lw.scope.ranges.compare(cond.op, cond.lhs, cond.rhs)
+    return cond if known is None else known
+
+
+def _margin_ok(lw, cond) -> bool:
+    """Every comparison of ``cond`` is of signed integers whose difference the value ranges bound."""
+    if isinstance(cond, ir.BinOp):
+        return _margin_ok(lw, cond.lhs) and _margin_ok(lw, cond.rhs)
     if cond.lhs.dtype.kind != "int" or cond.rhs.dtype.kind != "int":  # unsigned differences wrap
-        return False
-    if cond in lw.scope.known_true or lw.scope.ranges.compare(cond.op, cond.lhs, cond.rhs) is not None:
         return False
     dtype = binary_dtype("-", cond.lhs, cond.rhs)
     span = lw.scope.ranges.of(ir.BinOp("-", cond.lhs, cond.rhs, dtype))

@@ -106,3 +106,26 @@ def test_switched_off(monkeypatch):
     monkeypatch.setenv("TILE2TRITON_ARITHMETIC_MASKS", "0")
     body = _kernel_body("window")
     assert "tl.where(" in body and "_neg_inf_unless(" not in body
+
+
+@tilelang.jit(out_idx=[-1])
+def causal_mask(m, n, block, dtype):
+    @T.prim_func
+    def main(M: T.Tensor((m, n), dtype)):
+        with T.Kernel(T.ceildiv(n, block), T.ceildiv(m, block), threads=128) as (bx, by):
+            tile = T.alloc_fragment((block, block), dtype)
+            for i, j in T.Parallel(block, block):
+                tile[i, j] = T.if_then_else(by * block + i + PAST >= bx * block + j, 0, -T.infinity(dtype))
+            T.copy(tile, M[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_mask_in_each_float_dtype(dev, dtype):
+    m, n = 45, 77
+    out = causal_mask(m, n, 32, dtype)().cpu()
+    want = torch.arange(m)[:, None] + PAST >= torch.arange(n)[None, :]
+    assert out.dtype == getattr(torch, dtype)
+    assert torch.equal(torch.isneginf(out), ~want) and bool((out[want] == 0).all())
+    assert "_neg_inf_unless(" in causal_mask.compile(m=m, n=n, block=32, dtype=dtype).lowered_for("sm_90").source

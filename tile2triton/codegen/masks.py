@@ -37,6 +37,7 @@ def _neg_inf_unless(margin):
 # a comparison's margin: float(lhs - rhs) plus this (lhs OP rhs holds where the margin is positive)
 _OFFSET = {">=": 0.5, ">": -0.5}
 _FLIPPED = {"<=": ">=", "<": ">"}  # a <= b is b >= a
+_WITH_INFINITY = ("float16", "bfloat16", "float32", "float64")  # fp8 has none to select
 _JOIN = {"and": "tl.minimum", "&": "tl.minimum", "or": "tl.maximum", "|": "tl.maximum"}
 
 
@@ -44,7 +45,7 @@ def neg_inf_mask(lw, e: ir.Select) -> Tile | None:
     """``select(cond, 0, -inf)`` (or ``select(cond, -inf, 0)``) of a float dtype, ``cond`` comparisons of
     integers joined by and/or, as ``_neg_inf_unless(margin)``; None where the select is not of that form, a
     comparison is decided by the value ranges (the plain lowering folds it), or a difference may wrap."""
-    if not (lw.options.arithmetic_masks and lw.options.backend == "cuda" and e.dtype.is_float):
+    if not (lw.options.arithmetic_masks and lw.options.backend == "cuda" and e.dtype.name in _WITH_INFINITY):
         return None
     values = (_float_value(e.true_value), _float_value(e.false_value))
     if values not in ((0.0, float("-inf")), (float("-inf"), 0.0)):

@@ -3,7 +3,8 @@
 # kernels the LICM guard, the index prefetch, the rows loaded once and the global-order barriers take (the generated
 # sources that carry disable_licm / next_ / _row = / the barrier's comment); and, with "tests" among the parts, the CUDA run of the tests of
 # the global-order pass (session 19: passes/order_global.py) and of the index prefetch, whose list-updating loop
-# raced on the GPU before it.
+# raced on the GPU before it, and of session 31's masks as float arithmetic (codegen/masks.py), with the kernels that
+# take them.
 # Two calls of about 8 minutes on an H200 (session 18's 6-file calls took 3-7 minutes each: budget for it):
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "tests 3/3"
 #     source .tl/setup.sh && bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT "1/3 2/3"
@@ -28,7 +29,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ln -sfn "$(realpath "$tl")" /tmp/tl
 for part in $parts; do
   if [ "$part" = tests ]; then
-    TAILN=8 step 200 python3 -m pytest -q -p no:cacheprovider tests/test_order_global.py tests/test_prefetch_indices.py tests/test_row_once.py
+    TAILN=8 step 200 python3 -m pytest -q -p no:cacheprovider tests/test_order_global.py tests/test_prefetch_indices.py tests/test_row_once.py \
+      tests/test_arithmetic_masks.py
     continue
   fi
   k=${part%/*}
@@ -48,6 +50,8 @@ echo "### kernels with a barrier ordering a global buffer's accesses (passes/ord
 grep -l "every thread's earlier" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels computed in 128-column chunks (passes/column_chunks.py)"
 grep -lE "_c1 = tl\.(load|zeros|dot)" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels with masks of 0 / -inf as float arithmetic (codegen/masks.py)"
+grep -l "_neg_inf_unless(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels dividing by a row's shared divisor (codegen/emit._div_rn_shared)"
 grep -l "_div_rn_shared(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

@@ -43,8 +43,9 @@ _JOIN = {"and": "tl.minimum", "&": "tl.minimum", "or": "tl.maximum", "|": "tl.ma
 
 def neg_inf_mask(lw, e: ir.Select) -> Tile | None:
     """``select(cond, 0, -inf)`` (or ``select(cond, -inf, 0)``) of a float dtype, ``cond`` comparisons of
-    integers joined by and/or, as ``_neg_inf_unless(margin)``; None where the select is not of that form, a
-    comparison is decided by the value ranges (the plain lowering folds it), or a difference may wrap."""
+    integers joined by and/or, as ``_neg_inf_unless(margin)`` of the comparisons the value ranges leave open;
+    None where the select is not of that form, the ranges decide it whole (the plain lowering folds it), or a
+    difference may wrap."""
     if not (lw.options.arithmetic_masks and lw.options.backend == "cuda" and e.dtype.name in _WITH_INFINITY):
         return None
     values = (_float_value(e.true_value), _float_value(e.false_value))

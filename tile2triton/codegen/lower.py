@@ -29,10 +29,11 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from ..passes.analysis import global_mirrors
-from . import atomics, e8m0, exits, fp4, masks, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
+from . import atomics, e8m0, exits, fp4, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
 from .intrinsics import lower_call, shared_divisor_div_rn
+from .masks import neg_inf_mask
 from .ptx import lower_inline_asm
 from .registers import RegisterAccess
 from .rules_base import LOWERINGS
@@ -443,7 +444,7 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.BinOp):
             return self.rounded(self.ev_binop(e))
         if isinstance(e, ir.Compare):
-            known = True if e in self.scope.known_true else self.scope.ranges.compare(e.op, e.lhs, e.rhs)
+            known = self.scope.decided(e)
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
@@ -469,7 +470,7 @@ class KernelLowerer(RegisterAccess):
         if isinstance(e, ir.Cast):
             return self.cast(self.ev(e.value), e.dtype)
         if isinstance(e, ir.Select):
-            mask = masks.neg_inf_mask(self, e)
+            mask = neg_inf_mask(self, e)
             if mask is not None:
                 return mask
             c = self.ev(e.cond)

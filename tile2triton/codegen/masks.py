@@ -87,9 +87,7 @@ def _undecided(lw, cond):
         return ir.BinOp(cond.op, lhs, rhs, cond.dtype)
     if not (isinstance(cond, ir.Compare) and cond.op in ("<", "<=", ">", ">=")):
         return None
-    if cond in lw.scope.known_true:
-        return True
-    known = lw.scope.ranges.compare(cond.op, cond.lhs, cond.rhs)
+    known = lw.scope.decided(cond)
     return cond if known is None else known
 
 

@@ -112,6 +112,10 @@ class Scope:
     load_guard: ast.expr | None = None  # a block-uniform condition every global load is masked by (speculate.py)
     deferrals: object = None  # the innermost emitted loop's deferred accumulations (deferred.LoopDeferrals)
 
+    def decided(self, cmp: ir.Compare) -> bool | None:
+        """The value of a comparison for every lane here, where a split loop or the value ranges decide it."""
+        return True if cmp in self.known_true else self.ranges.compare(cmp.op, cmp.lhs, cmp.rhs)
+
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""
         return Scope(**{f.name: _copied(getattr(self, f.name)) for f in fields(self)})

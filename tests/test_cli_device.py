@@ -69,3 +69,52 @@ def test_run_without_device_cpu_is_one_clean_line(tmp_path):
     line = next(k for k, text in enumerate(SCRIPT.splitlines(), 1) if 'device="cuda")' in text)
     assert lines[0].startswith(f"tile2triton: error: cuda_script.py:{line}: needs CUDA (Torch not compiled with CUDA")
     assert lines[0].endswith("run it on the CPU with: tile2triton run --device cpu cuda_script.py ...")
+
+
+# a persistent kernel, as TileLang's example_gemm_persistent.py writes one: one program per SM,
+# the SM count asked of the carver's driver when the kernel is built
+PERSISTENT = textwrap.dedent("""
+    import torch
+    import tilelang
+    import tilelang.language as T
+    from tilelang.carver.arch import driver
+
+
+    @tilelang.jit(out_idx=[-1])
+    def persistent_scale(M, N, block_M=16, block_N=32):
+        sm_num = driver.get_num_sms()
+        m_blocks, n_blocks = T.ceildiv(M, block_M), T.ceildiv(N, block_N)
+        waves = T.ceildiv(m_blocks * n_blocks, sm_num)
+
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(sm_num, threads=128) as bid:
+                for w in T.serial(waves):
+                    tile = bid + w * sm_num
+                    if tile < m_blocks * n_blocks:
+                        for i, j in T.Parallel(block_M, block_N):
+                            C[(tile // n_blocks) * block_M + i, (tile % n_blocks) * block_N + j] = (
+                                2.0 * A[(tile // n_blocks) * block_M + i, (tile % n_blocks) * block_N + j] - 1.0
+                            )
+
+        return main
+
+
+    if __name__ == "__main__":
+        a = torch.randn(150, 77, device="cuda")
+        c = persistent_scale(150, 77)(a)
+        torch.testing.assert_close(c, (2 * a.double() - 1).float())
+        print("ok with", driver.get_num_sms(), "programs")
+""")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the mapping is for machines without CUDA")
+def test_run_device_cpu_answers_the_carvers_device_queries(tmp_path):
+    path = tmp_path / "persistent.py"
+    path.write_text(PERSISTENT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("T2T_SUITE_CUDA_AS_CPU", None)
+    cmd = [sys.executable, "-m", "tile2triton", "run", "--device", "cpu", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith("ok with ")

@@ -58,7 +58,7 @@ class FunctionSource:
     def from_function(cls, func):
         try:
             file = inspect.getsourcefile(func) or inspect.getfile(func)
-            lines = None if func.__code__ in _TREES else inspect.findsource(func)[0]
+            lines = None if id(func.__code__) in _TREES else inspect.findsource(func)[0]
         except (OSError, TypeError) as exc:
             from ..errors import Tile2TritonError
 
@@ -75,16 +75,21 @@ class FunctionSource:
         return self.symbol or self.func.__name__
 
 
-_TREES: dict = {}  # code object -> its FunctionDef (a factory builds the same inner kernel many times)
+# id(code object) -> (the code object, its FunctionDef): a factory builds the same inner kernel many
+# times from one code object. Keyed by identity, the code kept alive so that its id stays its own:
+# code objects compare equal without their file and without annotations that are not evaluated
+# (a local's ``A: T.Tensor(..., "float16")``), so an equal one may be another kernel's, or this
+# file's before an edit and a reload.
+_TREES: dict = {}
 _MODULES: dict = {}  # file -> (source lines, parsed module)
 
 
 def _function_tree(code, file: str, lines: list) -> ast.FunctionDef:
     """The function's AST with file line numbers: found in the file's module AST (parsed once
     per file), or, where that fails (source that does not parse as a whole), its own block."""
-    tree = _TREES.get(code)
-    if tree is not None:
-        return tree
+    cached_tree = _TREES.get(id(code))
+    if cached_tree is not None:
+        return cached_tree[1]
     cached = _MODULES.get(file)
     if cached is None or cached[0] is not lines:
         try:
@@ -107,7 +112,7 @@ def _function_tree(code, file: str, lines: list) -> ast.FunctionDef:
                     break
     if tree is None:
         tree = _block_tree(lines, first - 1)
-    _TREES[code] = tree
+    _TREES[id(code)] = (code, tree)
     return tree
 
 

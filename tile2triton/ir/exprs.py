@@ -131,6 +131,14 @@ def map_children(e, f):
     return dataclasses.replace(e, **changes) if changes else e
 
 
+def conjuncts(cond) -> list:
+    """The terms of a condition's and-chain (``a and b``, ``a & b`` of booleans), left to right; a
+    condition that is not a conjunction is its one term."""
+    if isinstance(cond, ir.BinOp) and (cond.op == "and" or (cond.op == "&" and cond.dtype.kind == "bool")):
+        return conjuncts(cond.lhs) + conjuncts(cond.rhs)
+    return [cond]
+
+
 def substitute(e, var: ir.Var, value: ir.Expr):
     """``e`` with ``var`` replaced by ``value`` (the unchanged nodes shared, not copied)."""
     if isinstance(e, ir.VarRef):

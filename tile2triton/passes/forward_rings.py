@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.exprs import int_const, static
+from ..ir.exprs import conjuncts, int_const, static
 from .ir_edits import _map_children, _map_exprs, _subst
 from .thread_copies import _loads, _nodes
 
@@ -251,16 +251,7 @@ class _Context:
         """Does the store's ``if`` hold at every iteration whose tile is read: ``u <= stop - 1 - lag``
         (``lag``: the least of the reads)?  Yes for a conjunction of comparisons each ``u + c < stop``
         (or ``<=``, ``>``, ``>=`` of the same) with ``c <= lag``."""
-        parts = []
-
-        def conj(e):
-            if isinstance(e, ir.BinOp) and e.op in ("and", "&") and e.dtype.kind == "bool":
-                conj(e.lhs)
-                conj(e.rhs)
-            else:
-                parts.append(e)
-
-        conj(guard)
+        parts = conjuncts(guard)
         limit = _linear(stop, self.lets)
         if limit is None:
             return False

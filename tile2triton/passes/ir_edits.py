@@ -8,6 +8,7 @@ import dataclasses
 
 from .. import ir
 from ..ir.dtypes import BOOL, INT32
+from ..ir.exprs import conjuncts
 from ..ir.exprs import map_children as _map_children
 from .thread_copies import _exprs, _loads
 
@@ -15,18 +16,8 @@ from .thread_copies import _exprs, _loads
 def _range_hi(cond, aliases) -> int | None:
     """The exclusive upper bound of a conjunction of thread-index comparisons with constants that
     has one (``tx < 128``, ``tx >= 128 and tx < 256``); None for anything else."""
-    parts = []
-
-    def conj(e):
-        if isinstance(e, ir.BinOp) and e.op in ("and", "&"):
-            conj(e.lhs)
-            conj(e.rhs)
-        else:
-            parts.append(e)
-
-    conj(cond)
     hi = None
-    for p in parts:
+    for p in conjuncts(cond):
         if not (isinstance(p, ir.Compare) and isinstance(p.lhs, ir.VarRef) and p.lhs.var in aliases):
             return None
         c = _const(p.rhs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from .. import ir
 from ..ir import INT32
 from ..ir.evaluate import same_exprs
-from ..ir.exprs import static
+from ..ir.exprs import conjuncts, static
 
 
 def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None:
@@ -75,11 +75,7 @@ def _conditions(stmts):
 
 
 def _conjuncts(e):
-    if isinstance(e, ir.BinOp) and e.op in ("and", "&"):
-        yield from _conjuncts(e.lhs)
-        yield from _conjuncts(e.rhs)
-    elif isinstance(e, ir.Compare):
-        yield e
+    return [c for c in conjuncts(e) if isinstance(c, ir.Compare)]
 
 
 def _bound_inside(s: ir.For) -> set:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.exprs import const_int, ir_key
+from ..ir.exprs import conjuncts, const_int, ir_key
 
 
 class _Refuse(Exception):
@@ -132,17 +132,7 @@ class _Kernel:
         """``[lo, hi)`` of the threads a condition picks, when it is a conjunction of comparisons of
         the thread index with constants."""
         lo, hi = 0, self.kernel.threads
-        parts = []
-
-        def conj(e):
-            if isinstance(e, ir.BinOp) and e.op in ("and", "&"):
-                conj(e.lhs)
-                conj(e.rhs)
-            else:
-                parts.append(e)
-
-        conj(cond)
-        for p in parts:
+        for p in conjuncts(cond):
             if not (isinstance(p, ir.Compare) and isinstance(p.lhs, ir.VarRef) and p.lhs.var in self.aliases):
                 return None
             if not (isinstance(p.rhs, ir.Const) and isinstance(p.rhs.value, int)):

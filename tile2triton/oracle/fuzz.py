@@ -26,7 +26,8 @@ family                constructs
 ``control``           ``while`` on block-uniform counters and on values read from the input,
                       ``if``/``else`` on block values around tile ops, also inside loops
 ``split_loop``        loops whose ``T.Parallel`` conditions are affine comparisons of loop and lane
-                      variables (the causal-mask shape that tile2triton splits)
+                      variables (the causal-mask shape that tile2triton splits), also as masks of
+                      0 / -inf (``T.if_then_else(cond, 0, -T.infinity(dtype))``)
 ``serial_loop``       serial loops tile2triton vectorizes (data-moving loops, ``X[i] += f(k)``) next
                       to loops with carried dependences and ``alloc_var`` sums
 ``cast``              int8/int32 arithmetic and float8 (e4m3/e5m2) round trips

@@ -731,9 +731,25 @@ def fam_split_loop(b: Builder) -> None:
     v = 'T.cast(X[i, j], "float32")'
     f = float_expr(rng, ["v"])
     form = rng.choice(["if", "if_else", "select"])
+    # half the selects become an attention mask of 0 / -inf (codegen/masks.py), with a window's second
+    # bound or not; drawn from a generator of their own, so that earlier seeds keep their programs
+    masks = random.Random(repr(rng.getstate()))
+    if form == "select" and masks.random() < 0.5:
+        form = "mask"
     inner = f"T.copy({A}[bx * {bm}, k * {bn}], X)\n"
+    if form == "mask":
+        if masks.random() < 0.4:
+            join = masks.choice(["and", "or"])
+            q = f"{q} {join} k * {bn} + j {masks.choice(['<', '>='])} bx * {bm} + i - {masks.randint(0, 9)}"
+        zero = f'T.cast(0, "{dtype}")' if masks.random() < 0.5 else "0"
+        neg_inf = f'-T.infinity("{dtype}")'
+        pick = f"{zero}, {neg_inf}" if masks.random() < 0.7 else f"{neg_inf}, {zero}"
+        inner += f'Mask = T.alloc_fragment(({bm}, {bn}), "{dtype}")\n'
+        inner += f"for i, j in T.Parallel({bm}, {bn}):\n    Mask[i, j] = T.if_then_else({q}, {pick})\n"
     inner += f"for i, j in T.Parallel({bm}, {bn}):\n    v = {v}\n"
-    if form == "if":
+    if form == "mask":
+        inner += f'    Acc[i, j] = Acc[i, j] + T.exp2(T.cast(Mask[i, j], "float32") + v) - {f}\n'
+    elif form == "if":
         inner += f"    if {q}:\n        Acc[i, j] = Acc[i, j] + {f}\n"
     elif form == "if_else":
         inner += f"    if {q}:\n        Acc[i, j] = Acc[i, j] + {f}\n    else:\n        Acc[i, j] = Acc[i, j] * 0.5\n"

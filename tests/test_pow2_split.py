@@ -103,3 +103,36 @@ def test_unhandled_use_keeps_the_buffer_whole(dev, split):
     assert "a_64" not in kernel.get_kernel_source(interpret=dev == "cpu")
     torch.testing.assert_close(out, x * 2)
     torch.testing.assert_close(sums, x.sum(1), atol=1e-4, rtol=1e-4)
+
+
+def reshaped_rows(rows, width, groups, op):
+    """A fragment whose width is not a power of two (192, 96), reshaped into groups and reduced:
+    the view is lowered over its base's tile, so the base is not split into parts (TileLang's
+    test_reduce_sum_reshape_straddle_layout_regression)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, width), "float32"), B: T.Tensor((rows, groups), "float32")):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((rows, width), "float32")
+            dst = T.alloc_fragment((rows, groups), "float32")
+            for i, j in T.Parallel(rows, width):
+                src[i, j] = A[i, j] * 2.0 - 1.0
+            grouped = T.reshape(src, (rows, groups, width // groups))
+            if op == "sum":
+                T.reduce_sum(grouped, dst, dim=2)
+            else:
+                T.reduce_absmax(grouped, dst, dim=2)
+            for i, g in T.Parallel(rows, groups):
+                B[i, g] = dst[i, g]
+
+    return main
+
+
+@pytest.mark.parametrize("rows, width, groups", [(2, 192, 6), (4, 96, 3)])
+@pytest.mark.parametrize("op", ["sum", "absmax"])
+def test_a_reshaped_buffer_is_not_split(dev, split, rows, width, groups, op):
+    kernel = tilelang.compile(reshaped_rows(rows, width, groups, op), out_idx=[1])
+    a = torch.randn(rows, width, device=dev)
+    grouped = (a.double() * 2 - 1).reshape(rows, groups, -1)
+    want = grouped.sum(-1) if op == "sum" else grouped.abs().amax(-1)
+    torch.testing.assert_close(kernel(a).double(), want, atol=1e-4, rtol=1e-5)

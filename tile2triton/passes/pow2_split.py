@@ -18,7 +18,7 @@ statement that touches it is rewritten for the parts:
   that variable offset by the part's start everywhere else.
 
 A buffer with any other use (a partial region, a reduction over it, a scalar access outside a
-``T.Parallel``, an index other than a loop variable) is not split, nor is a buffer whose gemm or
+``T.Parallel``, an index other than a loop variable, a view of it) is not split, nor is a buffer whose gemm or
 copy partner is not.  The rewrite makes a new kernel; the bound one is not changed.
 Switch: ``TILE2TRITON_SPLIT_DIMS`` (codegen's ``LoweringOptions.split_dims``).
 """
@@ -60,8 +60,12 @@ def _parts(extent: int) -> list[tuple[int, int]] | None:
 def _candidates(body) -> dict:
     """Buffer -> (split dim, parts) for the shared/fragment allocations with one such dim."""
     out = {}
-    for s in ir.walk(body):
-        if not isinstance(s, ir.Alloc) or s.buffer.scope not in (ir.SHARED, ir.FRAGMENT):
+    allocs = [s for s in ir.walk(body) if isinstance(s, ir.Alloc)]
+    # a view (T.reshape, T.view) and the buffers under it keep their one layout: the view is lowered
+    # over its base's tile, which parts would not leave
+    viewed = {s.buffer.alias_of.root for s in allocs if s.buffer.alias_of is not None}
+    for s in allocs:
+        if s.buffer.scope not in (ir.SHARED, ir.FRAGMENT) or s.buffer.alias_of is not None or s.buffer in viewed:
             continue
         shape = [static(d) for d in s.buffer.shape]
         if any(d is None for d in shape):

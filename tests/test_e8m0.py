@@ -3,6 +3,8 @@ uint8 in memory, float32 in registers.  Global tensors read and written element 
 (on-chip buffers and tile ops: test_e8m0_onchip.py); a cast to it rounds up to a power of two as
 CUDA's __nv_cvt_float_to_e8m0 (satfinite, round toward +inf) does, which TileLang's casts use."""
 
+import math
+
 import pytest
 import torch
 from t2t_util import assert_close
@@ -78,3 +80,24 @@ def test_e8m0_atomics_are_a_clear_error():
 
 def test_e8m0_compiles_for_hopper(tmp_path):
     compile_for_hopper(scale_roundtrip(150), tmp_path)
+
+
+@tilelang.jit
+def e8m0_from_loop_index(n, vec):
+    @T.prim_func
+    def main(A: T.Tensor((n,), E8M0)):
+        with T.Kernel(1, threads=32):
+            for i in T.vectorized(vec):
+                A[i] = T.cast(i + 1, E8M0)
+
+    return main
+
+
+@pytest.mark.parametrize("vec", [1, 2, 3])
+def test_e8m0_cast_of_a_loop_index(dev, vec):
+    """An integer cast to e8m0 (TileLang's test_vectorize_all_dtypes): a one-lane loop's index is
+    a Python int under the interpreter, which the rounding helper must take too."""
+    a = torch.full((8,), float("nan"), device=dev).to(torch.float8_e8m0fnu)
+    e8m0_from_loop_index(8, vec)(a)
+    want = [2.0 ** math.ceil(math.log2(k + 1)) for k in range(vec)]
+    assert a[:vec].float().tolist() == want

@@ -382,7 +382,10 @@ class KernelLowerer(RegisterAccess):
             return Tile(P.call("_round_to_bf16", t.node), dt, t.axes)
         if dt.name == E8M0:  # held as float32 on its grid (its uint8 bits only in memory)
             self.helpers.add("_round_to_e8m0")
-            return Tile(P.call("_round_to_e8m0", t.node), dt, t.axes)
+            # an integer first as float32, as the helper would take it: under the interpreter a
+            # range loop's variable is a Python int, which has no dtype for the helper to ask
+            node = t.node if t.dtype.is_float else P.call("tl.cast", t.node, P.dtype(FLOAT32))
+            return Tile(P.call("_round_to_e8m0", node), dt, t.axes)
         if self.options.interpret and dt.name in ("float8_e4m3fn", "float8_e5m2"):
             helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"
             self.helpers.add(helper)

@@ -543,6 +543,14 @@ class KernelLowerer(RegisterAccess):
             return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
         if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if op == "/" and e.dtype.name in ("float16", "bfloat16") and not (is_literal(a) and is_literal(b)):
+            # Triton divides 16-bit floats in float32 and keeps the float32 quotient; TileLang's
+            # (CUDA's __hdiv) rounds it to the operands' type, and a comparison of the quotient
+            # sees the difference. A correctly rounded float32 quotient rounded again is the
+            # correctly rounded 16-bit one (24 >= 2 * 11 + 2 bits)
+            wide = [convert(t.node, FLOAT32, t.axes) if not is_literal(t) else t.node for t in (a, b)]
+            quotient = P.binop("/", *wide) if self.options.fast_math else P.call("tl.math.div_rn", *wide)
+            return Tile(convert(quotient, self.storage_dtype(e.dtype), axes), e.dtype, axes)
         if op == "/" and e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) and is_literal(b)):
             # Triton's float32 `/` is the approximate div.full.f32; TileLang's (nvcc without
             # --use_fast_math) rounds correctly, which decides e.g. an fp8 quantization's ties

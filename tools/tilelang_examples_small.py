@@ -1,0 +1,320 @@
+"""TileLang's own examples at small sizes, most of them not multiples of the examples' tiles, through
+tile2triton on Triton's interpreter (CPU), each checked by the example's own comparison with its
+reference (``main()`` or the test function it names).
+
+    python3 tools/tilelang_examples_small.py TILELANG_CHECKOUT [--only SUBSTR] [--jobs N] [--timeout S]
+
+One child process a case (``--child``): ``tilelang`` resolves to tile2triton, ``device="cuda"`` maps to
+the CPU (``tile2triton/cuda_as_cpu.py``, as ``tile2triton run --device cpu``), and the examples' own
+questions to ``torch.cuda`` about the card (SM count, compute capability: they pick tiles and split
+counts from them) are answered as an H200's. Prints one line a case, then the totals; exit 1 if any
+case failed.
+
+Sizes respect what the examples assume and do not check: ``example_mla_decode`` and
+``example_mha_inference`` do not mask a partial last key tile (their key lengths stay multiples of
+a tile a split); ``example_gqa_sink_bwd_varlen``'s backward grid covers ``max_seqlen_q`` key rows
+(its key lengths stay at most the query lengths' tile), and its masked-out score lanes multiply
+``torch.empty`` memory by zero (NaN there gives NaN in dK: the example's, the same on TileLang).
+
+Not here (session 32's sweep): examples whose reference needs ``fla`` or ``flash_attn`` (gdn, kda,
+linear attention, varlen forwards, blocksparse decoding), ``example_vertical_slash_sparse_attn``
+(builds a CUDA extension), ``example_warp_specialize_flashmla`` (its sections wait on each other's
+barriers in both directions: tile2triton refuses it with that message; TileLang's CI skips it too),
+``example_dequant_gemm_fine_grained`` (TVM IR building), examples that raise without CUDA themselves
+(``convolution_autotune``, ``gqa_decode``, ``gemm_autotune``, ``gemm_int4``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (example file under examples/, keyword arguments; "__fn__": the function to call instead of main,
+# "__argv__": sys.argv for a main that parses it)
+CASES = [
+    (
+        "attention_sink/example_gqa_sink_bwd_bhsd.py",
+        {"BATCH": 1, "H": 4, "N_CTX": 192, "D_HEAD": 64, "groups": 2, "window_size": 64},
+    ),
+    ("attention_sink/example_gqa_sink_bwd_bhsd.py", {"BATCH": 1, "H": 4, "N_CTX": 192, "D_HEAD": 64, "groups": 2}),
+    (
+        "attention_sink/example_gqa_sink_bwd_varlen.py",
+        {"batch": 2, "heads": 4, "q_seqlen": 128, "k_seqlen": 128, "dim": 64, "groups": 2},
+    ),
+    (
+        "attention_sink/example_gqa_sink_fwd_varlen.py",
+        {"batch": 2, "heads": 4, "q_seqlen": 100, "k_seqlen": 150, "dim": 64, "groups": 2},
+    ),
+    ("attention_sink/example_mha_sink_bwd_bhsd.py", {"BATCH": 1, "H": 2, "N_CTX": 192, "D_HEAD": 64}),
+    (
+        "attention_sink/example_mha_sink_fwd_bhsd.py",
+        {"batch": 1, "heads": 2, "seq_q": 192, "seq_kv": 320, "dim": 64, "window_size": 128},
+    ),
+    ("attention_sink/example_mha_sink_fwd_bhsd.py", {"batch": 1, "heads": 2, "seq_q": 192, "seq_kv": 320, "dim": 64}),
+    (
+        "block_causal_attention/block_causal_attention.py",
+        {"__fn__": "_run_fixed_case", "batch": 1, "seq_len": 256, "heads": 2, "dim": 64, "dllm_block": 32},
+    ),
+    ("blocksparse_gemm/example_blocksparse_gemm.py", {"__argv__": ["--m", "256", "--n", "192", "--k", "320"]}),
+    (
+        "cast/example_group_per_split_token_cast_to_fp8.py",
+        {"M": 100, "N": 384, "BG": 2, "blk_m": 8, "batch_sizes": [37, 63]},
+    ),
+    ("cast/example_per_token_cast_to_fp8.py", {"M": 100, "N": 384, "blk_m": 8}),
+    (
+        "convolution/example_convolution.py",
+        {
+            "argv": [
+                "--n",
+                "2",
+                "--c",
+                "32",
+                "--h",
+                "13",
+                "--w",
+                "11",
+                "--f",
+                "48",
+                "--k",
+                "3",
+                "--s",
+                "1",
+                "--d",
+                "1",
+                "--p",
+                "1",
+            ]
+        },
+    ),
+    (
+        "convolution/example_convolution.py",
+        {
+            "argv": [
+                "--n",
+                "2",
+                "--c",
+                "64",
+                "--h",
+                "14",
+                "--w",
+                "9",
+                "--f",
+                "64",
+                "--k",
+                "3",
+                "--s",
+                "2",
+                "--d",
+                "1",
+                "--p",
+                "1",
+            ]
+        },
+    ),
+    ("deepseek_mhc/example_mhc_post.py", {"__fn__": "test", "n": 100, "h": 1280}),
+    ("deepseek_mhc/example_mhc_pre.py", {"__fn__": "test", "n": 100, "hidden_size": 1280, "hc_mult": 4}),
+    (
+        "deepseek_mla/example_mla_decode_persistent.py",
+        {"__argv__": ["--batch", "3", "--heads", "16", "--kv_ctx", "256", "--dim", "128", "--pe_dim", "32"]},
+    ),
+    (
+        "deepseek_mla/example_mla_decode_persistent.py",
+        {"__argv__": ["--batch", "3", "--heads", "64", "--kv_ctx", "384", "--dim", "128", "--pe_dim", "32"]},
+    ),
+    ("deepseek_nsa/example_tilelang_nsa_decode.py", {}),
+    ("deepseek_nsa/example_tilelang_nsa_fwd.py", {}),
+    (
+        "deepseek_v32/sparse_mla_bwd.py",
+        {
+            "__fn__": "test_sparse_mla_bwd",
+            "S": 32,
+            "SKV": 256,
+            "H": 64,
+            "HKV": 1,
+            "DQKV": 576,
+            "DV": 512,
+            "topk": 128,
+            "check_correctness": True,
+        },
+    ),
+    (
+        "deepseek_v32/sparse_mla_fwd.py",
+        {
+            "__fn__": "test_sparse_mla_fwd",
+            "S": 32,
+            "SKV": 256,
+            "H": 64,
+            "HKV": 1,
+            "DQK": 576,
+            "DV": 512,
+            "topk": 128,
+            "check_correctness": True,
+        },
+    ),
+    (
+        "deepseek_v32/sparse_mla_fwd_pipelined.py",
+        {
+            "__fn__": "test_sparse_mla_fwd_pipelined",
+            "S": 32,
+            "SKV": 256,
+            "H": 64,
+            "HKV": 1,
+            "DQK": 576,
+            "DV": 512,
+            "topk": 128,
+            "check_correctness": True,
+        },
+    ),
+    ("deepseek_v32/topk_selector.py", {"__fn__": "test_topk_selector", "batch": 3, "seq_len": 3000, "topk": 256}),
+    ("deepseek_v4/sparse_attn_fwd_sm90.py", {"BATCH": 1, "H": 8, "N_CTX": 128, "N_KV": 256, "D_HEAD": 64, "TOPK": 64}),
+    ("dequantize_gemm/example_dequant_gemm_fp4_hopper.py", {"m": 96, "n": 160, "k": 256}),
+    ("dequantize_gemm/example_dequant_gemm_w4a8.py", {"m": 96, "n": 160, "k": 256}),
+    ("dynamic_shape/example_dynamic.py", {"M": 100, "N": 130, "K": 70}),
+    ("elementwise/example_elementwise_add.py", {"M": 100, "N": 75}),
+    (
+        "flash_attention/example_gqa_bwd.py",
+        {
+            "BATCH": 1,
+            "H": 4,
+            "N_CTX": 200,
+            "D_HEAD_QK": 64,
+            "D_HEAD_V": 32,
+            "groups": 2,
+            "causal": False,
+            "use_atomic": False,
+        },
+    ),
+    (
+        "flash_attention/example_gqa_bwd.py",
+        {"BATCH": 1, "H": 4, "N_CTX": 200, "D_HEAD_QK": 64, "D_HEAD_V": 32, "groups": 2, "causal": True},
+    ),
+    (
+        "flash_attention/example_gqa_bwd_tma_reduce_varlen.py",
+        {"BATCH": 2, "H": 4, "N_CTX": 200, "D_HEAD_QK": 64, "D_HEAD_V": 32, "groups": 2, "causal": True},
+    ),
+    (
+        "flash_attention/example_gqa_fwd_bshd.py",
+        {"batch": 1, "heads": 4, "seq_len": 200, "dim": 64, "is_causal": True, "groups": 2},
+    ),
+    ("flash_attention/example_mha_bwd_bhsd.py", {"BATCH": 1, "H": 2, "N_CTX": 200, "D_HEAD": 64, "causal": True}),
+    ("flash_attention/example_mha_bwd_bshd.py", {"BATCH": 1, "H": 2, "N_CTX": 200, "D_HEAD": 64, "causal": True}),
+    (
+        "flash_attention/example_mha_fwd_bhsd.py",
+        {"batch": 1, "heads": 2, "seq_q": 200, "seq_kv": 330, "dim": 64, "is_causal": True},
+    ),
+    ("flash_attention/example_mha_fwd_bshd.py", {"batch": 1, "heads": 2, "seq_len": 200, "dim": 64, "is_causal": True}),
+    (
+        "flash_decoding/example_gqa_decode_varlen_logits.py",
+        {
+            "__argv__": [
+                "--batch_size",
+                "2",
+                "--q_heads",
+                "8",
+                "--kv_heads",
+                "2",
+                "--k_seqlen",
+                "300",
+                "--head_size",
+                "64",
+            ]
+        },
+    ),
+    (
+        "flash_decoding/example_mha_inference.py",
+        {"BATCH": 1, "H": 2, "Q_CTX": 64, "KV_CTX": 1024, "D_HEAD": 64, "causal": False},
+    ),
+    ("gemm/example_gemm_intrinsics.py", {"M": 256, "N": 256, "K": 128}),
+    ("gemm/example_gemm_persistent.py", {"M": 200, "N": 300, "K": 70}),
+    (
+        "gemm_fp8/example_tilelang_gemm_fp8.py",
+        {"__fn__": "test_gemm_fp8", "M": 200, "N": 160, "K": 192, "dtype": "float8_e4m3"},
+    ),
+    (
+        "gemm_fp8/example_tilelang_gemm_fp8_2xAcc.py",
+        {"__fn__": "test_gemm_fp8", "M": 200, "N": 160, "K": 384, "dtype": "float8_e4m3"},
+    ),
+    ("gemm_sp/example_gemm_sp.py", {"M": 128, "N": 128, "K": 128, "block_M": 64, "block_N": 64, "block_K": 64}),
+    ("gemm_splitk/example_tilelang_gemm_splitk.py", {}),
+    ("gemm_splitk/example_tilelang_gemm_splitk_vectorize_atomicadd.py", {}),
+    ("gemm_streamk/example_tilelang_gemm_streamk.py", {}),
+    ("gemv/example_gemv.py", {"do_bench": False}),
+    ("seer_attention/block_sparse_attn_tilelang.py", {"__fn__": "test_topk_sparse_attention_qlen_lt_klen"}),
+    ("topk/example_topk.py", {"argv": ["--M", "100", "--N", "128", "--topk", "6"]}),
+    ("warp_specialize/example_warp_specialize_gemm_barrierpipe_stage2.py", {"M": 200, "N": 130, "K": 70}),
+    ("warp_specialize/example_warp_specialize_gemm_copy_0_gemm_1.py", {"M": 200, "N": 130, "K": 70}),
+    ("warp_specialize/example_warp_specialize_gemm_copy_gemm_0_1.py", {}),
+    ("warp_specialize/example_warp_specialize_gemm_softpipe_stage2.py", {"M": 200, "N": 130, "K": 70}),
+]
+
+
+def child(path: str, kwargs: dict) -> None:
+    import importlib
+    import types
+
+    sys.path.insert(0, REPO)
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    from tile2triton.cli import install_tilelang_alias
+    from tile2triton.cuda_as_cpu import map_cuda_to_cpu
+
+    install_tilelang_alias()
+    map_cuda_to_cpu()
+    import torch
+
+    h200 = types.SimpleNamespace(
+        name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
+    )
+    torch.cuda.get_device_properties = lambda *a, **k: h200
+    torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
+    torch.cuda.current_device = lambda: 0
+    folder = os.path.dirname(path)
+    sys.path.insert(0, folder)
+    os.chdir(folder)
+    sys.argv = [path, *kwargs.pop("__argv__", [])]
+    module = importlib.import_module(os.path.basename(path)[:-3])
+    getattr(module, kwargs.pop("__fn__", "main"))(**kwargs)
+
+
+def run_case(examples: str, case: tuple, timeout: float) -> tuple[str, float, str]:
+    rel, kwargs = case
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", os.path.join(examples, rel), json.dumps(kwargs)]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", time.time() - start, ""
+    tail = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()][-1:] if proc.returncode else []
+    return ("ok" if proc.returncode == 0 else "FAIL"), time.time() - start, (tail[0][:300] if tail else "")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("checkout", nargs="?", help="a TileLang checkout (its examples/ folder is read)")
+    p.add_argument("--only", default="", help="cases whose file contains this")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.child:
+        child(a.child[0], json.loads(a.child[1]))
+        return 0
+    examples = os.path.join(os.path.abspath(a.checkout), "examples")
+    cases = [c for c in CASES if a.only in c[0]]
+    with ThreadPoolExecutor(a.jobs) as pool:
+        results = list(pool.map(lambda c: run_case(examples, c, a.timeout), cases))
+    for (rel, kwargs), (status, seconds, why) in zip(cases, results):
+        print(f"{status:7} {seconds:6.1f}s  {rel} {kwargs}" + (f"\n          {why}" if why else ""))
+    bad = sum(status != "ok" for status, _, _ in results)
+    print(f"{len(cases) - bad} of {len(cases)} cases passed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -151,6 +151,9 @@ class _Emitter:
                 return remainder if op == "%" else f"((({lhs}) - {remainder}) // {rhs})"
             elif op == "//" and not e.dtype.is_int:
                 return f"gl.floor({lhs} / {rhs})"  # a float floor division
+            elif op == "/" and e.dtype.name in ("float16", "bfloat16"):
+                # the tl lowering rounds a 16-bit quotient to its type (CUDA's __hdiv): kept there
+                raise NotAttention("division of 16-bit floats")
             elif op == "/" and e.dtype.name == "float32" and not self.fast_math:
                 # as the tl lowering: Triton's float32 `/` is approximate, TileLang's (no fast math) rounds correctly
                 lhs, rhs = (self.as_float32(x, text) for x, text in ((e.lhs, lhs), (e.rhs, rhs)))

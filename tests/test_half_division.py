@@ -68,3 +68,33 @@ def test_quotient_with_a_literal(dev, dtype):
     q = divide_literals(n, dtype)(a.to(dev)).cpu()
     assert torch.equal(q[:, 0], (a.double() / 3.0).to(torch_dtype).float())
     assert torch.equal(q[:, 1], (1.5 / a.double()).to(torch_dtype).float())
+
+
+@tilelang.jit(out_idx=[-1])
+def floor_divide(n, dtype, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), Q: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                if k < n:
+                    Q[k] = T.floordiv(A[k], B[k])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_floor_of_the_rounded_quotient(dev, dtype):
+    """TVM's floordiv of floats is the floor of the quotient as ``/`` rounds it: a 16-bit quotient
+    just under an integer that rounds up to it floors to that integer; an exact quotient (6 / 3) is
+    not floored below it by an approximate division."""
+    n = 500
+    torch_dtype = getattr(torch, dtype)
+    g = torch.Generator().manual_seed(3)
+    b = (torch.rand(n, generator=g, dtype=torch.float64) * 3 + 0.5).to(torch_dtype)
+    k = torch.randint(-40, 40, (n,), generator=g).double()
+    nudge = torch.rand(n, generator=g, dtype=torch.float64) * 0.004 - 0.002  # a few quotients just off k
+    a = (k * b.double() * (1 + nudge * (torch.arange(n) % 2))).to(torch_dtype)
+    want = torch.floor((a.double() / b.double()).to(torch_dtype).double()).to(torch_dtype)
+    got = floor_divide(n, dtype)(a.to(dev), b.to(dev)).cpu()
+    assert torch.equal(got, want)

@@ -539,28 +539,42 @@ class KernelLowerer(RegisterAccess):
             return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
         if op == "/" and e.dtype.is_int:
             return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates
-        if op == "//" and e.dtype.is_float:
-            return Tile(P.call("tl.floor", P.binop("/", a.node, b.node)), e.dtype, axes)
         if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
             a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
-        if op == "/" and e.dtype.name in ("float16", "bfloat16") and not (is_literal(a) and is_literal(b)):
-            # Triton divides 16-bit floats in float32 and keeps the float32 quotient; TileLang's
-            # (CUDA's __hdiv) rounds it to the operands' type, and a comparison of the quotient
-            # sees the difference. A correctly rounded float32 quotient rounded again is the
-            # correctly rounded 16-bit one (24 >= 2 * 11 + 2 bits)
-            wide = [convert(t.node, FLOAT32, t.axes) if not is_literal(t) else t.node for t in (a, b)]
-            quotient = P.binop("/", *wide) if self.options.fast_math else P.call("tl.math.div_rn", *wide)
-            return Tile(convert(quotient, self.storage_dtype(e.dtype), axes), e.dtype, axes)
-        if op == "/" and e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) and is_literal(b)):
-            # Triton's float32 `/` is the approximate div.full.f32; TileLang's (nvcc without
-            # --use_fast_math) rounds correctly, which decides e.g. an fp8 quantization's ties
-            shared = None if is_literal(a) or is_literal(b) else shared_divisor_div_rn(self, a, b, axes)
-            return shared or Tile(P.call("tl.math.div_rn", a.node, b.node), e.dtype, axes)
+        if op == "//" and e.dtype.is_float:  # TVM's floordiv of floats: the floor of the quotient
+            q = self.rounded(self.float_quotient(a, b, e.dtype, axes))  # bf16 under the interpreter
+            storage = self.storage_dtype(e.dtype)
+            if storage.bits >= 32:
+                return Tile(P.call("tl.floor", q.node), e.dtype, axes)
+            # tl.floor takes float32 and float64; the floor of a 16-bit float is one too
+            return Tile(convert(P.call("tl.floor", convert(q.node, FLOAT32, axes)), storage, axes), e.dtype, axes)
+        if op == "/" and e.dtype.name in ("float16", "bfloat16", "float32"):
+            shared = None
+            if e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) or is_literal(b)):
+                shared = shared_divisor_div_rn(self, a, b, axes)
+            return shared or self.float_quotient(a, b, e.dtype, axes)
         if e.dtype.is_int and a.dtype.is_int and b.dtype.is_int and a.dtype.kind != b.dtype.kind:
             # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
             if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):
                 a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
+
+    def float_quotient(self, a: Tile, b: Tile, dt: DType, axes) -> Tile:
+        """``a / b`` of floats rounded as TileLang's: Triton's float32 ``/`` is the approximate
+        div.full.f32, TileLang's (nvcc without --use_fast_math) rounds correctly, which decides e.g.
+        an fp8 quantization's ties and the floor of an exact quotient; Triton divides 16-bit floats
+        in float32 and keeps the float32 quotient, TileLang's (CUDA's __hdiv) rounds it to their
+        type, which a comparison of the quotient sees. A correctly rounded float32 quotient rounded
+        again is the correctly rounded 16-bit one (24 >= 2 * 11 + 2 bits)."""
+        if is_literal(a) and is_literal(b) or dt.name not in ("float16", "bfloat16", "float32"):
+            return Tile(P.binop("/", a.node, b.node), dt, axes)
+        wide = [
+            t.node if is_literal(t) or self.storage_dtype(t.dtype) == FLOAT32 else convert(t.node, FLOAT32, t.axes)
+            for t in (a, b)
+        ]
+        quotient = P.binop("/", *wide) if self.options.fast_math else P.call("tl.math.div_rn", *wide)
+        storage = self.storage_dtype(dt)
+        return Tile(quotient if storage == FLOAT32 else convert(quotient, storage, axes), dt, axes)
 
     def scalar(self, e, what: str) -> Tile:
         t = self.ev(e)

@@ -17,6 +17,7 @@ and by ``tools/tilelang_suite.py --cuda-as-cpu`` (TileLang's test suites on a CP
 
 from __future__ import annotations
 
+import os
 import time
 
 _installed = False
@@ -25,8 +26,6 @@ _installed = False
 def map_cuda_to_cpu() -> bool:
     """Install the mapping for the rest of the process; False (and nothing done) when CUDA is there."""
     global _installed
-    import os
-
     import torch
     from torch.overrides import TorchFunctionMode
 

@@ -91,14 +91,14 @@ class Collector:
         self.kernels: dict[str, dict] = {}  # sm_90 source hash -> {"origin", "targets": {t: job | refusal}}
         self.skip = False
         self.origin = ""
-        self.seen: set[int] = set()
+        self.seen: dict[int, object] = {}  # id -> the kernel, kept alive: a freed kernel's id may be a later one's
 
     def record(self, kernel) -> None:
         from tile2triton.errors import TileLangCompileError
 
         if id(kernel) in self.seen:
             return
-        self.seen.add(id(kernel))
+        self.seen[id(kernel)] = kernel
         try:
             key_source = kernel.lowered_for("sm_90").source
         except Exception:  # a kernel that does not lower for the H200: a test of a compile error

@@ -384,7 +384,7 @@ class KernelLowerer(RegisterAccess):
             self.helpers.add("_round_to_e8m0")
             # an integer first as float32, as the helper would take it: under the interpreter a
             # range loop's variable is a Python int, which has no dtype for the helper to ask
-            node = t.node if t.dtype.is_float else P.call("tl.cast", t.node, P.dtype(FLOAT32))
+            node = t.node if t.dtype.is_float else convert(t.node, FLOAT32, t.axes)
             return Tile(P.call("_round_to_e8m0", node), dt, t.axes)
         if self.options.interpret and dt.name in ("float8_e4m3fn", "float8_e5m2"):
             helper = "_round_to_e4m3" if dt.name == "float8_e4m3fn" else "_round_to_e5m2"

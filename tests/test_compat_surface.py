@@ -409,6 +409,52 @@ def test_alias_resolves_tilelang_submodules():
     assert out.stdout.split() == ["ok", "16"]
 
 
+def test_kernel_params_make_inputs_as_in_tilelang():
+    """``kernel.params``: TileLang's ``KernelParam`` (dtype, shape), which scripts use to make inputs
+    (qwen-in-tilelang's tests: ``torch.randn(p.shape, dtype=...)`` for all params but the output)."""
+    from tile2triton.engine.param import KernelParam
+
+    @tilelang.jit(out_idx=[-1])
+    def scale(m, n, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((m, n), "float16"), s: T.float32, C: T.Tensor((m, n), "float32")):
+            with T.Kernel(T.ceildiv(m, block), threads=32) as bx:
+                for i, j in T.Parallel(block, n):
+                    C[bx * block + i, j] = A[bx * block + i, j] * s
+
+        return main
+
+    kernel = scale(M, N)
+    params = kernel.params
+    assert all(isinstance(p, KernelParam) for p in params)
+    assert [(p.dtype, p.shape, p.is_scalar()) for p in params] == [
+        ("float16", [M, N], False), ("float32", [], True), ("float32", [M, N], False),
+    ]  # fmt: skip
+    assert params[0].torch_dtype() is torch.float16 and not params[0].is_float8() and not params[0].is_unsigned()
+    a = torch.randn(params[0].shape, dtype=params[0].torch_dtype())
+    assert_close(kernel(a, 1.5), a.double() * 1.5, atol=1e-6, rtol=1e-6)
+
+
+def test_importing_a_submodule_keeps_the_decorator():
+    """``from tilelang.jit import JITImpl`` (qwen-in-tilelang's tests) must not rebind ``tilelang.jit``
+    to the module: TileLang's package imports its submodule at init, so Python never rebinds it."""
+    code = textwrap.dedent(
+        """
+        from tile2triton.cli import install_tilelang_alias
+        install_tilelang_alias()
+        import tilelang
+        from tilelang.jit import JITImpl, JITKernel
+        import tilelang.profiler, tilelang.language
+        assert callable(tilelang.jit) and not isinstance(tilelang.jit, type(tilelang)), tilelang.jit
+        assert tilelang.jit.__module__.startswith("tile2triton")
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok"]
+
+
 # ----------------------------------------------------------------------------- the suite runner
 def test_suite_runner_on_a_small_checkout(tmp_path):
     (tmp_path / "examples" / "demo").mkdir(parents=True)

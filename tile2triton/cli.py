@@ -121,7 +121,13 @@ def install_tilelang_alias() -> None:
     for name in [n for n in sys.modules if n == "tilelang" or n.startswith("tilelang.")]:
         del sys.modules[name]
     sys.modules["tilelang"] = tile2triton
-    sys.modules["tilelang.language"] = tile2triton.language
+    # Every module tile2triton has loaded is already imported under its TileLang name, as TileLang's
+    # own package imports its submodules at init: a first ``from tilelang.jit import JITImpl`` would
+    # otherwise rebind ``tilelang.jit`` (the decorator) to the module it loaded.
+    for name, module in list(sys.modules.items()):
+        alias = "tilelang" + name[len("tile2triton") :]
+        if name.startswith("tile2triton.") and not any(alias == n or alias.startswith(n + ".") for n in NOT_ALIASED):
+            sys.modules[alias] = module
     if not any(isinstance(f, TileLangAliasFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TileLangAliasFinder())
     tile2triton.tvm.install_as_tvm()  # bare `import tvm`, only where no real TVM is installed

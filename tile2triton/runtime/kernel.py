@@ -25,6 +25,7 @@ from .cache import interpreted_launch, interpreter_mode, load_module, stats
 from .diagnostics import launch as launch_mapped
 from .diagnostics import translate as translate_error
 from .launcher import Lowered, exec_generated, generate_launcher
+from .params import KernelParam
 from .plan import CallPlan, TensorSpec, check_assumes, plan_name
 from .target import (
     NULL_CONTEXT,
@@ -300,9 +301,11 @@ class JITKernel:
         return self.lowered(default_interpret()).launches[0].num_warps
 
     @property
-    def params(self) -> list:
-        """The prim_func's parameters (the T.alloc_global workspaces the runtime adds are not)."""
-        return [p for i, p in enumerate(self.prim_func.params) if i not in self.prim_func.workspaces]
+    def params(self) -> list[KernelParam]:
+        """The prim_func's parameters, inputs and outputs, as TileLang's ``KernelParam`` (the
+        T.alloc_global workspaces the runtime adds are not parameters)."""
+        func = self.prim_func
+        return [KernelParam.of(p) for i, p in enumerate(func.params) if i not in func.workspaces]
 
     # The profiler (tile2triton/profiler.py, a later surface) registers its class here when it is
     # imported (``import tile2triton`` does), so the runtime does not import it.

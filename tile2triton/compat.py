@@ -69,6 +69,9 @@ LANGUAGE_VALUES = {
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)
 SUPPORTED_NOTES = {
+    "floormod": "of floats (as `a % b` of floats): floor modulo, the divisor's sign, as Python's and "
+    "torch.remainder's (TileLang's lowering refuses floats; Triton's float % is C's fmod)",
+    "fmod": "C's fmod (the dividend's sign), exact as CUDA's fmodf",
     "While": "TIR's 'with T.While(condition):' frame: the while loop it is (the condition read before each iteration)",
     "transpose": "the last two axes swapped (dst[..., j, i] = src[..., i, j]) over buffers or regions of any rank "
     ">= 2, as TileLang lowers it: a source element outside its tensor reads 0, a destination one is not written",

@@ -159,11 +159,9 @@ def lower_call(lw, e: ir.Call) -> Tile:
         )
     elif fn == "pow":
         return _pow(lw, e, args, axes)
-    elif fn == "fmod":
-        a, b = args
-        q = P.binop("/", a.node, b.node)
-        trunc = P.call("tl.where", P.binop(">=", q, P.const(0)), P.call("tl.floor", q), P.call("tl.ceil", q))
-        return Tile(P.binop("-", a.node, P.binop("*", trunc, b.node)), e.dtype, axes)
+    elif fn == "fmod":  # Triton's float % is C's fmod (exact: representable in the operands' type)
+        a, b = (lw.cast(t, e.dtype) if not is_literal(t) else t for t in args)
+        return Tile(P.binop("%", a.node, b.node), e.dtype, axes)
     elif fn in ("truncdiv", "truncmod"):
         return Tile(P.binop("//" if fn == "truncdiv" else "%", args[0].node, args[1].node), e.dtype, axes)
     else:

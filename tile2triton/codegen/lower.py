@@ -548,6 +548,12 @@ class KernelLowerer(RegisterAccess):
                 return Tile(P.call("tl.floor", q.node), e.dtype, axes)
             # tl.floor takes float32 and float64; the floor of a 16-bit float is one too
             return Tile(convert(P.call("tl.floor", convert(q.node, FLOAT32, axes)), storage, axes), e.dtype, axes)
+        if op == "%" and e.dtype.is_float:  # floor modulo (the divisor's sign), as float // floors
+            x, y = literal_value(a.node), literal_value(b.node)
+            if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y:
+                return Tile(P.const(float(x) % float(y)), e.dtype)
+            self.helpers.add("_floormod")  # Triton's float % is C's fmod (the dividend's sign)
+            return self.rounded(Tile(P.call("_floormod", a.node, b.node), e.dtype, axes))
         if op == "/" and e.dtype.name in ("float16", "bfloat16", "float32"):
             shared = None
             if e.dtype == FLOAT32 and not self.options.fast_math and not (is_literal(a) or is_literal(b)):

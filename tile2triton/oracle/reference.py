@@ -232,7 +232,8 @@ class _Block:
             return torch.div(a, _nonzero(b), rounding_mode="floor")
         if op == "%":
             if dt.is_float:
-                return a - torch.floor(a / b) * b  # TVM floormod
+                r = torch.fmod(a, b)  # floor modulo, exact as tile2triton's (the divisor's sign)
+                return torch.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
             return torch.remainder(a, _nonzero(b))
         if op == "&":
             return torch.bitwise_and(a, b)

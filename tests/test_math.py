@@ -187,6 +187,57 @@ def test_binary_max_min_pow(dev):
 
 
 @tilelang.jit(out_idx=[-1])
+def k_pow_of_a_literal(N, block, base=10000):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), C: T.Tensor((N, 3), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                C[k, 0] = T.pow(base, -T.cast(k, "float32") / N)  # RoPE's inverse frequencies
+                C[k, 1] = T.pow(2.5, A[k])
+                C[k, 2] = T.pow(base, 0.5) * A[k]
+
+    return main
+
+
+def test_pow_of_a_literal_base(dev):
+    a = torch.randn(N, device=dev)
+    c = k_pow_of_a_literal(N, BLOCK)(a)
+    k = torch.arange(N, device=dev, dtype=torch.float64)
+    assert_close(c[:, 0], torch.pow(10000.0, -k / N), 1e-5, 1e-5)
+    assert_close(c[:, 1], torch.pow(2.5, a.double()), 1e-5, 1e-5)
+    assert_close(c[:, 2], 100.0 * a.double(), 1e-5, 1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def k_pow_of_negative_bases(N, block):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), E: T.Tensor((N,), "float32"), C: T.Tensor((N, 2), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                k = bx * block + i
+                C[k, 0] = T.pow(A[k], E[k])
+                C[k, 1] = T.pow(-1, k)  # alternating signs
+
+    return main
+
+
+def test_pow_of_negative_bases_as_c(dev):
+    """C's powf: an odd integer power of a negative base is negative, a non-integer one NaN, and
+    pow(x, 0) is 1 (exp2(y * log2(x)) gives NaN for every negative base)."""
+    a = torch.randn(N, device=dev) * 3
+    e = torch.randint(-4, 5, (N,), device=dev).float()
+    e[::5] += 0.5  # non-integer powers
+    e[::7] = 0.0
+    c = k_pow_of_negative_bases(N, BLOCK)(a, e)
+    want = torch.pow(a.double(), e.double())
+    assert torch.equal(c[:, 0].isnan(), want.isnan())
+    assert_close(c[:, 0].nan_to_num(), want.nan_to_num(), 1e-5, 1e-5)
+    k = torch.arange(N, device=dev)
+    assert torch.equal(c[:, 1], torch.where(k % 2 == 1, -1.0, 1.0))
+
+
+@tilelang.jit(out_idx=[-1])
 def k_math_fp16(N, block):
     @T.prim_func
     def main(A: T.Tensor((N,), "float16"), C: T.Tensor((N,), "float16")):

@@ -342,7 +342,8 @@ def _result(lw, out, x: Tile, e: ir.Call, axes) -> Tile:
 def _pow(lw, e: ir.Call, args, axes) -> Tile:
     base, exp = args
     k = literal_value(exp.node)
-    b = _math_operand(lw, base, e.dtype)
+    # a literal base (RoPE's T.pow(10000, x)) as a float tensor: Triton has no log2 of an int constant
+    b = _float_tensor(lw, base, e.dtype) if is_literal(base) else _math_operand(lw, base, e.dtype)
     if isinstance(k, (int, float)) and float(k).is_integer() and 0 <= k <= 8:
         if k == 0:
             return Tile(P.const(1.0), e.dtype, axes)
@@ -354,7 +355,8 @@ def _pow(lw, e: ir.Call, args, axes) -> Tile:
     elif k == -0.5:
         out = P.call("tl.rsqrt", b)
     else:
-        out = P.call("tl.exp2", P.binop("*", exp.node, P.call("tl.log2", b)))
+        lw.helpers.update(libm.helpers_for("_pow"))
+        out = P.call("_pow", b, _float_tensor(lw, exp, e.dtype))
     return _result(lw, out, base, e, axes)
 
 

@@ -161,6 +161,20 @@ def _atan2(y, x):
     a = _copysign(a, y)
     return tl.where((x != x) | (y != y), x + y, a)
 """,
+    "_pow": """
+@triton.jit
+def _pow(x, y):
+    # C's pow: exp2(y * log2|x|), negative for an odd integer power of a negative base, NaN for its
+    # other non-integer powers; pow(x, 0) and pow(1, y) are 1, NaN or not (y * 0.5 is exact, so
+    # floor(y * 0.5) * 2 == y tells an even y also where every float is an integer); no & of the
+    # conditions: either operand may be a 0-d tensor, whose & the interpreter gives as int data
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    odd = tl.floor(y * 0.5) * 2.0 != y
+    negative_base = tl.where(tl.floor(y) == y, tl.where(odd, -r, r), float("nan"))
+    r = tl.where(x < 0, negative_base, r)
+    r = tl.where(y == 0, 1.0, r)
+    return tl.where(x == 1, 1.0, r)
+""",
     "_hypot": """
 @triton.jit
 def _hypot(x, y):

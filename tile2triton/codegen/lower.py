@@ -28,7 +28,7 @@ from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
-from ..passes.analysis import global_mirrors
+from ..passes.analysis import global_mirrors, known_below, known_nonneg
 from . import atomics, e8m0, exits, fp4, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
@@ -407,8 +407,16 @@ class KernelLowerer(RegisterAccess):
             for k in sorted(axes):
                 if self.scope.lanes.padded[k] != self.scope.lanes.extents[k]:
                     parts.append(P.binop("<", P.name(self.scope.lanes.names[k]), P.const(self.scope.lanes.extents[k])))
-        parts += [c.node for c in self.scope.conds if not within or c.axes <= frozenset(axes)]
+        parts += [c.node for c in self.active_conds(axes, within)]
         return P.and_all(parts)
+
+    def active_conds(self, axes, within: bool = False) -> list[Tile]:
+        """The ``if`` masks ``lane_mask`` joins for an access along ``axes``."""
+        return [c for c in self.scope.conds if not within or c.axes <= frozenset(axes)]
+
+    def guard_facts(self, axes, within: bool = False) -> list:
+        """The comparisons (ir.Compare) of the ``if`` conditions in ``lane_mask(axes, within)``."""
+        return [f for c in self.active_conds(axes, within) for f in self.scope.cond_facts.get(ast.dump(c.node), ())]
 
     def cond_axes(self) -> frozenset:
         axes = frozenset()
@@ -596,11 +604,11 @@ class KernelLowerer(RegisterAccess):
         """Offsets and mask of ``buf[idx]``: bounds per dimension unless provable.  A load needs only
         the conditions of its own lanes (its value is used under all of them anyway)."""
         offs = None
-        axes = frozenset(extra_axes)
+        axes = frozenset(extra_axes).union(*(t.axes for t in idx))
+        facts = self.guard_facts(axes, within=load)  # `if k < n:` bounds k: its mask is part of this one
         mask_parts = []
         scalar_parts = False
         for d, (t, e) in enumerate(zip(idx, idx_ir)):
-            axes |= t.axes
             if _loads(t.node):  # a data-dependent index (``H[A[i] % n]``): loaded once, named
                 t = Tile(self.named(t.node, "idx"), t.dtype, t.axes)
             stride = buf.strides[d]
@@ -617,9 +625,9 @@ class KernelLowerer(RegisterAccess):
             if not (isinstance(t.node, ast.Constant) and t.node.value == 0):  # no `0 * stride` terms
                 offs = term if offs is None else P.binop("+", offs, term)
             in_bounds = []
-            if e is None or not self.scope.ranges.below(e, buf.shape[d]):
+            if e is None or not (self.scope.ranges.below(e, buf.shape[d]) or known_below(facts, e, buf.shape[d])):
                 in_bounds.append(P.binop("<", t.node, self.ev(ir_expr(buf.shape[d])).node))
-            if e is None or not self.scope.ranges.nonneg(e):
+            if e is None or not (self.scope.ranges.nonneg(e) or known_nonneg(facts, e)):
                 in_bounds.append(P.binop(">=", t.node, P.const(0)))
             mask_parts += in_bounds
             scalar_parts = scalar_parts or (bool(in_bounds) and not t.axes)

@@ -12,7 +12,7 @@ import ast
 
 from .. import ir
 from ..ir import BOOL, INT32
-from ..ir.exprs import static, static_trips
+from ..ir.exprs import conjuncts, static, static_trips
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.forward_shared import written_roots
@@ -639,6 +639,15 @@ def lower_if(lw: Lowerer, s: ir.If) -> None:
         span = thread_span(lw, s.cond)
         if span is not None:
             lw.scope.thread_spans[ast.dump(cond.node)] = span
+    # its comparisons bound the accesses it masks (lower.global_address), unless the branch rebinds a
+    # variable they read
+    rebound = {x.var for x in ir.walk(s.then_body) if isinstance(x, ir.Let)}
+    lw.scope.cond_facts[ast.dump(cond.node)] = [
+        c
+        for c in conjuncts(s.cond)
+        if isinstance(c, ir.Compare)
+        and not any(isinstance(v, ir.VarRef) and v.var in rebound for v in ir.iter_expr_tree(c))
+    ]
     lw.scope.conds.append(cond)
     try:
         lw.lower_stmts(s.then_body)

@@ -99,6 +99,7 @@ class Scope:
     lanes: LaneSpace | None = None
     conds: list = field(default_factory=list)  # active `if` masks (Tile) inside a lane space
     range_conds: set = field(default_factory=set)  # ast.dump of the masks that pick a range of threads
+    cond_facts: dict = field(default_factory=dict)  # ast.dump of an `if` mask -> ir.Compare terms true under it
     thread_spans: dict = field(default_factory=dict)  # ast.dump of such a mask -> [(lane axis, lo, hi)] it keeps
     let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     ranges: Ranges = field(default_factory=Ranges)  # proven value ranges of the variables bound here

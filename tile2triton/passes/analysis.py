@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..ir.dtypes import INT32
-from ..ir.evaluate import NotHostEvaluable, host_fn
+from ..ir.evaluate import NotHostEvaluable, host_fn, same_exprs
 from ..ir.exprs import as_expr, static, substitute
 
 # the most assignments of its variables over which ``Ranges.most`` evaluates an expression one by one
@@ -239,6 +239,40 @@ class Ranges:
         """Is ``e < bound`` provable?"""
         r, limit = self.of(e), static(bound)
         return r is not None and limit is not None and r[1] < limit
+
+
+# ---------------------------------------------------------------------------------- facts of a guard
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _facts_of(facts, e):
+    """``(op, other)`` for each comparison in ``facts`` that reads ``e op other`` (either way round)."""
+    for f in facts:
+        if f.op in _FLIPPED and same_exprs((f.lhs,), (e,)):
+            yield f.op, f.rhs
+        elif f.op in _FLIPPED and same_exprs((f.rhs,), (e,)):
+            yield _FLIPPED[f.op], f.lhs
+
+
+def known_below(facts, e, bound) -> bool:
+    """Does a comparison in ``facts`` (true where an ``if`` mask is) say the integer ``e < bound``?"""
+    limit = static(bound)
+    for op, other in _facts_of(facts, e):
+        have = static(other)
+        if op == "<" and (same_exprs((other,), (as_expr(bound),)) or None not in (have, limit) and have <= limit):
+            return True
+        if op == "<=" and None not in (have, limit) and have < limit:
+            return True
+    return False
+
+
+def known_nonneg(facts, e) -> bool:
+    """Does a comparison in ``facts`` say the integer ``e >= 0``?"""
+    for op, other in _facts_of(facts, e):
+        have = static(other)
+        if have is not None and (op == ">=" and have >= 0 or op == ">" and have >= -1):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------- init analysis

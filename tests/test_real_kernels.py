@@ -245,3 +245,27 @@ def test_gather_and_scatter_along_the_first_dim(dev):
     expected = a.t().repeat_interleave(2, 0).clone()
     expected[1::2] *= 2
     torch.testing.assert_close(irregular_first_dim(8, 16)(a), expected, rtol=0, atol=0)
+
+
+@tilelang.jit(out_idx=[-1])
+def with_function_attrs(N, attrs):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        T.func_attr(attrs)
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = A[bx * 32 + i] + 1
+
+    return main
+
+
+def test_function_attribute_hints_are_accepted(dev):
+    """MACE's kernels (and TileLang's examples) start with ``T.func_attr({"tir.noalias": True})``,
+    ``{"tl.copy_vectorize": 4}``: hints, kept in the function's attrs; an attribute TileLang's passes
+    act on is refused at the line."""
+    a = torch.randn(50, device=dev)
+    kernel = with_function_attrs(50, {"tir.noalias": True, "tl.copy_vectorize": 4})
+    torch.testing.assert_close(kernel(a), a + 1)
+    assert kernel.prim_func.attrs["tir.noalias"] is True
+    with pytest.raises(tilelang.TileLangCompileError, match=r"test_real_kernels.py:\d+.*'clusterIdx.y' is not supported"):
+        with_function_attrs(50, {"clusterIdx.y": 2})

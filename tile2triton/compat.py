@@ -72,6 +72,8 @@ SUPPORTED_NOTES = {
     "floormod": "of floats (as `a % b` of floats): floor modulo, the divisor's sign, as Python's and "
     "torch.remainder's (TileLang's lowering refuses floats; Triton's float % is C's fmod)",
     "fmod": "C's fmod (the dividend's sign), exact as CUDA's fmodf",
+    "func_attr": "the hints (tir.noalias, tl.copy_vectorize, tl.tensor_mem_size, tl.has_tma, the entry flag, "
+    "global_symbol, target) kept in the function's attrs, no effect on results; other attributes refused",
     "While": "TIR's 'with T.While(condition):' frame: the while loop it is (the condition read before each iteration)",
     "transpose": "the last two axes swapped (dst[..., j, i] = src[..., i, j]) over buffers or regions of any rank "
     ">= 2, as TileLang lowers it: a source element outside its tensor reads 0, a destination one is not written",

@@ -118,6 +118,31 @@ def bind_function_attr(b: BinderLike, node, args, name):
         b.func_attrs.setdefault("tilelang_compile_flags", []).extend(flags)
 
 
+# T.func_attr keys that change nothing tile2triton generates: TileLang's codegen hints (no aliasing
+# between parameters, the vector width of copies, tensor-memory size, TMA use), the entry flag, the
+# function's name and its target
+_FUNC_ATTR_HINTS = (
+    "tir.noalias", "tirx.noalias", "tl.copy_vectorize", "tl.tensor_mem_size", "tl.has_tma",
+    "tir.is_entry_func", "tirx.is_entry_func", "global_symbol", "target",
+)  # fmt: skip
+
+
+@rule("func_attr")
+def bind_func_attr(b: BinderLike, node, args):
+    """``T.func_attr({...})``: kept in the function's attrs (PrimFunc.attrs) where it is a hint."""
+    attrs = next(iter(args.values()))
+    if not isinstance(attrs, dict) or not all(isinstance(key, str) for key in attrs):
+        raise b.error("T.func_attr takes a dict {attribute name: value}", node)
+    for key in attrs:
+        if key not in _FUNC_ATTR_HINTS:
+            raise b.error(
+                f"T.func_attr: the attribute {key!r} is not supported (TileLang's passes read it); "
+                f"tile2triton keeps only the hints {', '.join(_FUNC_ATTR_HINTS)}",
+                node,
+            )
+    b.func_attrs.update(attrs)
+
+
 @rule("use_swizzle")
 def bind_use_swizzle(b: BinderLike, node, args):
     panel, order, enable = args["panel_size"], args["order"], args["enable"]

@@ -172,6 +172,7 @@ from ._scheduling import (
     dec_max_nreg,
     disable_warp_group_reg_alloc,
     fence_proxy_async,
+    func_attr,
     inc_max_nreg,
     mbarrier_arrive,
     mbarrier_wait_parity,

@@ -227,6 +227,13 @@ def annotate_compile_flags(flags):
     """Extra nvcc flags of TileLang's CUDA build: kept in the function's attrs; there is no nvcc build here."""
 
 
+@_kernel_only("func_attr")
+def func_attr(attrs):
+    """TIR's function attributes (``T.func_attr({"tir.noalias": True})``): the hints that change no
+    result (no aliasing, the vector width of copies, the function's name and target) are kept in the
+    function's attrs; others (cluster shapes) are refused at the line."""
+
+
 @_kernel_only("annotate_pass_configs")
 def annotate_pass_configs(configs):
     """The kernel's own pass configs (``{PassConfigKey.TL_ENABLE_FAST_MATH: True}``), as if given to compile."""

@@ -154,3 +154,23 @@ def test_eager_dynamic_writes_nothing_outside(dev):
 def test_zero_size_launches_nothing(dev):
     out = eager_scale(torch.randn(0, device=dev))
     assert out.shape == (0,)
+
+
+def test_an_allocation_sized_by_a_run_time_value_names_its_expression():
+    """TileLang refuses it too; the message shows the shape as written, not tile2triton's IR."""
+
+    @tilelang.jit
+    def sized_by_loop(n):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.serial(3):
+                    S = T.alloc_shared((16 * (i + 1),), "float32")
+                    T.copy(A[0:16], S[0:16])
+
+        return main
+
+    with pytest.raises(tilelang.TileLangCompileError) as err:
+        sized_by_loop(40).get_kernel_source()
+    assert "got (16 * (i + 1),) (not a compile-time constant)" in str(err.value)
+    assert "test_dynamic.py" in str(err.value) and "VarRef" not in str(err.value)

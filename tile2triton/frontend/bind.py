@@ -18,7 +18,7 @@ from .. import language as T
 from ..errors import CheckFailedError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
+from ..ir.exprs import as_expr, const_int, is_python_value, static, update_of
 from ..language.dtypes import (
     POINTER,
     DType,
@@ -43,7 +43,7 @@ from .rules_fragments import resolve_fragment_ops
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
 from .rules_scopes import WITH_RULES
-from .source import FunctionSource
+from .source import FunctionSource, shape_text
 from .warp_sections import BarrierEvent, schedule_kernel
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
@@ -686,9 +686,8 @@ class Binder(ExprBinder):
                 return vector
             shape = args["shape"]
             shape = tuple(map(typed_int, shape)) if isinstance(shape, (list, tuple)) else (typed_int(shape),)
-            for d in shape:
-                if not isinstance(d, int) or d <= 0:
-                    raise self.error(f"{tag} needs a static positive shape, got {shape}", call)
+            if not all(isinstance(d, int) and d > 0 for d in shape):
+                raise self.error(f"{tag} needs a static positive shape, got {shape_text(call, shape)}", call)
             buf = ir.Buffer(self.fresh_name(name), _ALLOC_SCOPES[tag], shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.emit(ir.Alloc(buf.loc, buf))
@@ -729,7 +728,7 @@ class Binder(ExprBinder):
                     f"bitwise reducer op {args['op']!r} requires an integer dtype, got {dtype.name}", self.loc(call)
                 )
             if not all(isinstance(d, int) and d > 0 for d in shape):
-                raise self.error(f"alloc_reducer needs a static positive shape, got {shape}", call)
+                raise self.error(f"alloc_reducer needs a static positive shape, got {shape_text(call, shape)}", call)
             buf = ir.Buffer(self.fresh_name(name), ir.FRAGMENT, shape, self.dtype_arg(args["dtype"], call),
                             self.loc(call))  # fmt: skip
             self.reducers[buf] = args["op"]
@@ -826,12 +825,13 @@ class Binder(ExprBinder):
         if isinstance(value, (ir.Buffer, ir.Region)):
             raise self.error("a tile cannot be stored into one element; use T.copy", node)
         if ref.buffer in self.reducers:
-            contribution = _reducer_contribution(ref, value, self.reducers[ref.buffer])
-            if contribution is not None:  # acc[i] = acc[i] + v: every iteration contributes v
+            kind = _REDUCER_KINDS[self.reducers[ref.buffer]]
+            update = update_of(ref.buffer, ref.indices, value, (kind,))
+            if update is not None:  # acc[i] = acc[i] + v: every iteration contributes v
                 self.check_reducer_update(ref.buffer, node)
                 self.epochs.unread(ref.buffer, ref.loc)
                 self.epochs.log(self, ref.buffer, "store", self.loc(node))
-                self.emit(ir.Atomic(self.loc(node), _REDUCER_KINDS[self.reducers[ref.buffer]], ref, contribution))
+                self.emit(ir.Atomic(self.loc(node), kind, ref, update[1]))
                 return
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
 
@@ -897,31 +897,6 @@ def _is_docstring(node) -> bool:
 
 # T.alloc_reducer op -> the ir.Atomic kind of an update
 _REDUCER_KINDS = {"sum": "add", "max": "max", "min": "min", "bitand": "and", "bitor": "or", "bitxor": "xor"}
-
-
-def _reducer_contribution(ref: ir.Load, value, op: str):
-    """``v`` when ``value`` is ``acc[i] + v`` (sum) or ``T.max(acc[i], v)`` (max, min) for the
-    element ``ref`` = ``acc[i]`` itself; None for any other store (an initialisation)."""
-
-    def is_ref(e) -> bool:
-        return (
-            isinstance(e, ir.Load)
-            and e.buffer is ref.buffer
-            and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, ref.indices))
-        )
-
-    binop = {"sum": "+", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op)
-    if binop is not None and isinstance(value, ir.BinOp) and value.op == binop:
-        operands = (value.lhs, value.rhs)
-    elif isinstance(value, ir.Call) and value.fn == op and len(value.args) == 2:
-        operands = tuple(value.args)
-    else:
-        return None
-    if is_ref(operands[0]):
-        return operands[1]
-    if is_ref(operands[1]):
-        return operands[0]
-    return None
 
 
 # ====================================================================== entry points

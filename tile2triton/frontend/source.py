@@ -237,3 +237,12 @@ def has_inner_prim_func(tree: ast.FunctionDef) -> bool:
 # ``@T.prim_func`` / ``@T.macro`` (``language/__init__.py``) return these
 _sources.register_reader("prim_func", KernelSource.decorated)
 _sources.register_reader("macro", MacroSource.from_function)
+
+
+def shape_text(call: ast.Call, shape: tuple) -> str:
+    """An allocation's shape as the user wrote it (``(64 * (i + 1), 8)``) where a dimension is not a
+    number the binder knows, else as its values."""
+    if all(isinstance(d, int) for d in shape):
+        return str(shape)
+    node = next((k.value for k in call.keywords if k.arg == "shape"), call.args[0] if call.args else None)
+    return f"{ast.unparse(node)} (not a compile-time constant)" if node is not None else str(shape)

@@ -33,6 +33,7 @@ from ..ir import BOOL
 from ..ir.exprs import as_expr, const_int, ir_key, is_python_value, static
 from ..language.dtypes import TypedLiteral, vector_parts
 from .packed import Vector, elements, vector_dtype
+from .source import shape_text
 
 ALLOCS = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL, "alloc_var": ir.LOCAL}
 
@@ -242,7 +243,7 @@ def maybe_alloc(b, name: str, tag: str, args: dict, call):
         shape = args["shape"]
         shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
         if not all(isinstance(d, int) and d > 0 for d in shape):
-            raise b.error(f"{tag} needs a static positive shape, got {shape}", call)
+            raise b.error(f"{tag} needs a static positive shape, got {shape_text(call, shape)}", call)
     buf = ir.Buffer(b.fresh_name(name), ALLOCS[tag], (*shape, count), b.dtype_arg(base, call), b.loc(call))
     _buffers(b)[buf] = VectorBuffer(count, tag == "alloc_var")
     b.emit(ir.Alloc(buf.loc, buf))

@@ -85,6 +85,38 @@ def ir_key(node):
     return ("node", id(node))
 
 
+# an update ``acc[i] = acc[i] OP v`` -> the atomic kind that adds ``v``'s contribution
+_UPDATE_BINOPS = {"+": "add", "&": "and", "|": "or", "^": "xor"}
+
+
+def update_of(buffer, indices, value, kinds=None):
+    """``(kind, v)`` when ``value`` is ``buffer[indices]`` combined with ``v`` (``acc[i] + v``,
+    ``T.max(acc[i], v)``, ``&``, ``|``, ``^``): the element updated with ``v``, each kind of update
+    (an ``ir.Atomic`` kind: add, max, min, and, or, xor) taken only if in ``kinds``; None for any
+    other value."""
+
+    def is_element(e) -> bool:
+        return (
+            isinstance(e, ir.Load)
+            and e.buffer is buffer
+            and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, indices))
+        )
+
+    if isinstance(value, ir.BinOp) and value.op in _UPDATE_BINOPS:
+        kind, operands = _UPDATE_BINOPS[value.op], (value.lhs, value.rhs)
+    elif isinstance(value, ir.Call) and value.fn in ("max", "min") and len(value.args) == 2:
+        kind, operands = value.fn, tuple(value.args)
+    else:
+        return None
+    if kinds is not None and kind not in kinds:
+        return None
+    if is_element(operands[0]):
+        return kind, operands[1]
+    if is_element(operands[1]):
+        return kind, operands[0]
+    return None
+
+
 def static_difference(e):
     """The int value of a slice extent such as ``(off + n) - off`` or ``(bx + 1) * bm - bx * bm``:
     expand it as a linear form over its symbolic terms; None unless they all cancel."""

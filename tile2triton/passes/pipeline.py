@@ -23,6 +23,7 @@ from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
 from .order_global import order_global_accesses
+from .parallel_updates import accumulate_parallel_updates
 from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .prefetch_indices import prefetch_indices
@@ -35,6 +36,7 @@ from .thread_copies import rewrite_thread_copies
 PASSES = (
     ("split-grid-barriers", split_grid_barriers),  # T.sync_grid / cluster barriers: consecutive launches
     ("privatize-parallel-vars", privatize_parallel_vars),  # a scalar each T.Parallel iteration writes: a copy each
+    ("accumulate-parallel-updates", accumulate_parallel_updates),  # C[i] += A[i, k] over T.Parallel(M, K): a sum
     ("check", check),  # what TileLang rejects or warns about
 )
 

@@ -44,8 +44,7 @@ def lower_local_loop(lw: Lowerer, s: ir.For, store_rule) -> bool:
             _lower_fill(lw, s, axis, plan, substituted)
             return True
         store, f = plan.accumulation
-        term = lw.ev(substituted(f))
-        total = _sum_over(lw, axis, term)
+        total = _sum_over(lw, axis, update_term(lw, store, substituted(f)))
     acc = ir.Load(store.buffer, store.indices)
     value = ir.BinOp("+", acc, Lowered(total), store.value.dtype)
     store_rule(lw, ir.Store(store.loc, store.buffer, store.indices, value))
@@ -307,6 +306,13 @@ def _lower_fill(lw: Lowerer, s: ir.For, axis: _TrailingAxis, plan: _Plan, substi
             lw.assign_to(rb.name, node)
     finally:
         lw.origin = saved_origin
+
+
+def update_term(lw: Lowerer, store: ir.Store, f) -> Tile:
+    """The term ``f`` of a loop's ``acc += f`` in the type of the update (``acc + f``): a float16
+    product added into a float32 accumulator is summed over the loop in float32, as the loop adds
+    it (``tl.sum`` of float16 would round every partial sum to float16)."""
+    return lw.cast(lw.ev(f), store.value.dtype)
 
 
 def _sum_over(lw: Lowerer, axis: _TrailingAxis, term: Tile) -> Tile:

@@ -20,7 +20,15 @@ from ..passes.split import distinct_per_iteration, find_split
 from . import deferred, exits, scratch
 from . import pyast as P
 from .gemm_kinds import accumulators_past_budget, hopper, runs_as_mma_sync
-from .local_loops import accumulation, in_memory, lower_local_loop, trip_count, unroll_for_locals, vars_in
+from .local_loops import (
+    accumulation,
+    in_memory,
+    lower_local_loop,
+    trip_count,
+    unroll_for_locals,
+    update_term,
+    vars_in,
+)
 from .rules_base import LOWERINGS, lowers  # noqa: F401 - LOWERINGS is read through here too
 from .speculate import speculate_copies
 from .threads import block_level, in_thread_view, thread_range, thread_span
@@ -442,7 +450,7 @@ def _lower_map_loop(lw: Lowerer, s: ir.For) -> None:
 
 def _lower_sum_loop(lw: Lowerer, s: ir.For, store: ir.Store, f) -> None:
     with _LoopAxis(lw, s) as axis:
-        term = lw.ev(f)
+        term = update_term(lw, store, f)
         node = term.node
         if 0 in term.axes:
             if next_pow2(axis.n) != axis.n:
@@ -507,7 +515,7 @@ def _sum_over_loop_axis(lw: Lowerer, s: ir.For, lets: list, par: ir.Parallel, st
     space = open_lanes(lw, [s.var, *par.vars], [n, *par.extents], par)
     try:
         lw.lower_stmts(lets)
-        term = lw.ev(f)
+        term = update_term(lw, store, f)
     finally:
         close_lanes(lw, space)
         lw.scope.restore(saved)

@@ -269,3 +269,24 @@ def test_function_attribute_hints_are_accepted(dev):
     assert kernel.prim_func.attrs["tir.noalias"] is True
     with pytest.raises(tilelang.TileLangCompileError, match=r"test_real_kernels.py:\d+.*'clusterIdx.y' is not supported"):
         with_function_attrs(50, {"clusterIdx.y": 2})
+
+
+@tilelang.jit(out_idx=[-1])
+def with_import_source(N, source=None):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            T.import_source(source)
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = A[bx * 32 + i] * 2.0
+
+    return main
+
+
+def test_import_source_of_none_does_nothing(dev):
+    """tilelang-benchmark's dequantize GEMV calls ``T.import_source(None)`` when its CUDA C decode is
+    off: nothing, as in TileLang; CUDA C itself is refused at the line."""
+    a = torch.randn(45, device=dev)
+    torch.testing.assert_close(with_import_source(45)(a), a * 2)
+    with pytest.raises(tilelang.TileLangCompileError, match=r"test_real_kernels.py:\d+.*T.import_source is not supported"):
+        with_import_source(45, "__device__ int f() { return 1; }")

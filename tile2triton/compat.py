@@ -72,6 +72,7 @@ SUPPORTED_NOTES = {
     "floormod": "of floats (as `a % b` of floats): floor modulo, the divisor's sign, as Python's and "
     "torch.remainder's (TileLang's lowering refuses floats; Triton's float % is C's fmod)",
     "fmod": "C's fmod (the dividend's sign), exact as CUDA's fmodf",
+    "import_source": "None does nothing (as in TileLang); a source is refused: raw C/CUDA cannot run under Triton",
     "func_attr": "the hints (tir.noalias, tl.copy_vectorize, tl.tensor_mem_size, tl.has_tma, the entry flag, "
     "global_symbol, target) kept in the function's attrs, no effect on results; other attributes refused",
     "While": "TIR's 'with T.While(condition):' frame: the while loop it is (the condition read before each iteration)",
@@ -222,7 +223,6 @@ UNSUPPORTED_REASONS = {
     "get_block_bindings": "not implemented yet (use the T.Kernel 'as' targets)",
     "get_block_extent": "not implemented yet",
     "get_block_extents": "not implemented yet",
-    "import_source": "raw C/CUDA source cannot run under Triton",
     "call_extern": "external CUDA device functions cannot be called from Triton",
     "call_pure_extern": "external CUDA device functions cannot be called from Triton",
     "inline": "meta-classes (JIT-time tile schedulers) not implemented yet",

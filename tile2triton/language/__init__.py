@@ -173,6 +173,7 @@ from ._scheduling import (
     disable_warp_group_reg_alloc,
     fence_proxy_async,
     func_attr,
+    import_source,
     inc_max_nreg,
     mbarrier_arrive,
     mbarrier_wait_parity,

@@ -227,6 +227,12 @@ def annotate_compile_flags(flags):
     """Extra nvcc flags of TileLang's CUDA build: kept in the function's attrs; there is no nvcc build here."""
 
 
+@_kernel_only("import_source")
+def import_source(source=None):
+    """CUDA C source for ``T.call_extern``: ``None`` (a kernel whose fast path is off) does nothing, as in
+    TileLang; a source is refused at the line (raw C/CUDA cannot run under Triton)."""
+
+
 @_kernel_only("func_attr")
 def func_attr(attrs):
     """TIR's function attributes (``T.func_attr({"tir.noalias": True})``): the hints that change no

@@ -147,7 +147,9 @@ def bind_func_attr(b: BinderLike, node, args):
 def bind_import_source(b: BinderLike, node, args):
     """``T.import_source(None)`` is nothing (TileLang's too); CUDA C source cannot run under Triton."""
     if args["source"] is not None:
-        raise b.error("T.import_source is not supported by tile2triton: raw C/CUDA source cannot run under Triton", node)
+        raise b.error(
+            "T.import_source is not supported by tile2triton: raw C/CUDA source cannot run under Triton", node
+        )
 
 
 @rule("use_swizzle")

@@ -441,7 +441,20 @@ def fam_reduction(b: Builder) -> None:
     inner = f"T.copy({src}, X)\n"
     inner += f'for i, j in T.Parallel({bm}, {bn}):\n    v = T.cast(X[i, j], "float32")\n    Xf[i, j] = {f}\n'
     clear = "True" if mode == "single" else "False"
-    inner += f"T.reduce_{kind}(Xf, R, dim={dim}{'' if kind == 'abssum' else ', clear=' + clear})\n"
+    # a third of the fragment sums / maxima / minima as updates in the T.Parallel itself (R[i] += Xf[i, j]:
+    # passes/parallel_updates.py), drawn from a generator of their own, so earlier seeds keep their programs
+    updates = random.Random(repr(rng.getstate()))
+    if scope == "fragment" and kind in ("sum", "max", "min") and updates.random() < 0.3:
+        kept = ("i" if dim == 1 else "j") + (", 0" if keepdim else "")
+        if mode == "single":
+            identity = {"sum": "0.0", "max": '-T.infinity("float32")', "min": 'T.infinity("float32")'}[kind]
+            inner += f"T.fill(R, {identity})\n"
+        update = f"R[{kept}] + Xf[i, j]" if kind == "sum" else f"T.{kind}(R[{kept}], Xf[i, j])"
+        if updates.random() < 0.5 and kind != "sum":
+            update = f"T.{kind}(Xf[i, j], R[{kept}])"
+        inner += f"for i, j in T.Parallel({bm}, {bn}):\n    R[{kept}] = {update}\n"
+    else:
+        inner += f"T.reduce_{kind}(Xf, R, dim={dim}{'' if kind == 'abssum' else ', clear=' + clear})\n"
     body += b.loop("k", ext) + indent(inner, 4) + "\n"
     if keepdim:
         body += f"T.copy(R, {C}[bid * {rlen}, 0])\n"

@@ -271,3 +271,32 @@ def test_reduce_into_alloc_var(dev, op, clear):
     if not clear:
         want = want + 0.5 if op == "sum" else torch.minimum(want, torch.tensor(0.5, dtype=torch.float64))
     assert_close(b, want.reshape(1), 1e-5, 1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def column_sum(n, dim, dtype, kind="sum"):
+    @T.prim_func
+    def main(K: T.Tensor((n, dim), dtype), Out: T.Tensor((dim,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            f = T.alloc_fragment((n, dim), dtype)
+            acc = T.alloc_fragment((dim,), "float32")
+            T.copy(K, f)
+            if kind == "sum":
+                T.reduce_sum(f, acc, dim=0)
+            else:
+                T.reduce_abssum(f, acc, dim=0)
+            T.copy(acc, Out)
+
+    return main
+
+
+@pytest.mark.parametrize("kind", ["sum", "abssum"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_narrow_sum_accumulates_in_the_output_type(dev, dtype, kind):
+    """TileLang casts each element to the output's type and sums there: 1024 + 0.5 is 1024.5 in a float32
+    output, where a float16 sum rounds it to 1024 (a bfloat16 one 256 + 0.5 to 256)."""
+    big = 1024.0 if dtype == "float16" else 256.0
+    k = torch.full((5, 21), 0.5, dtype=getattr(torch, dtype), device=dev)
+    k[0] = -big if kind == "abssum" else big
+    out = column_sum(5, 21, dtype, kind)(k)
+    assert torch.equal(out, torch.full((21,), big + 2.0, device=dev))

@@ -43,6 +43,12 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     dim = s.dim
     if s.kind.startswith("abs"):
         x = P.call("tl.abs", x)
+    # a sum accumulates in the output's type, as TileLang's (each element cast to it first): float16
+    # or float8 elements summed into a float32 output are summed in float32, not rounded to float16
+    work = src_buf.dtype
+    if s.kind in ("sum", "abssum") and rank and dst_buf.dtype != src_buf.dtype:
+        work = dst_buf.dtype
+        x = lw.cast(Tile(x, src_buf.dtype, frozenset(range(rank))), work).node
     nan_helper = None
     if s.nan_propagate and s.kind in ("max", "absmax", "min") and src_buf.dtype.is_float:
         nan_helper = "_min_nan_combine" if s.kind == "min" else "_max_nan_combine"
@@ -98,7 +104,7 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
         r = reduce_along(r, 0) if len(expected) == 1 else P.call("tl.reshape", r, P.tuple_([]))
     if not s.clear:
         r = combine(P.name(rd.name), r)
-    lw.assign_to(rd.name, lw.cast(Tile(r, src_buf.dtype), dst_buf.dtype).node)
+    lw.assign_to(rd.name, lw.cast(Tile(r, work), dst_buf.dtype).node)
 
 
 @lowers(ir.Scan)

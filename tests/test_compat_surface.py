@@ -399,6 +399,9 @@ def test_alias_resolves_tilelang_submodules():
         from tilelang.transform import PassConfigKey
         from tilelang.engine.callback import register_cuda_postproc_callback
         from tilelang.tools import Analyzer
+        from tilelang.tileop.base import GemmWarpPolicy  # TileLang's AMD examples import it from here
+        import tilelang.language as T
+        assert GemmWarpPolicy is T.GemmWarpPolicy
         assert AutoTuner and set_autotune_inputs and autotune
         assert str(determine_fp8_type("e5m2")) == "float8_e5m2"
         print("ok", tvm.DataType("float16").bits)

@@ -1,5 +1,5 @@
 """``tile2triton run --device cpu``: a script written for CUDA (device="cuda", .cuda(),
-torch.cuda.synchronize / Event) runs unmodified on a CPU machine; without it, one clean line."""
+torch.cuda.synchronize / Event / Stream) runs unmodified on a CPU machine; without it, one clean line."""
 
 import os
 import pathlib
@@ -36,7 +36,11 @@ SCRIPT = textwrap.dedent("""
         assert a.device.type == b.device.type
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        c = scale_add(70, 45)(a, b)
+        side = torch.cuda.Stream()  # TileLang's fusedmoe example runs its experts on streams
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            c = scale_add(70, 45)(a, b)
+        torch.cuda.default_stream().wait_stream(side)
         end.record()
         torch.cuda.synchronize()
         torch.testing.assert_close(c, (3 * a.double() + b.double()).float())

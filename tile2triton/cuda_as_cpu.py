@@ -9,7 +9,10 @@ the CPU, where tile2triton runs the kernels through Triton's interpreter:
 * ``torch.Generator(device="cuda")`` is a CPU generator;
 * ``torch.cuda.synchronize``, ``empty_cache``, ``manual_seed(_all)`` do nothing (``manual_seed``
   seeds the CPU generator through ``torch.manual_seed`` already), and ``torch.cuda.Event(enable_timing=True)``
-  measures wall-clock time between its ``record()`` calls.
+  measures wall-clock time between its ``record()`` calls;
+* streams (``torch.cuda.Stream()``, ``current_stream()``, ``default_stream()``, ``with torch.cuda.stream(s)``)
+  are one CPU stream where every operation has completed when it returns (TileLang's fusedmoe example
+  runs its experts on streams).
 
 ``torch.cuda.is_available()`` stays False, so code that asks gets the truth. Used by the command
 and by ``tools/tilelang_suite.py --cuda-as-cpu`` (TileLang's test suites on a CPU machine).
@@ -17,6 +20,7 @@ and by ``tools/tilelang_suite.py --cuda-as-cpu`` (TileLang's test suites on a CP
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -72,6 +76,10 @@ def map_cuda_to_cpu() -> bool:
     torch.cuda.manual_seed = lambda *a, **k: None
     torch.cuda.manual_seed_all = lambda *a, **k: None
     torch.cuda.Event = WallClockEvent
+    torch.cuda.Stream = CpuStream
+    torch.cuda.current_stream = torch.cuda.default_stream = lambda *a, **k: _THE_STREAM
+    torch.cuda.stream = lambda stream=None: contextlib.nullcontext(stream)
+    torch.cuda.set_stream = lambda *a, **k: None
     _installed = True
     return True
 
@@ -99,3 +107,34 @@ class WallClockEvent:
         if self._t is None or end._t is None:
             raise RuntimeError("elapsed_time: both events must be recorded first")
         return (end._t - self._t) * 1e3
+
+
+class CpuStream:
+    """``torch.cuda.Stream`` on the CPU: every operation has completed when it returns, so waiting,
+    recording and synchronising do nothing."""
+
+    cuda_stream = 0
+    device = None
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        self.priority = priority
+
+    def wait_stream(self, stream) -> None:
+        pass
+
+    def wait_event(self, event) -> None:
+        pass
+
+    def record_event(self, event=None) -> WallClockEvent:
+        event = event if event is not None else WallClockEvent()
+        event.record(self)
+        return event
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+
+_THE_STREAM = CpuStream()

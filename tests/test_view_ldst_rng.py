@@ -113,8 +113,67 @@ def test_rng_is_deterministic_distinct_and_distributed(dev):
     assert not torch.equal(u, u3)  # another seed, other numbers
     # every element, loop iteration and block drew its own number (no sentinel left, no repeats)
     assert (u != poison((1,), torch.int32)[0]).all() and u.unique().numel() == u.numel()
-    assert (f >= 0).all() and (f < 1).all() and abs(f.mean().item() - 0.5) < 0.05
+    assert (f > 0).all() and (f <= 1).all() and abs(f.mean().item() - 0.5) < 0.05  # curand_uniform's (0, 1]
     assert g.dtype == torch.float64 and abs(g.mean().item()) < 0.1 and abs(g.std().item() - 1) < 0.1
+
+
+def _philox4x32_10(key: int, counter: tuple) -> list:
+    """Random123's Philox-4x32-10 (curand's Philox4_32_10 generator), on Python ints."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key & 0xFFFFFFFF, key >> 32
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (
+            ((p1 >> 32) ^ c1 ^ k0) & 0xFFFFFFFF,
+            p1 & 0xFFFFFFFF,
+            ((p0 >> 32) ^ c3 ^ k1) & 0xFFFFFFFF,
+            p0 & 0xFFFFFFFF,
+        )
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return [c0, c1, c2, c3]
+
+
+def curand_draws(seed: int, seq: int, offset: int, n: int) -> list:
+    """The first n numbers of curand_init(seed, seq, offset) followed by curand() n times."""
+    out = []
+    for d in range(offset, offset + n):
+        block = d // 4
+        out.append(_philox4x32_10(seed, (block & 0xFFFFFFFF, block >> 32, seq & 0xFFFFFFFF, seq >> 32))[d % 4])
+    return out
+
+
+def one_thread_rng(m, seed, seq, per_block=40):
+    @T.prim_func
+    def main(A: T.Tensor((m,), "uint32"), B: T.Tensor((m,), "float32")):
+        with T.Kernel(T.ceildiv(m, per_block), threads=1) as bx:
+            T.rng_init(seed, seq, bx * per_block)
+            for j in T.Parallel(per_block):
+                if bx * per_block + j < m:
+                    A[bx * per_block + j] = T.rng_rand()
+            for j in T.Parallel(per_block):
+                if bx * per_block + j < m:
+                    B[bx * per_block + j] = T.rng_rand_float()
+
+    return main
+
+
+@pytest.mark.parametrize("seed, seq", [(42, 0), (2**40 + 12345, 3)])
+def test_rng_is_curands_philox_stream(dev, seed, seq):
+    """T.rng_init(seed, seq, off) then T.rng_rand(): the numbers of curand_init(seed, seq, off) then
+    curand() (TileLang's examples/rand/rand_uint.py checks them against Triton's randint4x); one thread
+    runs a T.Parallel's elements in order, each statement the next of its draws; T.rng_rand_float() is
+    curand_uniform of the next number."""
+    m, per_block = 97, 40
+    a = poison((m,), torch.int32, dev).view(torch.uint32)
+    b = poison((m,), torch.float32, dev)
+    tilelang.compile(one_thread_rng(m, seed, seq, per_block))(a, b)
+    got = a.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    for bx in range(-(-m // per_block)):
+        n = min(per_block, m - bx * per_block)
+        draws = curand_draws(seed, seq, bx * per_block, per_block + n)
+        assert got[bx * per_block : bx * per_block + n].tolist() == draws[:n]
+        uniform = torch.tensor(draws[per_block:], dtype=torch.float64) * 2.0**-32 + 2.0**-33
+        torch.testing.assert_close(b[bx * per_block : bx * per_block + n].cpu().double(), uniform, atol=1e-7, rtol=0)
 
 
 def test_rng_rand_before_init_is_an_error_at_the_line():

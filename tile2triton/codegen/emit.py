@@ -160,6 +160,26 @@ def _or_combine(a, b):
 def _xor_combine(a, b):
     return a ^ b
 """,
+    "_philox_draw": """
+@triton.jit
+def _philox_draw(seed, seq, draw):
+    # draw number `draw` of curand's Philox4_32_10 stream curand_init(seed, seq, 0): lane draw % 4 of
+    # Philox-4x32-10 at the 128-bit counter (draw // 4, seq) under the 64-bit key seed
+    d = tl.cast(draw, tl.uint64)
+    block = d >> 2
+    s = tl.cast(seq, tl.uint64) + tl.zeros_like(block)
+    r0, r1, r2, r3 = tl.philox(seed, (block & 0xFFFFFFFF).to(tl.uint32), (block >> 32).to(tl.uint32),
+                               (s & 0xFFFFFFFF).to(tl.uint32), (s >> 32).to(tl.uint32))
+    lane = d & 3
+    return tl.where(lane == 0, r0, tl.where(lane == 1, r1, tl.where(lane == 2, r2, r3)))
+""",
+    "_philox_uniform": """
+@triton.jit
+def _philox_uniform(seed, seq, draw):
+    # curand_uniform: the draw scaled into (0, 1], x * 2^-32 + 2^-33
+    x = _philox_draw(seed, seq, draw).to(tl.float32)
+    return tl.fma(x, 2.3283064365386963e-10, 1.1641532182693481e-10)
+""",
     "_round_to_bf16": """
 @triton.jit
 def _round_to_bf16(x):

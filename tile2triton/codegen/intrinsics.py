@@ -370,38 +370,41 @@ def _fast_math(lw, e: ir.Call, x: Tile, axes) -> Tile:
 
 
 # ------------------------------------------------------------------------------ T.rng_rand*
-RNG_DRAWS = {"rng_rand": "tl.randint", "rng_uniform": "tl.rand", "rng_normal": "tl.randn"}
-RNG_BLOCK = 1 << 24  # counters one draw takes: one per element of a T.Parallel (Triton tiles are smaller)
+RNG_DRAWS = ("rng_rand", "rng_uniform", "rng_normal")
 
 
 def _rng_draw(lw, e: ir.Call) -> Tile:
-    """The next draw of the stream ``T.rng_init`` started (frontend/rules_misc.py): Philox at the stream's
-    counter, plus the element's index inside a T.Parallel; the counter then moves past the block."""
-    key_ref, counter_ref = e.args
-    key = lw.ev(key_ref)
-    if key.axes:
-        raise lw.error("T.rng_init's seed and seq must be the same for every T.Parallel iteration / thread")
+    """The next draw of the stream ``T.rng_init`` started (frontend/rules_misc.py): curand's Philox
+    stream, at the stream's counter plus, inside a T.Parallel, the element's row-major index; the
+    counter then moves past the statement's draws (one, or one per element)."""
+    seed, seq = (lw.ev(ref) for ref in e.args[:2])
+    counter_ref = e.args[2]
     counter = lw.scope.env[counter_ref.var]
     if not isinstance(counter.node, ast.Name):  # name the counter: draws advance it in place
         name = lw.assign(counter_ref.var.name, counter.node)
         counter = Tile(P.name(name), counter.dtype, counter.axes)
         lw.scope.env[counter_ref.var] = counter
-    offset, axes = counter.node, counter.axes
+    draw, axes, count = counter.node, counter.axes | seed.axes | seq.axes, 1
     lanes = lw.scope.lanes
     if lanes is not None and isinstance(lanes.owner, ir.Parallel):  # each element draws its own number
-        stride = 1
         for k in reversed(range(lanes.rank)):
             index = lw.scope.env[lanes.vars[k]]
-            offset = P.binop("+", offset, index.node if stride == 1 else P.binop("*", index.node, P.const(stride)))
+            draw = P.binop("+", draw, index.node if count == 1 else P.binop("*", index.node, P.const(count)))
             axes = axes | index.axes
-            stride *= lanes.padded[k]
+            count *= lanes.extents[k]
     if lw.scope.inline_only:
         raise lw.error(f"T.{e.fn} cannot stand in this expression (it advances the random stream)")
-    draw = P.call(RNG_DRAWS[e.fn], key.node, offset)
+    if e.fn == "rng_normal":  # Box-Muller's pairs are not curand's: Triton's normal at the draw's counter
+        key = P.binop("+", seed.node, P.binop("<<", seq.node, P.const(32)))
+        value = P.call("tl.randn", key, draw)
+    else:
+        helper = "_philox_draw" if e.fn == "rng_rand" else "_philox_uniform"
+        lw.helpers.update(("_philox_draw", helper))
+        value = P.call(helper, seed.node, seq.node, draw)
     if e.dtype.bits == 64:
-        draw = P.to(draw, e.dtype)
-    name = lw.assign("rand", draw)  # drawn before the counter moves on
-    lw.assign_to(counter.node.id, P.binop("+", counter.node, P.const(RNG_BLOCK)))
+        value = P.to(value, e.dtype)
+    name = lw.assign("rand", value)  # drawn before the counter moves on
+    lw.assign_to(counter.node.id, P.binop("+", counter.node, P.const(count)))
     return Tile(P.name(name), e.dtype, axes)
 
 

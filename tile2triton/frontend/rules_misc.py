@@ -16,11 +16,12 @@ from ..language.dtypes import DTYPES, TypedLiteral
 from ..layout import MetadataLayout
 from .rules_base import BinderLike, DeclaredVar, rule
 
-# T.rng_*: one Philox stream per T.rng_init (Triton's tl.randint/rand/randn), keyed by the seed and the
-# sequence number; the counter starts at the offset and every draw takes the next block of RNG_BLOCK
-# counters (one per T.Parallel element), so draws differ across statements, loop iterations and elements.
-# The values are not curand's: programs may rely on determinism and distribution, not on exact values.
-_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (key var, counter var)
+# T.rng_*: curand's Philox4_32_10 stream of T.rng_init(seed, seq, off) (curand_init's): draw d of it is
+# lane d % 4 of Philox at the counter (d // 4, seq) under the key seed, the draws counted from the offset.
+# A T.Parallel's elements take consecutive draws in row-major order (TileLang's order where one thread
+# runs them all), each draw statement the next block of them.  The other generators (MRG32k3a,
+# XORWOW) draw from the same Philox stream; normal and 64-bit draws are not curand's values.
+_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (seed, seq, counter vars)
 _RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
 
 
@@ -39,12 +40,10 @@ def bind_rng_init(b: BinderLike, node, args):
     for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
         if not (isinstance(value, int) or (isinstance(value, ir.Expr) and value.dtype.is_int)):
             raise b.error(f"T.rng_init: {what} must be an integer", node)
-    key = ir.Var(b.fresh_name("rng_key"), int64, "let")
-    counter = ir.Var(b.fresh_name("rng_counter"), int64, "let")
-    # the sequence number goes into the high half of Philox's 64-bit key
-    b.emit(ir.Let(b.loc(node), key, ir.BinOp("+", seed, ir.BinOp("<<", seq, ir.Const(32, int64), int64), int64)))
-    b.emit(ir.Let(b.loc(node), counter, off))
-    _RNG_STATE[b.kernel] = (key, counter)
+    state = tuple(ir.Var(b.fresh_name(f"rng_{what}"), int64, "let") for what in ("seed", "seq", "counter"))
+    for var, value in zip(state, (seed, seq, off)):
+        b.emit(ir.Let(b.loc(node), var, value))
+    _RNG_STATE[b.kernel] = state
 
 
 @rule("rng_rand", "rng_rand_float")

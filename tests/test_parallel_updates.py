@@ -81,3 +81,21 @@ def test_a_matmul_written_as_a_parallel_update(dev):
     M, N, K = 37, 21, 27
     a, b = torch.randn(M, K, device=dev), torch.randn(K, N, device=dev)
     assert_close(parallel_matmul(M, N, K)(a, b), a.double() @ b.double(), 1e-4, 1e-4)
+
+
+def test_an_order_dependent_update_is_an_error_at_the_line():
+    @tilelang.jit(out_idx=[-1])
+    def decay(m, k):
+        @T.prim_func
+        def main(A: T.Tensor((m, k), "float32"), C: T.Tensor((m,), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                acc = T.alloc_fragment((m,), "float32")
+                T.clear(acc)
+                for i, j in T.Parallel(m, k):
+                    acc[i] = acc[i] * 0.5 + A[i, j]
+                T.copy(acc, C)
+
+        return main
+
+    with pytest.raises(tilelang.TileLangCompileError, match=r"test_parallel_updates.py:\d+.*every iteration of j"):
+        decay(37, 11).get_kernel_source()

@@ -13,8 +13,10 @@ that holds it.  tile2triton evaluates a ``T.Parallel`` body once for all iterati
 store from many lanes to one element keeps one of them; so the update becomes what it means, an
 ``ir.Atomic`` on the register tile (``acc[i] + v``: add, ``T.max(acc[i], v)``: max, ...), which
 codegen reduces over the lanes the index does not depend on before combining it with the element
-once (``atomics._register_reduction``, as for a ``T.alloc_reducer``).  Updates whose index uses every
-loop variable, and stores that are not updates, are left as they are.
+once (``atomics._register_reduction``, as for a ``T.alloc_reducer``).  Any other read and write of one
+element by several iterations (``C[i] = C[i] * 0.5 + A[i, k]``) is an error at the line: its value
+depends on the iterations' order.  Updates whose index uses every loop variable, and stores that do not
+read their element, are left as they are.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from __future__ import annotations
 import dataclasses
 
 from .. import ir
-from ..ir.exprs import update_of
+from ..errors import TileLangCompileError
+from ..ir.exprs import ir_key, update_of
 
 
 def accumulate_parallel_updates(func: ir.PrimFunc) -> None:
@@ -52,6 +55,14 @@ class _Loop:
         return out
 
 
+def _reads_its_element(s: ir.Store) -> bool:
+    keys = [ir_key(i) for i in s.indices]
+    return any(
+        isinstance(e, ir.Load) and e.buffer is s.buffer and [ir_key(i) for i in e.indices] == keys
+        for e in ir.iter_expr_tree(s.value)
+    )
+
+
 def _stmt(s, loop: _Loop | None):
     if isinstance(s, ir.Parallel):
         varying = frozenset(v for v, extent in zip(s.vars, s.extents) if extent != 1)
@@ -63,9 +74,19 @@ def _stmt(s, loop: _Loop | None):
     if loop is not None and isinstance(s, ir.Store) and s.buffer.scope == ir.FRAGMENT:
         indexed = set().union(*(loop.depends(i) for i in s.indices))
         update = update_of(s.buffer, s.indices, s.value)
-        if update is not None and loop.vars - indexed:
+        missing = loop.vars - indexed
+        if update is not None and missing:
             kind, contribution = update
             return ir.Atomic(s.loc, kind, ir.Load(s.buffer, tuple(s.indices), s.loc), contribution)
+        if missing and _reads_its_element(s):
+            names = ", ".join(sorted(v.name for v in missing))
+            raise TileLangCompileError(
+                f"'{s.buffer.name}' is read and written at one element by every iteration of {names} of this "
+                "T.Parallel: TileLang runs those iterations one after another in the thread that holds it, an order "
+                "tile2triton keeps for updates (+=, T.max, T.min, &, |, ^) only; loop over "
+                f"{names} with T.serial inside the T.Parallel for any other update",
+                s.loc,
+            )
         return s
     changes = {
         name: _stmts(getattr(s, name), loop)

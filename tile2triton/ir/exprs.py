@@ -89,19 +89,21 @@ def ir_key(node):
 _UPDATE_BINOPS = {"+": "add", "&": "and", "|": "or", "^": "xor"}
 
 
+def is_element(e, buffer, indices) -> bool:
+    """Is ``e`` a load of ``buffer[indices]`` (the same index expressions, structurally)?"""
+    return (
+        isinstance(e, ir.Load)
+        and e.buffer is buffer
+        and len(e.indices) == len(indices)
+        and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, indices))
+    )
+
+
 def update_of(buffer, indices, value, kinds=None):
     """``(kind, v)`` when ``value`` is ``buffer[indices]`` combined with ``v`` (``acc[i] + v``,
     ``T.max(acc[i], v)``, ``&``, ``|``, ``^``): the element updated with ``v``, each kind of update
     (an ``ir.Atomic`` kind: add, max, min, and, or, xor) taken only if in ``kinds``; None for any
     other value."""
-
-    def is_element(e) -> bool:
-        return (
-            isinstance(e, ir.Load)
-            and e.buffer is buffer
-            and all(ir_key(a) == ir_key(b) for a, b in zip(e.indices, indices))
-        )
-
     if isinstance(value, ir.BinOp) and value.op in _UPDATE_BINOPS:
         kind, operands = _UPDATE_BINOPS[value.op], (value.lhs, value.rhs)
     elif isinstance(value, ir.Call) and value.fn in ("max", "min") and len(value.args) == 2:
@@ -110,9 +112,9 @@ def update_of(buffer, indices, value, kinds=None):
         return None
     if kinds is not None and kind not in kinds:
         return None
-    if is_element(operands[0]):
+    if is_element(operands[0], buffer, indices):
         return kind, operands[1]
-    if is_element(operands[1]):
+    if is_element(operands[1], buffer, indices):
         return kind, operands[0]
     return None
 

@@ -25,7 +25,7 @@ import dataclasses
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import ir_key, update_of
+from ..ir.exprs import is_element, update_of
 
 
 def accumulate_parallel_updates(func: ir.PrimFunc) -> None:
@@ -56,11 +56,7 @@ class _Loop:
 
 
 def _reads_its_element(s: ir.Store) -> bool:
-    keys = [ir_key(i) for i in s.indices]
-    return any(
-        isinstance(e, ir.Load) and e.buffer is s.buffer and [ir_key(i) for i in e.indices] == keys
-        for e in ir.iter_expr_tree(s.value)
-    )
+    return any(is_element(e, s.buffer, s.indices) for e in ir.iter_expr_tree(s.value))
 
 
 def _stmt(s, loop: _Loop | None):

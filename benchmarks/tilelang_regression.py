@@ -33,8 +33,9 @@ of the pip install: ``for w in .whl/*.whl; do unzip -q -o $w -d site; done && ta
 -T2 > .tl/site.tar.xz``, then ``mkdir -p $SITE && tar xJf .tl/site.tar.xz -C $SITE`` and the same link.
 ``tools/carry_tilelang.sh CHECKOUT`` makes that .tl (with the examples and a setup.sh that unpacks both there).
 
-``--variants`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
-per case, with its reason; ``process_func`` is intercepted in both implementations' children alike),
+``--variants [SET]`` runs every case at another shape instead (tilelang_regression_suite/variants.py: one
+per case in each of two sets, with its reason; set 2 changes what set 1 kept: head dims, causality, dtype,
+tile tails; ``process_func`` is intercepted in both implementations' children alike),
 writing OUT/variants_part_K_of_N.json; ``--summary`` of those prints "## TileLang's regression suite
 at other shapes" (same columns, the shapes listed below).  The same three calls, with cold caches:
 
@@ -63,7 +64,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="tilelang_regression_out", help="folder for the JSON files")
     p.add_argument("-j", type=int, default=12, help="parallel children in the warm phase")
     p.add_argument("--files", nargs="*", default=[], help="only files whose path contains one of these")
-    p.add_argument("--variants", action="store_true", help="each case at its other shape (variants.py)")
+    p.add_argument("--variants", nargs="?", type=int, const=1, default=0, choices=(1, 2), metavar="SET",
+                   help="each case at its shape in variants.py's set SET (1, the default, or 2)")  # fmt: skip
     p.add_argument("--no-warm", action="store_true", help="skip the warm phase (caches already warm)")
     p.add_argument("--deadline", type=int, default=560, help="seconds after which no further file is timed")
     p.add_argument("--warm-timeout", type=int, default=420)

@@ -220,6 +220,10 @@ variants.VARIANTS.update(
     regression_demo_differ=variants.Variant("a run() of the example's own function", run=lambda example: example.run_differ(n=29)),
     regression_demo_inplace=variants.NoVariant("none"),
 )
+variants.VARIANTS_2.update(
+    regression_demo_add=variants.Variant("set 2", kwargs={{"n": 53}}),
+    regression_demo_differ=variants.NoVariant("none in set 2"),
+)
 sys.exit(child.main(sys.argv[1:]))
 """
 
@@ -232,8 +236,8 @@ def test_variant_child_intercepts_process_func(part, tmp_path):
     script = tmp_path / "variant_child.py"
     script.write_text(VARIANT_CHILD)
     shapes = {}
-    for mode in ([], ["--variants"]):
-        out = tmp_path / f"time{len(mode)}.json"
+    for mode in ([], ["--variants", "1"], ["--variants", "2"]):
+        out = tmp_path / f"time{''.join(mode)}.json"
         cmd = [
             sys.executable,
             str(script),
@@ -249,11 +253,12 @@ def test_variant_child_intercepts_process_func(part, tmp_path):
         import torch
 
         samples = torch.load(str(out)[: -len(".json")] + ".samples.pt")
-        shapes[bool(mode)] = {c: samples[c][0]["shape"] if samples[c] and samples[c][0] else None for c in cases}
+        shapes[mode[-1] if mode else None] = {c: samples[c][0]["shape"] if samples[c] and samples[c][0] else None for c in cases}
         assert all(cases[c]["status"] == "ok" and cases[c]["latency"] > 0 for c in cases)
-    assert shapes[False] == {"regression_demo_add": [100], "regression_demo_differ": [70],
-                             "regression_demo_fla": None, "regression_demo_inplace": None}  # fmt: skip
-    assert shapes[True] == {"regression_demo_add": [37], "regression_demo_differ": [29]}
+    assert shapes[None] == {"regression_demo_add": [100], "regression_demo_differ": [70],
+                            "regression_demo_fla": None, "regression_demo_inplace": None}  # fmt: skip
+    assert shapes["1"] == {"regression_demo_add": [37], "regression_demo_differ": [29]}
+    assert shapes["2"] == {"regression_demo_add": [53]}
 
 
 def test_variant_call_sets_argv_for_its_call_only(monkeypatch):
@@ -307,12 +312,13 @@ def _demo_run_bad(example):
 @pytest.mark.skipif(not (pathlib.Path(os.environ.get("TILELANG_CHECKOUT", "/tmp/tl")) / "examples").is_dir(),
                     reason="no TileLang checkout (TILELANG_CHECKOUT)")  # fmt: skip
 def test_variants_table_matches_tilelang_examples():
-    """Every regression case of the checkout has an entry, and every override names a parameter of the
-    function it reaches (read from the examples' source)."""
+    """Every regression case of the checkout has an entry in both sets, and every override names a
+    parameter of the function it reaches (read from the examples' source)."""
     import variants
 
     examples = pathlib.Path(os.environ.get("TILELANG_CHECKOUT", "/tmp/tl")) / "examples"
-    assert variants.check(str(examples)) == []
+    for table in variants.VARIANT_SETS.values():
+        assert variants.check(str(examples), table) == []
 
 
 def test_variants_summary_section(tmp_path):

@@ -1,6 +1,6 @@
 """One regression file of TileLang's suite under one implementation, in this process:
 
-    python child.py [--variants] IMPL FILE PHASE OUT.json [CASE...]
+    python child.py [--variants SET] IMPL FILE PHASE OUT.json [CASE...]
 
 IMPL is ``tilelang`` (the real one, from PYTHONPATH) or ``tile2triton`` (``import tilelang``
 resolves to tile2triton through its alias hook).  Both implementations' ``do_bench`` are replaced
@@ -17,7 +17,7 @@ fingerprint of the random generators' state at that moment: equal fingerprints o
 the inputs were drawn alike, so the outputs can be compared.  Without CUDA (the tool's tests) the
 timer is a wall clock and kernel ms is not measured.
 
-``--variants`` runs each case at the other shape variants.py gives it (its ``process_func`` call
+``--variants SET`` runs each case at the shape variants.py's set SET (1 or 2) gives it (its ``process_func`` call
 intercepted alike for both implementations); cases variants.py gives none are not run.
 """
 
@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable
 
 FLUSH = "regression::cache_flush"
 SAMPLE = 1 << 14  # elements kept per output tensor (evenly spaced): enough to compare, cheap to store
@@ -187,26 +188,27 @@ def seed() -> None:
         pass
 
 
-def install_variants(recorded: dict) -> dict:
+def install_variants(recorded: dict, which: int) -> Callable:
     """Replaces ``tilelang.testing.process_func`` (after ``install``) by one that runs the case
-    ``recorded["case"]`` names at its variants.py shape; returns the table."""
+    ``recorded["case"]`` names at its shape in variants.py's set ``which``; returns its lookup."""
     import tilelang.testing
     import variants  # this script's folder is sys.path[0]
 
     def process_func(func, name=None, /, **kwargs):
-        recorded["latency"] = float(variants.variant_of(recorded["case"]).call(func, kwargs))
+        recorded["latency"] = float(variants.variant_of(recorded["case"], which).call(func, kwargs))
 
     tilelang.testing.process_func = process_func
-    return variants.variant_of
+    return lambda case: variants.variant_of(case, which)
 
 
 def main(argv: list) -> int:
-    at_variants = argv[:1] == ["--variants"]
-    impl, path, phase, out = argv[at_variants : at_variants + 4]
-    only = argv[at_variants + 4 :]
+    which = int(argv[1]) if argv[:1] == ["--variants"] else 0  # the variant set, 0: the suite's shapes
+    skip = 2 if which else 0
+    impl, path, phase, out = argv[skip : skip + 4]
+    only = argv[skip + 4 :]
     timer = Timer(phase)
     recorded = install(impl, timer)
-    variant_of = install_variants(recorded) if at_variants else None
+    variant_of = install_variants(recorded, which) if which else None
     import torch
 
     res = {"impl": impl, "file": path, "phase": phase, "version": recorded.pop("version"), "cases": {}}

@@ -29,11 +29,11 @@ def load(paths: list) -> list:
         for f in files:
             with open(f) as fh:
                 part = json.load(fh)
-            kinds.add(bool(part.get("variants")))
+            kinds.add(int(part.get("variants", 0)))  # 0: the suite's shapes; else the variant set
             for row in part["rows"]:
                 rows[(row["file"], row["case"])] = row
     if len(kinds) > 1:
-        raise SystemExit("--summary: part files of the suite's shapes and of --variants mixed; give one kind")
+        raise SystemExit("--summary: part files of the suite's shapes and of --variants sets mixed; give one kind")
     return [rows[k] for k in sorted(rows)]
 
 

@@ -52,7 +52,7 @@ def split(files: list, parts: int) -> list:
 
 
 class Runner:
-    def __init__(self, examples: str, site: str, out: str, timeouts: dict, variants: bool = False):
+    def __init__(self, examples: str, site: str, out: str, timeouts: dict, variants: int = 0):
         self.examples, self.site, self.out, self.timeouts = examples, site, out, timeouts
         self.variants = variants
 
@@ -63,7 +63,7 @@ class Runner:
         extra = PROJECT if impl == "tile2triton" else self.site
         env = dict(os.environ, PYTHONUNBUFFERED="1", TILELANG_REGRESSION_IMPL=impl)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(path), extra) if p)
-        mode = ["--variants"] if self.variants else []
+        mode = ["--variants", str(self.variants)] if self.variants else []
         cmd = [sys.executable, os.path.join(HERE, "child.py"), *mode, impl, path, phase, out] + ([case] if case else [])
         t0 = time.time()
         try:
@@ -94,7 +94,7 @@ def _samples(res: dict):
 
 
 def run_part(examples: str, part: str, site: str, out: str, jobs: int, substrings: list, deadline: int,
-             warm_timeout: int = 420, time_timeout: int = 240, warm: bool = True, variants: bool = False) -> str:  # fmt: skip
+             warm_timeout: int = 420, time_timeout: int = 240, warm: bool = True, variants: int = 0) -> str:  # fmt: skip
     examples = os.path.abspath(examples)
     k, n = map(int, part.split("/"))
     files = split(regression_files(examples, substrings), n)[k - 1]
@@ -103,9 +103,10 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
     t0 = time.time()
     log = lambda msg: print(f"[{time.time() - t0:5.0f}s] {msg}", flush=True)
     log(f"part {part}: {len(files)} files, {sum(len(cases_of(f)) for f in files)} cases")
-    runs = lambda c: not variants or shape_variants.variant_of(c).runs
+    variant_of = lambda c: shape_variants.variant_of(c, variants)
+    runs = lambda c: not variants or variant_of(c).runs
     if variants:
-        for problem in shape_variants.check(examples):
+        for problem in shape_variants.check(examples, shape_variants.VARIANT_SETS[variants]):
             log(f"variants.py: {problem}")
     jobs_list = [(impl, f, c) for f in files for c in cases_of(f) if runs(c) for impl in IMPLS] if warm else []
     jobs_list.sort(key=lambda j: j[0] != "tilelang")  # TileLang's compiles are the slow ones: first
@@ -128,18 +129,18 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
             rows += [{"file": rel, "case": c, "skipped": "deadline"} for c in cases_of(f)]
             continue
         if not any(runs(c) for c in cases_of(f)):
-            rows += [{"file": rel, "case": c, "skipped": shape_variants.variant_of(c).describe()} for c in cases_of(f)]
+            rows += [{"file": rel, "case": c, "skipped": variant_of(c).describe()} for c in cases_of(f)]
             continue
         results = {impl: runner.child(impl, f, "time") for impl in IMPLS}
         samples = {impl: _samples(r) for impl, r in results.items()}
         for c in cases_of(f):
             if not runs(c):
-                rows.append({"file": rel, "case": c, "skipped": shape_variants.variant_of(c).describe()})
+                rows.append({"file": rel, "case": c, "skipped": variant_of(c).describe()})
                 continue
             tl, t2 = _case(results["tilelang"], c), _case(results["tile2triton"], c)
             row = {"file": rel, "case": c, "tilelang": tl, "tile2triton": t2}
             if variants:
-                row["variant"] = shape_variants.variant_of(c).describe()
+                row["variant"] = variant_of(c).describe()
             if tl["status"] == "ok" and t2["status"] == "ok":
                 row["outputs"] = outputs.compare_case(tl, t2, samples["tilelang"].get(c), samples["tile2triton"].get(c))
             rows.append(row)
@@ -150,7 +151,7 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
     return path
 
 
-def _write(path: str, head: dict, rows: list, variants: bool) -> None:
+def _write(path: str, head: dict, rows: list, variants: int) -> None:
     with open(path + ".tmp", "w") as fh:
-        json.dump({**head, "rows": rows, **({"variants": True} if variants else {})}, fh, indent=1)
+        json.dump({**head, "rows": rows, **({"variants": variants} if variants else {})}, fh, indent=1)
     os.replace(path + ".tmp", path)  # never a half-written part file

@@ -428,7 +428,6 @@ VARIANTS: dict = {
 }
 
 
-
 # A second shape per case (``--variants 2``): where the first set kept a case's head dim, dtype, masking or
 # tile tails, this one changes them (head dim 64 <-> 128, causal <-> not, bfloat16, a K tail in the
 # gemm), with the same care for the examples' asserts.
@@ -441,10 +440,19 @@ VARIANTS_2: dict = {
     ),
     "regression_example_mha_sink_fwd_bhsd_sliding_window": Variant(
         "window 256 (a multiple of block_N), bfloat16, head dim 64, 1 x 40 heads, seq 1024",
-        kwargs={"batch": 1, "heads": 40, "seq_q": 1024, "seq_kv": 1024, "dim": 64, "dtype": "bfloat16", "window_size": 256},  # fmt: skip
+        kwargs={
+            "batch": 1,
+            "heads": 40,
+            "seq_q": 1024,
+            "seq_kv": 1024,
+            "dim": 64,
+            "dtype": "bfloat16",
+            "window_size": 256,
+        },
     ),
     "regression_example_mha_sink_bwd_bhsd": Variant(
-        "head dim 64 (the suite: 128), N_CTX 1024, 2 x 12 heads", kwargs={"BATCH": 2, "H": 12, "D_HEAD": 64, "N_CTX": 1024}
+        "head dim 64 (the suite: 128), N_CTX 1024, 2 x 12 heads",
+        kwargs={"BATCH": 2, "H": 12, "D_HEAD": 64, "N_CTX": 1024},
     ),
     "regression_example_mha_sink_bwd_bhsd_sliding_window": Variant(
         "window 256, head dim 64, N_CTX 1024, 2 x 12 heads",
@@ -475,7 +483,8 @@ VARIANTS_2: dict = {
         "M, N, K 2048 x 1024 x 2560", run=_blocksparse_gemm(2048, 1024, 2560), shape="M=2048, N=1024, K=2560"
     ),
     "regression_example_group_per_split_token_cast_to_fp8": Variant(
-        "two groups of 1280 / 1024 rows, N 1536", kwargs={"M": 2304, "N": 1536, "BG": 2, "blk_m": 8, "batch_sizes": [1280, 1024]}  # fmt: skip
+        "two groups of 1280 / 1024 rows, N 1536",
+        kwargs={"M": 2304, "N": 1536, "BG": 2, "blk_m": 8, "batch_sizes": [1280, 1024]},
     ),
     "regression_example_per_token_cast_to_fp8": Variant("M 4000, N 1024", kwargs={"M": 4000, "N": 1024}),
     "regression_example_convolution": Variant(
@@ -494,9 +503,7 @@ VARIANTS_2: dict = {
     "regression_topk_selector": Variant(
         "batch 48, seq 16384, top-2048", kwargs={"batch": 48, "seq_len": 16384, "topk": 2048}
     ),
-    "regression_fp8_lighting_indexer": Variant(
-        "S 1280, SKV 1536, 64 heads", kwargs={"S": 1280, "SKV": 1536, "H": 64}
-    ),
+    "regression_fp8_lighting_indexer": Variant("S 1280, SKV 1536, 64 heads", kwargs={"S": 1280, "SKV": 1536, "H": 64}),
     "regression_sparse_mla_fwd": Variant(
         "64 heads, S 512, top-768 of SKV 1536", kwargs={"S": 512, "SKV": 1536, "H": 64, "topk": 768}
     ),
@@ -511,7 +518,9 @@ VARIANTS_2: dict = {
         "m 2048, n 4096, k 2048", kwargs={"m": 2048, "n": 4096, "k": 2048}
     ),
     "regression_example_dequant_gemm_bf16_fp4_hopper": NoVariant(_NO_SECOND + "; T.import_source: not on tile2triton"),
-    "regression_example_dequant_gemm_bf16_mxfp4_hopper": NoVariant(_NO_SECOND + "; T.import_source: not on tile2triton"),
+    "regression_example_dequant_gemm_bf16_mxfp4_hopper": NoVariant(
+        _NO_SECOND + "; T.import_source: not on tile2triton"
+    ),
     "regression_example_dequant_gemm_w4a8": Variant("m 1024, n 4096, k 4096", kwargs={"m": 1024, "n": 4096, "k": 4096}),
     "regression_example_dynamic": Variant(
         "M 1000, N 3000, K 2000: tails on every axis, K's too", kwargs={"M": 1000, "N": 3000, "K": 2000}
@@ -572,16 +581,21 @@ VARIANTS_2: dict = {
         "M 2048, N 4096, K 2048", run=_fp8_gemm(2048, 4096, 2048), shape="M=2048, N=4096, K=2048"
     ),
     "regression_example_tilelang_gemm_splitk": Variant(
-        "M 2048, N 2048, K 4096 in 8 splits", run=_splitk(2048, 2048, 4096, 8), shape="M=2048, N=2048, K=4096, split_k=8"
+        "M 2048, N 2048, K 4096 in 8 splits",
+        run=_splitk(2048, 2048, 4096, 8),
+        shape="M=2048, N=2048, K=4096, split_k=8",
     ),
     "regression_example_tilelang_gemm_splitk_vectorize_atomicadd": Variant(
-        "M 1024, N 4096, K 2048 in 4 splits", run=_splitk(1024, 4096, 2048, 4), shape="M=1024, N=4096, K=2048, split_k=4"
+        "M 1024, N 4096, K 2048 in 4 splits",
+        run=_splitk(1024, 4096, 2048, 4),
+        shape="M=1024, N=4096, K=2048, split_k=4",
     ),
     "regression_example_gemv": NoVariant(_NO_SIZES),
     "regression_example_linear_attn_fwd": NoVariant("needs fla, which the GPU machine lacks"),
     "regression_example_linear_attn_bwd": NoVariant("needs fla, which the GPU machine lacks"),
     "regression_example_vertical_slash_sparse_attn": Variant(
-        "8192 tokens, 500 vertical / 100 slash indices", kwargs={"seq_len": 8192, "vertical_size": 500, "slash_size": 100}
+        "8192 tokens, 500 vertical / 100 slash indices",
+        kwargs={"seq_len": 8192, "vertical_size": 500, "slash_size": 100},
     ),
     "regression_block_sparse_attn_tilelang": NoVariant(_NO_SIZES),
     "regression_example_warp_specialize_gemm_barrierpipe_stage2": Variant(

@@ -132,3 +132,66 @@ def test_read_in_the_next_iteration_of_an_outer_loop_is_refused():
 
     with pytest.raises(TileLangCompileError, match="its own last iteration"):
         tilelang.compile(main)
+
+
+@tilelang.jit(out_idx=[-1])
+def array_scratch(M, N):
+    """A local array of N elements declared outside the T.Parallel, filled by each iteration before
+    it reads it (found in a sparse-metadata compressor): per-iteration scratch, as each thread's."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            tmp = T.alloc_local((N,), T.float32)
+            for i in T.Parallel(M):
+                for j in T.serial(N):
+                    tmp[j] = A[i, j] * 2.0
+                for j in T.serial(N):
+                    B[i, j] = tmp[N - 1 - j] + tmp[j]
+
+    return main
+
+
+def test_local_array_written_first_is_per_iteration(dev):
+    M, N = 45, 3
+    A = torch.randn(M, N, device=dev)
+    B = array_scratch(M, N)(A)
+    ref = A.double() * 2
+    assert_close(B, ref.flip(1) + ref, atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def array_scratch_nested(M, G):
+    """The compressor's shape: an outer serial loop whose body clears the array element by element,
+    then writes it at a data-dependent position and reads it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 4 * G), T.float32), Pos: T.Tensor((M, 2 * G), T.int32)):
+        with T.Kernel(1, threads=64) as _:
+            found = T.alloc_local((2,), T.int32)
+            count = T.alloc_local((1,), T.int32)
+            for r in T.Parallel(M):
+                for g in T.serial(G):
+                    count[0] = 0
+                    for e in T.serial(2):
+                        found[e] = -1
+                    for k in T.serial(4):
+                        if A[r, g * 4 + k] > 0 and count[0] < 2:
+                            found[count[0]] = k
+                            count[0] += 1
+                    for e in T.serial(2):
+                        Pos[r, g * 2 + e] = found[e]
+
+    return main
+
+
+def test_local_array_cleared_in_an_outer_loop_is_per_iteration(dev):
+    M, G = 37, 5
+    A = torch.randn(M, 4 * G, device=dev)
+    Pos = array_scratch_nested(M, G)(A)
+    ref = torch.full((M, 2 * G), -1, dtype=torch.int32)
+    for r in range(M):
+        for g in range(G):
+            hits = [k for k in range(4) if A[r, g * 4 + k] > 0][:2]
+            ref[r, g * 2 : g * 2 + len(hits)] = torch.tensor(hits, dtype=torch.int32)
+    assert_equal(Pos, ref)

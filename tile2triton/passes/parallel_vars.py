@@ -1,4 +1,4 @@
-"""Scalars that every ``T.Parallel`` iteration writes for itself: one copy per iteration.
+"""Scalars (and local arrays) that every ``T.Parallel`` iteration writes for itself: one copy per iteration.
 
 A ``T.alloc_var`` (or one-element ``T.alloc_local``) allocated outside a ``T.Parallel`` and assigned
 in its body with a value that differs between iterations::
@@ -20,7 +20,9 @@ and are errors at the user's line:
   its own last iteration, and tile2triton runs the statements outside a ``T.Parallel`` once for the
   block.
 
-Writes of a value every iteration shares (``flag = 1``) keep the one variable, as before.  Kernels in
+A ``T.alloc_local`` of several elements is scratch of each iteration the same way where the body writes
+every element before it reads any (``for j in T.serial(n): tmp[j] = ...`` first): a copy per
+iteration.  Writes of a value every iteration shares (``flag = 1``) keep the one variable, as before.  Kernels in
 the thread view (``T.get_thread_binding``) keep a value per thread already and are left alone.
 """
 
@@ -30,6 +32,7 @@ import dataclasses
 
 from .. import ir
 from ..errors import TileLangCompileError
+from ..ir.exprs import static
 from .analysis import first_access
 from .ir_edits import _map_children, _map_exprs
 
@@ -47,9 +50,7 @@ class _Kernel:
     def __init__(self, kernel: ir.Kernel):
         self.kernel = kernel
         self.scalars = {
-            s.buffer
-            for s in ir.walk(kernel.body)
-            if isinstance(s, ir.Alloc) and s.buffer.scope in _PRIVATE and all(d == 1 for d in s.buffer.shape)
+            s.buffer for s in ir.walk(kernel.body) if isinstance(s, ir.Alloc) and s.buffer.scope in _PRIVATE
         }
 
     def run(self) -> None:
@@ -57,13 +58,16 @@ class _Kernel:
             holder, at = path[-1]
             loop = holder[at]
             inside = {s.buffer for s in ir.walk(loop.body) if isinstance(s, ir.Alloc)}
-            targets = [buf for buf in _varying_writes(loop, self.scalars - inside) if buf not in _atomic_dsts(loop)]
+            lanes = dict(zip(loop.vars, loop.extents))
+            targets = [
+                buf for buf in _varying_writes(loop, self.scalars - inside)
+                if buf not in _atomic_dsts(loop) and (_is_scalar(buf) or _written_first(loop.body, buf, lanes))
+            ]  # fmt: skip
             if not targets:
                 continue
-            lanes = dict(zip(loop.vars, loop.extents))
             body, copies = loop.body, []
             for buf in targets:
-                if first_access(loop.body, buf, lanes) != "write":
+                if not _written_first(loop.body, buf, lanes):
                     raise TileLangCompileError(
                         f"'{buf.name}' is written by every T.Parallel iteration (TileLang keeps one copy per thread), "
                         "and an iteration may read it before writing it: it would read the value another iteration "
@@ -110,6 +114,26 @@ def _after(path: list) -> list:
             if isinstance(outer_holder[outer_at], (ir.For, ir.While)):
                 out += outer_holder[outer_at].body
     return out
+
+
+def _is_scalar(buf: ir.Buffer) -> bool:
+    return all(d == 1 for d in buf.shape)
+
+
+def _written_first(stmts: list, buf: ir.Buffer, lanes: dict) -> bool:
+    """Whether every element of ``buf`` is written before any is read in ``stmts`` (one T.Parallel
+    iteration's body): ``analysis.first_access``, where also a loop over a dim's whole extent
+    (``for j in T.serial(n): tmp[j] = ...``) writes the elements its variable indexes."""
+    found = first_access(stmts, buf, lanes)
+    if found != "read":
+        return found == "write"
+    for s in stmts:
+        if first_access([s], buf, lanes) is None:
+            continue
+        if isinstance(s, ir.For) and static(s.start) == 0 and static(s.step) == 1 and (static(s.stop) or 0) > 0:
+            return _written_first(s.body, buf, {**lanes, s.var: static(s.stop)})
+        return False
+    return False
 
 
 def _varying_writes(loop: ir.Parallel, scalars: set) -> list:

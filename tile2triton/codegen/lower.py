@@ -571,6 +571,10 @@ class KernelLowerer(RegisterAccess):
             # uint32 with int32: TVM computes in the signed type, Triton would in the unsigned one
             if a.dtype.bits == b.dtype.bits and not (is_literal(a) or is_literal(b)):
                 a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if e.dtype.is_int:
+            # a narrow integer beside a wider one (uint8 + an int32 loop index): TVM computes in the wider
+            # type; Triton would in the tensor's, where the other is a Python int or constexpr (T.unroll)
+            a, b = (self.cast(t, e.dtype) if _narrower_int(t, e.dtype) else t for t in (a, b))
         return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
 
     def float_quotient(self, a: Tile, b: Tile, dt: DType, axes) -> Tile:
@@ -753,6 +757,11 @@ def _int_identity(op: str, a: Tile, b: Tile, dtype) -> Tile | None:
     if op in _LEFT_IDENTITY and literal_value(a.node) == _LEFT_IDENTITY[op] and b.dtype == dtype:
         return b
     return None
+
+
+def _narrower_int(t: Tile, dtype) -> bool:
+    """An integer tile of fewer bits than ``dtype`` (not a literal: a literal adopts the other operand's type)."""
+    return t.dtype.is_int and t.dtype.bits < dtype.bits and not is_literal(t)
 
 
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}

@@ -13,7 +13,7 @@ value; for each shape and window: whether the generated kernel was split, the ev
 (``triton.testing.do_bench``, warmup 25, rep 200, median, L2 flushed), the kernel time (CUPTI, the suite's
 ``kernel_ms``) and the max abs error against the example's float32 reference.
 
-    PYTHONPATH=. python3 benchmarks/split_probe.py EXAMPLES   (TileLang's examples/ folder)
+    PYTHONPATH=. python3 benchmarks/split_probe.py EXAMPLES [--three]   (TileLang's examples/ folder)
 """
 
 from __future__ import annotations
@@ -33,6 +33,14 @@ CASES = [
     ((2, 16, 1024, 1024, 128), 128),
     ((1, 16, 4096, 4096, 128), 128),
 ]
+# --three (session 34): loops of at most 3 tiles, which the default (3) splits 2 + 1: a window of 256 keys (the
+# regression suite's second variant set: head dim 64, 40 heads, 1024 keys) and causal loops over 384 keys
+CASES_THREE = [
+    ((1, 40, 1024, 1024, 64), 256),
+    ((2, 16, 1024, 1024, 128), 256),
+    ((2, 24, 384, 384, 128), None),
+    ((1, 32, 384, 384, 64), None),
+]
 SPLITS = ["3", "1000"]
 
 
@@ -48,7 +56,7 @@ def child(examples: str) -> None:
     import example_mha_sink_fwd_bhsd as example
     from child import kernel_ms
 
-    for shape, window in CASES:
+    for shape, window in CASES_THREE if os.environ.get("SPLIT_PROBE_THREE") else CASES:
         kernel = example.flashattn(*shape, window, block_M=128, block_N=128, num_stages=2, threads=256)
         q, k, v, sinks = example.gen_inputs(*shape[:2], shape[2], shape[3], shape[4], dtype=torch.float16)
         out = kernel(q, k, v, sinks)
@@ -65,10 +73,12 @@ def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         child(sys.argv[2])
         return 0
-    examples = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tl/examples")
+    three = "--three" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--three"]
+    examples = os.path.abspath(args[0] if args else "/tmp/tl/examples")
     rows = {}
     for value in SPLITS:
-        env = dict(os.environ, TILE2TRITON_SPLIT_MIN_TRIPS=value)
+        env = dict(os.environ, TILE2TRITON_SPLIT_MIN_TRIPS=value, SPLIT_PROBE_THREE="1" if three else "")
         r = subprocess.run([sys.executable, __file__, "--child", examples], env=env, capture_output=True, text=True)
         if r.returncode:
             print(f"SPLIT_MIN_TRIPS={value} failed:\n{(r.stdout + r.stderr)[-2000:]}")

@@ -74,6 +74,7 @@ class Binder(ExprBinder):
         self.ws_threads: int | None = None  # inside ``with T.ws(...)``: its warp groups' threads
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
+        self.frame_base = 0  # the first scope of the function being bound (an inlined body's own locals)
         self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
         self.fragment_shadows: dict = {}  # (local array, shape, layout) -> the block tile its MMA fragments stand for
 
@@ -261,7 +262,33 @@ class Binder(ExprBinder):
             raise self.error(f"defining {node.name}() failed: {exc}", node) from None
         self.bind_name(node.name, names[node.name])
 
+    def warp_groups(self, call: ast.Call, node) -> ir.Expr:
+        """``T.ws(k, ...)``'s threads as a condition: 128 k <= the linear thread index < 128 (k + 1)."""
+        kernel, linear, stride = self.kernel, None, 1
+        for var, extent in zip(kernel.thread_vars, kernel.thread_extents):
+            term = ir.VarRef(var) if stride == 1 else ir.BinOp("*", ir.VarRef(var), const_int(stride), INT32)
+            linear = term if linear is None else ir.BinOp("+", linear, term, INT32)
+            stride *= extent
+        if not call.args:
+            raise self.error("T.ws takes the warp group numbers whose threads run its statements", node)
+        cond = None
+        for arg in call.args:
+            k = static(as_expr(self.expr(arg)))
+            if k is None:
+                raise self.error("T.ws takes warp group numbers known when compiling", node)
+            lo, hi = const_int(128 * k), const_int(128 * (k + 1))
+            group = ir.BinOp("and", ir.Compare(">=", linear, lo, BOOL), ir.Compare("<", linear, hi, BOOL), BOOL)
+            cond = group if cond is None else ir.BinOp("or", cond, group, BOOL)
+        return cond
+
+    def function_return(self, value, node) -> KernelReturn:
+        """What ends the function being bound with ``value`` (a ``return`` at ``node``)."""
+        return KernelReturn(value)
+
     def stmt_Return(self, node: ast.Return) -> None:
+        if self.kernel is not None and not self.inlined_calls:
+            raise self.error("'return' inside T.Kernel is supported as one of the kernel's own statements, "
+                             "which ends the kernel; under an 'if' or a loop it would end some threads only", node)  # fmt: skip
         raise KernelReturn(self.expr(node.value) if node.value is not None else None)
 
     def stmt_With(self, node: ast.With) -> None:
@@ -272,11 +299,14 @@ class Binder(ExprBinder):
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
         if getattr(fn, "__t2t__", None) == "ws" and item.optional_vars is None:
             saved, self.ws_threads = self.ws_threads, 128 * max(1, len(call.args))  # warp groups of 128
-            try:
-                for s in node.body:  # a warp group's statements, run in program order (warp_sections.py)
-                    self.stmt(s)
+            try:  # a warp group's statements, run in program order (warp_sections.py)
+                body = self.bind_block(node.body)
             finally:
                 self.ws_threads = saved
+            if self.kernel.thread_vars:  # the thread view: only the warp groups' threads run them
+                body = [ir.If(self.loc(node), self.warp_groups(call, node), body, [])]
+            for s in body:
+                self.emit(s)
             return
         if getattr(fn, "__t2t__", None) == "attr" and item.optional_vars is None:
             self.attr_scope(node, call)
@@ -340,7 +370,10 @@ class Binder(ExprBinder):
         try:
             bind_targets(block_vars)
             made = [ir.MakeTensor(buf.loc, buf) for buf in self.outer_tensors]
-            kernel.body = made + self.bind_block(body)
+            # a bare `return` among the kernel's statements ends it (TileLang's builder returns there,
+            # closing the open frames) and the function: what follows is never built
+            ends = next((k for k, st in enumerate(body) if isinstance(st, ast.Return) and st.value is None), None)
+            kernel.body = made + self.bind_block(body if ends is None else body[:ends])
             resolve_fragment_ops(self, kernel)
             schedule_kernel(self, kernel)
             self.epochs.check(kernel)
@@ -349,6 +382,8 @@ class Binder(ExprBinder):
             self.scopes.pop()
         self.kernels.append(kernel)
         self.emit(kernel)
+        if ends is not None:
+            raise self.function_return(None, body[ends])
 
     def tir_launch(self, node: ast.For) -> None:
         """TIR's launch loops outside a T.Kernel: ``for bx in T.thread_binding(n, thread="blockIdx.x"):``
@@ -836,11 +871,13 @@ class Binder(ExprBinder):
         self.emit(ir.Store(self.loc(node), ref.buffer, ref.indices, as_expr(value, self.loc(node))))
 
     def assign_name(self, name: str, value, node) -> None:
-        current = None
-        for scope in reversed(self.scopes):
-            if name in scope:
-                current = scope[name]
+        current, outside = None, False
+        for depth in reversed(range(len(self.scopes))):
+            if name in self.scopes[depth]:
+                current, outside = self.scopes[depth][name], depth < self.frame_base
                 break
+        if outside and isinstance(current, ir.VarRef):
+            current = None  # a caller's local: an inlined helper's assignment makes a local of its own, as Python's
         if isinstance(current, ir.Buffer) and current.scope == ir.VAR and not isinstance(value, ir.Buffer):
             self.emit(ir.Store(self.loc(node), current, (const_int(0),), as_expr(value, self.loc(node))))
             return

@@ -536,6 +536,7 @@ class ExprBinder:
         self.source, self.file = macro, macro.file
         self.scopes.append(dict(bound.arguments))
         self.inlined_calls += 1
+        saved_base, self.frame_base = self.frame_base, len(self.scopes) - 1
         try:
             for s in macro.tree.body:
                 self.stmt(s)
@@ -543,6 +544,7 @@ class ExprBinder:
             return ret.value
         finally:
             self.inlined_calls -= 1
+            self.frame_base = saved_base
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None

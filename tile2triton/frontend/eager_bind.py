@@ -183,6 +183,9 @@ class EagerBinder(Binder):
             raise _StopDeclarations()
         super().stmt_With(node)
 
+    def function_return(self, value, node) -> KernelReturn:
+        return KernelReturn((value, node))
+
     def stmt_Return(self, node: ast.Return) -> None:
         if self.inlined_calls:
             super().stmt_Return(node)  # a macro's / helper's result (bind.Binder.inline_macro)

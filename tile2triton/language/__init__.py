@@ -15,7 +15,6 @@ print/assert, PTX), ``_warp`` (warp-level primitives), ``_sizes`` (symbolic size
 
 from __future__ import annotations
 
-import builtins
 import math
 
 from ..layout import Fragment, Layout
@@ -354,6 +353,8 @@ from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 # (uint4 is T.dtype("uint4") only: TileLang has no T.uint4)
 globals().update({k: v for k, v in _UNSUPPORTED_DTYPES.items() if not k.startswith("uint4")})
 # WGMMA descriptor handles of TileLang's WGMMA emitter: language/_descriptors.py
+# TVM's logical operators, which TileLang's T re-exports from TVM script (tvm/tirx.py binds them)
+from ..tvm.tirx import And, Not, Or  # noqa: E402
 from ._descriptors import alloc_wgmma_desc  # noqa: E402
 
 # barriers among blocks (T.sync_grid, thread-block clusters): language/_grid_sync.py
@@ -367,3 +368,8 @@ from ._grid_sync import (  # noqa: E402
 )
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+
+# T.builtin (tilelang.language.builtin's names), once every name it takes from T is defined
+from . import builtin  # noqa: E402
+
+__all__.append("builtin")

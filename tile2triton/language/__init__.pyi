@@ -23,6 +23,10 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, overload
 from tile2triton.layout import Fragment as Fragment
 from tile2triton.layout import Layout as Layout
 
+from ..tvm.tirx import And as And
+from ..tvm.tirx import Not as Not
+from ..tvm.tirx import Or as Or
+from . import builtin as builtin
 from . import dtypes as dtypes
 from . import proxy as proxy
 from ._device_stub import __ffs as __ffs

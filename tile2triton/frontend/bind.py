@@ -44,7 +44,7 @@ from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
 from .rules_scopes import WITH_RULES
 from .source import FunctionSource, shape_text
-from .warp_sections import BarrierEvent, schedule_kernel
+from .warp_sections import BarrierEvent, schedule_kernel, warp_group_condition
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
 
@@ -262,25 +262,6 @@ class Binder(ExprBinder):
             raise self.error(f"defining {node.name}() failed: {exc}", node) from None
         self.bind_name(node.name, names[node.name])
 
-    def warp_groups(self, call: ast.Call, node) -> ir.Expr:
-        """``T.ws(k, ...)``'s threads as a condition: 128 k <= the linear thread index < 128 (k + 1)."""
-        kernel, linear, stride = self.kernel, None, 1
-        for var, extent in zip(kernel.thread_vars, kernel.thread_extents):
-            term = ir.VarRef(var) if stride == 1 else ir.BinOp("*", ir.VarRef(var), const_int(stride), INT32)
-            linear = term if linear is None else ir.BinOp("+", linear, term, INT32)
-            stride *= extent
-        if not call.args:
-            raise self.error("T.ws takes the warp group numbers whose threads run its statements", node)
-        cond = None
-        for arg in call.args:
-            k = static(as_expr(self.expr(arg)))
-            if k is None:
-                raise self.error("T.ws takes warp group numbers known when compiling", node)
-            lo, hi = const_int(128 * k), const_int(128 * (k + 1))
-            group = ir.BinOp("and", ir.Compare(">=", linear, lo, BOOL), ir.Compare("<", linear, hi, BOOL), BOOL)
-            cond = group if cond is None else ir.BinOp("or", cond, group, BOOL)
-        return cond
-
     def function_return(self, value, node) -> KernelReturn:
         """What ends the function being bound with ``value`` (a ``return`` at ``node``)."""
         return KernelReturn(value)
@@ -304,7 +285,7 @@ class Binder(ExprBinder):
             finally:
                 self.ws_threads = saved
             if self.kernel.thread_vars:  # the thread view: only the warp groups' threads run them
-                body = [ir.If(self.loc(node), self.warp_groups(call, node), body, [])]
+                body = [ir.If(self.loc(node), warp_group_condition(self, call, node), body, [])]
             for s in body:
                 self.emit(s)
             return

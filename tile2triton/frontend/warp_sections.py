@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..errors import TileLangCompileError
-from ..ir.exprs import const_int, ir_key, static
+from ..ir import BOOL, INT32
+from ..ir.exprs import as_expr, const_int, ir_key, static
 
 # a loop whose trip count is only known at run time is run for this many iterations
 _DYNAMIC_TRIPS = 8
@@ -783,3 +784,24 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
             blocked.node,
         )
     kernel.body = _strip(kernel.body)
+
+
+def warp_group_condition(b, call, node) -> ir.Expr:
+    """``T.ws(k, ...)``'s threads as a condition, for a kernel in the thread view (frontend/bind.py):
+    128 k <= the linear thread index < 128 (k + 1)."""
+    kernel, linear, stride = b.kernel, None, 1
+    for var, extent in zip(kernel.thread_vars, kernel.thread_extents):
+        term = ir.VarRef(var) if stride == 1 else ir.BinOp("*", ir.VarRef(var), const_int(stride), INT32)
+        linear = term if linear is None else ir.BinOp("+", linear, term, INT32)
+        stride *= extent
+    if not call.args:
+        raise b.error("T.ws takes the warp group numbers whose threads run its statements", node)
+    cond = None
+    for arg in call.args:
+        k = static(as_expr(b.expr(arg)))
+        if k is None:
+            raise b.error("T.ws takes warp group numbers known when compiling", node)
+        lo, hi = const_int(128 * k), const_int(128 * (k + 1))
+        group = ir.BinOp("and", ir.Compare(">=", linear, lo, BOOL), ir.Compare("<", linear, hi, BOOL), BOOL)
+        cond = group if cond is None else ir.BinOp("or", cond, group, BOOL)
+    return cond

@@ -52,8 +52,11 @@ from ._device import (
     sts128,
 )
 from ._math import (
+    And,
     Broadcast,
     Cast,
+    Not,
+    Or,
     Ramp,
     Select,
     Shuffle,
@@ -353,8 +356,6 @@ from .dtypes import UNSUPPORTED as _UNSUPPORTED_DTYPES  # noqa: E402
 # (uint4 is T.dtype("uint4") only: TileLang has no T.uint4)
 globals().update({k: v for k, v in _UNSUPPORTED_DTYPES.items() if not k.startswith("uint4")})
 # WGMMA descriptor handles of TileLang's WGMMA emitter: language/_descriptors.py
-# TVM's logical operators, which TileLang's T re-exports from TVM script (tvm/tirx.py binds them)
-from ..tvm.tirx import And, Not, Or  # noqa: E402
 from ._descriptors import alloc_wgmma_desc  # noqa: E402
 
 # barriers among blocks (T.sync_grid, thread-block clusters): language/_grid_sync.py

@@ -23,9 +23,6 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, overload
 from tile2triton.layout import Fragment as Fragment
 from tile2triton.layout import Layout as Layout
 
-from ..tvm.tirx import And as And
-from ..tvm.tirx import Not as Not
-from ..tvm.tirx import Or as Or
 from . import builtin as builtin
 from . import dtypes as dtypes
 from . import proxy as proxy
@@ -70,6 +67,9 @@ from ._device_stub import warp_reduce_bitor as warp_reduce_bitor
 from ._device_stub import warp_reduce_max as warp_reduce_max
 from ._device_stub import warp_reduce_min as warp_reduce_min
 from ._device_stub import warp_reduce_sum as warp_reduce_sum
+from ._math import And as And
+from ._math import Not as Not
+from ._math import Or as Or
 from ._math_stub import Cast as Cast
 from ._math_stub import Select as Select
 from ._math_stub import __cos as __cos

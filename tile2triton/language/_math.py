@@ -272,6 +272,23 @@ def Cast(dtype, value):  # noqa: N802
     """TVM's ``Cast(dtype, value)`` (dtype first)."""
 
 
+# TVM's logical operators (TileLang's T re-exports them; tvm/tirx.py too): inside a kernel ``Not(a)``, ``And(a, b)`` and ``Or(a, b)`` are ``not a``,
+# ``a and b`` and ``a or b`` on boolean kernel values (frontend/rules_tvm.py)
+@_kernel_only("Not")
+def Not(a, span=None):  # noqa: N802 - TVM's name
+    """Logical negation of a boolean kernel value."""
+
+
+@_kernel_only("And")
+def And(a, b, span=None):  # noqa: N802 - TVM's name
+    """Logical conjunction of two boolean kernel values."""
+
+
+@_kernel_only("Or")
+def Or(a, b, span=None):  # noqa: N802 - TVM's name
+    """Logical disjunction of two boolean kernel values."""
+
+
 @_kernel_only("reinterpret")
 def reinterpret(value, dtype):
     """Bit cast."""

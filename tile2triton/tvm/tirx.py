@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..language import Cast, Dynamic, _primitive, if_then_else
+from ..language import And, Cast, Dynamic, Not, Or, _primitive, if_then_else
 from ..language._primitive import _kernel_only
 from ..language.dtypes import DTYPES, UNSUPPORTED, TypedLiteral, to_dtype
 
@@ -101,22 +101,8 @@ class Stmt:
     pass
 
 
-# TVM's logical operators: inside a kernel ``Not(a)``, ``And(a, b)`` and ``Or(a, b)`` are ``not a``,
-# ``a and b`` and ``a or b`` on boolean kernel values (frontend/rules_tvm.py); ``tirx.expr``
+# TVM's logical operators (language/_math.py; frontend/rules_tvm.py binds them); ``tirx.expr``
 # (tir_expr.py, attached by tvm/__init__.py) re-exports them with the expression classes above
-@_kernel_only("Not")
-def Not(a, span=None):  # noqa: N802 - TVM's name
-    """Logical negation of a boolean kernel value."""
-
-
-@_kernel_only("And")
-def And(a, b, span=None):  # noqa: N802 - TVM's name
-    """Logical conjunction of two boolean kernel values."""
-
-
-@_kernel_only("Or")
-def Or(a, b, span=None):  # noqa: N802 - TVM's name
-    """Logical disjunction of two boolean kernel values."""
 
 
 __all__ = ["And", "Call", "Cast", "BufferLoad", "FloatImm", "IntImm", "Not", "Or", "PrimExpr", "Select", "Stmt", "Var",

@@ -47,7 +47,8 @@ def swizzled(GN: tl.constexpr, GM: tl.constexpr):
 
 
 @triton.jit
-def gen(A, B, BlockMask, C, N: tl.constexpr, K: tl.constexpr, GN: tl.constexpr, GM: tl.constexpr):
+def guarded(A, B, BlockMask, C, N: tl.constexpr, K: tl.constexpr, GN: tl.constexpr, GM: tl.constexpr,
+            DOT_IN_IF: tl.constexpr):
     bx, by = swizzled(GN, GM)
     NK: tl.constexpr = K // 32
     acc = tl.zeros([128, 128], tl.float32)
@@ -59,27 +60,11 @@ def gen(A, B, BlockMask, C, N: tl.constexpr, K: tl.constexpr, GN: tl.constexpr, 
         j0 = tl.arange(0, 32)[:, None]
         j1 = tl.arange(0, 128)[None, :]
         b = tl.load(B + (k * 32 + j0) * N + (bx * 128 + j1), mask=guard, other=0)
-        if guard:
+        if DOT_IN_IF:  # gen: as tile2triton writes it
+            if guard:
+                acc = tl.dot(a, b, acc)
+        else:  # dense: the operands are zeros where the guard is false
             acc = tl.dot(a, b, acc)
-    r = tl.arange(0, 128)[:, None]
-    c = tl.arange(0, 128)[None, :]
-    tl.store(C + (by * 128 + r) * N + (bx * 128 + c), acc.to(tl.float16))
-
-
-@triton.jit
-def dense(A, B, BlockMask, C, N: tl.constexpr, K: tl.constexpr, GN: tl.constexpr, GM: tl.constexpr):
-    bx, by = swizzled(GN, GM)
-    NK: tl.constexpr = K // 32
-    acc = tl.zeros([128, 128], tl.float32)
-    for k in tl.range(0, NK, num_stages=3):
-        guard = tl.load(BlockMask + by * GN * NK + bx * NK + k) != 0
-        i0 = tl.arange(0, 128)[:, None]
-        i1 = tl.arange(0, 32)[None, :]
-        a = tl.load(A + (by * 128 + i0) * K + (k * 32 + i1), mask=guard, other=0)
-        j0 = tl.arange(0, 32)[:, None]
-        j1 = tl.arange(0, 128)[None, :]
-        b = tl.load(B + (k * 32 + j0) * N + (bx * 128 + j1), mask=guard, other=0)
-        acc = tl.dot(a, b, acc)
     r = tl.arange(0, 128)[:, None]
     c = tl.arange(0, 128)[None, :]
     tl.store(C + (by * 128 + r) * N + (bx * 128 + c), acc.to(tl.float16))
@@ -126,7 +111,14 @@ def inputs(M, N, K, density):
 def ours():
     from variant_tools import kernel_from_source
 
-    kernels = {name: kernel_from_source(SRC, "bsgemm_variants", name) for name in ("gen", "dense", "compact")}
+    guarded = kernel_from_source(SRC, "bsgemm_variants", "guarded")
+    compact = kernel_from_source(SRC, "bsgemm_variants", "compact")
+    # name -> the kernel and its own constexpr arguments (compact's NKP per shape, below)
+    kernels = {
+        "gen": (guarded, {"DOT_IN_IF": True}),
+        "dense": (guarded, {"DOT_IN_IF": False}),
+        "compact": (compact, {}),
+    }
     print("| M, N, K | density | gen us | dense us | compact us | max err gen / dense / compact |")
     print("|---|---|---|---|---|---|")
     for M, N, K in SHAPES:
@@ -135,9 +127,10 @@ def ours():
             grid = (N // BN, M // BM)
             mask_u8 = mask.to(torch.uint8)  # the bool mask as bytes
             times, errs = [], []
-            for name, fn in kernels.items():
+            for name, (fn, extra) in kernels.items():
                 c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
-                extra = {"NKP": triton_next_pow2(K // BK)} if name == "compact" else {}
+                if name == "compact":
+                    extra = {"NKP": triton_next_pow2(K // BK)}
 
                 def call(fn=fn, c=c, extra=extra, mask_u8=mask_u8):
                     fn[grid](a, b, mask_u8, c, N, K, N // BN, M // BM, num_warps=4, **extra)

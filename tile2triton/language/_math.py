@@ -272,8 +272,9 @@ def Cast(dtype, value):  # noqa: N802
     """TVM's ``Cast(dtype, value)`` (dtype first)."""
 
 
-# TVM's logical operators (TileLang's T re-exports them; tvm/tirx.py too): inside a kernel ``Not(a)``, ``And(a, b)`` and ``Or(a, b)`` are ``not a``,
-# ``a and b`` and ``a or b`` on boolean kernel values (frontend/rules_tvm.py)
+# TVM's logical operators (TileLang's T re-exports them; so does tvm/tirx.py): inside a kernel ``Not(a)``,
+# ``And(a, b)`` and ``Or(a, b)`` are ``not a``, ``a and b`` and ``a or b`` on boolean kernel values
+# (frontend/rules_tvm.py)
 @_kernel_only("Not")
 def Not(a, span=None):  # noqa: N802 - TVM's name
     """Logical negation of a boolean kernel value."""

@@ -67,7 +67,7 @@ class _Kernel:
                 continue
             body, copies = loop.body, []
             for buf in targets:
-                if not _written_first(loop.body, buf, lanes):
+                if _is_scalar(buf) and not _written_first(loop.body, buf, lanes):  # arrays: checked above
                     raise TileLangCompileError(
                         f"'{buf.name}' is written by every T.Parallel iteration (TileLang keeps one copy per thread), "
                         "and an iteration may read it before writing it: it would read the value another iteration "

@@ -1,6 +1,7 @@
 """Binding fixes found by running other repositories' TileLang kernels (session 34): a helper's local
 named like its caller's, ``T.ws`` in the thread view, a bare ``return`` ending a kernel,
-``T.builtin`` and TVM's ``T.And`` / ``T.Or`` / ``T.Not``."""
+``T.builtin`` and TVM's ``T.And`` / ``T.Or`` / ``T.Not``; (session 35) a host-side value computed
+before ``T.Kernel``."""
 
 import pytest
 import torch
@@ -135,3 +136,43 @@ def test_tvm_logical_operators_and_t_builtin(dev):
     ref[7, :] = 2.0
     ref[:, 63] = 2.0
     assert_close(B, ref, atol=0, rtol=0)
+
+
+@tilelang.jit
+def host_values(BLOCK=48):
+    @T.prim_func
+    def main(A: T.Tensor((300,), T.float32), B: T.Tensor((300,), T.float32), n: T.int32):
+        num_tiles = T.ceildiv(n, BLOCK)  # computed on the host, before T.Kernel, from a scalar parameter
+        last = num_tiles - 1
+        with T.Kernel(num_tiles, threads=64) as bx:
+            for i in T.Parallel(BLOCK):
+                if bx * BLOCK + i < n:
+                    B[bx * BLOCK + i] = A[bx * BLOCK + i] * 2.0 + T.if_then_else(bx == last, 1.0, 0.0)
+
+    return main
+
+
+def test_host_values_before_the_kernel(dev):
+    """A name assigned before T.Kernel stands for its expression of sizes and scalar parameters, as in
+    TileLang (it was refused: "kernel values can only be computed inside T.Kernel")."""
+    n = 250  # 6 tiles of 48: the last covers 240..249
+    A = torch.randn(300, device=dev)
+    B = poison((300,), torch.float32, dev)
+    host_values()(A, B, n)
+    ref = A.double() * 2
+    ref[240:n] += 1
+    assert_close(B[:n], ref[:n], atol=1e-6, rtol=1e-6)
+    assert B[n:].isnan().all()
+
+
+def test_buffer_read_before_the_kernel_is_refused():
+    @T.prim_func
+    def main(A: T.Tensor((64,), T.float32), B: T.Tensor((64,), T.float32)):
+        first = A[0]
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(64):
+                B[i] = A[i] + first
+
+    with pytest.raises(TileLangCompileError, match="only be read inside T.Kernel") as err:
+        tilelang.compile(main)
+    assert "test_frontend_real_code.py" in str(err.value)

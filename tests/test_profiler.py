@@ -26,6 +26,13 @@ def test_get_profiler_returns_profiler():
     assert prof.supply_type == TensorSupplyType.Auto
 
 
+def test_profiler_call_runs_the_kernel():
+    """TileLang's Profiler forwards a call to its kernel (scripts run ``profiler(a, b)``)."""
+    x, y = torch.randn(100), torch.randn(100)
+    z = axpy(100, 2.0).get_profiler()(x, y)
+    torch.testing.assert_close(z, 2.0 * x + y)
+
+
 def test_assert_allclose_passes_on_correct_reference():
     axpy(100, 2.0).get_profiler().assert_allclose(lambda x, y: 2.0 * x + y, atol=1e-5, rtol=1e-5)
 

@@ -871,8 +871,11 @@ class Binder(ExprBinder):
             self.bind_name(name, value)
             return
         value = as_expr(value)
-        if self.kernel is None:
-            raise self.error("kernel values can only be computed inside T.Kernel", node)
+        if self.kernel is None:  # a host-side value (of sizes and scalar parameters): the name stands for it
+            if any(isinstance(e, ir.Load) for e in ir.iter_expr_tree(value)):
+                raise self.error("a buffer can only be read inside T.Kernel", node)
+            self.bind_name(name, value)
+            return
         if isinstance(current, ir.VarRef) and current.var.kind == "let":
             var = current.var
             if var.dtype != value.dtype:

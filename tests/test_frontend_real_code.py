@@ -176,3 +176,140 @@ def test_buffer_read_before_the_kernel_is_refused():
     with pytest.raises(TileLangCompileError, match="only be read inside T.Kernel") as err:
         tilelang.compile(main)
     assert "test_frontend_real_code.py" in str(err.value)
+
+
+@tilelang.jit
+def exponent_bits(M):
+    @T.prim_func
+    def main(X: T.Tensor((M,), T.float32), Y: T.Tensor((M,), T.int32)):
+        with T.Kernel(1, threads=32) as _:
+            for i in T.Parallel(M):
+                bits = T.reinterpret("uint32", X[i])  # TVM's older order: the dtype first (DeepSeek-V3.2's kernels)
+                Y[i] = T.Cast("int32", (bits >> 23) & 0xFF)
+
+    return main
+
+
+def test_reinterpret_takes_the_dtype_first_too(dev):
+    X = torch.randn(37, device=dev) * 100
+    Y = poison((37,), torch.int32, dev)
+    exponent_bits(37)(X, Y)
+    assert_equal(Y, (X.view(torch.int32) >> 23) & 0xFF)
+
+
+def test_utils_device():
+    from tile2triton.utils.device import IS_CUDA, get_available_cpu_count, get_current_device
+
+    assert IS_CUDA == torch.cuda.is_available()
+    assert get_current_device() == (torch.cuda.current_device() if IS_CUDA else None)
+    assert get_available_cpu_count() >= 1
+
+
+@tilelang.jit(out_idx=[-1])
+def tail_tiles(N, D, bc=16):
+    @T.prim_func
+    def main(X: T.Tensor((N, D), T.float32), Y: T.Tensor((2, D), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            s = T.alloc_shared((bc, D), T.float32)
+            acc = T.alloc_fragment((D,), T.float32)
+            T.clear(acc)
+            for it in T.serial(T.ceildiv(N, bc)):
+                cur = T.min(bc, N - it * bc)  # the last tile is short: a run-time extent on both sides
+                T.fill(s, 1000.0)
+                T.copy(X[it * bc : it * bc + cur, :], s[:cur, :])
+                for j in T.Parallel(D):
+                    for r in T.serial(bc):
+                        acc[j] += T.if_then_else(r < cur, s[r, j], 0.0)
+            T.copy(acc, Y[0, :])
+            # and into global memory: the rows past N are not written
+            for it in T.serial(T.ceildiv(N, bc)):
+                cur = T.min(bc, N - it * bc)
+                T.copy(X[it * bc : it * bc + cur, :], s[:cur, :])
+                T.copy(s[:cur, 0:1], Y[1:2, it * bc : it * bc + cur])
+
+    return main
+
+
+def test_copy_with_a_run_time_extent(dev):
+    """``T.copy`` of a loop's tail tile, whose extent is a run-time value on both sides, copies that many
+    rows (TileOPs' NSA top-k kernel; it was refused: "T.copy needs static tile extents")."""
+    N, D = 45, 37  # 45 rows: tiles of 16, 16 and 13
+    X = torch.randn(N, D, device=dev)
+    Y = tail_tiles(N, D)(X)
+    assert_close(Y[0], X.double().sum(0), atol=1e-4, rtol=1e-4)
+    assert_equal(Y[1], X[:D, 0])  # the columns from D on lie outside Y: not written
+
+
+@tilelang.jit(out_idx=[-1])
+def host_loop(N, passes=3, bn=64):
+    @T.prim_func
+    def main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, bn), threads=64) as bx:
+            for i in T.Parallel(bn):
+                Y[bx * bn + i] = X[bx * bn + i]
+        for s in range(passes):  # a kernel launched once per iteration, reading the loop's value
+            with T.Kernel(T.ceildiv(N, bn), threads=64) as bx:
+                for i in T.Parallel(bn):
+                    Y[bx * bn + i] = Y[bx * bn + i] * 2.0 + T.cast(s, T.float32)
+
+    return main
+
+
+def test_a_host_loop_launches_its_kernel_per_iteration(dev):
+    """A loop outside T.Kernel runs on the host, launching its kernels each iteration (TileOPs' FFT
+    stages); it was refused: "'s' is used outside the region where it is defined"."""
+    X = torch.randn(100, device=dev)
+    ref = ((X.double() * 2 + 0) * 2 + 1) * 2 + 2
+    assert_close(host_loop(100)(X), ref, atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def if_frames(M, N, bm=16, bn=32):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(M, bm), T.ceildiv(N, bn), threads=128) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                with T.If(bx * bm + i < M), T.Then():  # the one-line form
+                    with T.If(X[bx * bm + i, by * bn + j] > 0):
+                        with T.Then():
+                            Y[bx * bm + i, by * bn + j] = X[bx * bm + i, by * bn + j] * 2.0
+                        with T.Else():
+                            Y[bx * bm + i, by * bn + j] = -1.0
+
+    return main
+
+
+def test_tir_if_then_else_frames(dev):
+    """TIR's ``with T.If(c):`` / ``T.Then()`` / ``T.Else()`` frames are the if statement (TileOPs' cumulative
+    and Mamba kernels; they were refused)."""
+    M, N = 37, 70
+    X = torch.randn(M, N, device=dev)
+    Y = if_frames(M, N)(X)
+    assert_equal(Y, torch.where(X > 0, X * 2, torch.full_like(X, -1.0)))
+
+
+def test_misplaced_if_frames_are_refused():
+    def kernel(body):
+        @T.prim_func
+        def main(X: T.Tensor((64,), T.float32)):
+            with T.Kernel(1, threads=64) as _:
+                for i in T.Parallel(64):
+                    body(X, i)
+
+        return main
+
+    @T.macro
+    def else_first(X, i):
+        with T.If(X[i] > 0):
+            with T.Else():
+                X[i] = 0.0
+
+    @T.macro
+    def bare_then(X, i):
+        with T.Then():
+            X[i] = 0.0
+
+    with pytest.raises(TileLangCompileError, match="holds a 'with T.Then\\(\\):'"):
+        tilelang.compile(kernel(else_first))
+    with pytest.raises(TileLangCompileError, match="stand directly inside"):
+        tilelang.compile(kernel(bare_then))

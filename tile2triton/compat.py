@@ -76,6 +76,10 @@ SUPPORTED_NOTES = {
     "func_attr": "the hints (tir.noalias, tl.copy_vectorize, tl.tensor_mem_size, tl.has_tma, the entry flag, "
     "global_symbol, target) kept in the function's attrs, no effect on results; other attributes refused",
     "While": "TIR's 'with T.While(condition):' frame: the while loop it is (the condition read before each iteration)",
+    "If": "TIR's 'with T.If(condition):' frame around 'with T.Then():' and an optional 'with T.Else():': the if "
+    "statement it is",
+    "Then": "the branch of a 'with T.If(condition):' frame run where the condition holds",
+    "Else": "the branch of a 'with T.If(condition):' frame run where the condition does not hold",
     "transpose": "the last two axes swapped (dst[..., j, i] = src[..., i, j]) over buffers or regions of any rank "
     ">= 2, as TileLang lowers it: a source element outside its tensor reads 0, a destination one is not written",
     "atomic_add": "use_tma=True: the atomics are the same; a dtype TileLang's TMA bulk reduction lacks (other than "
@@ -346,6 +350,7 @@ BEYOND_T = [
      "requires_* marks (compute-version ge/gt/eq/lt/le), main, set_random_seed, torch_assert_close, "
      "process_func, regression"),
     ("tilelang.utils.tensor", SUPPORTED, "get_tensor_supply, TensorSupplyType, map_torch_type, torch_assert_close"),
+    ("tilelang.utils.device", SUPPORTED, "IS_CUDA, IS_MPS, get_current_device, get_available_cpu_count"),
     ("tilelang.utils.sparse", SUPPORTED,
      "compress / decompress (2:4 values and row-major 4-bit position metadata: the format T.gemm_sp reads), "
      "randn/randint/arange_semi_sparse; plain torch"),

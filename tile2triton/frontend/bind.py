@@ -44,6 +44,7 @@ from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
 from .rules_scopes import WITH_RULES
 from .source import FunctionSource, shape_text
+from .tir_launch import tir_launch
 from .warp_sections import BarrierEvent, schedule_kernel, warp_group_condition
 
 _ALLOC_SCOPES = {"alloc_shared": ir.SHARED, "alloc_fragment": ir.FRAGMENT, "alloc_local": ir.LOCAL}
@@ -273,8 +274,10 @@ class Binder(ExprBinder):
         raise KernelReturn(self.expr(node.value) if node.value is not None else None)
 
     def stmt_With(self, node: ast.With) -> None:
-        if len(node.items) != 1:
-            raise self.error("only 'with T.Kernel(...) as ...' is supported", node)
+        if len(node.items) > 1:  # `with a, b:` is `with a: with b:`
+            inner = ast.copy_location(ast.With(items=node.items[1:], body=node.body), node)
+            self.stmt(ast.copy_location(ast.With(items=node.items[:1], body=[inner]), node))
+            return
         item = node.items[0]
         call = item.context_expr
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
@@ -366,55 +369,6 @@ class Binder(ExprBinder):
         if ends is not None:
             raise self.function_return(None, body[ends])
 
-    def tir_launch(self, node: ast.For) -> None:
-        """TIR's launch loops outside a T.Kernel: ``for bx in T.thread_binding(n, thread="blockIdx.x"):``
-        nested with the ``threadIdx`` ones, directly, are the kernel's grid and threads (as TVM's
-        thread-binding loops launch it); the innermost loop's body runs in the thread view."""
-        loops, current = [], node
-        while True:
-            it = current.iter
-            fn = self.expr(it.func) if isinstance(it, ast.Call) else None
-            if getattr(fn, "__t2t__", None) != "thread_binding":
-                break
-            args = self.call_args(fn, it)
-            start, stop, thread = args["start"], args["stop"], args["thread"]
-            if stop is None:
-                start, stop = 0, start
-            if start != 0 or thread not in _LAUNCH_AXES or not isinstance(current.target, ast.Name):
-                raise self.error(
-                    "TIR launch loops bind one name each over T.thread_binding(n, thread=...) of blockIdx.x/y/z or "
-                    "threadIdx.x/y/z, from 0",
-                    current,
-                )
-            if any(t == thread for _, t, _, _ in loops):
-                raise self.error(f"{thread} is bound twice by the launch loops", current)
-            loops.append((current.target.id, thread, stop, current))
-            body = [s for s in current.body if not _is_docstring(s)]
-            if len(body) != 1 or not isinstance(body[0], ast.For) or body[0].orelse:
-                break
-            current = body[0]
-        innermost = loops[-1][3]
-        grid, extents = [], []
-        for kind, axes in ((grid, "blockIdx"), (extents, "threadIdx")):
-            bound = {t[-1]: e for _, t, e, _ in loops if t.startswith(axes)}
-            if bound and sorted(bound) != list("xyz")[: len(bound)]:
-                raise self.error(f"the {axes} launch loops must bind x first, then y, then z", node)
-            kind.extend(bound[a] for a in sorted(bound))
-        self.cluster_dims = None
-        grid = grid or [1]
-
-        def bind_targets(block_vars):
-            for name, thread, _, loop in loops:
-                if thread.startswith("blockIdx"):
-                    var = block_vars["xyz".index(thread[-1])]
-                    var.name = name
-                    self.bind_name(name, ir.VarRef(var))
-                else:
-                    fn = self.expr(loop.iter.func)
-                    self.bind_name(name, RULES["thread_binding"](self, loop.iter, self.call_args(fn, loop.iter)))
-
-        self.open_kernel(node, node.iter, grid, tuple(extents) or (1,), bind_targets, innermost.body)
-
     def check_cluster_dims(self, dims, grid: list, call) -> list:
         """T.ClusterKernel: blocks and block indices are T.Kernel's, so it runs as one (clusters
         only matter to cluster-distributed shared memory, which tile2triton does not support).
@@ -443,7 +397,7 @@ class Binder(ExprBinder):
             self.parallel_loop(node, fn, it)
             return
         if kind == "thread_binding" and self.kernel is None:
-            self.tir_launch(node)
+            tir_launch(self, node)
             return
         if kind == "thread_binding":
             self.thread_binding_loop(node, fn, it)
@@ -468,6 +422,9 @@ class Binder(ExprBinder):
         step = 1 if step is None else step
         if not isinstance(node.target, ast.Name):
             raise self.error("a sequential loop binds one name", node.target)
+        if self.kernel is None:
+            self.host_loop(node, start, stop, step)
+            return
         var = ir.Var(node.target.id, INT32, "loop")
         num_stages = None
         if kind == "Pipelined":
@@ -477,11 +434,19 @@ class Binder(ExprBinder):
             ir.For(self.loc(node), var, as_expr(start), as_expr(stop), as_expr(step), kind.lower(), body, num_stages)
         )
 
-    def python_loop(self, node: ast.For) -> None:
+    def host_loop(self, node: ast.For, start, stop, step) -> None:
+        """A loop outside T.Kernel (around kernel launches): TileLang's host code runs it, launching each
+        kernel once per iteration; here it is unrolled while binding, its bounds known when compiling."""
+        bounds = [static(as_expr(v)) for v in (start, stop, step)]
+        if any(v is None for v in bounds):
+            raise self.error("a loop outside T.Kernel needs bounds known when compiling", node.iter)
+        self.python_loop(node, range(*bounds))
+
+    def python_loop(self, node: ast.For, iterable=None) -> None:
         """``for k, (start, size) in enumerate(zip(starts, sizes)):`` over a compile-time sequence:
         unrolled while binding, as TileLang's builder runs the Python loop (the body once per element,
         its names bound to the element's values)."""
-        iterable = self.expr(node.iter)
+        iterable = self.expr(node.iter) if iterable is None else iterable
         if not is_python_value(iterable) or not hasattr(iterable, "__iter__"):
             raise self.error(
                 "kernel loops iterate over T.Parallel, T.serial, T.Pipelined, T.unroll, range or a compile-time "
@@ -907,9 +872,6 @@ class Binder(ExprBinder):
         raise self.error("unsupported augmented assignment target", node.target)
 
     # ------------------------------------------------------------------ expressions
-
-
-_LAUNCH_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
 
 def _is_docstring(node) -> bool:

@@ -9,7 +9,7 @@ from .. import ir
 from ..errors import LoweringCheckError
 from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
-from ..language.dtypes import DTYPES
+from ..language.dtypes import DTYPES, lookup_dtype
 from . import packed, vectors
 from .rules_base import RULES, BinderLike, rule
 
@@ -202,6 +202,8 @@ def bind_tvm_cast(b: BinderLike, node, args):
 
 @rule("reinterpret")
 def bind_reinterpret(b: BinderLike, node, args):
+    if lookup_dtype(args["value"]) is not None and lookup_dtype(args["dtype"]) is None:
+        args = dict(args, value=args["dtype"], dtype=args["value"])  # TVM's older order, which TileLang accepts
     if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
         return packed.reinterpret(b, args["value"], args["dtype"], node)
     return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))

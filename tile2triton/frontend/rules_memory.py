@@ -29,8 +29,81 @@ def bind_copy(b: BinderLike, node, args):
     src_ext = src_ext if src_ext is not None else [1] * len(dst_ext)
     dst_ext = dst_ext if dst_ext is not None else [1] * len(src_ext)
     src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
-    b.emit(ir.Copy(b.loc(node), to_region(src, src_ext), to_region(dst, dst_ext)))
+    src, dst = to_region(src, src_ext), to_region(dst, dst_ext)
+    if not _copy_with_run_time_extents(b, src, dst, node):
+        b.emit(ir.Copy(b.loc(node), src, dst))
     return None
+
+
+def _copy_with_run_time_extents(b: BinderLike, src: ir.Region, dst: ir.Region, node) -> bool:
+    """A copy whose extent along an axis is a run-time value on both sides (a loop's tail tile:
+    ``T.copy(x[i * bc : i * bc + cur, :], s[:cur, :])`` with ``cur = T.min(bc, n - i * bc)``), bound as
+    the T.Parallel TileLang lowers it to: lanes over the most elements the buffers allow (a buffer's
+    static extent past a static start), guarded by the extent; a source element outside its buffer
+    reads 0, a destination element outside its buffer is not written.  False (nothing emitted) where
+    every axis has a static extent on one side, which the tile lowering copies as it is."""
+    axes = list(zip(_moving_axes(src), _moving_axes(dst)))
+    if len(_moving_axes(src)) != len(_moving_axes(dst)):
+        return False  # the tile lowering reports the mismatch
+    if all(static(src.extents[a]) is not None or static(dst.extents[d]) is not None for a, d in axes):
+        return False
+    lanes, guards, extents = [], [], []
+    for k, (a, d) in enumerate(axes):
+        room = [static(src.extents[a]), static(dst.extents[d]), _room(src, a), _room(dst, d)]
+        room = [r for r in room if r is not None]
+        if not room:
+            raise b.error(f"T.copy: the extent of axis {d} of {dst.buffer.name} is a run-time value and neither "
+                          "buffer bounds it; copy into an on-chip buffer of static shape", node)  # fmt: skip
+        lane = ir.Var(f"t{k}", INT32, "lane")
+        lanes.append(lane)
+        extents.append(min(room))
+        extent = dst.extents[d] if static(dst.extents[d]) is None else src.extents[a]
+        if static(extent) is None or static(extent) < min(room):
+            guards.append(ir.Compare("<", ir.VarRef(lane), as_expr(extent), BOOL))
+
+    def at(region, axis_lanes):
+        return tuple(
+            ir.BinOp("+", as_expr(start), ir.VarRef(axis_lanes[a]), INT32) if a in axis_lanes else start
+            for a, start in enumerate(region.starts)
+        )
+
+    src_idx = at(src, {a: lane for (a, _), lane in zip(axes, lanes)})
+    dst_idx = at(dst, {d: lane for (_, d), lane in zip(axes, lanes)})
+    value = ir.Cast(ir.Load(src.buffer, src_idx), dst.buffer.dtype)
+    if src.buffer.scope == ir.GLOBAL:
+        zero = ir.Cast(const_int(0), dst.buffer.dtype)
+        value = ir.Select(_inside(src.buffer, src_idx), value, zero, dst.buffer.dtype)
+    if dst.buffer.scope == ir.GLOBAL:
+        guards.append(_inside(dst.buffer, dst_idx))
+    loc = b.loc(node)
+    body = [ir.Store(loc, dst.buffer, dst_idx, value)]
+    if guards:
+        body = [ir.If(loc, _all(guards), body, [])]
+    b.emit(ir.Parallel(loc, lanes, extents, body))
+    return True
+
+
+def _moving_axes(region: ir.Region) -> list:
+    return [a for a, e in enumerate(region.extents) if static(e) != 1]
+
+
+def _room(region: ir.Region, axis: int) -> int | None:
+    """The most elements ``region`` can span along ``axis``: its buffer's static extent past a static start."""
+    size, start = static(region.buffer.shape[axis]), static(region.starts[axis])
+    return None if size is None or start is None else size - start
+
+
+def _all(conds: list) -> ir.Expr:
+    cond = conds[0]
+    for c in conds[1:]:
+        cond = ir.BinOp("and", cond, c, BOOL)
+    return cond
+
+
+def _inside(buf: ir.Buffer, indices) -> ir.Expr:
+    """``indices`` lie inside ``buf``'s shape."""
+    return _all([c for i, n in zip(indices, buf.shape)
+                 for c in (ir.Compare(">=", as_expr(i), const_int(0), BOOL), ir.Compare("<", as_expr(i), as_expr(n), BOOL))])  # fmt: skip
 
 
 @rule("fill")
@@ -231,21 +304,13 @@ def bind_transpose(b: BinderLike, node, args):
     def at(start, axis):  # the element of an axis: its start, plus the source axis's lane
         return start if axis not in lanes else ir.BinOp("+", as_expr(start), ir.VarRef(lanes[axis]), INT32)
 
-    def inside(buf, indices):
-        conds = [c for i, n in zip(indices, buf.shape)
-                 for c in (ir.Compare(">=", as_expr(i), const_int(0), BOOL), ir.Compare("<", as_expr(i), as_expr(n), BOOL))]  # fmt: skip
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = ir.BinOp("and", cond, c, BOOL)
-        return cond
-
     swap = {rank - 2: rank - 1, rank - 1: rank - 2}
     src_idx = tuple(at(src.starts[a], a) for a in range(rank))
     dst_idx = tuple(at(dst.starts[k], swap.get(k, k)) for k in range(rank))
     value = ir.Cast(ir.Load(src.buffer, src_idx), dst.buffer.dtype)
-    value = ir.Select(inside(src.buffer, src_idx), value, ir.Cast(const_int(0), dst.buffer.dtype), dst.buffer.dtype)
+    value = ir.Select(_inside(src.buffer, src_idx), value, ir.Cast(const_int(0), dst.buffer.dtype), dst.buffer.dtype)
     loc = b.loc(node)
-    body = [ir.If(loc, inside(dst.buffer, dst_idx), [ir.Store(loc, dst.buffer, dst_idx, value)], [])]
+    body = [ir.If(loc, _inside(dst.buffer, dst_idx), [ir.Store(loc, dst.buffer, dst_idx, value)], [])]
     if not lanes:  # every extent 1: one element
         lanes = {None: ir.Var("t", INT32, "lane")}
     b.emit(ir.Parallel(loc, list(lanes.values()), [e for e in extents if e != 1] or [1], body))

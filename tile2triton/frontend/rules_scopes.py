@@ -22,9 +22,10 @@ from .rules_base import BinderLike, rule
 WITH_RULES: dict = {}
 
 
-def with_rule(name: str):
+def with_rule(*names: str):
     def register(fn):
-        WITH_RULES[name] = fn
+        for name in names:
+            WITH_RULES[name] = fn
         return fn
 
     return register
@@ -67,6 +68,42 @@ def bind_while_frame(b: BinderLike, node: ast.With, call: ast.Call) -> None:
     if node.items[0].optional_vars is not None or len(call.args) != 1 or call.keywords:
         raise b.error("'with T.While(condition):' takes one condition and binds no name", node)
     b.stmt(ast.copy_location(ast.While(test=call.args[0], body=node.body, orelse=[]), node))
+
+
+@with_rule("If")
+def bind_if_frame(b: BinderLike, node: ast.With, call: ast.Call) -> None:
+    """TIR's ``with T.If(cond):`` frame around ``with T.Then():`` and an optional ``with T.Else():``: the
+    ``if cond: ... else: ...`` statement it is."""
+    if node.items[0].optional_vars is not None or len(call.args) != 1 or call.keywords:
+        raise b.error("'with T.If(condition):' takes one condition and binds no name", node)
+    branches: dict = {}
+    for s in node.body:
+        tag = _frame_tag(b, s)
+        if tag not in ("Then", "Else") or tag in branches or (tag == "Else" and "Then" not in branches):
+            raise b.error(
+                "'with T.If(condition):' holds a 'with T.Then():' and then, optionally, a 'with T.Else():'", s
+            )
+        branches[tag] = s.body
+    if "Then" not in branches:
+        raise b.error("'with T.If(condition):' needs a 'with T.Then():'", node)
+    b.stmt(ast.copy_location(ast.If(test=call.args[0], body=branches["Then"], orelse=branches.get("Else", [])), node))
+
+
+def _frame_tag(b: BinderLike, s: ast.stmt) -> str | None:
+    """The primitive a one-item ``with`` statement opens (``Then`` for ``with T.Then():``)."""
+    if not isinstance(s, ast.With) or len(s.items) != 1 or not isinstance(s.items[0].context_expr, ast.Call):
+        return None
+    return getattr(b.expr(s.items[0].context_expr.func), "__t2t__", None)
+
+
+@with_rule("Then", "Else")
+def bind_misplaced_branch(b: BinderLike, node: ast.With, call: ast.Call) -> None:
+    raise b.error("T.Then and T.Else stand directly inside 'with T.If(condition):'", node)
+
+
+@rule("If", "Then", "Else")
+def bind_misplaced_if(b: BinderLike, node, args, name):
+    raise b.error(f"T.{name} opens a frame: write 'with T.{name}(...):'", node)
 
 
 @rule("While")

@@ -153,6 +153,9 @@ from ._math import (
 )
 from ._primitive import KernelOnlyError
 from ._scheduling import (
+    Else,
+    If,
+    Then,
     WarpSpecialize,
     While,
     access_ptr,

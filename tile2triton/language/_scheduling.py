@@ -111,6 +111,22 @@ def While(condition):  # noqa: N802 - TIR's frame name
     """TIR's ``with T.While(condition):`` loop frame: a ``while condition:`` loop (frontend/rules_scopes.py)."""
 
 
+@_kernel_only("If")
+def If(condition):  # noqa: N802 - TIR's frame name
+    """TIR's ``with T.If(condition):`` frame, holding a ``with T.Then():`` and maybe a ``with T.Else():``:
+    the if statement it is (frontend/rules_scopes.py)."""
+
+
+@_kernel_only("Then")
+def Then():  # noqa: N802 - TIR's frame name
+    """The statements ``with T.If(condition):`` runs where the condition holds."""
+
+
+@_kernel_only("Else")
+def Else():  # noqa: N802 - TIR's frame name
+    """The statements ``with T.If(condition):`` runs where the condition does not hold."""
+
+
 # --- TVM's block scope: a lexical scope for annotations (frontend/rules_scopes.py) -----------
 @_kernel_only("sblock")
 def sblock(name_hint="", no_realize=False):

@@ -75,6 +75,22 @@ def test_run_without_device_cpu_is_one_clean_line(tmp_path):
     assert lines[0].endswith("run it on the CPU with: tile2triton run --device cpu cuda_script.py ...")
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_run_device_cpu_names_an_unmapped_cuda_call(tmp_path):
+    """Under --device cpu, a CUDA call the mapping has no counterpart for is named, without advising
+    the flag already given."""
+    path = tmp_path / "props.py"
+    path.write_text("import torch\nprint(torch.cuda.get_device_properties(0).multi_processor_count)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "tile2triton", "run", "--device", "cpu", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("tile2triton: error: props.py:2: needs CUDA")
+    assert lines[0].endswith("--device cpu maps CUDA tensors, timing and streams onto the CPU, not this call")
+
+
 # a persistent kernel, as TileLang's example_gemm_persistent.py writes one: one program per SM,
 # the SM count asked of the carver's driver when the kernel is built
 PERSISTENT = textwrap.dedent("""

@@ -313,3 +313,29 @@ def test_misplaced_if_frames_are_refused():
         tilelang.compile(kernel(else_first))
     with pytest.raises(TileLangCompileError, match="stand directly inside"):
         tilelang.compile(kernel(bare_then))
+
+
+@tilelang.jit(out_idx=[-1])
+def bf16_constants(use_fragment):
+    @T.prim_func
+    def main(A: T.Tensor((50,), T.float32), B: T.Tensor((50,), T.bfloat16)):
+        with T.Kernel(1, threads=64) as _:
+            # the tile's scope chosen by a compile-time flag (magnitudedev's Metal tests)
+            a = T.alloc_fragment((50,), T.float32) if use_fragment else T.alloc_shared((50,), T.float32)
+            T.copy(A, a)
+            for i in T.Parallel(50):
+                B[i] = T.if_then_else(a[i] > 0, T.bfloat16(1.01171875), T.bfloat16(1e30))
+
+    return main
+
+
+@pytest.mark.parametrize("use_fragment", [True, False])
+def test_bfloat16_constants_round_to_nearest_even(dev, use_fragment):
+    """``T.bfloat16(c)`` is c rounded to nearest even, as TileLang's cast (the interpreter stored it
+    truncated: 1.0078 for 1.01171875, a tie); an allocation chosen by a compile-time ``if`` expression
+    binds (it was refused: "allocate buffers with 'name = T.alloc_...(...)'")."""
+    A = torch.randn(50, device=dev)
+    B = bf16_constants(use_fragment)(A)
+    high, low = torch.tensor([1.01171875, 1e30], dtype=torch.bfloat16, device=dev)
+    assert high.item() == 1.015625
+    assert_equal(B, torch.where(A > 0, high, low))

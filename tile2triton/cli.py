@@ -549,11 +549,11 @@ def cmd_run(ns) -> int:
         if reason is None:
             raise
         where = _user_line(exc.__traceback__, script)
-        print(
-            f"tile2triton: error: {where}needs CUDA ({reason}), and this machine has none; "
-            f"run it on the CPU with: tile2triton run --device cpu {_short(ns.script)} ...",
-            file=sys.stderr,
-        )
+        if ns.device == "cpu":  # a CUDA call the CPU mapping has no counterpart for
+            advice = "--device cpu maps CUDA tensors, timing and streams onto the CPU, not this call"
+        else:
+            advice = f"run it on the CPU with: tile2triton run --device cpu {_short(ns.script)} ..."
+        print(f"tile2triton: error: {where}needs CUDA ({reason}), and this machine has none; {advice}", file=sys.stderr)
         return 1
     return 0
 

@@ -57,6 +57,23 @@ E8M0 = "float8_e8m0fnu"  # uint8 in memory, float32 in registers (emit.py's _e8m
 RESERVED = {"tl", "triton", "range", "float", "int", "min", "max", "abs", "len", "print"}
 
 
+def _held_in_16_bits(value, dt: DType) -> float | None:
+    """The value a finite constant has as a float16 or bfloat16 (rounded to nearest even, through float32
+    for bfloat16 as C++'s ``bfloat16_t(c)``), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    try:
+        if dt.name == "float16":
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        if dt.name == "bfloat16":
+            bits = struct.unpack("<I", struct.pack("<f", value))[0]
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+            return struct.unpack("<f", struct.pack("<I", bits))[0]
+    except OverflowError:  # past the format's largest finite value
+        return math.copysign(math.inf, value)
+    return None
+
+
 def _float_to_int(value: float, dt: DType) -> int:
     """A float constant converted to an integer dtype when compiling, as CUDA's ``cvt.rzi.sat``
     does at run time (toward zero, saturating, NaN to 0): on the GPU Triton's ``tl.full`` takes
@@ -370,6 +387,9 @@ class KernelLowerer(RegisterAccess):
             value = literal_value(t.node)
             if e8m0.is_e8m0(dt) and not isinstance(value, bool):  # a constant rounds here, as at run time
                 return Tile(P.const(e8m0.round_literal(value)), dt, t.axes)
+            held = _held_in_16_bits(value, dt)
+            if held is not None and held != value:  # the value the 16-bit float holds, as TileLang's cast
+                return Tile(P.const(held), dt, t.axes)
             if dt.is_float or (dt.is_int and isinstance(value, int)):
                 return Tile(t.node, dt, t.axes)  # Triton literals adopt their operand's type
             if dt.is_int and isinstance(value, float):  # A[i] = 1.0 into an int32 tensor
@@ -435,7 +455,9 @@ class KernelLowerer(RegisterAccess):
                 return Tile(P.const(fp4.wrap_value(e.value, e.dtype)), e.dtype)
             if e8m0.is_e8m0(e.dtype) and not isinstance(e.value, bool):  # T.cast(3, e8m0): 4.0
                 return Tile(P.const(e8m0.round_literal(e.value)), e.dtype)
-            return Tile(P.const(e.value), e.dtype)
+            # T.bfloat16(1.0117): 1.0156, as TileLang's cast (a bare literal takes its operand's type there)
+            held = None if e.weak else _held_in_16_bits(e.value, e.dtype)
+            return Tile(P.const(e.value if held is None else held), e.dtype)
         if isinstance(e, ir.VarRef):
             if e.var not in self.scope.env:
                 raise self.error(f"'{e.var.name}' is used outside the region where it is defined")

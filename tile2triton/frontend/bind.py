@@ -635,6 +635,11 @@ class Binder(ExprBinder):
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         value = None
+        while isinstance(node.value, ast.IfExp):  # `a = T.alloc_fragment(...) if flag else ...`, flag known
+            test = self.expr(node.value.test)
+            if not is_python_value(test):
+                break
+            node = ast.copy_location(ast.Assign(node.targets, node.value.body if test else node.value.orelse), node)
         if isinstance(node.value, ast.Call) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = self.maybe_alloc(node.targets[0].id, node.value)
         target = node.targets[0]

@@ -1,10 +1,12 @@
 """GPU probe (issue 23, session 34): TileLang's ``example_blocksparse_gemm`` kernel (128/128/32 tiles,
 ``if BlockMask[by, bx, k]`` around two copies and a gemm in a 2-stage ``T.Pipelined`` loop) as
-tile2triton writes it and two hand variants, at several shapes and mask densities; kernel us
+tile2triton writes it and hand variants, at several shapes and mask densities; kernel us
 (CUPTI, L2 flushed before each call, as the suite's ``kernel_ms``).
 
 - ``gen``: as generated (speculate.py: the copies issued before the ``if`` with the mask in their
   mask; the ``tl.dot`` inside ``if guard:``, where Triton's pipeliner cannot make it asynchronous);
+  ``gen, 5 stages`` the same, prefetching 4 iterations ahead instead of 2 (session 35: TileLang's
+  producer counts its stages in active blocks, so at density d it runs 2 / d iterations ahead);
 - ``dense``: the dot outside the ``if`` (its operands are zeros where the mask is false, so the sum is
   the same; the tensor cores do the skipped blocks' work too);
 - ``compact``: the loop over the active blocks only: the mask row loaded once, each active block's
@@ -48,11 +50,11 @@ def swizzled(GN: tl.constexpr, GM: tl.constexpr):
 
 @triton.jit
 def guarded(A, B, BlockMask, C, N: tl.constexpr, K: tl.constexpr, GN: tl.constexpr, GM: tl.constexpr,
-            DOT_IN_IF: tl.constexpr):
+            DOT_IN_IF: tl.constexpr, STAGES: tl.constexpr):
     bx, by = swizzled(GN, GM)
     NK: tl.constexpr = K // 32
     acc = tl.zeros([128, 128], tl.float32)
-    for k in tl.range(0, NK, num_stages=3):
+    for k in tl.range(0, NK, num_stages=STAGES):
         guard = tl.load(BlockMask + by * GN * NK + bx * NK + k) != 0
         i0 = tl.arange(0, 128)[:, None]
         i1 = tl.arange(0, 32)[None, :]
@@ -115,12 +117,13 @@ def ours():
     compact = kernel_from_source(SRC, "bsgemm_variants", "compact")
     # name -> the kernel and its own constexpr arguments (compact's NKP per shape, below)
     kernels = {
-        "gen": (guarded, {"DOT_IN_IF": True}),
-        "dense": (guarded, {"DOT_IN_IF": False}),
+        "gen": (guarded, {"DOT_IN_IF": True, "STAGES": 3}),
+        "gen, 5 stages": (guarded, {"DOT_IN_IF": True, "STAGES": 5}),
+        "dense": (guarded, {"DOT_IN_IF": False, "STAGES": 3}),
         "compact": (compact, {}),
     }
-    print("| M, N, K | density | gen us | dense us | compact us | max err gen / dense / compact |")
-    print("|---|---|---|---|---|---|")
+    print("| M, N, K | density | " + " | ".join(f"{name} us" for name in kernels) + " | max err (same order) |")
+    print("|---|---|" + "---|" * len(kernels) + "---|")
     for M, N, K in SHAPES:
         for density in DENSITIES:
             a, b, mask, ref = inputs(M, N, K, density)

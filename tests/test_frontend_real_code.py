@@ -339,3 +339,26 @@ def test_bfloat16_constants_round_to_nearest_even(dev, use_fragment):
     high, low = torch.tensor([1.01171875, 1e30], dtype=torch.bfloat16, device=dev)
     assert high.item() == 1.015625
     assert_equal(B, torch.where(A > 0, high, low))
+
+
+def _row_stat(M, N, post):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), C: T.Tensor((M,), T.float32)):
+        with T.Kernel(M, threads=128) as bx:
+            row = T.alloc_fragment((1, N), T.float32)
+            r = T.alloc_fragment((1,), T.float32)
+            T.copy(A[bx, 0], row)
+            T.reduce_sum(row, r, dim=1, clear=True)
+            C[bx] = eval(post)  # the text names the kernel's buffer and the closure's N
+
+    return tilelang.compile(main, out_idx=[1])
+
+
+def test_eval_of_kernel_names(dev):
+    """``eval(text)`` in a kernel sees the kernel's names, as TileLang's builder runs the body as Python
+    (tilelang-bench's row reductions; it was "name 'r' is not defined")."""
+    A = torch.randn(9, 70, device=dev)
+    assert_close(_row_stat(9, 70, "r[0] / N")(A), A.double().mean(1), atol=1e-5, rtol=1e-5)
+    with pytest.raises(TileLangCompileError, match="eval of 'r\\[0\\] /'") as err:
+        _row_stat(9, 70, "r[0] /")
+    assert "test_frontend_real_code.py" in str(err.value)

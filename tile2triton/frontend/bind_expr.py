@@ -415,6 +415,8 @@ class ExprBinder:
             if view is not None:
                 return view
         args, kwargs = self.call_values(node)
+        if fn is builtins.eval and len(args) == 1 and not kwargs and isinstance(args[0], str):
+            return self.eval_text(args[0], node)
         if fn in (builtins.max, builtins.min, builtins.sum):
             folded = self.fold_builtin(fn, args, kwargs, node)
             if folded is not None:
@@ -485,6 +487,18 @@ class ExprBinder:
             else:
                 raise self.error("only compile-time dicts can be unpacked with '**'", k.value)
         return args, kwargs
+
+    def eval_text(self, text: str, node: ast.Call):
+        """``eval("r[0] / N")``: TileLang runs a kernel's body as Python, so the text is an expression of the
+        kernel's names, bound here as if written in place of the call (errors at the call's line)."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise self.error(f"eval of {text!r}: {exc.msg}", node) from None
+        for sub in ast.walk(tree):
+            ast.copy_location(sub, node)
+            sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        return self.expr(tree.body)
 
     def fold_builtin(self, fn, args: list, kwargs: dict, node):
         """``max``/``min``/``sum`` over kernel values (two arguments, or one compile-time sequence,

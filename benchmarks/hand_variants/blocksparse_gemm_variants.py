@@ -13,12 +13,16 @@ tile2triton writes it and hand variants, at several shapes and mask densities; k
   rank by a cumulative sum, the j-th active k found by a masked sum; loads and dot unconditional.
 
 ``--tilelang`` times real TileLang's kernel at the same shapes and masks instead (its own compile of
-the example, the same config).  Each row: shape, density, us per variant, max abs error against a
+the example, the same config).  ``--compact-source`` (session 35) times, through tile2triton, the example
+and the example rewritten in TileLang to loop over the active blocks (``COMPACT_TILELANG`` below: the flags'
+cumulative sum gives each active block's rank, a masked sum the j-th one's k; what a pass compacting such
+loops would emit, with TMA loads on Hopper since the clamped k keeps the tiles inside the tensors).  Each row: shape, density, us per variant, max abs error against a
 float32 torch reference of the masked product.
 
-    PYTHONPATH=. python3 benchmarks/hand_variants/blocksparse_gemm_variants.py [--tilelang]
+    PYTHONPATH=. python3 benchmarks/hand_variants/blocksparse_gemm_variants.py [--tilelang | --compact-source]
 """
 
+import importlib.util
 import os
 import sys
 
@@ -154,6 +158,75 @@ def triton_next_pow2(n):
     return p
 
 
+COMPACT_TILELANG = """
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def compact(M, N, K, bm=128, bn=128, bk=32, stages=2, threads=128):
+    NK = K // bk
+    NKP = 1 << (NK - 1).bit_length()
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             BlockMask: T.Tensor((M // bm, N // bn, NK), "bool"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((bm, bk), "float16")
+            B_shared = T.alloc_shared((bk, bn), "float16")
+            C_local = T.alloc_fragment((bm, bn), "float")
+            flags = T.alloc_fragment((NKP,), "int32")
+            ranks = T.alloc_fragment((NKP,), "int32")
+            count = T.alloc_fragment((1,), "int32")
+            T.use_swizzle(panel_size=10)
+            T.clear(C_local)
+            for t in T.Parallel(NKP):
+                flags[t] = T.if_then_else(t < NK, T.Cast("int32", BlockMask[by, bx, T.min(t, NK - 1)]), 0)
+            T.cumsum(flags, ranks)
+            T.reduce_sum(flags, count, dim=0)
+            for j in T.Pipelined(count[0], num_stages=stages):
+                pick = T.alloc_fragment((NKP,), "int32")
+                kk = T.alloc_fragment((1,), "int32")
+                for t in T.Parallel(NKP):
+                    pick[t] = T.if_then_else((flags[t] != 0) & (ranks[t] == j + 1), t, 0)
+                T.reduce_sum(pick, kk, dim=0)
+                k = T.min(T.max(kk[0], 0), NK - 1)
+                T.copy(A[by * bm, k * bk], A_shared)
+                T.copy(B[k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * bm, bx * bn])
+
+    return main
+"""
+
+
+def compact_source():
+    """The example and its compacted rewrite, both through tile2triton (kernel us)."""
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()
+    sys.path.insert(0, os.path.join(os.getcwd(), ".tlx", "examples", "blocksparse_gemm"))
+    import example_blocksparse_gemm as example
+
+    path = "/tmp/bsgemm_compact_tilelang.py"  # tile2triton reads a kernel's source from its file
+    with open(path, "w") as f:
+        f.write(COMPACT_TILELANG)
+    spec = importlib.util.spec_from_file_location("bsgemm_compact_tilelang", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    print("| M, N, K | density | example us | compacted us | max err example / compacted |")
+    print("|---|---|---|---|---|")
+    for M, N, K in SHAPES:
+        kernel = module.compact(M, N, K)
+        for density in DENSITIES:
+            a, b, mask, ref = inputs(M, N, K, density)
+            args = (BM, BN, BK, 2, 128, True)
+            runs = [lambda: example.blocksparse_matmul(a, b, mask, *args), lambda: kernel(a, b, mask)]
+            errs = ["-" if ref is None else f"{(run().float() - ref).abs().max().item():.3g}" for run in runs]
+            us = [kernel_ms(run) * 1e3 for run in runs]
+            print(f"| {M}, {N}, {K} | {density} | {us[0]:.1f} | {us[1]:.1f} | {' / '.join(errs)} |")
+
+
 def tilelang():
     sys.path.insert(0, os.path.join(os.getcwd(), ".tlx", "examples", "blocksparse_gemm"))
     import example_blocksparse_gemm as example
@@ -173,4 +246,9 @@ def tilelang():
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    tilelang() if "--tilelang" in sys.argv else ours()
+    if "--tilelang" in sys.argv:
+        tilelang()
+    elif "--compact-source" in sys.argv:
+        compact_source()
+    else:
+        ours()

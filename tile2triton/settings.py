@@ -44,6 +44,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_ROW_ONCE`` | on/off (default on) | a row of a global buffer that several ``T.Parallel`` statements of one block read along a lane (an index list: the score mask's and the gathers' ``Indices[..., base + j]``) is loaded once into a fragment before the first of them, each read taking the fragment (passes/row_once.py) |
+| ``TILE2TRITON_COMPACT_GUARDED_LOOPS`` | on/off (default off) | a ``T.Pipelined`` loop whose body is one ``if`` on a mask read at the iteration (block-sparse GEMM's ``if BlockMask[by, bx, k]``) runs over the active iterations only, its body unguarded, as TileLang's pipeline counts its stages in active iterations (passes/compact_guarded.py) |
 | ``TILE2TRITON_PREFETCH_INDICES`` | on/off (default on) | a loop that reads an element of an index list at its iteration (``k = block_offset[bi]``, then tiles at ``k``) loads the next iteration's element at the top of each iteration into a register the loop carries: its latency runs under an iteration, not before the tile loads (passes/prefetch_indices.py) |
 | ``TILE2TRITON_LICM_GUARD`` | on/off (default on) | on sm_90, a loop whose gemms all run as wgmma and read a shared operand stored before it, in a kernel whose gemm accumulators pass the register budget, keeps its loop-invariant values in the loop (``tl.range(..., disable_licm=True)``): hoisted, each wgmma step's shared-memory descriptor of an operand loaded before the loop is a 64-bit register live through it (codegen/rules.keeps_invariants_in_loop) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
@@ -162,6 +163,8 @@ LICM_GUARD_DEFAULT = True
 # generated kernel at seq 16384): its slash loop stalled 11% of its samples on the scalar block_offset load at
 # the loop head; loaded one iteration ahead, 213.9 -> 190.6 us
 PREFETCH_INDICES_DEFAULT = True
+# passes/compact_guarded.py: not yet timed on the GPU (session 35 wrote it while no device was lent)
+COMPACT_GUARDED_LOOPS_DEFAULT = False
 # passes/row_once.py: TileLang's pipelined sparse MLA forward (H200, Triton 3.6, session 20, hand edit of the
 # generated kernel at the suite's shape, benchmarks/hand_variants/mla_pipe_variants.py): the iteration's index
 # list loaded once instead of seven times, 56.5 -> 53.2 us
@@ -251,6 +254,7 @@ VARIABLES = (
     "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_LICM_GUARD",
     "TILE2TRITON_PREFETCH_INDICES",
+    "TILE2TRITON_COMPACT_GUARDED_LOOPS",
     "TILE2TRITON_ROW_ONCE",
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_ON_CHIP_SCRATCH",
@@ -380,6 +384,7 @@ class Settings:
     gemm_parts: bool
     licm_guard: bool  # codegen/rules.keeps_invariants_in_loop
     prefetch_indices: bool  # passes/prefetch_indices.py
+    compact_guarded_loops: bool  # passes/compact_guarded.py
     row_once: bool  # passes/row_once.py
     staged_atomics: bool  # passes/staged_atomics.py
     column_chunks: bool  # passes/column_chunks.py
@@ -497,6 +502,11 @@ class Settings:
                 "TILE2TRITON_PREFETCH_INDICES", get("TILE2TRITON_PREFETCH_INDICES"), PREFETCH_INDICES_DEFAULT
             ),
             row_once=flag("TILE2TRITON_ROW_ONCE", get("TILE2TRITON_ROW_ONCE"), ROW_ONCE_DEFAULT),
+            compact_guarded_loops=flag(
+                "TILE2TRITON_COMPACT_GUARDED_LOOPS",
+                get("TILE2TRITON_COMPACT_GUARDED_LOOPS"),
+                COMPACT_GUARDED_LOOPS_DEFAULT,
+            ),
             staged_atomics=flag(
                 "TILE2TRITON_STAGED_ATOMICS", get("TILE2TRITON_STAGED_ATOMICS"), STAGED_ATOMICS_DEFAULT
             ),

@@ -193,6 +193,9 @@ class LoweringOptions:
     # a loop's per-iteration index element loaded one iteration ahead, carried in a register
     # (passes/prefetch_indices.py; TILE2TRITON_PREFETCH_INDICES)
     prefetch_indices: bool = True
+    # a pipelined loop whose body is one masked branch runs over its active iterations
+    # (passes/compact_guarded.py; TILE2TRITON_COMPACT_GUARDED_LOOPS)
+    compact_guarded_loops: bool = False
     # a global row several T.Parallel statements of one block read, loaded once into a fragment
     # (passes/row_once.py; TILE2TRITON_ROW_ONCE)
     row_once: bool = True

@@ -19,6 +19,7 @@ from .analysis import launch_warps
 from .check import check
 from .column_chunks import chunk_columns
 from .column_split import split_columns
+from .compact_guarded import compact_guarded_loops
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .grid_split import split_grid_barriers
@@ -103,6 +104,11 @@ def _load_rows_once(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(load_rows_once(kernel, launch_warps(options, kernel.threads)))
 
 
+def _compact_guarded_loops(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a pipelined loop whose body is one masked branch: over its active iterations, unguarded
+    return KernelRewrite(compact_guarded_loops(kernel))
+
+
 def _prefetch_indices(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # a loop's index element (k = block_offset[bi]) loaded an iteration ahead, carried in a register
     return KernelRewrite(prefetch_indices(kernel))
@@ -122,6 +128,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
     ("row-once", ("row_once",), _load_rows_once),
+    ("compact-guarded-loops", ("compact_guarded_loops",), _compact_guarded_loops),
     ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),
     ("order-global-accesses", (), _order_global_accesses),
 )

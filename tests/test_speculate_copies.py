@@ -11,6 +11,14 @@ import tile2triton as tilelang
 import tile2triton.language as T
 
 
+@pytest.fixture(autouse=True)
+def _guards_stay(monkeypatch):
+    """These loops' guarded bodies are what speculation works on; compacting them (passes/compact_guarded.py,
+    tests/test_compact_guarded.py) would take the guard away."""
+    monkeypatch.setenv("TILE2TRITON_COMPACT_GUARDED_LOOPS", "0")
+
+
+
 def _code(kernel) -> str:
     src = kernel.get_kernel_source(interpret=False)
     return "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))

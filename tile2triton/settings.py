@@ -23,7 +23,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
-| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 3) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
+| ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program (the tl lowering's and the Gluon routes') |
 | ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
@@ -44,7 +44,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_ROW_ONCE`` | on/off (default on) | a row of a global buffer that several ``T.Parallel`` statements of one block read along a lane (an index list: the score mask's and the gathers' ``Indices[..., base + j]``) is loaded once into a fragment before the first of them, each read taking the fragment (passes/row_once.py) |
-| ``TILE2TRITON_COMPACT_GUARDED_LOOPS`` | on/off (default off) | a ``T.Pipelined`` loop whose body is one ``if`` on a mask read at the iteration (block-sparse GEMM's ``if BlockMask[by, bx, k]``) runs over the active iterations only, its body unguarded, as TileLang's pipeline counts its stages in active iterations (passes/compact_guarded.py) |
+| ``TILE2TRITON_COMPACT_GUARDED_LOOPS`` | on/off (default on) | a ``T.Pipelined`` loop whose body is one ``if`` on a mask read at the iteration (block-sparse GEMM's ``if BlockMask[by, bx, k]``) runs over the active iterations only, its body unguarded, as TileLang's pipeline counts its stages in active iterations (passes/compact_guarded.py) |
 | ``TILE2TRITON_PREFETCH_INDICES`` | on/off (default on) | a loop that reads an element of an index list at its iteration (``k = block_offset[bi]``, then tiles at ``k``) loads the next iteration's element at the top of each iteration into a register the loop carries: its latency runs under an iteration, not before the tile loads (passes/prefetch_indices.py) |
 | ``TILE2TRITON_LICM_GUARD`` | on/off (default on) | on sm_90, a loop whose gemms all run as wgmma and read a shared operand stored before it, in a kernel whose gemm accumulators pass the register budget, keeps its loop-invariant values in the loop (``tl.range(..., disable_licm=True)``): hoisted, each wgmma step's shared-memory descriptor of an operand loaded before the loop is a 64-bit register live through it (codegen/rules.keeps_invariants_in_loop) |
 | ``TILE2TRITON_GEMM_PARTS`` | on/off (default on) | an mma.sync gemm with few accumulator tiles a warp, accumulating in a loop that touches its accumulator nowhere else, runs its K as parts with an accumulator each (one batched ``tl.dot``), summed once after the loop (codegen/deferred.py) |
@@ -101,7 +101,10 @@ TRANSPOSED_DOTS_DEFAULT = True
 # backward loops (4-16 iterations a block, counted from their ranges) through pointers: mha 59.1 -> 45.2 us,
 # gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
 TRIP_BOUNDS_DEFAULT = True
-SPLIT_MIN_TRIPS_DEFAULT = 3
+# benchmarks/split_probe.py --three (H100, Triton 3.6, session 35): loops of 3 tiles split 2 + 1 against whole,
+# kernel us: causal 384 keys dim 64 10.02 vs 9.54, dim 128 21.43 vs 19.47, window 256 dim 128 29.62 vs 28.31,
+# window 256 dim 64 26.81 vs 27.22: whole in 3 of 4, so 3 tiles stay whole
+SPLIT_MIN_TRIPS_DEFAULT = 4
 GRID_STAGES_DEFAULT = True
 GRID_WARPS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
@@ -163,8 +166,12 @@ LICM_GUARD_DEFAULT = True
 # generated kernel at seq 16384): its slash loop stalled 11% of its samples on the scalar block_offset load at
 # the loop head; loaded one iteration ahead, 213.9 -> 190.6 us
 PREFETCH_INDICES_DEFAULT = True
-# passes/compact_guarded.py: not yet timed on the GPU (session 35 wrote it while no device was lent)
-COMPACT_GUARDED_LOOPS_DEFAULT = False
+# passes/compact_guarded.py (H100, Triton 3.6, session 35, benchmarks/hand_variants/blocksparse_gemm_variants.py
+# --compact-source): TileLang's block-sparse GEMM as generated against its compacted form, kernel us at 3 shapes x
+# mask densities 0.2 / 0.5 / 0.8: 1024^3 11.7/12.6/14.0 -> 7.8/9.7/11.9, 2048x1024x2560 24.1/28.9/33.2 ->
+# 16.0/21.1/28.3, 4096^2x2048 86.9/104.4/119.9 -> 46.4/80.7/115.4 (TileLang 9.0/11.5/14.1, 17.0/22.9/30.3,
+# 84.2/136.6/186.6); the suite's kernel ratios with it: blocksparse_gemm 1.21x, seer block_sparse_attn 1.10x
+COMPACT_GUARDED_LOOPS_DEFAULT = True
 # passes/row_once.py: TileLang's pipelined sparse MLA forward (H200, Triton 3.6, session 20, hand edit of the
 # generated kernel at the suite's shape, benchmarks/hand_variants/mla_pipe_variants.py): the iteration's index
 # list loaded once instead of seven times, 56.5 -> 53.2 us

@@ -133,7 +133,7 @@ class LoweringOptions:
     trip_bounds: bool = True
     # loops of fewer iterations than this (known or bounded) are not split at their masks
     # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
-    split_min_trips: int = 3
+    split_min_trips: int = 4
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False
@@ -195,7 +195,7 @@ class LoweringOptions:
     prefetch_indices: bool = True
     # a pipelined loop whose body is one masked branch runs over its active iterations
     # (passes/compact_guarded.py; TILE2TRITON_COMPACT_GUARDED_LOOPS)
-    compact_guarded_loops: bool = False
+    compact_guarded_loops: bool = True
     # a global row several T.Parallel statements of one block read, loaded once into a fragment
     # (passes/row_once.py; TILE2TRITON_ROW_ONCE)
     row_once: bool = True

@@ -189,6 +189,11 @@ class JITImpl:
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
 
+    @property
+    def signature(self) -> inspect.Signature:
+        """TileLang's ``JITImpl.signature``: the decorated function's."""
+        return inspect.signature(self.func)
+
     @user_facing
     def get_tir(self, *args, **kwargs):
         """TileLang's ``get_tir``: the prim_func for these arguments, unlowered (a lazy factory's

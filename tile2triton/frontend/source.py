@@ -190,6 +190,12 @@ class KernelSource(FunctionSource):
             attrs["tilelang_out_idx"] = [i - len(prim.params) for i in prim.out_idx]
         return attrs
 
+    @property
+    def params(self) -> list:
+        """TileLang's ``PrimFunc.params``: the kernel's parameters in order (tensors and scalars, each with
+        its ``name``; T.empty outputs last).  Binds the kernel (errors surface here)."""
+        return list(KernelSource.binder(self).params)
+
     def with_attr(self, key: str, value) -> KernelSource:
         """TVM's ``PrimFunc.with_attr``: a copy with the attribute set.  ``global_symbol`` (the
         kernel's name) is the one attribute a kernel's compilation reads from here; the others

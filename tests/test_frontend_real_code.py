@@ -3,6 +3,8 @@ named like its caller's, ``T.ws`` in the thread view, a bare ``return`` ending a
 ``T.builtin`` and TVM's ``T.And`` / ``T.Or`` / ``T.Not``; (session 35) a host-side value computed
 before ``T.Kernel``."""
 
+import contextlib
+
 import pytest
 import torch
 from t2t_util import assert_close, assert_equal, poison
@@ -362,3 +364,132 @@ def test_eval_of_kernel_names(dev):
     with pytest.raises(TileLangCompileError, match="eval of 'r\\[0\\] /'") as err:
         _row_stat(9, 70, "r[0] /")
     assert "test_frontend_real_code.py" in str(err.value)
+
+
+def test_jit_signature_and_prim_func_params():
+    """``JITImpl.signature`` and a prim_func's ``params``, as TileLang has them (TileOPs reads both)."""
+
+    @tilelang.jit(out_idx=[1])
+    def scale(N, block: int = 32):
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32), alpha: T.float32):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = A[bx * block + i] * alpha
+
+        return main
+
+    assert list(scale.signature.parameters) == ["N", "block"]
+    assert [p.name for p in scale.get_tir(64).params] == ["A", "B", "alpha"]
+
+
+# ------------------------------------------------------------------ session 36: TileOPs kernels
+LOG2E = 1.4426950408889634
+
+
+@tilelang.jit(out_idx=[-3, -2, -1])
+def _half_and_python_floats(N):
+    @T.prim_func
+    def main(
+        M: T.Tensor((N,), T.float16),
+        g: T.Tensor((N,), T.float16),
+        decay: T.Tensor((N,), T.float32),
+        hardsig: T.Tensor((N,), T.float16),
+        below: T.Tensor((N,), T.float16),
+    ):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                k = bx * 64 + i
+                if k < N:
+                    decay[k] = M[k] * T.exp2((g[k] - g[0]) * LOG2E)
+                    three, six = T.cast(3.0, "float32"), T.cast(6.0, "float32")
+                    hardsig[k] = T.min(T.max(M[k] + three, T.cast(0.0, "float32")), six) / six
+                    below[k] = T.if_then_else(M[k] < 0.1, M[k], 0.3)
+
+    return main
+
+
+def test_half_with_python_float_is_float32_arithmetic(dev):
+    """A Python float is a float32 constant in TVM, so ``half * 1.44`` is float32 arithmetic (TileLang's
+    CUDA: ``(float)g * 1.442695f``): exp2 of 16 does not overflow to inf and 0 * it stays 0 (gated
+    deltanet; it was NaN), ``half + T.cast(3.0, "float32")`` divides in float32 (hardsigmoid; Triton
+    refused div_rn on fp16), ``half < 0.1`` compares in float32."""
+    N = 150
+    M = torch.randn(N, device=dev).half()
+    M[::3] = 0
+    M[1] = 0.0999755859375  # 0.1 rounded to fp16: below 0.1 in float32, not in fp16
+    g = torch.linspace(0, 16, N, device=dev).half()
+    decay, hardsig, below = _half_and_python_floats(N)(M, g)
+    m, gd = M.double(), g.double()
+    assert_close(decay, m * torch.exp2((gd - gd[0]) * LOG2E), atol=1e-3, rtol=1e-3)
+    assert_close(hardsig, torch.nn.functional.hardsigmoid(m), atol=1e-3, rtol=1e-3)
+    assert_close(below, torch.where(m < 0.1, m, torch.tensor(0.3, dtype=torch.float64)).half(), atol=0, rtol=0)
+
+
+def _group(depth):
+    return contextlib.nullcontext(depth)
+
+
+def _offset(flat, divisors, strides):
+    """A plain helper (TileOPs' broadcast offsets): its `for d in range(...)` runs as Python."""
+    off, rem = 0, flat
+    for d in range(len(divisors)):
+        off = off + rem // divisors[d] * strides[d]
+        rem = rem % divisors[d]
+    return off + rem * strides[-1]
+
+
+@tilelang.jit(out_idx=[1])
+def _python_constructs(R, C, top_k):
+    @T.prim_func
+    def main(A: T.Tensor((R * C * top_k,), T.float32), B: T.Tensor((R * C,), T.float32)):
+        with T.Kernel(R * C, threads=32) as bx:
+            acc = T.alloc_var(T.float32)
+            with _group(2) as depth:  # a plain context manager, as `with trace.group(...)` in TileOPs
+                acc = 0.0
+                for j in T.Pipelined(top_k, num_stages=2) if top_k >= 2 else T.serial(top_k):
+                    acc += A[_offset(bx, (C,), (1, R)) * top_k + j] * depth
+            B[bx] = acc
+
+    return main
+
+
+@pytest.mark.parametrize("top_k", [1, 3])
+def test_python_constructs_in_a_kernel(dev, top_k):
+    """A Python context manager around kernel statements, a loop whose iterable is chosen by a
+    compile-time condition, a plain helper's `range` loop over a tuple (each was refused)."""
+    R, C = 5, 7
+    A = torch.randn(R * C * top_k, device=dev)
+    B = _python_constructs(R, C, top_k)(A)
+    ref = 2 * A.double().view(C, R, top_k).sum(2).t().reshape(-1)
+    assert_close(B, ref, atol=1e-5, rtol=1e-5)
+
+
+@tilelang.jit(out_idx=[0])
+def _rng_default_seq(N, thread_view):
+    @T.prim_func
+    def main(y: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            T.rng_init(1234)  # seq: tx + bx * 64, TileLang's default
+            if thread_view:
+                tx = T.get_thread_binding()
+                r = T.rng_rand_float()
+                if bx * 64 + tx < N:
+                    y[bx * 64 + tx] = r
+            else:
+                for i in T.Parallel(64):
+                    r = T.rng_rand_float()
+                    if bx * 64 + i < N:
+                        y[bx * 64 + i] = r
+
+    return main
+
+
+@pytest.mark.parametrize("thread_view", [False, True])
+def test_rng_init_default_sequence(dev, thread_view):
+    """``T.rng_init(seed)`` without ``seq`` draws one stream per thread (TileOPs' dropout): every element
+    its own uniform draw."""
+    N = 300
+    y = _rng_default_seq(N, thread_view)()
+    assert ((y >= 0) & (y <= 1)).all() and y.unique().numel() == N
+    assert abs(y.mean().item() - 0.5) < 0.1

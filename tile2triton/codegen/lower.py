@@ -488,6 +488,8 @@ class KernelLowerer(RegisterAccess):
             if is_fp8(dt):  # in float32 (exact): Triton 3.6 refuses fp8 against an int literal, 3.9's
                 dt = FLOAT32  # GPU lowering any comparison of fp8 tensors
                 a, b = (x if is_literal(x) else self.cast(x, dt) for x in (a, b))
+            if dt.is_float:  # half < 0.1 compares in float32, as TVM types it
+                a, b = (x if is_literal(x) or not x.dtype.is_float else self.cast(x, dt) for x in (a, b))
             a, b = _literal_in(a, dt), _literal_in(b, dt)
             return Tile(P.binop(e.op, a.node, b.node), BOOL, a.axes | b.axes)
         if isinstance(e, ir.UnaryOp):
@@ -572,8 +574,8 @@ class KernelLowerer(RegisterAccess):
             return Tile(P.binop(op, a.node, b.node), e.dtype, axes)
         if op == "/" and e.dtype.is_int:
             return Tile(P.binop("//", a.node, b.node), e.dtype, axes)  # TVM int division truncates
-        if e.dtype.is_float and a.dtype != b.dtype and not (is_literal(a) or is_literal(b)):
-            a, b = self.cast(a, e.dtype), self.cast(b, e.dtype)
+        if e.dtype.is_float and a.dtype != b.dtype:  # a literal adopts the other operand's type in Triton
+            a, b = (t if is_literal(t) else self.cast(t, e.dtype) for t in (a, b))
         if op == "//" and e.dtype.is_float:  # TVM's floordiv of floats: the floor of the quotient
             q = self.rounded(self.float_quotient(a, b, e.dtype, axes))  # bf16 under the interpreter
             storage = self.storage_dtype(e.dtype)
@@ -749,9 +751,9 @@ def _loads(node: ast.expr) -> bool:
 
 
 def _literal_in(t: Tile, dt: DType) -> Tile:
-    """A float literal compared with a 16-bit float is that dtype's value (TVM's typing): round it
-    here, as Triton compares a literal with the other operand's full value (kept in fp32 under the
-    interpreter for bf16), so ``0.8776 >= a`` differs from TileLang's ``bfloat16(0.8776) >= a``."""
+    """A float literal in a comparison typed 16-bit (a constant of that type, or folded from them; a
+    Python float makes the comparison float32) is that dtype's value: round it here, as Triton compares
+    a literal with the other operand's full value (kept in fp32 under the interpreter for bf16)."""
     value = literal_value(t.node) if is_literal(t) else None
     if not isinstance(value, float) or not dt.is_float or dt.bits != 16 or value != value or abs(value) == float("inf"):
         return t

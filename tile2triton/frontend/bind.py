@@ -42,7 +42,7 @@ from .rules_base import DeclaredVar
 from .rules_fragments import resolve_fragment_ops
 from .rules_memory import make_tensor
 from .rules_reduce import CommReducer
-from .rules_scopes import WITH_RULES
+from .rules_scopes import WITH_RULES, python_with
 from .source import FunctionSource, shape_text
 from .tir_launch import tir_launch
 from .warp_sections import BarrierEvent, schedule_kernel, warp_group_condition
@@ -75,6 +75,7 @@ class Binder(ExprBinder):
         self.ws_threads: int | None = None  # inside ``with T.ws(...)``: its warp groups' threads
         self.func_attrs: dict = {}  # T.annotate_pass_configs / annotate_compile_flags (PrimFunc.attrs)
         self.inlined_calls = 0  # depth of T.macro / helper bodies being inlined (their 'return' is theirs)
+        self.in_plain_helper = False  # binding a plain Python helper's body (bind_expr.inline_macro)
         self.frame_base = 0  # the first scope of the function being bound (an inlined body's own locals)
         self.outer_tensors: list[ir.Buffer] = []  # T.make_tensor before the T.Kernel blocks: made in each
         self.fragment_shadows: dict = {}  # (local array, shape, layout) -> the block tile its MMA fragments stand for
@@ -281,6 +282,9 @@ class Binder(ExprBinder):
         item = node.items[0]
         call = item.context_expr
         fn = self.expr(call.func) if isinstance(call, ast.Call) else None
+        if self.kernel is not None and getattr(fn, "__t2t__", None) is None:
+            python_with(self, node)  # a plain Python context manager around kernel statements
+            return
         if getattr(fn, "__t2t__", None) == "ws" and item.optional_vars is None:
             saved, self.ws_threads = self.ws_threads, 128 * max(1, len(call.args))  # warp groups of 128
             try:  # a warp group's statements, run in program order (warp_sections.py)
@@ -387,9 +391,18 @@ class Binder(ExprBinder):
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
             raise self.error("for/else is not supported", node)
+        while isinstance(node.iter, ast.IfExp):  # `for k in (T.Pipelined(n) if n >= 2 else T.serial(n)):`
+            test = self.expr(node.iter.test)
+            if not is_python_value(test):
+                raise self.error("a loop's iterable can be chosen only by a compile-time condition", node.iter)
+            node = ast.copy_location(
+                ast.For(node.target, node.iter.body if test else node.iter.orelse, node.body, []), node
+            )
         it = node.iter
         fn = self.expr(it.func) if isinstance(it, ast.Call) else None
         kind = getattr(fn, "__t2t__", None) or ("serial" if fn is builtins.range else None)
+        if fn is builtins.range and self.in_plain_helper and all(is_python_value(self.expr(a)) for a in it.args):
+            kind = None  # Python's own loop, unrolled: TileLang runs a plain helper as Python
         if kind is None:
             self.python_loop(node)
             return

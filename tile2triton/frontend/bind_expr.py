@@ -431,7 +431,7 @@ class ExprBinder:
         if helper is not None and not all(is_python_value(v) for v in _flat(list(args) + list(kwargs.values()))):
             # a plain function handed kernel values: TileLang runs it while building the kernel,
             # so its body is kernel code, inlined here the way a T.macro is
-            return self.inline_macro(helper, node, args, kwargs)
+            return self.inline_macro(helper, node, args, kwargs, plain=True)
         # plain Python (helpers computing constants, layout annotations) runs at compile time
         try:
             return fn(*args, **kwargs)
@@ -440,7 +440,7 @@ class ExprBinder:
                 raise self.error(
                     f"{getattr(fn, '__name__', fn)!r} uses T.* primitives and its source is not available", node
                 ) from None
-            return self.inline_macro(helper, node, args, kwargs)  # it opens T.* constructs itself
+            return self.inline_macro(helper, node, args, kwargs, plain=True)  # it opens T.* constructs itself
         except Exception as exc:  # noqa: BLE001
             if all(is_python_value(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(
@@ -535,9 +535,10 @@ class ExprBinder:
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def inline_macro(self, macro: MacroSource, node: ast.Call, args=None, kwargs=None):
-        """A ``T.macro`` (or a plain Python helper handed kernel values) called in a kernel: its
-        body bound in place, its parameters bound to the call's values."""
+    def inline_macro(self, macro: MacroSource, node: ast.Call, args=None, kwargs=None, plain: bool = False):
+        """A ``T.macro`` (or a ``plain`` Python helper handed kernel values) called in a kernel: its
+        body bound in place, its parameters bound to the call's values. TileLang runs a plain helper
+        as Python, so its ``for d in range(3)`` unrolls (``stmt_For``); a macro's is a serial loop."""
         if args is None:
             args, kwargs = self.call_values(node)
         sig = _signature(macro.func)
@@ -551,6 +552,7 @@ class ExprBinder:
         self.scopes.append(dict(bound.arguments))
         self.inlined_calls += 1
         saved_base, self.frame_base = self.frame_base, len(self.scopes) - 1
+        saved_plain, self.in_plain_helper = self.in_plain_helper, plain
         try:
             for s in macro.tree.body:
                 self.stmt(s)
@@ -559,6 +561,7 @@ class ExprBinder:
         finally:
             self.inlined_calls -= 1
             self.frame_base = saved_base
+            self.in_plain_helper = saved_plain
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None

@@ -9,7 +9,7 @@ import ast
 import weakref
 
 from .. import ir
-from ..ir import BOOL
+from ..ir import BOOL, INT32
 from ..ir.evaluate import NotHostEvaluable, host_fn
 from ..ir.exprs import as_expr
 from ..language.dtypes import DTYPES, TypedLiteral
@@ -22,6 +22,7 @@ from .rules_base import BinderLike, DeclaredVar, rule
 # runs them all), each draw statement the next block of them.  The other generators (MRG32k3a,
 # XORWOW) draw from the same Philox stream; normal and 64-bit draws are not curand's values.
 _RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (seed, seq, counter vars)
+_RNG_PER_THREAD: weakref.WeakSet = weakref.WeakSet()  # kernels whose T.rng_init left seq to TileLang's default
 _RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
 
 
@@ -34,7 +35,10 @@ def bind_rng_init(b: BinderLike, node, args):
             f"T.rng_init: unknown generator {args['generator']!r} (one of {', '.join(_RNG_GENERATORS)})", node
         )
     if args["seq"] is None:
-        raise b.error("T.rng_init without a sequence number: pass seq (e.g. the block or thread index)", node)
+        args = dict(args, seq=_default_rng_seq(b))
+        _RNG_PER_THREAD.add(b.kernel)
+    else:
+        _RNG_PER_THREAD.discard(b.kernel)
     int64 = DTYPES["int64"]
     seed, seq, off = (ir.Cast(as_expr(args[k]), int64) for k in ("seed", "seq", "off"))
     for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
@@ -46,20 +50,33 @@ def bind_rng_init(b: BinderLike, node, args):
     _RNG_STATE[b.kernel] = state
 
 
+def _default_rng_seq(b: BinderLike) -> ir.Expr:
+    """TileLang's sequence number when ``seq`` is left out: ``tx + bx * threads``, one stream per
+    thread. In the block view the block's draws are one stream (a T.Parallel's elements take
+    consecutive draws), that of its first thread: ``bx * threads``; in the thread view (which a
+    ``T.get_thread_binding`` after ``T.rng_init`` may open) each draw adds its thread's ``tx``."""
+    extent = as_expr(b.kernel.thread_extents[0])  # T.get_thread_extent(): along threadIdx.x
+    bx = ir.VarRef(b.kernel.block_vars[0]) if b.kernel.block_vars else as_expr(0)
+    return ir.BinOp("*", bx, extent, INT32)  # + tx at each draw of the thread view (bind_rng_rand)
+
+
 @rule("rng_rand", "rng_rand_float")
 def bind_rng_rand(b: BinderLike, node, args, name):
     state = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
     if state is None:
         raise b.error(f"T.{name} before T.rng_init in this kernel", node)
+    seed, seq, counter = (ir.VarRef(v) for v in state)
+    if b.kernel in _RNG_PER_THREAD and b.kernel.thread_vars:  # TileLang's default seq: tx + bx * threads
+        seq = ir.BinOp("+", seq, ir.Cast(ir.VarRef(b.kernel.thread_vars[0]), seq.dtype), seq.dtype)
     if name == "rng_rand":
-        return ir.Call("rng_rand", tuple(ir.VarRef(v) for v in state), DTYPES["uint32"])
+        return ir.Call("rng_rand", (seed, seq, counter), DTYPES["uint32"])
     bit, dist = args["bit"], args["dist"]
     if bit not in (32, 64) or dist not in ("uniform", "normal"):
         raise b.error(
             f"T.rng_rand_float(bit={bit!r}, dist={dist!r}): bit is 32 or 64, dist 'uniform' or 'normal'", node
         )
     dtype = DTYPES["float32" if bit == 32 else "float64"]
-    return ir.Call(f"rng_{dist}", tuple(ir.VarRef(v) for v in state), dtype)
+    return ir.Call(f"rng_{dist}", (seed, seq, counter), dtype)
 
 
 @rule("annotate_safe_value")

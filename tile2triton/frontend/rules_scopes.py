@@ -122,3 +122,26 @@ def bind_block_signature(b: BinderLike, node, args) -> None:
     the regions are evaluated (so a wrong name is still an error) and have no effect here."""
     if b.kernel is None:
         raise b.error("T.reads / T.writes belong in a 'with T.sblock(...)' inside a T.Kernel", node)
+
+
+def python_with(b: BinderLike, node: ast.With) -> None:
+    """``with ctx [as name]:`` around kernel statements, ``ctx`` a plain Python context manager
+    (``contextlib.nullcontext()``, a tracing group): entered before its body is bound and exited
+    after, as TileLang's builder runs the body inside it."""
+    item = node.items[0]
+    ctx = b.expr(item.context_expr)
+    if getattr(ctx, "__t2t__", None) is not None or not (hasattr(ctx, "__enter__") and hasattr(ctx, "__exit__")):
+        raise b.error(
+            "a 'with' in a kernel takes a T frame (T.Kernel, T.sblock, T.ws, ...) or a Python context manager", node
+        )
+    entered = ctx.__enter__()
+    try:
+        if item.optional_vars is not None:
+            b.assign_target(item.optional_vars, entered, node)
+        for s in node.body:
+            b.stmt(s)
+    except BaseException as exc:
+        if not ctx.__exit__(type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        ctx.__exit__(None, None, None)

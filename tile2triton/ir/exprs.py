@@ -53,14 +53,15 @@ def is_weak(e: ir.Expr) -> bool:
 
 
 def binary_dtype(op: str, a: ir.Expr, b: ir.Expr) -> DType:
-    """TVM's typing of a binary op; Python literals adopt the other operand's type."""
+    """TVM's typing of a binary op: a Python int adopts the other operand's type; a Python float is a
+    float32 constant, so ``half * 0.5`` is float32 arithmetic (TileLang's CUDA: ``(float)x * 0.5f``)."""
     if op in ("and", "or"):
         return BOOL
     if is_weak(a) and not is_weak(b):
         a, b = b, a
     if is_weak(b) and not is_weak(a):
-        if b.dtype.is_float and not a.dtype.is_float:
-            return FLOAT32
+        if b.dtype.is_float:
+            return promote(a.dtype, FLOAT32)
         return a.dtype
     return promote(a.dtype, b.dtype)
 

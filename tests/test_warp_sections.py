@@ -427,3 +427,65 @@ def test_run_time_loop_bound_with_wait_first_is_refused():
     assert "cannot order the warp-specialized sections around the barriers in this loop" in message
     assert "its bounds are not known at compile time" in message
     assert "for k in T.serial(Start[0], 5):" in message  # the loop's line
+
+
+# ------------------------------------------------------------------ T.ws sections written two more ways (TileOPs)
+@tilelang.jit(out_idx=[-1])
+def ws_ring(N, BN, stages, siblings):
+    """A TMA producer (warp group 1) and a consumer (warp group 0) over a ring, the producer first in
+    program order and waiting on `free` first: either ``if tx >= 128: with T.ws(1): ... else: with
+    T.ws(0): ...`` or the two ``with T.ws(k):`` blocks one after the other."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N, 32), T.float32), n_tiles: T.int32, O: T.Tensor((32,), T.float32)):
+        with T.Kernel(1, threads=256):
+            S = T.alloc_shared((stages, BN, 32), T.float32)
+            acc = T.alloc_local((1,), T.float32)
+            full = T.alloc_barrier([128] * stages)
+            free = T.alloc_barrier([128] * stages)
+            tx = T.get_thread_binding()
+
+            @T.macro
+            def producer():
+                for t in T.serial(n_tiles):
+                    st = t % stages
+                    T.mbarrier_wait_parity(free[st], ((t // stages) % 2) ^ 1)
+                    T.tma_copy(A[t * BN : (t + 1) * BN, :], S[st, :, :], barrier=full[st])
+                    T.mbarrier_arrive(full[st])
+
+            @T.macro
+            def consumer():
+                acc[0] = 0
+                for t in T.serial(n_tiles):
+                    st = t % stages
+                    T.mbarrier_wait_parity(full[st], (t // stages) % 2)
+                    for j in T.serial(BN):
+                        acc[0] += S[st, j, tx % 32]
+                    T.mbarrier_arrive(free[st])
+                if tx < 32:
+                    O[tx] = acc[0]
+
+            if siblings:
+                with T.ws(1):
+                    producer()
+                with T.ws(0):
+                    consumer()
+            else:
+                if tx >= 128:
+                    with T.ws(1):
+                        producer()
+                else:
+                    with T.ws(0):
+                        consumer()
+
+    return main
+
+
+@pytest.mark.parametrize("siblings", [False, True])
+def test_ws_sections_written_as_blocks(dev, siblings):
+    """Both forms were refused ("waits for an arrive that comes later in program order"): the
+    sections are now read as one if/elif chain and their loops fused."""
+    N, BN = 56, 8
+    A = torch.randn(N, 32, device=dev)
+    O = ws_ring(N, BN, 2, siblings)(A, N // BN)
+    assert_close(O, A.double().sum(0), atol=1e-4, rtol=1e-4)

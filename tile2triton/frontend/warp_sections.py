@@ -11,7 +11,9 @@ While the kernel is bound, each arrive and wait is a ``BarrierEvent`` statement 
 ``schedule_kernel`` then
 
 1. keeps program order where it satisfies every wait;
-2. otherwise, for an ``if``/``elif`` chain of thread-range sections whose main loops have the
+2. otherwise (sections written as an ``if`` around a ``with T.ws(k):``, or as consecutive
+   ``with T.ws(k):`` blocks, first read as that chain: ``_as_chains``),
+   for an ``if``/``elif`` chain of thread-range sections whose main loops have the
    same iteration space, fuses those loops into one whose body runs each section's iteration
    under the section's own condition, in the first order of the sections (and loop depth)
    that satisfies every wait.  A section's statements before its loop run before the fused
@@ -590,6 +592,46 @@ def _chains(stmts: list, facts: _Facts, out: list) -> None:
             _chains(body, facts, out)
 
 
+def _section_if(s, facts: _Facts) -> frozenset | None:
+    """The threads of an ``if`` over thread ranges without ``else`` (a section), else None."""
+    if isinstance(s, ir.If) and not s.else_body and facts.thread_range(s.cond):
+        return facts.thread_set(s.cond)
+    return None
+
+
+def _as_chains(stmts: list, facts: _Facts) -> None:
+    """Sections written another way, as the ``if``/``elif`` chain ``_chain_sections`` reads: an ``if``
+    that picks again every thread of the branch it stands in (``if tx >= 128: with T.ws(1): ...``)
+    is its body; consecutive sections over disjoint threads (``with T.ws(1): ...`` then ``with
+    T.ws(0): ...``) are one chain, each thread running the one section it is in either way."""
+    everyone = frozenset(range(facts.kernel.threads))
+    for s in stmts:
+        for body in _bodies(s):
+            _as_chains(body, facts)
+        if isinstance(s, ir.If) and facts.thread_range(s.cond) and facts.thread_set(s.cond) is not None:
+            chosen = facts.thread_set(s.cond)
+            for attr, threads in (("then_body", chosen), ("else_body", everyone - chosen)):
+                body = getattr(s, attr)
+                while len(body) == 1 and (inner := _section_if(body[0], facts)) is not None and threads <= inner:
+                    body = body[0].then_body
+                setattr(s, attr, body)
+    i = 0
+    while i < len(stmts):
+        group, seen = [], frozenset()
+        for s in stmts[i:]:
+            threads = _section_if(s, facts)
+            if threads is None or threads & seen:
+                break
+            group.append(s)
+            seen |= threads
+        if len(group) > 1 and _events(group):
+            chain = group[-1]
+            for s in reversed(group[:-1]):
+                chain = ir.If(s.loc, s.cond, s.then_body, [chain])
+            stmts[i : i + len(group)] = [chain]
+        i += 1
+
+
 def _strip(stmts: list) -> list:
     out = []
     for s in stmts:
@@ -739,6 +781,9 @@ def schedule_kernel(b, kernel: ir.Kernel) -> None:
         return
     try:
         facts, chains = _Facts(kernel), []
+        if _run(facts, set()) is not None:  # program order does not do: see the sections as one chain
+            _as_chains(kernel.body, facts)
+            facts.refresh()
         _chains(kernel.body, facts, chains)
         kernel.compute_threads = _compute_threads(facts, chains)
         pending = {id(ev) for _, chain in chains for ev in _events([chain])}

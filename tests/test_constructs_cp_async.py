@@ -80,3 +80,30 @@ def _async_shared_to_shared():
 def test_async_copy_of_shared_is_an_error():
     with pytest.raises(TileLangCompileError, match="only supports global->shared"):
         tilelang.compile(_async_shared_to_shared())
+
+
+@tilelang.jit(out_idx=[1])
+def _cp_async_tvm_access_ptr(rows, cols, vec):
+    """TileOPs' layer norm: cp.async by ``T.tvm_access_ptr`` into a 2-D shared buffer, at flat offsets."""
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), T.float16), B: T.Tensor((rows, cols), T.float16)):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((rows, cols), T.float16)
+            for i in T.serial(rows * cols // vec):
+                T.ptx_cp_async(
+                    T.tvm_access_ptr(T.type_annotation(T.float16), S.data, i * vec, vec, 2),
+                    T.tvm_access_ptr(T.type_annotation("float16"), A.data, i * vec, vec, 1),
+                    vec,  # elements (TileLang derives the byte width: 8 here)
+                )
+            T.ptx_commit_group()
+            T.ptx_wait_group(0)
+            for r, c in T.Parallel(rows, cols):
+                B[r, c] = S[r, c] * 2
+
+    return main
+
+
+def test_cp_async_tvm_access_ptr(dev):
+    A = torch.randn(5, 24, device=dev).half()
+    assert_close(_cp_async_tvm_access_ptr(5, 24, 4)(A), A.double() * 2, atol=0, rtol=0)

@@ -36,6 +36,7 @@ LANGUAGE_VALUES = {
     "alloc_wgmma_desc": "a handle TileLang's WGMMA emitter binds to a shared buffer (init_wgmma_a/b_desc); "
     "the raw descriptor primitives (T.initialize_wgmma_descriptor, T.ptx_wgmma_*) are not supported",
     "Buffer": "parameter annotation (TileLang's deprecated alias of T.Tensor)",
+    "type_annotation": "the dtype, as T.tvm_access_ptr's first operand",
     "Tensor": "parameter annotation: pointer + shape + strides",
     "StridedTensor": "parameter annotation with user strides (symbolic strides bound from the tensor)",
     "SharedBuffer": "T.macro parameter annotation (the macro is inlined; the argument's buffer is used)",
@@ -159,7 +160,7 @@ SUPPORTED_NOTES = {
     "barrier_wait": "warp-specialized sections run in an order that satisfies every wait, their loops fused "
     "where they share an iteration space (frontend/warp_sections.py)",
     "mbarrier_wait_parity": "as T.barrier_wait",
-    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr operands; "
+    "ptx_cp_async": "the element copy, complete when issued; with T.access_ptr or T.tvm_access_ptr operands; "
     "with TILE2TRITON_FORWARD_SHARED (on by default) a producer section's gathers into a shared ring are made at the "
     "consumers' reads (passes/forward_shared.py), where rows the producer skips read 0 "
     "(TileLang: the slot's stale or uninitialised contents; the same results for finite inputs "

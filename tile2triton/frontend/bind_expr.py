@@ -188,7 +188,7 @@ class ExprBinder:
                 return base.dtype
             if node.attr == "ndim":
                 return base.ndim
-            if node.attr == "data" and base.scope == ir.GLOBAL:
+            if node.attr == "data":  # for T.Tensor views (global) and T.tvm_access_ptr
                 return _BufferData(base)
             raise self.error(f"buffers have no attribute '{node.attr}'", node)
         if isinstance(base, ir.Expr):
@@ -462,6 +462,8 @@ class ExprBinder:
             return None
         ttype = proxy(bound.arguments["shape"], bound.arguments.get("dtype", "float32"))
         base = data.buffer
+        if base.scope != ir.GLOBAL:
+            raise self.error(f"T.Tensor views a global tensor's memory; {base.name} is a {base.scope} buffer", node)
         view = self.global_buffer(self.fresh_name(f"{base.name}_view"), ttype, self.loc(node))
         view.alias_of = base
         return view

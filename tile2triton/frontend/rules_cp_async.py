@@ -49,6 +49,24 @@ def bind_access_ptr(b: BinderLike, node, args):
     return AccessPtr(buffer, indices, extent)
 
 
+@rule("tvm_access_ptr")
+def bind_tvm_access_ptr(b: BinderLike, node, args):
+    """TVM's ``T.tvm_access_ptr(T.type_annotation(dt), buf.data, offset, extent, rw_mask)``: the flat
+    element ``offset`` of ``buf`` (row-major), as the indices ``T.access_ptr`` would take."""
+    buffer = getattr(args["data"], "buffer", None)
+    if not isinstance(buffer, ir.Buffer):
+        raise b.error("T.tvm_access_ptr takes a buffer's memory, buf.data, as its second operand", node)
+    indices, rest = [], as_expr(args["offset"])
+    for d in reversed(range(buffer.ndim)):
+        extent = buffer.shape[d]
+        if d == 0:
+            indices.append(rest)
+        else:
+            indices.append(as_expr(b.binop("%", operator.mod, rest, extent, node)))
+            rest = as_expr(b.binop("//", operator.floordiv, rest, extent, node))
+    return AccessPtr(buffer, tuple(reversed(indices)), args["extent"])
+
+
 @rule("ptx_cp_async")
 def bind_ptx_cp_async(b: BinderLike, node, args):
     dst, src, count = args["dst_access_ptr"], args["src_access_ptr"], args["num_elems"]

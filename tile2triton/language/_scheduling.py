@@ -52,6 +52,19 @@ def access_ptr(base, access_type="r", *extents, offset=0, extent=None, ignore_la
     """The address of ``base`` (``buf[i, j]``, a region or a buffer) for T.ptx_cp_async."""
 
 
+@_kernel_only("tvm_access_ptr")
+def tvm_access_ptr(ptype, data, offset, extent, rw_mask):
+    """TVM's address of ``extent`` elements of a buffer's memory (``buf.data``) from the flat element
+    ``offset``, for T.ptx_cp_async (``ptype``: ``T.type_annotation(dtype)``; ``rw_mask``: 1 read, 2 write)."""
+
+
+def type_annotation(dtype):
+    """TVM's typed null of ``dtype`` (``T.tvm_access_ptr``'s first operand): here the dtype itself."""
+    from .dtypes import dtype as as_dtype
+
+    return as_dtype(dtype)
+
+
 @_kernel_only("ptx_cp_async")
 def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
     """cp.async of ``num_elems`` consecutive elements: here, a copy that completes at once

@@ -34,6 +34,11 @@ from child import kernel_ms  # noqa: E402
 
 SHAPES = [(1024, 1024, 1024), (2048, 1024, 2560), (4096, 4096, 2048)]
 DENSITIES = [0.2, 0.5, 0.8]
+# --shapes 1024x1024x16384,... / --densities 0.05,0.5: other shapes (session 36: long K, many trips)
+for _flag, _parse in (("--shapes", lambda v: [tuple(map(int, x.split("x"))) for x in v.split(",")]),
+                      ("--densities", lambda v: [float(x) for x in v.split(",")])):  # fmt: skip
+    if _flag in sys.argv:
+        globals()["SHAPES" if _flag == "--shapes" else "DENSITIES"] = _parse(sys.argv[sys.argv.index(_flag) + 1])
 BM, BN, BK = 128, 128, 32
 
 SRC = """

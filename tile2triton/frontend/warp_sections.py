@@ -604,17 +604,15 @@ def _as_chains(stmts: list, facts: _Facts) -> None:
     that picks again every thread of the branch it stands in (``if tx >= 128: with T.ws(1): ...``)
     is its body; consecutive sections over disjoint threads (``with T.ws(1): ...`` then ``with
     T.ws(0): ...``) are one chain, each thread running the one section it is in either way."""
-    everyone = frozenset(range(facts.kernel.threads))
     for s in stmts:
         for body in _bodies(s):
             _as_chains(body, facts)
-        if isinstance(s, ir.If) and facts.thread_range(s.cond) and facts.thread_set(s.cond) is not None:
-            chosen = facts.thread_set(s.cond)
-            for attr, threads in (("then_body", chosen), ("else_body", everyone - chosen)):
-                body = getattr(s, attr)
-                while len(body) == 1 and (inner := _section_if(body[0], facts)) is not None and threads <= inner:
-                    body = body[0].then_body
-                setattr(s, attr, body)
+        chosen = facts.thread_set(s.cond) if isinstance(s, ir.If) and facts.thread_range(s.cond) else None
+        if chosen is not None:  # (an else branch's one `if` is read as an elif by _chain_sections)
+            body = s.then_body
+            while len(body) == 1 and (inner := _section_if(body[0], facts)) is not None and chosen <= inner:
+                body = body[0].then_body
+            s.then_body = body
     i = 0
     while i < len(stmts):
         group, seen = [], frozenset()

@@ -21,8 +21,8 @@ from .rules_base import BinderLike, DeclaredVar, rule
 # A T.Parallel's elements take consecutive draws in row-major order (TileLang's order where one thread
 # runs them all), each draw statement the next block of them.  The other generators (MRG32k3a,
 # XORWOW) draw from the same Philox stream; normal and 64-bit draws are not curand's values.
-_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kernel -> (seed, seq, counter vars)
-_RNG_PER_THREAD: weakref.WeakSet = weakref.WeakSet()  # kernels whose T.rng_init left seq to TileLang's default
+# kernel -> ((seed, seq, counter vars), whether seq is TileLang's default: per thread in the thread view)
+_RNG_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RNG_GENERATORS = ("curandStateMRG32k3a_t", "curandStatePhilox4_32_10_t", "curandStateXORWOW_t")
 
 
@@ -34,11 +34,9 @@ def bind_rng_init(b: BinderLike, node, args):
         raise b.error(
             f"T.rng_init: unknown generator {args['generator']!r} (one of {', '.join(_RNG_GENERATORS)})", node
         )
-    if args["seq"] is None:
+    per_thread = args["seq"] is None
+    if per_thread:
         args = dict(args, seq=_default_rng_seq(b))
-        _RNG_PER_THREAD.add(b.kernel)
-    else:
-        _RNG_PER_THREAD.discard(b.kernel)
     int64 = DTYPES["int64"]
     seed, seq, off = (ir.Cast(as_expr(args[k]), int64) for k in ("seed", "seq", "off"))
     for value, what in ((args["seed"], "seed"), (args["seq"], "seq"), (args["off"], "off")):
@@ -47,7 +45,7 @@ def bind_rng_init(b: BinderLike, node, args):
     state = tuple(ir.Var(b.fresh_name(f"rng_{what}"), int64, "let") for what in ("seed", "seq", "counter"))
     for var, value in zip(state, (seed, seq, off)):
         b.emit(ir.Let(b.loc(node), var, value))
-    _RNG_STATE[b.kernel] = state
+    _RNG_STATE[b.kernel] = (state, per_thread)
 
 
 def _default_rng_seq(b: BinderLike) -> ir.Expr:
@@ -62,11 +60,12 @@ def _default_rng_seq(b: BinderLike) -> ir.Expr:
 
 @rule("rng_rand", "rng_rand_float")
 def bind_rng_rand(b: BinderLike, node, args, name):
-    state = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
-    if state is None:
+    found = _RNG_STATE.get(b.kernel) if b.kernel is not None else None
+    if found is None:
         raise b.error(f"T.{name} before T.rng_init in this kernel", node)
+    state, per_thread = found
     seed, seq, counter = (ir.VarRef(v) for v in state)
-    if b.kernel in _RNG_PER_THREAD and b.kernel.thread_vars:  # TileLang's default seq: tx + bx * threads
+    if per_thread and b.kernel.thread_vars:  # TileLang's default seq: tx + bx * threads
         seq = ir.BinOp("+", seq, ir.Cast(ir.VarRef(b.kernel.thread_vars[0]), seq.dtype), seq.dtype)
     if name == "rng_rand":
         return ir.Call("rng_rand", (seed, seq, counter), DTYPES["uint32"])

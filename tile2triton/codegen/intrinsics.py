@@ -67,6 +67,18 @@ def shared_divisor_div_rn(lw, a: Tile, b: Tile, axes) -> Tile | None:
     return Tile(P.call("_div_rn_shared", a.node, b.node, reciprocal), FLOAT32, axes)
 
 
+def _converts_to(node: ast.expr, dtype) -> bool:
+    """Is ``node`` already ``value.to(dtype)`` (an int32 result of C's promotion cast back to TVM's type)?"""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and len(node.args) == 1
+        and not node.keywords
+        and ast.dump(node.args[0]) == ast.dump(P.dtype(dtype))
+    )
+
+
 def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
     """``T.reinterpret``: the bits of ``x`` read as ``dtype``.  ``x`` is first made a tensor of its own
     dtype: a literal has none yet, and Triton may have widened narrow integer arithmetic."""
@@ -76,7 +88,8 @@ def _bitcast(lw, x: Tile, dtype, axes) -> Tile:
         node = P.call("tl.full", P.list_([]), x.node, P.dtype(x.dtype))
     else:  # (bf16 kept in float32 by the interpreter: back to its own bits first)
         kept = lw.storage_dtype(x.dtype)
-        node = P.call(P.attr(x.node, "to"), P.dtype(kept if kept.bits == x.dtype.bits else x.dtype))
+        own = kept if kept.bits == x.dtype.bits else x.dtype
+        node = x.node if _converts_to(x.node, own) else P.to(x.node, own)
     out = P.call(P.attr(node, "to"), P.dtype(dtype), bitcast=True)
     if lw.storage_dtype(dtype) != dtype:
         out = P.call(P.attr(out, "to"), P.dtype(lw.storage_dtype(dtype)))

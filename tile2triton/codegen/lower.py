@@ -484,7 +484,7 @@ class KernelLowerer(RegisterAccess):
             if known is not None:  # e.g. a key index that never reaches the sequence's end
                 return Tile(P.const(known), BOOL)
             a, b = self.ev(e.lhs), self.ev(e.rhs)
-            dt = binary_dtype("+", e.lhs, e.rhs)  # the dtype the operands are compared in
+            dt = binary_dtype(e.op, e.lhs, e.rhs)  # the dtype the operands are compared in
             if is_fp8(dt):  # in float32 (exact): Triton 3.6 refuses fp8 against an int literal, 3.9's
                 dt = FLOAT32  # GPU lowering any comparison of fp8 tensors
                 a, b = (x if is_literal(x) else self.cast(x, dt) for x in (a, b))

@@ -18,7 +18,7 @@ from .. import language as T
 from ..errors import CheckFailedError, TileLangCompileError
 from ..ir import BOOL, INT32
 from ..ir.evaluate import row_major_strides
-from ..ir.exprs import as_expr, const_int, is_python_value, static, update_of
+from ..ir.exprs import as_expr, const_int, is_python_value, static, tvm_dtype, update_of
 from ..language.dtypes import (
     POINTER,
     DType,
@@ -864,7 +864,9 @@ class Binder(ExprBinder):
             if var.dtype != value.dtype:
                 value = ir.Cast(value, var.dtype)
         else:
-            var = ir.Var(self.fresh_name(name), value.dtype, "let")
+            var = ir.Var(self.fresh_name(name), tvm_dtype(value), "let")  # `signed char x = A[i] + A[i];`
+            if var.dtype != value.dtype:
+                value = ir.Cast(value, var.dtype)
         self.emit(ir.Let(self.loc(node), var, value))
         self.bind_name(name, ir.VarRef(var))
 

@@ -18,7 +18,7 @@ from .. import language as T
 from ..errors import LoweringCheckError, TileLangCompileError
 from ..hints import is_hardware_refusal, unknown_T_name
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, static_difference
+from ..ir.exprs import as_expr, binary_dtype, const_int, int_promoted, is_python_value, static_difference
 from ..language.dtypes import DType, TypedLiteral
 from ..language.proxy import _TensorProxy
 from . import vectors
@@ -313,6 +313,8 @@ class ExprBinder:
         if isinstance(v, Vector):
             return vectors.unary(self, op, v)
         v = as_expr(v)
+        if op == "-":
+            v = int_promoted(v)
         return ir.UnaryOp(op, v, BOOL if op == "not" else v.dtype)
 
     def expr_BoolOp(self, node: ast.BoolOp):
@@ -367,7 +369,7 @@ class ExprBinder:
 
     def select(self, cond, a, b):
         a, b = as_expr(a), as_expr(b)
-        return ir.Select(as_expr(cond), a, b, binary_dtype("+", a, b))
+        return ir.Select(as_expr(cond), a, b, binary_dtype("select", a, b))
 
     def expr_Lambda(self, node: ast.Lambda):
         # lambdas appear in layout annotations (T.Fragment(..., forward_thread_fn=lambda i: ...)),

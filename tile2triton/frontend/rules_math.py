@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import ir
 from ..errors import LoweringCheckError
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, is_python_value, is_weak
+from ..ir.exprs import as_expr, binary_dtype, const_int, int_promoted, is_python_value, is_weak, tvm_dtype
 from ..language.dtypes import DTYPES, lookup_dtype
 from . import packed, vectors
 from .rules_base import RULES, BinderLike, rule
@@ -38,6 +38,9 @@ def _math_rule(name):
             dtype = x.dtype if x.dtype.is_float and not is_weak(x) else FLOAT32
         if name in ("floor", "ceil", "round", "nearbyint", "trunc") and not x.dtype.is_float:
             return x
+        if name == "abs" and not x.dtype.is_float:
+            x = int_promoted(x)  # |-128| of an int8 is 128, as C computes it
+            dtype = x.dtype
         return ir.Call(name.lstrip("_"), (x,), dtype)
 
     return bind
@@ -88,7 +91,7 @@ def bind_ieee(b: BinderLike, node, args, name):
 def _binary_call(name):
     def bind(b: BinderLike, node, args):
         x, y = (as_expr(v, b.loc(node)) for v in args.values())
-        dtype = binary_dtype("+", x, y)
+        dtype = binary_dtype(name, x, y)
         if name in _FLOAT_RESULTS and not dtype.is_float:
             dtype = FLOAT32
         return ir.Call(name, (x, y), dtype)
@@ -143,7 +146,7 @@ for _name, _op in (("floordiv", "//"), ("floormod", "%"), ("bitwise_and", "&"), 
 @rule("truncdiv", "truncmod")
 def bind_trunc(b: BinderLike, node, args, name):
     x, y = as_expr(args["a"]), as_expr(args["b"])
-    return ir.Call(name, (x, y), binary_dtype("+", x, y))
+    return ir.Call(name, (x, y), binary_dtype("//", x, y))
 
 
 @rule("bitwise_not")
@@ -170,7 +173,7 @@ def bind_if_then_else(b: BinderLike, node, args):
 @rule("clamp")
 def bind_clamp(b: BinderLike, node, args):
     x, lo, hi = (as_expr(args[k]) for k in ("dst", "min_val", "max_val"))
-    dtype = binary_dtype("+", x, lo)
+    dtype = binary_dtype("max", x, lo)
     return ir.Call("min", (ir.Call("max", (x, lo), dtype), hi), dtype)
 
 
@@ -206,7 +209,11 @@ def bind_reinterpret(b: BinderLike, node, args):
         args = dict(args, value=args["dtype"], dtype=args["value"])  # TVM's older order, which TileLang accepts
     if isinstance(args["value"], packed.Vector) or packed.vector_dtype(args["dtype"]) is not None:
         return packed.reinterpret(b, args["value"], args["dtype"], node)
-    return ir.Call("bitcast", (as_expr(args["value"]),), b.dtype_arg(args["dtype"], node))
+    value = as_expr(args["value"])
+    narrow = tvm_dtype(value)  # the bits of TVM's narrow integer type, not of its int32 arithmetic
+    return ir.Call(
+        "bitcast", (value if narrow == value.dtype else ir.Cast(value, narrow),), b.dtype_arg(args["dtype"], node)
+    )
 
 
 @rule("ldg32", "ldg64", "ldg128", "ldg256", "lds32", "lds64", "lds128")

@@ -52,18 +52,54 @@ def is_weak(e: ir.Expr) -> bool:
     return isinstance(e, ir.Const) and e.weak
 
 
+# the integer ops whose value C's promotion carries past an 8- or 16-bit type (TVM types ``A[i] * A[i]`` of
+# int8 as int8, its CUDA computes ``(int)(A[i] * A[i])``); &, |, ^, >>, % and max / min of one signedness
+# stay within it, so they keep the narrow type (and the generated code its narrow arithmetic)
+_PAST_NARROW = ("+", "-", "*", "<<", "//", "/")
+
+
 def binary_dtype(op: str, a: ir.Expr, b: ir.Expr) -> DType:
-    """TVM's typing of a binary op: a Python int adopts the other operand's type; a Python float is a
-    float32 constant, so ``half * 0.5`` is float32 arithmetic (TileLang's CUDA: ``(float)x * 0.5f``)."""
+    """TVM's typing of a binary op as TileLang's CUDA computes it: a Python int adopts the other
+    operand's type; a Python float is a float32 constant, so ``half * 0.5`` is float32 arithmetic
+    (``(float)x * 0.5f``); integers narrower than 32 bits add, subtract, multiply, divide and shift
+    left in int32, as C promotes them (``int8 * int8`` stored to an int32 buffer is the full product),
+    as does any op of two narrow integers of different signedness. ``op``: the operator, or the
+    call's name (``"max"``, ``"select"``, a comparison's operator)."""
     if op in ("and", "or"):
         return BOOL
     if is_weak(a) and not is_weak(b):
         a, b = b, a
     if is_weak(b) and not is_weak(a):
-        if b.dtype.is_float:
-            return promote(a.dtype, FLOAT32)
-        return a.dtype
-    return promote(a.dtype, b.dtype)
+        dtype = promote(a.dtype, FLOAT32) if b.dtype.is_float else a.dtype
+        mixed = False
+    else:
+        dtype = promote(a.dtype, b.dtype)
+        mixed = a.dtype.kind != b.dtype.kind
+    if dtype.is_int and dtype.bits < 32 and (op in _PAST_NARROW or mixed):
+        return INT32
+    return dtype
+
+
+def tvm_dtype(e: ir.Expr) -> DType:
+    """The type TVM gives ``e`` where ``binary_dtype`` computes in int32: two integers narrower than 32
+    bits keep their (promoted) narrow type in TVM, whose bits ``T.reinterpret`` reads (``(Hi << T.uint16(8))
+    | Lo`` is uint16); a Python int beside one is int32 there too (``(int)A[i] + 100``)."""
+    if (
+        isinstance(e, ir.BinOp)
+        and e.dtype == INT32
+        and e.op not in ("and", "or")
+        and not (is_weak(e.lhs) or is_weak(e.rhs))
+    ):
+        return promote(tvm_dtype(e.lhs), tvm_dtype(e.rhs))
+    if isinstance(e, ir.UnaryOp) and isinstance(e.operand, ir.Cast) and e.operand.dtype == INT32:
+        return tvm_dtype(e.operand.value)  # int_promoted's operand of a negation
+    return e.dtype
+
+
+def int_promoted(e: ir.Expr) -> ir.Expr:
+    """``e`` as C's integer promotion computes with it: an integer narrower than 32 bits as int32
+    (TileLang's CUDA negates an int8 in int: ``-A[i]`` of -128 is 128)."""
+    return ir.Cast(e, INT32) if e.dtype.is_int and e.dtype.bits < 32 and not is_weak(e) else e
 
 
 def int_const(node):

@@ -178,7 +178,7 @@ class _Block:
         if isinstance(e, ir.BinOp):
             return self.binop(e)
         if isinstance(e, ir.Compare):
-            dt = binary_dtype("+", e.lhs, e.rhs)
+            dt = binary_dtype(e.op, e.lhs, e.rhs)
             a, b = _lift2(self.ev_as(e.lhs, dt), self.ev_as(e.rhs, dt))
             return {"<": torch.lt, "<=": torch.le, ">": torch.gt, ">=": torch.ge, "==": torch.eq, "!=": torch.ne}[e.op](
                 a, b

@@ -27,6 +27,16 @@ Session 20, H200, Triton 3.6.0 (TileLang's own kernel: 31.6 us of kernel time in
 rest is TileLang's warp-specialized schedule (a producer warpgroup gathering while two consumer
 warpgroups compute), which ``tl`` cannot express.
 
+Session 37 (offline: Triton 3.6's TTGIR for sm_90, no GPU) found one cause of that floor.  Triton's
+AccelerateMatmul gives a dot whose result reaches another dot all the warps along M (``warpsPerTileV3``:
+a "chained dot" takes ``[num_warps, 1]``); S has 64 rows, one warpgroup's worth, so at 8 warps S's layout
+is ``warpsPerCTA [8, 1]`` and both warpgroups compute the whole ``Q K^T`` (O's dots are ``[4, 2]``, split
+by columns).  That doubles the score gemm's tensor work (64 x 64 x 576 an iteration), which TileLang's
+consumer 0 does once.  The chain runs through P and through the rescale (``acc_o * alpha`` is the next
+dot's accumulator): separate accumulators for S's three parts, and P passed through global memory, both
+compiled offline, kept ``[8, 1]``; 4 warps cannot hold the 64 x 512 fp32 output.  In ``tl`` no spelling
+of this loop computes S once per block; a Gluon kernel (explicit layouts) can.
+
     PYTHONPATH=. python3 benchmarks/hand_variants/mla_pipe_variants.py
 """
 

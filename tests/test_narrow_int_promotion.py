@@ -8,7 +8,8 @@ Two narrow integers, or one with a Python int, compute in int32 too: TVM types `
 int8, but its CUDA is C, whose integer promotion computes it in int (TileLang 0.1.15's source:
 ``(int)(A[i] * A[i])``, ``(int)A[i] + 100``, ``(int)(A[i] * (signed char)-1)``), so the full product
 reaches an int32 buffer and ``A[i] + A[i] > 50`` compares the sum unwrapped; a store into a narrow buffer
-still truncates, as does a kernel-local name (TVM's let of the narrow type)."""
+still truncates, as does a kernel-local name (TVM's let of the narrow type) and a select of two narrow
+integers (``signed char condval``; beside a Python int it is ``int condval``)."""
 
 import pytest
 import torch
@@ -54,7 +55,7 @@ def c_promoted(M):
         A: T.Tensor((M,), T.int8),
         U: T.Tensor((M,), T.uint8),
         Big: T.Tensor((M,), T.int8),
-        Wide: T.Tensor((M, 5), T.int32),
+        Wide: T.Tensor((M, 8), T.int32),
         Narrow: T.Tensor((M,), T.int8),
         Sum: T.Tensor((1,), T.int32),
         Half: T.Tensor((M,), T.int16),
@@ -72,6 +73,9 @@ def c_promoted(M):
                     Wide[i, 3] = T.abs(A[i])
                     local = A[i] + A[i]  # TVM's let of an int8: `signed char local = A[i] + A[i];`
                     Wide[i, 4] = local * 2
+                    Wide[i, 5] = T.max(A[i] + A[i], 3)  # `max((int)(A[i] + A[i]), 3)`
+                    Wide[i, 6] = T.if_then_else(i % 2 == 0, A[i] + A[i], 0)  # `int condval`
+                    Wide[i, 7] = T.if_then_else(i % 2 == 0, A[i] + A[i], A[i] * A[i])  # `signed char condval`
                     twice[i] = A[i] + A[i]  # a narrow fragment keeps the wrapped sum
                     Half[i] = A[i] * 300
             for i in T.Parallel(64):
@@ -93,7 +97,11 @@ def test_narrow_integers_compute_in_int32_as_c_promotes_them(dev):
     a, u = A.cpu().long(), U.cpu().long()
     assert_equal(big, (a + a > 50).to(torch.int8))
     twice = (a + a).to(torch.int8).long()
-    assert_equal(wide, torch.stack([a * a, a * 3 + u * 2, -a, a.abs(), twice * 2], dim=1).int())
+    even = torch.arange(M) % 2 == 0
+    square = (a * a).to(torch.int8).long()
+    columns = [a * a, a * 3 + u * 2, -a, a.abs(), twice * 2, (a + a).clamp_min(3)]
+    columns += [torch.where(even, a + a, 0), torch.where(even, twice, square)]
+    assert_equal(wide, torch.stack(columns, dim=1).int())
     assert_equal(narrow, torch.div(twice, 3, rounding_mode="floor").to(torch.int8))
     assert_equal(total, (a * a).sum().reshape(1).int())
     assert_equal(half, (a * 300).to(torch.int16))

@@ -18,8 +18,17 @@ from .. import language as T
 from ..errors import LoweringCheckError, TileLangCompileError
 from ..hints import is_hardware_refusal, unknown_T_name
 from ..ir import BOOL, FLOAT32, INT32
-from ..ir.exprs import as_expr, binary_dtype, const_int, int_promoted, is_python_value, static_difference
-from ..language.dtypes import DType, TypedLiteral
+from ..ir.exprs import (
+    as_expr,
+    binary_dtype,
+    const_int,
+    int_promoted,
+    is_python_value,
+    is_weak,
+    static_difference,
+    tvm_dtype,
+)
+from ..language.dtypes import DType, TypedLiteral, promote
 from ..language.proxy import _TensorProxy
 from . import vectors
 from .packed import Vector, vector_dtype
@@ -369,7 +378,16 @@ class ExprBinder:
 
     def select(self, cond, a, b):
         a, b = as_expr(a), as_expr(b)
-        return ir.Select(as_expr(cond), a, b, binary_dtype("select", a, b))
+        dtype = binary_dtype("select", a, b)
+        if not (is_weak(a) or is_weak(b)):
+            # two narrow integers select in TVM's narrow type, computed or not: `signed char condval =
+            # A[i] + A[i];` truncates (beside a Python int, TVM's select is int32: `int condval`)
+            ta, tb = tvm_dtype(a), tvm_dtype(b)
+            narrow = promote(ta, tb)
+            if narrow != dtype and narrow.is_int and ta.kind == tb.kind:
+                a, b = (x if x.dtype == narrow else ir.Cast(x, narrow) for x in (a, b))
+                dtype = narrow
+        return ir.Select(as_expr(cond), a, b, dtype)
 
     def expr_Lambda(self, node: ast.Lambda):
         # lambdas appear in layout annotations (T.Fragment(..., forward_thread_fn=lambda i: ...)),

@@ -55,7 +55,7 @@ def c_promoted(M):
         A: T.Tensor((M,), T.int8),
         U: T.Tensor((M,), T.uint8),
         Big: T.Tensor((M,), T.int8),
-        Wide: T.Tensor((M, 8), T.int32),
+        Wide: T.Tensor((M, 9), T.int32),
         Narrow: T.Tensor((M,), T.int8),
         Sum: T.Tensor((1,), T.int32),
         Half: T.Tensor((M,), T.int16),
@@ -76,6 +76,8 @@ def c_promoted(M):
                     Wide[i, 5] = T.max(A[i] + A[i], 3)  # `max((int)(A[i] + A[i]), 3)`
                     Wide[i, 6] = T.if_then_else(i % 2 == 0, A[i] + A[i], 0)  # `int condval`
                     Wide[i, 7] = T.if_then_else(i % 2 == 0, A[i] + A[i], A[i] * A[i])  # `signed char condval`
+                    negated = -T.cast(A[i], T.int32)  # the user's own int32: a local of that type
+                    Wide[i, 8] = negated
                     twice[i] = A[i] + A[i]  # a narrow fragment keeps the wrapped sum
                     Half[i] = A[i] * 300
             for i in T.Parallel(64):
@@ -100,7 +102,7 @@ def test_narrow_integers_compute_in_int32_as_c_promotes_them(dev):
     even = torch.arange(M) % 2 == 0
     square = (a * a).to(torch.int8).long()
     columns = [a * a, a * 3 + u * 2, -a, a.abs(), twice * 2, (a + a).clamp_min(3)]
-    columns += [torch.where(even, a + a, 0), torch.where(even, twice, square)]
+    columns += [torch.where(even, a + a, 0), torch.where(even, twice, square), -a]
     assert_equal(wide, torch.stack(columns, dim=1).int())
     assert_equal(narrow, torch.div(twice, 3, rounding_mode="floor").to(torch.int8))
     assert_equal(total, (a * a).sum().reshape(1).int())

@@ -91,9 +91,7 @@ def tvm_dtype(e: ir.Expr) -> DType:
         and not (is_weak(e.lhs) or is_weak(e.rhs))
     ):
         return promote(tvm_dtype(e.lhs), tvm_dtype(e.rhs))
-    if isinstance(e, ir.UnaryOp) and isinstance(e.operand, ir.Cast) and e.operand.dtype == INT32:
-        return tvm_dtype(e.operand.value)  # int_promoted's operand of a negation
-    return e.dtype
+    return e.dtype  # (a negation stays int32: its int_promoted cast cannot be told from the user's own)
 
 
 def int_promoted(e: ir.Expr) -> ir.Expr:

@@ -2,7 +2,7 @@
 bytes holding two values each, the element of even index in the low nibble (TileLang's packing,
 ``_pack_int4`` of its sm75 gemm test).  As in TileLang's CUDA (``tl_int4_packed_load`` returns an
 ``int``), loads sign-extend int4, arithmetic runs in 32 bits without wrapping, and stores (to
-tensors and to int4 fragments) keep the low 4 bits.  The references pack and unpack with torch."""
+tensors, to int4 fragments and to kernel-local names) keep the low 4 bits.  The references pack and unpack with torch."""
 
 import pytest
 import torch
@@ -78,6 +78,30 @@ def test_int4_loads_arithmetic_and_stores(dev, m, n, signed):
     assert torch.equal(C.cpu().long(), want_c)
     assert torch.equal(F.cpu(), a.float() * 0.5)
     assert torch.equal(unpack(D, signed), wrap(a * 5 + b, signed))
+
+
+def _let_kernel(M, N, dt):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dt), B: T.Tensor((M, N), dt), C: T.Tensor((M, N), T.int32)):
+        with T.Kernel(1, threads=128):
+            for i, j in T.Parallel(M, N):
+                x = A[i, j] * 3 + B[i, j]  # an int4 let: TileLang's CUDA keeps (a * 3 + b) & 0x0f
+                C[i, j] = x * 2
+
+    return main
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["int4", "uint4"])
+def test_int4_local_keeps_the_low_bits(dev, signed):
+    """A kernel-local name of int4 arithmetic is an int4 (TVM's let), as a store to an int4 fragment."""
+    m, n = 7, 22
+    a_bytes, b_bytes = (torch.randint(-128, 128, (m, n // 2), dtype=torch.int8) for _ in range(2))
+    storage = torch.int8 if signed else torch.uint8
+    C = torch.full((m, n), -12345, dtype=torch.int32, device=dev)
+    kernel = tilelang.compile(_let_kernel(m, n, INT4 if signed else UINT4))
+    kernel(a_bytes.view(storage).to(dev), b_bytes.view(storage).to(dev), C)
+    a, b = unpack(a_bytes, signed), unpack(b_bytes, signed)
+    assert torch.equal(C.cpu().long(), wrap(a * 3 + b, signed) * 2)
 
 
 def _cast_kernel(n, block):

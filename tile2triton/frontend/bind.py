@@ -26,6 +26,7 @@ from ..language.dtypes import (
     dtype_error,
     global_dtype,
     is_packed,
+    is_packed_int4,
     lookup_dtype,
     packed_dtype,
     packed_name,
@@ -861,12 +862,12 @@ class Binder(ExprBinder):
             return
         if isinstance(current, ir.VarRef) and current.var.kind == "let":
             var = current.var
-            if var.dtype != value.dtype:
-                value = ir.Cast(value, var.dtype)
         else:
             var = ir.Var(self.fresh_name(name), tvm_dtype(value), "let")  # `signed char x = A[i] + A[i];`
-            if var.dtype != value.dtype:
-                value = ir.Cast(value, var.dtype)
+        if var.dtype != value.dtype or (
+            is_packed_int4(var.dtype) and isinstance(value, (ir.BinOp, ir.UnaryOp, ir.Call))
+        ):
+            value = ir.Cast(value, var.dtype)  # stored in the name's type (int4: the low bits of its int32 arithmetic)
         self.emit(ir.Let(self.loc(node), var, value))
         self.bind_name(name, ir.VarRef(var))
 

@@ -130,3 +130,54 @@ def test_split_point_takes_each_condition_once(dev):
     lens = torch.tensor([n], dtype=torch.int32, device=dev)
     ref = (a.double() + b.double())[:, :n].sum(1)
     torch.testing.assert_close(kernel(a, b, lens).double(), ref, atol=1e-4, rtol=1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def varlen_causal_row_sums(M, N, BM, BN):
+    """out[r] = sum of A[r, c] over c <= r + (kv_len - q_len), c < kv_len, for rows r < q_len (0 past
+    q_len): the varlen attention example's mask, ``T.if_then_else(past_diagonal or row_out or
+    col_out, -1e9, 0)``, a disjunction whose comparisons on the key are false for a prefix of the
+    iterations."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Lens: T.Tensor((2,), "int32"), Out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, BM), threads=128) as bx:
+            acc = T.alloc_fragment((BM, BN), "float32")
+            total = T.alloc_fragment((BM,), "float32")
+            q_len = Lens[0]
+            kv_len = Lens[1]
+            offset = kv_len - q_len
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(kv_len, BN), num_stages=2):
+                for i, j in T.Parallel(BM, BN):
+                    acc[i, j] += T.if_then_else(
+                        (bx * BM + i + offset < k * BN + j) or (bx * BM + i >= q_len or k * BN + j >= kv_len),
+                        0.0,
+                        A[bx * BM + i, k * BN + j],
+                    )
+            T.reduce_sum(acc, total, dim=1)
+            for i in T.Parallel(BM):
+                Out[bx * BM + i] = total[i]
+
+    return main
+
+
+@pytest.mark.parametrize("q_len, kv_len", [(61, 90), (45, 45), (30, 77)])
+def test_split_disjunction_false_for_a_prefix(dev, q_len, kv_len):
+    """Before the diagonal and the key tail, the first loop keeps only the row's own comparison."""
+    M, N, BM, BN = 61, 90, 16, 16
+    kernel = varlen_causal_row_sums(M, N, BM, BN)
+    code = "\n".join(
+        line for line in kernel.get_kernel_source(interpret=dev == "cpu").splitlines() if not line.strip().startswith("#")
+    )
+    first, second = code.split("for k in tl.range(k_split")
+    body = first.split("for k in tl.range(0, k_split")[1]
+    assert "q_len" in body and "offset" not in body and "kv_len" not in body, body
+    assert "offset" in second and "kv_len" in second
+    a = torch.randn(M, N, device=dev)
+    lens = torch.tensor([q_len, kv_len], dtype=torch.int32, device=dev)
+    rows = torch.arange(M, device=dev)[:, None]
+    cols = torch.arange(N, device=dev)[None, :]
+    masked = (rows + kv_len - q_len < cols) | (rows >= q_len) | (cols >= kv_len)
+    ref = torch.where(masked, 0, a.double()).sum(1)
+    torch.testing.assert_close(kernel(a, lens).double(), ref, atol=1e-4, rtol=1e-4)

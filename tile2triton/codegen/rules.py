@@ -173,11 +173,11 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         find_split(s, lw.scope.ranges, lw.let_count) if lw.scope.lanes is None and not leaves and not short else None
     )
     if split is not None:
-        # two loops: the iterations where the conditions hold for every lane, then the rest
+        # two loops: the iterations where the conditions are decided for every lane, then the rest
         at, known = split
         middle = P.name(lw.assign(f"{var_name}_split", lw.scalar(at, "a loop split").node))
         before = lw.scope.snapshot()
-        lw.scope.known_true |= known  # Compare nodes, hashed by identity (the IR's eq=False)
+        lw.scope.known.update(known)  # Compare nodes, hashed by identity (the IR's eq=False)
         try:
             _emit_loop(lw, s, var_name, start.node, middle, step.node, lo == 0, trips)
         finally:

@@ -103,7 +103,7 @@ class Scope:
     thread_spans: dict = field(default_factory=dict)  # ast.dump of such a mask -> [(lane axis, lo, hi)] it keeps
     let_depth: dict = field(default_factory=dict)  # let Var -> number of `if` masks where it was bound
     ranges: Ranges = field(default_factory=Ranges)  # proven value ranges of the variables bound here
-    known_true: set = field(default_factory=set)  # ir.Compare nodes true for every lane here (passes/split.py)
+    known: dict = field(default_factory=dict)  # ir.Compare node -> its value for every lane here (passes/split.py)
     loop_axes: int = 0  # sequential loops evaluated as leading lane axes (rules._LoopAxis) around it
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
     loop_trips: int | None = 1  # iterations of those loops together (at most), where known when compiling
@@ -115,7 +115,8 @@ class Scope:
 
     def decided(self, cmp: ir.Compare) -> bool | None:
         """The value of a comparison for every lane here, where a split loop or the value ranges decide it."""
-        return True if cmp in self.known_true else self.ranges.compare(cmp.op, cmp.lhs, cmp.rhs)
+        known = self.known.get(cmp)
+        return known if known is not None else self.ranges.compare(cmp.op, cmp.lhs, cmp.rhs)
 
     def snapshot(self) -> Scope:
         """A copy to ``restore`` later (containers copied; the values in them are immutable)."""

@@ -1,12 +1,14 @@
-"""Index-set splitting: a loop whose T.Parallel conditions hold for every lane in a prefix of its
-iterations runs as two loops, the first with those conditions known true.
+"""Index-set splitting: a loop whose T.Parallel conditions are decided for every lane in a prefix of
+its iterations runs as two loops, the first with those conditions known.
 
 Causal attention is the case in point: ``T.if_then_else(q_idx >= k_idx, 0, -inf)`` with
 ``q_idx = bx * M + i`` and ``k_idx = k * N + j`` is all-true while ``k * N + N - 1 <= bx * M``, so
 the blocks below the diagonal need no mask; Triton's own attention tutorial splits its loop the
-same way by hand.  A condition qualifies when it is an integer comparison affine in the loop
-variable (negative coefficient: true for a prefix) and in the lane variables, with loop-invariant
-rest; the split point is computed once before the loops.
+same way by hand.  A comparison qualifies when it is an integer comparison affine in the loop
+variable and in the lane variables, with loop-invariant rest, that is true for a prefix of the
+iterations (``q_idx >= k_idx``) or false for one (``q_idx < k_idx`` in the varlen example's
+``T.if_then_else(q_idx < k_idx or k_idx >= kv_len, -1e9, 0)``), wherever it stands in the
+condition's ``and`` / ``or`` / ``not``; the split point is computed once before the loops.
 """
 
 from __future__ import annotations
@@ -14,28 +16,29 @@ from __future__ import annotations
 from .. import ir
 from ..ir import INT32
 from ..ir.evaluate import same_exprs
-from ..ir.exprs import conjuncts, static
+from ..ir.exprs import static
 
 
-def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, set] | None:
-    """The first iteration where some qualifying condition may be false (an expression of
-    loop-invariant values, clamped to the loop's range) and the conditions known true before it;
-    None when no condition qualifies."""
+def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, dict] | None:
+    """The first iteration where some qualifying comparison may change its value (an expression of
+    loop-invariant values, clamped to the loop's range) and the comparisons decided before it
+    ({Compare: True or False}); None when no comparison qualifies."""
     if s.kind not in ("serial", "pipelined") or static(s.step) != 1:
         return None
     inner = _bound_inside(s)
     if not _invariant(s.start, inner) or not _invariant(s.stop, inner):
         return None
-    bounds, known = [], set()
+    bounds, known = [], {}
     for par in _parallels(s.body):
         lanes = dict(zip(par.vars, par.extents))
         lets = {}  # names bound once in the kernel, by a statement before the condition's
         for st in par.body:
             for cmp in _conditions([st]):
-                bound = _prefix_bound(cmp, s.var, lanes, lets, inner, ranges)
-                if bound is not None:
-                    bounds.append(bound)
-                    known.add(cmp)
+                for value, form in ((True, cmp), (False, _negated(cmp))):
+                    bound = _prefix_bound(form, s.var, lanes, lets, inner, ranges)
+                    if bound is not None:
+                        bounds.append(bound)
+                        known[cmp] = value
             if isinstance(st, ir.Let) and let_count.get(st.var, 0) == 1:
                 lets[st.var] = st.value
     if not bounds:
@@ -63,19 +66,35 @@ def _parallels(stmts):
 
 
 def _conditions(stmts):
-    """Comparisons that decide a select or an ``if``: the conjuncts of their conditions."""
+    """Comparisons that decide a select or an ``if``: those of their conditions' boolean trees."""
     for st in ir.walk(stmts):
         exprs = [st.cond] if isinstance(st, ir.If) else ir.stmt_exprs(st)
         for e in exprs:
             for sub in ir.iter_expr_tree(e):
                 if isinstance(sub, ir.Select):
-                    yield from _conjuncts(sub.cond)
+                    yield from _comparisons(sub.cond)
         if isinstance(st, ir.If):
-            yield from _conjuncts(st.cond)
+            yield from _comparisons(st.cond)
 
 
-def _conjuncts(e):
-    return [c for c in conjuncts(e) if isinstance(c, ir.Compare)]
+def _comparisons(e):
+    """The comparisons a condition combines with and / or / not (a comparison known for every lane
+    simplifies the condition wherever it stands in that tree)."""
+    if isinstance(e, ir.Compare):
+        yield e
+    elif isinstance(e, ir.BinOp) and e.dtype.kind == "bool" and e.op in ("and", "or", "&", "|"):
+        yield from _comparisons(e.lhs)
+        yield from _comparisons(e.rhs)
+    elif isinstance(e, ir.UnaryOp) and e.op in ("not", "~") and e.dtype.kind == "bool":
+        yield from _comparisons(e.operand)
+
+
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def _negated(cmp: ir.Compare) -> ir.Compare:
+    """The comparison true exactly where ``cmp`` is false (integers: no NaN)."""
+    return ir.Compare(_NEGATED[cmp.op], cmp.lhs, cmp.rhs, cmp.dtype)
 
 
 def _bound_inside(s: ir.For) -> set:

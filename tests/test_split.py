@@ -181,3 +181,36 @@ def test_split_disjunction_false_for_a_prefix(dev, q_len, kv_len):
     masked = (rows + kv_len - q_len < cols) | (rows >= q_len) | (cols >= kv_len)
     ref = torch.where(masked, 0, a.double()).sum(1)
     torch.testing.assert_close(kernel(a, lens).double(), ref, atol=1e-4, rtol=1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def upper_from_diagonal(N, BM, BN):
+    """out[r] = sum of A[r, c] over c >= r, the loop starting at the diagonal's block (``by * BM // BN``,
+    as the causal attention backward examples do): the mask is false only before that block."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N, N), "float32"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, BM), threads=128) as by:
+            acc = T.alloc_fragment((BM, BN), "float32")
+            total = T.alloc_fragment((BM,), "float32")
+            T.clear(acc)
+            loop_st = T.floordiv(by * BM, BN)
+            for k in T.Pipelined(loop_st, T.ceildiv(N, BN), num_stages=2):
+                for i, j in T.Parallel(BM, BN):
+                    acc[i, j] += T.if_then_else(by * BM + i <= k * BN + j, A[by * BM + i, k * BN + j], 0.0)
+            T.reduce_sum(acc, total, dim=1)
+            for i in T.Parallel(BM):
+                Out[by * BM + i] = total[i]
+
+    return main
+
+
+@pytest.mark.parametrize("BM, BN", [(16, 16), (32, 16)])
+def test_no_split_at_the_loop_start(dev, BM, BN):
+    """A comparison false only before the loop's first iteration gives no split (an empty first loop)."""
+    N = 75
+    kernel = upper_from_diagonal(N, BM, BN)
+    assert "k_split" not in kernel.get_kernel_source(interpret=dev == "cpu")
+    a = torch.randn(N, N, device=dev)
+    ref = torch.triu(a.double()).sum(1)
+    torch.testing.assert_close(kernel(a).double(), ref, atol=1e-4, rtol=1e-4)

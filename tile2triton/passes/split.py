@@ -19,10 +19,12 @@ from ..ir.evaluate import same_exprs
 from ..ir.exprs import static
 
 
-def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, dict] | None:
+def find_split(s: ir.For, ranges, let_count: dict, outer_lets: dict | None = None) -> tuple[ir.Expr, dict] | None:
     """The first iteration where some qualifying comparison may change its value (an expression of
     loop-invariant values, clamped to the loop's range) and the comparisons decided before it
-    ({Compare: True or False}); None when no comparison qualifies."""
+    ({Compare: True or False}); None when no comparison qualifies.  ``outer_lets``: values of names
+    bound once outside the loop (its start's), to see a prefix that ends where the loop starts
+    (``T.if_then_else(by * M + i <= k * N + j, ..)`` from ``k = by * M // N``: decided after it)."""
     if s.kind not in ("serial", "pipelined") or static(s.step) != 1:
         return None
     inner = _bound_inside(s)
@@ -36,7 +38,7 @@ def find_split(s: ir.For, ranges, let_count: dict) -> tuple[ir.Expr, dict] | Non
             for cmp in _conditions([st]):
                 for value, form in ((True, cmp), (False, _negated(cmp))):
                     bound = _prefix_bound(form, s.var, lanes, lets, inner, ranges)
-                    if bound is not None:
+                    if bound is not None and not _at_or_before(bound, s.start, outer_lets or {}):
                         bounds.append(bound)
                         known[cmp] = value
             if isinstance(st, ir.Let) and let_count.get(st.var, 0) == 1:
@@ -148,6 +150,12 @@ def _affine(e, lets: dict, inside: set, depth: int = 0) -> dict | None:
         for t, c in b.items():
             out[t] = out.get(t, 0) + sign * c
         return out
+    if isinstance(e, ir.BinOp) and e.op == "//" and e.dtype.kind == "int":
+        # (c * m + b) // d with d dividing every c: m * c / d + b // d (TileLang's // floors)
+        d, form = static(e.rhs), _affine(e.lhs, lets, inside, depth + 1)
+        if isinstance(d, int) and not isinstance(d, bool) and d > 0 and form is not None:
+            if all(c % d == 0 for t, c in form.items() if t != 1):
+                return {t: c // d for t, c in form.items()}
     if isinstance(e, ir.BinOp) and e.op == "*":
         for scale, other in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
             k = static(scale)
@@ -244,6 +252,23 @@ def _prefix_bound(cmp: ir.Compare, k: ir.Var, lanes: dict, lets: dict, inside: s
         total = ir.BinOp("-" if lowest < 0 else "+", total, ir.Const(abs(lowest), INT32), INT32)
     last = ir.BinOp("//", total, ir.Const(-ck, INT32), INT32)
     return ir.BinOp("+", last, ir.Const(1, INT32), INT32)
+
+
+def _at_or_before(bound: ir.Expr, start: ir.Expr, lets: dict) -> bool:
+    """Is ``bound <= start`` for every value of the names in both (affine forms, lets resolved; a
+    start ``T.max(a, b)`` is at least each of them)?"""
+    while isinstance(start, ir.VarRef) and start.var in lets:
+        start = lets[start.var]
+    if isinstance(start, ir.Call) and start.fn == "max":
+        return any(_at_or_before(bound, arg, lets) for arg in start.args)
+    a, b = _affine(bound, lets, set()), _affine(start, lets, set())
+    if a is None or b is None:
+        return False
+    named = lambda form: {(t.var if isinstance(t, ir.VarRef) else t): c for t, c in form.items()}  # noqa: E731
+    diff = named(a)
+    for t, c in named(b).items():
+        diff[t] = diff.get(t, 0) - c
+    return all(c == 0 for t, c in diff.items() if t != 1) and diff.get(1, 0) <= 0
 
 
 def _always_nonnegative(diff: dict, lanes: dict, ranges) -> bool:

@@ -347,7 +347,7 @@ def test_a_stopped_part_keeps_the_files_it_timed(tmp_path, monkeypatch):
         (tmp_path / name).mkdir()
         (tmp_path / name / f"regression_{name}.py").write_text(f"def regression_{name}_case():\n    pass\n")
 
-    def child(self, impl, path, phase, case=None):
+    def child(self, impl, path, phase, case=None, timeout=None):
         if "second" in path:
             raise KeyboardInterrupt  # the run stopped while timing the second file
         return {"cases": {"regression_first_case": {"status": "ok", "latency": 0.5 if impl == "tilelang" else 0.25}}}
@@ -359,3 +359,24 @@ def test_a_stopped_part_keeps_the_files_it_timed(tmp_path, monkeypatch):
     assert rows["regression_first_case"]["tile2triton"]["latency"] == 0.25
     assert rows["regression_second_case"]["skipped"] == "not reached (run stopped)"
     assert "not reached" in report.markdown(report.load([str(tmp_path / "out")]))
+
+
+def test_a_time_child_ends_by_the_deadline(tmp_path, monkeypatch):
+    """A file timed near the part's deadline gets the time left (at least 30 s), not the phase's whole
+    timeout: a child that hangs does not run the part past its deadline."""
+    from tilelang_regression_suite import run
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "regression_one.py").write_text("def regression_one_case():\n    pass\n")
+    given = []
+
+    def child(self, impl, path, phase, case=None, timeout=None):
+        given.append(timeout)
+        return {"cases": {"regression_one_case": {"status": "ok", "latency": 0.5}}}
+
+    monkeypatch.setattr(run.Runner, "child", child)
+    run.run_part(str(tmp_path), "1/1", "", str(tmp_path / "out"), 1, [], deadline=100, warm=False, time_timeout=240)
+    assert len(given) == 2 and all(90 <= t <= 100 for t in given), given
+    given.clear()
+    run.run_part(str(tmp_path), "1/1", "", str(tmp_path / "out"), 1, [], deadline=5, warm=False, time_timeout=240)
+    assert given == [30.0, 30.0]

@@ -56,7 +56,8 @@ class Runner:
         self.examples, self.site, self.out, self.timeouts = examples, site, out, timeouts
         self.variants = variants
 
-    def child(self, impl: str, path: str, phase: str, case: str | None = None) -> dict:
+    def child(self, impl: str, path: str, phase: str, case: str | None = None, timeout: float | None = None) -> dict:
+        """Run one child; ``timeout``: seconds it may take (default: the phase's)."""
         rel = os.path.relpath(path, self.examples).replace(os.sep, "__")
         prefix = "variants_" if self.variants else ""
         out = os.path.join(self.out, f"{prefix}{impl}_{phase}_{rel}{'__' + case if case else ''}.json")
@@ -67,7 +68,7 @@ class Runner:
         cmd = [sys.executable, os.path.join(HERE, "child.py"), *mode, impl, path, phase, out] + ([case] if case else [])
         t0 = time.time()
         try:
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.timeouts[phase])
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout or self.timeouts[phase])
             rc, tail = p.returncode, (p.stdout[-800:] + "\n" + p.stderr[-1500:]) if p.returncode else ""
         except subprocess.TimeoutExpired:
             rc, tail = "timeout", ""
@@ -131,7 +132,10 @@ def run_part(examples: str, part: str, site: str, out: str, jobs: int, substring
         if not any(runs(c) for c in cases_of(f)):
             rows += [{"file": rel, "case": c, "skipped": variant_of(c).describe()} for c in cases_of(f)]
             continue
-        results = {impl: runner.child(impl, f, "time") for impl in IMPLS}
+        # a child that hangs may not take the rest of the part's time (session 38: TileLang's time child of
+        # one file ran its whole 240 s, and the device call's limit stopped the files after it)
+        left = lambda: max(30.0, min(time_timeout, deadline - (time.time() - t0)))  # noqa: E731
+        results = {impl: runner.child(impl, f, "time", timeout=left()) for impl in IMPLS}
         samples = {impl: _samples(r) for impl, r in results.items()}
         for c in cases_of(f):
             if not runs(c):

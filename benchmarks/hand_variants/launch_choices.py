@@ -10,7 +10,13 @@ difference of the outputs from the default's.
   1 x 40 x 1024 (0.85x in session 34's H200 run; 255 registers a thread at 8 warps offline, Triton 3.6).
 
 Whether a launch choice closes either gap says if the cost model (runtime/tuning.py) or the code is the
-cause.  From the project root, with TileLang's examples (``.tl``: tools/carry_tilelang.sh):
+cause.  The backward's suspect, from arithmetic only: its grid is 8 heads x 16 row blocks x 2, block ``by``
+loops 16 - by times, and tile2triton's kernel (4 warps, 228 registers a thread and 83 KB of shared memory
+offline on Triton 3.6) fits two blocks an SM, so all 256 blocks are resident at once and an SM holding two
+16-iteration blocks sets the time; TileLang's (a TMA producer warpgroup beside one consumer warpgroup that
+takes 240 registers, 256 threads, 59 KB; ``tools/tilelang_cuda_source.py``) runs one block an SM, whose
+hardware queue hands the short blocks' SMs the second batch's long ones (about 17 iterations an SM).
+``w8`` (one block an SM by registers) tests that.  From the project root, with TileLang's examples (``.tl``: tools/carry_tilelang.sh):
 
     PYTHONPATH=. python3 benchmarks/hand_variants/launch_choices.py .tlx/examples bwd_bshd
 """

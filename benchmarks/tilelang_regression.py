@@ -67,7 +67,8 @@ def main(argv=None) -> int:
     p.add_argument("--variants", nargs="?", type=int, const=1, default=0, choices=(1, 2), metavar="SET",
                    help="each case at its shape in variants.py's set SET (1, the default, or 2)")  # fmt: skip
     p.add_argument("--no-warm", action="store_true", help="skip the warm phase (caches already warm)")
-    p.add_argument("--deadline", type=int, default=560, help="seconds after which no further file is timed")
+    p.add_argument("--deadline", type=int, default=560,
+                   help="seconds after which no further file is timed (a file timed near it gets the time left, at least 30 s)")  # fmt: skip
     p.add_argument("--warm-timeout", type=int, default=420)
     p.add_argument("--time-timeout", type=int, default=240)
     p.add_argument("--summary", nargs="+", metavar="PART", help="merge part files/folders; print the section")

@@ -270,6 +270,7 @@ class KernelLowerer(RegisterAccess):
     params: list  # Buffer / Var of the PrimFunc, in order
     options: LoweringOptions
     let_count: dict = field(default_factory=dict)  # let Var -> how many times it is bound (the whole kernel)
+    once_lets: dict = field(default_factory=dict)  # let Var bound once in the kernel -> its value
     # what the statement being lowered sees (values, lane space, masks); saved and restored whole
     scope: Scope = field(default_factory=Scope)
     # where values live

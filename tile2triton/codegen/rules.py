@@ -170,7 +170,7 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
     trips = _trips(lw, s)
     short = trips is not None and trips < lw.options.split_min_trips  # a second pipeline fill not repaid
     split = (
-        find_split(s, lw.scope.ranges, lw.let_count, _lets_bound_once(lw))
+        find_split(s, lw.scope.ranges, lw.let_count, lw.once_lets)
         if lw.scope.lanes is None and not leaves and not short
         else None
     )
@@ -189,13 +189,6 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
         _emit_loop(lw, s, var_name, middle, stop.node, step.node, False, trips)
         return
     _emit_loop(lw, s, var_name, start.node, stop.node, step.node, lo == 0, trips)
-
-
-def _lets_bound_once(lw: Lowerer) -> dict:
-    """Values of the kernel's names bound once (a loop's start among them)."""
-    return {
-        st.var: st.value for st in ir.walk(lw.kernel.body) if isinstance(st, ir.Let) and lw.let_count.get(st.var) == 1
-    }
 
 
 def _per_lane_bounds(lw: Lowerer, s: ir.For) -> bool:

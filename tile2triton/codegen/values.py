@@ -236,6 +236,7 @@ class Lowerer(Protocol):
     helpers: set
     following: list
     let_count: dict
+    once_lets: dict
     statement_serial: int
     scratch: object  # scratch.ScratchState
     descriptors: object  # descriptors.DescriptorState

@@ -65,6 +65,14 @@ def sink_window(root: str):
     return ex.flashattn, make, lambda kern: kern(q, k, v, sinks), lambda result: (result.float(),)
 
 
+def fresh(jit) -> None:
+    """Forget the kernels ``jit`` made, so that the next call makes a new one, which takes the forced choice
+    (session 38's version cleared only ``_kernels``, not the call cache: every choice ran the default)."""
+    inner = getattr(jit, "jit_impl", jit)  # an @autotune wrapper: its @jit, and the configuration it chose
+    for cache in (inner._calls, inner._kernels, getattr(jit, "_best", {})):
+        cache.clear()
+
+
 def main(root: str, case: str) -> None:
     install_tilelang_alias()
     torch.manual_seed(0)
@@ -74,14 +82,15 @@ def main(root: str, case: str) -> None:
         tuning.heuristic = lambda func, target, c=choice: heuristic(func, target) if c is None else c
         label = "default" if choice is None else choice.label()
         try:
-            getattr(jit, "_kernels", {}).clear()  # a fresh kernel object: its first call takes the choice
+            fresh(jit)
             kern = make()
             out = [x.clone() for x in outputs(call(kern))]
             torch.cuda.synchronize()
             ref = ref or out
+            taken = kern.launch_choice.label() if kern.launch_choice is not None else "?"
             err = max((a - b).abs().max().item() for a, b in zip(out, ref))
             us = do_bench(lambda: call(kern), warmup=25, rep=200) * 1000
-            print(f"{label:12s} {us:8.2f} us  err {err:.2e}", flush=True)
+            print(f"{label:12s} {us:8.2f} us  err {err:.2e}  ran {taken}", flush=True)
         except Exception as e:  # a choice that does not compile or fit
             print(f"{label:12s} failed: {type(e).__name__}: {str(e)[:150]}", flush=True)
 

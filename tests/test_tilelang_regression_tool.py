@@ -380,3 +380,27 @@ def test_a_time_child_ends_by_the_deadline(tmp_path, monkeypatch):
     given.clear()
     run.run_part(str(tmp_path), "1/1", "", str(tmp_path / "out"), 1, [], deadline=5, warm=False, time_timeout=240)
     assert given == [30.0, 30.0]
+
+
+def test_beyond_suite_cases_pair_up():
+    """benchmarks/beyond_suite: every regression_X calls process_func(run_X), and every run_X has SMALL sizes
+    (check_small.py's CPU run); read without importing (the files need a TileLang checkout)."""
+    import ast
+
+    files = sorted((ROOT / "benchmarks" / "beyond_suite").glob("*/regression_*.py"))
+    assert files
+    for path in files:
+        tree = ast.parse(path.read_text())
+        funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        small = next(
+            n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SMALL"
+        )
+        small_keys = {k.value for k in small.keys} if isinstance(small, ast.Dict) else None
+        cases = [name for name in funcs if name.startswith("regression_")]
+        assert cases, path
+        for name in cases:
+            run = "run_" + name[len("regression_") :]
+            calls = [c for c in ast.walk(funcs[name]) if isinstance(c, ast.Call)]
+            assert any(getattr(a, "id", None) == run for c in calls for a in c.args), (path.name, name)
+            assert run in funcs, (path.name, run)
+            assert small_keys is None or run in small_keys, (path.name, run)

@@ -199,6 +199,9 @@ class LoweringOptions:
     # a global row several T.Parallel statements of one block read, loaded once into a fragment
     # (passes/row_once.py; TILE2TRITON_ROW_ONCE)
     row_once: bool = True
+    # a global-to-global T.copy past 64 elements a thread as a loop of exact parts of its region
+    # (passes/global_copy_chunks.py; TILE2TRITON_GLOBAL_COPY_CHUNKS)
+    global_copy_chunks: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True

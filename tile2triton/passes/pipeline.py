@@ -22,6 +22,7 @@ from .column_split import split_columns
 from .compact_guarded import compact_guarded_loops
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
+from .global_copy_chunks import chunk_global_copies
 from .grid_split import split_grid_barriers
 from .order_global import order_global_accesses
 from .parallel_updates import accumulate_parallel_updates
@@ -114,6 +115,11 @@ def _prefetch_indices(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(prefetch_indices(kernel))
 
 
+def _global_copy_chunks(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a global-to-global copy larger than the registers hold: a loop of exact parts, not one padded tile
+    return KernelRewrite(chunk_global_copies(kernel, launch_warps(options, kernel.threads), options.warp_size))
+
+
 def _order_global_accesses(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # a barrier where a statement could overtake another's access to one global buffer
     return KernelRewrite(order_global_accesses(kernel))
@@ -130,6 +136,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("row-once", ("row_once",), _load_rows_once),
     ("compact-guarded-loops", ("compact_guarded_loops",), _compact_guarded_loops),
     ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),
+    ("global-copy-chunks", ("global_copy_chunks",), _global_copy_chunks),
     ("order-global-accesses", (), _order_global_accesses),
 )
 

@@ -54,7 +54,7 @@ _SWITCHES = (
     "warp_aggregated_atomics", "on_chip_scratch", "shared_scratch",
     "vectorize_atomic_loops", "trip_bounds", "split_min_trips", "forward_stages", "global_mirrors",
     "column_split", "defer_sums", "defer_reducers", "gemm_parts", "staged_atomics", "licm_guard",
-    "prefetch_indices", "row_once", "column_chunks", "compact_guarded_loops",
+    "prefetch_indices", "row_once", "column_chunks", "compact_guarded_loops", "global_copy_chunks",
 )  # fmt: skip
 
 

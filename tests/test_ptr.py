@@ -359,3 +359,13 @@ def test_gpu_source_compiles_for_hopper(tmp_path):
         done = subprocess.run([sys.executable, str(ROOT / "tools" / "compile_check.py"), str(path)], env=env,
                               capture_output=True, text=True, timeout=300)  # fmt: skip
         assert done.returncode == 0 and "ok   " in done.stdout, done.stdout + done.stderr
+
+
+def test_contiguous_table_tensor_is_hinted_aligned():
+    """A contiguous T.make_tensor over a table element is hinted 16-byte aligned (Triton then copies 16 bytes
+    at a time, as TileLang does); a strided view over one is not (its base need not be aligned), nor one over a
+    T.ptr parameter (Triton specialises the integer's divisibility itself)."""
+    hinted = tilelang.compile(grouped_gemm_ptr([9, 20], 24, 40, 16, 16, 16)).lowered(False).source
+    assert hinted.count("tl.multiple_of(") == 3  # A, B and C
+    strided = tilelang.compile(strided_gather(3, 7, 13)).lowered(False).source
+    assert "tl.multiple_of(" not in strided  # a strided view over a table element; Out is a T.ptr parameter

@@ -77,14 +77,47 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
 
 @lowers(ir.MakeTensor)
 def lower_make_tensor(lw: Lowerer, s: ir.MakeTensor) -> None:
-    """``T.make_tensor``: the address becomes a typed pointer, used as a parameter's would be."""
+    """``T.make_tensor``: the address becomes a typed pointer, used as a parameter's would be.  A contiguous
+    tensor (row-major strides) over an element of a pointer table takes its base as 16-byte aligned, as
+    TileLang's vectorized and asynchronous copies take every buffer's: without the hint Triton knows nothing of
+    an address loaded from memory and copies element by element (TileLang's grouped GEMM over a pointer table,
+    offline for sm_90: 48 two-byte loads a K step and no ``cp.async``; with it, ``cp.async`` of 16 bytes and
+    140 -> 64 registers).  A strided view (a sub-block of a larger tensor, whose base need not be aligned), an
+    address computed from one (``ptr + offset``) and a ``T.ptr`` parameter (Triton specialises an integer
+    argument on its divisibility by 16 itself) get no hint."""
     buf = s.buffer
     address = lw.scalar(buf.address, "the address of T.make_tensor")
     node = address.node
     if address.dtype.kind == "ptr":  # a T.ptr parameter: Triton types a Python int by its value
         node = P.to(node, DTYPES["int64"])
     pointer = P.call(P.attr(node, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)))
+    if _row_major(buf) and _loads_pointer(buf.address):
+        pointer = P.call("tl.multiple_of", pointer, P.const(16))  # on the pointer: Triton drops an integer's hint
     lw.pointers[buf] = lw.assign(buf.name, pointer)
+
+
+def _row_major(buf: ir.Buffer) -> bool:
+    """Are ``buf``'s strides those of its shape, row-major (known when compiling)?"""
+    if buf.strides is None:
+        return True
+    expected = 1
+    for extent, stride in reversed(list(zip(buf.shape, buf.strides))):
+        if static(stride) != expected or static(extent) is None:
+            return False
+        expected *= static(extent)
+    return True
+
+
+def _loads_pointer(address: ir.Expr) -> bool:
+    """Is ``address`` an element of a table of addresses, as loaded (``A_ptrs[i]`` of a ``T.Tensor([G], T.ptr)``,
+    stored as int64)?"""
+    while isinstance(address, ir.Cast):
+        address = address.value
+    return (
+        isinstance(address, ir.Load)
+        and address.buffer.scope == ir.GLOBAL
+        and (address.buffer.dtype.kind == "ptr" or (address.buffer.dtype.is_int and address.buffer.dtype.bits == 64))
+    )
 
 
 # ------------------------------------------------------------------------------ scalars

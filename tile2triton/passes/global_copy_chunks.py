@@ -89,7 +89,9 @@ def _chunked(s: ir.Copy, budget: int) -> list | None:
 
 
 def _narrowed(s: ir.Copy, ds: int, dd: int, start: int, width: int) -> ir.Copy:
-    return ir.Copy(s.loc, _sub(s.src, ds, ir.Const(start, INT32), width), _sub(s.dst, dd, ir.Const(start, INT32), width))
+    return ir.Copy(
+        s.loc, _sub(s.src, ds, ir.Const(start, INT32), width), _sub(s.dst, dd, ir.Const(start, INT32), width)
+    )
 
 
 def _sub(region: ir.Region, dim: int, offset, extent: int) -> ir.Region:

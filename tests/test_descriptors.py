@@ -127,6 +127,33 @@ def test_generated_source(monkeypatch):
     assert "tl.store(C + offs" in loop  # the epilogue (after the loop) stays a masked pointer store
 
 
+def test_disable_tma_keeps_pointer_loads(monkeypatch, dev):
+    """``T.copy(..., disable_tma=True)``: that copy loads through pointers, the others still by descriptor."""
+    monkeypatch.setenv("TILE2TRITON_TENSOR_DESCRIPTORS", "1")
+    M, N, K, b = 72, 88, 104, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, b), T.ceildiv(M, b), threads=128) as (bx, by):
+            A_s = T.alloc_shared((b, b), "float16")
+            B_s = T.alloc_shared((b, b), "float16")
+            C_l = T.alloc_fragment((b, b), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, b), num_stages=2):
+                T.copy(A[by * b, k * b], A_s, disable_tma=True)
+                T.copy(B[k * b, bx * b], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * b, bx * b])
+
+    kernel = tilelang.compile(main, out_idx=[-1])
+    source = kernel.get_kernel_source(interpret=True)
+    assert "A_desc" not in source and "A_s = tl.load(A + " in source
+    assert "B_s = B_desc.load(" in source
+    a = torch.randn(M, K, dtype=torch.float16, device=dev)
+    w = torch.randn(K, N, dtype=torch.float16, device=dev)
+    torch.testing.assert_close(kernel(a, w), a.double().matmul(w.double()).float(), rtol=2e-3, atol=2e-3)
+
+
 def test_off_by_default_in_the_interpreter(monkeypatch):
     monkeypatch.delenv("TILE2TRITON_TENSOR_DESCRIPTORS", raising=False)
     kernel = tilelang.compile(gemm(72, 88, 104, 32, 32, 32), out_idx=[-1])

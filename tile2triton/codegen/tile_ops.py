@@ -128,7 +128,7 @@ def _lower_copy(lw: Lowerer, s: ir.Copy) -> None:
     _check_collective(lw, [src.buffer, dst.buffer], "T.copy")
     base = dst if _scope_rank(dst.buffer) > _scope_rank(src.buffer) else src
     stage = _stage_key(lw, dst) if not lw.scope.conds else None
-    box = descriptor_load(lw, src, dst, stage=stage is not None and lw.options.tma_stages)
+    box = None if s.disable_tma else descriptor_load(lw, src, dst, stage=stage is not None and lw.options.tma_stages)
     read = _stage_key(lw, src)
     known = lw.forwards.get(src.buffer) if read is not None else None
     forwarded = known[1] if known is not None and known[0] == read[0] else None

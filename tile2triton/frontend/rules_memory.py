@@ -31,7 +31,7 @@ def bind_copy(b: BinderLike, node, args):
     src_ext, dst_ext = legalize_pairwise_extents(src_ext, dst_ext)
     src, dst = to_region(src, src_ext), to_region(dst, dst_ext)
     if not _copy_with_run_time_extents(b, src, dst, node):
-        b.emit(ir.Copy(b.loc(node), src, dst))
+        b.emit(ir.Copy(b.loc(node), src, dst, disable_tma=args.get("disable_tma") is True))
     return None
 
 

@@ -266,6 +266,7 @@ class If(Stmt):
 class Copy(Stmt):
     src: object  # Region, or Expr for a scalar copy
     dst: object
+    disable_tma: bool = False  # T.copy(..., disable_tma=True): plain loads, never a tensor descriptor (TMA)
 
 
 @dataclass(eq=False)

@@ -97,7 +97,8 @@ def _narrowed(s: ir.Copy, ds: int, dd: int, start: int, width: int) -> ir.Copy:
 def _sub(region: ir.Region, dim: int, offset, extent: int) -> ir.Region:
     """``region`` from ``offset`` past its start on ``dim``, ``extent`` long there."""
     starts = list(region.starts)
-    starts[dim] = _plus(starts[dim], offset)
+    start = starts[dim]
+    starts[dim] = _plus(ir.Const(start, INT32) if isinstance(start, int) else start, offset)
     extents = list(region.extents)
     extents[dim] = extent
     return ir.Region(region.buffer, tuple(starts), tuple(extents))

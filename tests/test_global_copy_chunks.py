@@ -71,3 +71,20 @@ def test_switch_off_keeps_the_tile(monkeypatch):
     assert source.count("tl.store(") == 1
     monkeypatch.delenv("TILE2TRITON_GLOBAL_COPY_CHUNKS")
     assert tilelang.compile(postprocess(150, 144, 40)).get_kernel_source().count("tl.store(") == 2
+
+
+def test_within_one_tensor_kept_whole():
+    """Regions of one tensor may overlap: the copy stays one tile, every element read before any is written."""
+
+    @T.prim_func
+    def main(A: T.Tensor((200, 300), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.copy(A[bx * 64 : bx * 64 + 64, :], A[bx * 64 + 32 : bx * 64 + 96, :])
+
+    (kernel,) = tilelang.compile(main).prim_func.kernels
+    assert chunk_global_copies(kernel, warps=4) is kernel
+    a = torch.randn(200, 300, device=DEV)
+    want = a.clone()
+    want[32:96] = a[0:64]
+    tilelang.compile(main)(a)
+    torch.testing.assert_close(a, want, rtol=0, atol=0)

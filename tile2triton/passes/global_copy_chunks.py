@@ -10,8 +10,8 @@ ptxas spilled 5.7 KB a thread (Triton 3.6, sm_90).
 Here such a copy becomes a loop nest of copies of at most ``ELEMS_PER_THREAD`` elements a thread, each an
 exact part of the region (no new masks): a dim whose extent is not a power of two is first cut into its
 powers of two (576 = 512 + 64: a copy each), then the outer dims (and, where still too large, the inner one)
-are walked in chunks of a power of two that divides them.  Copies that already fit, or whose extents are not
-static, stay as written.
+are walked in chunks of a power of two that divides them.  Copies that already fit, whose extents are not
+static, or within one tensor (whose regions may overlap) stay as written.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def chunk_global_copies(kernel: ir.Kernel, warps: int, warp_size: int = 32) -> i
     budget = ELEMS_PER_THREAD * warps * warp_size
     replace = {}
     for s in ir.walk(kernel.body):
-        if isinstance(s, ir.Copy) and _global(s.src) and _global(s.dst) and not _per_thread(s):
+        if isinstance(s, ir.Copy) and _global(s.src) and _global(s.dst) and not _per_thread(s) and not _same(s):
             made = _chunked(s, budget)
             if made is not None:
                 replace[id(s)] = made
@@ -45,6 +45,11 @@ def chunk_global_copies(kernel: ir.Kernel, warps: int, warp_size: int = 32) -> i
 
 def _global(region) -> bool:
     return isinstance(region, ir.Region) and region.buffer.scope == ir.GLOBAL
+
+
+def _same(s: ir.Copy) -> bool:
+    """Within one tensor (regions that may overlap): kept whole, every element read before any is written."""
+    return s.src.buffer.root is s.dst.buffer.root or s.src.buffer is s.dst.buffer
 
 
 def _per_thread(s: ir.Copy) -> bool:

@@ -22,6 +22,7 @@ import ast
 import dataclasses
 
 from .. import ir
+from ..ir.exprs import static
 from ..language.dtypes import DTYPES, is_packed, is_packed_fp4, is_packed_int4
 from . import pyast as P
 from .values import Tile, is_literal, literal_value
@@ -119,33 +120,100 @@ def nibble(t: Tile) -> Tile:
     return Tile(P.to(P.binop("&", t.node, P.const(15)), UINT8), UINT8, t.axes)
 
 
-def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset()) -> None:
+def pairs_whole(lw, buf, idx: list, idx_ir: list) -> bool:
+    """Does every aligned pair of the store's last lane axis write one whole byte, for every block?  So when
+    that axis walks the buffer's contiguous last dim (index ``X + j``, ``X`` even), every other dim's offset
+    is even, and nothing masks the axis (its extent a power of two, its bound proved, no condition on it):
+    TileLang's quantization kernels (``T.copy(y_shared, quant[bx * 32, by * 32])``) need no nibble fallback."""
+    lanes = lw.scope.lanes
+    if lanes is None or lanes.padded[-1] < 2 or lanes.extents[-1] != lanes.padded[-1]:
+        return False
+    k = lanes.rank - 1
+    var = lanes.vars[k]
+    if k in lw.cond_axes() or len(idx_ir) != len(buf.shape) or any(e is None for e in idx_ir):
+        return False
+    for d, (t, e, stride) in enumerate(zip(idx, idx_ir, buf.strides)):
+        stride = static(stride)
+        if var not in _vars(e):
+            if k in t.axes or stride is None or not (stride % 2 == 0 or _even(e, lanes.vars)):
+                return False
+            continue
+        rest = _minus_var(e, var)
+        if d != len(idx_ir) - 1 or stride != 1 or rest is None or not _even(rest, lanes.vars):
+            return False
+        if not (lw.scope.ranges.below(e, buf.shape[d]) and lw.scope.ranges.nonneg(e)):
+            return False  # a bound on the axis would mask one lane of a pair
+    return True
+
+
+def _vars(e) -> set:
+    return {n.var for n in ir.iter_expr_tree(e) if isinstance(n, ir.VarRef)}
+
+
+def _minus_var(e, var):
+    """``e`` less the variable ``var`` where ``e`` is ``var``, ``X + var`` or ``var + X`` (X free of it); else None."""
+    if isinstance(e, ir.VarRef) and e.var is var:
+        return ir.Const(0, DTYPES["int32"])
+    if isinstance(e, ir.BinOp) and e.op == "+":
+        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(b, ir.VarRef) and b.var is var and var not in _vars(a):
+                return a
+    return None
+
+
+def _even(e, lane_vars) -> bool:
+    """Is the integer ``e`` even, whatever the block and lane (a product with an even constant, a sum of even terms)?"""
+    if isinstance(e, ir.Const):
+        return isinstance(e.value, int) and e.value % 2 == 0
+    if isinstance(e, ir.Cast):
+        return _even(e.value, lane_vars)
+    if isinstance(e, ir.BinOp):
+        if e.op in ("+", "-"):
+            return _even(e.lhs, lane_vars) and _even(e.rhs, lane_vars)
+        if e.op == "*":
+            return _even(e.lhs, lane_vars) or _even(e.rhs, lane_vars)
+        if e.op == "<<":
+            return static(e.rhs) is not None and static(e.rhs) >= 1
+    return False
+
+
+def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset(), whole=False) -> None:
     """``buf[idx] = code``.  A tile whose last axis runs over consecutive elements writes each aligned
     pair of lanes as one whole byte; the other lanes (an odd start, a tile edge, a masked partner)
-    write their nibble with ``_fp4_store``'s atomics."""
-    lw.helpers.add("_fp4_store")
+    write their nibble with ``_fp4_store``'s atomics.  ``whole``: every pair is known whole
+    (``pairs_whole``): the byte stores alone, under the pair's one mask."""
     base = P.name(lw.pointer(buf))
     lanes = lw.scope.lanes
     rank = lanes.rank if lanes is not None else 0
     if not rank or rank - 1 not in axes or lanes.padded[rank - 1] < 2:
+        lw.helpers.add("_fp4_store")
         lw.emit(P.expr_stmt(P.call("_fp4_store", base, offs, code.node, _mask(mask))))
         return
     shape = [lanes.padded[k] if k in axes else 1 for k in range(rank)]
     pairs = [*shape[:-1], shape[-1] // 2, 2]
 
-    def split(node, dt, hint):
+    def split(node, dt, hint, keep_hi=True):
         if dt.kind == "bool":  # a mask: broadcast with `&` (a sum of booleans is an integer)
             ones = P.binop("==", P.call("tl.zeros", P.list_(shape), P.dtype(DTYPES["int32"])), P.const(0))
             full = P.binop("&", ones, node)
         else:
             full = P.binop("+", node, P.call("tl.zeros", P.list_(shape), P.dtype(dt)))
-        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi")
+        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi") if keep_hi else "_"
         target = ast.Tuple([P.store_name(lo), P.store_name(hi)], ast.Store())
         lw.emit(ast.Assign([target], P.call("tl.split", P.call("tl.reshape", full, P.list_(pairs)))))
         return P.name(lo), P.name(hi)
 
-    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs")
+    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs", keep_hi=not whole)
     code_lo, code_hi = split(code.node, UINT8, "pair_code")
+    byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
+    if whole:  # the pair's two lanes share their mask: the low lane's
+        pair_mask = split(mask, DTYPES["bool"], "pair_mask", keep_hi=False)[0] if mask is not None else None
+        store = P.call("tl.store", P.binop("+", base, P.binop("//", offs_lo, P.const(2))), P.to(byte, UINT8))
+        if pair_mask is not None:
+            store.keywords.append(ast.keyword("mask", pair_mask))
+        lw.emit(P.expr_stmt(store))
+        return
+    lw.helpers.add("_fp4_store")
     whole = P.and_all([
         P.binop("==", offs_hi, P.binop("+", offs_lo, P.const(1))),
         P.binop("==", P.binop("%", offs_lo, P.const(2)), P.const(0)),
@@ -154,7 +222,6 @@ def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=froze
         mask_lo, mask_hi = split(mask, DTYPES["bool"], "pair_mask")
         whole = P.and_all([mask_lo, mask_hi, whole])
     whole = P.name(lw.assign("whole_byte", whole))
-    byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
     lw.emit(P.expr_stmt(P.call("tl.store", P.binop("+", base, P.binop("//", offs_lo, P.const(2))), P.to(byte, UINT8),
                                mask=whole)))  # fmt: skip
     # the lanes of the pairs not written whole: their nibbles

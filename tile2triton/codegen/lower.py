@@ -724,11 +724,10 @@ class KernelLowerer(RegisterAccess):
         if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
             on_chip.store(self, buf, offs, mask, self.cast(value, buf.dtype).node)
             return
-        if fp4.is_packed_fp4(buf.dtype):
-            fp4.store(self, buf, offs, self.cast(value, buf.dtype), mask, axes)
-            return
-        if fp4.is_packed_int4(buf.dtype):
-            fp4.store(self, buf, offs, fp4.nibble(self.cast(value, buf.dtype)), mask, axes)
+        if fp4.is_packed(buf.dtype):
+            whole = fp4.pairs_whole(self, buf, idx, idx_ir)
+            code = self.cast(value, buf.dtype)
+            fp4.store(self, buf, offs, code if fp4.is_packed_fp4(buf.dtype) else fp4.nibble(code), mask, axes, whole)
             return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node

@@ -38,6 +38,30 @@ def test_seed_thread_view_binds_thread_var():
     assert func.constants == {"N": 100}
 
 
+# ---------------------------------------------------------------- run-time scalars annotated in the body
+
+
+@tilelang.jit
+def add_rows(A, B, M, N, block=32):
+    M: T.int32  # TileLang's eager-JIT notebook ("annotations for runtime variables"): a run-time size
+    A: T.Tensor[[M, N], T.float32]
+    B: T.Tensor[[M, N], T.float32]
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+        for i, j in T.Parallel(block, N):
+            C[bx * block + i, j] = A[bx * block + i, j] + B[bx * block + i, j] * 2.0
+    return C
+
+
+def test_scalars_annotated_in_the_body_are_runtime_arguments(dev):
+    for m in (37, 70):  # one kernel for both sizes: M is an argument, not a constant (N, unannotated, is one)
+        a, b = torch.randn(m, 45, device=dev), torch.randn(m, 45, device=dev)
+        assert_close(add_rows(a, b, m, 45), a.double() + b.double() * 2, 1e-5, 1e-5)
+        if m == 37:
+            before = stats.compiles
+    assert stats.compiles == before
+
+
 # ---------------------------------------------------------------- constants
 
 

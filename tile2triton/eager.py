@@ -16,7 +16,8 @@ k = copy.compile(N=4096, BLOCK_N=1024)   # a JITKernel; k(a) -> b
 
 Parameters fall in three kinds, fixed by the signature and the body:
 * tensors: declared in the body (``A: T.Tensor(...)``) or in the signature with ``T.Tensor``;
-* run-time scalars: annotated with a TileLang dtype in the signature (``x: T.float32 = 1``);
+* run-time scalars: annotated with a TileLang dtype in the signature (``x: T.float32 = 1``) or in the body
+  before the kernel (``M: T.int32``, as TileLang's eager-JIT notebook declares run-time sizes);
 * everything else is a compile-time value (block sizes, dtypes, flags).
 
 Two caches, as in TileLang's ``JITFunc``: phase 1 (keyed by the compile-time values) learns where
@@ -239,6 +240,18 @@ class EagerFunction:
                 self.scalars[a.arg] = ann
             elif isinstance(ann, TensorType):
                 self.signature_tensors.add(a.arg)
+        for st in tree.body:  # ``M: T.int32`` in the body: TileLang's annotation of a run-time scalar parameter
+            target = getattr(st, "target", None)
+            if not (isinstance(st, ast.AnnAssign) and st.value is None and isinstance(target, ast.Name)):
+                continue
+            if target.id not in self.index or target.id in self.scalars:
+                continue
+            try:
+                ann = binder.expr(st.annotation)
+            except TileLangCompileError:
+                continue
+            if isinstance(ann, DType):
+                self.scalars[target.id] = ann
         self.scalar_index = [self.index[n] for n in self.scalars]
         # all-positional arities the generated entry serves: the parameters after them have defaults
         kwonly = [a.arg for a in tree.args.kwonlyargs]

@@ -124,6 +124,8 @@ class EagerBinder(Binder):
         if self.kernel is not None:
             raise self.error(f"declare parameter '{name}' before 'with T.Kernel(...)'", node)
         if name in self.scalar_vars:
+            if self.expr(node.annotation) == self.scalar_vars[name].dtype:
+                return  # ``M: T.int32`` in the body: the run-time scalar the signature scan found (eager.py)
             raise self.error(f"parameter '{name}' is already a scalar ({self.scalar_vars[name].dtype.name})", node)
         if name in self.tensor_decls:
             raise self.error(f"parameter '{name}' is declared twice", node)

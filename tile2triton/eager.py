@@ -229,29 +229,23 @@ class EagerFunction:
         self.scalars: dict[str, DType] = {}
         self.signature_tensors: set = set()
         binder = Binder(source)
-        for a in args:
-            if a.annotation is None:
+        # the signature's annotations, then the body's ``M: T.int32`` (TileLang's annotation of a run-time
+        # scalar parameter; a tensor declared in the body is a body declaration, not a signature tensor)
+        annotated = [(a.arg, a.annotation, True) for a in args if a.annotation is not None]
+        annotated += [(st.target.id, st.annotation, False) for st in tree.body
+                      if isinstance(st, ast.AnnAssign) and st.value is None and isinstance(st.target, ast.Name)
+                      and st.target.id in self.index]  # fmt: skip
+        for name, annotation, in_signature in annotated:
+            if name in self.scalars:
                 continue
             try:
-                ann = binder.expr(a.annotation)
+                ann = binder.expr(annotation)
             except TileLangCompileError:
                 continue
             if isinstance(ann, DType):
-                self.scalars[a.arg] = ann
-            elif isinstance(ann, TensorType):
-                self.signature_tensors.add(a.arg)
-        for st in tree.body:  # ``M: T.int32`` in the body: TileLang's annotation of a run-time scalar parameter
-            target = getattr(st, "target", None)
-            if not (isinstance(st, ast.AnnAssign) and st.value is None and isinstance(target, ast.Name)):
-                continue
-            if target.id not in self.index or target.id in self.scalars:
-                continue
-            try:
-                ann = binder.expr(st.annotation)
-            except TileLangCompileError:
-                continue
-            if isinstance(ann, DType):
-                self.scalars[target.id] = ann
+                self.scalars[name] = ann
+            elif isinstance(ann, TensorType) and in_signature:
+                self.signature_tensors.add(name)
         self.scalar_index = [self.index[n] for n in self.scalars]
         # all-positional arities the generated entry serves: the parameters after them have defaults
         kwonly = [a.arg for a in tree.args.kwonlyargs]

@@ -40,14 +40,10 @@ def bwd_bshd(root: str):
     """(the example's jit factory, a kernel maker, a call, the outputs a call leaves) for the causal backward."""
     sys.path.insert(0, os.path.join(root, "flash_attention"))
     ex = importlib.import_module("example_mha_bwd_bshd")
-    B, H, N, D = 2, 8, 1024, 64
-    q = torch.randn(B, N, H, D, device="cuda", dtype=torch.half)
-    k, v, do = torch.randn_like(q), torch.randn_like(q), torch.randn_like(q)
-    lse = torch.randn(B, H, N, device="cuda").abs() + 3
-    delta = torch.randn(B, H, N, device="cuda")
-    dq = torch.zeros(B, N, H, D, device="cuda", dtype=torch.float32)
-    dk, dv = torch.empty_like(q), torch.empty_like(q)
-    make = lambda: ex.flashattn_bwd(B, H, N, D, True, 64, 64)  # noqa: E731
+    from bwd_causal_variants import BLOCK, B, D, H, N, inputs  # the same shape and inputs as its text edits
+
+    q, k, v, do, lse, delta, dq, dk, dv = inputs()
+    make = lambda: ex.flashattn_bwd(B, H, N, D, True, BLOCK, BLOCK)  # noqa: E731
     call = lambda kern: kern(q, k, v, do, lse, delta, dq, dk, dv)  # noqa: E731
     return ex.flashattn_bwd, make, call, lambda result: (dk.float(), dv.float())
 

@@ -25,6 +25,7 @@ from .. import ir
 from ..ir.exprs import static
 from ..language.dtypes import DTYPES, is_packed, is_packed_fp4, is_packed_int4
 from . import pyast as P
+from .local_loops import vars_in
 from .values import Tile, is_literal, literal_value
 
 UINT8, INT8, INT32, UINT32 = DTYPES["uint8"], DTYPES["int8"], DTYPES["int32"], DTYPES["uint32"]
@@ -134,20 +135,16 @@ def pairs_whole(lw, buf, idx: list, idx_ir: list) -> bool:
         return False
     for d, (t, e, stride) in enumerate(zip(idx, idx_ir, buf.strides)):
         stride = static(stride)
-        if var not in _vars(e):
-            if k in t.axes or stride is None or not (stride % 2 == 0 or _even(e, lanes.vars)):
+        if var not in vars_in([e]):
+            if k in t.axes or stride is None or not (stride % 2 == 0 or _even(e)):
                 return False
             continue
         rest = _minus_var(e, var)
-        if d != len(idx_ir) - 1 or stride != 1 or rest is None or not _even(rest, lanes.vars):
+        if d != len(idx_ir) - 1 or stride != 1 or rest is None or not _even(rest):
             return False
         if not (lw.scope.ranges.below(e, buf.shape[d]) and lw.scope.ranges.nonneg(e)):
             return False  # a bound on the axis would mask one lane of a pair
     return True
-
-
-def _vars(e) -> set:
-    return {n.var for n in ir.iter_expr_tree(e) if isinstance(n, ir.VarRef)}
 
 
 def _minus_var(e, var):
@@ -156,22 +153,22 @@ def _minus_var(e, var):
         return ir.Const(0, DTYPES["int32"])
     if isinstance(e, ir.BinOp) and e.op == "+":
         for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if isinstance(b, ir.VarRef) and b.var is var and var not in _vars(a):
+            if isinstance(b, ir.VarRef) and b.var is var and var not in vars_in([a]):
                 return a
     return None
 
 
-def _even(e, lane_vars) -> bool:
+def _even(e) -> bool:
     """Is the integer ``e`` even, whatever the block and lane (a product with an even constant, a sum of even terms)?"""
     if isinstance(e, ir.Const):
         return isinstance(e.value, int) and e.value % 2 == 0
     if isinstance(e, ir.Cast):
-        return _even(e.value, lane_vars)
+        return _even(e.value)
     if isinstance(e, ir.BinOp):
         if e.op in ("+", "-"):
-            return _even(e.lhs, lane_vars) and _even(e.rhs, lane_vars)
+            return _even(e.lhs) and _even(e.rhs)
         if e.op == "*":
-            return _even(e.lhs, lane_vars) or _even(e.rhs, lane_vars)
+            return _even(e.lhs) or _even(e.rhs)
         if e.op == "<<":
             return static(e.rhs) is not None and static(e.rhs) >= 1
     return False

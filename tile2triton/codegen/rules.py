@@ -12,6 +12,7 @@ import ast
 
 from .. import ir
 from ..ir import BOOL, INT32
+from ..ir.evaluate import row_major_strides, same_exprs
 from ..ir.exprs import conjuncts, static, static_trips
 from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
@@ -97,15 +98,12 @@ def lower_make_tensor(lw: Lowerer, s: ir.MakeTensor) -> None:
 
 
 def _row_major(buf: ir.Buffer) -> bool:
-    """Are ``buf``'s strides those of its shape, row-major (known when compiling)?"""
+    """Are ``buf``'s strides those of its shape, row-major (none given, or the shape known when compiling)?"""
     if buf.strides is None:
         return True
-    expected = 1
-    for extent, stride in reversed(list(zip(buf.shape, buf.strides))):
-        if static(stride) != expected or static(extent) is None:
-            return False
-        expected *= static(extent)
-    return True
+    return all(static(e) is not None for e in buf.shape) and same_exprs(
+        tuple(buf.strides), row_major_strides(buf.shape)
+    )
 
 
 def _loads_pointer(address: ir.Expr) -> bool:

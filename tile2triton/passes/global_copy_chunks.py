@@ -49,7 +49,7 @@ def _global(region) -> bool:
 
 def _same(s: ir.Copy) -> bool:
     """Within one tensor (regions that may overlap): kept whole, every element read before any is written."""
-    return s.src.buffer.root is s.dst.buffer.root or s.src.buffer is s.dst.buffer
+    return s.src.buffer.root is s.dst.buffer.root
 
 
 def _per_thread(s: ir.Copy) -> bool:
@@ -83,9 +83,8 @@ def _chunked(s: ir.Copy, budget: int) -> list | None:
     if padded <= budget:
         return None
     *outer, (ds, dd, inner) = dims
-    parts = [(0, inner)] if next_pow2(inner) == inner else _parts(inner)
-    if parts is None:  # an inner extent of many small powers of two: kept whole (padded)
-        parts = [(0, inner)]
+    # an inner extent of many small powers of two is kept whole (padded)
+    parts = (_parts(inner) if next_pow2(inner) != inner else None) or [(0, inner)]
     out = []
     for start, width in parts:
         part = _narrowed(s, ds, dd, start, width) if len(parts) > 1 else s

@@ -15,6 +15,7 @@ from ..passes.pipeline import run_kernel_passes
 from . import gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
 from . import pyast as P
 from .fp4 import HELPERS as FP4_HELPERS
+from .held import HeldMisread, open_held
 from .intrinsics import check_fp8
 from .libm import HELPERS as LIBM_HELPERS
 from .lower import KernelLowerer, LoweringOptions
@@ -348,11 +349,13 @@ def lower_kernel(
     choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
     on_chip = on_chip_wanted(options, kernel)
     lanes_own = options.user_syncs
+    not_held = set()
     while True:
         try:
-            return _lower_kernel(
-                kernel, func, options, ScratchState(choice=choice, on_chip=on_chip, lanes_own=lanes_own)
-            )
+            state = ScratchState(choice=choice, on_chip=on_chip, lanes_own=lanes_own)
+            return _lower_kernel(kernel, func, options, state, frozenset(not_held))
+        except HeldMisread as misread:  # an access held.py did not foresee: that array as a tile
+            not_held.add(misread.buffer)
         except NeedsScratch as need:
             if need.buffer in choice:  # cannot happen: its accesses no longer take the register path
                 raise (need.__cause__ or need) from None
@@ -366,9 +369,9 @@ def lower_kernel(
 
 
 def _lower_kernel(
-    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, state: ScratchState
+    kernel: ir.Kernel, func: ir.PrimFunc, options: LoweringOptions, state: ScratchState, not_held: frozenset
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
-    lw = KernelLowerer(kernel, func.params, options, scratch=state)
+    lw = KernelLowerer(kernel, func.params, options, scratch=state, not_held=not_held)
     lw.scope.ranges.floor_below_zero = options.trip_bounds  # a loop's bounds from (bx * b - w) // b
     args = []
     arg_names = []
@@ -402,6 +405,7 @@ def _lower_kernel(
             lw.scope.ranges.set(var, 0, lw.scope.ranges.of(extent)[1] - 1)
     if kernel.thread_vars:
         open_thread_view(lw, kernel)
+        open_held(lw, kernel)
     prologue_at = len(lw.out)
     lw.lower_stmts(kernel.body)
     host_descriptors = [(name, args.index(buf), box) for name, buf, box in lw.descriptors.host]

@@ -35,7 +35,7 @@ def lower_local_loop(lw: Lowerer, s: ir.For, store_rule) -> bool:
     outer = {}  # the loop-invariant reads of local arrays, evaluated once before the axis opens
     for load in plan.invariant_reads:
         outer[id(load)] = lw.ev(load)
-    with _TrailingAxis(lw, s) as axis:
+    with TrailingAxis(lw, s) as axis:
 
         def substituted(e):
             return _replace_loads(e, lambda load: _local_value(lw, axis, plan, outer, load))
@@ -227,7 +227,7 @@ def _replace_loads(e, fn):
     return dataclasses.replace(e, **changes) if changes else e
 
 
-class _TrailingAxis:
+class TrailingAxis:
     """The loop variable as a new last lane axis, behind the lanes of the local arrays.  Values
     bound before the loop get a trailing unit axis (Triton broadcasts from the right)."""
 
@@ -267,7 +267,7 @@ class _TrailingAxis:
         self.lw.scope.restore(self.saved)
 
 
-def _local_value(lw: Lowerer, axis: _TrailingAxis, plan: _Plan, outer: dict, load: ir.Load):
+def _local_value(lw: Lowerer, axis: TrailingAxis, plan: _Plan, outer: dict, load: ir.Load):
     if id(load) in plan.axis_reads:  # ``local[k]`` for every k: the array itself
         rb = lw.regs[load.buffer]
         return Lowered(Tile(P.name(rb.name), load.buffer.dtype, frozenset(range(axis.rank + 1))))
@@ -282,7 +282,7 @@ def _local_value(lw: Lowerer, axis: _TrailingAxis, plan: _Plan, outer: dict, loa
     return None
 
 
-def _lower_fill(lw: Lowerer, s: ir.For, axis: _TrailingAxis, plan: _Plan, substituted) -> None:
+def _lower_fill(lw: Lowerer, s: ir.For, axis: TrailingAxis, plan: _Plan, substituted) -> None:
     saved_origin = lw.origin
     try:
         for position, st in enumerate(s.body):
@@ -315,7 +315,7 @@ def update_term(lw: Lowerer, store: ir.Store, f) -> Tile:
     return lw.cast(lw.ev(f), store.value.dtype)
 
 
-def _sum_over(lw: Lowerer, axis: _TrailingAxis, term: Tile) -> Tile:
+def _sum_over(lw: Lowerer, axis: TrailingAxis, term: Tile) -> Tile:
     """The sum of ``term`` over the loop's iterations, back in the lanes outside the loop."""
     if not term.axes:
         return Tile(P.binop("*", term.node, P.const(axis.n)), term.dtype)
@@ -435,7 +435,7 @@ def _lower_memory_nest(lw: Lowerer, s: ir.For) -> bool:
     outer = {id(load): lw.ev(load) for load in invariant}
     with contextlib.ExitStack() as axes:
         for loop in loops:
-            axes.enter_context(_TrailingAxis(lw, loop))
+            axes.enter_context(TrailingAxis(lw, loop))
 
         def value(load):
             t = outer.get(id(load))

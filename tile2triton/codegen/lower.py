@@ -29,6 +29,7 @@ from ..ir import BOOL, FLOAT32, INT32
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from ..passes.analysis import global_mirrors, known_below, known_nonneg
+from ..passes.held_locals import NOTHING, HeldLocals
 from . import atomics, e8m0, exits, fp4, on_chip, reductions, rules, scopes, scratch, tile_ops  # noqa: F401 - rule modules register on import
 from . import pyast as P
 from .descriptors import DescriptorState
@@ -202,6 +203,9 @@ class LoweringOptions:
     # a global-to-global T.copy past 64 elements a thread as a loop of exact parts of its region
     # (passes/global_copy_chunks.py; TILE2TRITON_GLOBAL_COPY_CHUNKS)
     global_copy_chunks: bool = True
+    # thread view: small local arrays indexed by constants once their loops are unrolled, held one
+    # value per element, those loops unrolled (passes/held_locals.py, codegen/held.py; TILE2TRITON_HELD_LOCALS)
+    held_locals: bool = True
     # atomics reading a staging buffer read the values stored into it; a loop of such atomics is
     # an axis of their T.Parallel (passes/staged_atomics.py, TILE2TRITON_STAGED_ATOMICS)
     staged_atomics: bool = True
@@ -297,6 +301,10 @@ class KernelLowerer(RegisterAccess):
     forwards: dict = field(default_factory=dict)
     # shared buffer -> passes.analysis.Mirror, once its copy is lowered (global_mirrors)
     mirrors: dict = field(default_factory=dict)
+    # thread view: local arrays held one value per element (held.py): which, and their elements
+    held: HeldLocals = NOTHING
+    not_held: frozenset = frozenset()  # arrays an earlier lowering of the kernel could not hold
+    held_elements: dict = field(default_factory=dict)  # ir.Buffer -> [RegBuf per element, row-major]
 
     # ------------------------------------------------------------------ plumbing
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
@@ -555,6 +563,11 @@ class KernelLowerer(RegisterAccess):
         x, y = literal_value(a.node), literal_value(b.node)
         if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_INT_OPS and (y or op in "+-*"):
             return Tile(P.const(_HOST_INT_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
+        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_BIT_OPS:
+            value = _HOST_BIT_OPS[op](x, y) if 0 <= y < e.dtype.bits or op not in ("<<", ">>") else None
+            lo, hi = e.dtype.int_range
+            if value is not None and lo <= value <= hi:  # ``1 << (i + 1)`` in an unrolled iteration
+                return Tile(P.const(value), e.dtype)
         if op in ("and", "or") or (op in ("&", "|") and a.dtype == b.dtype == BOOL):
             conjunction = op in ("and", "&")
             for known, other in ((a, b), (b, a)):
@@ -795,6 +808,7 @@ def _narrower_int(t: Tile, dtype) -> bool:
 
 
 _HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
+_HOST_BIT_OPS = {"<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor}
 
 
 def _masked_load(e: ir.Select) -> bool:

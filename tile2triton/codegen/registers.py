@@ -15,8 +15,8 @@ import ast
 from .. import ir
 from ..ir import BOOL, FLOAT32, INT32
 from ..language.dtypes import DType
+from . import held, scratch
 from . import pyast as P
-from . import scratch
 from .threads import in_thread_view
 from .values import (
     AtDim,
@@ -96,6 +96,8 @@ class RegisterAccess:
     def reg(self, buf: ir.Buffer) -> RegBuf:
         if buf in self.scratch.views:  # a tile operation's operand: the whole buffer as a tile
             return scratch.tile(self, buf)
+        if buf in self.held_elements:  # held by element (held.py): no tile to hand out
+            raise held.HeldMisread(buf)
         if buf not in self.regs:
             raise self.error(f"buffer '{buf.name}' is used before it is allocated")
         rb = self.regs[buf]
@@ -445,7 +447,7 @@ class RegisterAccess:
         self.assign_to(rb.name, P.call("tl.reshape", new, P.tuple_(rb.shape)) if len(rb.shape) > 1 else new)
 
     def reg_read(self, buf: ir.Buffer, indices) -> Tile:
-        rb = self.reg(buf)
+        rb = held.element(self, buf, indices) if buf in self.held_elements else self.reg(buf)
         if not rb.shape:  # a one-element buffer is a scalar, whatever the (necessarily zero) index
             return Tile(P.name(rb.name), buf.dtype)
         if rb.lanes is not None and rb.lanes is self.scope.lanes and len(rb.shape) == rb.lanes.rank:
@@ -548,7 +550,7 @@ class RegisterAccess:
         return P.to(picked, self.storage_dtype(dtype)) if fp8 else picked
 
     def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
-        rb = self.reg(buf)
+        rb = held.element(self, buf, indices) if buf in self.held_elements else self.reg(buf)
         lead = rb.lanes.rank if rb.lanes is not None else 0
         if len(rb.shape) == lead:  # one element (per iteration, for locals allocated in T.Parallel)
             if (

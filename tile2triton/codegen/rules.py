@@ -18,7 +18,7 @@ from ..language.dtypes import DTYPES
 from ..passes.analysis import first_access
 from ..passes.forward_shared import written_roots
 from ..passes.split import distinct_per_iteration, find_split
-from . import deferred, exits, scratch
+from . import deferred, exits, held, scratch
 from . import pyast as P
 from .gemm_kinds import accumulators_past_budget, hopper, runs_as_mma_sync
 from .local_loops import (
@@ -42,6 +42,8 @@ def lower_alloc(lw: Lowerer, s: ir.Alloc) -> None:
     buf = s.buffer
     if scratch.wanted(lw, buf):
         scratch.alloc(lw, buf)
+        return
+    if held.alloc(lw, buf):  # one value per element (held.py)
         return
     local_shape = tuple(next_pow2(d) for d in buf.shape)
     if all(d == 1 for d in buf.shape):
@@ -122,6 +124,8 @@ def _loads_pointer(address: ir.Expr) -> bool:
 @lowers(ir.Let)
 def lower_let(lw: Lowerer, s: ir.Let) -> None:
     value = lw.ev(s.value)
+    if held.binds_constant(lw, s, value):  # an index of a held array, in an unrolled iteration
+        return
     previous = lw.scope.env.get(s.var)
     if previous is not None and isinstance(previous.node, ast.Name):
         target = previous.node.id
@@ -170,8 +174,11 @@ def lower_store(lw: Lowerer, s: ir.Store) -> None:
 # ------------------------------------------------------------------------------ control flow
 @lowers(ir.For)
 def lower_for(lw: Lowerer, s: ir.For) -> None:
+    if held.unrolls(lw, s):  # it indexes an array held by element: one iteration at a time
+        held.unroll(lw, s, lower_store)
+        return
     leaves = bool(ir.loop_exits(s.body))  # break/continue: the iterations run one after another
-    if lw.options.vectorize_loops and not leaves:
+    if lw.options.vectorize_loops and not leaves and not held.touched_in(lw, s.body):
         if _is_map_loop(lw, s):
             _lower_map_loop(lw, s)
             return

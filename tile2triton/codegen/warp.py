@@ -310,6 +310,13 @@ def lower_shuffle(ctx: _Linear) -> ast.expr:
     elif e.op in ("shfl_down", "shfl_xor"):
         end = P.binop("|", lane, P.const(seg))
         source = P.call("tl.where", P.binop("<=", source, end), source, lane)
+    if ctx.size > 32 and ctx.size % 32 == 0 and ctx.group == 32:
+        # a gather along a warp's own 32 lanes, (..., warps, 32): Triton lowers it to one shfl.sync,
+        # where a gather along all the block's lanes goes through shared memory and a barrier
+        rows = P.tuple_(ctx.prefix + [ctx.size // 32, 32])
+        index = ctx.name("source", P.call("tl.reshape", P.call("tl.broadcast_to", source, P.tuple_(ctx.shape)), rows))
+        gathered = P.call("tl.gather", P.call("tl.reshape", values, rows), index, ctx.axis + 1)
+        return P.call("tl.reshape", gathered, P.tuple_(ctx.shape))
     # the source thread's lane in the linear view (a lane past the block's threads reads the last)
     index = P.call("tl.minimum", P.binop("+", P.binop("-", ids, lane), source), P.const(ctx.size - 1))
     if ctx.prefix:

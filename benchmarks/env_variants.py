@@ -1,0 +1,51 @@
+"""One case of a regression file (TileLang's or benchmarks/beyond_suite's), through tile2triton only, under
+several settings of tile2triton's environment variables: one child process each, the case's own
+``do_bench`` (tile2triton.profiler's: a median in ms).  For a switch's effect on one kernel, beside
+benchmarks/tilelang_regression.py, which times both implementations under one setting.
+
+    TILELANG_EXAMPLES=CHECKOUT/examples python3 benchmarks/env_variants.py FILE run_CASE \\
+        "" "TILE2TRITON_ON_CHIP_SCRATCH=on" "TILE2TRITON_HELD_LOCALS=0,TILE2TRITON_ON_CHIP_SCRATCH=on"
+
+Each setting is a comma-separated list of NAME=VALUE ("" for the defaults).  Prints one line a setting.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+
+def child(path: str, case: str) -> None:
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()
+    spec = importlib.util.spec_from_file_location("case", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    t0 = time.time()
+    ms = getattr(mod, case)()
+    print(f"RESULT {ms:.4f} {time.time() - t0:.1f}")
+
+
+def main() -> None:
+    if sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3])
+        return
+    path, case, settings = sys.argv[1], sys.argv[2], sys.argv[3:] or [""]
+    for setting in settings:
+        env = dict(os.environ)
+        env.update(kv.split("=", 1) for kv in setting.split(",") if kv)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", path, case], env=env, capture_output=True, text=True, timeout=600
+        )
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
+        if lines:
+            _, ms, seconds = lines[-1].split()
+            print(f"{case:32s} {setting or 'defaults':60s} {float(ms):9.4f} ms  (call {seconds} s with compiles)")
+        else:
+            print(f"{case:32s} {setting or 'defaults':60s} FAILED: {(proc.stderr or proc.stdout)[-300:]!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -45,6 +45,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_ROW_ONCE`` | on/off (default on) | a row of a global buffer that several ``T.Parallel`` statements of one block read along a lane (an index list: the score mask's and the gathers' ``Indices[..., base + j]``) is loaded once into a fragment before the first of them, each read taking the fragment (passes/row_once.py) |
 | ``TILE2TRITON_GLOBAL_COPY_CHUNKS`` | on/off (default on) | a ``T.copy`` from global to global memory larger than 64 elements a thread (padded) runs as a loop of exact parts of its region (a dim that is not a power of two cut into its powers of two first), not as one padded tile loaded whole (passes/global_copy_chunks.py) |
+| ``TILE2TRITON_BRANCH_COPIES`` | on/off (default on) | an ``if`` / ``else`` whose branches copy tiles of one global tensor into the same whole buffers from two places is one copy whose start the condition picks, so the software pipeliner stages it (passes/branch_copies.py) |
 | ``TILE2TRITON_HELD_LOCALS`` | on/off (default on) | in the thread view, a local array of at most 256 elements whose every index is a constant once the loops that index it are unrolled is held one value per element, those loops unrolled, as nvcc holds it; not one ``[threads, n]`` tile whose element accesses are one-hot selects (passes/held_locals.py, codegen/held.py) |
 | ``TILE2TRITON_COMPACT_GUARDED_LOOPS`` | on/off (default on) | a ``T.Pipelined`` loop whose body is one ``if`` on a mask read at the iteration (block-sparse GEMM's ``if BlockMask[by, bx, k]``) runs over the active iterations only, its body unguarded, as TileLang's pipeline counts its stages in active iterations (passes/compact_guarded.py) |
 | ``TILE2TRITON_PREFETCH_INDICES`` | on/off (default on) | a loop that reads an element of an index list at its iteration (``k = block_offset[bi]``, then tiles at ``k``) loads the next iteration's element at the top of each iteration into a register the loop carries: its latency runs under an iteration, not before the tile loads (passes/prefetch_indices.py) |
@@ -184,6 +185,8 @@ GLOBAL_COPY_CHUNKS_DEFAULT = True
 # passes/held_locals.py: example_hadamard (256 threads, 128 floats a thread) ran at 0.01x of TileLang with its array
 # as one [256, 128] tile, every element access a one-hot select
 HELD_LOCALS_DEFAULT = True
+# passes/branch_copies.py: block_causal_varlen_fwd (0.82x of TileLang) copied K and V under an if/else, unpipelined
+BRANCH_COPIES_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
 # ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's
 # sparse MLA backward's dKV atomics read the accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
@@ -273,6 +276,7 @@ VARIABLES = (
     "TILE2TRITON_ROW_ONCE",
     "TILE2TRITON_GLOBAL_COPY_CHUNKS",
     "TILE2TRITON_HELD_LOCALS",
+    "TILE2TRITON_BRANCH_COPIES",
     "TILE2TRITON_SHARED_SCRATCH",
     "TILE2TRITON_ON_CHIP_SCRATCH",
     "TILE2TRITON_BLOCK_SLICES",
@@ -405,6 +409,7 @@ class Settings:
     row_once: bool  # passes/row_once.py
     global_copy_chunks: bool  # passes/global_copy_chunks.py
     held_locals: bool  # passes/held_locals.py
+    branch_copies: bool  # passes/branch_copies.py
     staged_atomics: bool  # passes/staged_atomics.py
     column_chunks: bool  # passes/column_chunks.py
     interpret_env: bool  # TRITON_INTERPRET=1 is set
@@ -525,6 +530,7 @@ class Settings:
                 "TILE2TRITON_GLOBAL_COPY_CHUNKS", get("TILE2TRITON_GLOBAL_COPY_CHUNKS"), GLOBAL_COPY_CHUNKS_DEFAULT
             ),
             held_locals=flag("TILE2TRITON_HELD_LOCALS", get("TILE2TRITON_HELD_LOCALS"), HELD_LOCALS_DEFAULT),
+            branch_copies=flag("TILE2TRITON_BRANCH_COPIES", get("TILE2TRITON_BRANCH_COPIES"), BRANCH_COPIES_DEFAULT),
             compact_guarded_loops=flag(
                 "TILE2TRITON_COMPACT_GUARDED_LOOPS",
                 get("TILE2TRITON_COMPACT_GUARDED_LOOPS"),

@@ -203,6 +203,9 @@ class LoweringOptions:
     # a global-to-global T.copy past 64 elements a thread as a loop of exact parts of its region
     # (passes/global_copy_chunks.py; TILE2TRITON_GLOBAL_COPY_CHUNKS)
     global_copy_chunks: bool = True
+    # if/else branches that copy one global tensor's tiles into the same buffers from two places, as
+    # one copy from the place the condition picks (passes/branch_copies.py; TILE2TRITON_BRANCH_COPIES)
+    branch_copies: bool = True
     # thread view: small local arrays indexed by constants once their loops are unrolled, held one
     # value per element, those loops unrolled (passes/held_locals.py, codegen/held.py; TILE2TRITON_HELD_LOCALS)
     held_locals: bool = True

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import ir
 from .analysis import launch_warps
+from .branch_copies import merge_branch_copies
 from .check import check
 from .column_chunks import chunk_columns
 from .column_split import split_columns
@@ -100,6 +101,11 @@ def _forward_rings(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     return KernelRewrite(forward_rings(kernel))
 
 
+def _merge_branch_copies(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # if/else branches copying one tensor's tiles into one buffer from two places: one copy, its start picked
+    return KernelRewrite(merge_branch_copies(kernel))
+
+
 def _load_rows_once(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # a row of an index list that several T.Parallel statements read: one load into a fragment
     return KernelRewrite(load_rows_once(kernel, launch_warps(options, kernel.threads)))
@@ -133,6 +139,7 @@ KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], Kern
     ("column-chunks", ("column_chunks",), _chunk_columns),
     ("thread-copies", ("thread_copy_tiles", "forward_shared"), _thread_copies),
     ("forward-rings", ("forward_rings",), _forward_rings),
+    ("merge-branch-copies", ("branch_copies",), _merge_branch_copies),
     ("row-once", ("row_once",), _load_rows_once),
     ("compact-guarded-loops", ("compact_guarded_loops",), _compact_guarded_loops),
     ("prefetch-indices", ("prefetch_indices",), _prefetch_indices),

@@ -428,3 +428,32 @@ def test_few_warps_keeps_a_one_warp_source(monkeypatch, switch):
     assert tuning.heuristic(small, HOPPER).num_warps == (1 if switch == "1" else 4)
     big = prim(attention, 1, 2, 200, 64, 64, 64, 2, 128).prim_func
     assert tuning.heuristic(big, HOPPER).num_warps == 4
+
+
+def reverse_cumsum(rows, block):
+    """gdn's chunk cumsum: a 64-element tile on 256 threads."""
+
+    @T.prim_func
+    def main(G: T.Tensor((rows,), "float32"), Out: T.Tensor((rows,), "float32")):
+        with T.Kernel(T.ceildiv(rows, block), threads=256) as bx:
+            tile = T.alloc_shared((1, block), "float32")
+            T.copy(G[bx * block : (bx + 1) * block], tile[0, :])
+            T.cumsum(tile, dim=1, reverse=True)
+            T.copy(tile[0, :], Out[bx * block : (bx + 1) * block])
+
+    return main
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_tile_warps(monkeypatch, switch, dev):
+    """TILE2TRITON_TILE_WARPS: a kernel whose largest tile (64 elements) is smaller than its 256
+    threads launches with two warps, one element a thread; off, as written.  Results stay exact."""
+    monkeypatch.setenv("TILE2TRITON_TILE_WARPS", switch)
+    kernel = tilelang.compile(reverse_cumsum(300, 64))
+    want = tuning.LaunchChoice(2) if switch == "1" else tuning.LITERAL
+    assert tuning.heuristic(kernel.prim_func, HOPPER) == want
+    g = torch.randn(300, device=dev)
+    out = torch.full((300,), float("nan"), device=dev)
+    kernel(g, out)
+    ref = torch.cat([c.flip(0).cumsum(0).flip(0) for c in g.cpu().double().split(64)])
+    assert_close(out, ref, atol=1e-5, rtol=1e-5)

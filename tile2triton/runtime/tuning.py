@@ -296,6 +296,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
     choice = _by_shape(func)
+    if choice == LITERAL and settings.current().tile_warps:
+        choice = _tile_warps(func) or choice
     consumers = _consumer_warps(func)
     widest = _section_warps(func)
     if widest is not None and (consumers is None or widest < consumers):
@@ -310,6 +312,37 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         # would only split them further (minference's 64 x 64 attention tile over 8 warps)
         choice = LaunchChoice(consumers, choice.num_stages, choice.warp_specialize)
     return choice
+
+
+def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
+    """TILE2TRITON_TILE_WARPS: a block-view kernel without gemms whose every tile (buffers, T.Parallel
+    spaces, copied regions; padded) has fewer elements than its threads launches with the warps that
+    give each thread one element of the largest (gdn's chunk cumsum: a 64-element scan on 256 threads,
+    each element held by four).  None where the rule does not apply."""
+    if len(func.kernels) != 1:
+        return None
+    kernel = func.kernels[0]
+    if kernel.thread_vars:
+        return None
+    largest = 1
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Gemm):
+            return None
+        if isinstance(s, ir.Alloc) and s.buffer.scope != ir.GLOBAL:
+            tiles = [s.buffer.shape]
+        elif isinstance(s, ir.Parallel):
+            tiles = [s.extents]
+        elif isinstance(s, (ir.Copy, ir.Fill, ir.Reduce, ir.Scan, ir.Atomic)):
+            tiles = [r.extents for r in vars(s).values() if isinstance(r, ir.Region)]
+        else:
+            continue
+        for extents in tiles:
+            sizes = [static(x) for x in extents]
+            if None in sizes:
+                return None
+            largest = max(largest, math.prod(next_pow2(x) for x in sizes))
+    warps = max(1, largest // 32)
+    return LaunchChoice(warps) if warps < max(1, kernel.threads // 32) else None
 
 
 def _consumer_warps(func: ir.PrimFunc) -> int | None:

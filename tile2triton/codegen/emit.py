@@ -627,7 +627,8 @@ class _Printer(ast._Unparser):  # noqa: SLF001 - the stdlib printer, plus origin
 
     def traverse(self, node):
         origin = getattr(node, "t2t_origin", None) if isinstance(node, ast.stmt) else None
-        if origin is not None and origin.line and origin != self._last_origin and not isinstance(node, ast.FunctionDef):
+        quoted = origin is not None and origin.line and not getattr(node, "t2t_repeat", False)
+        if quoted and origin != self._last_origin and not isinstance(node, ast.FunctionDef):
             self._last_origin = origin
             text = linecache.getline(origin.file, origin.line).strip()
             if text:

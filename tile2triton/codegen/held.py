@@ -86,7 +86,11 @@ def unroll(lw: Lowerer, s: ir.For, store_rule) -> None:
     for v in range(*bounds):
         lw.scope.env[s.var] = Tile(P.const(v), INT32)
         lw.scope.ranges.set(s.var, v, v)
+        first = len(lw.out)
         lw.lower_stmts(s.body)
+        if v != bounds[0]:  # the source lines were quoted above the first iteration's statements
+            for st in lw.out[first:]:
+                st.t2t_repeat = True
 
 
 def binds_constant(lw: Lowerer, s: ir.Let, value: Tile) -> bool:

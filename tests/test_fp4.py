@@ -123,7 +123,10 @@ def test_fp4_tile_stores_of_whole_pairs_need_no_nibble_fallback(dev):
     X = _values(m, n, dev)
     Q = torch.full((m, n // 2), 0xA5, dtype=torch.uint8, device=dev)
     kernel = quant_rows(m, n, 16, 32)
-    assert "_fp4_store(" not in kernel.get_kernel_source()
+    src = kernel.get_kernel_source()
+    assert "_fp4_store(" not in src
+    # the bytes' offsets are the rows' halved plus the pair number: contiguous to Triton, so stored as vectors
+    assert "// 2 + tl.arange(0, 16)[None, :])" in src and "pair_offs" not in src
     kernel(X, Q)
     assert torch.equal(Q.cpu(), pack_ref(encode_ref(X.double() * 2)))
     assert "_fp4_store(" in quant_strided(m, n, 16, 32).get_kernel_source()

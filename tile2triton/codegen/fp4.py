@@ -174,11 +174,23 @@ def _even(e) -> bool:
     return False
 
 
-def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=frozenset(), whole=False) -> None:
+def pair_offsets(lw, buf, idx: list, idx_ir: list) -> ast.expr:
+    """The byte offsets of a whole-pair store (``pairs_whole``): the offset of the row and of the last
+    index's even start, halved, plus the pair's number along the last lane axis.  Triton sees them
+    contiguous and stores bytes as vectors; the low lanes' element offsets halved it does not."""
+    lanes = lw.scope.lanes
+    rank = lanes.rank
+    start = _minus_var(idx_ir[-1], lanes.vars[rank - 1])
+    row, _, _ = lw.global_address(buf, [*idx[:-1], lw.ev(start)], [*idx_ir[:-1], start])
+    pair = P.expand(P.call("tl.arange", 0, lanes.padded[rank - 1] // 2), rank - 1, rank)
+    return P.binop("+", P.binop("//", row, P.const(2)), pair)
+
+
+def store(lw, buf, offs: ast.expr, code: Tile, mask, axes=frozenset(), whole=False, packed=None) -> None:
     """``buf[idx] = code``.  A tile whose last axis runs over consecutive elements writes each aligned
     pair of lanes as one whole byte; the other lanes (an odd start, a tile edge, a masked partner)
     write their nibble with ``_fp4_store``'s atomics.  ``whole``: every pair is known whole
-    (``pairs_whole``): the byte stores alone, under the pair's one mask."""
+    (``pairs_whole``): the byte stores alone, under the pair's one mask, at ``packed`` (``pair_offsets``)."""
     base = P.name(lw.pointer(buf))
     lanes = lw.scope.lanes
     rank = lanes.rank if lanes is not None else 0
@@ -200,12 +212,17 @@ def store(lw, buf, offs: ast.expr, code: Tile, mask: ast.expr | None, axes=froze
         lw.emit(ast.Assign([target], P.call("tl.split", P.call("tl.reshape", full, P.list_(pairs)))))
         return P.name(lo), P.name(hi)
 
-    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs", keep_hi=not whole)
+    if not (whole and packed is not None):
+        offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs", keep_hi=not whole)
     code_lo, code_hi = split(code.node, UINT8, "pair_code")
     byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
     if whole:  # the pair's two lanes share their mask: the low lane's
-        pair_mask = split(mask, DTYPES["bool"], "pair_mask", keep_hi=False)[0] if mask is not None else None
-        store = P.call("tl.store", P.binop("+", base, P.binop("//", offs_lo, P.const(2))), P.to(byte, UINT8))
+        pair_mask = mask
+        if mask is not None and packed is None:
+            pair_mask = split(mask, DTYPES["bool"], "pair_mask", keep_hi=False)[0]
+        # (with ``packed``, the mask is the rows': pairs_whole proved none on the last axis, and it broadcasts)
+        byte_offs = packed if packed is not None else P.binop("//", offs_lo, P.const(2))
+        store = P.call("tl.store", P.binop("+", base, byte_offs), P.to(byte, UINT8))
         if pair_mask is not None:
             store.keywords.append(ast.keyword("mask", pair_mask))
         lw.emit(P.expr_stmt(store))

@@ -743,7 +743,9 @@ class KernelLowerer(RegisterAccess):
         if fp4.is_packed(buf.dtype):
             whole = fp4.pairs_whole(self, buf, idx, idx_ir)
             code = self.cast(value, buf.dtype)
-            fp4.store(self, buf, offs, code if fp4.is_packed_fp4(buf.dtype) else fp4.nibble(code), mask, axes, whole)
+            code = code if fp4.is_packed_fp4(buf.dtype) else fp4.nibble(code)
+            packed = fp4.pair_offsets(self, buf, idx, idx_ir) if whole else None
+            fp4.store(self, buf, offs, code, mask, axes, whole, packed)
             return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node

@@ -244,13 +244,25 @@ def test_two_accumulators_are_exact_at_either_warps(dev):
         assert_close(out, want, atol=1e-3, rtol=1e-3)
 
 
-def test_element_wise_kernels_keep_the_source_launch():
+def test_element_wise_kernels_keep_the_source_launch(monkeypatch):
+    """As written, unless their tile is smaller than the block (TILE2TRITON_TILE_WARPS: a warp per 32 elements)."""
+
+    @T.prim_func
+    def wide(A: T.Tensor((300,), "float32"), B: T.Tensor((300,), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            for i in T.Parallel(256):
+                B[bx * 256 + i] = A[bx * 256 + i] + 1.0
+
+    assert tuning.heuristic(tilelang.compile(wide, out_idx=[1]).prim_func, HOPPER) == tuning.LITERAL
+
     @T.prim_func
     def add(A: T.Tensor((300,), "float32"), B: T.Tensor((300,), "float32")):
         with T.Kernel(3, threads=256) as bx:
             for i in T.Parallel(128):
                 B[bx * 128 + i] = A[bx * 128 + i] + 1.0
 
+    assert tuning.heuristic(tilelang.compile(add, out_idx=[1]).prim_func, HOPPER) == tuning.LaunchChoice(4)
+    monkeypatch.setenv("TILE2TRITON_TILE_WARPS", "0")
     assert tuning.heuristic(tilelang.compile(add, out_idx=[1]).prim_func, HOPPER) == tuning.LITERAL
 
 

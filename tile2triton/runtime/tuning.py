@@ -288,6 +288,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       ``TILE2TRITON_GRID_STAGES``, only as many blocks count as a static grid gives an SM
       (``SMS``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
+    * a block-view kernel without gemms whose largest tile is smaller than its threads: a warp per
+      32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
     ``capability``: a runtime/target.Target or a CUDA capability tuple; the table applies to sm_90
@@ -315,7 +317,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
 
 
 def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
-    """TILE2TRITON_TILE_WARPS: a block-view kernel without gemms whose every tile (buffers, T.Parallel
+    """TILE2TRITON_TILE_WARPS (on; settings.py has the measurement): a block-view kernel without gemms whose every tile (buffers, T.Parallel
     spaces, copied regions; padded) has fewer elements than its threads launches with the warps that
     give each thread one element of the largest (gdn's chunk cumsum: a 64-element scan on 256 threads,
     each element held by four).  None where the rule does not apply."""

@@ -186,11 +186,12 @@ def pair_offsets(lw, buf, idx: list, idx_ir: list) -> ast.expr:
     return P.binop("+", P.binop("//", row, P.const(2)), pair)
 
 
-def store(lw, buf, offs: ast.expr, code: Tile, mask, axes=frozenset(), whole=False, packed=None) -> None:
+def store(lw, buf, offs: ast.expr, code: Tile, mask, axes=frozenset(), packed=None) -> None:
     """``buf[idx] = code``.  A tile whose last axis runs over consecutive elements writes each aligned
     pair of lanes as one whole byte; the other lanes (an odd start, a tile edge, a masked partner)
-    write their nibble with ``_fp4_store``'s atomics.  ``whole``: every pair is known whole
-    (``pairs_whole``): the byte stores alone, under the pair's one mask, at ``packed`` (``pair_offsets``)."""
+    write their nibble with ``_fp4_store``'s atomics.  ``packed``: every pair is known whole
+    (``pairs_whole``), these are the bytes' offsets (``pair_offsets``): the byte stores alone, under the
+    rows' mask (pairs_whole proved none on the last axis)."""
     base = P.name(lw.pointer(buf))
     lanes = lw.scope.lanes
     rank = lanes.rank if lanes is not None else 0
@@ -201,32 +202,26 @@ def store(lw, buf, offs: ast.expr, code: Tile, mask, axes=frozenset(), whole=Fal
     shape = [lanes.padded[k] if k in axes else 1 for k in range(rank)]
     pairs = [*shape[:-1], shape[-1] // 2, 2]
 
-    def split(node, dt, hint, keep_hi=True):
+    def split(node, dt, hint):
         if dt.kind == "bool":  # a mask: broadcast with `&` (a sum of booleans is an integer)
             ones = P.binop("==", P.call("tl.zeros", P.list_(shape), P.dtype(DTYPES["int32"])), P.const(0))
             full = P.binop("&", ones, node)
         else:
             full = P.binop("+", node, P.call("tl.zeros", P.list_(shape), P.dtype(dt)))
-        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi") if keep_hi else "_"
+        lo, hi = lw.names.fresh(f"{hint}_lo"), lw.names.fresh(f"{hint}_hi")
         target = ast.Tuple([P.store_name(lo), P.store_name(hi)], ast.Store())
         lw.emit(ast.Assign([target], P.call("tl.split", P.call("tl.reshape", full, P.list_(pairs)))))
         return P.name(lo), P.name(hi)
 
-    if not (whole and packed is not None):
-        offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs", keep_hi=not whole)
     code_lo, code_hi = split(code.node, UINT8, "pair_code")
     byte = P.binop("|", code_lo, P.binop("<<", code_hi, P.const(4)))
-    if whole:  # the pair's two lanes share their mask: the low lane's
-        pair_mask = mask
-        if mask is not None and packed is None:
-            pair_mask = split(mask, DTYPES["bool"], "pair_mask", keep_hi=False)[0]
-        # (with ``packed``, the mask is the rows': pairs_whole proved none on the last axis, and it broadcasts)
-        byte_offs = packed if packed is not None else P.binop("//", offs_lo, P.const(2))
-        store = P.call("tl.store", P.binop("+", base, byte_offs), P.to(byte, UINT8))
-        if pair_mask is not None:
-            store.keywords.append(ast.keyword("mask", pair_mask))
+    if packed is not None:
+        store = P.call("tl.store", P.binop("+", base, packed), P.to(byte, UINT8))
+        if mask is not None:
+            store.keywords.append(ast.keyword("mask", mask))
         lw.emit(P.expr_stmt(store))
         return
+    offs_lo, offs_hi = split(offs, DTYPES["int32"], "pair_offs")
     lw.helpers.add("_fp4_store")
     whole = P.and_all([
         P.binop("==", offs_hi, P.binop("+", offs_lo, P.const(1))),

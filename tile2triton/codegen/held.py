@@ -12,6 +12,7 @@ another form (an index that does not fold, a lane space other than the thread vi
 from __future__ import annotations
 
 import ast
+import math
 
 from .. import ir
 from ..ir import INT32
@@ -43,7 +44,7 @@ def alloc(lw: Lowerer, buf: ir.Buffer) -> bool:
     lanes = lw.scope.lanes
     dt = P.dtype(lw.storage_dtype(buf.dtype))
     elements = []
-    for flat in range(_numel(buf)):
+    for flat in range(math.prod(buf.shape)):
         name = lw.names.fresh(f"{buf.name}_{flat}")
         lw.assign_to(name, P.call("tl.zeros", P.list_(lanes.padded), dt))
         elements.append(RegBuf(buf, name, tuple(lanes.padded), lanes))
@@ -102,13 +103,6 @@ def binds_constant(lw: Lowerer, s: ir.Let, value: Tile) -> bool:
     return True
 
 
-def _numel(buf: ir.Buffer) -> int:
-    n = 1
-    for d in buf.shape:
-        n *= d
-    return n
-
-
 def touched_in(lw: Lowerer, body) -> bool:
     """Whether statements of ``body`` read or write a held array (a loop that does stays a loop
     rather than become a tile axis, which would read the elements in another lane space)."""
@@ -145,7 +139,7 @@ def copy_as_tile(lw: Lowerer, s: ir.For, store_rule) -> bool:
         with TrailingAxis(lw, s) as axis:
             value = lw.cast(lw.ev(st.value), st.buffer.dtype)
             full = frozenset(range(axis.rank + 1))
-            node = value.node if value.axes == full else lw.broadcast(value, axis_shape(lw, axis))
+            node = value.node if value.axes == full else lw.broadcast(value, [*lanes.padded, axis.padded])
             tile = lw.assign(f"{st.buffer.name}_run", node)
         for rb, part in zip(run, _split(lw, tile, list(lanes.padded), n)):
             lw.assign_whole(rb, Tile(part, st.buffer.dtype, frozenset(range(lanes.rank))), mask)
@@ -163,10 +157,6 @@ def copy_as_tile(lw: Lowerer, s: ir.For, store_rule) -> bool:
     with TrailingAxis(lw, s):
         store_rule(lw, ir.Store(st.loc, st.buffer, st.indices, stored))
     return True
-
-
-def axis_shape(lw: Lowerer, axis: TrailingAxis) -> list:
-    return list(axis.saved.lanes.padded) + [axis.padded]
 
 
 def _run(lw: Lowerer, var: ir.Var, buf: ir.Buffer, indices, n: int) -> list | None:

@@ -19,13 +19,13 @@ import ast
 import contextlib
 import keyword
 import math
-import operator
 import struct
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..errors import TileLangCompileError
 from ..ir import BOOL, FLOAT32, INT32
+from ..ir.evaluate import HOST_OPS, INT_BIT_OPS
 from ..ir.exprs import binary_dtype
 from ..language.dtypes import DType
 from ..passes.analysis import global_mirrors, known_below, known_nonneg
@@ -564,10 +564,10 @@ class KernelLowerer(RegisterAccess):
         axes = a.axes | b.axes
         op = e.op
         x, y = literal_value(a.node), literal_value(b.node)
-        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_INT_OPS and (y or op in "+-*"):
-            return Tile(P.const(_HOST_INT_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
-        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in _HOST_BIT_OPS:
-            value = _HOST_BIT_OPS[op](x, y) if 0 <= y < e.dtype.bits or op not in ("<<", ">>") else None
+        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in HOST_OPS and (y or op in "+-*"):
+            return Tile(P.const(HOST_OPS[op](x, y)), e.dtype)  # e.g. a split bound of constants
+        if e.dtype.kind == "int" and type(x) is int and type(y) is int and op in INT_BIT_OPS:
+            value = INT_BIT_OPS[op](x, y) if 0 <= y < e.dtype.bits or op not in ("<<", ">>") else None
             lo, hi = e.dtype.int_range
             if value is not None and lo <= value <= hi:  # ``1 << (i + 1)`` in an unrolled iteration
                 return Tile(P.const(value), e.dtype)
@@ -745,7 +745,7 @@ class KernelLowerer(RegisterAccess):
             code = self.cast(value, buf.dtype)
             code = code if fp4.is_packed_fp4(buf.dtype) else fp4.nibble(code)
             packed = fp4.pair_offsets(self, buf, idx, idx_ir) if whole else None
-            fp4.store(self, buf, offs, code, mask, axes, whole, packed)
+            fp4.store(self, buf, offs, code, mask, axes, packed)
             return
         ptr = self.named_offsets(buf, offs)
         node = self.cast(value, buf.dtype).node
@@ -810,10 +810,6 @@ def _int_identity(op: str, a: Tile, b: Tile, dtype) -> Tile | None:
 def _narrower_int(t: Tile, dtype) -> bool:
     """An integer tile of fewer bits than ``dtype`` (not a literal: a literal adopts the other operand's type)."""
     return t.dtype.is_int and t.dtype.bits < dtype.bits and not is_literal(t)
-
-
-_HOST_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
-_HOST_BIT_OPS = {"<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor}
 
 
 def _masked_load(e: ir.Select) -> bool:

@@ -26,6 +26,14 @@ HOST_OPS: dict[str, Callable] = {
     "//": operator.floordiv,
     "%": operator.mod,
 }
+# the bit operations of two ints, as constant folding in codegen and passes/held_locals.py apply them
+INT_BIT_OPS: dict[str, Callable] = {
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+}
 HOST_CALLS: dict[str, Callable] = {"max": max, "min": min}
 
 

@@ -27,19 +27,17 @@ kernel again without that array held.
 
 from __future__ import annotations
 
-import operator
+import math
 from dataclasses import dataclass, field
 
 from .. import ir
+from ..ir.evaluate import HOST_OPS, INT_BIT_OPS
 from ..ir.exprs import static
 
 HELD_LIMIT = 256  # elements of one array
 UNROLL_STATEMENTS = 1 << 14  # statements the unrolled loops may lower, all together
 
-_INT_OPS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
-    "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
-}  # fmt: skip
+_INT_OPS = {**HOST_OPS, **INT_BIT_OPS}
 
 
 @dataclass(frozen=True)
@@ -228,10 +226,7 @@ class _Scan:
 def _eligible(buf: ir.Buffer) -> bool:
     if buf.scope != ir.LOCAL or not all(isinstance(d, int) for d in buf.shape):
         return False
-    n = 1
-    for d in buf.shape:
-        n *= d
-    return 2 <= n <= HELD_LIMIT
+    return 2 <= math.prod(buf.shape) <= HELD_LIMIT
 
 
 def _value(e, env: dict, scan: _Scan) -> int:

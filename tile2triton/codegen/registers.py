@@ -23,6 +23,7 @@ from .values import (
     DimIndex,
     IrregularDim,
     LaneDim,
+    LaneField,
     Lowerer,
     RegBuf,
     Tile,
@@ -489,7 +490,12 @@ class RegisterAccess:
         the tile (the dim split into (n, 4)) and a permute, with no select.  The outermost part may
         also be lane-independent (``X[i, kk * 4 + j]`` in a loop over ``kk``: a select along n).
         Every part but the outermost has a power-of-two extent (then the padded tile splits exactly).
-        None when the access has another shape."""
+
+        A part may also be a digit field of a lane variable (``LaneField``; ``TILE2TRITON_DIGIT_READS``):
+        ``X[i, j // 2]`` (each element read by two neighbouring lanes: a packed byte's two nibbles),
+        ``E[i, k // 16]``, ``A[i, k // 4 * 2 + 1]`` (a constant innermost digit).  The read is then
+        made over the digits and the lanes' own digits it does not use are a broadcast: a reshape
+        of the tile, never a gather.  None when the access has another shape."""
         lanes = self.scope.lanes
         if rb.lanes is not None or lanes is None or rb.buffer.dtype == BOOL or len(indices) != len(rb.shape):
             return None
@@ -501,25 +507,37 @@ class RegisterAccess:
                 if not t.axes
                 else _radix_parts(self, e, rb.buffer.shape[d], lanes, self.options.block_slices)
             )
-            if parts is None:
+            if parts is not None:
+                for part in parts:  # outermost first
+                    if isinstance(part, LaneDim):
+                        if part.axis in used:
+                            return None
+                        used.add(part.axis)
+                inner = prod(lanes.extents[p.axis] if isinstance(p, LaneDim) else 1 for p in parts[1:])
+                sizes = [rb.shape[d] // inner] + [lanes.extents[p.axis] for p in parts[1:]]
+            elif self.options.digit_reads and rb.shape[d] == rb.buffer.shape[d]:
+                parts = _field_parts(self, e, rb.shape[d], lanes)
+                if parts is None:
+                    return None
+                sizes = [p.size for p in parts]
+            else:
                 return None
-            for part in parts:  # outermost first
-                if isinstance(part, LaneDim):
-                    if part.axis in used:
-                        return None
-                    used.add(part.axis)
-            split_any |= len(parts) > 1
-            inner = prod(lanes.extents[p.axis] if isinstance(p, LaneDim) else 1 for p in parts[1:])
-            shape += [rb.shape[d] // inner] + [lanes.extents[p.axis] for p in parts[1:]]
+            split_any |= len(parts) > 1 or isinstance(parts[0], LaneField)
+            shape += sizes
             kinds += parts
         if not split_any:
             return None
-        value = P.call("tl.reshape", P.name(rb.name), P.tuple_(shape))
+        value = P.name(rb.name)
+        if tuple(shape) != tuple(rb.shape):
+            value = P.call("tl.reshape", value, P.tuple_(shape))
         rank = len(shape)
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim):
                 value = self.select_at(value, d, rank, kinds[d].index, shape[d], rb.buffer.dtype)
                 rank -= 1
+        if any(isinstance(k, LaneField) for k in kinds):
+            kept = [(k, n) for k, n in zip(kinds, shape) if not isinstance(k, AtDim)]
+            return self.digits_to_lanes(value, kept, rb.buffer.dtype, f"{rb.name}_digits")
         lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if not lane_dims:
             return Tile(value, rb.buffer.dtype)
@@ -527,8 +545,63 @@ class RegisterAccess:
         value = P.subscript_none(value, [k in lane_dims for k in range(lanes.rank)])
         return Tile(value, rb.buffer.dtype, frozenset(lane_dims))
 
+    def digits_to_lanes(self, value: ast.expr, kept: list, dtype, hint: str) -> Tile | None:
+        """``value``, whose dims are digits of lane variables (``kept``: (LaneDim or LaneField, the
+        dim's extent) in order), as a tile of the lane space: digits grouped by lane, outermost
+        first, the digits of a lane the read does not use broadcast, each lane's digits merged by
+        ``tl.reshape``.  None where two digits overlap (``X[k, k % 4]``: a diagonal)."""
+        lanes = self.scope.lanes
+        fields = []
+        for kind, extent in kept:
+            if isinstance(kind, LaneDim):  # a whole lane variable: its one digit
+                if extent != lanes.padded[kind.axis]:
+                    return None
+                kind = LaneField(kind.axis, 1, extent)
+            fields.append(kind)
+        order = sorted(range(len(fields)), key=lambda i: (fields[i].axis, -fields[i].low))
+        value = P.permute(value, order)
+        pattern, digits, out = [], [], []
+        for k in range(lanes.rank):
+            top = lanes.padded[k]  # the lane's digits not placed yet: [1, top)
+            mine = [fields[i] for i in order if fields[i].axis == k]
+            for f in mine:
+                if f.low * f.size > top:
+                    return None
+                if f.low * f.size < top:  # digits above this one that the read does not use
+                    pattern.append(False)
+                    digits.append(top // (f.low * f.size))
+                pattern.append(True)
+                digits.append(f.size)
+                top = f.low
+            if top > 1 or not mine:
+                pattern.append(False)
+                digits.append(top if mine else 1)
+            out.append(lanes.padded[k] if mine else 1)
+        # a repeat of neighbouring elements (the last digit unused) as tl.join of the value with
+        # itself: the copies stay in one thread, where a broadcast of a trailing unit dim spreads
+        # them over threads (Triton's default layout) and costs a shared-memory layout conversion
+        repeats = 1
+        if not pattern[-1] and digits[-1] > 1 and digits[-1] & (digits[-1] - 1) == 0:
+            repeats = digits[-1]
+            pattern, digits = pattern[:-1], digits[:-1]
+        value = P.subscript_none(value, pattern)
+        if any(not keep and n > 1 for keep, n in zip(pattern, digits)):
+            value = P.call("tl.broadcast_to", value, P.tuple_(digits))
+        while repeats > 1:
+            value = self.named(value, hint)
+            value = P.call("tl.join", value, value)
+            digits, repeats = [*digits, 2], repeats // 2
+        if digits != out:
+            value = P.call("tl.reshape", value, P.tuple_(out))
+        return Tile(value, dtype, frozenset(f.axis for f in fields))
+
     def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int, dtype=None) -> ast.expr:
-        """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact)."""
+        """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact; a
+        constant half of a trailing pair is ``tl.split``'s, which moves no data)."""
+        if size == 2 and dim == rank - 1 and is_literal(index) and (dtype is None or dtype != BOOL):
+            half = literal_value(index.node)
+            if type(half) is int and half in (0, 1):
+                return ast.Subscript(P.call("tl.split", value), P.const(half), ast.Load())
         if size == 1:
             picked = self.one_hot_pick(None, value, dim if rank > 1 else 0, dtype)
         else:
@@ -693,6 +766,71 @@ def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, blocks: bool = False
     if offset:  # an offset only where it names a block
         return None
     return parts[::-1]
+
+
+def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
+    """``_radix_parts`` with digit fields of lane variables among the digits (``LaneField``):
+    ``j // 2`` over a dim of n / 2 elements is [j's field above its lowest bit]; ``k // 4 * 2 + 1``
+    over n / 2 elements is [k's field above its two lowest bits, the constant 1 of extent 2].
+    A constant may be the innermost digit or name the block the lane digits read (outermost), a
+    lane-independent term the outermost digit.  None when ``e`` is no such sum, or has no field
+    (``_radix_parts`` serves whole lane variables)."""
+    e, offset = _constant_offset(e)
+    terms = _scaled_terms(e)
+    if terms is None or offset < 0 or len({c for c, _ in terms}) != len(terms):
+        return None
+    parts, stride = [], 1
+    ordered = sorted(terms, key=lambda term: term[0])
+    for n, (coeff, term) in enumerate(ordered):
+        if coeff != stride:  # a constant innermost digit below the lowest term
+            if stride != 1 or coeff <= offset or size % coeff:
+                return None
+            parts.append(AtDim(Tile(P.const(offset), INT32), coeff))
+            stride, offset = coeff, 0
+        field = _lane_field(term, lanes)
+        if field is None:  # a lane-independent digit: only the outermost, with an extent dividing the dim
+            t = lw.ev(term)
+            if t.axes or n != len(ordered) - 1 or size % stride:
+                return None
+            parts.append(AtDim(t, size // stride))
+            stride = size
+            continue
+        parts.append(field)
+        stride *= field.size
+    if offset:  # the block the digits read
+        if size % stride or offset % stride or offset >= size:
+            return None
+        parts.append(AtDim(Tile(P.const(offset // stride), INT32), size // stride))
+        stride = size
+    if stride != size or not any(isinstance(p, LaneField) and p.size != lanes.padded[p.axis] for p in parts):
+        return None
+    return parts[::-1]
+
+
+def _lane_field(e: ir.Expr, lanes) -> LaneField | None:
+    """``e`` as a digit field of a lane variable of a power-of-two extent: ``k`` (all of its
+    digits), ``k // c`` or ``k >> s`` (those above c), ``k % c`` or ``k & (c - 1)`` (those below c),
+    and their compositions, c dividing the field; None otherwise."""
+    if isinstance(e, ir.VarRef):
+        if e.var not in lanes.vars:
+            return None
+        k = lanes.vars.index(e.var)
+        return LaneField(k, 1, lanes.padded[k]) if lanes.extents[k] == lanes.padded[k] else None
+    if not (isinstance(e, ir.BinOp) and isinstance(e.rhs, ir.Const) and type(e.rhs.value) is int):
+        return None
+    op, c = e.op, e.rhs.value
+    if op == ">>" and 0 <= c < 31:
+        op, c = "//", 1 << c
+    elif op == "&" and c > 0 and c & (c + 1) == 0:
+        op, c = "%", c + 1
+    if op not in ("//", "%") or c <= 0:
+        return None
+    inner = _lane_field(e.lhs, lanes)
+    if inner is None or inner.size % c:
+        return None
+    if op == "//":
+        return LaneField(inner.axis, inner.low * c, inner.size // c)
+    return LaneField(inner.axis, inner.low, c)
 
 
 def _constant_offset(e: ir.Expr) -> tuple[ir.Expr, int]:

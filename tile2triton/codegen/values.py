@@ -166,6 +166,16 @@ class AtDim:
 
 
 @dataclass(frozen=True)
+class LaneField:
+    """Indexed by a digit field of the lane variable of axis ``axis``: ``(k // low) % size``
+    (``k // 2``, ``k % 4``, ``k >> 2 & 3``), for a lane of a power-of-two extent, unpadded."""
+
+    axis: int
+    low: int
+    size: int
+
+
+@dataclass(frozen=True)
 class IrregularDim:
     """Indexed by ``index``, which varies with the lanes but is not a lane variable (a gather/scatter)."""
 

@@ -77,6 +77,39 @@ def fields(n, rows):
     return main
 
 
+def staged(M, N, bm, bn, atom):
+    """example_gemm_intrinsics' epilogue: a tile stored into a 4-D shared buffer of atom x atom blocks at
+    [i // atom, j // atom, i % atom, j % atom], read back at the same positions through lets, then out."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), O: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            tile = T.alloc_fragment((bm, bn), "float32")
+            blocks = T.alloc_shared((bm // atom, bn // atom, atom, atom), "float16")
+            T.copy(X[by * bm, bx * bn], tile)
+            for i, j in T.Parallel(bm, bn):
+                blocks[i // atom, j // atom, i % atom, j % atom] = tile[i, j] * 3.0
+            for i, j in T.Parallel(bm, bn):
+                bi, ii = i // atom, i % atom
+                O[by * bm + i, bx * bn + j] = blocks[bi, j // atom, ii, j % atom] + 1.0
+
+    return main
+
+
+def interleaved(n):
+    """out = [x0, y0, x1, y1, ...]: a T.Parallel(n, 2) writing F[k * 2 + c], then F copied out."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32"), O: T.Tensor((2 * n,), "float32")):
+        with T.Kernel(1, threads=64):
+            f = T.alloc_fragment((2 * n,), "float32")
+            for k, c in T.Parallel(n, 2):
+                f[k * 2 + c] = T.if_then_else(c == 0, X[k], Y[k] * -2.0)
+            T.copy(f, O)
+
+    return main
+
+
 @pytest.mark.parametrize("M,N,bm,bn", [(37, 70, 16, 32), (50, 22, 32, 64)])
 @pytest.mark.parametrize("switch", ["1", "0"])
 def test_nibble_reads(dev, monkeypatch, M, N, bm, bn, switch):
@@ -139,3 +172,34 @@ def test_field_reads(dev, monkeypatch, n, rows, switch):
     k = torch.arange(n)
     expected = x.double().cpu()[None, :] + y.double().cpu()[:, k % 4] * 2
     assert_close(out, expected, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("M,N,bm,bn,atom", [(37, 70, 32, 64, 16), (50, 22, 16, 32, 8)])
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_staged_blocks(dev, monkeypatch, M, N, bm, bn, atom, switch):
+    monkeypatch.setenv("TILE2TRITON_DIGIT_READS", switch)
+    torch.manual_seed(M + N + atom)
+    kernel = tilelang.jit(staged)(M, N, bm, bn, atom)
+    x = torch.randn(M, N, device=dev)
+    out = poison((M, N), dtype=torch.float16, device=dev)
+    kernel(x, out)
+    expected = (x.cpu().double() * 3).half().double() + 1
+    assert_close(out, expected, atol=2e-3, rtol=2e-3)
+    if switch == "1":  # the block buffer is the tile's digits permuted, in registers, both ways
+        code = _code(kernel)
+        assert "scratch" not in code and "tl.gather" not in code and "_hit" not in code, code
+
+
+@pytest.mark.parametrize("n", [16, 64])
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_interleaved_write(dev, monkeypatch, n, switch):
+    monkeypatch.setenv("TILE2TRITON_DIGIT_READS", switch)
+    torch.manual_seed(n)
+    kernel = tilelang.jit(interleaved)(n)
+    x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+    out = poison((2 * n,), device=dev)
+    kernel(x, y, out)
+    expected = torch.stack([x.cpu().double(), y.cpu().double() * -2], dim=1).reshape(-1)
+    assert_close(out, expected, atol=0, rtol=0)
+    if switch == "1":
+        assert "_hit" not in _code(kernel)

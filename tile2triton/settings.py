@@ -30,7 +30,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_KEEP_WORKSPACES`` | on/off (default on) | a ``T.alloc_global`` workspace, and a direct launch's global scratch area, kept between calls per thread and stream, not a ``torch.empty`` per call (runtime/workspaces.py) |
 | ``TILE2TRITON_VECTORIZE_LOOPS`` | on/off (default on) | loops without carried dependences as tile axes |
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
-| ``TILE2TRITON_DIGIT_READS`` | on/off (default on) | a register tile read at digit fields of lane variables (``B[i, j // 2]``, ``E[i, k // 16]``, ``A[i, k // 4 * 2 + 1]``) as a reshape and a broadcast, not a ``tl.gather`` |
+| ``TILE2TRITON_DIGIT_READS`` | on/off (default on) | a register tile read at digit fields of lane variables (``B[i, j // 2]``, ``E[i, k // 16]``, ``A[i, k // 4 * 2 + 1]``) as a reshape and a broadcast, not a ``tl.gather``; a write using every digit of its lanes once (``C[i // 16, j // 16, i % 16, j % 16] = v``) as the tile's digits permuted, not a scatter |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 64 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
@@ -190,7 +190,8 @@ HELD_LOCALS_DEFAULT = True
 # passes/branch_copies.py: block_causal_varlen_fwd (0.82x of TileLang) copied K and V under an if/else, unpipelined
 BRANCH_COPIES_DEFAULT = True
 # codegen/registers.split_read: example_dequant_gemm_fp4_hopper's nibble read B[i, j // 2] was a tl.gather, 64
-# shuffles a thread per K step (offline SASS, Triton 3.6, sm_90); gemm_sp rebuilt A by two gathers a step
+# shuffles a thread per K step (offline SASS, Triton 3.6, sm_90); gemm_sp rebuilt A by two gathers a step;
+# example_gemm_intrinsics' epilogue staged C through global scratch (a 4-D block buffer written at i // 16, i % 16)
 DIGIT_READS_DEFAULT = True
 # runtime/tuning._tile_warps: gdn cumsum (64 elements, 256 threads) 0.0384 -> 0.0279 ms on an H100 (TileLang 0.0254); none
 # of the 60 TileLang-suite kernels built offline (session 40) takes the rule

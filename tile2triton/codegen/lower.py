@@ -148,7 +148,8 @@ class LoweringOptions:
     # tl.reshape and a select over the blocks, not a one-hot over every row (TILE2TRITON_BLOCK_SLICES)
     block_slices: bool = True
     # a register tile read at digit fields of lane variables (``B[i, j // 2]``, ``E[i, k // 16]``)
-    # as a reshape and a broadcast over the digits, not a tl.gather (TILE2TRITON_DIGIT_READS)
+    # as a reshape and a broadcast over the digits, not a tl.gather, and written at all of them
+    # once as the tile's digits permuted, not a scatter (TILE2TRITON_DIGIT_READS)
     digit_reads: bool = True
     # copies of global tiles under a block-uniform `if` in a software-pipelined loop are issued
     # before the `if`, masked by its condition, so Triton's pipeliner prefetches them

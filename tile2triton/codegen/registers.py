@@ -648,7 +648,11 @@ class RegisterAccess:
             return
         kinds = self.classify(rb, indices)
         if kinds is None:
-            if not self.scatter_write(rb, indices, value) and not self.separable_write(rb, indices, value):
+            if (
+                not self.split_write(rb, indices, value)
+                and not self.scatter_write(rb, indices, value)
+                and not self.separable_write(rb, indices, value)
+            ):
                 self.flat_write(rb, indices, value)
             return
         rank = len(rb.shape)
@@ -680,6 +684,55 @@ class RegisterAccess:
             self.assign_to(rb.name, node)
         else:
             self.assign_to(rb.name, P.call("tl.where", mask, node, P.name(rb.name)))
+
+    def split_write(self, rb: RegBuf, indices, value: Tile) -> bool:
+        """``C[i // 16, j // 16, i % 16, j % 16] = v``, ``F[k // 4, k % 4] = v``, ``X[k * 4 + j] = v``:
+        each dim's index a mixed radix of digit fields of lane variables (``_field_parts``), and
+        together they use every digit of each lane they name once, so the statement writes every
+        element of the buffer once: the write is the tile's digits permuted (reshape, permute,
+        reshape), no scatter (``TILE2TRITON_DIGIT_READS``).  False for any other access, or under
+        a condition."""
+        lanes = self.scope.lanes
+        if (
+            not self.options.digit_reads
+            or rb.lanes is not None
+            or lanes is None
+            or self.scope.conds
+            or rb.buffer.dtype == BOOL
+            or len(indices) != len(rb.shape)
+            or tuple(rb.shape) != tuple(rb.buffer.shape)
+        ):
+            return False
+        parts = []  # the buffer's digits, dim by dim, outermost first
+        for d, e in enumerate(indices):
+            dim = _field_parts(self, e, rb.shape[d], lanes, fields_only=False)
+            if dim is None or any(isinstance(p, AtDim) for p in dim):
+                return False
+            parts += dim
+        by_lane = {}
+        for f in sorted(parts, key=lambda f: (f.axis, -f.low)):
+            by_lane.setdefault(f.axis, []).append(f)
+        for k, fields in by_lane.items():  # every digit of the lane, once: a permutation of the elements
+            top = lanes.padded[k]
+            for f in fields:
+                if f.low * f.size != top:
+                    return False
+                top = f.low
+            if top != 1:
+                return False
+        if value.axes - set(by_lane):  # lanes the index leaves out write one element with different values
+            return False
+        used = [lanes.padded[k] if k in by_lane else 1 for k in range(lanes.rank)]
+        value = self.cast(value, rb.buffer.dtype)
+        node = value.node if value.axes == set(by_lane) else self.broadcast(value, used)
+        digits = [f for k in sorted(by_lane) for f in by_lane[k]]  # lane order, outermost first
+        if [f.size for f in digits] != used:
+            node = P.call("tl.reshape", node, P.tuple_([f.size for f in digits]))
+        node = P.permute(node, [digits.index(f) for f in parts])
+        if [f.size for f in parts] != list(rb.shape):
+            node = P.call("tl.reshape", node, P.tuple_(rb.shape))
+        self.assign_to(rb.name, node)
+        return True
 
     def to_buffer_layout(self, node, axes, kinds, rank, dtype=INT32) -> ast.expr:
         """Re-lay a lane-space tile (axes ⊆ the buffer's lane-indexed dims) in buffer dim order."""
@@ -768,13 +821,13 @@ def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, blocks: bool = False
     return parts[::-1]
 
 
-def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
+def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, fields_only: bool = True) -> list | None:
     """``_radix_parts`` with digit fields of lane variables among the digits (``LaneField``):
     ``j // 2`` over a dim of n / 2 elements is [j's field above its lowest bit]; ``k // 4 * 2 + 1``
     over n / 2 elements is [k's field above its two lowest bits, the constant 1 of extent 2].
     A constant may be the innermost digit or name the block the lane digits read (outermost), a
-    lane-independent term the outermost digit.  None when ``e`` is no such sum, or has no field
-    (``_radix_parts`` serves whole lane variables)."""
+    lane-independent term the outermost digit.  None when ``e`` is no such sum, or (``fields_only``)
+    has no field (``_radix_parts`` serves whole lane variables)."""
     e, offset = _constant_offset(e)
     terms = _scaled_terms(e)
     if terms is None or offset < 0 or len({c for c, _ in terms}) != len(terms):
@@ -787,7 +840,7 @@ def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
                 return None
             parts.append(AtDim(Tile(P.const(offset), INT32), coeff))
             stride, offset = coeff, 0
-        field = _lane_field(term, lanes)
+        field = _lane_field(term, lanes, lw.scope.ranges.defs)
         if field is None:  # a lane-independent digit: only the outermost, with an extent dividing the dim
             t = lw.ev(term)
             if t.axes or n != len(ordered) - 1 or size % stride:
@@ -802,16 +855,23 @@ def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes) -> list | None:
             return None
         parts.append(AtDim(Tile(P.const(offset // stride), INT32), size // stride))
         stride = size
-    if stride != size or not any(isinstance(p, LaneField) and p.size != lanes.padded[p.axis] for p in parts):
+    if stride != size:
+        return None
+    if fields_only and not any(isinstance(p, LaneField) and p.size != lanes.padded[p.axis] for p in parts):
         return None
     return parts[::-1]
 
 
-def _lane_field(e: ir.Expr, lanes) -> LaneField | None:
+def _lane_field(e: ir.Expr, lanes, lets: dict, depth: int = 0) -> LaneField | None:
     """``e`` as a digit field of a lane variable of a power-of-two extent: ``k`` (all of its
     digits), ``k // c`` or ``k >> s`` (those above c), ``k % c`` or ``k & (c - 1)`` (those below c),
-    and their compositions, c dividing the field; None otherwise."""
+    and their compositions, c dividing the field, also through once-bound lets (``lets``: ``i_s,
+    i_k = i // 64, i % 64``); None otherwise."""
+    if depth > 8:
+        return None
     if isinstance(e, ir.VarRef):
+        if e.var in lets:
+            return _lane_field(lets[e.var], lanes, lets, depth + 1)
         if e.var not in lanes.vars:
             return None
         k = lanes.vars.index(e.var)
@@ -825,7 +885,7 @@ def _lane_field(e: ir.Expr, lanes) -> LaneField | None:
         op, c = "%", c + 1
     if op not in ("//", "%") or c <= 0:
         return None
-    inner = _lane_field(e.lhs, lanes)
+    inner = _lane_field(e.lhs, lanes, lets, depth + 1)
     if inner is None or inner.size % c:
         return None
     if op == "//":

@@ -20,6 +20,10 @@
 # PART_DEADLINE=520, parts "1/2" then "2/2"): 385 s and 340 s on an H100 (.tl's s37_part.sh did the same by hand).
 # (Session 18's checks, the previous version of this script, had no "tests" part.)
 # Part "split" (session 38, about 400 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT split
+# Part "digits" (session 41, not yet run: no device time was left): the digit reads and writes
+# (TILE2TRITON_DIGIT_READS) on the kernels whose generated source they changed, offline: both implementations on the
+# suite's dequantize_gemm and gemm files and the beyond folders gemm_sp and gdn, then tile2triton alone with the
+# switch on and off (about 450 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT digits
 set -u
 tl=$1
 site=$2
@@ -44,6 +48,22 @@ for part in $parts; do
         --files flash_attention/ $v --out "$out/split${v:+_v2}"
     done
     TAILN=20 step 120 python3 benchmarks/hand_variants/launch_choices.py "$tl/examples" bwd_bshd
+    continue
+  fi
+  if [ "$part" = digits ]; then
+    TAILN=14 step 200 python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --part 1/1 -j 14 --deadline 170 \
+      --files dequantize_gemm gemm/ --out "$out/digits_suite"
+    TAILN=26 step 230 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/tilelang_regression.py \
+      benchmarks/beyond_suite --site "$site" --part 1/1 -j 14 --deadline 200 --files gemm_sp gdn --out "$out/digits_beyond"
+    for case in dequantize_gemm/example_dequant_gemm_fp4_hopper dequantize_gemm/example_dequant_gemm_w4a8 \
+        gemm/example_gemm_intrinsics; do
+      (cd "$tl/examples/${case%/*}" && PYTHONPATH="$OLDPWD:." TAILN=4 step 120 python3 "$OLDPWD/benchmarks/env_variants.py" \
+        "${case#*/}.py" run_regression_perf "" "TILE2TRITON_DIGIT_READS=0")
+    done
+    for case in gemm_sp/regression_beyond_gemm_sp.py:run_gemm_sp_main gdn/regression_beyond_gdn.py:run_chunk_o_bwd; do
+      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+        "benchmarks/beyond_suite/${case%:*}" "${case#*:}" "" "TILE2TRITON_DIGIT_READS=0"
+    done
     continue
   fi
   if [ "$part" = tests ]; then

@@ -34,8 +34,9 @@ family                constructs
 ====================  ==========================================================================
 
 and program-level features: ``pipelined`` (some loop is ``T.Pipelined``), ``multi_kernel``,
-``eager`` (eager style: ``T.const``/``T.dynamic`` in the body, tensor annotations, ``T.empty``)
-and ``dynamic`` (``T.dynamic`` sizes: run-time arguments).  A program counts once for each
+``eager`` (eager style: ``T.const``/``T.dynamic`` in the body, tensor annotations, ``T.empty``),
+``dynamic`` (``T.dynamic`` sizes: run-time arguments) and ``digits`` (a copy's tile read and written
+at digit fields of the lane variables: ``Y[i, j // 2]``, ``W[i // 4, j, i % 4]``, ``F[k // n, k % n]``).  A program counts once for each
 family and feature it contains; ``[fuzz] checked N programs (kind: n, ...)`` reports them.
 
 The source text imports ``tilelang``; ``Program.source_for("tile2triton")`` swaps in the drop-in
@@ -74,7 +75,7 @@ __all__ = ["Program", "Divergence", "generate", "check", "run", "hypothesis_prog
 
 FAMILIES = ["elementwise", "copy", "reduction", "gemm", "thread_view", "atomic", "scan", "control", "split_loop",
             "serial_loop", "cast"]  # fmt: skip
-FEATURES = ["pipelined", "multi_kernel", "eager", "dynamic"]
+FEATURES = ["pipelined", "multi_kernel", "eager", "dynamic", "digits"]
 KINDS = FAMILIES + FEATURES
 
 

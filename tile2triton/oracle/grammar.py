@@ -344,9 +344,48 @@ def fam_copy(b: Builder) -> None:
     if rng.random() < 0.3:  # a strided loop over rows, with a step
         step = rng.choice([2, 3])
         body += f"for r in range(0, {bm}, {step}):\n    for j in T.Parallel({bn}):\n        Y[r, j] = Y[r, j] * 2\n"
-    body += f"T.copy(Y, {C}[by * {bm}, bx * {bn}])\n"
+    # a third of the copies pass Y through reads and writes at digit fields of the lane variables
+    # (codegen/registers.split_read / split_write), drawn from a generator of their own, so earlier
+    # seeds keep their programs
+    digits = random.Random(repr(rng.getstate()))
+    result = "Y"
+    if digits.random() < 0.3:
+        b.kind("digits")
+        stage, result = _digit_stage(digits, "Y", bm, bn, out)
+        body += stage
+    body += f"T.copy({result}, {C}[by * {bm}, bx * {bn}])\n"
     head = f"with T.Kernel(T.ceildiv(N, {bn}), T.ceildiv(M, {bm}), threads=128) as (bx, by):\n"
     b.kernels.append(head + indent(body, 4))
+
+
+def _digit_stage(rng: random.Random, src: str, bm: int, bn: int, dtype: str) -> tuple[str, str]:
+    """Statements reading the (bm, bn) tile ``src`` at digit fields of the lane variables (``src[i, j // 2]``,
+    ``src[i % 4, j]``), or staging it in a 3-D buffer at ``[i // c, j, i % c]`` or a flat one at
+    ``[k // bn, k % bn]`` and reading it back, into a new fragment; the code and that fragment's name.
+    Every index stays inside the tile (none passes the lane's own row or column)."""
+    c = rng.choice([2, 4])
+    form = rng.choice(["read", "staged", "flat"])
+    code = f'Z = T.alloc_fragment(({bm}, {bn}), "{dtype}")\n'
+    if form == "staged" and bm % c == 0:
+        scope = rng.choice(["shared", "fragment"])
+        code += f'W = T.alloc_{scope}(({bm // c}, {bn}, {c}), "{dtype}")\n'
+        code += f"for i, j in T.Parallel({bm}, {bn}):\n    W[i // {c}, j, i % {c}] = {src}[i, j]\n"
+        back = rng.choice(
+            [
+                f"W[i // {c}, j, i % {c}]",
+                f"W[i >> {c.bit_length() - 1}, j, i & {c - 1}]",
+                f"W[i // {c}, j, i % {c} // 2 * 2]",
+            ]
+        )
+        code += f"for i, j in T.Parallel({bm}, {bn}):\n    Z[i, j] = {back} * 2 - {src}[i, j]\n"
+    elif form == "flat" and bm * bn <= 1024:
+        code += f'F = T.alloc_fragment(({bm * bn},), "{dtype}")\n'
+        code += f"for k in T.Parallel({bm * bn}):\n    F[k] = {src}[k // {bn}, k % {bn}]\n"
+        code += f"for i, j in T.Parallel({bm}, {bn}):\n    Z[i, j] = F[i * {bn} + j] + F[(i * {bn} + j) // 2]\n"
+    else:
+        index = rng.choice([f"i, j // {c}", f"i // {c}, j", f"i % {c}, j", f"i, j // {2 * c} * 2 + j % 2", "i, j >> 1"])
+        code += f"for i, j in T.Parallel({bm}, {bn}):\n    Z[i, j] = {src}[{index}] - {src}[i, j] * 0.5\n"
+    return code, "Z"
 
 
 def fam_serial_loop(b: Builder) -> None:

@@ -558,25 +558,16 @@ class RegisterAccess:
                     return None
                 kind = LaneField(kind.axis, 1, extent)
             fields.append(kind)
-        order = sorted(range(len(fields)), key=lambda i: (fields[i].axis, -fields[i].low))
-        value = P.permute(value, order)
-        pattern, digits, out = [], [], []
+        layout = _lane_digits(fields, lanes.padded)
+        if layout is None:
+            return None
+        value = P.permute(value, sorted(range(len(fields)), key=lambda i: (fields[i].axis, -fields[i].low)))
+        pattern, digits, out = [], [], []  # per digit: read (or a broadcast), its extent; the lanes' extents
         for k in range(lanes.rank):
-            top = lanes.padded[k]  # the lane's digits not placed yet: [1, top)
-            mine = [fields[i] for i in order if fields[i].axis == k]
-            for f in mine:
-                if f.low * f.size > top:
-                    return None
-                if f.low * f.size < top:  # digits above this one that the read does not use
-                    pattern.append(False)
-                    digits.append(top // (f.low * f.size))
-                pattern.append(True)
-                digits.append(f.size)
-                top = f.low
-            if top > 1 or not mine:
-                pattern.append(False)
-                digits.append(top if mine else 1)
-            out.append(lanes.padded[k] if mine else 1)
+            for digit in layout.get(k, [1]):  # a lane the read does not use: one unit dim
+                pattern.append(isinstance(digit, LaneField))
+                digits.append(digit.size if isinstance(digit, LaneField) else digit)
+            out.append(lanes.padded[k] if k in layout else 1)
         # a repeat of neighbouring elements (the last digit unused) as tl.join of the value with
         # itself: the copies stay in one thread, where a broadcast of a trailing unit dim spreads
         # them over threads (Triton's default layout) and costs a shared-memory layout conversion
@@ -709,17 +700,10 @@ class RegisterAccess:
             if dim is None or any(isinstance(p, AtDim) for p in dim):
                 return False
             parts += dim
-        by_lane = {}
-        for f in sorted(parts, key=lambda f: (f.axis, -f.low)):
-            by_lane.setdefault(f.axis, []).append(f)
-        for k, fields in by_lane.items():  # every digit of the lane, once: a permutation of the elements
-            top = lanes.padded[k]
-            for f in fields:
-                if f.low * f.size != top:
-                    return False
-                top = f.low
-            if top != 1:
-                return False
+        by_lane = _lane_digits(parts, lanes.padded)
+        # every digit of each lane, once (no overlap, none unused): a permutation of the elements
+        if by_lane is None or any(not isinstance(d, LaneField) for laid in by_lane.values() for d in laid):
+            return False
         if value.axes - set(by_lane):  # lanes the index leaves out write one element with different values
             return False
         used = [lanes.padded[k] if k in by_lane else 1 for k in range(lanes.rank)]
@@ -819,6 +803,28 @@ def _radix_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, blocks: bool = False
     if offset:  # an offset only where it names a block
         return None
     return parts[::-1]
+
+
+def _lane_digits(fields: list, padded) -> dict | None:
+    """Lane axis -> its digits, outermost first: the ``LaneField``s of it in ``fields`` and, above,
+    between and below them, the extents (ints) of the digits none of them is; None where two fields
+    of a lane overlap (``X[k, k % 4]``)."""
+    layout = {}
+    for f in sorted(fields, key=lambda f: (f.axis, -f.low)):
+        layout.setdefault(f.axis, []).append(f)
+    for k, mine in layout.items():
+        top, laid = padded[k], []  # the lane's digits not laid out yet: [1, top)
+        for f in mine:
+            if f.low * f.size > top:
+                return None
+            if f.low * f.size < top:
+                laid.append(top // (f.low * f.size))
+            laid.append(f)
+            top = f.low
+        if top > 1:
+            laid.append(top)
+        layout[k] = laid
+    return layout
 
 
 def _field_parts(lw: Lowerer, e: ir.Expr, size: int, lanes, fields_only: bool = True) -> list | None:

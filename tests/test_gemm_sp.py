@@ -242,3 +242,49 @@ def test_decompression_has_no_small_gather():
     ``gather_read``).  Compiling the forced-gather source with Triton 3.6 offline reproduces it."""
     kernel = tilelang.compile(sparse_matmul(50, 70, 80, 32, 32, 32, False, False, "float16", "float32", "int16"))
     assert "tl.gather" not in kernel.get_kernel_source(interpret=False)
+
+
+def computed_a_gemm(M, N, K, bm, bn, bk, stages):
+    """A gemm whose A operand the loop computes in registers from a tile it loads, as T.gemm_sp does."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            A_f = T.alloc_fragment((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_f = T.alloc_fragment((bm, bn), "float")
+            T.clear(C_f)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, ko * bk], A_s)
+                for i, k in T.Parallel(bm, bk):
+                    A_f[i, k] = A_s[i, k] * 2
+                T.copy(B[ko * bk, bx * bn], B_s)
+                T.gemm(A_f, B_s, C_f)
+            T.copy(C_f, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_computed_a_gemm_with_pointer_loads_takes_at_most_two_stages(dev):
+    """codegen/gemm_kinds.register_a_race: on an H100 (Triton 3.6) gemm_sp's 128 x 128 x 64 config, its
+    metadata tile loaded by pointers, got 2.6-3.0% of its outputs wrong at 3 stages (the launch heuristic's
+    choice) and none at 2 (gpu_logs/2026-12-06_s42_h100/gemm_sp_race.md)."""
+    # K = 120 and 200: rows of 240 / 400 bytes are no multiple of 16, so the tiles come by pointer loads
+    M, N, K = 70, 50, 120
+    kernel = tilelang.jit(out_idx=[])(computed_a_gemm)(M, N, K, 64, 64, 32, 3)
+    hopper = kernel.lowered_for("sm_90").source
+    assert "num_stages=2" in hopper and "num_stages=3" not in hopper, hopper
+    assert "num_stages=3" in kernel.lowered_for("sm_80").source  # no wgmma there
+    torch.manual_seed(3)
+    a, b = torch.randn(M, K, device=dev).half(), torch.randn(K, N, device=dev).half()
+    out = poison((M, N), device=dev)
+    kernel(a, b, out)
+    assert_close(out, (a.cpu().double() * 2) @ b.cpu().double(), atol=1e-2, rtol=1e-3)
+
+
+def test_gemm_sp_with_pointer_loaded_metadata_takes_at_most_two_stages():
+    # E's 64 x 4 int16 tile (8-byte rows) is below TMA's 16 bytes: it comes by pointer loads
+    kernel = tilelang.compile(sparse_matmul(130, 70, 192, 64, 64, 64, False, False, "float16", "float32", "int16"))
+    hopper = kernel.lowered_for("sm_90").source
+    assert "num_stages=2" in hopper and "num_stages=3" not in hopper, hopper

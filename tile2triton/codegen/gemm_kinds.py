@@ -7,6 +7,8 @@ where M is at least a warpgroup's 64 rows, and as mma.sync (operands in register
 
 from __future__ import annotations
 
+import ast
+
 from .. import ir
 from ..ir.exprs import static
 from ..passes import analysis
@@ -72,3 +74,32 @@ def transposed_dot(lw: Lowerer, s: ir.Gemm, m: int, n: int) -> bool:
     if not any(next_pow2(static(g.c.buffer.shape[-2]) or 0) >= WGMMA_ROWS for g in gemms):
         return False
     return not accumulators_past_budget(lw) or opts.transposed_dots_past_budget
+
+
+# Triton 3.6 on sm_90: the most pipeline stages for a loop whose one gemm multiplies a register tile the loop
+# computes (T.gemm_sp's rebuilt dense A) while some of its tiles come in by pointer loads (cp.async), not TMA
+REGISTER_A_STAGES = 2
+
+
+def register_a_race(lw: Lowerer, loop: ir.For, body: list) -> bool:
+    """Whether ``loop`` (lowered to ``body``) must run with at most REGISTER_A_STAGES stages.  At 3,
+    Triton 3.6 keeps a K step's wgmmas in flight into the next step, which rebuilds their register A
+    operand, and gemm_sp's 128 x 128 x 64 config (A by TMA, its metadata tile by cp.async) got 2.6-3.0%
+    of its outputs wrong, a different count each call; at 2 every output agreed
+    (gpu_logs/2026-12-06_s42_h100/gemm_sp_race.md).  The dequantizing GEMMs that compute their operand
+    from TMA loads alone (example_dequant_gemm_fp4_hopper, w4a8, mhc_pre) agree at 3 in every suite run,
+    so they keep it."""
+    if not hopper(lw.options):
+        return False
+    gemms = [g for g in ir.walk(loop.body) if isinstance(g, ir.Gemm)]
+    if len(gemms) != 1:
+        return False
+    a = gemms[0].a.buffer.root
+    _, written = analysis.buffer_accesses(loop.body)
+    if a.scope not in (ir.FRAGMENT, ir.LOCAL) or a not in written:
+        return False
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load"
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == "tl"
+        for stmt in body for n in ast.walk(stmt)
+    )  # fmt: skip

@@ -20,7 +20,7 @@ from ..passes.forward_shared import written_roots
 from ..passes.split import distinct_per_iteration, find_split
 from . import deferred, exits, held, scratch
 from . import pyast as P
-from .gemm_kinds import accumulators_past_budget, hopper, runs_as_mma_sync
+from .gemm_kinds import REGISTER_A_STAGES, accumulators_past_budget, hopper, register_a_race, runs_as_mma_sync
 from .local_loops import (
     accumulation,
     in_memory,
@@ -320,6 +320,10 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
         deferrals=deferrals,
     ):
         body, _ = exits.loop_body(lw, stmts, s.var.name)
+    if s.kind == "pipelined" and register_a_race(lw, s, body):
+        for kw in iterator.keywords:
+            if kw.arg == "num_stages" and isinstance(kw.value, ast.Constant) and kw.value.value > REGISTER_A_STAGES:
+                kw.value = P.const(REGISTER_A_STAGES)
     if deferrals is not None:
         deferred.emit_inits(lw, deferrals)
     lw.emit(ast.For(P.store_name(var_name), iterator, body, [], lineno=0))

@@ -151,6 +151,10 @@ class LoweringOptions:
     # as a reshape and a broadcast over the digits, not a tl.gather, and written at all of them
     # once as the tile's digits permuted, not a scatter (TILE2TRITON_DIGIT_READS)
     digit_reads: bool = True
+    # unit axes of register tiles (a (1, N) fragment, a T.Parallel(1, N) lane space) inserted and
+    # dropped by tl.reshape, not x[None, :] / tl.sum over the unit axis (TILE2TRITON_UNIT_RESHAPES;
+    # registers.with_unit_axes)
+    unit_reshapes: bool = True
     # copies of global tiles under a block-uniform `if` in a software-pipelined loop are issued
     # before the `if`, masked by its condition, so Triton's pipeliner prefetches them
     # (TILE2TRITON_SPECULATE_COPIES; codegen/speculate.py)

@@ -468,19 +468,26 @@ class RegisterAccess:
         storage_rank = len(rb.shape)
         # select fixed positions, last dim first so earlier dim numbers stay valid
         has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
+        shape = list(rb.shape)
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim) and has_local_dims:
                 value = self.select_at(
-                    value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d], rb.buffer.dtype
+                    value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d], rb.buffer.dtype, shape
                 )
+                del shape[lead + d]
                 storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
         lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if lane_dims:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
             value = P.permute(value, order)
-            present = sorted(lane_dims)
-            value = P.subscript_none(value, [k in present for k in range(self.scope.lanes.rank)])
+            extent = {k.axis: rb.shape[lead + d] for d, k in enumerate(kinds) if isinstance(k, LaneDim)}
+            lanes = self.scope.lanes
+            value = self.with_unit_axes(
+                value,
+                [k in extent for k in range(lanes.rank)],
+                [extent.get(k, lanes.padded[k]) for k in range(lanes.rank)],
+            )
             axes = frozenset(lane_dims)
         dt = buf.dtype
         return Tile(value, dt, axes)
@@ -531,10 +538,11 @@ class RegisterAccess:
         value = P.name(rb.name)
         if tuple(shape) != tuple(rb.shape):
             value = P.call("tl.reshape", value, P.tuple_(shape))
-        rank = len(shape)
+        rank, kept_shape = len(shape), list(shape)
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim):
-                value = self.select_at(value, d, rank, kinds[d].index, shape[d], rb.buffer.dtype)
+                value = self.select_at(value, d, rank, kinds[d].index, shape[d], rb.buffer.dtype, kept_shape)
+                del kept_shape[d]
                 rank -= 1
         if any(isinstance(k, LaneField) for k in kinds):
             kept = [(k, n) for k, n in zip(kinds, shape) if not isinstance(k, AtDim)]
@@ -543,7 +551,10 @@ class RegisterAccess:
         if not lane_dims:
             return Tile(value, rb.buffer.dtype)
         value = P.permute(value, sorted(range(len(lane_dims)), key=lambda i: lane_dims[i]))
-        value = P.subscript_none(value, [k in lane_dims for k in range(lanes.rank)])
+        extent = {k.axis: n for k, n in zip(kinds, shape) if isinstance(k, LaneDim)}
+        value = self.with_unit_axes(
+            value, [k in extent for k in range(lanes.rank)], [extent.get(k, lanes.padded[k]) for k in range(lanes.rank)]
+        )
         return Tile(value, rb.buffer.dtype, frozenset(lane_dims))
 
     def digits_to_lanes(self, value: ast.expr, kept: list, dtype, hint: str) -> Tile | None:
@@ -587,13 +598,18 @@ class RegisterAccess:
             value = P.call("tl.reshape", value, P.tuple_(out))
         return Tile(value, dtype, frozenset(f.axis for f in fields))
 
-    def select_at(self, value: ast.expr, dim: int, rank: int, index: Tile, size: int, dtype=None) -> ast.expr:
+    def select_at(
+        self, value: ast.expr, dim: int, rank: int, index: Tile, size: int, dtype=None, shape=None
+    ) -> ast.expr:
         """``value`` with ``dim`` removed, keeping position ``index`` (one-hot select, exact; a
-        constant half of a trailing pair is ``tl.split``'s, which moves no data)."""
+        constant half of a trailing pair is ``tl.split``'s, which moves no data; a unit dim of a
+        value whose ``shape`` is known is dropped by ``tl.reshape``, see ``with_unit_axes``)."""
         if size == 2 and dim == rank - 1 and is_literal(index) and (dtype is None or dtype != BOOL):
             half = literal_value(index.node)
             if type(half) is int and half in (0, 1):
                 return ast.Subscript(P.call("tl.split", value), P.const(half), ast.Load())
+        if size == 1 and shape is not None and rank > 1 and self.options.unit_reshapes:
+            return _reshape(value, [n for d, n in enumerate(shape) if d != dim])
         if size == 1:
             picked = self.one_hot_pick(None, value, dim if rank > 1 else 0, dtype)
         else:
@@ -601,6 +617,19 @@ class RegisterAccess:
             picked = self.one_hot_pick(P.binop("==", positions, index.node), value, dim, dtype)
         # tl.sum of booleans is an int32 count: back to a boolean (a mask must be one)
         return P.binop("!=", picked, P.const(0)) if dtype is not None and dtype.name == "bool" else picked
+
+    def with_unit_axes(self, value: ast.expr, present: list[bool], shape: list[int]) -> ast.expr:
+        """``value`` with a unit axis inserted where ``present`` is False (``x[None, :]``); ``shape``:
+        the tile it stands for (its extents where present, the lanes' or buffer's elsewhere).  Where
+        every inserted axis has extent 1 there (a (1, N) fragment, a ``T.Parallel(1, N)`` lane
+        space) it is ``tl.reshape``: Triton gives a reshape the value's own layout, where an
+        expand_dims needs a slice layout and moves a loaded row through shared memory to get one,
+        each time it runs (TILE2TRITON_UNIT_RESHAPES)."""
+        if all(present):
+            return value
+        if self.options.unit_reshapes and all(shape[d] == 1 for d, keep in enumerate(present) if not keep):
+            return _reshape(value, shape)
+        return P.subscript_none(value, present)
 
     def one_hot_pick(self, hit, value: ast.expr, axis: int, dtype) -> ast.expr:
         """The element of ``value`` along ``axis`` where ``hit`` holds (at one position at most; None:
@@ -671,7 +700,7 @@ class RegisterAccess:
                 hit = P.binop("==", P.expand(P.call("tl.arange", 0, rb.shape[lead + d]), lead + d, rank), k.index.node)
                 mask = hit if mask is None else P.binop("&", mask, hit)
         if mask is None:
-            if _needs_bcast(value, rb, kinds):
+            if _needs_bcast(value, rb, kinds, self.options.unit_reshapes):
                 node = self.broadcast(Tile(node, value.dtype, value.axes), rb.shape)
             self.assign_to(rb.name, node)
         else:
@@ -737,8 +766,10 @@ class RegisterAccess:
                 node = self.broadcast_lanes(node, axes, [lanes.padded[k] for k in keep], dtype)
             order = [sorted(lane_axes).index(k) for k in lane_axes]
             node = P.permute(node, order)
-        pattern = [isinstance(k, LaneDim) for k in kinds]
-        return P.subscript_none(node, pattern) if axes else node
+        if not axes:
+            return node
+        shape = [lanes.padded[k.axis] if isinstance(k, LaneDim) else k.size for k in kinds]
+        return self.with_unit_axes(node, [isinstance(k, LaneDim) for k in kinds], shape)
 
     def assign_whole(self, rb: RegBuf, value: Tile, mask) -> None:
         value = self.cast(value, rb.buffer.dtype)
@@ -792,14 +823,25 @@ def _is_tl_call(node: ast.expr, fn: str) -> bool:
     )
 
 
+def _reshape(node: ast.expr, shape) -> ast.expr:
+    """``tl.reshape(node, shape)``, a reshape of a reshape folded into one."""
+    if _is_tl_call(node, "reshape") and len(node.args) == 2 and not node.keywords:
+        node = node.args[0]
+    return P.call("tl.reshape", node, P.tuple_(shape))
+
+
 def _is_broadcast_to(node: ast.expr, shape) -> bool:
     """``node`` is ``tl.broadcast_to(x, shape)``."""
     return _is_tl_call(node, "broadcast_to") and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
 
 
-def _needs_bcast(value: Tile, rb: RegBuf, kinds) -> bool:
+def _needs_bcast(value: Tile, rb: RegBuf, kinds, unit_reshapes: bool) -> bool:
     lane_dims = [k for k in kinds if isinstance(k, LaneDim)]
-    return len(lane_dims) != len(rb.shape) or not {k.axis for k in lane_dims} <= value.axes
+    if not {k.axis for k in lane_dims} <= value.axes:
+        return True
+    if unit_reshapes and rb.lanes is None and lane_dims and all(k.size == 1 for k in kinds if isinstance(k, AtDim)):
+        return False  # to_buffer_layout reshaped it to the buffer's shape (with_unit_axes)
+    return len(lane_dims) != len(rb.shape)
 
 
 def _typed(lowerer: Lowerer, value: Tile) -> ast.expr:

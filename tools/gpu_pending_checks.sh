@@ -24,6 +24,11 @@
 # (TILE2TRITON_DIGIT_READS) on the kernels whose generated source they changed, offline: both implementations on the
 # suite's dequantize_gemm and gemm files and the beyond folders gemm_sp and gdn, then tile2triton alone with the
 # switch on and off (about 450 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT digits
+# Part "s42" (session 42, not yet run, about 420 s): the beyond folders session 42's changes touch, both
+# implementations (gemm_sp: at most 2 stages for its 128 x 128 x 64 config, codegen/gemm_kinds.register_a_race;
+# norm, kda, dsa_hisa, gdn, online_softmax: unit axes as tl.reshape, TILE2TRITON_UNIT_RESHAPES), then
+# rms_norm_splitk's store loop pipelined by text edits (benchmarks/hand_variants/source_edits.py):
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s42
 set -u
 tl=$1
 site=$2
@@ -64,6 +69,15 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "benchmarks/beyond_suite/${case%:*}" "${case#*:}" "" "TILE2TRITON_DIGIT_READS=0"
     done
+    continue
+  fi
+  if [ "$part" = s42 ]; then
+    TAILN=40 step 330 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/tilelang_regression.py \
+      benchmarks/beyond_suite --site "$site" --part 1/1 -j 14 --deadline 300 --warm-timeout 200 \
+      --files gemm_sp norm online_softmax dsa_hisa kda/ gdn --out "$out/s42_beyond"
+    TAILN=6 step 80 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      benchmarks/beyond_suite/norm/regression_beyond_norm.py run_rms_norm_splitk rms_norm_splitk \
+      benchmarks/hand_variants/rms_splitk_edits.json
     continue
   fi
   if [ "$part" = tests ]; then

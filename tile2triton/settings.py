@@ -32,6 +32,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_BLOCK_SLICES`` | on/off (default on) | a register tile read at an aligned block of rows (``acc[:4, :]``) through ``tl.reshape`` |
 | ``TILE2TRITON_DIGIT_READS`` | on/off (default on) | a register tile read at digit fields of lane variables (``B[i, j // 2]``, ``E[i, k // 16]``, ``A[i, k // 4 * 2 + 1]``) as a reshape and a broadcast, not a ``tl.gather``; a write using every digit of its lanes once (``C[i // 16, j // 16, i % 16, j % 16] = v``) as the tile's digits permuted, not a scatter |
 | ``TILE2TRITON_UNIT_RESHAPES`` | on/off (default on) | unit axes of register tiles (a (1, N) fragment, a ``T.Parallel(1, N)`` lane space) inserted and dropped by ``tl.reshape``, which keeps a loaded row's layout, not by ``x[None, :]`` / a sum over the unit axis, which Triton serves through shared memory |
+| ``TILE2TRITON_PROVEN_MIN_MAX`` | on/off (default on) | an integer ``T.min`` / ``T.max`` whose value ranges decide it for every block (``T.min(bx * 128 + 128, seq_len)`` with ``bx * 128 + 128 <= seq_len``) is that operand, as TileLang's simplifier folds it: Triton then sees constant trip counts and extents |
 | ``TILE2TRITON_SPECULATE_COPIES`` | on/off (default on) | copies under an ``if`` in a pipelined loop issued before it, masked by its condition |
 | ``TILE2TRITON_GRID_WARPS`` | on/off (default on) | an attention forward loop (two gemms) whose static grid has at most one block an SM launches with the source's warps (up to 8), not the fewest that hold its accumulators (runtime/tuning.py) |
 | ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 64 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
@@ -197,6 +198,9 @@ DIGIT_READS_DEFAULT = True
 # codegen/registers.with_unit_axes: rms_norm_splitk's (1, 512) row tiles (0.69x of TileLang on an H100) and layernorm's
 # (1, 8192) (0.79x) took an expand_dims of each loaded row, a layout conversion through shared memory a K step
 UNIT_RESHAPES_DEFAULT = True
+# codegen/intrinsics.lower_call: block_mean_pooling's k_end = T.min(k_start + 128, seq_len) left its loop's trip count
+# to run time, where TileLang's simplifier folds it to 2 iterations
+PROVEN_MIN_MAX_DEFAULT = True
 # runtime/tuning._tile_warps: gdn cumsum (64 elements, 256 threads) 0.0384 -> 0.0279 ms on an H100 (TileLang 0.0254); none
 # of the 60 TileLang-suite kernels built offline (session 40) takes the rule
 TILE_WARPS_DEFAULT = True
@@ -295,6 +299,7 @@ VARIABLES = (
     "TILE2TRITON_BLOCK_SLICES",
     "TILE2TRITON_DIGIT_READS",
     "TILE2TRITON_UNIT_RESHAPES",
+    "TILE2TRITON_PROVEN_MIN_MAX",
     "TILE2TRITON_SPECULATE_COPIES",
     "TILE2TRITON_FEW_WARPS",
     "TILE2TRITON_WS_WARPS",
@@ -403,6 +408,7 @@ class Settings:
     block_slices: bool
     digit_reads: bool  # codegen/registers.split_read
     unit_reshapes: bool  # codegen/registers.with_unit_axes
+    proven_min_max: bool  # codegen/intrinsics.lower_call
     speculate_copies: bool
     few_warps: bool
     ws_warps: bool
@@ -501,6 +507,9 @@ class Settings:
             block_slices=flag("TILE2TRITON_BLOCK_SLICES", get("TILE2TRITON_BLOCK_SLICES"), True),
             digit_reads=flag("TILE2TRITON_DIGIT_READS", get("TILE2TRITON_DIGIT_READS"), DIGIT_READS_DEFAULT),
             unit_reshapes=flag("TILE2TRITON_UNIT_RESHAPES", get("TILE2TRITON_UNIT_RESHAPES"), UNIT_RESHAPES_DEFAULT),
+            proven_min_max=flag(
+                "TILE2TRITON_PROVEN_MIN_MAX", get("TILE2TRITON_PROVEN_MIN_MAX"), PROVEN_MIN_MAX_DEFAULT
+            ),
             speculate_copies=flag("TILE2TRITON_SPECULATE_COPIES", get("TILE2TRITON_SPECULATE_COPIES"), True),
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
             ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),

@@ -106,6 +106,12 @@ def lower_call(lw, e: ir.Call) -> Tile:
     fn = e.fn
     if fn in FAST_MATH and lw.options.fast_math and ptx.ptx_allowed(lw.options) and e.dtype.bits <= 32:
         return _fast_math(lw, e, args[0], axes)
+    if fn in ("max", "min") and e.dtype.kind == "int" and lw.options.proven_min_max:
+        # T.min(k_start + 128, seq_len) where the ranges prove which operand it is for every block (as
+        # TileLang's simplifier folds it): that operand, so Triton sees a constant trip count or extent
+        first_is_lower = lw.scope.ranges.compare("<=", e.args[0], e.args[1])
+        if first_is_lower is not None:
+            return lw.cast(args[0 if first_is_lower == (fn == "min") else 1], e.dtype)
     if fn in ("max", "min"):
         # fp8 operands are compared in float32 (Triton's max/min on fp8 tiles fails to compile for
         # the GPU and compares raw bytes under the interpreter); the result is one operand: exact

@@ -155,6 +155,9 @@ class LoweringOptions:
     # dropped by tl.reshape, not x[None, :] / tl.sum over the unit axis (TILE2TRITON_UNIT_RESHAPES;
     # registers.with_unit_axes)
     unit_reshapes: bool = True
+    # an integer T.min / T.max whose ranges decide it for every block emitted as that operand
+    # (TILE2TRITON_PROVEN_MIN_MAX; intrinsics.lower_call)
+    proven_min_max: bool = True
     # copies of global tiles under a block-uniform `if` in a software-pipelined loop are issued
     # before the `if`, masked by its condition, so Triton's pipeliner prefetches them
     # (TILE2TRITON_SPECULATE_COPIES; codegen/speculate.py)

@@ -91,8 +91,8 @@ class RegisterAccess:
         if self.scope.loop_axes and 0 not in axes:
             zeros = P.call("tl.zeros", P.list_(shape), P.dtype(self.storage_dtype(dtype)))
             return P.binop("|" if dtype == BOOL else "+", node, zeros)
-        if _is_broadcast_to(node, shape):
-            return node  # already spread (to_buffer_layout spreads a value it re-lays for a buffer)
+        if _has_shape(node, shape):
+            return node  # already spread (to_buffer_layout spreads a value it re-lays for a buffer, or reshapes it)
         return P.call("tl.broadcast_to", node, P.tuple_(shape))
 
     def reg(self, buf: ir.Buffer) -> RegBuf:
@@ -760,7 +760,7 @@ class RegisterAccess:
             if set(range(lanes.rank)) - set(keep):
                 full = [lanes.padded[k] if k in axes else 1 for k in range(lanes.rank)]
                 node = P.call("tl.reshape", node, P.tuple_([full[k] for k in keep]))
-                if set(keep) - set(axes):
+                if any(lanes.padded[k] != 1 for k in set(keep) - set(axes)):
                     node = P.call("tl.broadcast_to", node, P.tuple_([lanes.padded[k] for k in keep]))
             elif set(axes) != set(keep):
                 node = self.broadcast_lanes(node, axes, [lanes.padded[k] for k in keep], dtype)
@@ -830,9 +830,13 @@ def _reshape(node: ast.expr, shape) -> ast.expr:
     return P.call("tl.reshape", node, P.tuple_(shape))
 
 
-def _is_broadcast_to(node: ast.expr, shape) -> bool:
-    """``node`` is ``tl.broadcast_to(x, shape)``."""
-    return _is_tl_call(node, "broadcast_to") and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
+def _has_shape(node: ast.expr, shape) -> bool:
+    """``node`` is ``tl.broadcast_to(x, shape)`` or ``tl.reshape(x, shape)``."""
+    return (
+        (_is_tl_call(node, "broadcast_to") or _is_tl_call(node, "reshape"))
+        and len(node.args) == 2
+        and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
+    )
 
 
 def _needs_bcast(value: Tile, rb: RegBuf, kinds, unit_reshapes: bool) -> bool:

@@ -28,6 +28,17 @@ def child(path: str, case: str) -> None:
     print(f"RESULT {ms:.4f} {time.time() - t0:.1f}")
 
 
+def report(command: list, env: dict, case: str, label: str, width: int = 60) -> None:
+    """Run one child (``command``) and print its line: the case's median, or why it failed."""
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
+    if lines:
+        _, ms, seconds = lines[-1].split()
+        print(f"{case:32s} {label:{width}s} {float(ms):9.4f} ms  (call {seconds} s with compiles)")
+    else:
+        print(f"{case:32s} {label:{width}s} FAILED: {(proc.stderr or proc.stdout)[-300:]!r}")
+
+
 def main() -> None:
     if sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
@@ -36,15 +47,7 @@ def main() -> None:
     for setting in settings:
         env = dict(os.environ)
         env.update(kv.split("=", 1) for kv in setting.split(",") if kv)
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child", path, case], env=env, capture_output=True, text=True, timeout=600
-        )
-        lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
-        if lines:
-            _, ms, seconds = lines[-1].split()
-            print(f"{case:32s} {setting or 'defaults':60s} {float(ms):9.4f} ms  (call {seconds} s with compiles)")
-        else:
-            print(f"{case:32s} {setting or 'defaults':60s} FAILED: {(proc.stderr or proc.stdout)[-300:]!r}")
+        report([sys.executable, __file__, "--child", path, case], env, case, setting or "defaults")
 
 
 if __name__ == "__main__":

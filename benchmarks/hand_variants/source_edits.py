@@ -12,21 +12,19 @@ know that A and B do not overlap) pipelined by ``tl.range(..., num_stages=n)``, 
 do not, as TileLang's ``__restrict__`` does.
 """
 
-import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import env_variants  # noqa: E402
 
 
 def child(path: str, case: str, stem: str, edits: list) -> None:
-    from tile2triton.cli import install_tilelang_alias
-    from tile2triton.runtime import cache
-
-    install_tilelang_alias()
     import torch
+
+    from tile2triton.runtime import cache
 
     if not torch.cuda.is_available():  # a try on a machine without a GPU: the interpreter
         from tile2triton.cuda_as_cpu import map_cuda_to_cpu
@@ -43,12 +41,7 @@ def child(path: str, case: str, stem: str, edits: list) -> None:
         return original(source, name)
 
     cache.source_path = edited
-    spec = importlib.util.spec_from_file_location("case", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    t0 = time.time()
-    ms = getattr(mod, case)()
-    print(f"RESULT {ms:.4f} {time.time() - t0:.1f}")
+    env_variants.child(path, case)
 
 
 def main() -> None:
@@ -58,20 +51,10 @@ def main() -> None:
     path, case, stem, edits_file = sys.argv[1:5]
     with open(edits_file) as f:
         variants = {"as generated": [], **json.load(f)}
+    env = dict(os.environ, TILE2TRITON_DISABLE_CACHE="1")
     for name, edits in variants.items():
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child", path, case, stem, json.dumps(edits)],
-            env=dict(os.environ, TILE2TRITON_DISABLE_CACHE="1"),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
-        if lines:
-            _, ms, seconds = lines[-1].split()
-            print(f"{case:28s} {name:40s} {float(ms):9.4f} ms  (call {seconds} s with compiles)")
-        else:
-            print(f"{case:28s} {name:40s} FAILED: {(proc.stderr or proc.stdout)[-300:]!r}")
+        command = [sys.executable, __file__, "--child", path, case, stem, json.dumps(edits)]
+        env_variants.report(command, env, case, name, width=40)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@
 # PART_DEADLINE=520, parts "1/2" then "2/2"): 385 s and 340 s on an H100 (.tl's s37_part.sh did the same by hand).
 # (Session 18's checks, the previous version of this script, had no "tests" part.)
 # Part "split" (session 38, about 400 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT split
-# Part "digits" (session 41, not yet run: no device time was left): the digit reads and writes
+# Part "digits" (session 41; session 42 ran its pieces by hand on an H100: BENCHMARKS.md, gpu_logs/2026-12-06_s42_h100/,
+# which found gemm_sp's 3-stage race): the digit reads and writes
 # (TILE2TRITON_DIGIT_READS) on the kernels whose generated source they changed, offline: both implementations on the
 # suite's dequantize_gemm and gemm files and the beyond folders gemm_sp and gdn, then tile2triton alone with the
 # switch on and off (about 450 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT digits

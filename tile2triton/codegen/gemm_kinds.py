@@ -12,6 +12,7 @@ import ast
 from .. import ir
 from ..ir.exprs import static
 from ..passes import analysis
+from . import pyast as P
 from .values import Lowerer, launch_warps, next_pow2
 
 WGMMA_ROWS = 64  # rows of one warpgroup's wgmma: Triton lowers a dot of fewer rows to mma.sync
@@ -98,8 +99,4 @@ def register_a_race(lw: Lowerer, loop: ir.For, body: list) -> bool:
     _, written = analysis.buffer_accesses(loop.body)
     if a.scope not in (ir.FRAGMENT, ir.LOCAL) or a not in written:
         return False
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load"
-        and isinstance(n.func.value, ast.Name) and n.func.value.id == "tl"
-        for stmt in body for n in ast.walk(stmt)
-    )  # fmt: skip
+    return any(P.is_tl_call(n, "load") for stmt in body for n in ast.walk(stmt))

@@ -769,15 +769,10 @@ class KernelLowerer(RegisterAccess):
 def _loads(node: ast.expr) -> bool:
     """Does ``node`` load memory (``tl.load``, or the on-chip scratch area's ``_shared_load``)?"""
     return any(
-        isinstance(n, ast.Call)
-        and (
-            isinstance(n.func, ast.Attribute)
-            and n.func.attr == "load"
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == "tl"
-            or isinstance(n.func, ast.Name)
-            and n.func.id == "_shared_load"
-        )
+        P.is_tl_call(n, "load")
+        or isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "_shared_load"
         for n in ast.walk(node)
     )
 

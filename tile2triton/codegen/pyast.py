@@ -69,6 +69,17 @@ def to(value: ast.expr, dt) -> ast.expr:
     return call(attr(value, "to"), dtype(dt))
 
 
+def is_tl_call(node: ast.expr, fn: str) -> bool:
+    """``node`` is a call of ``tl.<fn>``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == fn
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tl"
+    )
+
+
 def tuple_(items) -> ast.Tuple:
     return ast.Tuple([i if isinstance(i, ast.AST) else const(i) for i in items], ast.Load())
 

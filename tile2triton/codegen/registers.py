@@ -465,28 +465,22 @@ class RegisterAccess:
             )
         value = P.name(rb.name)
         lead = rb.lanes.rank if rb.lanes is not None else 0
-        storage_rank = len(rb.shape)
         # select fixed positions, last dim first so earlier dim numbers stay valid
         has_local_dims = len(rb.shape) > lead  # one-element buffers are stored without their unit dims
-        shape = list(rb.shape)
+        shape = list(rb.shape)  # the value's, as dims are selected away
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim) and has_local_dims:
                 value = self.select_at(
-                    value, lead + d, storage_rank, kinds[d].index, rb.shape[lead + d], rb.buffer.dtype, shape
+                    value, lead + d, len(shape), kinds[d].index, rb.shape[lead + d], rb.buffer.dtype, shape
                 )
                 del shape[lead + d]
-                storage_rank -= 1
         axes = frozenset(range(rb.lanes.rank)) if rb.lanes is not None else frozenset()
         lane_dims = [k.axis for k in kinds if isinstance(k, LaneDim)]
         if lane_dims:
             order = sorted(range(len(lane_dims)), key=lambda i: lane_dims[i])
             value = P.permute(value, order)
-            extent = {k.axis: rb.shape[lead + d] for d, k in enumerate(kinds) if isinstance(k, LaneDim)}
-            lanes = self.scope.lanes
-            value = self.with_unit_axes(
-                value,
-                [k in extent for k in range(lanes.rank)],
-                [extent.get(k, lanes.padded[k]) for k in range(lanes.rank)],
+            value = self.at_lane_rank(
+                value, {k.axis: rb.shape[lead + d] for d, k in enumerate(kinds) if isinstance(k, LaneDim)}
             )
             axes = frozenset(lane_dims)
         dt = buf.dtype
@@ -538,12 +532,11 @@ class RegisterAccess:
         value = P.name(rb.name)
         if tuple(shape) != tuple(rb.shape):
             value = P.call("tl.reshape", value, P.tuple_(shape))
-        rank, kept_shape = len(shape), list(shape)
+        kept_shape = list(shape)  # the value's, as dims are selected away
         for d in reversed(range(len(kinds))):
             if isinstance(kinds[d], AtDim):
-                value = self.select_at(value, d, rank, kinds[d].index, shape[d], rb.buffer.dtype, kept_shape)
+                value = self.select_at(value, d, len(kept_shape), kinds[d].index, shape[d], rb.buffer.dtype, kept_shape)
                 del kept_shape[d]
-                rank -= 1
         if any(isinstance(k, LaneField) for k in kinds):
             kept = [(k, n) for k, n in zip(kinds, shape) if not isinstance(k, AtDim)]
             return self.digits_to_lanes(value, kept, rb.buffer.dtype, f"{rb.name}_digits")
@@ -551,10 +544,7 @@ class RegisterAccess:
         if not lane_dims:
             return Tile(value, rb.buffer.dtype)
         value = P.permute(value, sorted(range(len(lane_dims)), key=lambda i: lane_dims[i]))
-        extent = {k.axis: n for k, n in zip(kinds, shape) if isinstance(k, LaneDim)}
-        value = self.with_unit_axes(
-            value, [k in extent for k in range(lanes.rank)], [extent.get(k, lanes.padded[k]) for k in range(lanes.rank)]
-        )
+        value = self.at_lane_rank(value, {k.axis: n for k, n in zip(kinds, shape) if isinstance(k, LaneDim)})
         return Tile(value, rb.buffer.dtype, frozenset(lane_dims))
 
     def digits_to_lanes(self, value: ast.expr, kept: list, dtype, hint: str) -> Tile | None:
@@ -630,6 +620,13 @@ class RegisterAccess:
         if self.options.unit_reshapes and all(shape[d] == 1 for d, keep in enumerate(present) if not keep):
             return _reshape(value, shape)
         return P.subscript_none(value, present)
+
+    def at_lane_rank(self, value: ast.expr, extent: dict) -> ast.expr:
+        """``value``, whose dims are the lane axes of ``extent`` (lane axis -> its extent) in lane
+        order, at the lane space's full rank (see ``with_unit_axes``)."""
+        lanes = self.scope.lanes
+        present = [k in extent for k in range(lanes.rank)]
+        return self.with_unit_axes(value, present, [extent.get(k, lanes.padded[k]) for k in range(lanes.rank)])
 
     def one_hot_pick(self, hit, value: ast.expr, axis: int, dtype) -> ast.expr:
         """The element of ``value`` along ``axis`` where ``hit`` holds (at one position at most; None:
@@ -797,7 +794,7 @@ def _load_at(node: ast.expr, spread, with_mask: bool) -> ast.expr | None:
     ):
         inner = _load_at(node.func.value, spread, with_mask)
         return None if inner is None else ast.Call(ast.Attribute(inner, "to", ast.Load()), node.args, node.keywords)
-    if not (_is_tl_call(node, "load") and node.args):
+    if not (P.is_tl_call(node, "load") and node.args):
         return None
     ptr = node.args[0]
     if isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add) and isinstance(ptr.left, ast.Name):
@@ -813,19 +810,9 @@ def _load_at(node: ast.expr, spread, with_mask: bool) -> ast.expr | None:
     return ast.Call(node.func, [ptr, *node.args[1:]], keywords)
 
 
-def _is_tl_call(node: ast.expr, fn: str) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == fn
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "tl"
-    )
-
-
 def _reshape(node: ast.expr, shape) -> ast.expr:
     """``tl.reshape(node, shape)``, a reshape of a reshape folded into one."""
-    if _is_tl_call(node, "reshape") and len(node.args) == 2 and not node.keywords:
+    if P.is_tl_call(node, "reshape") and len(node.args) == 2 and not node.keywords:
         node = node.args[0]
     return P.call("tl.reshape", node, P.tuple_(shape))
 
@@ -833,7 +820,7 @@ def _reshape(node: ast.expr, shape) -> ast.expr:
 def _has_shape(node: ast.expr, shape) -> bool:
     """``node`` is ``tl.broadcast_to(x, shape)`` or ``tl.reshape(x, shape)``."""
     return (
-        (_is_tl_call(node, "broadcast_to") or _is_tl_call(node, "reshape"))
+        (P.is_tl_call(node, "broadcast_to") or P.is_tl_call(node, "reshape"))
         and len(node.args) == 2
         and ast.dump(node.args[1]) == ast.dump(P.tuple_(shape))
     )

@@ -6,7 +6,8 @@ a median in ms); its edits apply to the kernels whose generated file name starts
     TILELANG_EXAMPLES=CHECKOUT/examples python3 benchmarks/hand_variants/source_edits.py FILE run_CASE STEM EDITS.json
 
 EDITS.json: {"variant name": [[regex, replacement], ...], ...}; the variant "as generated" ([]) runs first.
-A regex that matches nothing fails its variant.  Session 42's first use: rms_norm_splitk's store loop
+A regex that matches nothing fails its variant.  An edit ["@launch", {"maxnreg": 32}] instead adds Triton
+launch options to every launch of the case (``JITFunction.run``'s keywords: ``maxnreg``, ``num_warps``).  Session 42's first use: rms_norm_splitk's store loop
 (``for k_1 in range(16)``, each load waiting behind the previous iteration's store in SASS, as Triton cannot
 know that A and B do not overlap) pipelined by ``tl.range(..., num_stages=n)``, whose prefetch assumes they
 do not, as TileLang's ``__restrict__`` does.
@@ -30,6 +31,17 @@ def child(path: str, case: str, stem: str, edits: list) -> None:
         from tile2triton.cuda_as_cpu import map_cuda_to_cpu
 
         map_cuda_to_cpu()
+    launch_options = {k: v for old, new in edits if old == "@launch" for k, v in new.items()}
+    edits = [e for e in edits if e[0] != "@launch"]
+    if launch_options:
+        from triton.runtime.jit import JITFunction
+
+        run = JITFunction.run
+
+        def run_with_options(self, *args, **kwargs):
+            return run(self, *args, **{**kwargs, **launch_options})
+
+        JITFunction.run = run_with_options
     original = cache.source_path
 
     def edited(source: str, name: str):

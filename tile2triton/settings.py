@@ -46,6 +46,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_REG_WARPS`` | on/off (default off) | a one-gemm loop whose register tiles a thread of the source's warps cannot hold takes more warps (runtime/tuning.py) |
 | ``TILE2TRITON_HELD_WARPS`` | on/off (default on) | a one-gemm loop of wgmma-sized gemms whose fragments (accumulators, a second accumulator) a thread of the source's warps cannot hold takes more warps, up to 8 (runtime/tuning.py) |
 | ``TILE2TRITON_DEFER_SUMS`` | on/off (default on) | a loop's sum over a widened axis that only adds into an accumulator the enclosing loop touches nowhere else is added element-wise there and reduced once after that loop (codegen/deferred.py) |
+| ``TILE2TRITON_DEFER_REDUCES`` | on/off (default on) | the same for ``T.reduce_sum`` / ``T.reduce_max`` / ... ``(x, acc, dim, clear=False)``: the loop combines ``x`` element-wise into a tile of its shape and reduces it into ``acc`` once after the loop, one cross-thread reduction, not one per iteration (codegen/reductions.py) |
 | ``TILE2TRITON_DEFER_REDUCERS`` | on/off (default on) | the same for a reducer's ``acc[i] += v`` summed over the lanes of its ``T.Parallel(i, j)`` that ``i`` does not name (gemv_alloc_reducer: a cross-thread ``tl.sum`` every step otherwise; codegen/atomics._defer_reduction) |
 | ``TILE2TRITON_ROW_ONCE`` | on/off (default on) | a row of a global buffer that several ``T.Parallel`` statements of one block read along a lane (an index list: the score mask's and the gathers' ``Indices[..., base + j]``) is loaded once into a fragment before the first of them, each read taking the fragment (passes/row_once.py) |
 | ``TILE2TRITON_GLOBAL_COPY_CHUNKS`` | on/off (default on) | a ``T.copy`` from global to global memory larger than 64 elements a thread (padded) runs as a loop of exact parts of its region (a dim that is not a power of two cut into its powers of two first), not as one padded tile loaded whole (passes/global_copy_chunks.py) |
@@ -163,6 +164,10 @@ DEFER_SUMS_DEFAULT = True
 # (benchmarks/reducer_probe.py, Triton 3.6, gpu_logs/2026-12-02_s16_gpu_checks.log), off -> on, us: 4096 x 4096
 # 185.1 -> 43.1, 8192 x 1024 51.8 -> 15.5, 1000 x 3000 140.4 -> 32.7, 16384 x 8192 401.4 -> 95.2
 DEFER_REDUCERS_DEFAULT = True
+# codegen/reductions._deferring_loop: fp8 block mean pooling (dsa_hisa, a 64 x 128 fp8 tile summed over its rows into
+# acc every iteration, 8 warps), H100: 31.0 -> 25.0 us (TileLang 14.9); Nsight Compute put 80% of the kernel's
+# shared-load wavefronts in bank conflicts, Triton's cross-warp step of the axis-0 sum.  At 5 shapes 12-30% faster
+DEFER_REDUCES_DEFAULT = True
 GEMM_PARTS_DEFAULT = True
 # codegen/rules.keeps_invariants_in_loop: sparse MLA backward (Nsight Compute, H200, session 17: TileLang 171 us,
 # 50 MB of local-memory loads; tile2triton 288 us, 534 MB): LLVM's LICM hoists every wgmma step's descriptor of the
@@ -286,6 +291,7 @@ VARIABLES = (
     "TILE2TRITON_VECTORIZE_LOOPS",
     "TILE2TRITON_DEFER_SUMS",
     "TILE2TRITON_DEFER_REDUCERS",
+    "TILE2TRITON_DEFER_REDUCES",
     "TILE2TRITON_GEMM_PARTS",
     "TILE2TRITON_LICM_GUARD",
     "TILE2TRITON_PREFETCH_INDICES",
@@ -427,6 +433,7 @@ class Settings:
     column_split: bool
     defer_sums: bool
     defer_reducers: bool
+    defer_reduces: bool  # codegen/reductions._deferring_loop
     gemm_parts: bool
     licm_guard: bool  # codegen/rules.keeps_invariants_in_loop
     prefetch_indices: bool  # passes/prefetch_indices.py
@@ -551,6 +558,7 @@ class Settings:
             defer_reducers=flag(
                 "TILE2TRITON_DEFER_REDUCERS", get("TILE2TRITON_DEFER_REDUCERS"), DEFER_REDUCERS_DEFAULT
             ),
+            defer_reduces=flag("TILE2TRITON_DEFER_REDUCES", get("TILE2TRITON_DEFER_REDUCES"), DEFER_REDUCES_DEFAULT),
             gemm_parts=flag("TILE2TRITON_GEMM_PARTS", get("TILE2TRITON_GEMM_PARTS"), GEMM_PARTS_DEFAULT),
             licm_guard=flag("TILE2TRITON_LICM_GUARD", get("TILE2TRITON_LICM_GUARD"), LICM_GUARD_DEFAULT),
             prefetch_indices=flag(

@@ -17,8 +17,14 @@ such additions cost the loop more than their adds:
   tf32 on 4 warps is 2 chains of 32, each instruction waiting for the last.  Deferred, K is split
   into parts, each with its own accumulator (one batched ``tl.dot`` over a leading parts axis), so
   the chains are shorter and more of them run at once; the parts are summed after the loop.
+- ``TILE2TRITON_DEFER_REDUCES``: ``T.reduce_sum(x, acc, dim, clear=False)`` (or ``_max``, ``_min``,
+  ``_abssum``, ``_absmax``) in a loop is a cross-thread reduction every iteration; where the tile's axis
+  ``dim`` spans warps (fp8 block mean pooling's 64 x 128 tile summed over its rows on 8 warps), each
+  goes through shared memory and barriers.  Deferred, the loop combines ``x`` element-wise into a tile
+  of its shape and the one reduction into ``acc`` runs after it (codegen/reductions._deferring_loop).
+  A max or min is exact in any order, so any dtype takes it; a sum only as below.
 
-Both reassociate the sum (as ``tl.sum`` and split-K do), so only 32-bit float and integer
+The sums reassociate the sum (as ``tl.sum`` and split-K do), so only 32-bit float and integer
 accumulators take them, and only where the enclosing loop touches the accumulator nowhere else:
 no other read or write of it, no exit from the loop, and the addition a statement of the loop's
 own body (not under an ``if``).  The wider tile is held in registers across the loop, within
@@ -96,10 +102,14 @@ def reassociable(dtype) -> bool:
     return dtype.bits == 32 and (dtype.is_float or dtype.is_int)
 
 
-def start(lw: Lowerer, loop: LoopDeferrals, hint: str, shape: list, dtype) -> str:
-    """A fresh wide accumulator of ``shape``, zero before the loop; returns its name."""
+def start(lw: Lowerer, loop: LoopDeferrals, hint: str, shape: list, dtype, fill=0) -> str:
+    """A fresh wide accumulator of ``shape``, ``fill`` (zero) before the loop; returns its name."""
     name = lw.names.fresh(hint)
-    loop.inits.append((lw.origin, P.assign(name, P.call("tl.zeros", P.list_(shape), P.dtype(dtype)))))
+    if fill == 0:
+        init = P.call("tl.zeros", P.list_(shape), P.dtype(dtype))
+    else:
+        init = P.call("tl.full", P.list_(shape), P.const(fill), P.dtype(dtype))
+    loop.inits.append((lw.origin, P.assign(name, init)))
     return name
 
 

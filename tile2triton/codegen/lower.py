@@ -198,6 +198,8 @@ class LoweringOptions:
     defer_sums: bool = True
     # ... and a reducer's sum over T.Parallel lanes (codegen/atomics._defer_reduction; TILE2TRITON_DEFER_REDUCERS)
     defer_reducers: bool = True
+    # ... and a T.reduce_* with clear=False into an accumulator (reductions._deferring_loop; TILE2TRITON_DEFER_REDUCES)
+    defer_reduces: bool = True
     gemm_parts: bool = True
     # a loop of wgmma gemms on an operand stored before it, past the accumulators' register budget, keeps
     # its invariants in it (rules.keeps_invariants_in_loop; TILE2TRITON_LICM_GUARD)

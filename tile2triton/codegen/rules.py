@@ -311,7 +311,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     outer = lw.scope.loop_trips
     # accumulations this loop only adds into, reduced once after it (deferred.py); not across exits
     deferrals = None
-    deferring = lw.options.defer_sums or lw.options.gemm_parts or lw.options.defer_reducers
+    deferring = lw.options.defer_sums or lw.options.gemm_parts or lw.options.defer_reducers or lw.options.defer_reduces
     if deferring and lw.scope.lanes is None and not ir.loop_exits(stmts):
         deferrals = deferred.LoopDeferrals(stmts)
     with lw.scoped(

@@ -469,3 +469,56 @@ def test_tile_warps(monkeypatch, switch, dev):
     kernel(g, out)
     ref = torch.cat([c.flip(0).cumsum(0).flip(0) for c in g.cpu().double().split(64)])
     assert_close(out, ref, atol=1e-5, rtol=1e-5)
+
+
+def split_rms(rows, cols, tile, threads=128, reduce_in_loop=False):
+    """examples/norm's rms_norm_splitk: a pass over the row summing squares, then a second pass over it
+    (in reverse) scaling it; ``reduce_in_loop``: the first pass reduces its tile every step."""
+    steps = cols // tile
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "float32"), B: T.Tensor((rows, cols), "float32")):
+        with T.Kernel(rows, threads=threads) as bx:
+            a_tile = T.alloc_shared((1, tile), "float32")
+            acc = T.alloc_fragment((1, tile), "float32")
+            powsum = T.alloc_fragment((1,), "float32")
+            T.clear(acc)
+            T.clear(powsum)
+            for k in T.serial(steps):
+                T.copy(A[bx, k * tile], a_tile)
+                for i, j in T.Parallel(1, tile):
+                    acc[i, j] = a_tile[i, j] * a_tile[i, j] if reduce_in_loop else acc[i, j] + a_tile[i, j] * a_tile[i, j]
+                if reduce_in_loop:
+                    T.reduce_sum(acc, powsum, dim=1, clear=False)
+            if not reduce_in_loop:
+                T.reduce_sum(acc, powsum, dim=1)
+            for i in T.Parallel(1):
+                powsum[i] = T.rsqrt(powsum[i] / cols + 1e-12)
+            for k in T.serial(steps):
+                T.copy(A[bx, (steps - 1 - k) * tile], a_tile)
+                for i, j in T.Parallel(1, tile):
+                    a_tile[i, j] *= powsum[i]
+                T.copy(a_tile, B[bx, (steps - 1 - k) * tile])
+
+    return main
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+@pytest.mark.parametrize("reduce_in_loop", [False, True])
+def test_reuse_warps(monkeypatch, switch, reduce_in_loop, dev):
+    """TILE2TRITON_REUSE_WARPS: a second pass over a row finds the first in L2 only while the blocks
+    resident together have read at most L2_REUSE_BYTES (10 MB): 32 KB rows take 32 warps (132 SMs x 2
+    blocks), 8 KB rows 8 (132 x 8), 16 KB rows 16 also on a grid of 1500 blocks; 600 blocks of 8 KB fit
+    at the source's 4 warps; 256 KB rows fit nowhere and take 32.  A first pass that reduces across the
+    block every step keeps the source's warps.  Results as written."""
+    monkeypatch.setenv("TILE2TRITON_REUSE_WARPS", switch)
+    on = switch == "1" and not reduce_in_loop
+    cases = ((8192, 8192, 32), (8192, 2048, 8), (2000, 4096, 16), (1500, 4096, 16), (600, 2048, None), (600, 65536, 32))
+    for rows, cols, want in cases:
+        func = prim(split_rms, rows, cols, 512, 128, reduce_in_loop).prim_func
+        assert tuning.heuristic(func, HOPPER) == (tuning.LaunchChoice(want) if on and want else tuning.LITERAL)
+    rows, cols = 7, 3 * 96
+    kernel = tilelang.compile(split_rms(rows, cols, 96, 128, reduce_in_loop), out_idx=[1])
+    a = torch.randn(rows, cols, device=dev)
+    ad = a.double().cpu()
+    assert_close(kernel(a), ad * torch.rsqrt(ad.pow(2).mean(-1, keepdim=True) + 1e-12), atol=1e-5, rtol=1e-5)

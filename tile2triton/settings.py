@@ -38,6 +38,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SHARED_DIVISORS`` | on/off (default on) | without fast math, a float32 ``/`` whose divisor is shared by a row of numerators (``acc_o[i, j] /= logsum[i]``, outside loops, at least 64 quotients a thread) takes the divisor's correctly rounded reciprocal once and corrects each quotient with one FMA pair, one tile-wide range test choosing ``div.rn.f32`` for tiles with extreme values: the bits ``div.rn.f32`` gives (codegen/emit._div_rn_shared; CUDA targets) |
 | ``TILE2TRITON_ARITHMETIC_MASKS`` | on/off (default on) | ``T.if_then_else(cond, 0, -inf)`` over a tile, ``cond`` integer comparisons joined by and/or whose differences the value ranges bound, as float arithmetic without a boolean tile (``_neg_inf_unless``: 0 where a margin ``float(a - b) + 0.5`` is positive): the same values, without the bit-packed comparisons LLVM makes of ``tl.where`` (codegen/masks.py; CUDA targets) |
 | ``TILE2TRITON_FEW_WARPS`` | on/off (default off) | attention loops of a 1- or 2-warp source keep its warps (runtime/tuning.py) |
+| ``TILE2TRITON_REUSE_WARPS`` | on/off (default on) | a block-view kernel without gemms or reductions in its loops that reads global memory in a loop and the same tensor again after it launches with the fewest warps (from the source's) whose resident blocks' first-pass bytes fit a fifth of the L2, so the second pass finds them there, else 32 (runtime/tuning.py) |
 | ``TILE2TRITON_TILE_WARPS`` | on/off (default on) | a block-view kernel without gemms whose largest tile has fewer elements than its threads launches with one element a thread of it (runtime/tuning.py) |
 | ``TILE2TRITON_WS_WARPS`` | on/off (default on) | a warp-specialized source launches with its consumer sections' warps, not its producer's too (runtime/tuning.py) |
 | ``TILE2TRITON_SECTION_WARPS`` | on/off (default on) | a kernel that is one chain of thread-range sections without barriers (``if tx < 32: ... else: ...``) launches with its widest section's warps (runtime/tuning.py) |
@@ -209,6 +210,11 @@ PROVEN_MIN_MAX_DEFAULT = True
 # runtime/tuning._tile_warps: gdn cumsum (64 elements, 256 threads) 0.0384 -> 0.0279 ms on an H100 (TileLang 0.0254); none
 # of the 60 TileLang-suite kernels built offline (session 40) takes the rule
 TILE_WARPS_DEFAULT = True
+# runtime/tuning._reuse_warps: rms_norm_splitk (fp32, 512-element tiles, 128 threads, its second pass re-reading the
+# row), H100 (benchmarks/reduce_warps_sweep.py, gpu_logs/2026-12-06_s43_h100/): at 8192 x 8192 4 warps 261.5 us, 8
+# 242.7, 16 198.9, 32 183.9 (TileLang 180.8: 79 registers, 6 blocks an SM); Nsight Compute: both DRAM-bound,
+# tile2triton moving ~1.4x TileLang's bytes at 4 warps.  At all 7 shapes swept the rule's choice was the fastest
+REUSE_WARPS_DEFAULT = True
 # passes/staged_atomics.py (H200 probe benchmarks/mlabwd_probe.py, Triton 3.6: sparse MLA bwd 0.462 -> 0.245
 # ms at S=256 SKV=512 topk=256, 1.759 -> 0.905 at S=512 SKV=2048 topk=512; hand-T 0.251 / 0.912): TileLang's
 # sparse MLA backward's dKV atomics read the accumulator, as the hand kernel's do, not a 32 KiB stage per program in global scratch behind a
@@ -310,6 +316,7 @@ VARIABLES = (
     "TILE2TRITON_FEW_WARPS",
     "TILE2TRITON_WS_WARPS",
     "TILE2TRITON_TILE_WARPS",
+    "TILE2TRITON_REUSE_WARPS",
     "TILE2TRITON_REG_WARPS",
     "TILE2TRITON_HELD_WARPS",
     "TILE2TRITON_SECTION_WARPS",
@@ -419,6 +426,7 @@ class Settings:
     few_warps: bool
     ws_warps: bool
     tile_warps: bool  # runtime/tuning._tile_warps
+    reuse_warps: bool  # runtime/tuning._reuse_warps
     reg_warps: bool
     held_warps: bool
     section_warps: bool
@@ -521,6 +529,7 @@ class Settings:
             few_warps=flag("TILE2TRITON_FEW_WARPS", get("TILE2TRITON_FEW_WARPS"), False),
             ws_warps=flag("TILE2TRITON_WS_WARPS", get("TILE2TRITON_WS_WARPS"), WS_WARPS_DEFAULT),
             tile_warps=flag("TILE2TRITON_TILE_WARPS", get("TILE2TRITON_TILE_WARPS"), TILE_WARPS_DEFAULT),
+            reuse_warps=flag("TILE2TRITON_REUSE_WARPS", get("TILE2TRITON_REUSE_WARPS"), REUSE_WARPS_DEFAULT),
             reg_warps=flag("TILE2TRITON_REG_WARPS", get("TILE2TRITON_REG_WARPS"), REG_WARPS_DEFAULT),
             held_warps=flag("TILE2TRITON_HELD_WARPS", get("TILE2TRITON_HELD_WARPS"), HELD_WARPS_DEFAULT),
             section_warps=flag("TILE2TRITON_SECTION_WARPS", get("TILE2TRITON_SECTION_WARPS"), SECTION_WARPS_DEFAULT),

@@ -135,6 +135,12 @@ SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 TILE_REGS_PER_THREAD = 128
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
 SMS = 132  # SMs of an H200 (the card the table was measured on)
+WARPS_PER_SM, BLOCKS_PER_SM, MAX_WARPS = 64, 32, 32  # sm_90: threads and blocks an SM holds; 1024 threads a block
+# bytes that blocks resident together may read before reading them again and still find them in L2: a fifth
+# of the H100/H200's 50 MB (the second pass's writes and the other blocks' first passes pass through it too).
+# Measured (benchmarks/reduce_warps_sweep.py, rms_norm_splitk, 7 shapes): the fastest warps kept 4.3-8.6 MB
+# resident wherever a choice did, 17 MB ran 4-10% slower, 34 MB 20-35% slower (_reuse_warps)
+L2_REUSE_BYTES = 10 << 20
 
 
 @dataclass(frozen=True)
@@ -290,6 +296,10 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * a block-view kernel without gemms whose largest tile is smaller than its threads: a warp per
       32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
+    * a block-view kernel without gemms or reductions in its loops that reads global memory in a
+      loop and reads the same tensor again after it (a split row norm's second pass): the fewest
+      warps, from the source's, whose resident blocks' first-pass bytes fit ``L2_REUSE_BYTES``, else
+      the most (``_reuse_warps``, TILE2TRITON_REUSE_WARPS);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
     ``capability``: a runtime/target.Target or a CUDA capability tuple; the table applies to sm_90
@@ -300,6 +310,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     choice = _by_shape(func)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice
+    if choice == LITERAL and settings.current().reuse_warps:
+        choice = _reuse_warps(func) or choice
     consumers = _consumer_warps(func)
     widest = _section_warps(func)
     if widest is not None and (consumers is None or widest < consumers):
@@ -345,6 +357,70 @@ def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
             largest = max(largest, math.prod(next_pow2(x) for x in sizes))
     warps = max(1, largest // 32)
     return LaunchChoice(warps) if warps < max(1, kernel.threads // 32) else None
+
+
+def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
+    """TILE2TRITON_REUSE_WARPS (on; settings.py has the measurement): a block-view kernel without gemms
+    whose blocks read global memory in a loop and read the same tensor again after it (``_reread_bytes``:
+    rms_norm_splitk's second pass over its row, in reverse so that the last tiles are still in L2) finds
+    the first pass in L2 only while the blocks resident together have read no more than L2 holds.  An
+    SM holds at most WARPS_PER_SM // warps blocks by threads, so more warps a block keep fewer blocks
+    resident: the fewest warps from the source's (up to MAX_WARPS) whose resident blocks' first-pass bytes
+    fit ``L2_REUSE_BYTES``, else MAX_WARPS (the fewest blocks; rows of 64-128 KB: 32 warps 12-27% faster
+    than 4).  None where the source's warps fit.  Not where a loop reduces across the block: each
+    reduction's cross-warp step grows with the warps (online_softmax, 8 steps of 1024: 4 warps 136 us,
+    8 127, 16 206)."""
+    if len(func.kernels) != 1:
+        return None
+    kernel = func.kernels[0]
+    collective = (ir.Gemm, ir.Reduce, ir.Scan, ir.ThreadAllReduce, ir.Atomic)
+    if kernel.thread_vars or any(isinstance(s, ir.Gemm) for s in ir.walk(kernel.body)):
+        return None
+    loops = [s for s in ir.walk(kernel.body) if isinstance(s, ir.For)]
+    if any(isinstance(s, collective) for loop in loops for s in ir.walk(loop.body)):
+        return None
+    reread = _reread_bytes(kernel.body)
+    if not reread:
+        return None
+    source = next_pow2(max(1, kernel.threads // 32))
+    blocks = _grid_blocks(kernel)
+    for warps in (w for w in (1, 2, 4, 8, 16, 32) if source <= w <= MAX_WARPS):
+        resident = SMS * min(BLOCKS_PER_SM, WARPS_PER_SM // warps)
+        if (resident if blocks is None else min(resident, blocks)) * reread <= L2_REUSE_BYTES:
+            return None if warps == source else LaunchChoice(warps)
+    return LaunchChoice(MAX_WARPS) if source < MAX_WARPS else None
+
+
+def _reread_bytes(body: list) -> int:
+    """The most bytes of global memory one block reads in a loop of static trip count (copies and
+    element reads of T.Parallel) from tensors that a later statement beside the loop reads again."""
+    most = 0
+    for stmts in [body] + [getattr(s, a) for s in ir.walk(body) for a in ("body", "then_body", "else_body")
+                           if getattr(s, a, None)]:  # fmt: skip
+        for i, st in enumerate(stmts):
+            trips = static_trips(st) if isinstance(st, ir.For) else None
+            if not trips:
+                continue
+            later = set(_global_reads(stmts[i + 1 :]))
+            most = max(most, trips * sum(n for root, n in _global_reads(st.body).items() if root in later))
+    return most
+
+
+def _global_reads(stmts: list) -> dict:
+    """Bytes of each global tensor (by root buffer) that ``stmts`` read once through."""
+    reads: dict = {}
+
+    def add(buffer: ir.Buffer, elems: int) -> None:
+        reads[buffer.root] = reads.get(buffer.root, 0) + elems * max(1, buffer.dtype.bits // 8)
+
+    for s in ir.walk(stmts):
+        if isinstance(s, ir.Copy) and isinstance(s.src, ir.Region) and s.src.buffer.scope == ir.GLOBAL:
+            add(s.src.buffer, _elems(s.src.extents))
+        elif isinstance(s, ir.Parallel):
+            for load in (ld for inner in ir.walk(s.body) for ld in ir.loads_in(inner)):
+                if load.buffer.scope == ir.GLOBAL:
+                    add(load.buffer, math.prod(s.extents))
+    return reads
 
 
 def _consumer_warps(func: ir.PrimFunc) -> int | None:

@@ -25,7 +25,8 @@
 # (TILE2TRITON_DIGIT_READS) on the kernels whose generated source they changed, offline: both implementations on the
 # suite's dequantize_gemm and gemm files and the beyond folders gemm_sp and gdn, then tile2triton alone with the
 # switch on and off (about 450 s): bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT digits
-# Part "s42" (session 42, not yet run, about 420 s): the beyond folders session 42's changes touch, both
+# Part "s42" (session 42; session 43 ran its rms_norm_splitk edits and the folders dsa_hisa, norm, online_softmax and
+# gdn, gpu_logs/2026-12-06_s43_h100/: gemm_sp and kda are what it would add, about 420 s): the beyond folders session 42's changes touch, both
 # implementations (gemm_sp: at most 2 stages for its 128 x 128 x 64 config, codegen/gemm_kinds.register_a_race;
 # norm, kda, dsa_hisa, gdn, online_softmax: unit axes as tl.reshape, TILE2TRITON_UNIT_RESHAPES), then
 # rms_norm_splitk's store loop pipelined by text edits (benchmarks/hand_variants/source_edits.py):

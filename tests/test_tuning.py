@@ -522,3 +522,36 @@ def test_reuse_warps(monkeypatch, switch, reduce_in_loop, dev):
     a = torch.randn(rows, cols, device=dev)
     ad = a.double().cpu()
     assert_close(kernel(a), ad * torch.rsqrt(ad.pow(2).mean(-1, keepdim=True) + 1e-12), atol=1e-5, rtol=1e-5)
+
+
+def row_sum_then_first(rows, cols, tile):
+    """A pass over the row summing it, then four elements of the row read again: 16 bytes re-read, not a row."""
+    steps = cols // tile
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "float32"), B: T.Tensor((rows, 4), "float32")):
+        with T.Kernel(rows, threads=128) as bx:
+            a_tile = T.alloc_fragment((tile,), "float32")
+            acc = T.alloc_fragment((tile,), "float32")
+            total = T.alloc_fragment((1,), "float32")
+            T.clear(acc)
+            for k in T.serial(steps):
+                T.copy(A[bx, k * tile], a_tile)
+                for j in T.Parallel(tile):
+                    acc[j] += a_tile[j]
+            T.reduce_sum(acc, total, dim=0)
+            for j in T.Parallel(4):
+                B[bx, j] = total[0] - A[bx, j]
+
+    return main
+
+
+def test_reuse_warps_counts_what_is_read_again(dev):
+    """The bytes re-read are the smaller pass's: a 32 KB first pass followed by a four-element read keeps the
+    source's warps (the rule would take 32 for a whole second pass at this shape)."""
+    assert tuning.heuristic(prim(row_sum_then_first, 8192, 8192, 512).prim_func, HOPPER) == tuning.LITERAL
+    rows, cols = 9, 4 * 72
+    kernel = tilelang.compile(row_sum_then_first(rows, cols, 72), out_idx=[1])
+    a = torch.randn(rows, cols, device=dev)
+    ad = a.double().cpu()
+    assert_close(kernel(a), ad.sum(1, keepdim=True) - ad[:, :4], atol=1e-4, rtol=1e-5)

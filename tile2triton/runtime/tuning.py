@@ -392,34 +392,42 @@ def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
 
 
 def _reread_bytes(body: list) -> int:
-    """The most bytes of global memory one block reads in a loop of static trip count (copies and
-    element reads of T.Parallel) from tensors that a later statement beside the loop reads again."""
+    """The most bytes of global memory one block reads in a loop of static trip count and reads again
+    in the statements after it (beside the loop): per tensor, the smaller of the two passes' bytes."""
     most = 0
     for stmts in [body] + [getattr(s, a) for s in ir.walk(body) for a in ("body", "then_body", "else_body")
                            if getattr(s, a, None)]:  # fmt: skip
         for i, st in enumerate(stmts):
-            trips = static_trips(st) if isinstance(st, ir.For) else None
-            if not trips:
+            if not (isinstance(st, ir.For) and static_trips(st)):
                 continue
-            later = set(_global_reads(stmts[i + 1 :]))
-            most = max(most, trips * sum(n for root, n in _global_reads(st.body).items() if root in later))
+            first, later = _global_reads([st]), _global_reads(stmts[i + 1 :])
+            most = max(most, sum(min(n, later[root]) for root, n in first.items() if root in later))
     return most
 
 
 def _global_reads(stmts: list) -> dict:
-    """Bytes of each global tensor (by root buffer) that ``stmts`` read once through."""
+    """Bytes of each global tensor (by root buffer) that ``stmts`` read (copies and element reads of
+    T.Parallel), loops of static trip count counted that many times (others once)."""
     reads: dict = {}
 
-    def add(buffer: ir.Buffer, elems: int) -> None:
-        reads[buffer.root] = reads.get(buffer.root, 0) + elems * max(1, buffer.dtype.bits // 8)
+    def add(buffer: ir.Buffer, elems: int, times: int) -> None:
+        reads[buffer.root] = reads.get(buffer.root, 0) + times * elems * max(1, buffer.dtype.bits // 8)
 
-    for s in ir.walk(stmts):
-        if isinstance(s, ir.Copy) and isinstance(s.src, ir.Region) and s.src.buffer.scope == ir.GLOBAL:
-            add(s.src.buffer, _elems(s.src.extents))
-        elif isinstance(s, ir.Parallel):
-            for load in (ld for inner in ir.walk(s.body) for ld in ir.loads_in(inner)):
-                if load.buffer.scope == ir.GLOBAL:
-                    add(load.buffer, math.prod(s.extents))
+    def visit(body: list, times: int) -> None:
+        for s in body:
+            if isinstance(s, ir.Copy) and isinstance(s.src, ir.Region) and s.src.buffer.scope == ir.GLOBAL:
+                add(s.src.buffer, _elems(s.src.extents), times)
+            elif isinstance(s, ir.Parallel):
+                for load in (ld for inner in ir.walk(s.body) for ld in ir.loads_in(inner)):
+                    if load.buffer.scope == ir.GLOBAL:
+                        add(load.buffer, math.prod(s.extents), times)
+                continue
+            inner = times * (static_trips(s) or 1) if isinstance(s, ir.For) else times
+            for attr in ("body", "then_body", "else_body"):
+                if getattr(s, attr, None):
+                    visit(getattr(s, attr), inner)
+
+    visit(stmts, 1)
     return reads
 
 

@@ -298,7 +298,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
     * a block-view kernel without gemms or reductions in its loops that reads global memory in a
       loop and reads the same tensor again after it (a split row norm's second pass): the fewest
-      warps, from the source's, whose resident blocks' first-pass bytes fit ``L2_REUSE_BYTES``, else
+      warps, from the source's, whose resident blocks' re-read bytes fit ``L2_REUSE_BYTES``, else
       the most (``_reuse_warps``, TILE2TRITON_REUSE_WARPS);
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
@@ -365,7 +365,7 @@ def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     rms_norm_splitk's second pass over its row, in reverse so that the last tiles are still in L2) finds
     the first pass in L2 only while the blocks resident together have read no more than L2 holds.  An
     SM holds at most WARPS_PER_SM // warps blocks by threads, so more warps a block keep fewer blocks
-    resident: the fewest warps from the source's (up to MAX_WARPS) whose resident blocks' first-pass bytes
+    resident: the fewest warps from the source's (up to MAX_WARPS) whose resident blocks' re-read bytes
     fit ``L2_REUSE_BYTES``, else MAX_WARPS (the fewest blocks; rows of 64-128 KB: 32 warps 12-27% faster
     than 4).  None where the source's warps fit.  Not where a loop reduces across the block: each
     reduction's cross-warp step grows with the warps (online_softmax, 8 steps of 1024: 4 warps 136 us,
@@ -373,11 +373,11 @@ def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     if len(func.kernels) != 1:
         return None
     kernel = func.kernels[0]
-    collective = (ir.Gemm, ir.Reduce, ir.Scan, ir.ThreadAllReduce, ir.Atomic)
     if kernel.thread_vars or any(isinstance(s, ir.Gemm) for s in ir.walk(kernel.body)):
         return None
+    reducing = (ir.Reduce, ir.Scan, ir.ThreadAllReduce, ir.Atomic)
     loops = [s for s in ir.walk(kernel.body) if isinstance(s, ir.For)]
-    if any(isinstance(s, collective) for loop in loops for s in ir.walk(loop.body)):
+    if any(isinstance(s, reducing) for loop in loops for s in ir.walk(loop.body)):
         return None
     reread = _reread_bytes(kernel.body)
     if not reread:

@@ -119,6 +119,7 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
 
 
 def _identity(kind: str, dtype):
+    """The value a reduction of ``kind`` in ``dtype`` starts from (an integer max from the type's least)."""
     identity = _IDENTITY[kind]
     if not dtype.is_float and identity in (float("-inf"), float("inf")):
         return -(2 ** (dtype.bits - 1)) if identity < 0 else 2 ** (dtype.bits - 1) - 1

@@ -18,6 +18,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_GLUON_SCHEDULE`` | ``auto`` (default), ``rotated``, ``serial`` | the consumers' loop in the Gluon rows route (codegen/gluon_plan.SCHEDULES): ``auto`` takes the rotated one where the loop provably runs, else the serial one; the others for sweeps |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
+| ``TILE2TRITON_TMA_PIPELINED_ONLY`` | on/off (default off) | copies inside loops load through tensor descriptors only where Triton software-pipelines the loop (``num_stages`` of two or more) or its gemms read the boxes from shared memory; elsewhere (synchronous TMA into registers, a barrier set up, waited on and invalidated per copy) through pointers |
 | ``TILE2TRITON_TMA_STAGES`` | on/off (default on) | a box copied into one stage of a ring whose stages are forwarded as tiles (``T.tma_copy(K[.., k:k + n, :], K_shared[bi % 2, :, :])``) loads through a descriptor too, not only a copy into a whole buffer |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
@@ -89,6 +90,10 @@ from dataclasses import dataclass
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
 TMA_STAGES_DEFAULT = True
+# codegen/descriptors._qualifies (off until timed beyond one kernel): fp8 block mean pooling's serial loop, H100, by
+# text edit: 24.1 -> 21.8 us with pointer loads (gpu_logs/2026-12-06_s43_h100/probes.md); kda chunk_bwd_intra's
+# pipelined i_j loops (gemms) went 715 -> 888 us with pointer loads, so loops Triton pipelines keep TMA
+TMA_PIPELINED_ONLY_DEFAULT = False
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # the same probe: gqa_bwd's 192-wide head dim as 128 + 64: 43.2 -> 30.4 us (30 -> 0 spills), varlen 74.5 -> 45.9
 SPLIT_DIMS_DEFAULT = True
@@ -283,6 +288,7 @@ VARIABLES = (
     "TILE2TRITON_TMA_VECTORS",
     "TILE2TRITON_TMA_MIN_TRIPS",
     "TILE2TRITON_TMA_STAGES",
+    "TILE2TRITON_TMA_PIPELINED_ONLY",
     "TILE2TRITON_SPLIT_DIMS",
     "TILE2TRITON_TRANSPOSED_DOTS",
     "TILE2TRITON_HOST_DESCRIPTORS",
@@ -406,6 +412,7 @@ class Settings:
     tma_vectors: bool  # one-axis boxes through tensor descriptors as well
     tma_min_trips: int  # loops of fewer static iterations load through pointers (0: no minimum)
     tma_stages: bool  # a box copied into one forwarded stage of a ring through a descriptor too
+    tma_pipelined_only: bool  # descriptors only in loops Triton software-pipelines
     split_dims: bool  # passes/pow2_split.py
     transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
@@ -491,6 +498,9 @@ class Settings:
             tma_vectors=flag("TILE2TRITON_TMA_VECTORS", get("TILE2TRITON_TMA_VECTORS"), TMA_VECTORS_DEFAULT),
             tma_min_trips=_count("TILE2TRITON_TMA_MIN_TRIPS", get("TILE2TRITON_TMA_MIN_TRIPS"), TMA_MIN_TRIPS_DEFAULT),
             tma_stages=flag("TILE2TRITON_TMA_STAGES", get("TILE2TRITON_TMA_STAGES"), TMA_STAGES_DEFAULT),
+            tma_pipelined_only=flag(
+                "TILE2TRITON_TMA_PIPELINED_ONLY", get("TILE2TRITON_TMA_PIPELINED_ONLY"), TMA_PIPELINED_ONLY_DEFAULT
+            ),
             split_dims=flag("TILE2TRITON_SPLIT_DIMS", get("TILE2TRITON_SPLIT_DIMS"), SPLIT_DIMS_DEFAULT),
             transposed_dots=flag(
                 "TILE2TRITON_TRANSPOSED_DOTS", get("TILE2TRITON_TRANSPOSED_DOTS"), TRANSPOSED_DOTS_DEFAULT

@@ -31,6 +31,11 @@
 # norm, kda, dsa_hisa, gdn, online_softmax: unit axes as tl.reshape, TILE2TRITON_UNIT_RESHAPES), then
 # rms_norm_splitk's store loop pipelined by text edits (benchmarks/hand_variants/source_edits.py):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s42
+# Part "s43" (session 43, not yet run, about 200 s): TILE2TRITON_TMA_PIPELINED_ONLY off and on, tile2triton alone, on
+# every kernel whose generated source it changes offline (Triton 3.6, sm_90): the suite's three flash-attention
+# backwards (their preprocess kernel's dot-less loop), block_mean_pooling and kda's chunk_bwd_intra and
+# chunk_intra_token_parallel; it becomes the default if none is slower:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s43
 set -u
 tl=$1
 site=$2
@@ -80,6 +85,17 @@ for part in $parts; do
     TAILN=6 step 80 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
       benchmarks/beyond_suite/norm/regression_beyond_norm.py run_rms_norm_splitk rms_norm_splitk \
       benchmarks/hand_variants/rms_splitk_edits.json
+    continue
+  fi
+  if [ "$part" = s43 ]; then
+    for case in flash_attention/example_mha_bwd_bshd flash_attention/example_mha_bwd_bhsd flash_attention/example_gqa_bwd; do
+      (cd "$tl/examples/${case%/*}" && PYTHONPATH="$OLDPWD:." TAILN=4 step 120 python3 "$OLDPWD/benchmarks/env_variants.py" \
+        "${case#*/}.py" run_regression_perf "" "TILE2TRITON_TMA_PIPELINED_ONLY=1")
+    done
+    for case in dsa_hisa:run_block_mean_pooling kda:run_chunk_bwd_intra kda:run_chunk_intra_token_parallel; do
+      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+        "benchmarks/beyond_suite/${case%:*}/regression_beyond_${case%:*}.py" "${case#*:}" "" "TILE2TRITON_TMA_PIPELINED_ONLY=1"
+    done
     continue
   fi
   if [ "$part" = tests ]; then

@@ -61,6 +61,8 @@ def _qualifies(lw: Lowerer, src: ir.Region, dst: ir.Region, stage: bool) -> bool
         return False
     if lw.scope.load_guard is not None:  # a guarded copy (speculate.py): a box load has no mask
         return False
+    if lw.options.tma_pipelined_only and not lw.scope.loop_tma:
+        return False  # a synchronous TMA load into registers (rules._tma_pays)
     trips = lw.scope.loop_trips
     # a descriptor built in the kernel costs every program a tensormap write and fence that few
     # iterations do not repay; one made on the host costs the program nothing

@@ -123,6 +123,9 @@ class LoweringOptions:
     # ... also into one stage of a ring whose stages are forwarded as tiles (``K_shared[bi % 2, :, :]``,
     # tile_ops._stage_key), not only into a whole buffer (TILE2TRITON_TMA_STAGES)
     tma_stages: bool = True
+    # ... only in loops Triton software-pipelines or whose gemms read the boxes (Scope.loop_tma;
+    # TILE2TRITON_TMA_PIPELINED_ONLY)
+    tma_pipelined_only: bool = False
     # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
     # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
     split_dims: bool = True

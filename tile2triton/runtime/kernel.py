@@ -48,7 +48,7 @@ __all__ = ["JITKernel", "exec_generated"]  # exec_generated: eager.py's generate
 _SWITCHES = (
     "thread_copy_tiles", "forward_shared", "forward_rings", "uniform_branches",
     "size_multiples", "shared_divisors", "arithmetic_masks",
-    "tma_vectors", "tma_min_trips", "tma_stages", "split_dims", "transposed_dots",
+    "tma_vectors", "tma_min_trips", "tma_stages", "tma_pipelined_only", "split_dims", "transposed_dots",
     "host_descriptors", "block_slices", "speculate_copies",
     "scratch_cta_atomics", "scratch_atomic_barriers", "scratch_block_claims", "scratch_histogram",
     "warp_aggregated_atomics", "on_chip_scratch", "shared_scratch",

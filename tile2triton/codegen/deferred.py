@@ -24,7 +24,7 @@ such additions cost the loop more than their adds:
   of its shape and the one reduction into ``acc`` runs after it (codegen/reductions._deferring_loop).
   A max or min is exact in any order, so any dtype takes it; a sum only as below.
 
-The sums reassociate the sum (as ``tl.sum`` and split-K do), so only 32-bit float and integer
+Sums reassociate (as ``tl.sum`` and split-K do), so only 32-bit float and integer
 accumulators take them, and only where the enclosing loop touches the accumulator nowhere else:
 no other read or write of it, no exit from the loop, and the addition a statement of the loop's
 own body (not under an ``if``).  The wider tile is held in registers across the loop, within

@@ -99,7 +99,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True, schedule
         raise NotAttention("the rotated schedule (the column split has no serial one)")
     body, loop, at = one_pipelined_loop(kernel, func)
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
-    if len(gemms) < 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
+    if len(gemms) < 2 or ir.has_gemm(body[:at] + body[at + 1 :]):
         raise NotAttention("the gemms in the loop: S = Q K^T (one or more), then O += P V")
     *scores, pv = gemms
     if loop.body.index(pv) != len(loop.body) - 1:

@@ -77,7 +77,7 @@ def plan(kernel: ir.Kernel, func: ir.PrimFunc, cost_model: bool = True, schedule
     body, loop, at = one_pipelined_loop(kernel, func, consumer_counts=(1, 2))
     consumers = kernel.threads // 128
     gemms = [s for s in loop.body if isinstance(s, ir.Gemm)]
-    if len(gemms) != 2 or any(isinstance(s, ir.Gemm) for s in ir.walk(body[:at] + body[at + 1 :])):
+    if len(gemms) != 2 or ir.has_gemm(body[:at] + body[at + 1 :]):
         raise NotAttention("two gemms, both in the loop")
     qk, pv = gemms
     s_buf, p_buf, o_buf = qk.c.buffer, pv.a.buffer, pv.c.buffer

@@ -142,7 +142,7 @@ def _deferring_loop(lw: Lowerer, s: ir.Reduce, work, shape) -> deferred.LoopDefe
     if s.kind not in ("sum", "abssum", "max", "min", "absmax") or not deferred.fits(lw, prod(shape)):
         return None
     loop = deferred.enclosing(lw, s, s.dst.buffer)
-    if loop is None or any(isinstance(st, ir.Gemm) for st in ir.walk(loop.body)):
+    if loop is None or ir.has_gemm(loop.body):
         return None
     return loop
 

@@ -317,7 +317,7 @@ def _emit_loop(lw: Lowerer, s: ir.For, var_name: str, start, stop, step, from_ze
     with lw.scoped(
         loop_depth=lw.scope.loop_depth + 1,
         loop_trips=None if trips is None or outer is None else outer * trips,
-        loop_tma=not unrolled and _tma_pays(iterator, stmts),
+        loop_tma=lw.options.tma_pipelined_only and not unrolled and _tma_pays(iterator, stmts),
         deferrals=deferrals,
     ):
         body, _ = exits.loop_body(lw, stmts, s.var.name)
@@ -338,7 +338,7 @@ def _tma_pays(iterator: ast.Call, body: list) -> bool:
     pipelines a loop without a dot only where its ``num_stages`` is given).  Elsewhere a TMA load is
     synchronous: a barrier set up, waited on and invalidated per copy, the box then read back from shared
     memory into registers."""
-    if any(isinstance(st, ir.Gemm) for st in ir.walk(body)):
+    if ir.has_gemm(body):
         return True
     stages = next((kw.value for kw in iterator.keywords if kw.arg == "num_stages"), None)
     return isinstance(stages, ast.Constant) and stages.value >= 2

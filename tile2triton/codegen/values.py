@@ -107,7 +107,7 @@ class Scope:
     loop_axes: int = 0  # sequential loops evaluated as leading lane axes (rules._LoopAxis) around it
     loop_depth: int = 0  # sequential loops (emitted as loops) around the statement being lowered
     loop_trips: int | None = 1  # iterations of those loops together (at most), where known when compiling
-    loop_tma: bool = False  # TMA loads pay off in the innermost of them (rules._tma_pays)
+    loop_tma: bool = False  # TMA loads pay off in the innermost of them (rules._tma_pays; TMA_PIPELINED_ONLY)
     inline_only: bool = False  # an expression re-evaluated in place (a while condition): name nothing
     exits: object = None  # the innermost loop's break/continue flags (exits.LoopExits), if it has any
     safe_values: dict | None = None  # a T.sblock's safe values (codegen/scopes.py); None: the kernel's

@@ -424,6 +424,11 @@ def walk(stmts):
                 yield from walk(child)
 
 
+def has_gemm(stmts) -> bool:
+    """Whether a ``Gemm`` is among ``stmts`` or nested in them."""
+    return any(isinstance(s, Gemm) for s in walk(stmts))
+
+
 def loop_exits(body) -> set:
     """The ``Break`` / ``Continue`` types that leave the loop whose body is ``body`` (those of loops
     nested in it leave those loops)."""

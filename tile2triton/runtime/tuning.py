@@ -373,7 +373,7 @@ def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     if len(func.kernels) != 1:
         return None
     kernel = func.kernels[0]
-    if kernel.thread_vars or any(isinstance(s, ir.Gemm) for s in ir.walk(kernel.body)):
+    if kernel.thread_vars or ir.has_gemm(kernel.body):
         return None
     reducing = (ir.Reduce, ir.Scan, ir.ThreadAllReduce, ir.Atomic)
     loops = [s for s in ir.walk(kernel.body) if isinstance(s, ir.For)]

@@ -37,19 +37,12 @@ import rms_norm  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "beyond_suite", "online_softmax"))
 import regression_beyond_online_softmax as softmax_file  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hand_variants"))
+from variant_tools import fresh  # noqa: E402
+
 RMS_SHAPES = [(8192, n) for n in (2048, 4096, 8192, 16384, 32768)] + [(1024, 8192), (2048, 16384)]
 SOFTMAX_SHAPES = [(8192, 8192, 8192), (8192, 8192, 1024), (4096, 32768, 4096)]
 POOL_SHAPES = [(131072, d, p) for d in (128, 256) for p in (128, 256)] + [(32768, 128, 128)]
-
-
-def fresh(jit) -> None:
-    """Forget the kernels ``jit`` made, so that the next compile takes the forced choice."""
-    inner = getattr(jit, "jit_impl", jit)
-    for owner in (inner, getattr(inner, "_eager", None)):  # an eager-style kernel keeps its own caches
-        for name in ("_calls", "_kernels", "_plans", "_fast", "_keyword_calls", "_pickers"):
-            cache = getattr(owner, name, None)
-            if isinstance(cache, dict):
-                cache.clear()
 
 
 def forced(choice):

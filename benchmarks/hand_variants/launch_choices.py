@@ -31,6 +31,9 @@ from triton.testing import do_bench
 from tile2triton.cli import install_tilelang_alias
 from tile2triton.runtime import tuning
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from variant_tools import fresh  # noqa: E402
+
 CHOICES = [None] + [
     tuning.LaunchChoice(w, s, ws) for w in (4, 8) for s in (1, 2, 3, 4) for ws in (False, True) if not (ws and w == 8)
 ]
@@ -59,14 +62,6 @@ def sink_window(root: str):
     kw = dict(block_M=128, block_N=128, num_stages=2, threads=256, dtype="bfloat16")
     make = lambda: ex.flashattn(B, H, N, N, D, 256, **kw)  # noqa: E731
     return ex.flashattn, make, lambda kern: kern(q, k, v, sinks), lambda result: (result.float(),)
-
-
-def fresh(jit) -> None:
-    """Forget the kernels ``jit`` made, so that the next call makes a new one, which takes the forced choice
-    (session 38's version cleared only ``_kernels``, not the call cache: every choice ran the default)."""
-    inner = getattr(jit, "jit_impl", jit)  # an @autotune wrapper: its @jit, and the configuration it chose
-    for cache in (inner._calls, inner._kernels, getattr(jit, "_best", {})):
-        cache.clear()
 
 
 def main(root: str, case: str) -> None:

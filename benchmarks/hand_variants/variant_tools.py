@@ -18,6 +18,20 @@ def kernel_from_source(src: str, module: str, kernel: str):
     return getattr(loaded, kernel)
 
 
+def fresh(jit) -> None:
+    """Forget the kernels a tile2triton ``@jit`` made, so that the next call or compile makes a new one (one that
+    takes a launch choice forced since): its call and kernel caches, an eager-style kernel's own, and an
+    ``@autotune`` wrapper's chosen configuration (session 38's version cleared only ``_kernels``, and session 43's
+    sweep first missed the eager caches: every choice ran the default)."""
+    inner = getattr(jit, "jit_impl", jit)  # an @autotune wrapper: its @jit
+    for owner in (inner, getattr(inner, "_eager", None)):
+        for name in ("_calls", "_kernels", "_plans", "_fast", "_keyword_calls", "_pickers"):
+            cache = getattr(owner, name, None)
+            if isinstance(cache, dict):
+                cache.clear()
+    getattr(jit, "_best", {}).clear()
+
+
 def first_calls(run, only: str | None, name: str) -> bool:
     """Run once (compile, outputs); under ``ONLY`` once more, and say the probe is done."""
     run()

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.poison_empty
 def descriptors_on(monkeypatch, request):
     # these tests' loops are short: descriptors for them whatever the TMA switches' defaults are
     monkeypatch.setenv("TILE2TRITON_TMA_MIN_TRIPS", "0")
+    # descriptors in plain loops too (their loads are what these tests read), not only pipelined ones
+    monkeypatch.setenv("TILE2TRITON_TMA_PIPELINED_ONLY", "0")
     monkeypatch.setenv("TILE2TRITON_TMA_VECTORS", "1")
     monkeypatch.setenv("TILE2TRITON_HOST_DESCRIPTORS", "0")  # descriptors built in the kernel, as read below
     if "dev" in request.fixturenames and request.getfixturevalue("dev") == "cpu":

@@ -18,7 +18,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_GLUON`` | on (default), off, ``log``, ``force`` | the Gluon attention routes; ``log`` says why a kernel keeps ``tl``; ``force`` takes them wherever they apply, past the measured cost model (for sweeps) |
 | ``TILE2TRITON_GLUON_SCHEDULE`` | ``auto`` (default), ``rotated``, ``serial`` | the consumers' loop in the Gluon rows route (codegen/gluon_plan.SCHEDULES): ``auto`` takes the rotated one where the loop provably runs, else the serial one; the others for sweeps |
 | ``TILE2TRITON_TMA_VECTORS`` | on/off (default on) | one-axis boxes (a row statistic: lse, Delta) load through TMA too; off: through pointers |
-| ``TILE2TRITON_TMA_PIPELINED_ONLY`` | on/off (default off) | copies inside loops load through tensor descriptors only where Triton software-pipelines the loop (``num_stages`` of two or more) or its gemms read the boxes from shared memory; elsewhere (synchronous TMA into registers, a barrier set up, waited on and invalidated per copy) through pointers |
+| ``TILE2TRITON_TMA_PIPELINED_ONLY`` | on/off (default on) | copies inside loops load through tensor descriptors only where Triton software-pipelines the loop (``num_stages`` of two or more) or its gemms read the boxes from shared memory; elsewhere (synchronous TMA into registers, a barrier set up, waited on and invalidated per copy) through pointers |
 | ``TILE2TRITON_TMA_STAGES`` | on/off (default on) | a box copied into one stage of a ring whose stages are forwarded as tiles (``T.tma_copy(K[.., k:k + n, :], K_shared[bi % 2, :, :])``) loads through a descriptor too, not only a copy into a whole buffer |
 | ``TILE2TRITON_TMA_MIN_TRIPS`` | an integer (default 0) | copies in loops of fewer iterations (known when compiling) load through pointers: each program builds its descriptors at its start, a cost a short loop does not repay |
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
@@ -90,10 +90,11 @@ from dataclasses import dataclass
 # without (four in-kernel tensormap creations gone), 12 -> 4 BAR.SYNC an iteration.
 TMA_VECTORS_DEFAULT = True
 TMA_STAGES_DEFAULT = True
-# codegen/descriptors._qualifies (off until timed beyond one kernel): fp8 block mean pooling's serial loop, H100, by
-# text edit: 24.1 -> 21.8 us with pointer loads (gpu_logs/2026-12-06_s43_h100/probes.md); kda chunk_bwd_intra's
-# pipelined i_j loops (gemms) went 715 -> 888 us with pointer loads, so loops Triton pipelines keep TMA
-TMA_PIPELINED_ONLY_DEFAULT = False
+# codegen/descriptors._qualifies: H100, the switch off -> on (gpu_logs/2026-12-06_s44_h100/): kda chunk_bwd_intra
+# 714.8 -> 369.5 us, chunk_intra_token_parallel 538.1 -> 274.5, fp8 block mean pooling 24.9 -> 20.3; the suite's
+# flash-attention backwards (their preprocess loop) 18.3 / 18.1 / 31.4 -> 18.7 / 18.0 / 31.2. kda chunk_bwd_intra's
+# pipelined i_j loops (gemms) went 715 -> 888 us with pointer loads (session 43), so loops Triton pipelines keep TMA
+TMA_PIPELINED_ONLY_DEFAULT = True
 TMA_MIN_TRIPS_DEFAULT = 17  # H200 probe: no descriptors 26.7 -> 18.8 us at 8 iterations, 159.6 -> 142.0 at 32
 # the same probe: gqa_bwd's 192-wide head dim as 128 + 64: 43.2 -> 30.4 us (30 -> 0 spills), varlen 74.5 -> 45.9
 SPLIT_DIMS_DEFAULT = True

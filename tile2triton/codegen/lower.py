@@ -125,7 +125,7 @@ class LoweringOptions:
     tma_stages: bool = True
     # ... only in loops Triton software-pipelines or whose gemms read the boxes (Scope.loop_tma;
     # TILE2TRITON_TMA_PIPELINED_ONLY)
-    tma_pipelined_only: bool = False
+    tma_pipelined_only: bool = True
     # shared/fragment buffers with a dim that is not a power of two held as power-of-two parts
     # (passes/pow2_split.py: 192 = 128 + 64, a gemm per part) instead of padded (TILE2TRITON_SPLIT_DIMS)
     split_dims: bool = True

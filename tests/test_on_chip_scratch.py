@@ -8,8 +8,10 @@ source takes the form and where it keeps global scratch (AMD, the interpreter, 8
 atomics PTX lacks, tiles smaller than the block's threads, areas past CUDA's static limit), and
 that ptxas accepts the result for sm_90.  On a GPU (``TILE2TRITON_TEST_DEVICE=cuda``) the kernels
 run with the form on and are compared exactly with torch: a counting sort (histogram atomics and
-slot claims), every element width and atomic kind the form serves, and a kernel whose static array
-and Triton's own shared memory together pass 48 KiB (runtime/static_shared.py)."""
+slot claims), every element width and atomic kind the form serves, a bitonic sort (gathers and
+scatters in loops: the default ``loops`` takes the form after lowering, ``on_chip.wanted_after``),
+and a kernel whose static array and Triton's own shared memory together pass 48 KiB
+(runtime/static_shared.py)."""
 
 import re
 
@@ -128,6 +130,52 @@ def rotate(n, threads):
     return main
 
 
+def bitonic(rows, n, threads):
+    """Each row's ``n`` values (a power of two) sorted ascending by a bitonic network in a shared
+    buffer: every round each lane compares its element with the one at ``i ^ (1 << s)`` and swaps
+    them (a gather and a scatter at computed positions, in loops)."""
+    steps = n.bit_length() - 1
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, n), "float32"), O: T.Tensor((rows, n), "float32")):
+        with T.Kernel(rows, threads=threads) as r:
+            v = T.alloc_shared((n,), "float32")
+            for i in T.Parallel(n):
+                v[i] = A[r, i]
+            T.sync_threads()
+            for a in T.serial(steps):
+                for b in T.serial(a + 1):
+                    for i in T.Parallel(n):
+                        j = i ^ (1 << (a - b))
+                        up = (i & (1 << (a + 1))) == 0
+                        if i < j and ((up and v[i] > v[j]) or (not up and v[i] < v[j])):
+                            t = v[i]
+                            v[i] = v[j]
+                            v[j] = t
+                    T.sync_threads()
+            for i in T.Parallel(n):
+                O[r, i] = v[i]
+
+    return main
+
+
+def staged(n, rounds):
+    """A row staged once through a shared buffer at permuted positions (which puts it in scratch), then
+    read at plain positions in a loop: no gather inside a loop."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), O: T.Tensor((rounds, n), "float32")):
+        with T.Kernel(1, threads=128):
+            buf = T.alloc_shared((n,), "float32")
+            for i in T.Parallel(n):
+                buf[(i + 7) % n] = A[i]
+            for k in T.serial(rounds):
+                for i in T.Parallel(n):
+                    O[k, i] = buf[i] * (k + 1)
+
+    return main
+
+
 # ------------------------------------------------------------------ where the form is taken
 def test_cuda_source_takes_the_form(switch):
     module = tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90")
@@ -137,16 +185,54 @@ def test_cuda_source_takes_the_form(switch):
     assert "tl.load(hist" not in kernel and "_shared_load(" in kernel and "_shared_store(" in kernel
 
 
-def test_default_takes_it_where_shared_buffers_have_atomics(monkeypatch):
-    """``atomics`` (the default): a kernel with atomics on shared buffers takes the form; one whose
-    scratch area only holds plain stores and loads (a stencil with every shared buffer in scratch)
-    keeps global memory, where its accesses are vector stores and loads."""
+def test_default_takes_it_for_atomics_and_gathers_in_loops(monkeypatch):
+    """``loops`` (the default): a kernel with atomics on shared buffers takes the form, and so does one
+    that loads or stores the area at computed positions inside a loop (the bitonic sort's partners,
+    the rotation's ``% n``); one whose loop reads the area at plain positions keeps global memory,
+    where its accesses are vector loads.  ``atomics`` takes it for the atomics alone."""
     monkeypatch.delenv(SWITCH, raising=False)
     monkeypatch.delenv("TILE2TRITON_SHARED_SCRATCH", raising=False)
     assert on_chip(tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90"))
+    assert on_chip(tilelang.compile(bitonic(3, 256, 128)).lowered_for("sm_90"))
+    assert on_chip(tilelang.compile(rotate(600, 128)).lowered_for("sm_90"))
+    assert not on_chip(tilelang.compile(staged(600, 3)).lowered_for("sm_90"))
+    monkeypatch.setenv(SWITCH, "atomics")
+    assert on_chip(tilelang.compile(sort_by_bins(2, 300, 96, 300, 3)).lowered_for("sm_90"))
+    assert not on_chip(tilelang.compile(bitonic(3, 256, 128)).lowered_for("sm_90"))
     assert not on_chip(tilelang.compile(rotate(600, 128)).lowered_for("sm_90"))
     monkeypatch.setenv(SWITCH, "on")
-    assert on_chip(tilelang.compile(rotate(600, 128)).lowered_for("sm_90"))
+    assert on_chip(tilelang.compile(staged(600, 3)).lowered_for("sm_90"))
+
+
+@pytest.mark.parametrize("n", [64, 256])
+def test_bitonic_sort(dev, n):
+    """The sort's results where it runs (the interpreter keeps global scratch; CUDA takes the form)."""
+    rows = 3
+    kernel = tilelang.compile(bitonic(rows, n, 128))
+    torch.manual_seed(n)
+    a = torch.randn(rows, n)
+    out = torch.full((rows, n), float("nan"), device=dev)
+    kernel(a.to(dev), out)
+    assert torch.equal(out.cpu(), torch.sort(a, dim=1).values)
+
+
+def test_staged_row(dev):
+    n, rounds = 600, 3
+    kernel = tilelang.compile(staged(n, rounds))
+    a = torch.randn(n)
+    out = torch.full((rounds, n), float("nan"), device=dev)
+    kernel(a.to(dev), out)
+    want = torch.roll(a, 7)[None, :] * torch.arange(1, rounds + 1)[:, None]
+    assert torch.equal(out.cpu(), want)
+
+
+def test_bitonic_sort_compiles_for_sm90(monkeypatch, tmp_path):
+    monkeypatch.delenv(SWITCH, raising=False)
+    monkeypatch.setenv("TILE2TRITON_SIZE_MULTIPLES", "0")  # the signature below has no size multiples
+    module = tilelang.compile(bitonic(3, 256, 128)).lowered_for("sm_90")
+    ptx = sm90_ptx(module, "A=*fp32 O=*fp32", tmp_path)
+    assert f".shared .align 16 .b8 {on_chip_form.ARRAY}[1024]" in ptx
+    assert {"ld.shared.b32", "st.shared.b32"} <= set(re.findall(r"\b(?:ld|st)\.shared\.[\w.]+", ptx))
 
 
 def test_switch_off_amd_and_interpreter_keep_global_scratch(switch, monkeypatch):
@@ -178,6 +264,46 @@ def test_tile_smaller_than_the_threads_keeps_global_scratch(switch):
     an element to two threads, and an atomic in inline PTX would run twice."""
     assert not on_chip(tilelang.compile(parallel_histogram(2, 6, 10, 600, 256)).lowered_for("sm_90"))
     assert on_chip(tilelang.compile(parallel_histogram(2, 6, 10, 600, 128)).lowered_for("sm_90"))
+
+
+def literal_rows(m, n):
+    """Negative literals stored into on-chip buffers (float32 and float16), then read back at computed
+    positions in a thread-view loop (fuzz seed 9441190: ``(-1.25).to(...)`` failed to compile)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((m, n), "float32"), C: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((m, n), "float32")
+            h = T.alloc_shared((m, n), "float16")
+            T.copy(A[0, 0], s)
+            for i, j in T.Parallel(m, n):
+                if (i + j) % 3 == 0:
+                    s[i, j] = -1.25
+                h[i, j] = -0.5
+            T.sync_threads()
+            for k in T.serial(T.ceildiv(m * n, 128)):
+                e = k * 128 + tx
+                if e < m * n:
+                    C[e // n, e % n] = s[e // n, e % n] * 2.0 + T.cast(h[e // n, e % n], "float32")
+
+    return main
+
+
+def test_negative_literals_on_chip(dev, monkeypatch, tmp_path):
+    monkeypatch.delenv(SWITCH, raising=False)
+    monkeypatch.setenv("TILE2TRITON_SIZE_MULTIPLES", "0")
+    m, n = 30, 25
+    kernel = tilelang.compile(literal_rows(m, n))
+    module = kernel.lowered_for("sm_90")
+    assert on_chip(module)
+    sm90_ptx(module, "A=*fp32 C=*fp32", tmp_path)  # Triton and ptxas accept it
+    a = torch.randn(m, n)
+    out = torch.full((m, n), float("nan"), device=dev)
+    kernel(a.to(dev), out)
+    i, j = torch.meshgrid(torch.arange(m), torch.arange(n), indexing="ij")
+    want = torch.where((i + j) % 3 == 0, torch.tensor(-1.25), a) * 2.0 - 0.5
+    assert torch.equal(out.cpu(), want)
 
 
 @pytest.mark.parametrize("case", ["uint8 buffer", "float16 atomic", "past the static limit"])
@@ -214,7 +340,7 @@ def test_what_the_form_does_not_serve_keeps_global_scratch(switch, case):
 def test_settings_parse(monkeypatch):
     from tile2triton import settings
 
-    for value, meant in (("on", "on"), ("1", "on"), ("off", "off"), ("atomics", "atomics"), ("", "atomics")):
+    for value, meant in (("on", "on"), ("1", "on"), ("off", "off"), ("atomics", "atomics"), ("loops", "loops"), ("", "loops")):
         monkeypatch.setenv(SWITCH, value)
         assert settings.current().on_chip_scratch == meant
     monkeypatch.setenv(SWITCH, "maybe")
@@ -248,7 +374,7 @@ def test_counting_sort_on_gpu(switch, threads, step):
 
 
 @cuda
-@pytest.mark.parametrize("form", ["on", "atomics", "off"])
+@pytest.mark.parametrize("form", ["on", "loops", "atomics", "off"])
 def test_plain_stores_and_loads_on_gpu(monkeypatch, form):
     monkeypatch.setenv(SWITCH, form)
     n = 600
@@ -256,8 +382,21 @@ def test_plain_stores_and_loads_on_gpu(monkeypatch, form):
     a = torch.randn(n)
     out = torch.full((n,), float("nan"), device="cuda")
     kernel(a.cuda(), out)
-    assert (f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()) == (form == "on")
+    assert (f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()) == (form in ("on", "loops"))
     assert torch.equal(out.cpu(), torch.roll(a, 7))
+
+
+@cuda
+@pytest.mark.parametrize("form", ["loops", "off"])
+def test_bitonic_sort_on_gpu(monkeypatch, form):
+    monkeypatch.setenv(SWITCH, form)
+    rows, n = 5, 1024
+    kernel = tilelang.compile(bitonic(rows, n, 256))
+    a = torch.randn(rows, n)
+    out = torch.full((rows, n), float("nan"), device="cuda")
+    kernel(a.cuda(), out)
+    assert (f".b8 {on_chip_form.ARRAY}[" in kernel.get_kernel_source()) == (form == "loops")
+    assert torch.equal(out.cpu(), torch.sort(a, dim=1).values)
 
 
 @cuda

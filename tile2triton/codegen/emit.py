@@ -24,6 +24,7 @@ from .module import KernelLaunch, TritonModule
 from .on_chip import HELPERS as ON_CHIP_HELPERS
 from .on_chip import OffChip
 from .on_chip import wanted as on_chip_wanted
+from .on_chip import wanted_after as on_chip_wanted_after
 from .scratch import ONE_HOT_LIMIT, LanesMisread, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
@@ -340,7 +341,8 @@ def lower_kernel(
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
     """Lower one kernel after the kernel passes its options turn on (passes/pipeline.py); where the
     register path hands a shared buffer over to global scratch (scratch.py), lower it again with
-    that buffer there."""
+    that buffer there, and with the area on chip where its accesses in loops ask for it
+    (on_chip.wanted_after)."""
     rewritten = run_kernel_passes(kernel, options)
     kernel = rewritten.kernel
     # a buffer a pass's block copies store past the one-hot limit stays in scratch, where the lane
@@ -348,12 +350,17 @@ def lower_kernel(
     # become gathers
     choice = {b for b in rewritten.stored if numel_padded(b) > ONE_HOT_LIMIT}
     on_chip = on_chip_wanted(options, kernel)
+    off_chip = False  # an access the on-chip area does not serve was met (OffChip)
     lanes_own = options.user_syncs
     not_held = set()
     while True:
         try:
             state = ScratchState(choice=choice, on_chip=on_chip, lanes_own=lanes_own)
-            return _lower_kernel(kernel, func, options, state, frozenset(not_held))
+            lowered = _lower_kernel(kernel, func, options, state, frozenset(not_held))
+            if not off_chip and on_chip_wanted_after(options, state):  # area accessed in loops: on chip
+                on_chip = True
+                continue
+            return lowered
         except HeldMisread as misread:  # an access held.py did not foresee: that array as a tile
             not_held.add(misread.buffer)
         except NeedsScratch as need:
@@ -362,6 +369,7 @@ def lower_kernel(
             choice.add(need.buffer)
         except OffChip:  # an access the on-chip scratch area does not serve: the area in global memory
             on_chip = False
+            off_chip = True  # and no second try after lowering
         except LanesMisread:  # scratch barriers as without TL_DISABLE_THREAD_STORAGE_SYNC
             if not lanes_own:  # cannot happen: nothing is checked without it
                 raise

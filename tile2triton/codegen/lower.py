@@ -144,9 +144,10 @@ class LoweringOptions:
     # every shared buffer in per-program global scratch (TILE2TRITON_SHARED_SCRATCH=1; see scratch.py)
     shared_scratch: bool = False
     # on CUDA, that scratch area as a static .shared array read, written and updated by inline PTX
-    # (on_chip.py; TILE2TRITON_ON_CHIP_SCRATCH): "atomics" (in kernels with atomics on
-    # shared buffers), "on" or "off"; the interpreter and HIP keep global memory
-    on_chip_scratch: str = "atomics"
+    # (on_chip.py; TILE2TRITON_ON_CHIP_SCRATCH): "loops" (in kernels with atomics on shared
+    # buffers or accesses to the area inside loops), "atomics" (atomics only), "on" or "off"; the
+    # interpreter and HIP keep global memory
+    on_chip_scratch: str = "loops"
     # a register tile read at an aligned block of a dim (``acc_o[:4, :]`` of 64 rows) as a
     # tl.reshape and a select over the blocks, not a one-hot over every row (TILE2TRITON_BLOCK_SLICES)
     block_slices: bool = True

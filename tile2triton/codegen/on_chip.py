@@ -69,15 +69,27 @@ class PointerTable(dict):
 
 
 def wanted(options, kernel: ir.Kernel) -> bool:
-    """The on-chip form where inline PTX compiles (CUDA targets), as ``on_chip_scratch`` says:
-    ``"atomics"`` takes it for kernels with atomics on shared buffers (histograms, slot claims:
-    each an L2 round trip in global memory), where the H200 measured it 2-3x faster; plain element
-    stores and loads (a tile staged through a permuted buffer) ran slower on chip, unvectorized."""
+    """The on-chip form where inline PTX compiles (CUDA targets), as ``on_chip_scratch`` says, before
+    lowering: ``"on"``, or (``"atomics"``, ``"loops"``) a kernel with atomics on shared buffers
+    (histograms, slot claims: each an L2 round trip in global memory), where the H200 measured it
+    2-3x faster.  ``"loops"`` (the default) also takes it after lowering (``wanted_after``)."""
     if options.on_chip_scratch == "off" or not ptx_allowed(options):
         return False
     return options.on_chip_scratch == "on" or any(
         isinstance(s, ir.Atomic) and s.dst.buffer.scope == ir.SHARED for s in ir.walk(kernel.body)
     )
+
+
+def wanted_after(options, scratch) -> bool:
+    """``"loops"``: a kernel lowered with its area in global memory is lowered again on chip where it
+    loads or stores the area's elements at computed positions inside a loop it emits
+    (``ScratchState.loop_gathers``): a bitonic sort's compare-and-swap rounds, each a gather and a
+    scatter, ran 5.18 -> 4.20 ms on chip.  Whole tiles and rows (a tile staged through a permuted
+    buffer, a butterfly's row exchange, a gemm operand) keep global memory, whose accesses are
+    vectorized: on chip they ran slower, one inline-PTX access an element."""
+    if options.on_chip_scratch != "loops" or not ptx_allowed(options) or scratch.on_chip:
+        return False
+    return scratch.loop_gathers and scratch.bytes <= LIMIT  # a larger area stays in global memory
 
 
 def _address(lw: Lowerer, view: ir.Buffer, offs: ast.expr | None) -> ast.expr:
@@ -133,9 +145,15 @@ def _to_bits(node: ast.expr, dt) -> ast.expr:
     bits_dtype = DTYPES[_WIDTHS[dt.bits][2]]
     if dt == bits_dtype:
         return node
-    if isinstance(node, ast.Constant):  # a literal: a value of dt first
+    if _literal(node):  # a Python number (``-1.25`` too): a value of dt first
         node = P.call("tl.full", P.list_([]), node, P.dtype(dt))
     return P.call(P.attr(node, "to"), P.dtype(bits_dtype), bitcast=True)
+
+
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant)
 
 
 def _from_bits(node: ast.expr, dt) -> ast.expr:

@@ -93,6 +93,9 @@ class ScratchState:
     # between them; ``predicted``: the holders each open loop or branch body was predicted to leave
     lanes_own: bool = False
     predicted: list = field(default_factory=list)
+    # an element load or store at a computed position (a gather or scatter) inside a loop the kernel
+    # emits (on_chip.wanted_after)
+    loop_gathers: bool = False
 
 
 class LanesMisread(Exception):
@@ -229,6 +232,7 @@ def load(lw: Lowerer, buf: ir.Buffer, indices) -> Tile:
     view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=False)
+    _note_gather(lw, indices)
     return lw.global_load(view, idx, list(indices))
 
 
@@ -236,7 +240,33 @@ def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
     view = lw.scratch.views[buf]
     idx = [lw.ev(i) for i in indices]
     before_access(lw, view, store=True)
+    _note_gather(lw, indices)
     lw.global_store(view, idx, list(indices), value)
+
+
+def _note_gather(lw: Lowerer, indices) -> None:
+    """``ScratchState.loop_gathers``: an element access inside an emitted loop at a position that is
+    not a sum of variables and their constant multiples (``i ^ (1 << s)``, ``(i + 7) % n``, a loaded
+    index): one element a lane, which global memory cannot vectorize either."""
+    if lw.scope.loop_depth and not all(_affine(lw, i, 0) for i in indices):
+        lw.scratch.loop_gathers = True
+
+
+def _affine(lw: Lowerer, e: ir.Expr, depth: int) -> bool:
+    if isinstance(e, ir.Const):
+        return True
+    if isinstance(e, ir.VarRef):
+        value = lw.once_lets.get(e.var)
+        return value is None or depth > 8 or _affine(lw, value, depth + 1)
+    if isinstance(e, ir.Cast):
+        return _affine(lw, e.value, depth)
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        return _affine(lw, e.lhs, depth) and _affine(lw, e.rhs, depth)
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        return (isinstance(e.lhs, ir.Const) or isinstance(e.rhs, ir.Const)) and (
+            _affine(lw, e.lhs, depth) and _affine(lw, e.rhs, depth)
+        )
+    return False
 
 
 def atomic_target(lw: Lowerer, buf: ir.Buffer, s: ir.Atomic | None = None) -> ir.Buffer:

@@ -245,26 +245,50 @@ def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
 
 
 def _note_gather(lw: Lowerer, indices) -> None:
-    """``ScratchState.loop_gathers``: an element access inside an emitted loop at a position that is
-    not a sum of variables and their constant multiples (``i ^ (1 << s)``, ``(i + 7) % n``, a loaded
-    index): one element a lane, which global memory cannot vectorize either."""
+    """``ScratchState.loop_gathers``: an element access inside an emitted loop at a position that is not
+    affine in the lanes (``i ^ (1 << s)``, ``(i + 7) % n``, a loaded index): one element a lane, which
+    global memory cannot vectorize either."""
     if lw.scope.loop_depth and not all(_affine(lw, i, 0) for i in indices):
         lw.scratch.loop_gathers = True
 
 
-def _affine(lw: Lowerer, e: ir.Expr, depth: int) -> bool:
+# variables with one value across a block's lanes: a uniform offset keeps an access affine
+_UNIFORM_KINDS = frozenset({"block", "size", "param", "loop"})
+
+
+def _let_value(lw: Lowerer, e: ir.Expr, depth: int) -> ir.Expr | None:
+    if isinstance(e, ir.VarRef) and depth < 8:
+        return lw.once_lets.get(e.var)
+    return None
+
+
+def _uniform(lw: Lowerer, e: ir.Expr, depth: int) -> bool:
     if isinstance(e, ir.Const):
         return True
     if isinstance(e, ir.VarRef):
-        value = lw.once_lets.get(e.var)
-        return value is None or depth > 8 or _affine(lw, value, depth + 1)
+        value = _let_value(lw, e, depth)
+        return e.var.kind in _UNIFORM_KINDS if value is None else _uniform(lw, value, depth + 1)
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        return _uniform(lw, e.lhs, depth) and _uniform(lw, e.rhs, depth)
+    if isinstance(e, (ir.Cast, ir.UnaryOp)):
+        return _uniform(lw, e.value if isinstance(e, ir.Cast) else e.operand, depth)
+    return False
+
+
+def _affine(lw: Lowerer, e: ir.Expr, depth: int) -> bool:
+    """``e`` is a sum of variables times block-uniform factors, plus a uniform offset."""
+    if _uniform(lw, e, depth):
+        return True
+    if isinstance(e, ir.VarRef):
+        value = _let_value(lw, e, depth)
+        return value is None or _affine(lw, value, depth + 1)
     if isinstance(e, ir.Cast):
         return _affine(lw, e.value, depth)
     if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
         return _affine(lw, e.lhs, depth) and _affine(lw, e.rhs, depth)
     if isinstance(e, ir.BinOp) and e.op == "*":
-        return (isinstance(e.lhs, ir.Const) or isinstance(e.rhs, ir.Const)) and (
-            _affine(lw, e.lhs, depth) and _affine(lw, e.rhs, depth)
+        return (_uniform(lw, e.lhs, depth) and _affine(lw, e.rhs, depth)) or (
+            _uniform(lw, e.rhs, depth) and _affine(lw, e.lhs, depth)
         )
     return False
 

@@ -58,6 +58,7 @@ from ..errors import TileLangCompileError
 from ..language.dtypes import DTYPES
 from . import e8m0, on_chip
 from . import pyast as P
+from .ptx import ptx_allowed
 from .values import Lowerer, RegBuf, Tile, lanes_are_threads, load_other, next_pow2, prod
 
 # Above this many elements (lanes x buffer positions) a one-hot gather/scatter tile is taken to cost
@@ -247,9 +248,13 @@ def store(lw: Lowerer, buf: ir.Buffer, indices, value: Tile) -> None:
 def _note_gather(lw: Lowerer, indices) -> None:
     """``ScratchState.loop_gathers``: an element access inside an emitted loop at a position that is not
     affine in the lanes (``i ^ (1 << s)``, ``(i + 7) % n``, a loaded index): one element a lane, which
-    global memory cannot vectorize either."""
-    if lw.scope.loop_depth and not all(_affine(lw, i, 0) for i in indices):
-        lw.scratch.loop_gathers = True
+    global memory cannot vectorize either.  Only asked while it can still matter: in a loop, with the
+    area in global memory and no gather seen yet (the interpreter and AMD never take the form)."""
+    st = lw.scratch
+    if not lw.scope.loop_depth or st.loop_gathers or st.on_chip or not ptx_allowed(lw.options):
+        return
+    if not all(_affine(lw, i, 0) for i in indices):
+        st.loop_gathers = True
 
 
 # variables with one value across a block's lanes: a uniform offset keeps an access affine

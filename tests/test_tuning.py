@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from norm_kernels import rms_norm_splitk
 from t2t_util import assert_close
 
 import tile2triton as tilelang
@@ -471,38 +472,6 @@ def test_tile_warps(monkeypatch, switch, dev):
     assert_close(out, ref, atol=1e-5, rtol=1e-5)
 
 
-def split_rms(rows, cols, tile, threads=128, reduce_in_loop=False):
-    """examples/norm's rms_norm_splitk: a pass over the row summing squares, then a second pass over it
-    (in reverse) scaling it; ``reduce_in_loop``: the first pass reduces its tile every step."""
-    steps = cols // tile
-
-    @T.prim_func
-    def main(A: T.Tensor((rows, cols), "float32"), B: T.Tensor((rows, cols), "float32")):
-        with T.Kernel(rows, threads=threads) as bx:
-            a_tile = T.alloc_shared((1, tile), "float32")
-            acc = T.alloc_fragment((1, tile), "float32")
-            powsum = T.alloc_fragment((1,), "float32")
-            T.clear(acc)
-            T.clear(powsum)
-            for k in T.serial(steps):
-                T.copy(A[bx, k * tile], a_tile)
-                for i, j in T.Parallel(1, tile):
-                    acc[i, j] = a_tile[i, j] * a_tile[i, j] if reduce_in_loop else acc[i, j] + a_tile[i, j] * a_tile[i, j]
-                if reduce_in_loop:
-                    T.reduce_sum(acc, powsum, dim=1, clear=False)
-            if not reduce_in_loop:
-                T.reduce_sum(acc, powsum, dim=1)
-            for i in T.Parallel(1):
-                powsum[i] = T.rsqrt(powsum[i] / cols + 1e-12)
-            for k in T.serial(steps):
-                T.copy(A[bx, (steps - 1 - k) * tile], a_tile)
-                for i, j in T.Parallel(1, tile):
-                    a_tile[i, j] *= powsum[i]
-                T.copy(a_tile, B[bx, (steps - 1 - k) * tile])
-
-    return main
-
-
 @pytest.mark.parametrize("switch", ["1", "0"])
 @pytest.mark.parametrize("reduce_in_loop", [False, True])
 def test_reuse_warps(monkeypatch, switch, reduce_in_loop, dev):
@@ -515,10 +484,10 @@ def test_reuse_warps(monkeypatch, switch, reduce_in_loop, dev):
     on = switch == "1" and not reduce_in_loop
     cases = ((8192, 8192, 32), (8192, 2048, 8), (2000, 4096, 16), (1500, 4096, 16), (600, 2048, None), (600, 65536, 32))
     for rows, cols, want in cases:
-        func = prim(split_rms, rows, cols, 512, 128, reduce_in_loop).prim_func
+        func = prim(rms_norm_splitk, rows, cols, 512, 128, reduce_in_loop).prim_func
         assert tuning.heuristic(func, HOPPER) == (tuning.LaunchChoice(want) if on and want else tuning.LITERAL)
     rows, cols = 7, 3 * 96
-    kernel = tilelang.compile(split_rms(rows, cols, 96, 128, reduce_in_loop), out_idx=[1])
+    kernel = tilelang.compile(rms_norm_splitk(rows, cols, 96, 128, reduce_in_loop), out_idx=[1])
     a = torch.randn(rows, cols, device=dev)
     ad = a.double().cpu()
     assert_close(kernel(a), ad * torch.rsqrt(ad.pow(2).mean(-1, keepdim=True) + 1e-12), atol=1e-5, rtol=1e-5)

@@ -8,6 +8,7 @@ import re
 
 import pytest
 import torch
+from norm_kernels import rms_norm_splitk
 from t2t_util import assert_close, poison
 
 import tile2triton as tilelang
@@ -17,34 +18,6 @@ import tile2triton.language as T
 def _code(kernel) -> str:
     src = kernel.get_kernel_source(interpret=False)
     return "\n".join(line for line in src.splitlines() if not line.strip().startswith("#"))
-
-
-def rms_rows(M, N, blk_k):
-    """TileLang's rms_norm_splitk (examples/norm) with blk_m = 1: a row's squares summed over K tiles of
-    a (1, blk_k) fragment, then each tile scaled and stored, the last tiles first."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
-        with T.Kernel(M, threads=128) as bx:
-            A_shared = T.alloc_shared((1, blk_k), "float32")
-            A_local = T.alloc_fragment((1, blk_k), "float32")
-            A_powsum = T.alloc_fragment((1,), "float32")
-            steps = T.ceildiv(N, blk_k)
-            T.clear(A_local)
-            for k in T.Serial(steps):
-                T.copy(A[bx, k * blk_k], A_shared)
-                for i, j in T.Parallel(1, blk_k):
-                    A_local[i, j] += A_shared[i, j] * A_shared[i, j]
-            T.reduce_sum(A_local, A_powsum, dim=1)
-            for i in T.Parallel(1):
-                A_powsum[i] = T.rsqrt(A_powsum[i] / N + 1e-12)
-            for k in T.Serial(steps):
-                T.copy(A[bx, (steps - 1 - k) * blk_k], A_shared)
-                for i, j in T.Parallel(1, blk_k):
-                    A_shared[i, j] *= A_powsum[i]
-                T.copy(A_shared, B[bx, (steps - 1 - k) * blk_k])
-
-    return main
 
 
 def scaled_rows(M, D):
@@ -72,7 +45,7 @@ def scaled_rows(M, D):
 def test_row_tiles(dev, monkeypatch, M, N, blk_k, switch):
     monkeypatch.setenv("TILE2TRITON_UNIT_RESHAPES", switch)
     torch.manual_seed(M * N)
-    kernel = tilelang.jit(out_idx=[])(rms_rows)(M, N, blk_k)
+    kernel = tilelang.jit(out_idx=[])(rms_norm_splitk)(M, N, blk_k)
     a = torch.randn(M, N, device=dev)
     out = poison((M, N), device=dev)
     kernel(a, out)

@@ -43,3 +43,10 @@ for trial in range(3):
             mod.main_kernel[(2, 1)](a, b, c, num_warps=warps)
             bad = ((c.double() - ref).abs() > 1e-2).sum().item()
             print(f"trial {trial} {name:34s} warps {warps}: {bad} of {M * N} wrong", flush=True)
+            if bad and trial == 0:
+                wrong = ((c.double() - ref).abs() > 1e-2).nonzero().tolist()
+                rows = sorted({r for r, _ in wrong})
+                cols = sorted({q for _, q in wrong})
+                print(f"    rows {rows}\n    cols {cols}\n    first {wrong[:6]}", flush=True)
+                r0, c0 = wrong[0]
+                print(f"    got {c[r0, c0].item():.4f} want {ref[r0, c0].item():.4f}", flush=True)

@@ -34,6 +34,7 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only", default="", help="only examples and beyond-suite files whose path contains this")
     a = p.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
     hook = tempfile.mkdtemp()
     with open(os.path.join(hook, "sitecustomize.py"), "w") as f:
         f.write(SITECUSTOMIZE)

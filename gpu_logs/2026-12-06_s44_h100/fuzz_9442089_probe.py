@@ -16,6 +16,15 @@ EDITS = {
     "second dot first": [
         ("        Cf = tl.dot(As_0, Bs_0, Cf)\n        Cf = tl.dot(As_32, Bs_32, Cf)\n",
          "        Cf = tl.dot(As_32, Bs_32, Cf)\n        Cf = tl.dot(As_0, Bs_0, Cf)\n")],
+    "K 16 tiles, one dot": [
+        ("        Cf = tl.dot(As_32, Bs_32, Cf)\n", ""),
+        ("        i1 = tl.arange(0, 32)[None, :]\n", "        i1 = tl.arange(0, 16)[None, :]\n"),
+        ("        i0_2 = tl.arange(0, 32)[:, None]\n", "        i0_2 = tl.arange(0, 16)[:, None]\n")],
+    "no A/B masks on K (other rows zero)": [
+        ("        mask = (by * 64 + i0 < 44) & (ko * 48 + i1 < 4)\n",
+         "        mask = (by * 64 + i0 < 44) & (i1 < 4)\n"),
+        ("        mask_2 = (ko * 48 + i0_2 < 4) & (bx * 64 + i1_2 < 66)\n",
+         "        mask_2 = (i0_2 < 4) & (bx * 64 + i1_2 < 66)\n")],
     "accumulator 0, 0.5 added after": [
         ("    Cf = tl.full([64, 64], 0.5, tl.float32)\n", "    Cf = tl.zeros([64, 64], tl.float32)\n"),
         ("    i = tl.arange(0, 64)[:, None]\n", "    Cf = Cf + 0.5\n    i = tl.arange(0, 64)[:, None]\n")],
@@ -33,7 +42,7 @@ for trial in range(3):
         for old, new in edits:
             assert old in src, (name, old)
             src = src.replace(old, new)
-        for warps in (4, 8):
+        for warps in (2, 4, 8):
             path = os.path.join(tempfile.mkdtemp(), "k.py")
             open(path, "w").write(src)
             spec = importlib.util.spec_from_file_location("k", path)

@@ -147,6 +147,8 @@ def lower_call(lw, e: ir.Call) -> Tile:
         # Triton's tl.sqrt is the approximate sqrt.approx.f32; TileLang's sqrtf rounds correctly
         # (nvcc's default -prec-sqrt=true), as tl.sqrt_rn does
         out = P.call("tl.sqrt_rn", _float_tensor(lw, x, FLOAT32))
+    elif fn == "abs" and x.dtype.is_float:
+        out = lw.magnitude(_math_operand(lw, x, e.dtype))
     elif fn in DIRECT:
         out = P.call("tl." + DIRECT[fn], _math_operand(lw, x, e.dtype))
     elif fn == "log10":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import keyword
 import math
 import struct
@@ -108,6 +109,12 @@ class LoweringOptions:
     arch: str = ""
     warp_size: int = 32
     fp8: tuple[str, ...] | None = None
+    # a float's unary minus as ``x * -1.0`` and T.abs as ``tl.abs``: IEEE's sign operations (-(+0) is
+    # -0, where Triton 3.6's ``-x`` is ``0 - x``), which LLVM may emit as an xor / and of the bits.
+    # False where the card's ptxas folds such a bit operation on a wgmma accumulator to the value the
+    # register held before the wgmmas (runtime/target.ptxas_keeps_wgmma_sign_flips): kernels with
+    # gemms then negate as ``-x`` and take magnitudes as ``tl.maximum(x, -x)`` (KernelLowerer.arithmetic_signs)
+    bitwise_signs: bool = True
     # sequential loops without carried dependences become tile axes (TILE2TRITON_VECTORIZE_LOOPS=0: keep them)
     vectorize_loops: bool = True
     # global boxes copied inside loops load through tensor descriptors (TMA); the runtime sets it
@@ -327,6 +334,20 @@ class KernelLowerer(RegisterAccess):
     held_elements: dict = field(default_factory=dict)  # ir.Buffer -> [RegBuf per element, row-major]
 
     # ------------------------------------------------------------------ plumbing
+    @functools.cached_property
+    def arithmetic_signs(self) -> bool:
+        """Float negations and magnitudes as arithmetic (``-x``, ``tl.maximum(x, -x)``), not IEEE's
+        bit operations: in kernels with gemms, where ptxas folds those (LoweringOptions.bitwise_signs)."""
+        return not self.options.bitwise_signs and ir.has_gemm(self.kernel.body)
+
+    def magnitude(self, node: ast.expr) -> ast.expr:
+        """``|x|`` of a float tile: ``tl.abs``, or arithmetic where ``arithmetic_signs``."""
+        if not self.arithmetic_signs:
+            return P.call("tl.abs", node)
+        if not isinstance(node, ast.Name) and not self.scope.inline_only:
+            node = P.name(self.assign("magnitude_of", node))
+        return P.call("tl.maximum", node, ast.UnaryOp(ast.USub(), node))
+
     def error(self, message: str, loc: ir.Loc | None = None) -> TileLangCompileError:
         return TileLangCompileError(message, loc or self.origin)
 
@@ -529,6 +550,8 @@ class KernelLowerer(RegisterAccess):
             if is_bool_literal(a) and e.op != "-":  # ~True is -2 in Python: fold the negation here
                 return Tile(P.const(not a.node.value), BOOL)
             if e.op == "-":
+                if e.dtype.is_float and self.arithmetic_signs:
+                    return Tile(ast.UnaryOp(ast.USub(), a.node), e.dtype, a.axes)
                 return Tile(P.negate(a.node, e.dtype), e.dtype, a.axes)
             if e.op == "~":
                 if self.options.interpret and e.dtype.kind == "uint":
@@ -744,8 +767,6 @@ class KernelLowerer(RegisterAccess):
             ptr = P.call(P.attr(ptr, "to"), P.call("tl.pointer_type", P.dtype(buf.dtype)), bitcast=True)
         if isinstance(offs, ast.Constant) and offs.value == 0:
             return ptr
-        if isinstance(offs, ast.Name):
-            return P.binop("+", ptr, offs)
         return P.binop("+", ptr, offs)
 
     def global_store(self, buf: ir.Buffer, idx: list[Tile], idx_ir: list, value: Tile) -> None:

@@ -44,7 +44,7 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     rank = len(rs.shape)
     dim = s.dim
     if s.kind.startswith("abs"):
-        x = P.call("tl.abs", x)
+        x = lw.magnitude(x) if src_buf.dtype.is_float else P.call("tl.abs", x)
     # a sum accumulates in the output's type, as TileLang's (each element cast to it first): float16
     # or float8 elements summed into a float32 output are summed in float32, not rounded to float16
     work = src_buf.dtype

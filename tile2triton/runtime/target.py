@@ -112,7 +112,33 @@ class Target:
         """The ``LoweringOptions`` fields code generation reads from the target."""
         if self.backend == "cpu":
             return {"interpret": True}
-        return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size, "fp8": self.fp8}
+        fields = {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size, "fp8": self.fp8}
+        if self.arch == "sm_90" and not ptxas_keeps_wgmma_sign_flips():
+            fields["bitwise_signs"] = False
+        return fields
+
+
+# ptxas releases seen to compile a sign flip of a wgmma accumulator right start here (13.0: CUDA 13's,
+# 13.4: Triton 3.9's for sm_90); 12.8 and 12.9 fold it
+_PTXAS_SIGN_FLIPS_FIXED = (13, 0)
+
+
+def ptxas_keeps_wgmma_sign_flips() -> bool:
+    """Whether the ptxas Triton runs for sm_90 keeps a sign flip of a wgmma accumulator.
+
+    ptxas 12.8 and 12.9 (12.8 is what Triton 3.6 runs for sm_90) fold ``xor.b32 r, 0x80000000``
+    (and ``and.b32 r, 0x7fffffff``) of an accumulator register to the value it held before the
+    wgmmas wrote it, flipped (its initial constant: 0.5 -> -0.5, 0 -> -0.0); 13.0 (CUDA 13's, seen
+    on seed 9442089's PTX) and 13.4 (Triton 3.9's) keep the operation.  LLVM emits it for an ``fneg`` / ``fabs`` of an
+    accumulator element stored as bits, as ``x * -1.0`` and ``tl.abs`` become where the element's
+    branch of a ``tl.where`` is known (GPU fuzz seeds 9442089, 9450384)."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        version = get_ptxas(90).version
+    except Exception:  # no NVIDIA backend or no ptxas: nothing compiles for sm_90 here
+        return True
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:2]) >= _PTXAS_SIGN_FLIPS_FIXED
 
 
 _FP8_ALL = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")

@@ -338,3 +338,37 @@ def test_compare_of_a_16bit_value_with_a_float_literal(dev, dtype):
     ref = torch.where(0.8775825618903728 >= a.cpu().double(), 1.0, -1.0)  # no 16-bit value lies between it and cosf
     assert_close(kernel(a), ref, 0, 0)
     assert reference.compare(kernel, a.cpu()).ok  # the reference executor runs on the CPU
+
+
+@tilelang.jit(out_idx=[-1])
+def last_tile_row_max(block_m=8, block_n=32):
+    """GPU fuzz seed 9456912: each iteration overwrites an (8, 1) buffer with the row maxima of a freshly
+    loaded tile (``clear=True``); the last tile's survive the loop."""
+    M, N = T.dynamic("M"), T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, 1), "float32")):
+        with T.Kernel(T.ceildiv(M, block_m), threads=128) as bid:
+            X = T.alloc_fragment((block_m, block_n), "float32")
+            R = T.alloc_shared((block_m, 1), "float32")
+            for k in T.serial(T.ceildiv(N, block_n)):
+                T.copy(A[bid * block_m, k * block_n], X)
+                T.reduce_max(X, R, dim=1, clear=True)
+            T.copy(R, C[bid * block_m, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", [(37, 70), (13, 45)])
+def test_unit_axis_reduce_overwritten_in_a_loop(dev, M, N, tmp_path):
+    """Triton 3.6 failed an assertion in its thread-locality pass on ``tl.max(X, axis=1, keep_dims=True)``
+    carried out of the loop (where N is even: two elements a thread along the row); the unit axis is inserted
+    before the reduction instead (the Triton 3.6 compile is checked offline, not here: CI has Triton 3.9)."""
+    torch.manual_seed(M * N)
+    kernel = last_tile_row_max()
+    a = torch.randn(M, N, device=dev)
+    last = (N - 1) // 32 * 32
+    tile = torch.nn.functional.pad(a.cpu().double()[:, last:], (0, last + 32 - N))  # the padded tail reads 0
+    assert_close(kernel(a), tile.amax(dim=1, keepdim=True), 0, 0)
+    assert "tl.max(tl.reshape(X, (8, 1, 32)), axis=2)" in kernel.get_kernel_source(interpret=False)
+    compile_for_hopper(kernel, tmp_path)

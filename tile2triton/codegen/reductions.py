@@ -101,7 +101,16 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
         )
 
     def reduce_into_dst(value) -> None:
-        r = reduce_along(value, dim, keep_dims=True) if keep else reduce_along(value, dim)
+        if keep and s.clear and lw.scope.loop_depth:
+            # the unit axis inserted before reducing, not kept after it: Triton 3.6's thread-locality
+            # pass takes a loop-carried reduce whose one user is the keep_dims expand for an
+            # accumulation and fails an assertion (GPU fuzz seed 9456912; Triton 3.9 checks first)
+            unit = P.tuple_([P.const(d) for d in (*rs.shape[:dim], 1, *rs.shape[dim:])])
+            r = reduce_along(P.call("tl.reshape", value, unit), dim + 1)
+        elif keep:
+            r = reduce_along(value, dim, keep_dims=True)
+        else:
+            r = reduce_along(value, dim)
         if not rd.shape and expected:
             r = reduce_along(r, 0) if len(expected) == 1 else P.call("tl.reshape", r, P.tuple_([]))
         if not s.clear:

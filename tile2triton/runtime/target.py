@@ -129,9 +129,9 @@ def ptxas_keeps_wgmma_sign_flips() -> bool:
     ptxas 12.8 and 12.9 (12.8 is what Triton 3.6 runs for sm_90) fold ``xor.b32 r, 0x80000000``
     (and ``and.b32 r, 0x7fffffff``) of an accumulator register to the value it held before the
     wgmmas wrote it, flipped (its initial constant: 0.5 -> -0.5, 0 -> -0.0); 13.0 (CUDA 13's, seen
-    on seed 9442089's PTX) and 13.4 (Triton 3.9's) keep the operation.  LLVM emits it for an ``fneg`` / ``fabs`` of an
-    accumulator element stored as bits, as ``x * -1.0`` and ``tl.abs`` become where the element's
-    branch of a ``tl.where`` is known (GPU fuzz seeds 9442089, 9450384)."""
+    on seed 9442089's PTX) and 13.4 (Triton 3.9's) keep the operation.  LLVM emits it for an
+    ``fneg`` / ``fabs`` of an accumulator element stored as bits, as ``x * -1.0`` and ``tl.abs``
+    become where the element's branch of a ``tl.where`` is known (GPU fuzz seeds 9442089, 9450384)."""
     try:
         from triton.backends.nvidia.compiler import get_ptxas
 

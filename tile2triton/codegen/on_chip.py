@@ -25,7 +25,7 @@ from .. import ir
 from ..language.dtypes import DTYPES
 from . import pyast as P
 from .ptx import ptx_allowed
-from .values import Lowerer, lanes_fill_threads
+from .values import Lowerer, lanes_fill_threads, literal_value
 
 ARRAY = "t2t_scratch"  # the static .shared array's name in the kernel's PTX
 # the most bytes the array takes: CUDA limits a kernel's static shared memory to 48 KiB, of which
@@ -145,15 +145,9 @@ def _to_bits(node: ast.expr, dt) -> ast.expr:
     bits_dtype = DTYPES[_WIDTHS[dt.bits][2]]
     if dt == bits_dtype:
         return node
-    if _literal(node):  # a Python number (``-1.25`` too): a value of dt first
+    if literal_value(node) is not None:  # a Python number (``-1.25`` too): a value of dt first
         node = P.call("tl.full", P.list_([]), node, P.dtype(dt))
     return P.call(P.attr(node, "to"), P.dtype(bits_dtype), bitcast=True)
-
-
-def _literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant)
 
 
 def _from_bits(node: ast.expr, dt) -> ast.expr:

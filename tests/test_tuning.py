@@ -130,6 +130,21 @@ def test_short_loop_takes_the_stages_that_keep_two_blocks_per_sm():
     assert tuning.heuristic(long, HOPPER) == tuning.LaunchChoice(4, 3)
 
 
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_long_loop_on_a_large_grid_takes_the_stages_that_share_an_sm(monkeypatch, switch):
+    """TILE2TRITON_OCCUPANCY_STAGES: 64 x 128 tiles at D64 on 4 warps, 32 iterations: three stages of K and V
+    let two blocks share an SM, two stages three.  On 4 x 63 blocks (more than the SMs) the rule takes 2
+    stages; on 2 x 63 (at most one block an SM) a second block would not come, and it keeps 3."""
+    monkeypatch.setenv("TILE2TRITON_OCCUPANCY_STAGES", switch)
+    large = prim(attention, 1, 4, 4000, 64, 64, 128, 2, 128).prim_func
+    shape = tuning.shape_of(large)
+    assert (shape.blocks, shape.trips) == (252, 32)
+    assert [tuning._blocks_per_sm(shape, 4, n) for n in (3, 2)] == [2, 3]
+    assert tuning.heuristic(large, HOPPER) == tuning.LaunchChoice(4, 2 if switch == "1" else 3)
+    small = prim(attention, 1, 2, 4000, 64, 64, 128, 2, 128).prim_func
+    assert tuning.heuristic(small, HOPPER) == tuning.LaunchChoice(4, 3)
+
+
 def test_heuristic_d64_takes_four_warps():
     """4 warps hold the accumulators (128 x 128 + 128 x 64) of a grid that gives SMs a second
     block (2 x 100 blocks here)."""

@@ -24,8 +24,10 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
+| ``TILE2TRITON_EXACT_RANGES`` | on/off (default off) | a let's value range and an integer comparison also from the exact span of the block indices and loop variables they are computed from (enumerated where they number at most 4096), where intervals are loose: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is one value in every block, so the loop over it has a constant trip count and its row masks fold (codegen/rules._same_everywhere) |
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
+| ``TILE2TRITON_OCCUPANCY_STAGES`` | on/off (default on) | an attention loop of unknown or long trip count on a grid of more blocks than SMs takes the stage count (3 or 2) that lets the most blocks share an SM (ties: 3), as short loops do (runtime/tuning.py) |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program (the tl lowering's and the Gluon routes') |
 | ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
 | ``TILE2TRITON_KEEP_WORKSPACES`` | on/off (default on) | a ``T.alloc_global`` workspace, and a direct launch's global scratch area, kept between calls per thread and stream, not a ``torch.empty`` per call (runtime/workspaces.py) |
@@ -116,11 +118,16 @@ TRANSPOSED_DOTS_DEFAULT = True
 # backward loops (4-16 iterations a block, counted from their ranges) through pointers: mha 59.1 -> 45.2 us,
 # gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
 TRIP_BOUNDS_DEFAULT = True
+# off: block mean pooling (dsa_hisa), its 2-step loop a constant range(2) with the masks folded, ran 0.0220 ms against
+# 0.0204 as before on an H100 (ptxas issued the second step's load after the first step's conversions;
+# gpu_logs/2026-12-06_s46_h100/probes.md); no kernel measured faster yet
+EXACT_RANGES_DEFAULT = False
 # benchmarks/split_probe.py --three (H100, Triton 3.6, session 35): loops of 3 tiles split 2 + 1 against whole,
 # kernel us: causal 384 keys dim 64 10.02 vs 9.54, dim 128 21.43 vs 19.47, window 256 dim 128 29.62 vs 28.31,
 # window 256 dim 64 26.81 vs 27.22: whole in 3 of 4, so 3 tiles stay whole
 SPLIT_MIN_TRIPS_DEFAULT = 4
 GRID_STAGES_DEFAULT = True
+OCCUPANCY_STAGES_DEFAULT = True
 GRID_WARPS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
 # Session 10 probe (H200, Triton 3.6, a flash-attention forward B1 H32 S256 D64, 2 descriptors):
@@ -297,8 +304,10 @@ VARIABLES = (
     "TILE2TRITON_TRANSPOSED_DOTS",
     "TILE2TRITON_HOST_DESCRIPTORS",
     "TILE2TRITON_TRIP_BOUNDS",
+    "TILE2TRITON_EXACT_RANGES",
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
+    "TILE2TRITON_OCCUPANCY_STAGES",
     "TILE2TRITON_GRID_WARPS",
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_KEEP_WORKSPACES",
@@ -421,8 +430,10 @@ class Settings:
     transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
+    exact_ranges: bool  # lets' ranges and comparisons from exact spans (passes/analysis.Ranges.span)
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
+    occupancy_stages: bool  # longer attention loops on large grids: the stages that let the most blocks share an SM
     grid_warps: bool  # an attention forward on a grid of at most one block an SM keeps the source's warps
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     keep_workspaces: bool  # T.alloc_global buffers kept between calls per thread and stream (runtime/workspaces.py)
@@ -513,10 +524,14 @@ class Settings:
                 "TILE2TRITON_HOST_DESCRIPTORS", get("TILE2TRITON_HOST_DESCRIPTORS"), HOST_DESCRIPTORS_DEFAULT
             ),
             trip_bounds=flag("TILE2TRITON_TRIP_BOUNDS", get("TILE2TRITON_TRIP_BOUNDS"), TRIP_BOUNDS_DEFAULT),
+            exact_ranges=flag("TILE2TRITON_EXACT_RANGES", get("TILE2TRITON_EXACT_RANGES"), EXACT_RANGES_DEFAULT),
             split_min_trips=_count(
                 "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT
             ),
             grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
+            occupancy_stages=flag(
+                "TILE2TRITON_OCCUPANCY_STAGES", get("TILE2TRITON_OCCUPANCY_STAGES"), OCCUPANCY_STAGES_DEFAULT
+            ),
             grid_warps=flag("TILE2TRITON_GRID_WARPS", get("TILE2TRITON_GRID_WARPS"), GRID_WARPS_DEFAULT),
             host_descriptor_cache=flag(
                 "TILE2TRITON_HOST_DESCRIPTOR_CACHE",

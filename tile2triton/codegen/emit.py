@@ -381,6 +381,7 @@ def _lower_kernel(
 ) -> tuple[ast.FunctionDef, KernelLaunch, set]:
     lw = KernelLowerer(kernel, func.params, options, scratch=state, not_held=not_held)
     lw.scope.ranges.floor_below_zero = options.trip_bounds  # a loop's bounds from (bx * b - w) // b
+    lw.scope.ranges.exact_spans = options.exact_ranges
     args = []
     arg_names = []
     for p in list(func.params) + list(func.sizes):

@@ -142,6 +142,10 @@ class LoweringOptions:
     # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
     # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
     trip_bounds: bool = True
+    # ... and prove a let's range and a comparison from the exact span of what they are computed from
+    # (``Ranges.span``: block indices and loop variables enumerated) where intervals are loose
+    # (TILE2TRITON_EXACT_RANGES): ``k_end - k_start`` a constant, ``T.min(k_start + (i + 1) * 64, k_end)`` decided
+    exact_ranges: bool = False
     # loops of fewer iterations than this (known or bounded) are not split at their masks
     # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
     split_min_trips: int = 4

@@ -146,13 +146,38 @@ def lower_let(lw: Lowerer, s: ir.Let) -> None:
         lw.scope.env[s.var] = value  # ``tx = T.get_thread_binding(0)``: another name for the same value
         lw.scope.ranges.bind(s.var, s.value)
         return
+    once = lw.let_count.get(s.var, 0) == 1  # a rebound name's range and value are unknown
+    if once:
+        lw.scope.ranges.bind(s.var, s.value)
+        constant = _one_value(lw, s.var, value)
+        if constant is not None:  # the same in every block and iteration: Triton folds what reads it
+            lw.scope.env[s.var] = Tile(P.const(constant), s.var.dtype)
+            return
     if _is_constant(node):
         node = P.call("tl.full", P.list_([]), node, P.dtype(lw.storage_dtype(s.var.dtype)))
     name = lw.assign(s.var.name, node)
     lw.scope.env[s.var] = Tile(P.name(name), s.var.dtype, value.axes)
     lw.scope.let_depth[s.var] = len(lw.scope.conds)
-    if lw.let_count.get(s.var, 0) == 1:  # a rebound name's range and value are unknown
-        lw.scope.ranges.bind(s.var, s.value)
+
+
+def _one_value(lw: Lowerer, var: ir.Var, value: Tile) -> int | None:
+    """A scalar integer let whose value ranges prove it one value everywhere (``rows = k_end - k_start``,
+    128 in every block): that value (TILE2TRITON_EXACT_RANGES)."""
+    if not lw.options.exact_ranges or value.axes or var.dtype.kind != "int" or lw.scope.lanes is not None:
+        return None
+    bounds = lw.scope.ranges.of(ir.VarRef(var))
+    return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+
+
+def _same_everywhere(lw: Lowerer, e: ir.Expr) -> int | None:
+    """A loop bound's value where it is a constant, or where the value ranges prove it one value in
+    every block (``T.ceildiv(k_end - k_start, 64)`` with ``k_end = T.min(k_start + 128, n)`` and ``n`` a
+    multiple of 128): the loop then has a constant trip count, which Triton can unroll and schedule."""
+    value = static(e)
+    if value is not None or not lw.options.exact_ranges or getattr(e, "dtype", None) is None or e.dtype.kind != "int":
+        return value
+    bounds = lw.scope.ranges.of(e)
+    return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
 
 
 def _is_constant(node) -> bool:
@@ -197,7 +222,11 @@ def lower_for(lw: Lowerer, s: ir.For) -> None:
     start, stop, step = (lw.scalar(e, "a loop bound") for e in (s.start, s.stop, s.step))
     var_name = lw.names.fresh(s.var.name)
     lw.scope.env[s.var] = Tile(P.name(var_name), INT32)
-    lo, hi, st = static(s.start), static(s.stop), static(s.step)
+    lo, hi, st = (_same_everywhere(lw, e) for e in (s.start, s.stop, s.step))
+    if lo is not None and static(s.start) is None:
+        start = Tile(P.const(lo), INT32)
+    if hi is not None and static(s.stop) is None:
+        stop = Tile(P.const(hi), INT32)
     if lo is not None and hi is not None and st == 1:
         lw.scope.ranges.set(s.var, lo, hi - 1)
     elif lw.scope.ranges.of(s.start) is not None and lw.scope.ranges.of(s.stop) is not None and st == 1:

@@ -83,7 +83,7 @@ def loaded_roots(exprs) -> set:
 class Ranges:
     """Closed integer intervals of kernel expressions, where they can be proven."""
 
-    def __init__(self, floor_below_zero: bool = False):
+    def __init__(self, floor_below_zero: bool = False, exact_spans: bool = False):
         self.var_range: dict[ir.Var, tuple[int, int]] = {}
         # variables bound once (a let) -> their value: ``most`` sees through them to the block
         # indices they are computed from
@@ -92,9 +92,12 @@ class Ranges:
         # it is monotonic there too (``(bx * 128 - window) // 128``); off: only ranges from zero
         # (codegen turns it on with TILE2TRITON_TRIP_BOUNDS, until measured)
         self.floor_below_zero = floor_below_zero
+        # a let's range and a comparison also from exact spans where the intervals are loose (``span``;
+        # codegen's follow TILE2TRITON_EXACT_RANGES; off elsewhere, the Gluon plans and the passes)
+        self.exact_spans = exact_spans
 
     def copy(self) -> Ranges:
-        out = Ranges(self.floor_below_zero)
+        out = Ranges(self.floor_below_zero, self.exact_spans)
         out.var_range = dict(self.var_range)
         out.defs = dict(self.defs)
         return out
@@ -104,8 +107,16 @@ class Ranges:
         self.defs[var] = value
 
     def bind(self, var: ir.Var, value) -> None:
-        """A let that binds ``var`` once: its range is ``value``'s, and ``most`` sees through it."""
+        """A let that binds ``var`` once: its range is ``value``'s, and ``most`` sees through it.  Where
+        the interval is not one value, the exact span over the block indices and loop variables it is
+        computed from tightens it: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is 128 in
+        every block (as TileLang's simplifier proves it), where the intervals allow any size."""
         bounds = self.of(value)
+        loose = bounds is None or bounds[0] != bounds[1]
+        if loose and self.exact_spans and getattr(var.dtype, "kind", None) == "int":
+            exact = self.span(value)
+            if exact is not None:
+                bounds = exact if bounds is None else (max(bounds[0], exact[0]), min(bounds[1], exact[1]))
         if bounds is not None:
             self.set(var, *bounds)
         self.define(var, value)
@@ -128,19 +139,27 @@ class Ranges:
         expression the host cannot evaluate, or a variable without a range).  Exact where ``of``'s
         interval is not: ``end - start`` of a sliding window's loop, both from the same block index
         (``T.min(n, bx + 3) - T.max(0, bx + 1)`` is 2 for every block; ``of`` says at most 5)."""
+        span = self.span(e)
+        return None if span is None else span[1]
+
+    def span(self, e) -> tuple[int, int] | None:
+        """The least and the greatest value of the integer expression ``e``, as ``most`` finds them."""
         e = self._through_lets(e)
         roots = list(dict.fromkeys(sub.var for sub in ir.iter_expr_tree(e) if isinstance(sub, ir.VarRef)))
         if any(var not in self.var_range for var in roots):
             return None
-        spans = [range(lo, hi + 1) for lo, hi in (self.var_range[var] for var in roots)]
-        if math.prod(len(span) for span in spans) > MOST_ASSIGNMENTS:
+        bounds = [self.var_range[var] for var in roots]
+        if math.prod(hi - lo + 1 for lo, hi in bounds) > MOST_ASSIGNMENTS:  # not len(): a range past ssize_t
             return None
+        spans = [range(lo, hi + 1) for lo, hi in bounds]
         try:
             fn = host_fn(e)
             values = [fn(dict(zip(roots, point))) if callable(fn) else fn for point in itertools.product(*spans)]
         except (NotHostEvaluable, ZeroDivisionError):
             return None
-        return max(values) if all(isinstance(v, int) for v in values) else None
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return None
+        return min(values), max(values)
 
     def _through_lets(self, e):
         """``e`` with each variable ``define`` gave replaced by its value, until none is left."""
@@ -210,15 +229,25 @@ class Ranges:
             return (pick(a[0], b[0]), pick(a[1], b[1]))
         return None
 
-    def compare(self, op: str, lhs, rhs) -> bool | None:
-        """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None."""
+    def compare(self, op: str, lhs, rhs, exact: bool = True) -> bool | None:
+        """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None; ``exact``:
+        where the intervals do not, the span of ``lhs - rhs`` (``span``) may."""
         if not (getattr(lhs, "dtype", None) and getattr(rhs, "dtype", None)):
             return None
         if lhs.dtype.kind != "int" or rhs.dtype.kind != "int":  # unsigned arithmetic wraps
             return None
         a, b = self.of(lhs), self.of(rhs)
-        if a is None or b is None:
-            return None
+        decided = None if a is None or b is None else self._compare_intervals(op, a, b)
+        if decided is None and exact and self.exact_spans and op in ("<", "<=", ">", ">="):
+            # both sides from the same block index or loop variable: the exact span of their difference
+            # (``T.min(k_start + (i + 1) * 64, k_end)``'s operands differ by at most 0 in every block)
+            difference = self.span(ir.BinOp("-", lhs, rhs, INT32))
+            if difference is not None:
+                decided = self._compare_intervals(op, difference, (0, 0))
+        return decided
+
+    @staticmethod
+    def _compare_intervals(op: str, a: tuple[int, int], b: tuple[int, int]) -> bool | None:
         if op in (">", ">="):
             op, a, b = {">": "<", ">=": "<="}[op], b, a
         if op == "<":

@@ -293,6 +293,11 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
       ``TILE2TRITON_GRID_STAGES``, only as many blocks count as a static grid gives an SM
       (``SMS``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
+    * a longer attention loop on a grid of more blocks than SMs (or a grid not known when compiling)
+      takes, of 3 and 2 stages, the one that lets the most blocks share an SM (ties: 3;
+      ``TILE2TRITON_OCCUPANCY_STAGES``): block-causal attention's backward (4-warp dQ and dK/dV blocks of
+      up to 64 iterations, 2048 of them) 0.860 -> 0.631 ms on an H100, its varlen form 1.243 -> 0.898;
+      the suite's flash-attention and attention-sink kernels within their noise (H100, session 46);
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * a block-view kernel without gemms whose largest tile is smaller than its threads: a warp per
       32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
@@ -492,6 +497,13 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         # gpu_logs/2026-12-04_s24_stages.log)
         wanted = -(-shape.blocks // SMS) if settings.current().grid_stages and shape.blocks else None
         stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
+    elif fits and settings.current().occupancy_stages and (shape.blocks is None or shape.blocks > SMS):
+        # TILE2TRITON_OCCUPANCY_STAGES: a longer loop on a grid with blocks to spare keeps a pipeline
+        # (3 or 2 stages) and, of those, the one that lets the most blocks share an SM (ties: 3): a
+        # third stage that leaves a second block no room costs that block's overlap (block-causal
+        # attention's dK/dV kernel, 2048 blocks of 4 warps, 132 -> 100 KB of shared memory: the
+        # backward 0.857 -> 0.652 ms on an H100, gpu_logs/2026-12-06_s46_h100/probes.md)
+        stages = max(fits, key=lambda n: (_blocks_per_sm(shape, warps, n), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 
 

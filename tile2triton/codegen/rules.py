@@ -172,7 +172,7 @@ def _one_value(lw: Lowerer, var: ir.Var, value: Tile) -> int | None:
 def _same_everywhere(lw: Lowerer, e: ir.Expr) -> int | None:
     """A loop bound's value where it is a constant, or where the value ranges prove it one value in
     every block (``T.ceildiv(k_end - k_start, 64)`` with ``k_end = T.min(k_start + 128, n)`` and ``n`` a
-    multiple of 128): the loop then has a constant trip count, which Triton can unroll and schedule."""
+    multiple of 128), with TILE2TRITON_EXACT_RANGES: the loop then has a constant trip count."""
     value = static(e)
     if value is not None or not lw.options.exact_ranges or getattr(e, "dtype", None) is None or e.dtype.kind != "int":
         return value

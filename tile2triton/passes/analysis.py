@@ -229,16 +229,16 @@ class Ranges:
             return (pick(a[0], b[0]), pick(a[1], b[1]))
         return None
 
-    def compare(self, op: str, lhs, rhs, exact: bool = True) -> bool | None:
-        """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None; ``exact``:
-        where the intervals do not, the span of ``lhs - rhs`` (``span``) may."""
+    def compare(self, op: str, lhs, rhs) -> bool | None:
+        """The value of ``lhs op rhs`` where the ranges decide it for every lane, else None; with
+        ``exact_spans``, where the intervals do not, the span of ``lhs - rhs`` (``span``) may."""
         if not (getattr(lhs, "dtype", None) and getattr(rhs, "dtype", None)):
             return None
         if lhs.dtype.kind != "int" or rhs.dtype.kind != "int":  # unsigned arithmetic wraps
             return None
         a, b = self.of(lhs), self.of(rhs)
         decided = None if a is None or b is None else self._compare_intervals(op, a, b)
-        if decided is None and exact and self.exact_spans and op in ("<", "<=", ">", ">="):
+        if decided is None and self.exact_spans and op in ("<", "<=", ">", ">="):
             # both sides from the same block index or loop variable: the exact span of their difference
             # (``T.min(k_start + (i + 1) * 64, k_end)``'s operands differ by at most 0 in every block)
             difference = self.span(ir.BinOp("-", lhs, rhs, INT32))

@@ -165,8 +165,7 @@ def _one_value(lw: Lowerer, var: ir.Var, value: Tile) -> int | None:
     128 in every block): that value (TILE2TRITON_EXACT_RANGES)."""
     if not lw.options.exact_ranges or value.axes or var.dtype.kind != "int" or lw.scope.lanes is not None:
         return None
-    bounds = lw.scope.ranges.of(ir.VarRef(var))
-    return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+    return lw.scope.ranges.one_value(ir.VarRef(var))
 
 
 def _same_everywhere(lw: Lowerer, e: ir.Expr) -> int | None:
@@ -176,8 +175,7 @@ def _same_everywhere(lw: Lowerer, e: ir.Expr) -> int | None:
     value = static(e)
     if value is not None or not lw.options.exact_ranges or getattr(e, "dtype", None) is None or e.dtype.kind != "int":
         return value
-    bounds = lw.scope.ranges.of(e)
-    return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+    return lw.scope.ranges.one_value(e)
 
 
 def _is_constant(node) -> bool:

@@ -175,6 +175,11 @@ class Ranges:
         if lo is not None and hi is not None and lo <= hi:
             self.var_range[var] = (lo, hi)
 
+    def one_value(self, e) -> int | None:
+        """The value of ``e`` where its range is that one value, else None."""
+        bounds = self.of(e)
+        return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+
     def of(self, e) -> tuple[int, int] | None:
         r = self._of(e)
         dtype = getattr(e, "dtype", None)

@@ -488,22 +488,21 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         # an SM got a second block (144-1024 blocks; benchmarks/attn_warps_sweep.py)
         warps = wider
     stages = fits[0] if fits else shape.stages
-    if fits and shape.trips is not None and shape.trips <= SHORT_LOOP:
-        # blocks an SM holds at once (ties: more stages): with few iterations a second resident
-        # block overlaps the pipeline's fill and drain.  TILE2TRITON_GRID_STAGES counts only the
-        # blocks a static grid gives an SM: a grid of at most one block an SM gains nothing from
-        # occupancy and takes the deepest pipeline that fits (mha_inference's split kernel, 128
-        # blocks of 8 iterations: 2 -> 3 stages 23.7 -> 19.0 us, 4 stages 19.4;
-        # gpu_logs/2026-12-04_s24_stages.log)
-        wanted = -(-shape.blocks // SMS) if settings.current().grid_stages and shape.blocks else None
-        stages = max(fits + [1], key=lambda n: (_resident(shape, warps, n, wanted), n))
-    elif fits and settings.current().occupancy_stages and (shape.blocks is None or shape.blocks > SMS):
-        # TILE2TRITON_OCCUPANCY_STAGES: a longer loop on a grid with blocks to spare keeps a pipeline
-        # (3 or 2 stages) and, of those, the one that lets the most blocks share an SM (ties: 3): a
-        # third stage that leaves a second block no room costs that block's overlap (block-causal
-        # attention's dK/dV kernel, 2048 blocks of 4 warps, 132 -> 100 KB of shared memory: the
-        # backward 0.857 -> 0.652 ms on an H100, gpu_logs/2026-12-06_s46_h100/probes.md)
-        stages = max(fits, key=lambda n: (_blocks_per_sm(shape, warps, n), n))
+    short = shape.trips is not None and shape.trips <= SHORT_LOOP
+    spare_blocks = settings.current().occupancy_stages and (shape.blocks is None or shape.blocks > SMS)
+    if fits and (short or spare_blocks):
+        # blocks an SM holds at once (ties: more stages).  A short loop may drop its pipeline (1 stage):
+        # with few iterations a second resident block overlaps the pipeline's fill and drain.
+        # TILE2TRITON_GRID_STAGES counts only the blocks a static grid gives an SM: a grid of at most one
+        # block an SM gains nothing from occupancy and takes the deepest pipeline that fits
+        # (mha_inference's split kernel, 128 blocks of 8 iterations: 2 -> 3 stages 23.7 -> 19.0 us, 4
+        # stages 19.4; gpu_logs/2026-12-04_s24_stages.log).  TILE2TRITON_OCCUPANCY_STAGES: a longer loop
+        # on a grid with blocks to spare keeps a pipeline (3 or 2 stages): a third stage that leaves a
+        # second block no room costs that block's overlap (block-causal attention's dK/dV kernel, 2048
+        # blocks of 4 warps, 132 -> 100 KB of shared memory: the backward 0.857 -> 0.652 ms on an H100,
+        # gpu_logs/2026-12-06_s46_h100/probes.md)
+        wanted = -(-shape.blocks // SMS) if short and settings.current().grid_stages and shape.blocks else None
+        stages = max(fits + [1] if short else fits, key=lambda n: (_resident(shape, warps, n, wanted), n))
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 
 

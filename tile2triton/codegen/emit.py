@@ -28,6 +28,7 @@ from .on_chip import wanted_after as on_chip_wanted_after
 from .scratch import ONE_HOT_LIMIT, LanesMisread, NeedsScratch, ScratchState
 from .scratch import prologue as scratch_prologue
 from .threads import open_thread_view
+from .tidy import drop_dead_assignments, merge_repeated_values
 from .values import Tile, launch_warps, next_pow2
 from .warp_atomics import HELPERS as WARP_ATOMIC_HELPERS
 
@@ -443,6 +444,7 @@ def _lower_kernel(
         lineno=0,
     )
     fn.t2t_origin = kernel.loc
+    merge_repeated_values(fn)
     drop_dead_assignments(fn)
     check_fp8(lw, kernel, func.params)
     num_warps = launch_warps(lw.options, kernel.threads)
@@ -507,77 +509,6 @@ def swizzle_block_ids(lw: KernelLowerer, kernel: ir.Kernel) -> dict:
                         P.binop("-", P.binop("-", major, P.const(1)), along), along)  # fmt: skip
     across = P.binop("+", P.binop("%", P.name(offset), P.name(stride)), P.binop("*", P.name(panel_idx), P.const(panel)))
     return {0: serpentine, 1: across} if order == "row" else {0: across, 1: serpentine}
-
-
-def drop_dead_assignments(fn: ast.FunctionDef) -> None:
-    """Remove ``name = <pure expression>`` whose value is never read (an unused T.Parallel index,
-    the mask a split loop no longer needs): generated code should carry no dead code.  A backward
-    liveness pass over the structured body; assignments have no side effects here (stores and
-    atomics are expression statements), except an atomic's previous value, which stays a statement."""
-    _live_before(fn.body, set(), remove=True)
-
-
-# helpers of the generated module that perform atomics (their results may go unused)
-_ATOMIC_HELPERS = ("_shared_atomic_", "_warp_aggregated_claim", "_atomic_rmw_16bit")
-
-
-def _atomic(node) -> bool:
-    return any(
-        isinstance(n, ast.Call)
-        and (
-            isinstance(n.func, ast.Attribute)
-            and n.func.attr.startswith("atomic_")
-            or isinstance(n.func, ast.Name)
-            and n.func.id.startswith(_ATOMIC_HELPERS)
-        )
-        for n in ast.walk(node)
-    )
-
-
-def _reads(node) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _live_before(stmts: list, live_after: set, remove: bool) -> set:
-    live = set(live_after)
-    kept = []
-    for st in reversed(stmts):
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-            target = st.targets[0].id
-            if isinstance(st.value, ast.Name) and st.value.id == target:
-                continue  # `x = x` (left where index-set splitting folded a select away): no effect
-            if target not in live and _atomic(st.value):
-                # an atomic whose previous value is not used: still performed, as a statement
-                expr = ast.Expr(st.value)
-                expr.t2t_origin = getattr(st, "t2t_origin", None)
-                st = expr
-                live |= _reads(st)
-                kept.append(st)
-                continue
-            if target not in live:
-                continue  # dead: dropped (when removing) and its reads not made live
-            live = (live - {target}) | _reads(st.value)
-        elif isinstance(st, ast.If):
-            then_live = _live_before(st.body, live, remove)
-            else_live = _live_before(st.orelse, live, remove) if st.orelse else live
-            live = then_live | else_live | _reads(st.test)
-        elif isinstance(st, (ast.For, ast.While)):
-            head = _reads(st.iter) if isinstance(st, ast.For) else _reads(st.test)
-            loop_live = set(live) | head  # live where an iteration ends: after the loop, or the next one
-            while True:
-                start = _live_before(st.body, loop_live, remove=False)
-                grown = loop_live | start
-                if grown == loop_live:
-                    break
-                loop_live = grown
-            start = _live_before(st.body, loop_live, remove)
-            live = live | start | head  # zero iterations: what is live after is live before
-        else:
-            live |= _reads(st)
-        kept.append(st)
-    if remove:
-        stmts[:] = list(reversed(kept)) or [ast.Pass()]
-    return live
 
 
 def emit_module(func: ir.PrimFunc, options: LoweringOptions) -> TritonModule:

@@ -30,7 +30,8 @@ def merge_repeated_values(fn: ast.FunctionDef) -> None:
 
 
 def _merge(stmts: list, held: dict, once: set, renamed: dict) -> None:
-    """Walk ``stmts`` in order; ``held`` maps an expression (its ``ast.dump``) to the name holding it here."""
+    """Walk ``stmts`` in order; ``held`` maps an expression (its ``ast.dump``) to the name holding it here and
+    the names it reads."""
     kept = []
     for st in stmts:
         _rename(st, renamed)
@@ -44,9 +45,9 @@ def _merge(stmts: list, held: dict, once: set, renamed: dict) -> None:
         ):
             key = ast.dump(st.value)
             if key in held:
-                renamed[st.targets[0].id] = held[key]
+                renamed[st.targets[0].id] = held[key][0]
                 continue
-            held[key] = st.targets[0].id
+            held[key] = (st.targets[0].id, _reads(st.value))
             kept.append(st)
             continue
         if isinstance(st, (ast.For, ast.While)):
@@ -83,13 +84,12 @@ def _pure(node: ast.expr) -> bool:
 
 
 def _rename(st: ast.stmt, renamed: dict) -> None:
-    """Reads of merged names in ``st``'s own expressions (nested statements are renamed when walked)."""
+    """Reads of merged names in ``st``'s own expressions (a nested statement is renamed when it is walked)."""
     if not renamed:
         return
-    nested = st.body + st.orelse if isinstance(st, (ast.For, ast.While, ast.If)) else []
-    inside = {id(n) for s in nested for n in ast.walk(s)}
-    for n in ast.walk(st):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside and n.id in renamed:
+    own = [st.iter] if isinstance(st, ast.For) else [st.test] if isinstance(st, (ast.While, ast.If)) else [st]
+    for n in (n for e in own for n in ast.walk(e)):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in renamed:
             n.id = renamed[n.id]
 
 
@@ -99,15 +99,9 @@ def _stored(st: ast.stmt) -> set:
 
 def _forget(held: dict, assigned: set) -> None:
     """Drop what no longer holds once ``assigned`` names changed: expressions reading them, and their own entries."""
-    if not assigned:
-        return
-    for key, name in list(held.items()):
-        if name in assigned or assigned & _names_in_dump(key):
+    for key, (name, reads) in list(held.items()):
+        if name in assigned or assigned & reads:
             del held[key]
-
-
-def _names_in_dump(key: str) -> set:
-    return {part.split("'")[1] for part in key.split("Name(id=")[1:]}
 
 
 def drop_dead_assignments(fn: ast.FunctionDef) -> None:

@@ -13,13 +13,12 @@ not measured to pay off (``_worth_it``), raises ``NotAttention`` with the reason
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir.evaluate import row_major_strides
 from ..ir.exprs import int_const
-from ..passes.analysis import Ranges
+from ..passes.analysis import Ranges, kernel_ranges
 
 CONSUMERS = 2  # warpgroups running the loop body, each on its share of the rows (the column split's count)
 ROWS = 64  # rows per consumer: one wgmma M tile
@@ -441,20 +440,7 @@ def check_written_before_read(written: set, steps: list) -> None:
 def bound_the_loop(p: Plan) -> bool:
     """The value ranges of the block indices, the lets before the loop and the loop variable (for the
     cost model's trip count); whether the loop provably runs at least once."""
-    r = p.ranges
-    for axis, var in enumerate(p.kernel.block_vars):
-        extent = p.kernel.grid[axis]
-        if isinstance(extent, ir.Const):
-            r.set(var, 0, extent.value - 1)
-    lets = [s for s in p.before if isinstance(s, ir.Let)]
-    bound = Counter(s.var for s in lets)
-    for s in lets:
-        if bound[s.var] == 1:
-            r.bind(s.var, s.value)
-            continue
-        bounds = r.of(s.value)  # a rebound name: the range of the value bound last, nothing to see through
-        if bounds is not None:
-            r.set(s.var, *bounds)
+    r = kernel_ranges(p.kernel, p.before, p.ranges)
     start, stop = r.of(p.loop.start), r.of(p.loop.stop)
     if start is not None and stop is not None:
         r.set(p.loop.var, start[0], stop[1] - 1)  # inside the loop, whether or not it runs

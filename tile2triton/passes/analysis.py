@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 from .. import ir
@@ -273,6 +274,28 @@ class Ranges:
         """Is ``e < bound`` provable?"""
         r, limit = self.of(e), static(bound)
         return r is not None and limit is not None and r[1] < limit
+
+
+def kernel_ranges(kernel: ir.Kernel, lets: list, ranges: Ranges | None = None) -> Ranges:
+    """``ranges`` (a new one by default) with the block indices of a static grid axis and the lets of
+    ``lets`` (statements, in order; others skipped) bound: what a loop after them is bounded by.  A name
+    bound once is seen through (``Ranges.bind``); one bound again keeps only the interval of the value
+    bound last."""
+    r = Ranges() if ranges is None else ranges
+    for axis, var in enumerate(kernel.block_vars):
+        extent = kernel.grid[axis]
+        if isinstance(extent, ir.Const):
+            r.set(var, 0, extent.value - 1)
+    lets = [s for s in lets if isinstance(s, ir.Let)]
+    bound = Counter(s.var for s in lets)
+    for s in lets:
+        if bound[s.var] == 1:
+            r.bind(s.var, s.value)
+            continue
+        bounds = r.of(s.value)
+        if bounds is not None:
+            r.set(s.var, *bounds)
+    return r
 
 
 # ---------------------------------------------------------------------------------- facts of a guard

@@ -14,7 +14,7 @@ from tile2triton.runtime import tuning
 from tile2triton.runtime.kernel import JITKernel
 
 
-def attention(batch, heads, seq, dim, block_M, block_N, num_stages, threads, causal=False):
+def attention(batch, heads, seq, dim, block_M, block_N, num_stages, threads, causal=False, window=None):
     scale = (1.0 / dim) ** 0.5 * 1.44269504
     shape = [batch, heads, seq, dim]
 
@@ -42,10 +42,16 @@ def attention(batch, heads, seq, dim, block_M, block_N, num_stages, threads, cau
                 if causal
                 else T.ceildiv(seq, block_N)
             )
-            for k in T.Pipelined(stop, num_stages=num_stages):
+            # a sliding window (causal): the key tiles from the window's first to the query tile's last
+            start = T.max(0, (bx * block_M - window) // block_N) if window is not None else 0
+            for k in T.Pipelined(start, stop, num_stages=num_stages):
                 T.copy(K[bz, by, k * block_N : (k + 1) * block_N, :], K_shared)
                 for i, j in T.Parallel(block_M, block_N):
-                    keep = (k * block_N + j < seq) & ((bx * block_M + i >= k * block_N + j) | (not causal))
+                    if window is not None:
+                        q_idx, k_idx = bx * block_M + i, k * block_N + j
+                        keep = (k_idx < seq) & (q_idx >= k_idx) & (q_idx < k_idx + window)
+                    else:
+                        keep = (k * block_N + j < seq) & ((bx * block_M + i >= k * block_N + j) | (not causal))
                     acc_s[i, j] = T.if_then_else(keep, 0, -T.infinity("float"))
                 T.gemm(Q_shared, K_shared, acc_s, transpose_B=True)
                 T.copy(m, m_prev)
@@ -98,9 +104,11 @@ HOPPER = (9, 0)
 
 
 # ----------------------------------------------------------------------------- the heuristic
-def test_attention_shape_and_heuristic_d128():
+def test_attention_shape_and_heuristic_d128(monkeypatch):
     """TileLang's example config (128x128 tiles, 256 threads, 2 stages, D128): 8 warps hold the
-    two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory."""
+    two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory
+    (the 2 key tiles of this sequence would take 2: TILE2TRITON_FEW_TRIP_STAGES, off here)."""
+    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
     assert shape == tuning.KernelShape(
@@ -111,6 +119,7 @@ def test_attention_shape_and_heuristic_d128():
         2 * 128 * 128 * 2,
         128 * 128 * 2,
         trips=2,
+        most_trips=2,
         blocks=2 * 2 * 1,
         gemms=2,
         held_elems=2 * 128 * 128 + 128 * 128 // 2 + 5 * 128,  # acc_s, acc_o; acc_s_cast (fp16); 5 row vectors
@@ -145,9 +154,26 @@ def test_long_loop_on_a_large_grid_takes_the_stages_that_share_an_sm(monkeypatch
     assert tuning.heuristic(small, HOPPER) == tuning.LaunchChoice(4, 3)
 
 
-def test_heuristic_d64_takes_four_warps():
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_few_key_tiles_take_two_stages(monkeypatch, switch):
+    """TILE2TRITON_FEW_TRIP_STAGES: a 256-key sliding window over 128 x 128 tiles runs at most 3 key tiles in
+    every block (its start and stop both follow bx), though their intervals allow all 8 of the sequence; the
+    forward takes 2 stages where it would take 3.  Causal attention over the same sequence (8 tiles in the
+    last block) keeps 3."""
+    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", switch)
+    window = prim(attention, 1, 40, 1000, 64, 128, 128, 2, 256, True, 256).prim_func
+    shape = tuning.shape_of(window)
+    assert (shape.trips, shape.most_trips, shape.blocks) == (None, 3, 320)
+    assert tuning.heuristic(window, HOPPER) == tuning.LaunchChoice(4, 2 if switch == "1" else 3)
+    causal = prim(attention, 1, 40, 1000, 64, 128, 128, 2, 256, True).prim_func
+    assert tuning.shape_of(causal).most_trips == 8
+    assert tuning.heuristic(causal, HOPPER) == tuning.LaunchChoice(4, 3)
+
+
+def test_heuristic_d64_takes_four_warps(monkeypatch):
     """4 warps hold the accumulators (128 x 128 + 128 x 64) of a grid that gives SMs a second
     block (2 x 100 blocks here)."""
+    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")  # 2 key tiles: stages by that rule otherwise
     kernel = prim(attention, 1, 100, 200, 64, 128, 128, 2, 256)
     assert tuning.shape_of(kernel.prim_func).blocks == 200
     assert tuning.heuristic(kernel.prim_func, HOPPER) == tuning.LaunchChoice(4, 3)
@@ -157,6 +183,7 @@ def test_heuristic_d64_takes_four_warps():
 def test_grid_of_one_block_an_sm_keeps_the_source_warps(monkeypatch, switch):
     """TILE2TRITON_GRID_WARPS: the same forward on 2 x 60 blocks (at most one an SM) keeps the
     source's 8 warps; off, the 4 that hold the accumulators.  A source of 4 warps keeps 4."""
+    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")  # 2 key tiles: stages by that rule otherwise
     monkeypatch.setenv("TILE2TRITON_GRID_WARPS", switch)
     kernel = prim(attention, 1, 60, 200, 64, 128, 128, 2, 256)
     assert tuning.shape_of(kernel.prim_func).blocks == 120
@@ -288,7 +315,8 @@ def test_heuristic_only_on_hopper(capability):
     assert tuning.heuristic(kernel.prim_func, capability) == tuning.LITERAL
 
 
-def test_candidates_start_with_the_literal_launch_and_are_unique():
+def test_candidates_start_with_the_literal_launch_and_are_unique(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")  # 2 key tiles: stages by that rule otherwise
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     cands = tuning.candidates(kernel.prim_func, HOPPER)
     assert cands[0] == tuning.LaunchChoice(8, 2) and cands[1] == tuning.LaunchChoice(8, 3)

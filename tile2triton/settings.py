@@ -28,6 +28,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
 | ``TILE2TRITON_OCCUPANCY_STAGES`` | on/off (default on) | an attention loop of unknown or long trip count on a grid of more blocks than SMs takes the stage count (3 or 2) that lets the most blocks share an SM (ties: 3), as short loops do (runtime/tuning.py) |
+| ``TILE2TRITON_FEW_TRIP_STAGES`` | on/off (default on) | an attention forward loop (two gemms) that runs at most ``FEW_TRIPS`` (5) iterations in every block (known or bounded when compiling: a sliding window, causal attention over a short sequence) takes 2 pipeline stages where 3 would let no more blocks share an SM: a third stage's deeper prefetch is not repaid by so few tiles (runtime/tuning.py) |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program (the tl lowering's and the Gluon routes') |
 | ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
 | ``TILE2TRITON_KEEP_WORKSPACES`` | on/off (default on) | a ``T.alloc_global`` workspace, and a direct launch's global scratch area, kept between calls per thread and stream, not a ``torch.empty`` per call (runtime/workspaces.py) |
@@ -128,6 +129,10 @@ EXACT_RANGES_DEFAULT = False
 SPLIT_MIN_TRIPS_DEFAULT = 4
 GRID_STAGES_DEFAULT = True
 OCCUPANCY_STAGES_DEFAULT = True
+# benchmarks/window_warps_sweep.py (H100, Triton 3.6, session 48): the sink forward at 2-3 key tiles a block, 2 stages
+# faster than 3 in 15 of 16 pairs (4 and 8 warps, 64-2048 blocks; 1-10%), at 5 tiles in 7 of 8 (1-4%), at 9 slower
+# in 3 of 4 (mha_inference's 8-iteration split: 3 stages, 2 -> 3: 23.7 -> 19.0 us)
+FEW_TRIP_STAGES_DEFAULT = True
 GRID_WARPS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).
 # Session 10 probe (H200, Triton 3.6, a flash-attention forward B1 H32 S256 D64, 2 descriptors):
@@ -308,6 +313,7 @@ VARIABLES = (
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
     "TILE2TRITON_OCCUPANCY_STAGES",
+    "TILE2TRITON_FEW_TRIP_STAGES",
     "TILE2TRITON_GRID_WARPS",
     "TILE2TRITON_HOST_DESCRIPTOR_CACHE",
     "TILE2TRITON_KEEP_WORKSPACES",
@@ -434,6 +440,7 @@ class Settings:
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
     occupancy_stages: bool  # longer attention loops on large grids: the stages that let the most blocks share an SM
+    few_trip_stages: bool  # attention forward loops of at most FEW_TRIPS iterations: 2 stages, not 3
     grid_warps: bool  # an attention forward on a grid of at most one block an SM keeps the source's warps
     host_descriptor_cache: bool  # their encoded tensormaps kept per tensor (runtime/host_descriptors.py)
     keep_workspaces: bool  # T.alloc_global buffers kept between calls per thread and stream (runtime/workspaces.py)
@@ -531,6 +538,9 @@ class Settings:
             grid_stages=flag("TILE2TRITON_GRID_STAGES", get("TILE2TRITON_GRID_STAGES"), GRID_STAGES_DEFAULT),
             occupancy_stages=flag(
                 "TILE2TRITON_OCCUPANCY_STAGES", get("TILE2TRITON_OCCUPANCY_STAGES"), OCCUPANCY_STAGES_DEFAULT
+            ),
+            few_trip_stages=flag(
+                "TILE2TRITON_FEW_TRIP_STAGES", get("TILE2TRITON_FEW_TRIP_STAGES"), FEW_TRIP_STAGES_DEFAULT
             ),
             grid_warps=flag("TILE2TRITON_GRID_WARPS", get("TILE2TRITON_GRID_WARPS"), GRID_WARPS_DEFAULT),
             host_descriptor_cache=flag(

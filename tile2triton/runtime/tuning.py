@@ -49,7 +49,7 @@ from .. import ir, settings
 from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
-from ..passes.analysis import ACC_REGS_PER_THREAD, buffer_accesses
+from ..passes.analysis import ACC_REGS_PER_THREAD, Ranges, buffer_accesses, kernel_ranges
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -127,6 +127,7 @@ SMEM_LIMIT = 232448  # bytes of shared memory one block may use on sm_90
 SMEM_SLACK = 2048  # barriers and Triton's own scratch (1856 bytes in the attention loops measured)
 REGS_PER_THREAD = ACC_REGS_PER_THREAD  # accumulator elements per thread above which the loop spills (measured)
 SHORT_LOOP = 16  # iterations at most for which occupancy beats pipeline depth (heuristic)
+FEW_TRIPS = 5  # iterations at most for which an attention forward's third stage is not repaid (measured)
 REGS_PER_SM = 65536
 SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 # tile registers a thread holds before Triton's kernel spills: Triton keeps a tile once per layout
@@ -154,6 +155,7 @@ class KernelShape:
     stage_bytes: int = 0  # shared bytes the loop's global->shared copies fill per iteration
     fixed_bytes: int = 0  # other shared gemm operands (a Q tile loaded once)
     trips: int | None = None  # the loop's iteration count where it is static
+    most_trips: int | None = None  # the most iterations any block runs: ``trips``, or bounded by value ranges
     kernels: int = 1  # kernels in the prim_func (a split-K decode has a combine kernel too)
     blocks: int | None = None  # blocks of the loop's kernel's grid, where static
     tile_elems: int = 0  # 32-bit registers the loop's tiles take (accumulators, fragments, gemm operands)
@@ -184,6 +186,7 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 sum(_bytes(b) for b in filled),
                 sum(_bytes(b) for b in operands - filled),
                 static_trips(st),
+                _most_trips(kernel, st),
                 kernels,
                 blocks=_grid_blocks(kernel),
                 tile_elems=_tile_registers(st, gemms),
@@ -191,6 +194,22 @@ def shape_of(func: ir.PrimFunc) -> KernelShape:
                 gemms=len(gemms),
             )
     return best
+
+
+def _most_trips(kernel: ir.Kernel, loop: ir.For) -> int | None:
+    """The most iterations ``loop`` runs in any block: its static count, else the span of its bounds over
+    the block indices of a static grid and the lets before it (a sliding window's ``start`` and ``end``
+    both follow ``bx``: 2 tiles in every block, where their intervals allow the whole sequence)."""
+    trips, step = static_trips(loop), static(loop.step)
+    if trips is not None or not step or step < 0:
+        return trips
+    before = []
+    for st in ir.walk(kernel.body):
+        if st is loop:
+            break
+        before.append(st)
+    ranges = kernel_ranges(kernel, before, Ranges(floor_below_zero=True))  # (bx * 128 - w) // 128
+    return ranges.most_trips(loop.start, loop.stop, step)
 
 
 def _tile_registers(loop: ir.For, gemms: list) -> int:
@@ -298,6 +317,10 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       ``TILE2TRITON_OCCUPANCY_STAGES``): block-causal attention's backward (4-warp dQ and dK/dV blocks of
       up to 64 iterations, 2048 of them) 0.860 -> 0.631 ms on an H100, its varlen form 1.243 -> 0.898;
       the suite's flash-attention and attention-sink kernels within their noise (H100, session 46);
+    * an attention forward (two gemms) whose loop runs at most FEW_TRIPS iterations in every block
+      (static, or bounded by its bounds' values over the block indices: a sliding window) takes 2
+      stages where the rules above chose 3 (``TILE2TRITON_FEW_TRIP_STAGES``): the sink forward at 2-3
+      key tiles a block 1-10% faster, at 9 tiles slower (H100, session 48);
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * a block-view kernel without gemms whose largest tile is smaller than its threads: a warp per
       32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
@@ -503,6 +526,12 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         # gpu_logs/2026-12-06_s46_h100/probes.md)
         wanted = -(-shape.blocks // SMS) if short and settings.current().grid_stages and shape.blocks else None
         stages = max(fits + [1] if short else fits, key=lambda n: (_resident(shape, warps, n, wanted), n))
+    few = shape.most_trips is not None and shape.most_trips <= FEW_TRIPS
+    if settings.current().few_trip_stages and shape.gemms == 2 and few and stages == 3 and 2 in fits:
+        # TILE2TRITON_FEW_TRIP_STAGES: a forward that runs a few key tiles a block (a sliding window: 2 or
+        # 3) does not repay a third stage's deeper prefetch, and 2 stages never hold fewer blocks an SM
+        # (benchmarks/window_warps_sweep.py: 2 stages faster in 15 of 16 pairs at 2-3 tiles, 7 of 8 at 5)
+        stages = 2
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 
 

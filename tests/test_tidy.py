@@ -53,6 +53,9 @@ def test_top_k_stores_share_their_offsets(dev, m):
     assigned = [line.split(" = ")[0].strip() for line in loop.splitlines() if " = " in line]
     offsets = [name for name in assigned if name.startswith("offs")]
     assert len(offsets) == 1, code  # one offset for both stores
+    # the padded columns' mask (72 of 128 valid) named once, read by both reductions
+    assert [name for name in assigned if name.startswith("valid")] == ["valid"], code
+    assert loop.count("tl.where(valid, ") == 2, code
     if m % blk:
         assert len([name for name in assigned if name.startswith("mask")]) == 1, code
 

@@ -85,7 +85,7 @@ def _lower_reduce(lw: Lowerer, s: ir.Reduce) -> None:
     if rank and rs.shape[dim] != extent:
         identity = _identity(s.kind, src_buf.dtype)
         valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[dim]), dim, rank), P.const(extent))
-        x = P.call("tl.where", valid, x, P.const(identity))
+        x = P.call("tl.where", lw.named(valid, "valid"), x, P.const(identity))
     expected = tuple(d for i, d in enumerate(rs.shape) if i != dim)
     keep = False
     if tuple(rd.shape) == expected or (not rd.shape and len(expected) == 0):
@@ -174,7 +174,7 @@ def _lower_cumsum(lw: Lowerer, s: ir.Scan) -> None:
         if rs.shape[s.dim] != extent:  # padded lanes must not leak into a reverse scan
             valid = P.binop("<", P.expand(P.call("tl.arange", 0, rs.shape[s.dim]), axis, rank), P.const(extent))
             identity = float("-inf") if s.op == "max" and s.src.buffer.dtype.is_float else 0
-            x = P.call("tl.where", valid, x, P.const(identity))
+            x = P.call("tl.where", lw.named(valid, "valid"), x, P.const(identity))
         if s.op == "max":
             lw.helpers.add("_max_combine")
             r = P.call("tl.associative_scan", x, axis, P.name("_max_combine"), reverse=s.reverse)

@@ -130,7 +130,7 @@ SPLIT_MIN_TRIPS_DEFAULT = 4
 GRID_STAGES_DEFAULT = True
 OCCUPANCY_STAGES_DEFAULT = True
 # benchmarks/window_warps_sweep.py (H100, Triton 3.6, session 48): the sink forward at 2-3 key tiles a block, 2 stages
-# faster than 3 in 15 of 16 pairs (4 and 8 warps, 64-2048 blocks; 1-10%), at 5 tiles in 7 of 8 (1-4%), at 9 slower
+# faster than 3 in 15 of 18 pairs (4 and 8 warps, 64-2048 blocks; 1-10%), at 5 tiles in 7 of 8 (1-4%), at 9 slower
 # in 3 of 4 (mha_inference's 8-iteration split: 3 stages, 2 -> 3: 23.7 -> 19.0 us)
 FEW_TRIP_STAGES_DEFAULT = True
 GRID_WARPS_DEFAULT = True

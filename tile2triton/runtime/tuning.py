@@ -530,7 +530,7 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
     if settings.current().few_trip_stages and shape.gemms == 2 and few and stages == 3 and 2 in fits:
         # TILE2TRITON_FEW_TRIP_STAGES: a forward that runs a few key tiles a block (a sliding window: 2 or
         # 3) does not repay a third stage's deeper prefetch, and 2 stages never hold fewer blocks an SM
-        # (benchmarks/window_warps_sweep.py: 2 stages faster in 15 of 16 pairs at 2-3 tiles, 7 of 8 at 5)
+        # (benchmarks/window_warps_sweep.py: 2 stages faster in 15 of 18 pairs at 2-3 tiles, 7 of 8 at 5)
         stages = 2
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 

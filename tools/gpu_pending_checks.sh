@@ -36,6 +36,10 @@
 # backwards (their preprocess kernel's dot-less loop), block_mean_pooling and kda's chunk_bwd_intra and
 # chunk_intra_token_parallel; it becomes the default if none is slower:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s43
+# Part "s48" (session 48, not yet run, about 300 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the suite kernels it
+# changes (both sink forwards, mha_fwd bhsd / bshd: 64 blocks of at most 2 key tiles, 3 -> 2 stages), and the varlen
+# GQA backward (0.87x) with its loop split off and with the source's launch:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s48
 set -u
 tl=$1
 site=$2
@@ -96,6 +100,20 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "benchmarks/beyond_suite/${case%:*}/regression_beyond_${case%:*}.py" "${case#*:}" "" "TILE2TRITON_TMA_PIPELINED_ONLY=1"
     done
+    continue
+  fi
+  if [ "$part" = s48 ]; then
+    # TILE2TRITON_FEW_TRIP_STAGES on / off (two pairs) on the four suite kernels it changes offline, then the varlen GQA
+    # backward's loop split (off: SPLIT_MIN_TRIPS=1000) and the source's launch (TUNE=off)
+    for case in attention_sink:example_mha_sink_fwd_bhsd attention_sink:example_mha_sink_fwd_bhsd_sliding_window \
+        flash_attention:example_mha_fwd_bhsd flash_attention:example_mha_fwd_bshd; do
+      file=$(ls "$tl/examples/${case%:*}"/regression_*.py)
+      TAILN=4 step 90 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py "$file" \
+        "regression_${case#*:}" "" TILE2TRITON_FEW_TRIP_STAGES=0 "" TILE2TRITON_FEW_TRIP_STAGES=0
+    done
+    TAILN=5 step 90 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" regression_example_gqa_bwd_tma_reduce_varlen \
+      "" TILE2TRITON_SPLIT_MIN_TRIPS=1000 TILE2TRITON_TUNE=off "" TILE2TRITON_SPLIT_MIN_TRIPS=1000
     continue
   fi
   if [ "$part" = tests ]; then

@@ -168,6 +168,9 @@ def test_few_key_tiles_take_two_stages(monkeypatch, switch):
     causal = prim(attention, 1, 40, 1000, 64, 128, 128, 2, 256, True).prim_func
     assert tuning.shape_of(causal).most_trips == 8
     assert tuning.heuristic(causal, HOPPER) == tuning.LaunchChoice(4, 3)
+    # a constant 2 key tiles (200 keys) count as well
+    short = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256).prim_func
+    assert tuning.heuristic(short, HOPPER) == tuning.LaunchChoice(8, 2 if switch == "1" else 3)
 
 
 def test_heuristic_d64_takes_four_warps(monkeypatch):

@@ -107,8 +107,7 @@ HOPPER = (9, 0)
 def test_attention_shape_and_heuristic_d128(monkeypatch):
     """TileLang's example config (128x128 tiles, 256 threads, 2 stages, D128): 8 warps hold the
     two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory
-    (the 2 key tiles of this sequence would take 2: TILE2TRITON_FEW_TRIP_STAGES, off here)."""
-    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")
+    (its 2 key tiles keep 3 on this grid of 4 blocks: TILE2TRITON_FEW_TRIP_STAGES takes larger grids)."""
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     shape = tuning.shape_of(kernel.prim_func)
     assert shape == tuning.KernelShape(
@@ -157,9 +156,9 @@ def test_long_loop_on_a_large_grid_takes_the_stages_that_share_an_sm(monkeypatch
 @pytest.mark.parametrize("switch", ["1", "0"])
 def test_few_key_tiles_take_two_stages(monkeypatch, switch):
     """TILE2TRITON_FEW_TRIP_STAGES: a 256-key sliding window over 128 x 128 tiles runs at most 3 key tiles in
-    every block (its start and stop both follow bx), though their intervals allow all 8 of the sequence; the
-    forward takes 2 stages where it would take 3.  Causal attention over the same sequence (8 tiles in the
-    last block) keeps 3."""
+    every block (its start and stop both follow bx), though their intervals allow all 8 of the sequence; on
+    320 blocks (more than the SMs) the forward takes 2 stages where it would take 3.  Causal attention over
+    the same sequence (8 tiles in the last block) keeps 3, and so does a grid of at most one block an SM."""
     monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", switch)
     window = prim(attention, 1, 40, 1000, 64, 128, 128, 2, 256, True, 256).prim_func
     shape = tuning.shape_of(window)
@@ -168,9 +167,11 @@ def test_few_key_tiles_take_two_stages(monkeypatch, switch):
     causal = prim(attention, 1, 40, 1000, 64, 128, 128, 2, 256, True).prim_func
     assert tuning.shape_of(causal).most_trips == 8
     assert tuning.heuristic(causal, HOPPER) == tuning.LaunchChoice(4, 3)
-    # a constant 2 key tiles (200 keys) count as well
-    short = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256).prim_func
-    assert tuning.heuristic(short, HOPPER) == tuning.LaunchChoice(8, 2 if switch == "1" else 3)
+    # a constant 2 key tiles (200 keys) count as well, on 2 x 100 blocks; on 2 x 2 they keep 3 stages
+    short = prim(attention, 1, 100, 200, 64, 128, 128, 2, 256).prim_func
+    assert tuning.heuristic(short, HOPPER) == tuning.LaunchChoice(4, 2 if switch == "1" else 3)
+    one_wave = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256).prim_func
+    assert tuning.heuristic(one_wave, HOPPER) == tuning.LaunchChoice(8, 3)
 
 
 def test_heuristic_d64_takes_four_warps(monkeypatch):
@@ -186,7 +187,6 @@ def test_heuristic_d64_takes_four_warps(monkeypatch):
 def test_grid_of_one_block_an_sm_keeps_the_source_warps(monkeypatch, switch):
     """TILE2TRITON_GRID_WARPS: the same forward on 2 x 60 blocks (at most one an SM) keeps the
     source's 8 warps; off, the 4 that hold the accumulators.  A source of 4 warps keeps 4."""
-    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")  # 2 key tiles: stages by that rule otherwise
     monkeypatch.setenv("TILE2TRITON_GRID_WARPS", switch)
     kernel = prim(attention, 1, 60, 200, 64, 128, 128, 2, 256)
     assert tuning.shape_of(kernel.prim_func).blocks == 120
@@ -319,7 +319,6 @@ def test_heuristic_only_on_hopper(capability):
 
 
 def test_candidates_start_with_the_literal_launch_and_are_unique(monkeypatch):
-    monkeypatch.setenv("TILE2TRITON_FEW_TRIP_STAGES", "0")  # 2 key tiles: stages by that rule otherwise
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     cands = tuning.candidates(kernel.prim_func, HOPPER)
     assert cands[0] == tuning.LaunchChoice(8, 2) and cands[1] == tuning.LaunchChoice(8, 3)

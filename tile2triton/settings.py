@@ -28,7 +28,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
 | ``TILE2TRITON_OCCUPANCY_STAGES`` | on/off (default on) | an attention loop of unknown or long trip count on a grid of more blocks than SMs takes the stage count (3 or 2) that lets the most blocks share an SM (ties: 3), as short loops do (runtime/tuning.py) |
-| ``TILE2TRITON_FEW_TRIP_STAGES`` | on/off (default on) | an attention forward loop (two gemms) that runs at most ``FEW_TRIPS`` (5) iterations in every block (known or bounded when compiling: a sliding window, causal attention over a short sequence) takes 2 pipeline stages where 3 would let no more blocks share an SM: a third stage's deeper prefetch is not repaid by so few tiles (runtime/tuning.py) |
+| ``TILE2TRITON_FEW_TRIP_STAGES`` | on/off (default on) | an attention forward loop (two gemms) that runs at most ``FEW_TRIPS`` (5) iterations in every block (known or bounded when compiling: a sliding window, causal attention over a short sequence), on a grid of more blocks than SMs, takes 2 pipeline stages where 3 would let no more blocks share an SM: a third stage's deeper prefetch is not repaid by so few tiles (runtime/tuning.py) |
 | ``TILE2TRITON_HOST_DESCRIPTORS`` | on/off (default on) | descriptors of kernel parameters made on the host per call and passed as arguments, not built by every program (the tl lowering's and the Gluon routes') |
 | ``TILE2TRITON_HOST_DESCRIPTOR_CACHE`` | on/off (default on) | with host descriptors, each descriptor's encoded tensormap kept per tensor (address, shape, strides, dtype) and passed to Triton's C launcher directly (runtime/host_descriptors.py) |
 | ``TILE2TRITON_KEEP_WORKSPACES`` | on/off (default on) | a ``T.alloc_global`` workspace, and a direct launch's global scratch area, kept between calls per thread and stream, not a ``torch.empty`` per call (runtime/workspaces.py) |
@@ -131,7 +131,10 @@ GRID_STAGES_DEFAULT = True
 OCCUPANCY_STAGES_DEFAULT = True
 # benchmarks/window_warps_sweep.py (H100, Triton 3.6, session 48): the sink forward at 2-3 key tiles a block, 2 stages
 # faster than 3 in 15 of 18 pairs (4 and 8 warps, 64-2048 blocks; 1-10%), at 5 tiles in 7 of 8 (1-4%), at 9 slower
-# in 3 of 4 (mha_inference's 8-iteration split: 3 stages, 2 -> 3: 23.7 -> 19.0 us)
+# in 3 of 4 (mha_inference's 8-iteration split: 3 stages, 2 -> 3: 23.7 -> 19.0 us).  Session 49 (H100): on the
+# suite's 64-block forwards (1-2 tiles) 2 stages were 4-8% slower (mha_fwd_bhsd 10.1 -> 10.9 us), where the sweep's
+# 64-block rows had 2 faster by 2-7%: mixed there, so the rule takes only grids of more blocks than SMs (9 of 9
+# sweep rows there faster on 2)
 FEW_TRIP_STAGES_DEFAULT = True
 GRID_WARPS_DEFAULT = True
 # on: kernel time down (probe), but about 20 us more host time per call on Triton 3.6 (suite part 1).

@@ -318,9 +318,10 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       up to 64 iterations, 2048 of them) 0.860 -> 0.631 ms on an H100, its varlen form 1.243 -> 0.898;
       the suite's flash-attention and attention-sink kernels within their noise (H100, session 46);
     * an attention forward (two gemms) whose loop runs at most FEW_TRIPS iterations in every block
-      (static, or bounded by its bounds' values over the block indices: a sliding window) takes 2
-      stages where the rules above chose 3 (``TILE2TRITON_FEW_TRIP_STAGES``): the sink forward at 2-3
-      key tiles a block 1-10% faster, at 9 tiles slower (H100, session 48);
+      (static, or bounded by its bounds' values over the block indices: a sliding window), on a grid
+      of more blocks than SMs, takes 2 stages where the rules above chose 3
+      (``TILE2TRITON_FEW_TRIP_STAGES``): the sink forward at 2-5 key tiles a block 1-5% faster, at 9
+      tiles slower (H100, session 48); on 64 blocks the suite's forwards were 4-8% slower (session 49);
     * a prim_func of several kernels keeps every kernel's own warps (the choice is global);
     * a block-view kernel without gemms whose largest tile is smaller than its threads: a warp per
       32 elements of it (``_tile_warps``, TILE2TRITON_TILE_WARPS);
@@ -527,10 +528,13 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         wanted = -(-shape.blocks // SMS) if short and settings.current().grid_stages and shape.blocks else None
         stages = max(fits + [1] if short else fits, key=lambda n: (_resident(shape, warps, n, wanted), n))
     few = shape.most_trips is not None and shape.most_trips <= FEW_TRIPS
-    if settings.current().few_trip_stages and shape.gemms == 2 and few and stages == 3 and 2 in fits:
+    waves = shape.blocks is not None and shape.blocks > SMS
+    if settings.current().few_trip_stages and shape.gemms == 2 and few and waves and stages == 3 and 2 in fits:
         # TILE2TRITON_FEW_TRIP_STAGES: a forward that runs a few key tiles a block (a sliding window: 2 or
-        # 3) does not repay a third stage's deeper prefetch, and 2 stages never hold fewer blocks an SM
-        # (benchmarks/window_warps_sweep.py: 2 stages faster in 15 of 18 pairs at 2-3 tiles, 7 of 8 at 5)
+        # 3) on a grid of more blocks than SMs does not repay a third stage's deeper prefetch, and 2 stages
+        # never hold fewer blocks an SM (benchmarks/window_warps_sweep.py, 320-2048 blocks at the
+        # heuristic's 4 warps: 2 stages 1-5% faster in 9 of 9 rows of 2-5 tiles).  A grid of at most one
+        # block an SM keeps 3: the suite's 64-block forwards of 1-2 tiles ran 4-8% slower on 2 (session 49)
         stages = 2
     return LaunchChoice(warps if shape.kernels == 1 else None, stages)
 

@@ -36,7 +36,7 @@
 # backwards (their preprocess kernel's dot-less loop), block_mean_pooling and kda's chunk_bwd_intra and
 # chunk_intra_token_parallel; it becomes the default if none is slower:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s43
-# Part "s48" (session 48, not yet run, about 300 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the suite kernels it
+# Part "s48" (session 48; session 49 ran it, 190 s on an H100: gpu_logs/2026-12-06_s49_h100/probes.md): TILE2TRITON_FEW_TRIP_STAGES on and off on the suite kernels it
 # changes (both sink forwards, mha_fwd bhsd / bshd: 64 blocks of at most 2 key tiles, 3 -> 2 stages), and the varlen
 # GQA backward (0.87x) with its loop split off and with the source's launch:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s48

@@ -31,7 +31,7 @@
 # norm, kda, dsa_hisa, gdn, online_softmax: unit axes as tl.reshape, TILE2TRITON_UNIT_RESHAPES), then
 # rms_norm_splitk's store loop pipelined by text edits (benchmarks/hand_variants/source_edits.py):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s42
-# Part "s43" (session 43, not yet run, about 200 s): TILE2TRITON_TMA_PIPELINED_ONLY off and on, tile2triton alone, on
+# Part "s43" (session 43; session 44 ran it, on by default since 6836912; about 200 s): TILE2TRITON_TMA_PIPELINED_ONLY off and on, tile2triton alone, on
 # every kernel whose generated source it changes offline (Triton 3.6, sm_90): the suite's three flash-attention
 # backwards (their preprocess kernel's dot-less loop), block_mean_pooling and kda's chunk_bwd_intra and
 # chunk_intra_token_parallel; it becomes the default if none is slower:
@@ -40,6 +40,9 @@
 # changes (both sink forwards, mha_fwd bhsd / bshd: 64 blocks of at most 2 key tiles, 3 -> 2 stages), and the varlen
 # GQA backward (0.87x) with its loop split off and with the source's launch:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s48
+# Part "s49" (session 49, not yet run, about 250 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the second variant set's
+# attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs):
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
 set -u
 tl=$1
 site=$2
@@ -99,6 +102,16 @@ for part in $parts; do
     for case in dsa_hisa:run_block_mean_pooling kda:run_chunk_bwd_intra kda:run_chunk_intra_token_parallel; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "benchmarks/beyond_suite/${case%:*}/regression_beyond_${case%:*}.py" "${case#*:}" "" "TILE2TRITON_TMA_PIPELINED_ONLY=1"
+    done
+    continue
+  fi
+  if [ "$part" = s49 ]; then
+    # the few-tile stage rule as session 49 narrowed it (grids of more blocks than SMs) on the second variant set's
+    # attention-sink shapes, both implementations, rule on then off: its sliding-window forward (320 blocks of 3 key
+    # tiles) is the one kernel there the rule takes
+    for v in "" TILE2TRITON_FEW_TRIP_STAGES=0; do
+      TAILN=10 step 230 env ${v:+"$v"} python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --part 1/1 -j 14 \
+        --deadline 200 --variants 2 --files attention_sink --out "$out/s49${v:+_off}"
     done
     continue
   fi

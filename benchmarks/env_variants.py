@@ -7,6 +7,8 @@ benchmarks/tilelang_regression.py, which times both implementations under one se
         "" "TILE2TRITON_ON_CHIP_SCRATCH=on" "TILE2TRITON_HELD_LOCALS=0,TILE2TRITON_ON_CHIP_SCRATCH=on"
 
 Each setting is a comma-separated list of NAME=VALUE ("" for the defaults).  Prints one line a setting.
+A TileLang case written ``regression_CASE@SET`` runs at its shape in the variant set SET
+(tilelang_regression_suite/variants.py, as ``tilelang_regression.py --variants SET`` runs it).
 """
 
 import importlib.util
@@ -26,9 +28,18 @@ def child(path: str, case: str) -> None:
     # nothing: keep the last latency it was given
     latencies = []
     process_func = tile2triton.testing.process_func
+    case, _, variant_set = case.partition("@")
+    variant = None
+    if variant_set:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from tilelang_regression_suite.variants import variant_of
+
+        variant = variant_of(case, int(variant_set))
+        if not variant.runs:
+            raise SystemExit(f"{case} has no shape in variant set {variant_set}: {variant.why}")
 
     def recording(func, name=None, /, **kwargs):
-        latencies.append(float(func(**kwargs)))
+        latencies.append(float(variant.call(func, kwargs) if variant else func(**kwargs)))
         return process_func(lambda **_: latencies[-1], name, **kwargs)
 
     tile2triton.testing.process_func = recording

@@ -40,8 +40,9 @@
 # changes (both sink forwards, mha_fwd bhsd / bshd: 64 blocks of at most 2 key tiles, 3 -> 2 stages), and the varlen
 # GQA backward (0.87x) with its loop split off and with the source's launch:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s48
-# Part "s49" (session 49, not yet run, about 250 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the second variant set's
-# attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs):
+# Part "s49" (session 49, not yet run, about 400 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the second variant set's
+# attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
+# varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
 set -u
 tl=$1
@@ -113,6 +114,11 @@ for part in $parts; do
       TAILN=10 step 230 env ${v:+"$v"} python3 benchmarks/tilelang_regression.py "$tl" --site "$site" --part 1/1 -j 14 \
         --deadline 200 --variants 2 --files attention_sink --out "$out/s49${v:+_off}"
     done
+    # the causal varlen forward at the variant set's shape (0.83x in session 49): its split loops' stages and the
+    # split itself, by text edits of the generated kernel
+    TAILN=8 step 240 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_varlen@2" main \
+      benchmarks/hand_variants/varlen_fwd_edits.json
     continue
   fi
   if [ "$part" = s48 ]; then

@@ -5,6 +5,7 @@ a median in ms); its edits apply to the kernels whose generated file name starts
 
     TILELANG_EXAMPLES=CHECKOUT/examples python3 benchmarks/hand_variants/source_edits.py FILE run_CASE STEM EDITS.json
 
+run_CASE may name a TileLang case at a variant set's shape, ``regression_CASE@SET`` (benchmarks/env_variants.py).
 EDITS.json: {"variant name": [[regex, replacement], ...], ...}; the variant "as generated" ([]) runs first.
 A regex that matches nothing fails its variant.  An edit ["@launch", {"maxnreg": 32}] instead adds Triton
 launch options to every launch of the case (``JITFunction.run``'s keywords: ``maxnreg``, ``num_warps``).  Session 42's first use: rms_norm_splitk's store loop

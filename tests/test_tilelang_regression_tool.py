@@ -404,3 +404,39 @@ def test_beyond_suite_cases_pair_up():
             assert any(getattr(a, "id", None) == run for c in calls for a in c.args), (path.name, name)
             assert run in funcs, (path.name, run)
             assert small_keys is None or run in small_keys, (path.name, run)
+
+
+def test_env_variants_runs_a_case_at_a_variant_shape(tmp_path, monkeypatch, capsys):
+    """benchmarks/env_variants.py's ``CASE@SET`` (and source_edits.py's, through it): the case's
+    ``process_func`` call at the set's shape, its keyword arguments merged over the suite's; a case
+    with no shape in the set says so."""
+    import env_variants
+    from tilelang_regression_suite import variants
+
+    import tile2triton.testing
+
+    monkeypatch.setattr(tile2triton.testing, "process_func", tile2triton.testing.process_func)  # the child patches it
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    regression = tmp_path / "regression_demo_shapes.py"
+    regression.write_text(
+        textwrap.dedent(
+            """
+            import tilelang.testing
+
+
+            def run_regression_perf(n=100, scale=2):
+                return float(n * scale)
+
+
+            def regression_demo_shape():
+                tilelang.testing.process_func(run_regression_perf, n=100)
+            """
+        )
+    )
+    monkeypatch.setitem(variants.VARIANT_SETS[2], "regression_demo_shape", variants.Variant("n 37", kwargs={"n": 37}))
+    env_variants.child(str(regression), "regression_demo_shape")
+    env_variants.child(str(regression), "regression_demo_shape@2")
+    results = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("RESULT")]
+    assert results == ["200.0000", "74.0000"]
+    with pytest.raises(SystemExit, match="no shape in variant set 1"):
+        env_variants.child(str(regression), "regression_demo_shape@1")

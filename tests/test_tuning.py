@@ -196,6 +196,22 @@ def test_grid_of_one_block_an_sm_keeps_the_source_warps(monkeypatch, switch):
     assert tuning.heuristic(narrow.prim_func, HOPPER).num_warps == 4
 
 
+def test_grid_rules_count_the_devices_sms():
+    """The grid rules count a grid's blocks against the device's SMs (runtime/target.Target.sms), an
+    H200's 132 where none is known: 120 blocks of the forward above are one wave on 132 SMs (the
+    source's 8 warps) and more than one on an H100 PCIe's 114 (the 4 warps that hold the accumulators,
+    two blocks an SM)."""
+    import dataclasses
+
+    from tile2triton.runtime.target import arch_target
+
+    kernel = prim(attention, 1, 60, 200, 64, 128, 128, 2, 256).prim_func
+    sm_90 = arch_target("sm_90")
+    assert sm_90.sms == 0 and tuning.heuristic(kernel, sm_90).num_warps == 8
+    assert tuning.heuristic(kernel, dataclasses.replace(sm_90, sms=132)).num_warps == 8
+    assert tuning.heuristic(kernel, dataclasses.replace(sm_90, sms=114)).num_warps == 4
+
+
 def test_heuristic_stages_follow_shared_memory():
     """256-row Q tiles at D128: three stages of K and V no longer fit beside Q, so two.  No block
     holds the 2 x 256 x 128 accumulators in registers; 8 warps hold the most of them (16 warps give a

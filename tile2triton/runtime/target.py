@@ -75,7 +75,9 @@ class Target:
 
     ``smem`` is the shared memory (LDS on AMD) one block may use, ``regs`` the registers of one
     SM / CU; ``tma``: tensor descriptors lower to the TMA engine (NVIDIA sm_90 and newer);
-    ``fp8`` the TileLang fp8 dtypes Triton compiles there."""
+    ``fp8`` the TileLang fp8 dtypes Triton compiles there; ``sms`` the SMs / CUs of a device
+    read from it (0 for an architecture named offline: one name covers cards of several counts,
+    an H100 PCIe's 114 and an H200's 132)."""
 
     backend: str  # "cuda", "hip" or "cpu" (Triton's interpreter)
     arch: str  # "sm_90", "gfx942"; "" for the interpreter
@@ -84,6 +86,7 @@ class Target:
     regs: int = 65536
     tma: bool = False
     fp8: tuple[str, ...] = ()
+    sms: int = 0
 
     @property
     def capability(self) -> tuple[int, int] | None:
@@ -223,7 +226,8 @@ def device_target(index: int | None = None) -> Target:
         warp = int(getattr(props, "warp_size", known.warp_size) or known.warp_size)
         smem = int(getattr(props, "shared_memory_per_block_optin", 0) or known.smem)
         regs = int(getattr(props, "regs_per_multiprocessor", 0) or known.regs)
-        found = Target(known.backend, known.arch, warp, smem, regs, known.tma, known.fp8)
+        sms = int(getattr(props, "multi_processor_count", 0) or 0)
+        found = Target(known.backend, known.arch, warp, smem, regs, known.tma, known.fp8, sms)
         _device_targets[index] = found
     return found
 

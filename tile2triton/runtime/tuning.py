@@ -135,7 +135,7 @@ SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 # compiled (sm_90, Triton 3.9) to 255 registers and a stack at 4 warps, 205 at 8
 TILE_REGS_PER_THREAD = 128
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
-SMS = 132  # SMs of an H200 (the card the table was measured on)
+SMS = 132  # SMs of an H200 (the card the table was measured on): a target's where its device gave none (_sms)
 WARPS_PER_SM, BLOCKS_PER_SM, MAX_WARPS = 64, 32, 32  # sm_90: threads and blocks an SM holds; 1024 threads a block
 # bytes that blocks resident together may read before reading them again and still find them in L2: a fifth
 # of the H100/H200's 50 MB (the second pass's writes and the other blocks' first passes pass through it too).
@@ -293,6 +293,12 @@ def _capability(target) -> tuple[int, int] | None:
     return getattr(target, "capability", None) if hasattr(target, "arch") else target
 
 
+def _sms(target) -> int:
+    """The SMs the grid rules count a grid's blocks against: the device's (runtime/target.Target.sms),
+    else ``SMS`` (an architecture named offline, a capability tuple)."""
+    return getattr(target, "sms", 0) or SMS
+
+
 # ------------------------------------------------------------------------------ the heuristic
 def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     """The table measured on an H200 with Triton 3.6 (BENCHMARKS.md, "Launch parameters"):
@@ -311,7 +317,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
       3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
       ``TILE2TRITON_GRID_STAGES``, only as many blocks count as a static grid gives an SM
-      (``SMS``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
+      (the device's SMs, ``_sms``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
     * a longer attention loop on a grid of more blocks than SMs (or a grid not known when compiling)
       takes, of 3 and 2 stages, the one that lets the most blocks share an SM (ties: 3;
       ``TILE2TRITON_OCCUPANCY_STAGES``): block-causal attention's backward (4-warp dQ and dK/dV blocks of
@@ -332,15 +338,18 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     * everything else (reductions, element-wise) as written: measured at parity or faster.
 
     ``capability``: a runtime/target.Target or a CUDA capability tuple; the table applies to sm_90
-    only (``MEASURED_ARCHS``).
+    only (``MEASURED_ARCHS``).  Wherever a rule counts a grid's blocks against the SMs, they are the
+    device's (an H100 PCIe's 114, an H20's 78), else an H200's 132 (``_sms``): the rules were measured
+    as waves of blocks, not as block counts.
     """
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
-    choice = _by_shape(func)
+    sms = _sms(capability)
+    choice = _by_shape(func, sms)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice
     if choice == LITERAL and settings.current().reuse_warps:
-        choice = _reuse_warps(func) or choice
+        choice = _reuse_warps(func, sms) or choice
     consumers = _consumer_warps(func)
     widest = _section_warps(func)
     if widest is not None and (consumers is None or widest < consumers):
@@ -388,7 +397,7 @@ def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     return LaunchChoice(warps) if warps < max(1, kernel.threads // 32) else None
 
 
-def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
+def _reuse_warps(func: ir.PrimFunc, sms: int = SMS) -> LaunchChoice | None:
     """TILE2TRITON_REUSE_WARPS (on; settings.py has the measurement): a block-view kernel without gemms
     whose blocks read global memory in a loop and read the same tensor again after it (``_reread_bytes``:
     rms_norm_splitk's second pass over its row, in reverse so that the last tiles are still in L2) finds
@@ -414,7 +423,7 @@ def _reuse_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     source = next_pow2(max(1, kernel.threads // 32))
     blocks = _grid_blocks(kernel)
     for warps in (w for w in (1, 2, 4, 8, 16, 32) if source <= w <= MAX_WARPS):
-        resident = SMS * min(BLOCKS_PER_SM, WARPS_PER_SM // warps)
+        resident = sms * min(BLOCKS_PER_SM, WARPS_PER_SM // warps)
         if (resident if blocks is None else min(resident, blocks)) * reread <= L2_REUSE_BYTES:
             return None if warps == source else LaunchChoice(warps)
     return LaunchChoice(MAX_WARPS) if source < MAX_WARPS else None
@@ -478,7 +487,7 @@ def _section_warps(func: ir.PrimFunc) -> int | None:
     return next_pow2(max(1, -(-threads // 32))) if threads else None
 
 
-def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
+def _by_shape(func: ir.PrimFunc, sms: int = SMS) -> LaunchChoice:
     shape = shape_of(func)
     if not shape.stages or shape.kind == "other":
         return LITERAL
@@ -487,7 +496,7 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         stages = 3 if shape.stages < 3 and 3 in fits else None
         warps = _register_warps(shape) if settings.current().reg_warps else None
         if warps is None and settings.current().held_warps and shape.tile_elems == 0:  # wgmma-sized gemms only
-            warps = _held_warps(shape)
+            warps = _held_warps(shape, sms)
         return LaunchChoice(warps, stages) if warps or stages else LITERAL
     holds = [w for w in (4, 8, 16) if shape.acc_elems <= _acc_budget(w) * 32 * w]
     warps = holds[0] if holds else max((4, 8, 16), key=lambda w: (_acc_budget(w) * 32 * w, -w))
@@ -502,7 +511,7 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         settings.current().grid_warps
         and shape.gemms == 2
         and shape.blocks is not None
-        and shape.blocks <= SMS
+        and shape.blocks <= sms
         and wider > warps
         and shape.acc_elems <= _acc_budget(wider) * 32 * wider
     ):
@@ -513,7 +522,7 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         warps = wider
     stages = fits[0] if fits else shape.stages
     short = shape.trips is not None and shape.trips <= SHORT_LOOP
-    spare_blocks = settings.current().occupancy_stages and (shape.blocks is None or shape.blocks > SMS)
+    spare_blocks = settings.current().occupancy_stages and (shape.blocks is None or shape.blocks > sms)
     if fits and (short or spare_blocks):
         # blocks an SM holds at once (ties: more stages).  A short loop may drop its pipeline (1 stage):
         # with few iterations a second resident block overlaps the pipeline's fill and drain.
@@ -525,10 +534,10 @@ def _by_shape(func: ir.PrimFunc) -> LaunchChoice:
         # second block no room costs that block's overlap (block-causal attention's dK/dV kernel, 2048
         # blocks of 4 warps, 132 -> 100 KB of shared memory: the backward 0.857 -> 0.652 ms on an H100,
         # gpu_logs/2026-12-06_s46_h100/probes.md)
-        wanted = -(-shape.blocks // SMS) if short and settings.current().grid_stages and shape.blocks else None
+        wanted = -(-shape.blocks // sms) if short and settings.current().grid_stages and shape.blocks else None
         stages = max(fits + [1] if short else fits, key=lambda n: (_resident(shape, warps, n, wanted), n))
     few = shape.most_trips is not None and shape.most_trips <= FEW_TRIPS
-    waves = shape.blocks is not None and shape.blocks > SMS
+    waves = shape.blocks is not None and shape.blocks > sms
     if settings.current().few_trip_stages and shape.gemms == 2 and few and waves and stages == 3 and 2 in fits:
         # TILE2TRITON_FEW_TRIP_STAGES: a forward that runs a few key tiles a block (a sliding window: 2 or
         # 3) on a grid of more blocks than SMs does not repay a third stage's deeper prefetch, and 2 stages
@@ -551,7 +560,7 @@ def _register_warps(shape: KernelShape) -> int | None:
     return None
 
 
-def _held_warps(shape: KernelShape) -> int | None:
+def _held_warps(shape: KernelShape, sms: int = SMS) -> int | None:
     """``TILE2TRITON_HELD_WARPS``: for a loop of wgmma-sized gemms whose fragments
     (``KernelShape.held_elems``: its accumulators and the fragments it reads or writes) a thread of
     the source's warps cannot hold within ``_acc_budget``, the fewest warps up to 8 that hold them
@@ -567,7 +576,7 @@ def _held_warps(shape: KernelShape) -> int | None:
       and reloaded once per promotion): 8 warps 7-20% faster on static grids of at most one block
       an SM (24-132 blocks), 8-33% slower on grids of 156-4096 blocks, where the spilling 4-warp
       block shares its SM with a second one.  So that case takes more warps only on a static grid
-      of at most ``SMS`` blocks, as ``GRID_WARPS`` does for attention."""
+      of at most one block an SM (``sms`` blocks), as ``GRID_WARPS`` does for attention."""
     source = next_pow2(max(1, shape.threads // 32))
 
     def holds(warps: int, elems: int) -> bool:
@@ -575,7 +584,7 @@ def _held_warps(shape: KernelShape) -> int | None:
 
     if holds(source, shape.held_elems):
         return None
-    if holds(source, shape.acc_elems) and (shape.blocks is None or shape.blocks > SMS):
+    if holds(source, shape.acc_elems) and (shape.blocks is None or shape.blocks > sms):
         return None
     return next((w for w in (2, 4, 8) if w > source and holds(w, shape.held_elems)), 8 if source < 8 else None)
 

@@ -104,7 +104,7 @@ HOPPER = (9, 0)
 
 
 # ----------------------------------------------------------------------------- the heuristic
-def test_attention_shape_and_heuristic_d128(monkeypatch):
+def test_attention_shape_and_heuristic_d128():
     """TileLang's example config (128x128 tiles, 256 threads, 2 stages, D128): 8 warps hold the
     two accumulators; 3 stages of K and V tiles (3 * 64 KiB) plus Q (32 KiB) fit in shared memory
     (its 2 key tiles keep 3 on this grid of 4 blocks: TILE2TRITON_FEW_TRIP_STAGES takes larger grids)."""
@@ -334,7 +334,7 @@ def test_heuristic_only_on_hopper(capability):
     assert tuning.heuristic(kernel.prim_func, capability) == tuning.LITERAL
 
 
-def test_candidates_start_with_the_literal_launch_and_are_unique(monkeypatch):
+def test_candidates_start_with_the_literal_launch_and_are_unique():
     kernel = prim(attention, 1, 2, 200, 128, 128, 128, 2, 256)
     cands = tuning.candidates(kernel.prim_func, HOPPER)
     assert cands[0] == tuning.LaunchChoice(8, 2) and cands[1] == tuning.LaunchChoice(8, 3)

@@ -397,7 +397,7 @@ def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
     return LaunchChoice(warps) if warps < max(1, kernel.threads // 32) else None
 
 
-def _reuse_warps(func: ir.PrimFunc, sms: int = SMS) -> LaunchChoice | None:
+def _reuse_warps(func: ir.PrimFunc, sms: int) -> LaunchChoice | None:
     """TILE2TRITON_REUSE_WARPS (on; settings.py has the measurement): a block-view kernel without gemms
     whose blocks read global memory in a loop and read the same tensor again after it (``_reread_bytes``:
     rms_norm_splitk's second pass over its row, in reverse so that the last tiles are still in L2) finds
@@ -487,7 +487,7 @@ def _section_warps(func: ir.PrimFunc) -> int | None:
     return next_pow2(max(1, -(-threads // 32))) if threads else None
 
 
-def _by_shape(func: ir.PrimFunc, sms: int = SMS) -> LaunchChoice:
+def _by_shape(func: ir.PrimFunc, sms: int) -> LaunchChoice:
     shape = shape_of(func)
     if not shape.stages or shape.kind == "other":
         return LITERAL
@@ -560,7 +560,7 @@ def _register_warps(shape: KernelShape) -> int | None:
     return None
 
 
-def _held_warps(shape: KernelShape, sms: int = SMS) -> int | None:
+def _held_warps(shape: KernelShape, sms: int) -> int | None:
     """``TILE2TRITON_HELD_WARPS``: for a loop of wgmma-sized gemms whose fragments
     (``KernelShape.held_elems``: its accumulators and the fragments it reads or writes) a thread of
     the source's warps cannot hold within ``_acc_budget``, the fewest warps up to 8 that hold them

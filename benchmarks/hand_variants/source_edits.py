@@ -1,7 +1,8 @@
 """One case of a regression file (TileLang's or benchmarks/beyond_suite's) through tile2triton, its generated
 kernel edited as text before Triton compiles it: what a change of the generated code would gain, measured
 before the code generator is taught it.  Each variant runs in a child process (the case's own ``do_bench``,
-a median in ms); its edits apply to the kernels whose generated file name starts with STEM.
+a median in ms); its edits apply to the kernels whose generated file name starts with STEM (a STEM ending
+in ``$``: the kernel of exactly that name, e.g. ``flash_bwd$`` leaves ``flash_bwd_prep`` alone).
 
     TILELANG_EXAMPLES=CHECKOUT/examples python3 benchmarks/hand_variants/source_edits.py FILE run_CASE STEM EDITS.json
 
@@ -46,7 +47,7 @@ def child(path: str, case: str, stem: str, edits: list) -> None:
     original = cache.source_path
 
     def edited(source: str, name: str):
-        if name.startswith(stem):
+        if (name == stem[:-1]) if stem.endswith("$") else name.startswith(stem):
             for old, new in edits:
                 source, n = re.subn(old, new, source)
                 if not n:

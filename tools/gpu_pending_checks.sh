@@ -40,10 +40,15 @@
 # changes (both sink forwards, mha_fwd bhsd / bshd: 64 blocks of at most 2 key tiles, 3 -> 2 stages), and the varlen
 # GQA backward (0.87x) with its loop split off and with the source's launch:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s48
-# Part "s49" (session 49, not yet run, about 400 s): TILE2TRITON_FEW_TRIP_STAGES on and off on the second variant set's
+# Part "s49" (session 49; session 50 ran it, 158 s on an H200: gpu_logs/2026-12-07_s50_h200/probes.md): TILE2TRITON_FEW_TRIP_STAGES on and off on the second variant set's
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
+# Part "s50" (session 50, not yet run, about 120 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
+# `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
+# its gap on the register edge (see BENCHMARKS.md, "Session 50"):
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
 set -u
 tl=$1
 site=$2
@@ -104,6 +109,12 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "benchmarks/beyond_suite/${case%:*}/regression_beyond_${case%:*}.py" "${case#*:}" "" "TILE2TRITON_TMA_PIPELINED_ONLY=1"
     done
+    continue
+  fi
+  if [ "$part" = s50 ]; then
+    TAILN=6 step 200 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" regression_example_gqa_bwd_tma_reduce_varlen \
+      'flash_bwd$' benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json
     continue
   fi
   if [ "$part" = s49 ]; then

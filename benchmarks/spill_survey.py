@@ -191,11 +191,20 @@ def main(argv=None) -> int:
                 if case["status"] != "ok" and not case.get("kernels"):
                     print(f"| `{name}` | {rel} | {case['status']} | | | | | |")
                 for k in case.get("kernels", []):
-                    row = (k["kernel"], k["warps"], k["shared"], k["regs"], k["spills"], "yes" if k["serialized"] else "")
+                    row = (
+                        k["kernel"],
+                        k["warps"],
+                        k["shared"],
+                        k["regs"],
+                        k["spills"],
+                        "yes" if k["serialized"] else "",
+                    )
                     print(f"| `{name}` | {rel} | " + " | ".join(str(x) for x in row) + " |")
                     if k.get("lines"):
                         where = f"{k['kernel']} in {case['sources']}"
-                        print(f"|   | local loads/stores by generated source line ({where}): {k['lines']} | | | | | | |")
+                        print(
+                            f"|   | local loads/stores by generated source line ({where}): {k['lines']} | | | | | | |"
+                        )
     return 0
 
 

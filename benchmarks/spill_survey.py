@@ -1,9 +1,11 @@
 """Registers, spills and shared memory of every kernel TileLang's regression suite launches through
 tile2triton, at the suite's shapes, compiled for sm_90 by the installed Triton: no GPU needed.
 
-    PYTHONPATH=. python benchmarks/spill_survey.py TILELANG_EXAMPLES [FILE ...] [--jobs N] [--lines]
+    PYTHONPATH=. python benchmarks/spill_survey.py TILELANG_EXAMPLES [FILE ...] [--jobs N] [--lines] [--variants N]
 
-FILE: regression files relative to TILELANG_EXAMPLES (default: every ``**/regression_*.py``).  Each
+FILE: regression files relative to TILELANG_EXAMPLES (default: every ``**/regression_*.py``).  ``--variants N``:
+each case at its shape in variant set N (benchmarks/tilelang_regression_suite/variants.py), as
+``tilelang_regression.py --variants N`` times it; a case without one is listed as such.  Each
 file runs in a child process with CUDA faked as on an H200 (benchmarks/launch_cost.py's
 ``fake_cuda``: Triton compiles for sm_90 offline and launches nothing; ``torch.cuda.is_available``
 true and the device target sm_90, so the launch choices, passes and shared-memory fit steps are
@@ -63,13 +65,26 @@ def _fake_h200():
     return fake_cuda(h200=True), cpu_for_cuda()
 
 
-def child(examples: str, rel: str, cache: str) -> None:
+def child(examples: str, rel: str, cache: str, variant_set: int = 0) -> None:
     """Run one regression file's cases; print one JSON line per case: its status and the Triton
-    cache files (metadata JSON) its calls compiled, in order."""
+    cache files (metadata JSON) its calls compiled, in order.  ``variant_set``: each case at its shape
+    in that set of benchmarks/tilelang_regression_suite/variants.py (a case without one is skipped)."""
     from tile2triton.cli import install_tilelang_alias
 
     install_tilelang_alias()
     cuda, factories = _fake_h200()
+    variant = None
+    if variant_set:
+        from tilelang_regression_suite.variants import variant_of
+
+        import tile2triton.testing
+
+        process_func = tile2triton.testing.process_func
+
+        def at_variant_shape(func, name=None, /, **kwargs):
+            return process_func(lambda **_: variant.call(func, kwargs), name, **kwargs)
+
+        tile2triton.testing.process_func = at_variant_shape
     folder = os.path.join(examples, os.path.dirname(rel))
     sys.path.insert(0, folder)
     os.chdir(folder)
@@ -82,6 +97,11 @@ def child(examples: str, rel: str, cache: str) -> None:
     metas = os.path.join(cache, "triton", "*", "*.json")
     with cuda, factories:
         for name in sorted(n for n in dir(module) if n.startswith("regression_")):
+            if variant_set:
+                variant = variant_of(name, variant_set)
+                if not variant.runs:
+                    print("CASE " + json.dumps({"case": name, "status": variant.describe(), "metas": []}), flush=True)
+                    continue
             seen = set(glob.glob(metas))
             try:
                 getattr(module, name)()
@@ -141,13 +161,13 @@ def _spills_by_line(ptx: str, ptxas: str) -> str:
     return " ".join(f"L{n}: {ld}/{st}" for n, (ld, st) in sorted(per.items()))
 
 
-def survey(examples: str, rel: str, lines: bool = False) -> list:
+def survey(examples: str, rel: str, lines: bool = False, variant_set: int = 0) -> list:
     cache = tempfile.mkdtemp(prefix="spill_survey_")
     env = dict(
         os.environ, TRITON_CACHE_DIR=os.path.join(cache, "triton"), TILE2TRITON_CACHE_DIR=os.path.join(cache, "t2t")
     )
     env["PYTHONPATH"] = os.pathsep.join(x for x in (PROJECT, env.get("PYTHONPATH", "")) if x)
-    cmd = [sys.executable, os.path.abspath(__file__), examples, rel, "--child", cache]
+    cmd = [sys.executable, os.path.abspath(__file__), examples, rel, "--child", cache, "--variants", str(variant_set)]
     try:
         run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
@@ -168,11 +188,12 @@ def main(argv=None) -> int:
     p.add_argument("files", nargs="*")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--lines", action="store_true", help="local loads/stores per generated source line")
+    p.add_argument("--variants", type=int, default=0, help="the cases at their shapes of this variant set (1 or 2)")
     p.add_argument("--child", default="", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     examples = os.path.abspath(a.examples)
     if a.child:
-        child(examples, a.files[0], a.child)
+        child(examples, a.files[0], a.child, a.variants)
         return 0
     files = a.files or sorted(
         os.path.relpath(f, examples) for f in glob.glob(f"{examples}/**/regression_*.py", recursive=True)
@@ -185,7 +206,7 @@ def main(argv=None) -> int:
     print("| case | file | kernel | warps | shared bytes | registers | spill bytes (stores/loads) | wgmma serialized |")
     print("|---|---|---|---|---|---|---|---|")
     with ThreadPoolExecutor(a.jobs) as pool:
-        for rel, cases in zip(files, pool.map(lambda f: survey(examples, f, a.lines), files)):
+        for rel, cases in zip(files, pool.map(lambda f: survey(examples, f, a.lines, a.variants), files)):
             for case in cases:
                 name = case["case"].removeprefix("regression_")
                 if case["status"] != "ok" and not case.get("kernels"):

@@ -44,10 +44,11 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run, about 120 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50, not yet run, about 250 s): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
-# its gap on the register edge (see BENCHMARKS.md, "Session 50"):
+# its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second
+# variant set's shape) with its blocks heaviest first and its masked tail at 2 stages (varlen_fwd_order_edits.json):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
 set -u
 tl=$1
@@ -115,6 +116,11 @@ for part in $parts; do
     TAILN=6 step 200 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
       "$tl/examples/flash_attention/regression_example_flash_attention.py" regression_example_gqa_bwd_tma_reduce_varlen \
       'flash_bwd$' benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json
+    # the causal varlen forward at the second set's shape (0.83x): its blocks heaviest first (a causal block's loop
+    # grows with bx, and bx runs fastest, so the long blocks start last) and its masked tail at 2 stages
+    TAILN=6 step 150 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_varlen@2" main \
+      benchmarks/hand_variants/varlen_fwd_order_edits.json
     continue
   fi
   if [ "$part" = s49 ]; then

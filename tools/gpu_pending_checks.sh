@@ -44,11 +44,13 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run, about 250 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50, not yet run, about 500 s: run it alone in one call): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
 # its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second
-# variant set's shape) with its blocks heaviest first and its masked tail at 2 stages (varlen_fwd_order_edits.json):
+# variant set's shape) with its blocks heaviest first and its masked tail at 2 stages (varlen_fwd_order_edits.json);
+# then TILE2TRITON_HEAVY_FIRST off and on (two pairs) on the six timed causal forwards it reverses (it becomes the
+# default if it is faster on them and slower on none):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
 set -u
 tl=$1
@@ -121,6 +123,17 @@ for part in $parts; do
     TAILN=6 step 150 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
       "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_varlen@2" main \
       benchmarks/hand_variants/varlen_fwd_order_edits.json
+    # TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on, two pairs, on every timed kernel it reverses
+    # offline (sm_90): the causal forwards of the suite and of the second variant set
+    for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
+        attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd@2 \
+        blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn \
+        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd@2 \
+        flash_attention/regression_example_flash_attention.py:regression_example_gqa_fwd_bshd@2 \
+        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_varlen@2; do
+      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+        "$tl/examples/${case%%:*}" "${case#*:}" "" TILE2TRITON_HEAVY_FIRST=1 "" TILE2TRITON_HEAVY_FIRST=1
+    done
     continue
   fi
   if [ "$part" = s49 ]; then

@@ -1,0 +1,122 @@
+"""Heaviest blocks first (TILE2TRITON_HEAVY_FIRST, codegen/block_order.py): a grid axis whose block
+index lengthens the kernel's loops is walked in reverse; other kernels keep their order, and the
+reversed grid computes the same result."""
+
+import pytest
+import torch
+from test_short_loops import sink_attention, sink_ref
+
+import tile2triton as tilelang
+import tile2triton.language as T
+
+pytestmark = pytest.mark.poison_empty
+
+REVERSED = "heaviest blocks first"
+
+
+@pytest.fixture(autouse=True)
+def _heavy_first(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST", "1")
+
+
+def tile_sums(M, N, block, loop):
+    """Each block of ``block`` rows sums the row tiles ``k`` of A in its loop's range into its rows
+    of Out (rows past M read as 0): ``grow`` walks tiles 0..bx (a causal prefix), ``shrink`` bx..end,
+    ``flat`` all of them, ``while`` 0..bx through a while loop; ``scalar``: a loop of scalars counts
+    0..bx (bx + 1) and the block's own tile is scaled by it."""
+    tiles = T.ceildiv(M, block)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out: T.Tensor((M, N), T.float32)):
+        with T.Kernel(tiles, threads=128) as bx:
+            acc = T.alloc_fragment([block, N], T.float32)
+            T.fill(acc, 0)
+            if loop == "scalar":
+                count = T.alloc_var(T.float32)
+                count = 0.0
+                for k in T.serial(bx + 1):
+                    count += 1.0
+                for i, j in T.Parallel(block, N):
+                    if bx * block + i < M:
+                        acc[i, j] = A[bx * block + i, j] * count
+            elif loop == "while":
+                k = T.alloc_var(T.int32)
+                k = 0
+                while k <= bx:
+                    for i, j in T.Parallel(block, N):
+                        if k * block + i < M:
+                            acc[i, j] += A[k * block + i, j]
+                    k += 1
+            else:
+                lo = bx if loop == "shrink" else 0
+                hi = bx + 1 if loop == "grow" else tiles
+                for k in T.serial(lo, hi):
+                    for i, j in T.Parallel(block, N):
+                        if k * block + i < M:
+                            acc[i, j] += A[k * block + i, j]
+            T.copy(acc, Out[bx * block : (bx + 1) * block, :])
+
+    return main
+
+
+def tile_sums_ref(a, block, loop):
+    M = a.shape[0]
+    tiles = -(-M // block)
+    padded = torch.zeros(tiles * block, a.shape[1], dtype=torch.float64)
+    padded[:M] = a.double()
+    per_tile = padded.view(tiles, block, -1)
+    out = torch.empty_like(per_tile)
+    for bx in range(tiles):
+        if loop == "scalar":
+            out[bx] = per_tile[bx] * (bx + 1)
+            continue
+        lo = bx if loop == "shrink" else 0
+        hi = tiles if loop in ("shrink", "flat") else bx + 1
+        out[bx] = per_tile[lo:hi].sum(0)
+    return out.view(tiles * block, -1)[:M]
+
+
+def _source(loop, target="sm_90"):
+    kernel = tilelang.jit(out_idx=[-1])(tile_sums)(150, 24, 32, loop)
+    return kernel.lowered_for(target).source
+
+
+def test_a_causal_prefix_walks_its_blocks_in_reverse():
+    source = _source("grow")
+    assert REVERSED in source
+    assert "bx = 4 - tl.program_id(0)" in source
+
+
+@pytest.mark.parametrize("loop", ["shrink", "flat", "while", "scalar"])
+def test_other_loops_keep_the_grid_order(loop):
+    """Loops that shorten with the index (already longest first), do not depend on it, a kernel
+    whose blocks could wait on one another (a while loop), a loop of scalars only."""
+    source = _source(loop)
+    assert REVERSED not in source
+    assert "bx = tl.program_id(0)" in source
+
+
+def test_the_switch_off_keeps_the_order(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST", "0")
+    assert REVERSED not in _source("grow")
+
+
+@pytest.mark.parametrize("loop", ["grow", "shrink", "while", "scalar"])
+def test_reversed_or_not_the_sums_are_right(loop):
+    a = torch.randn(150, 24)
+    kernel = tilelang.jit(out_idx=[-1])(tile_sums)(150, 24, 32, loop)
+    out = kernel(a)
+    torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, loop), rtol=1e-5, atol=1e-5)
+
+
+def test_causal_attention_reversed_matches_the_reference():
+    """TileLang's attention-sink forward (causal: block bx walks bx + 1 key tiles) with its query
+    tiles in reverse, on the interpreter."""
+    heads, seq, dim = 2, 70, 32
+    args = (heads, seq, seq, dim, None, 32, 32)
+    kernel = tilelang.jit(out_idx=[-1])(sink_attention)(*args)
+    assert REVERSED in kernel.lowered_for("sm_90").source
+    q, k, v = (torch.randn(heads, seq, dim, dtype=torch.float16) for _ in range(3))
+    sinks = torch.randn(heads, dtype=torch.float16)
+    out = kernel(q, k, v, sinks)
+    torch.testing.assert_close(out.double(), sink_ref(q, k, v, sinks, None), rtol=2e-2, atol=2e-2)

@@ -1,0 +1,135 @@
+"""Heaviest blocks first (``TILE2TRITON_HEAVY_FIRST``): a grid axis whose block index lengthens the
+kernel's loops runs in reverse order.
+
+The GPU hands out blocks in index order (x fastest) as SMs free up.  In causal attention the
+block at query tile ``bx`` walks ``bx + 1`` key tiles, so in index order the longest blocks start
+last and the grid ends on a tail of them; started first, the short blocks fill in behind them
+(longest-processing-time-first scheduling, what FlashAttention-3's scheduler does for causal
+masks).  Blocks of a TileLang kernel have no defined order, so any bijection of the grid is
+allowed; kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back,
+a grid barrier) or that pick their own order (``T.use_swizzle``) are left alone.
+
+The trend of a loop's trip count in a block index is read from the loop's bounds through the
+kernel's single-assignment lets: +1 where it can only grow with the index (and does depend on
+it), -1 where it can only shrink, 0 where it does not depend on it, None where neither is known.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..ir.exprs import static
+
+
+def heavy_last_axes(kernel: ir.Kernel, lets: dict) -> list[int]:
+    """The grid axes whose top-level loops run longer at higher block indices (and on no loop
+    shorter or unknown), for ``_lower_kernel`` to walk in reverse; ``lets``: the kernel's
+    single-assignment lets (``KernelLowerer.once_lets``)."""
+    if kernel.swizzle or not _independent_blocks(kernel.body):
+        return []
+    loops = list(_top_level_loops(kernel.body))
+    axes = []
+    for axis, var in enumerate(kernel.block_vars):
+        if static(kernel.grid[axis]) == 1:
+            continue
+        trends = [_combine(_trend(loop.stop, var, lets), _negate(_trend(loop.start, var, lets))) for loop in loops]
+        if 1 in trends and all(t in (0, 1) for t in trends):
+            axes.append(axis)
+    return axes
+
+
+def _independent_blocks(body: list) -> bool:
+    """No statement through which one block could wait for another."""
+    for s in ir.walk(body):
+        if isinstance(s, (ir.While, ir.GridBarrier)):
+            return False
+        if isinstance(s, ir.Atomic) and (s.result is not None or s.kind == "load"):
+            return False
+    return True
+
+
+TILE_WORK = (ir.Gemm, ir.Copy, ir.GuardedCopy, ir.Parallel, ir.Reduce, ir.Scan, ir.Atomic)
+
+
+def _top_level_loops(body: list):
+    """The sequential loops not inside another loop (through ``if`` branches) that do tile work: a
+    loop of scalars (a prefix sum of a few sizes) costs too little for the order to matter."""
+    for s in body:
+        if isinstance(s, ir.For):
+            if s.kind in ("serial", "pipelined") and static(s.step) == 1 and _does_tile_work(s.body):
+                yield s
+        elif isinstance(s, ir.If):
+            yield from _top_level_loops(s.then_body)
+            yield from _top_level_loops(s.else_body)
+
+
+def _does_tile_work(body: list) -> bool:
+    return any(isinstance(s, TILE_WORK) for s in ir.walk(body))
+
+
+def _negate(t: int | None) -> int | None:
+    return None if t is None else -t
+
+
+def _combine(a: int | None, b: int | None) -> int | None:
+    if a is None or b is None:
+        return None
+    if a == 0 or a == b:
+        return b
+    return a if b == 0 else None
+
+
+def _trend(e: ir.Expr, var: ir.Var, lets: dict, depth: int = 0) -> int | None:
+    if depth > 64:
+        return None
+    if isinstance(e, ir.Const):
+        return 0
+    if isinstance(e, ir.VarRef):
+        if e.var is var:
+            return 1
+        if e.var in lets:
+            return _trend(lets[e.var], var, lets, depth + 1)
+        return 0 if e.var.kind in ("block", "size", "param") else None
+    if isinstance(e, ir.Cast):
+        return _trend(e.value, var, lets, depth + 1)
+    if isinstance(e, ir.Load):  # a value read at indices that do not depend on the block is the same for all
+        return 0 if all(_trend(i, var, lets, depth + 1) == 0 for i in e.indices) else None
+    if isinstance(e, ir.Call) and e.fn in ("min", "max"):
+        out = 0
+        for arg in e.args:
+            out = _combine(out, _trend(arg, var, lets, depth + 1))
+        return out
+    if isinstance(e, ir.BinOp):
+        lhs, rhs = _trend(e.lhs, var, lets, depth + 1), _trend(e.rhs, var, lets, depth + 1)
+        if e.op == "+":
+            return _combine(lhs, rhs)
+        if e.op == "-":
+            return _combine(lhs, _negate(rhs))
+        if e.op in ("*", "//"):
+            if lhs == 0 and rhs == 0:
+                return 0
+            sign = _sign(e.rhs)
+            if e.op == "*" and sign is None:  # a constant factor on the left
+                lhs, sign = rhs, _sign(e.lhs)
+            if sign is None or lhs is None:
+                return None
+            return lhs * sign if e.op == "*" or sign > 0 else None
+    return 0 if _constant_in(e, var, lets, depth) else None
+
+
+def _sign(e: ir.Expr) -> int | None:
+    value = static(e)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return (value > 0) - (value < 0)
+
+
+def _constant_in(e: ir.Expr, var: ir.Var, lets: dict, depth: int) -> bool:
+    """Whether an expression of another form does not depend on ``var`` at all."""
+    children = [getattr(e, name) for name in ("lhs", "rhs", "operand", "value") if hasattr(e, name)]
+    children += [a for a in getattr(e, "args", ()) if isinstance(a, ir.Expr)]
+    for name in ("cond", "true_value", "false_value"):
+        if isinstance(getattr(e, name, None), ir.Expr):
+            children.append(getattr(e, name))
+    if not children:
+        return False
+    return all(isinstance(c, ir.Expr) and _trend(c, var, lets, depth + 1) == 0 for c in children)

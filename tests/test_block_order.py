@@ -1,6 +1,6 @@
-"""Heaviest blocks first (TILE2TRITON_HEAVY_FIRST, codegen/block_order.py): a grid axis whose block
-index lengthens the kernel's loops is walked in reverse; other kernels keep their order, and the
-reversed grid computes the same result."""
+"""Heaviest blocks first (TILE2TRITON_HEAVY_FIRST, codegen/block_order.py): the grid axis whose block
+index lengthens the kernel's loops is walked slowest and from its last index; other kernels keep
+their order, and the reordered grid computes the same result."""
 
 import pytest
 import torch
@@ -109,14 +109,51 @@ def test_reversed_or_not_the_sums_are_right(loop):
     torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, loop), rtol=1e-5, atol=1e-5)
 
 
-def test_causal_attention_reversed_matches_the_reference():
-    """TileLang's attention-sink forward (causal: block bx walks bx + 1 key tiles) with its query
-    tiles in reverse, on the interpreter."""
+def test_causal_attention_reordered_matches_the_reference():
+    """TileLang's attention-sink forward (causal: block bx walks bx + 1 key tiles; grid (3, heads))
+    with its query tiles walked slowest, last first: every head's longest block at the launch's
+    head; on the interpreter."""
     heads, seq, dim = 2, 70, 32
     args = (heads, seq, seq, dim, None, 32, 32)
     kernel = tilelang.jit(out_idx=[-1])(sink_attention)(*args)
-    assert REVERSED in kernel.lowered_for("sm_90").source
+    source = kernel.lowered_for("sm_90").source
+    assert REVERSED in source
+    assert "launch_idx = tl.program_id(0) + tl.program_id(1) * 3" in source
+    assert "bx = 2 - launch_idx // 2" in source and "by = launch_idx % 2" in source
     q, k, v = (torch.randn(heads, seq, dim, dtype=torch.float16) for _ in range(3))
     sinks = torch.randn(heads, dtype=torch.float16)
     out = kernel(q, k, v, sinks)
     torch.testing.assert_close(out.double(), sink_ref(q, k, v, sinks, None), rtol=2e-2, atol=2e-2)
+
+
+def batched_tile_sums(B, H, M, N, block, heavy_at):
+    """``tile_sums``' causal prefix (``grow``) per (batch, head), on a 3-D grid whose tile index is
+    the first axis (``heavy_at`` 0) or the middle one (1)."""
+    tiles = T.ceildiv(M, block)
+    grid = (tiles, H, B) if heavy_at == 0 else (H, tiles, B)
+
+    @T.prim_func
+    def main(A: T.Tensor((B, H, M, N), T.float32), Out: T.Tensor((B, H, M, N), T.float32)):
+        with T.Kernel(*grid, threads=128) as (b0, b1, bz):
+            bx, by = (b0, b1) if heavy_at == 0 else (b1, b0)
+            acc = T.alloc_fragment([block, N], T.float32)
+            T.fill(acc, 0)
+            for k in T.serial(bx + 1):
+                for i, j in T.Parallel(block, N):
+                    if k * block + i < M:
+                        acc[i, j] += A[bz, by, k * block + i, j]
+            T.copy(acc, Out[bz, by, bx * block : (bx + 1) * block, :])
+
+    return main
+
+
+@pytest.mark.parametrize("heavy_at", [0, 1])
+def test_a_3d_grid_walks_its_tile_axis_slowest(heavy_at):
+    B, H, M, N, block = 3, 2, 70, 16, 32
+    kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, heavy_at)
+    source = kernel.lowered_for("sm_90").source
+    assert REVERSED in source and "launch_idx" in source and "within" in source
+    a = torch.randn(B, H, M, N)
+    out = kernel(a)
+    ref = torch.stack([torch.stack([tile_sums_ref(a[b, h], block, "grow") for h in range(H)]) for b in range(B)])
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)

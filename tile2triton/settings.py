@@ -24,7 +24,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
-| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default off) | a grid axis whose block index lengthens the kernel's top-level loops (causal attention's query tiles), and on no loop shortens them, is walked in reverse so the longest blocks start first; kernels whose blocks could wait on one another, or with ``T.use_swizzle``, keep their order (codegen/block_order.py). Off until timed on the GPU (tools/gpu_pending_checks.sh part s50) |
+| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default off) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first; kernels whose blocks could wait on one another, or with ``T.use_swizzle``, keep their order (codegen/block_order.py). Off until timed on the GPU (tools/gpu_pending_checks.sh part s50) |
 | ``TILE2TRITON_EXACT_RANGES`` | on/off (default off) | a let's value range and an integer comparison also from the exact span of the block indices and loop variables they are computed from (enumerated where they number at most 4096), where intervals are loose: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is one value in every block, so the loop over it has a constant trip count and its row masks fold (codegen/rules._same_everywhere) |
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
@@ -442,7 +442,7 @@ class Settings:
     transposed_dots: bool  # codegen/tile_ops.py: small-M gemms as their transposes on sm_90
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
-    heavy_first: bool  # codegen/block_order.py: grid axes that lengthen the loops walked in reverse
+    heavy_first: bool  # codegen/block_order.py: the axis that lengthens the loops walked slowest, last first
     exact_ranges: bool  # lets' ranges and comparisons from exact spans (passes/analysis.Ranges.span)
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM

@@ -1,13 +1,17 @@
-"""Heaviest blocks first (``TILE2TRITON_HEAVY_FIRST``): a grid axis whose block index lengthens the
-kernel's loops runs in reverse order.
+"""Heaviest blocks first (``TILE2TRITON_HEAVY_FIRST``): the grid axis whose block index lengthens the
+kernel's loops is walked last-index-first and slowest, so the longest blocks start first.
 
-The GPU hands out blocks in index order (x fastest) as SMs free up.  In causal attention the
-block at query tile ``bx`` walks ``bx + 1`` key tiles, so in index order the longest blocks start
-last and the grid ends on a tail of them; started first, the short blocks fill in behind them
-(longest-processing-time-first scheduling, what FlashAttention-3's scheduler does for causal
-masks).  Blocks of a TileLang kernel have no defined order, so any bijection of the grid is
-allowed; kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back,
-a grid barrier) or that pick their own order (``T.use_swizzle``) are left alone.
+The GPU hands out blocks in launch order (x fastest) as SMs free up.  In causal attention the block
+at query tile ``bx`` walks ``bx + 1`` key tiles, and ``bx`` is the grid's x: every head's longest
+block comes at the end of its run of x, so in launch order long and short blocks are mixed
+throughout and the grid ends on a tail of long ones.  Started all together at the head of the
+launch (longest-processing-time-first list scheduling, what FlashAttention-3's scheduler does for
+causal masks), they leave the short blocks to fill in behind.  A model of that scheduling
+(each block's time its key tiles plus a constant, 132 SMs; ``BENCHMARKS.md``, session 50) puts
+the gain at 1.26-1.55x for the causal forwards of the variant sets, 0-6% for reversing x alone.
+Blocks of a TileLang kernel have no defined order, so any bijection of the grid is allowed;
+kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back, a grid
+barrier) or that pick their own order (``T.use_swizzle``) are left alone.
 
 The trend of a loop's trip count in a block index is read from the loop's bounds through the
 kernel's single-assignment lets: +1 where it can only grow with the index (and does depend on
@@ -16,25 +20,77 @@ it), -1 where it can only shrink, 0 where it does not depend on it, None where n
 
 from __future__ import annotations
 
+import ast
+
 from .. import ir
 from ..ir.exprs import static
+from . import pyast as P
 
 
-def heavy_last_axes(kernel: ir.Kernel, lets: dict) -> list[int]:
-    """The grid axes whose top-level loops run longer at higher block indices (and on no loop
-    shorter or unknown), for ``_lower_kernel`` to walk in reverse; ``lets``: the kernel's
+def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
+    """The one grid axis whose index lengthens the kernel's top-level loops of tile work and
+    shortens none (while the other axes' indices lengthen none), or None; ``lets``: the kernel's
     single-assignment lets (``KernelLowerer.once_lets``)."""
     if kernel.swizzle or not _independent_blocks(kernel.body):
-        return []
+        return None
     loops = list(_top_level_loops(kernel.body))
-    axes = []
+    lengthening = []
     for axis, var in enumerate(kernel.block_vars):
-        if static(kernel.grid[axis]) == 1:
-            continue
         trends = [_combine(_trend(loop.stop, var, lets), _negate(_trend(loop.start, var, lets))) for loop in loops]
-        if 1 in trends and all(t in (0, 1) for t in trends):
-            axes.append(axis)
-    return axes
+        if 1 in trends and all(t in (0, 1) for t in trends) and static(kernel.grid[axis]) != 1:
+            lengthening.append(axis)
+    return lengthening[0] if len(lengthening) == 1 else None
+
+
+def block_ids(lw, kernel: ir.Kernel, axis: int) -> dict:
+    """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
+    from its last index down, the other axes in their order under it: a bijection of the grid."""
+    extents = []
+    for g in kernel.grid:
+        value = static(g)
+        extents.append(value if isinstance(value, int) else lw.ev(g).node)
+    pids = [P.call("tl.program_id", a) for a in range(len(extents))]
+    if len(extents) == 1:
+        return {0: _sub(_sub(extents[0], 1), pids[0])}
+    linear = pids[0]  # the program's place in launch order
+    stride = 1
+    for a in range(1, len(extents)):
+        stride = _mul(stride, extents[a - 1])
+        linear = P.binop("+", linear, P.binop("*", pids[a], _expr(stride)))
+    linear = P.name(lw.assign("launch_idx", linear))
+    others = [a for a in range(len(extents)) if a != axis]
+    inner = 1  # the blocks of one index of ``axis``
+    for a in others:
+        inner = _mul(inner, extents[a])
+    ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", linear, _expr(inner)))}
+    rest = P.binop("%", linear, _expr(inner))
+    if len(others) == 1:
+        ids[others[0]] = rest
+    else:
+        rest = P.name(lw.assign("within", rest))
+        ids[others[0]] = P.binop("%", rest, _expr(extents[others[0]]))
+        ids[others[1]] = P.binop("//", rest, _expr(extents[others[0]]))
+    return ids
+
+
+def _expr(v) -> ast.expr:
+    return P.const(v) if isinstance(v, int) else v
+
+
+def _mul(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    return P.binop("*", _expr(a), _expr(b))
+
+
+def _sub(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    return P.binop("-", _expr(a), _expr(b))
 
 
 def _independent_blocks(body: list) -> bool:

@@ -10,7 +10,6 @@ import sys
 
 from .. import ir
 from ..ir import INT32
-from ..ir.exprs import static
 from ..language.dtypes import DTYPES
 from ..passes.pipeline import run_kernel_passes
 from . import block_order, gluon_routes, routes  # noqa: F401 - gluon_routes registers the Gluon routes
@@ -405,26 +404,23 @@ def _lower_kernel(
     swizzled = swizzle_block_ids(lw, kernel) if kernel.swizzle else {}
     # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
     block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
-    reversed_axes = block_order.heavy_last_axes(kernel, lw.once_lets) if options.heavy_first else []
+    heavy = block_order.heavy_axis(kernel, lw.once_lets) if options.heavy_first and not swizzled else None
+    first_block_stmt = len(lw.out)
+    if heavy is not None:
+        swizzled = block_order.block_ids(lw, kernel, heavy)
     for axis, var in enumerate(kernel.block_vars):
         block_id = swizzled.get(axis, P.call("tl.program_id", axis))
-        if axis in reversed_axes:
-            extent = static(kernel.grid[axis])
-            last = (
-                P.const(extent - 1)
-                if isinstance(extent, int)
-                else P.binop("-", lw.ev(kernel.grid[axis]).node, P.const(1))
-            )
-            block_id = P.binop("-", last, block_id)
         n = lw.assign(var.name, block_id if block_dtype == INT32 else P.to(block_id, INT64))
-        if axis in reversed_axes:
-            lw.out[-1].t2t_note = "heaviest blocks first: this index lengthens the loops (codegen/block_order.py)"
         lw.scope.env[var] = Tile(P.name(n), block_dtype)
         extent = kernel.grid[axis]
         if isinstance(extent, ir.Const):
             lw.scope.ranges.set(var, 0, extent.value - 1)
         elif lw.scope.ranges.of(extent) is not None:
             lw.scope.ranges.set(var, 0, lw.scope.ranges.of(extent)[1] - 1)
+    if heavy is not None:
+        lw.out[
+            first_block_stmt
+        ].t2t_note = "heaviest blocks first: this index lengthens the loops (codegen/block_order.py)"
     if kernel.thread_vars:
         open_thread_view(lw, kernel)
         open_held(lw, kernel)

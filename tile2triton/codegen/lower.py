@@ -142,8 +142,9 @@ class LoweringOptions:
     # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
     # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
     trip_bounds: bool = True
-    # a grid axis whose block index lengthens the kernel's loops (causal attention's query tiles)
-    # walked in reverse, the longest blocks first (codegen/block_order.py, TILE2TRITON_HEAVY_FIRST)
+    # the grid axis whose block index lengthens the kernel's loops (causal attention's query tiles)
+    # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
+    # TILE2TRITON_HEAVY_FIRST)
     heavy_first: bool = False
     # ... and prove a let's range and a comparison from the exact span of what they are computed from
     # (``Ranges.span``: block indices and loop variables enumerated) where intervals are loose

@@ -9,6 +9,10 @@ launch (longest-processing-time-first list scheduling, what FlashAttention-3's s
 causal masks), they leave the short blocks to fill in behind.  A model of that scheduling
 (each block's time its key tiles plus a constant, 132 SMs; ``BENCHMARKS.md``, session 50) puts
 the gain at 1.26-1.55x for the causal forwards of the variant sets, 0-6% for reversing x alone.
+What the model leaves out is L2: in launch order the blocks running together share one head's keys and
+values, walked slowest they belong to different heads, which is free while all heads' keys and values
+fit in L2 (the variant sets') and may cost DRAM traffic past it (a long sequence over many heads):
+the GPU check should include such a shape before this is on by default.
 Blocks of a TileLang kernel have no defined order, so any bijection of the grid is allowed;
 kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back, a grid
 barrier) or that pick their own order (``T.use_swizzle``) are left alone.

@@ -44,14 +44,17 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run, about 500 s: run it alone in one call): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50, not yet run, about 350 s): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
 # its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second
-# variant set's shape) with its blocks heaviest first and its masked tail at 2 stages (varlen_fwd_order_edits.json);
-# then TILE2TRITON_HEAVY_FIRST off and on (two pairs) on the six timed causal forwards it reverses (it becomes the
-# default if it is faster on them and slower on none):
+# variant set's shape) with its x axis reversed and its masked tail at 2 stages (varlen_fwd_order_edits.json);
+# then TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on over a sweep of causal forward shapes
+# (benchmarks/heavy_first_sweep.py). Part "s50b" (about 300 s): the switch off and on (two pairs) on the six timed
+# causal forwards of the suite and the second variant set it reorders. It becomes the default if it is faster there
+# and slower nowhere, past L2 included:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50b
 set -u
 tl=$1
 site=$2
@@ -114,15 +117,7 @@ for part in $parts; do
     done
     continue
   fi
-  if [ "$part" = s50 ]; then
-    TAILN=6 step 200 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
-      "$tl/examples/flash_attention/regression_example_flash_attention.py" regression_example_gqa_bwd_tma_reduce_varlen \
-      'flash_bwd$' benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json
-    # the causal varlen forward at the second set's shape (0.83x): its blocks heaviest first (a causal block's loop
-    # grows with bx, and bx runs fastest, so the long blocks start last) and its masked tail at 2 stages
-    TAILN=6 step 150 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
-      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_varlen@2" main \
-      benchmarks/hand_variants/varlen_fwd_order_edits.json
+  if [ "$part" = s50b ]; then
     # TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on, two pairs, on every timed kernel it reverses
     # offline (sm_90): the causal forwards of the suite and of the second variant set
     for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
@@ -134,6 +129,19 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "$tl/examples/${case%%:*}" "${case#*:}" "" TILE2TRITON_HEAVY_FIRST=1 "" TILE2TRITON_HEAVY_FIRST=1
     done
+    continue
+  fi
+  if [ "$part" = s50 ]; then
+    TAILN=6 step 200 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" regression_example_gqa_bwd_tma_reduce_varlen \
+      'flash_bwd$' benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json
+    # the causal varlen forward at the second set's shape (0.83x): its x axis reversed (a causal block's loop grows
+    # with bx, the fastest axis; part s50b times the whole reordering, x slowest too) and its masked tail at 2 stages
+    TAILN=6 step 150 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/hand_variants/source_edits.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_varlen@2" main \
+      benchmarks/hand_variants/varlen_fwd_order_edits.json
+    # TILE2TRITON_HEAVY_FIRST off and on over a sweep of causal forward shapes, up to keys and values past L2
+    TAILN=12 step 300 python3 benchmarks/heavy_first_sweep.py "$tl/examples"
     continue
   fi
   if [ "$part" = s49 ]; then

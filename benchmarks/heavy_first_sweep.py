@@ -1,0 +1,82 @@
+"""Causal attention forward with its blocks in launch order and heaviest first (``TILE2TRITON_HEAVY_FIRST``,
+codegen/block_order.py) over a sweep of shapes: the measurement that decides the switch's default.
+
+TileLang's ``example_mha_fwd_bshd.flashattn`` (causal, float16, the regression's 128 x 128 tiles, 128 threads) at
+sequence lengths, head counts and head dims from a fraction of a wave to many waves, and up to keys and values far
+past L2 (benchmarks/lpt_model.py's model leaves L2 out: walked heaviest first, the blocks running together belong
+to different heads); each shape with the switch off and on, outputs checked against the example's
+``ref_program`` where it fits; ``triton.testing.do_bench`` medians (L2 flushed), microseconds.  From the repo
+root on the GPU, with TileLang's examples (.tl: tools/carry_tilelang.sh):
+
+    PYTHONPATH=. python3 benchmarks/heavy_first_sweep.py .tlx/examples
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+SHAPES = (  # batch, heads, seq, dim
+    (1, 8, 1024, 64),
+    (2, 24, 1024, 64),
+    (1, 32, 2048, 128),
+    (4, 16, 4096, 128),
+    (1, 64, 8192, 128),
+    (2, 32, 16384, 128),
+)
+
+
+def kernel_for(examples: str, shape, heavy_first: bool):
+    """A fresh kernel of the example, lowered and compiled with the switch as given."""
+    sys.path.insert(0, os.path.join(examples, "flash_attention"))
+    from tile2triton.cli import install_tilelang_alias
+
+    install_tilelang_alias()
+    import example_mha_fwd_bshd as ex
+
+    from tile2triton.runtime.kernel import JITKernel
+
+    os.environ["TILE2TRITON_HEAVY_FIRST"] = "1" if heavy_first else "0"
+    b, h, n, d = shape
+    made = ex.flashattn(b, h, n, d, True, block_M=128, block_N=128, num_stages=1, threads=128)
+    made = getattr(made, "kernel", made)
+    return ex, JITKernel(made.prim_func, pass_configs=made.pass_configs)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("examples")
+    ns = ap.parse_args(argv)
+    import torch
+    import triton
+
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
+    print("| batch, heads, seq, dim | blocks | K+V MB | launch order us | heaviest first us | ratio | max err |")
+    print("|---|---|---|---|---|---|---|")
+    for shape in SHAPES:
+        b, h, n, d = shape
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        q, k, v = (torch.randn(b, n, h, d, generator=gen).to("cuda", torch.float16) for _ in range(3))
+        times, errs = {}, []
+        for heavy in (False, True):
+            try:
+                ex, kernel = kernel_for(ns.examples, shape, heavy)
+                out = kernel(q, k, v)  # lowered and compiled here, with the switch as set
+                if b * h * n * n <= 2**31:  # the reference's score matrix fits
+                    errs.append(float((out.float() - ex.ref_program(q, k, v, True).float()).abs().max()))
+                times[heavy] = triton.testing.do_bench(lambda: kernel(q, k, v), warmup=25, rep=100) * 1e3
+            except Exception as exc:  # noqa: BLE001 - a cell, not the end
+                times[heavy] = type(exc).__name__
+        os.environ.pop("TILE2TRITON_HEAVY_FIRST", None)
+        cells = [f"{t:.1f}" if isinstance(t, float) else t for t in (times[False], times[True])]
+        ratio = times[False] / times[True] if all(isinstance(t, float) for t in times.values()) else float("nan")
+        err = f"{max(errs):.1e}" if errs else "-"
+        mb = 2 * b * h * n * d * 2 / 2**20
+        print(f"| {b}, {h}, {n}, {d} | {b * h * (n // 128)} | {mb:.0f} | {cells[0]} | {cells[1]} | {ratio:.2f}x | {err} |",
+              flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

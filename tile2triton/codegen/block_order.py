@@ -29,6 +29,7 @@ import ast
 from .. import ir
 from ..ir.exprs import static
 from . import pyast as P
+from .values import Lowerer
 
 
 def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
@@ -46,7 +47,7 @@ def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
     return lengthening[0] if len(lengthening) == 1 else None
 
 
-def block_ids(lw, kernel: ir.Kernel, axis: int) -> dict:
+def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
     from its last index down, the other axes in their order under it: a bijection of the grid."""
     extents = []

@@ -157,3 +157,34 @@ def test_a_3d_grid_walks_its_tile_axis_slowest(heavy_at):
     out = kernel(a)
     ref = torch.stack([torch.stack([tile_sums_ref(a[b, h], block, "grow") for h in range(H)]) for b in range(B)])
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+
+
+@tilelang.jit(out_idx=[-1])
+def dynamic_tile_sums(N, block, copies):
+    """``tile_sums``' causal prefix over a ``T.dynamic`` row count (the grid's extent known only at
+    launch), written ``copies`` times scaled by ``by + 1`` (a second grid axis)."""
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), Out: T.Tensor((copies, M, N), T.float32)):
+        with T.Kernel(T.ceildiv(M, block), copies, threads=128) as (bx, by):
+            acc = T.alloc_fragment([block, N], T.float32)
+            T.fill(acc, 0)
+            for k in T.serial(bx + 1):
+                for i, j in T.Parallel(block, N):
+                    if k * block + i < M:
+                        acc[i, j] += A[k * block + i, j] * (by + 1)
+            T.copy(acc, Out[by, bx * block : (bx + 1) * block, :])
+
+    return main
+
+
+def test_a_dynamic_grid_extent():
+    kernel = dynamic_tile_sums(16, 32, 3)
+    assert "launch_idx // 3" in kernel.lowered_for("sm_90").source
+    for M in (70, 97, 150):
+        a = torch.randn(M, 16)
+        ref = tile_sums_ref(a, 32, "grow")
+        torch.testing.assert_close(
+            kernel(a).double(), torch.stack([ref * (b + 1) for b in range(3)]), rtol=1e-5, atol=1e-5
+        )

@@ -401,15 +401,17 @@ def _lower_kernel(
             lw.let_count[s.var] = lw.let_count.get(s.var, 0) + 1
             lw.once_lets[s.var] = s.value
     lw.once_lets = {var: value for var, value in lw.once_lets.items() if lw.let_count[var] == 1}
-    swizzled = swizzle_block_ids(lw, kernel) if kernel.swizzle else {}
     # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
     block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
-    heavy = block_order.heavy_axis(kernel, lw.once_lets) if options.heavy_first and not swizzled else None
+    # block indices other than the program ids: T.use_swizzle's, else the heaviest-first order's
+    heavy = block_order.heavy_axis(kernel, lw.once_lets) if options.heavy_first and not kernel.swizzle else None
     first_block_stmt = len(lw.out)
-    if heavy is not None:
-        swizzled = block_order.block_ids(lw, kernel, heavy)
+    if kernel.swizzle:
+        remapped = swizzle_block_ids(lw, kernel)
+    else:
+        remapped = block_order.block_ids(lw, kernel, heavy) if heavy is not None else {}
     for axis, var in enumerate(kernel.block_vars):
-        block_id = swizzled.get(axis, P.call("tl.program_id", axis))
+        block_id = remapped.get(axis, P.call("tl.program_id", axis))
         n = lw.assign(var.name, block_id if block_dtype == INT32 else P.to(block_id, INT64))
         lw.scope.env[var] = Tile(P.name(n), block_dtype)
         extent = kernel.grid[axis]
@@ -418,9 +420,8 @@ def _lower_kernel(
         elif lw.scope.ranges.of(extent) is not None:
             lw.scope.ranges.set(var, 0, lw.scope.ranges.of(extent)[1] - 1)
     if heavy is not None:
-        lw.out[
-            first_block_stmt
-        ].t2t_note = "heaviest blocks first: this index lengthens the loops (codegen/block_order.py)"
+        note = "heaviest blocks first: this index lengthens the loops (codegen/block_order.py)"
+        lw.out[first_block_stmt].t2t_note = note
     if kernel.thread_vars:
         open_thread_view(lw, kernel)
         open_held(lw, kernel)

@@ -142,10 +142,6 @@ class LoweringOptions:
     # ... and count a loop's iterations where value ranges bound them (``end = T.min(2, ...)``),
     # not only where its bounds are constants (TILE2TRITON_TRIP_BOUNDS): an upper bound
     trip_bounds: bool = True
-    # the grid axis whose block index lengthens the kernel's loops (causal attention's query tiles)
-    # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
-    # TILE2TRITON_HEAVY_FIRST)
-    heavy_first: bool = False
     # ... and prove a let's range and a comparison from the exact span of what they are computed from
     # (``Ranges.span``: block indices and loop variables enumerated) where intervals are loose
     # (TILE2TRITON_EXACT_RANGES): ``k_end - k_start`` a constant, ``T.min(k_start + (i + 1) * 64, k_end)`` decided
@@ -153,6 +149,10 @@ class LoweringOptions:
     # loops of fewer iterations than this (known or bounded) are not split at their masks
     # (passes/split.py): the second loop is a second pipeline fill (TILE2TRITON_SPLIT_MIN_TRIPS)
     split_min_trips: int = 4
+    # the grid axis whose block index lengthens the kernel's loops (causal attention's query tiles)
+    # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
+    # TILE2TRITON_HEAVY_FIRST)
+    heavy_first: bool = False
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

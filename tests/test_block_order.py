@@ -159,6 +159,21 @@ def test_a_3d_grid_walks_its_tile_axis_slowest(heavy_at):
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("group", [1, 4, 15])
+def test_heads_walked_in_groups_heaviest_first(monkeypatch, group):
+    """TILE2TRITON_HEAVY_FIRST_GROUP: the other axes' 15 (batch, head) blocks in groups of ``group``
+    (4: a partial last group of 3), each group heaviest first; 15 or more is one group."""
+    monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST_GROUP", str(group))
+    B, H, M, N, block = 3, 5, 70, 16, 32
+    kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, 0)
+    source = kernel.lowered_for("sm_90").source
+    assert REVERSED in source and ("group_width" in source) == (group < B * H)
+    a = torch.randn(B, H, M, N)
+    out = kernel(a)
+    ref = torch.stack([torch.stack([tile_sums_ref(a[b, h], block, "grow") for h in range(H)]) for b in range(B)])
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+
+
 @tilelang.jit(out_idx=[-1])
 def dynamic_tile_sums(N, block, copies):
     """``tile_sums``' causal prefix over a ``T.dynamic`` row count (the grid's extent known only at

@@ -121,6 +121,7 @@ TRANSPOSED_DOTS_DEFAULT = True
 # gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
 TRIP_BOUNDS_DEFAULT = True
 HEAVY_FIRST_DEFAULT = False
+HEAVY_FIRST_GROUP_DEFAULT = 0
 # off: block mean pooling (dsa_hisa), its 2-step loop a constant range(2) with the masks folded, ran 0.0220 ms against
 # 0.0204 as before on an H100 (ptxas issued the second step's load after the first step's conversions;
 # gpu_logs/2026-12-06_s46_h100/probes.md); no kernel measured faster yet
@@ -315,6 +316,7 @@ VARIABLES = (
     "TILE2TRITON_HOST_DESCRIPTORS",
     "TILE2TRITON_TRIP_BOUNDS",
     "TILE2TRITON_HEAVY_FIRST",
+    "TILE2TRITON_HEAVY_FIRST_GROUP",
     "TILE2TRITON_EXACT_RANGES",
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
@@ -443,6 +445,7 @@ class Settings:
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
     heavy_first: bool  # codegen/block_order.py: the axis that lengthens the loops walked slowest, last first
+    heavy_first_group: int  # ... in groups of this many blocks of the other axes (0: one group)
     exact_ranges: bool  # lets' ranges and comparisons from exact spans (passes/analysis.Ranges.span)
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
@@ -539,6 +542,9 @@ class Settings:
             ),
             trip_bounds=flag("TILE2TRITON_TRIP_BOUNDS", get("TILE2TRITON_TRIP_BOUNDS"), TRIP_BOUNDS_DEFAULT),
             heavy_first=flag("TILE2TRITON_HEAVY_FIRST", get("TILE2TRITON_HEAVY_FIRST"), HEAVY_FIRST_DEFAULT),
+            heavy_first_group=_count(
+                "TILE2TRITON_HEAVY_FIRST_GROUP", get("TILE2TRITON_HEAVY_FIRST_GROUP"), HEAVY_FIRST_GROUP_DEFAULT
+            ),
             exact_ranges=flag("TILE2TRITON_EXACT_RANGES", get("TILE2TRITON_EXACT_RANGES"), EXACT_RANGES_DEFAULT),
             split_min_trips=_count(
                 "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT

@@ -67,8 +67,20 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     inner = 1  # the blocks of one index of ``axis``
     for a in others:
         inner = _mul(inner, extents[a])
-    ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", linear, _expr(inner)))}
-    rest = P.binop("%", linear, _expr(inner))
+    group = lw.options.heavy_first_group
+    if group and not (isinstance(inner, int) and group >= inner):
+        # the other axes in groups of ``group`` indices, one after another, each walked heaviest first:
+        # the blocks running together then share the keys and values of a few heads, not of all
+        per_group = _mul(group, extents[axis])
+        first = P.binop("*", P.binop("//", linear, _expr(per_group)), P.const(group))
+        first = P.name(lw.assign("group_first", first))
+        width = P.name(lw.assign("group_width", P.call("tl.minimum", P.const(group), _sub(inner, first))))
+        within_group = P.name(lw.assign("in_group", P.binop("%", linear, _expr(per_group))))
+        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", within_group, width))}
+        rest = P.binop("+", first, P.binop("%", within_group, width))
+    else:
+        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", linear, _expr(inner)))}
+        rest = P.binop("%", linear, _expr(inner))
     if len(others) == 1:
         ids[others[0]] = rest
     else:

@@ -153,6 +153,9 @@ class LoweringOptions:
     # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
     # TILE2TRITON_HEAVY_FIRST)
     heavy_first: bool = False
+    # ... in groups of this many blocks of the other axes (heads), each group heaviest first; 0: the
+    # whole grid one group (TILE2TRITON_HEAVY_FIRST_GROUP)
+    heavy_first_group: int = 0
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

@@ -56,6 +56,7 @@ _SWITCHES = (
     "column_split", "defer_sums", "defer_reducers", "defer_reduces", "gemm_parts", "staged_atomics", "licm_guard",
     "prefetch_indices", "row_once", "column_chunks", "compact_guarded_loops", "global_copy_chunks",
     "held_locals", "branch_copies", "digit_reads", "unit_reshapes", "proven_min_max", "heavy_first",
+    "heavy_first_group",
 )  # fmt: skip
 
 

@@ -44,13 +44,14 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run, about 350 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50, not yet run: session 51's device never started; about 400 s): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
 # its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second
 # variant set's shape) with its x axis reversed and its masked tail at 2 stages (varlen_fwd_order_edits.json);
 # then TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on over a sweep of causal forward shapes
-# (benchmarks/heavy_first_sweep.py). Part "s50b" (about 300 s): the switch off and on (two pairs) on the six timed
+# (benchmarks/heavy_first_sweep.py), on in one group and with the heads in groups of 8 and 2
+# (TILE2TRITON_HEAVY_FIRST_GROUP, session 51: the blocks running together then read fewer heads' K and V). Part "s50b" (about 300 s): the switch off and on (two pairs) on the six timed
 # causal forwards of the suite and the second variant set it reorders. It becomes the default if it is faster there
 # and slower nowhere, past L2 included:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50

@@ -49,7 +49,9 @@ def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
 
 def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
-    from its last index down, the other axes in their order under it: a bijection of the grid."""
+    from its last index down, the other axes in their order under it: a bijection of the grid.  With
+    ``options.heavy_first_group`` N, the same within each run of N indices of the other axes (the
+    last run may be shorter), the runs one after another."""
     extents = []
     for g in kernel.grid:
         value = static(g)

@@ -6,12 +6,14 @@ Each block costs ``overhead + key tiles`` (block ``bx`` of a causal forward walk
 tiles; a varlen block past its sequence none); the GPU is modelled as greedy list scheduling, the
 next block in launch order (x fastest) going to the first free slot.  Times are in key-tile units;
 ``bound`` is the total work over the slots (no order does better).  The shapes are the second
-variant set's causal forwards (benchmarks/tilelang_regression_suite/variants.py) and two of
-benchmarks/heavy_first_sweep.py's past L2.  Session 51 (this model, no GPU): on grids of many waves launch
-order is already within 1-4% of the bound, and heaviest first in runs of a few heads (the blocks running
-together then read a few heads' keys and values, not all of them) reaches the bound wherever a run is at
-least about two waves of blocks; a run much shorter than that, above all a short last run, leaves its
-heaviest blocks to start late and can be slower than launch order.
+variant set's causal forwards (benchmarks/tilelang_regression_suite/variants.py) and four grids of many
+waves, two of them benchmarks/heavy_first_sweep.py's past L2.  Session 51 (this model, no GPU): on the grids past L2 launch
+order is already within 2-4% of the bound (8% and 16% on the 16-head grids), and heaviest first in runs of
+8 heads (the blocks running together then read a few heads' keys and values, not all of them) comes within
+1% of it on all four grids of many waves, but not on grids of one to three waves (mha_fwd_bshd@2: 17.5 against 15.5).  Runs much shorter than a wave can lose to launch
+order: ``orders(64, 64, ..., 0.5, group_size=3)`` (runs of 3 heads, the last of one head) gives 1066.0
+against 1064.5.  Equal runs of about two waves each (``2 x SMs / tiles`` heads a run, the larger runs
+first) come within 2% of the whole-grid order in every row.
 
     python3 benchmarks/lpt_model.py
 """
@@ -39,11 +41,23 @@ def orders(tiles: int, groups: int, work, overhead: float, group_size: int = 8) 
         for bx in range(tiles)
         for g in range(first, min(groups, first + group_size))
     ]
+    # equal runs (the larger first) of about two waves of blocks each: 2 x SMs / tiles heads a run
+    runs = max(1, groups // max(1, -(-2 * SMS // tiles)))
+    base, extra = divmod(groups, runs)
+    sizes = [base + 1] * extra + [base] * (runs - extra)
+    starts = [sum(sizes[:i]) for i in range(runs)]
+    equal_runs = [
+        overhead + work(g, tiles - 1 - bx)
+        for first, size in zip(starts, sizes)
+        for bx in range(tiles)
+        for g in range(first, first + size)
+    ]
     return {
         "launch order": [overhead + work(g, bx) for g in range(groups) for bx in range(tiles)],
         "x reversed": [overhead + work(g, tiles - 1 - bx) for g in range(groups) for bx in range(tiles)],
         "x slowest, reversed": [overhead + work(g, tiles - 1 - bx) for bx in range(tiles) for g in range(groups)],
         f"the same in runs of {group_size} heads": in_runs,
+        "in equal runs of about two waves": equal_runs,
     }
 
 
@@ -60,12 +74,17 @@ def main() -> None:
         "gqa_fwd_bshd@2: 32 heads, 2048, 128-row tiles": (16, 32, lambda g, bx: bx + 1, 1),
         "mha_sink_fwd_bhsd@2: 40 heads, 1024, 128-row tiles": (8, 40, lambda g, bx: bx + 1, 1),
         "mha_fwd_varlen@2: 3 sequences x 8 heads": (12, 24, varlen, 1),
-        # heavy_first_sweep.py's shapes past L2 (K and V of all heads 128-512 MB)
+        # heavy_first_sweep.py's shapes past L2 (K and V of all heads 128-512 MB), and two between
+        "4 x 16 heads, 4096, 128-row tiles": (32, 64, lambda g, bx: bx + 1, 1),
+        "1 x 16 heads, 8192, 128-row tiles": (64, 16, lambda g, bx: bx + 1, 1),
         "1 x 64 heads, 8192, 128-row tiles": (64, 64, lambda g, bx: bx + 1, 1),
         "2 x 32 heads, 16384, 128-row tiles": (128, 64, lambda g, bx: bx + 1, 1),
     }
-    print("| case | overhead | launch order | x reversed | x slowest, reversed | in runs of 8 heads | bound |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| case | overhead | launch order | x reversed | x slowest, reversed | in runs of 8 heads"
+        " | in equal runs of about two waves | bound |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for name, (tiles, groups, work, per_sm) in cases.items():
         for overhead in (0.5, 1.0):
             spans = {k: makespan(v, SMS * per_sm) for k, v in orders(tiles, groups, work, overhead).items()}

@@ -53,9 +53,10 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     ``options.heavy_first_group`` N, the same within each run of N indices of the other axes (the
     last run may be shorter), the runs one after another."""
     extents = []
-    for g in kernel.grid:
+    for g, var in zip(kernel.grid, kernel.block_vars):
         value = static(g)
-        extents.append(value if isinstance(value, int) else lw.ev(g).node)
+        # an extent known only at launch is named once: the index arithmetic below uses it several times
+        extents.append(value if isinstance(value, int) else P.name(lw.assign(f"{var.name}_blocks", lw.ev(g).node)))
     pids = [P.call("tl.program_id", a) for a in range(len(extents))]
     if len(extents) == 1:
         return {0: _sub(_sub(extents[0], 1), pids[0])}

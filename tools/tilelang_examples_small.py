@@ -7,8 +7,13 @@ reference (``main()`` or the test function it names).
 One child process a case (``--child``): ``tilelang`` resolves to tile2triton, ``device="cuda"`` maps to
 the CPU (``tile2triton/cuda_as_cpu.py``, as ``tile2triton run --device cpu``), and the examples' own
 questions to ``torch.cuda`` about the card (SM count, compute capability: they pick tiles and split
-counts from them) are answered as an H200's. Prints one line a case, then the totals; exit 1 if any
-case failed.
+counts from them) are answered as an H200's. A case fails on a non-zero exit or where the example
+prints its own verdict of failure (``❌``, ``Verification FAILED``: some examples print a mismatch and
+exit 0). Prints one line a case, then the totals; exit 1 if any case failed.
+
+Where ``flash_attn`` is not installed, the child provides ``flash_attn.flash_attn_varlen_func`` as a
+float64 torch reference (causal masks aligned to the bottom right, as flash-attn 2.1 and later do), the
+varlen forwards' reference.
 
 Sizes respect what the examples assume and do not check: ``example_mla_decode`` and
 ``example_mha_inference`` do not mask a partial last key tile (their key lengths stay multiples of
@@ -17,8 +22,8 @@ a tile a split).
 Not here (session 32's sweep): ``example_gqa_sink_bwd_varlen``, whose backward grid covers
 ``max_seqlen_q`` key rows (wrong dK / dV where a sequence's keys outrun its queries) and whose
 masked-out score lanes multiply ``torch.empty`` memory by zero (NaN there gives NaN in dK: it passes
-or not with what that memory holds, on TileLang too); examples whose reference needs ``fla`` or ``flash_attn`` (gdn, kda,
-linear attention, varlen forwards, blocksparse decoding), ``example_vertical_slash_sparse_attn``
+or not with what that memory holds, on TileLang too); examples whose reference needs ``fla`` or more of ``flash_attn`` (gdn, kda,
+linear attention, NSA, blocksparse decoding), ``example_vertical_slash_sparse_attn``
 (builds a CUDA extension), ``example_warp_specialize_flashmla`` (its sections wait on each other's
 barriers in both directions: tile2triton refuses it with that message; TileLang's CI skips it too),
 ``example_dequant_gemm_fine_grained`` (TVM IR building), examples that raise without CUDA themselves
@@ -38,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (example file under examples/, keyword arguments; "__fn__": the function to call instead of main,
-# "__argv__": sys.argv for a main that parses it)
+# "__argv__": sys.argv for a main that parses it; "__script__": run the file as a script, with "__argv__")
 # fmt: off
 CASES = [
     ('attention_sink/example_gqa_sink_bwd_bhsd.py', {'BATCH': 1, 'H': 4, 'N_CTX': 192, 'D_HEAD': 64, 'groups': 2, 'window_size': 64}),
@@ -55,6 +60,7 @@ CASES = [
     ('convolution/example_convolution.py', {'argv': ['--n', '2', '--c', '64', '--h', '14', '--w', '9', '--f', '64', '--k', '3', '--s', '2', '--d', '1', '--p', '1']}),
     ('deepseek_mhc/example_mhc_post.py', {'__fn__': 'test', 'n': 100, 'h': 1280}),
     ('deepseek_mhc/example_mhc_pre.py', {'__fn__': 'test', 'n': 100, 'hidden_size': 1280, 'hc_mult': 4}),
+    ('deepseek_mla/example_mla_decode_paged.py', {'__script__': True, '__argv__': ['--batch', '2', '--h_q', '16', '--h_kv', '1', '--cache_seqlen', '300', '--d', '96', '--dv', '64']}),
     ('deepseek_mla/example_mla_decode_persistent.py', {'__argv__': ['--batch', '3', '--heads', '16', '--kv_ctx', '256', '--dim', '128', '--pe_dim', '32']}),
     ('deepseek_mla/example_mla_decode_persistent.py', {'__argv__': ['--batch', '3', '--heads', '64', '--kv_ctx', '384', '--dim', '128', '--pe_dim', '32']}),
     ('deepseek_nsa/example_tilelang_nsa_decode.py', {}),
@@ -71,13 +77,20 @@ CASES = [
     ('flash_attention/example_gqa_bwd.py', {'BATCH': 1, 'H': 4, 'N_CTX': 200, 'D_HEAD_QK': 64, 'D_HEAD_V': 32, 'groups': 2, 'causal': False, 'use_atomic': False}),
     ('flash_attention/example_gqa_bwd.py', {'BATCH': 1, 'H': 4, 'N_CTX': 200, 'D_HEAD_QK': 64, 'D_HEAD_V': 32, 'groups': 2, 'causal': True}),
     ('flash_attention/example_gqa_bwd_tma_reduce_varlen.py', {'BATCH': 2, 'H': 4, 'N_CTX': 200, 'D_HEAD_QK': 64, 'D_HEAD_V': 32, 'groups': 2, 'causal': True}),
+    ('flash_attention/example_gqa_bwd_tma_reduce.py', {'BATCH': 1, 'H': 4, 'N_CTX': 150, 'D_HEAD_QK': 96, 'D_HEAD_V': 64, 'groups': 2, 'causal': True, 'use_atomic': False}),
+    ('flash_attention/example_gqa_bwd_tma_reduce.py', {'BATCH': 1, 'H': 4, 'N_CTX': 150, 'D_HEAD_QK': 96, 'D_HEAD_V': 64, 'groups': 2, 'causal': False, 'use_atomic': True}),
     ('flash_attention/example_gqa_fwd_bshd.py', {'batch': 1, 'heads': 4, 'seq_len': 200, 'dim': 64, 'is_causal': True, 'groups': 2}),
     ('flash_attention/example_mha_bwd_bhsd.py', {'BATCH': 1, 'H': 2, 'N_CTX': 200, 'D_HEAD': 64, 'causal': True}),
     ('flash_attention/example_mha_bwd_bshd.py', {'BATCH': 1, 'H': 2, 'N_CTX': 200, 'D_HEAD': 64, 'causal': True}),
     ('flash_attention/example_mha_fwd_bhsd.py', {'batch': 1, 'heads': 2, 'seq_q': 200, 'seq_kv': 330, 'dim': 64, 'is_causal': True}),
     ('flash_attention/example_mha_fwd_bshd.py', {'batch': 1, 'heads': 2, 'seq_len': 200, 'dim': 64, 'is_causal': True}),
+    ('flash_attention/example_gqa_fwd_varlen.py', {'batch': 2, 'heads': 8, 'q_seqlen': 150, 'k_seqlen': 230, 'dim': 64, 'groups': 4, 'is_causal': True}),
+    ('flash_attention/example_gqa_fwd_varlen.py', {'batch': 3, 'heads': 4, 'q_seqlen': 170, 'k_seqlen': 120, 'dim': 64, 'groups': 2, 'is_causal': False}),
+    ('flash_attention/example_mha_fwd_varlen.py', {'batch': 2, 'heads': 3, 'seq_len': 190, 'dim': 64, 'causal': True}),
+    ('flash_attention/example_mha_fwd_varlen.py', {'batch': 3, 'heads': 2, 'seq_len': 130, 'dim': 64, 'causal': False}),
     ('flash_decoding/example_gqa_decode_varlen_logits.py', {'__argv__': ['--batch_size', '2', '--q_heads', '8', '--kv_heads', '2', '--k_seqlen', '300', '--head_size', '64']}),
     ('flash_decoding/example_mha_inference.py', {'BATCH': 1, 'H': 2, 'Q_CTX': 64, 'KV_CTX': 1024, 'D_HEAD': 64, 'causal': False}),
+    ('fusedmoe/example_fusedmoe_tilelang.py', {'d_hidden': 200, 'd_expert': 136, 'n_routed_experts': 5, 'n_shared_experts': 1, 'n_experts_per_token': 2, 'batch_size': 1, 'seq_len': 37}),
     ('gemm/example_gemm_intrinsics.py', {'M': 256, 'N': 256, 'K': 128}),
     ('gemm/example_gemm_persistent.py', {'M': 200, 'N': 300, 'K': 70}),
     ('gemm_fp8/example_tilelang_gemm_fp8.py', {'__fn__': 'test_gemm_fp8', 'M': 200, 'N': 160, 'K': 192, 'dtype': 'float8_e4m3'}),
@@ -87,6 +100,13 @@ CASES = [
     ('gemm_splitk/example_tilelang_gemm_splitk_vectorize_atomicadd.py', {}),
     ('gemm_streamk/example_tilelang_gemm_streamk.py', {}),
     ('gemv/example_gemv.py', {'do_bench': False}),
+    ('grouped_gemm/example_grouped_gemm_bwd.py', {'__fn__': 'run_tilelang_grouped_gemm', 'batch_sizes_list': [5, 9, 13, 30], 'K': 70, 'M': 90, 'block_M': 64, 'block_N': 64, 'block_K': 32, 'threads': 256}),
+    ('grouped_gemm/example_grouped_gemm_fwd.py', {'__fn__': 'run_tilelang_grouped_gemm', 'batch_sizes_list': [63, 77, 111], 'K': 200, 'M': 150, 'block_M': 64, 'block_N': 64, 'block_K': 64, 'trans_b': False}),
+    ('grouped_gemm/example_grouped_gemm_fwd.py', {'__fn__': 'run_tilelang_grouped_gemm', 'batch_sizes_list': [40, 97], 'K': 136, 'M': 136, 'block_M': 64, 'block_N': 64, 'block_K': 32, 'trans_b': True}),
+    ('grouped_gemm/example_grouped_gemm_fwd_ptr.py', {'__fn__': 'run_tilelang_grouped_gemm_ptr', 'batch_sizes_list': [16, 33, 70], 'K': 100, 'N': 96, 'block_M': 32, 'block_N': 32, 'block_K': 32}),
+    ('hadamard_transform/example_hadamard.py', {'__argv__': ['--batch', '5', '--dim', '2048']}),
+    ('linear_attention/example_mamba_chunk_scan.py', {'__script__': True, '__argv__': ['--batch', '1', '--heads', '3', '--seq_len', '192', '--chunk_size', '64', '--dim', '40', '--dstate', '72']}),
+    ('linear_attention/example_mamba_chunk_state.py', {'__script__': True, '__argv__': ['--batch', '1', '--heads', '3', '--seq_len', '192', '--chunk_size', '64', '--dim', '40', '--dstate', '72']}),
     ('seer_attention/block_sparse_attn_tilelang.py', {'__fn__': 'test_topk_sparse_attention_qlen_lt_klen'}),
     ('topk/example_topk.py', {'argv': ['--M', '100', '--N', '128', '--topk', '6']}),
     ('warp_specialize/example_warp_specialize_gemm_barrierpipe_stage2.py', {'M': 200, 'N': 130, 'K': 70}),
@@ -116,12 +136,51 @@ def child(path: str, kwargs: dict) -> None:
     torch.cuda.get_device_properties = lambda *a, **k: h200
     torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
     torch.cuda.current_device = lambda: 0
+    try:
+        import flash_attn  # noqa: F401
+    except ImportError:
+        sys.modules["flash_attn"] = types.SimpleNamespace(flash_attn_varlen_func=_flash_attn_varlen_reference)
     folder = os.path.dirname(path)
     sys.path.insert(0, folder)
     os.chdir(folder)
     sys.argv = [path, *kwargs.pop("__argv__", [])]
+    if kwargs.pop("__script__", False):
+        import runpy
+
+        runpy.run_path(path, run_name="__main__")
+        return
     module = importlib.import_module(os.path.basename(path)[:-3])
     getattr(module, kwargs.pop("__fn__", "main"))(**kwargs)
+
+
+def _flash_attn_varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                                 softmax_scale=None, causal=False, **unused):  # fmt: skip
+    """flash_attn.flash_attn_varlen_func's result in float64: sequence i is rows cu_seqlens[i]:cu_seqlens[i + 1]
+    of the packed (tokens, heads, dim) tensors, key heads shared by groups of query heads, a causal mask
+    aligned to the bottom right (query row r sees keys up to r + len_k - len_q)."""
+    import torch
+
+    assert dropout_p == 0.0, "the reference has no dropout"
+    out = torch.empty_like(q)
+    group = q.shape[1] // k.shape[1]
+    scale = softmax_scale if softmax_scale is not None else q.shape[-1] ** -0.5
+    for i in range(len(cu_seqlens_q) - 1):
+        q0, q1, k0, k1 = (int(x) for x in (cu_seqlens_q[i], cu_seqlens_q[i + 1], cu_seqlens_k[i], cu_seqlens_k[i + 1]))
+        qi = q[q0:q1].double().transpose(0, 1)
+        ki = k[k0:k1].double().repeat_interleave(group, dim=1).transpose(0, 1)
+        vi = v[k0:k1].double().repeat_interleave(group, dim=1).transpose(0, 1)
+        scores = qi @ ki.transpose(1, 2) * scale
+        if causal:
+            rows = torch.arange(q1 - q0).view(-1, 1)
+            cols = torch.arange(k1 - k0).view(1, -1)
+            scores = scores.masked_fill(cols > rows + (k1 - k0) - (q1 - q0), float("-inf"))
+        probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # a row that sees no key: zeros, as flash-attn
+        out[q0:q1] = (probs @ vi).transpose(0, 1).to(q.dtype)
+    return out
+
+
+# what examples print when their own comparison fails but they exit 0
+_PRINTED_FAILURES = ("❌", "Verification FAILED")
 
 
 def run_case(examples: str, case: tuple, timeout: float) -> tuple[str, float, str]:
@@ -132,8 +191,10 @@ def run_case(examples: str, case: tuple, timeout: float) -> tuple[str, float, st
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", time.time() - start, ""
-    tail = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()][-1:] if proc.returncode else []
-    return ("ok" if proc.returncode == 0 else "FAIL"), time.time() - start, (tail[0][:300] if tail else "")
+    output = proc.stdout + proc.stderr
+    failed = proc.returncode != 0 or any(marker in output for marker in _PRINTED_FAILURES)
+    tail = [line for line in output.splitlines() if line.strip()][-1:] if failed else []
+    return ("FAIL" if failed else "ok"), time.time() - start, (tail[0][:300] if tail else "")
 
 
 def main(argv=None) -> int:

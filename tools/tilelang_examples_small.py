@@ -171,8 +171,8 @@ def _flash_attn_varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen
         vi = v[k0:k1].double().repeat_interleave(group, dim=1).transpose(0, 1)
         scores = qi @ ki.transpose(1, 2) * scale
         if causal:
-            rows = torch.arange(q1 - q0).view(-1, 1)
-            cols = torch.arange(k1 - k0).view(1, -1)
+            rows = torch.arange(q1 - q0, device=scores.device).view(-1, 1)
+            cols = torch.arange(k1 - k0, device=scores.device).view(1, -1)
             scores = scores.masked_fill(cols > rows + (k1 - k0) - (q1 - q0), float("-inf"))
         probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # a row that sees no key: zeros, as flash-attn
         out[q0:q1] = (probs @ vi).transpose(0, 1).to(q.dtype)

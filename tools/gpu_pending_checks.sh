@@ -44,7 +44,7 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run: session 51's device never started; about 400 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50, not yet run as a whole: session 52 ran only its sweep, BENCHMARKS.md; about 400 s): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
 # its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second

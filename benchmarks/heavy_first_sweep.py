@@ -27,12 +27,12 @@ SHAPES = (  # batch, heads, seq, dim
 )
 
 
-GROUPS = (None, 0, 8, 2)  # launch order; heaviest first over the whole grid (one group); groups of 8 and 2 heads
+GROUPS = (None, "waves", "0", "8")  # launch order; heaviest first in runs of ~2 waves (the default), one run, runs of 8
 
 
 def kernel_for(examples: str, shape, group):
     """A fresh kernel of the example, lowered and compiled in launch order (``group`` None) or heaviest
-    first with the heads in groups of ``group`` (0: one group, TILE2TRITON_HEAVY_FIRST_GROUP)."""
+    first with the heads in runs of ``group`` (a TILE2TRITON_HEAVY_FIRST_GROUP value: "waves", "0" one run, "8")."""
     sys.path.insert(0, os.path.join(examples, "flash_attention"))
     from tile2triton.cli import install_tilelang_alias
 
@@ -42,26 +42,30 @@ def kernel_for(examples: str, shape, group):
     from tile2triton.runtime.kernel import JITKernel
 
     os.environ["TILE2TRITON_HEAVY_FIRST"] = "0" if group is None else "1"
-    os.environ["TILE2TRITON_HEAVY_FIRST_GROUP"] = str(group or 0)
+    os.environ["TILE2TRITON_HEAVY_FIRST_GROUP"] = group or ""
     b, h, n, d = shape
     made = ex.flashattn(b, h, n, d, True, block_M=128, block_N=128, num_stages=1, threads=128)
     made = getattr(made, "kernel", made)
     return ex, JITKernel(made.prim_func, pass_configs=made.pass_configs)
 
 
+def _column(group: str) -> str:
+    return {"waves": "runs of ~2 waves us", "0": "one run us"}.get(group, f"runs of {group} us")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("examples")
     ap.add_argument("--rows", help="comma-separated indices of SHAPES to run (default: all)")
-    ap.add_argument("--groups", help="comma-separated heaviest-first group sizes after launch order (default 0,8,2)")
+    ap.add_argument("--groups", help="comma-separated heaviest-first run sizes after launch order (default waves,0,8)")
     ns = ap.parse_args(argv)
     shapes = [SHAPES[int(i)] for i in ns.rows.split(",")] if ns.rows else SHAPES
-    groups = (None, *(int(g) for g in ns.groups.split(","))) if ns.groups else GROUPS
+    groups = (None, *ns.groups.split(",")) if ns.groups else GROUPS
     import torch
     import triton
 
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
-    names = ["launch order us"] + [f"groups of {g} us" if g else "heaviest first us" for g in groups[1:]]
+    names = ["launch order us"] + [_column(g) for g in groups[1:]]
     print(f"| batch, heads, seq, dim | blocks | K+V MB | {' | '.join(names)} | best / launch order | max err |")
     print("|---|---|---|" + "---|" * len(names) + "---|---|")
     for shape in shapes:

@@ -167,7 +167,7 @@ def test_heads_walked_in_groups_heaviest_first(monkeypatch, group):
     B, H, M, N, block = 3, 5, 70, 16, 32
     kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, 0)
     source = kernel.lowered_for("sm_90").source
-    assert REVERSED in source and ("group_width" in source) == (group < B * H)
+    assert REVERSED in source and ("this_run" in source) == (group < B * H)
     a = torch.randn(B, H, M, N)
     out = kernel(a)
     ref = torch.stack([torch.stack([tile_sums_ref(a[b, h], block, "grow") for h in range(H)]) for b in range(B)])
@@ -201,10 +201,66 @@ def test_a_dynamic_grid_extent(monkeypatch, group):
     monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST_GROUP", str(group))
     kernel = dynamic_tile_sums(16, 32, 3)
     source = kernel.lowered_for("sm_90").source
-    assert ("group_width" in source) if group else ("launch_idx // 3" in source)
+    assert ("this_run" in source) if group else ("launch_idx // 3" in source)
     for M in (70, 97, 150):
         a = torch.randn(M, 16)
         ref = tile_sums_ref(a, 32, "grow")
         torch.testing.assert_close(
             kernel(a).double(), torch.stack([ref * (b + 1) for b in range(3)]), rtol=1e-5, atol=1e-5
         )
+
+
+@pytest.mark.parametrize(
+    ("tiles", "heads", "sms", "width"),
+    [
+        (8, 8, 132, 8),  # session 52's sweep rows (H100 SXM's 132 SMs): 64 blocks, one run
+        (8, 48, 132, 24),  # 33 heads fill two waves: two runs of 24
+        (16, 32, 132, 16),
+        (32, 64, 132, 8),
+        (64, 64, 132, 4),
+        (128, 64, 132, 2),
+        (512, 7, 132, 1),  # a head's tiles past two waves: one head at a time
+        (7, 11, 14, 4),  # 4 heads a run: runs of 4, 4, 3
+        (7, 9, 14, 3),  # 4 heads a run would leave a run of 1: three runs of 3
+        (5, 30, 0, 0),  # SMs unknown (the interpreter): the whole grid one run
+    ],
+)
+def test_runs_of_about_two_waves(tiles, heads, sms, width):
+    from tile2triton.codegen.block_order import run_width
+
+    assert run_width(None, tiles, heads, sms) == width
+
+
+@pytest.fixture
+def few_sms(monkeypatch):
+    """Launches on the interpreter lowered as for a card of 4 SMs: runs of a few heads."""
+    from tile2triton.runtime.kernel import JITKernel
+
+    launch_options = JITKernel._launch_options
+    monkeypatch.setattr(
+        JITKernel, "_launch_options", lambda self, interpret: {**launch_options(self, interpret), "sms": 4}
+    )
+
+
+def test_runs_of_two_waves_on_a_static_grid(few_sms):
+    """15 (batch, head) blocks of 3 query tiles, 4 SMs: runs of 2 heads (the last of 1)."""
+    B, H, M, N, block = 3, 5, 70, 16, 32
+    kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, 0)
+    a = torch.randn(B, H, M, N)
+    out = kernel(a)
+    source = kernel.get_kernel_source()
+    assert "this_run = tl.minimum(2, 15 - run_first)" in source
+    ref = torch.stack([torch.stack([tile_sums_ref(a[b, h], block, "grow") for h in range(H)]) for b in range(B)])
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_runs_of_two_waves_on_a_dynamic_grid(few_sms):
+    """The run width computed at launch from the tile count: 70 rows (3 tiles) runs of 2 and 1 of the 3
+    copies, 150 rows (5 tiles) runs of 1, 40 rows (2 tiles) one run."""
+    kernel = dynamic_tile_sums(15, 32, 3)  # not the kernel the tests above compiled for 132 SMs
+    for M in (70, 150, 40):
+        a = torch.randn(M, 15)
+        ref = tile_sums_ref(a, 32, "grow")
+        out = kernel(a)
+        assert "run_width = tl.cdiv(3, runs)" in kernel.get_kernel_source()
+        torch.testing.assert_close(out.double(), torch.stack([ref * (b + 1) for b in range(3)]), rtol=1e-5, atol=1e-5)

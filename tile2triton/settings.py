@@ -24,8 +24,8 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
-| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default off) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first; kernels whose blocks could wait on one another, or with ``T.use_swizzle``, keep their order (codegen/block_order.py). Off: timed in session 52 (BENCHMARKS.md), the whole grid walked this way loses past about three waves; equal runs of about two waves did not (not built yet) |
-| ``TILE2TRITON_HEAVY_FIRST_GROUP`` | count (default 0) | with ``TILE2TRITON_HEAVY_FIRST``, the other axes' blocks (heads) in runs of this many, one run after another, each walked heaviest first, so the blocks running together read fewer heads' keys and values; 0: the whole grid one run (codegen/block_order.py) |
+| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default off) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first; kernels whose blocks could wait on one another, or with ``T.use_swizzle``, keep their order (codegen/block_order.py). Off: timed in session 52 (BENCHMARKS.md), the whole grid walked this way loses past about three waves; equal runs of about two waves (now the default runs) did not; to be timed as built |
+| ``TILE2TRITON_HEAVY_FIRST_GROUP`` | count or ``waves`` (default ``waves``) | with ``TILE2TRITON_HEAVY_FIRST``, the other axes' blocks (heads) in runs of this many, one run after another, each walked heaviest first, so the blocks running together read fewer heads' keys and values; ``waves``: runs of about two waves of the device's SMs (codegen/block_order.run_width); 0: the whole grid one run |
 | ``TILE2TRITON_EXACT_RANGES`` | on/off (default off) | a let's value range and an integer comparison also from the exact span of the block indices and loop variables they are computed from (enumerated where they number at most 4096), where intervals are loose: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is one value in every block, so the loop over it has a constant trip count and its row masks fold (codegen/rules._same_everywhere) |
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
@@ -122,7 +122,7 @@ TRANSPOSED_DOTS_DEFAULT = True
 # gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
 TRIP_BOUNDS_DEFAULT = True
 HEAVY_FIRST_DEFAULT = False
-HEAVY_FIRST_GROUP_DEFAULT = 0
+HEAVY_FIRST_GROUP_DEFAULT = None  # runs of about two waves (codegen/block_order.run_width)
 # off: block mean pooling (dsa_hisa), its 2-step loop a constant range(2) with the masks folded, ran 0.0220 ms against
 # 0.0204 as before on an H100 (ptxas issued the second step's load after the first step's conversions;
 # gpu_logs/2026-12-06_s46_h100/probes.md); no kernel measured faster yet
@@ -403,6 +403,14 @@ def _count(name: str, raw: str | None, default: int) -> int:
     return int(value)
 
 
+def _run_count(name: str, raw: str | None, default: int | None) -> int | None:
+    """A non-negative integer, or None for ``waves``: ``default`` when unset or empty."""
+    value = (raw or "").strip().lower()
+    if not value:
+        return default
+    return None if value == "waves" else _count(name, value, 0)
+
+
 def _choice(name: str, raw: str | None, choices: dict[str, str], default: str) -> str:
     value = (raw or "").strip().lower()
     if not value:
@@ -446,7 +454,7 @@ class Settings:
     host_descriptors: bool  # descriptors of kernel parameters made on the host
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
     heavy_first: bool  # codegen/block_order.py: the axis that lengthens the loops walked slowest, last first
-    heavy_first_group: int  # ... in groups of this many blocks of the other axes (0: one group)
+    heavy_first_group: int | None  # ... in runs of this many blocks of the other axes (0: one run; None: ~2 waves)
     exact_ranges: bool  # lets' ranges and comparisons from exact spans (passes/analysis.Ranges.span)
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
@@ -543,7 +551,7 @@ class Settings:
             ),
             trip_bounds=flag("TILE2TRITON_TRIP_BOUNDS", get("TILE2TRITON_TRIP_BOUNDS"), TRIP_BOUNDS_DEFAULT),
             heavy_first=flag("TILE2TRITON_HEAVY_FIRST", get("TILE2TRITON_HEAVY_FIRST"), HEAVY_FIRST_DEFAULT),
-            heavy_first_group=_count(
+            heavy_first_group=_run_count(
                 "TILE2TRITON_HEAVY_FIRST_GROUP", get("TILE2TRITON_HEAVY_FIRST_GROUP"), HEAVY_FIRST_GROUP_DEFAULT
             ),
             exact_ranges=flag("TILE2TRITON_EXACT_RANGES", get("TILE2TRITON_EXACT_RANGES"), EXACT_RANGES_DEFAULT),

@@ -10,9 +10,11 @@ causal masks), they leave the short blocks to fill in behind.  A model of that s
 (each block's time its key tiles plus a constant, 132 SMs; ``BENCHMARKS.md``, session 50) puts
 the gain at 1.26-1.55x for the causal forwards of the variant sets, 0-6% for reversing x alone.
 What the model leaves out is L2: in launch order the blocks running together share one head's keys and
-values, walked slowest they belong to different heads, which is free while all heads' keys and values
-fit in L2 (the variant sets') and may cost DRAM traffic past it (a long sequence over many heads):
-the GPU check should include such a shape before this is on by default.
+values, walked slowest over the whole grid they belong to all heads, which is free while all heads' keys
+and values fit in L2 and costs DRAM traffic past it: timed on an H100 (session 52), the whole grid walked
+this way lost past about three waves.  So the heads are walked in runs of about two waves of blocks
+(``run_width``), one run after another, each heaviest first: fastest or within 1% of the best run size
+at every shape timed.
 Blocks of a TileLang kernel have no defined order, so any bijection of the grid is allowed;
 kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back, a grid
 barrier) or that pick their own order (``T.use_swizzle``) are left alone.
@@ -50,8 +52,8 @@ def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
 def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
     from its last index down, the other axes in their order under it: a bijection of the grid.  With
-    ``options.heavy_first_group`` N, the same within each run of N indices of the other axes (the
-    last run may be shorter), the runs one after another."""
+    ``options.heavy_first_group`` N (None: ``run_width``'s), the same within each run of N indices of
+    the other axes (the last run may be shorter), the runs one after another; 0: the whole grid one run."""
     extents = []
     for g, var in zip(kernel.grid, kernel.block_vars):
         value = static(g)
@@ -70,17 +72,20 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     inner = 1  # the blocks of one index of ``axis``
     for a in others:
         inner = _mul(inner, extents[a])
-    group = lw.options.heavy_first_group
-    if group and not (isinstance(inner, int) and group >= inner):
-        # the other axes in groups of ``group`` indices, one after another, each walked heaviest first:
+    run = lw.options.heavy_first_group
+    if run is None:
+        run = run_width(lw, extents[axis], inner, lw.options.sms)
+    whole_grid = isinstance(run, int) and (run == 0 or (isinstance(inner, int) and run >= inner))
+    if not whole_grid:
+        # the other axes in runs of ``run`` indices, one after another, each walked heaviest first:
         # the blocks running together then share the keys and values of a few heads, not of all
-        per_group = _mul(group, extents[axis])
-        first = P.binop("*", P.binop("//", linear, _expr(per_group)), P.const(group))
-        first = P.name(lw.assign("group_first", first))
-        width = P.name(lw.assign("group_width", P.call("tl.minimum", P.const(group), _sub(inner, first))))
-        within_group = P.name(lw.assign("in_group", P.binop("%", linear, _expr(per_group))))
-        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", within_group, width))}
-        rest = P.binop("+", first, P.binop("%", within_group, width))
+        per_run = _mul(run, extents[axis])
+        first = P.binop("*", P.binop("//", linear, _expr(per_run)), _expr(run))
+        first = P.name(lw.assign("run_first", first))
+        width = P.name(lw.assign("this_run", P.call("tl.minimum", _expr(run), _sub(inner, first))))
+        within_run = P.name(lw.assign("in_run", P.binop("%", linear, _expr(per_run))))
+        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", within_run, width))}
+        rest = P.binop("+", first, P.binop("%", within_run, width))
     else:
         ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", linear, _expr(inner)))}
         rest = P.binop("%", linear, _expr(inner))
@@ -91,6 +96,36 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
         ids[others[0]] = P.binop("%", rest, _expr(extents[others[0]]))
         ids[others[1]] = P.binop("//", rest, _expr(extents[others[0]]))
     return ids
+
+
+WAVES_PER_RUN = 2
+
+
+def run_width(lw: Lowerer, heavy_extent, others, sms: int):
+    """The blocks of the other axes (heads) in one run of ``block_ids``' order: as many as fill about
+    ``WAVES_PER_RUN`` waves of ``sms`` SMs with all their heavy-axis blocks (at least one), then
+    evened out so the runs are equal but for at most one index.  0 (the whole grid one run) where the
+    SMs are unknown (the interpreter).  An int where the extents are known when compiling, else an
+    expression.
+
+    Timed on causal attention forwards (H100, BENCHMARKS.md session 52): one run over the whole grid
+    wins up to about three waves and loses past them (the blocks running together belong to all the
+    heads, their keys and values past L2); runs of about two waves were fastest or within 1% at every
+    shape, 1.01-1.35x of launch order."""
+    if not sms:
+        return 0
+    slots = WAVES_PER_RUN * sms
+    if isinstance(heavy_extent, int) and isinstance(others, int):
+        width = max(1, slots // heavy_extent)
+        runs = -(-others // width)
+        return -(-others // runs)
+    fill = P.call("tl.maximum", P.const(1), P.binop("//", P.const(slots), _expr(heavy_extent)))
+    runs = P.name(lw.assign("runs", _cdiv(others, P.name(lw.assign("wave_width", fill)))))
+    return P.name(lw.assign("run_width", _cdiv(others, runs)))
+
+
+def _cdiv(a, b) -> ast.expr:
+    return P.call("tl.cdiv", _expr(a), _expr(b))
 
 
 def _expr(v) -> ast.expr:

@@ -153,9 +153,13 @@ class LoweringOptions:
     # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
     # TILE2TRITON_HEAVY_FIRST)
     heavy_first: bool = False
-    # ... in groups of this many blocks of the other axes (heads), each group heaviest first; 0: the
-    # whole grid one group (TILE2TRITON_HEAVY_FIRST_GROUP)
-    heavy_first_group: int = 0
+    # ... in runs of this many blocks of the other axes (heads), each run heaviest first; 0: the whole
+    # grid one run; None: runs of about two waves of ``sms`` (block_order.run_width;
+    # TILE2TRITON_HEAVY_FIRST_GROUP)
+    heavy_first_group: int | None = None
+    # the SMs a launch's blocks are spread over: the device's, else an H200's for a card named
+    # offline (runtime/tuning.sms_of); 0 for the interpreter
+    sms: int = 0
     # descriptors of kernel parameters made on the host and passed as arguments
     # (TILE2TRITON_HOST_DESCRIPTORS): no per-program tensormap creation and fence
     host_descriptors: bool = False

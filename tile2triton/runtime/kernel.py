@@ -149,7 +149,7 @@ class JITKernel:
         options["gluon_schedule"] = env.gluon_schedule
         target = device_target() if torch.cuda.is_available() else None
         if target is not None:
-            options.update(target.lowering())
+            options.update(target.lowering(), sms=tuning.sms_of(target))
         if self.launch_choice is None:
             self.launch_choice = tuning.LITERAL
             if tuning.mode() != "off" and target is not None:
@@ -175,6 +175,7 @@ class JITKernel:
             fast_math=tuning.fast_math(self.pass_configs),
             user_syncs=tuning.user_syncs(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
+            sms=tuning.sms_of(spec),
             **_switches(settings.current()),
             **choice.lowering(),
             **self.shared_memory_fit,

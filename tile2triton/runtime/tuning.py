@@ -135,7 +135,7 @@ SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 # compiled (sm_90, Triton 3.9) to 255 registers and a stack at 4 warps, 205 at 8
 TILE_REGS_PER_THREAD = 128
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
-SMS = 132  # SMs of an H200 (the card the table was measured on): a target's where its device gave none (_sms)
+SMS = 132  # SMs of an H200 (the card the table was measured on): a target's where its device gave none (sms_of)
 WARPS_PER_SM, BLOCKS_PER_SM, MAX_WARPS = 64, 32, 32  # sm_90: threads and blocks an SM holds; 1024 threads a block
 # bytes that blocks resident together may read before reading them again and still find them in L2: a fifth
 # of the H100/H200's 50 MB (the second pass's writes and the other blocks' first passes pass through it too).
@@ -293,7 +293,7 @@ def _capability(target) -> tuple[int, int] | None:
     return getattr(target, "capability", None) if hasattr(target, "arch") else target
 
 
-def _sms(target) -> int:
+def sms_of(target) -> int:
     """The SMs the grid rules count a grid's blocks against: the device's (runtime/target.Target.sms),
     else ``SMS`` (an architecture named offline, a capability tuple)."""
     return getattr(target, "sms", 0) or SMS
@@ -317,7 +317,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
       block overlaps them instead (GQA decode, 8 iterations: 1 stage 0.74 ms, 2 stages 0.98 ms,
       3 stages 0.84 ms, gpu_logs/2026-12-01_s5_perf_variants.log); with
       ``TILE2TRITON_GRID_STAGES``, only as many blocks count as a static grid gives an SM
-      (the device's SMs, ``_sms``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
+      (the device's SMs, ``sms_of``), so a grid that never puts two blocks on one SM takes the deepest pipeline;
     * a longer attention loop on a grid of more blocks than SMs (or a grid not known when compiling)
       takes, of 3 and 2 stages, the one that lets the most blocks share an SM (ties: 3;
       ``TILE2TRITON_OCCUPANCY_STAGES``): block-causal attention's backward (4-warp dQ and dK/dV blocks of
@@ -339,12 +339,12 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
 
     ``capability``: a runtime/target.Target or a CUDA capability tuple; the table applies to sm_90
     only (``MEASURED_ARCHS``).  Wherever a rule counts a grid's blocks against the SMs, they are the
-    device's (an H100 PCIe's 114, an H20's 78), else an H200's 132 (``_sms``): the rules were measured
+    device's (an H100 PCIe's 114, an H20's 78), else an H200's 132 (``sms_of``): the rules were measured
     as waves of blocks, not as block counts.
     """
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
-    sms = _sms(capability)
+    sms = sms_of(capability)
     choice = _by_shape(func, sms)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice

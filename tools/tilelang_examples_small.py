@@ -2,7 +2,7 @@
 tile2triton on Triton's interpreter (CPU), each checked by the example's own comparison with its
 reference (``main()`` or the test function it names).
 
-    python3 tools/tilelang_examples_small.py TILELANG_CHECKOUT [--only SUBSTR] [--jobs N] [--timeout S]
+    python3 tools/tilelang_examples_small.py TILELANG_CHECKOUT [--only SUBSTR] [--jobs N] [--timeout S] [--seed N]
 
 One child process a case (``--child``): ``tilelang`` resolves to tile2triton, ``device="cuda"`` maps to
 the CPU (``tile2triton/cuda_as_cpu.py``, as ``tile2triton run --device cpu``), and the examples' own
@@ -14,6 +14,9 @@ exit 0). Prints one line a case, then the totals; exit 1 if any case failed.
 Where ``flash_attn`` is not installed, the child provides ``flash_attn.flash_attn_varlen_func`` as a
 float64 torch reference (causal masks aligned to the bottom right, as flash-attn 2.1 and later do), the
 varlen forwards' reference.
+
+``example_mamba_chunk_scan``'s reference runs on float64 copies of its inputs (``_float64_references``): in
+float16 it misses its own tolerance on about half of the seeds.  ``--seed`` seeds every case's inputs (0).
 
 Sizes respect what the examples assume and do not check: ``example_mla_decode`` and
 ``example_mha_inference`` do not mask a partial last key tile (their key lengths stay multiples of
@@ -105,7 +108,7 @@ CASES = [
     ('grouped_gemm/example_grouped_gemm_fwd.py', {'__fn__': 'run_tilelang_grouped_gemm', 'batch_sizes_list': [40, 97], 'K': 136, 'M': 136, 'block_M': 64, 'block_N': 64, 'block_K': 32, 'trans_b': True}),
     ('grouped_gemm/example_grouped_gemm_fwd_ptr.py', {'__fn__': 'run_tilelang_grouped_gemm_ptr', 'batch_sizes_list': [16, 33, 70], 'K': 100, 'N': 96, 'block_M': 32, 'block_N': 32, 'block_K': 32}),
     ('hadamard_transform/example_hadamard.py', {'__argv__': ['--batch', '5', '--dim', '2048']}),
-    ('linear_attention/example_mamba_chunk_scan.py', {'__script__': True, '__argv__': ['--batch', '1', '--heads', '3', '--seq_len', '192', '--chunk_size', '64', '--dim', '40', '--dstate', '72']}),
+    ('linear_attention/example_mamba_chunk_scan.py', {'__script__': True, '__float64_reference__': True, '__argv__': ['--batch', '1', '--heads', '3', '--seq_len', '192', '--chunk_size', '64', '--dim', '40', '--dstate', '72']}),
     ('linear_attention/example_mamba_chunk_state.py', {'__script__': True, '__argv__': ['--batch', '1', '--heads', '3', '--seq_len', '192', '--chunk_size', '64', '--dim', '40', '--dstate', '72']}),
     ('seer_attention/block_sparse_attn_tilelang.py', {'__fn__': 'test_topk_sparse_attention_qlen_lt_klen'}),
     ('topk/example_topk.py', {'argv': ['--M', '100', '--N', '128', '--topk', '6']}),
@@ -117,8 +120,9 @@ CASES = [
 # fmt: on
 
 
-def child(path: str, kwargs: dict) -> None:
+def child(path: str, kwargs: dict, seed: int) -> None:
     import importlib
+    import random
     import types
 
     sys.path.insert(0, REPO)
@@ -128,8 +132,13 @@ def child(path: str, kwargs: dict) -> None:
 
     install_tilelang_alias()
     map_cuda_to_cpu()
+    import numpy
     import torch
 
+    # the examples draw their inputs unseeded: one seed a run makes a failure reproducible
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
     h200 = types.SimpleNamespace(
         name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
     )
@@ -140,6 +149,8 @@ def child(path: str, kwargs: dict) -> None:
         import flash_attn  # noqa: F401
     except ImportError:
         sys.modules["flash_attn"] = types.SimpleNamespace(flash_attn_varlen_func=_flash_attn_varlen_reference)
+    if kwargs.pop("__float64_reference__", False):
+        _float64_references()
     folder = os.path.dirname(path)
     sys.path.insert(0, folder)
     os.chdir(folder)
@@ -151,6 +162,28 @@ def child(path: str, kwargs: dict) -> None:
         return
     module = importlib.import_module(os.path.basename(path)[:-3])
     getattr(module, kwargs.pop("__fn__", "main"))(**kwargs)
+
+
+def _float64_references() -> None:
+    """The profiler's ``assert_allclose`` runs the example's reference on float64 copies of the inputs.  For
+    examples whose reference rounds its steps to float16: mamba's chunk scan adds two terms of about 2000 in
+    float16 (an ulp of 1-2 against a tolerance of 0.01 + 1%), and fails its own 1% limit on about half of
+    the seeds at these sizes, while tile2triton's output is several times closer to float64 than it."""
+    import torch
+
+    from tile2triton.profiler import Profiler
+
+    check = Profiler.assert_allclose
+
+    def assert_allclose(self, reference_program, *args, **kwargs):
+        def in_float64(*inputs):
+            return reference_program(
+                *(x.double() if torch.is_tensor(x) and x.is_floating_point() else x for x in inputs)
+            )
+
+        return check(self, in_float64, *args, **kwargs)
+
+    Profiler.assert_allclose = assert_allclose
 
 
 def _flash_attn_varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
@@ -183,9 +216,10 @@ def _flash_attn_varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen
 _PRINTED_FAILURES = ("❌", "Verification FAILED")
 
 
-def run_case(examples: str, case: tuple, timeout: float) -> tuple[str, float, str]:
+def run_case(examples: str, case: tuple, timeout: float, seed: int) -> tuple[str, float, str]:
     rel, kwargs = case
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", os.path.join(examples, rel), json.dumps(kwargs)]
+    child_args = [os.path.join(examples, rel), json.dumps(kwargs), str(seed)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", *child_args]
     start = time.time()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -203,15 +237,16 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="", help="cases whose file contains this")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--timeout", type=float, default=600)
-    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=0, help="the seed of every case's random inputs (default 0)")
+    p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
-        child(a.child[0], json.loads(a.child[1]))
+        child(a.child[0], json.loads(a.child[1]), int(a.child[2]))
         return 0
     examples = os.path.join(os.path.abspath(a.checkout), "examples")
     cases = [c for c in CASES if a.only in c[0]]
     with ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda c: run_case(examples, c, a.timeout), cases))
+        results = list(pool.map(lambda c: run_case(examples, c, a.timeout, a.seed), cases))
     for (rel, kwargs), (status, seconds, why) in zip(cases, results):
         print(f"{status:7} {seconds:6.1f}s  {rel} {kwargs}" + (f"\n          {why}" if why else ""))
     bad = sum(status != "ok" for status, _, _ in results)

@@ -2,21 +2,21 @@
 index lengthens the kernel's loops is walked slowest and from its last index; other kernels keep
 their order, and the reordered grid computes the same result."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 from test_short_loops import sink_attention, sink_ref
 
 import tile2triton as tilelang
 import tile2triton.language as T
+from tile2triton.runtime.target import parse_target
 
 pytestmark = pytest.mark.poison_empty
 
 REVERSED = "heaviest blocks first"
-
-
-@pytest.fixture(autouse=True)
-def _heavy_first(monkeypatch):
-    monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST", "1")
+# an sm_90 of 4 SMs: the tests' small grids take several waves (a grid of a block an SM keeps its order)
+FEW_SMS = replace(parse_target("sm_90"), sms=4)
 
 
 def tile_sums(M, N, block, loop):
@@ -76,7 +76,7 @@ def tile_sums_ref(a, block, loop):
     return out.view(tiles * block, -1)[:M]
 
 
-def _source(loop, target="sm_90"):
+def _source(loop, target=FEW_SMS):
     kernel = tilelang.jit(out_idx=[-1])(tile_sums)(150, 24, 32, loop)
     return kernel.lowered_for(target).source
 
@@ -94,6 +94,11 @@ def test_other_loops_keep_the_grid_order(loop):
     source = _source(loop)
     assert REVERSED not in source
     assert "bx = tl.program_id(0)" in source
+
+
+def test_a_grid_of_a_block_an_sm_keeps_its_order():
+    """5 blocks on an sm_90 of 132 SMs all start at once, in any order (on 4 SMs: reversed, above)."""
+    assert REVERSED not in _source("grow", "sm_90")
 
 
 def test_the_switch_off_keeps_the_order(monkeypatch):
@@ -116,7 +121,7 @@ def test_causal_attention_reordered_matches_the_reference():
     heads, seq, dim = 2, 70, 32
     args = (heads, seq, seq, dim, None, 32, 32)
     kernel = tilelang.jit(out_idx=[-1])(sink_attention)(*args)
-    source = kernel.lowered_for("sm_90").source
+    source = kernel.lowered_for(FEW_SMS).source
     assert REVERSED in source
     assert "launch_idx = tl.program_id(0) + tl.program_id(1) * 3" in source
     assert "bx = 2 - launch_idx // 2" in source and "by = launch_idx % 2" in source
@@ -151,7 +156,7 @@ def batched_tile_sums(B, H, M, N, block, heavy_at):
 def test_a_3d_grid_walks_its_tile_axis_slowest(heavy_at):
     B, H, M, N, block = 3, 2, 70, 16, 32
     kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, heavy_at)
-    source = kernel.lowered_for("sm_90").source
+    source = kernel.lowered_for(FEW_SMS).source
     assert REVERSED in source and "launch_idx" in source and "within" in source
     a = torch.randn(B, H, M, N)
     out = kernel(a)
@@ -166,7 +171,7 @@ def test_heads_walked_in_groups_heaviest_first(monkeypatch, group):
     monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST_GROUP", str(group))
     B, H, M, N, block = 3, 5, 70, 16, 32
     kernel = tilelang.jit(out_idx=[-1])(batched_tile_sums)(B, H, M, N, block, 0)
-    source = kernel.lowered_for("sm_90").source
+    source = kernel.lowered_for(FEW_SMS).source
     assert REVERSED in source and ("this_run" in source) == (group < B * H)
     a = torch.randn(B, H, M, N)
     out = kernel(a)
@@ -200,7 +205,7 @@ def test_a_dynamic_grid_extent(monkeypatch, group):
     a product with that extent and the last run is one copy."""
     monkeypatch.setenv("TILE2TRITON_HEAVY_FIRST_GROUP", str(group))
     kernel = dynamic_tile_sums(16, 32, 3)
-    source = kernel.lowered_for("sm_90").source
+    source = kernel.lowered_for(FEW_SMS).source
     assert ("this_run" in source) if group else ("launch_idx // 3" in source)
     for M in (70, 97, 150):
         a = torch.randn(M, 16)

@@ -24,7 +24,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_SPLIT_DIMS`` | on/off (default on) | shared/fragment buffers with a dim that is not a power of two (192) as power-of-two parts (128 + 64), a gemm per part, not padded (passes/pow2_split.py) |
 | ``TILE2TRITON_TRANSPOSED_DOTS`` | on/off (default on) | on sm_90, a gemm of fewer than 64 rows and at least 64 columns (beside a wgmma-sized gemm, accumulators within the register budget) computed as ``tl.trans(tl.dot(B^T, A^T))``: a wgmma, not an mma.sync that makes ptxas serialize the kernel's wgmmas |
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
-| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default off) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first; kernels whose blocks could wait on one another, or with ``T.use_swizzle``, keep their order (codegen/block_order.py). Off: timed in session 52 (BENCHMARKS.md), the whole grid walked this way loses past about three waves; equal runs of about two waves (now the default runs) did not; to be timed as built |
+| ``TILE2TRITON_HEAVY_FIRST`` | on/off (default on) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first, the heads in runs (``TILE2TRITON_HEAVY_FIRST_GROUP``); kernels whose blocks could wait on one another, with ``T.use_swizzle``, or whose grid is known to fit a block an SM keep their order (codegen/block_order.py; timed in session 53, BENCHMARKS.md) |
 | ``TILE2TRITON_HEAVY_FIRST_GROUP`` | count or ``waves`` (default ``waves``) | with ``TILE2TRITON_HEAVY_FIRST``, the other axes' blocks (heads) in runs of this many, one run after another, each walked heaviest first, so the blocks running together read fewer heads' keys and values; ``waves``: runs of about two waves of the device's SMs (codegen/block_order.run_width); 0: the whole grid one run |
 | ``TILE2TRITON_EXACT_RANGES`` | on/off (default off) | a let's value range and an integer comparison also from the exact span of the block indices and loop variables they are computed from (enumerated where they number at most 4096), where intervals are loose: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is one value in every block, so the loop over it has a constant trip count and its row masks fold (codegen/rules._same_everywhere) |
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
@@ -121,7 +121,11 @@ TRANSPOSED_DOTS_DEFAULT = True
 # backward loops (4-16 iterations a block, counted from their ranges) through pointers: mha 59.1 -> 45.2 us,
 # gqa 41.9 -> 29.7, mha window 35.8 -> 27.7 (the same rule as the sink forward's T.min-bounded loops)
 TRIP_BOUNDS_DEFAULT = True
-HEAVY_FIRST_DEFAULT = False
+# on: runs of about two waves heaviest first against launch order (H100, session 53, benchmarks/heavy_first_sweep.py):
+# causal mha forwards 1.00x (64 blocks), 1.31x, 1.19x, 1.02x, 1.05x, 1.00x (8192 blocks, 512 MB of keys and values);
+# the suite's causal forwards (two pairs each) mha_fwd_bshd 1.34x, gqa_fwd_bshd 1.15x, mha_sink_fwd 1.19x, mha_fwd_varlen
+# 1.20x; block-sparse attention (128 blocks, under one wave) 0.0092 / 0.0087 -> 0.0094 / 0.0092 ms, now left in order
+HEAVY_FIRST_DEFAULT = True
 HEAVY_FIRST_GROUP_DEFAULT = None  # runs of about two waves (codegen/block_order.run_width)
 # off: block mean pooling (dsa_hisa), its 2-step loop a constant range(2) with the masks folded, ran 0.0220 ms against
 # 0.0204 as before on an H100 (ptxas issued the second step's load after the first step's conversions;

@@ -27,6 +27,7 @@ it), -1 where it can only shrink, 0 where it does not depend on it, None where n
 from __future__ import annotations
 
 import ast
+import math
 
 from .. import ir
 from ..ir.exprs import static
@@ -34,11 +35,15 @@ from . import pyast as P
 from .values import Lowerer
 
 
-def heavy_axis(kernel: ir.Kernel, lets: dict) -> int | None:
+def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
     """The one grid axis whose index lengthens the kernel's top-level loops of tile work and
     shortens none (while the other axes' indices lengthen none), or None; ``lets``: the kernel's
-    single-assignment lets (``KernelLowerer.once_lets``)."""
+    single-assignment lets (``KernelLowerer.once_lets``).  None too for a grid known to start whole,
+    a block an SM, on ``sms`` SMs: every block starts at once in any order."""
     if kernel.swizzle or not _independent_blocks(kernel.body):
+        return None
+    extents = [static(g) for g in kernel.grid]
+    if sms and all(isinstance(e, int) for e in extents) and math.prod(extents) <= sms:
         return None
     loops = list(_top_level_loops(kernel.body))
     lengthening = []

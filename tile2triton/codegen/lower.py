@@ -152,7 +152,7 @@ class LoweringOptions:
     # the grid axis whose block index lengthens the kernel's loops (causal attention's query tiles)
     # walked slowest and last index first, the longest blocks first (codegen/block_order.py,
     # TILE2TRITON_HEAVY_FIRST)
-    heavy_first: bool = False
+    heavy_first: bool = True
     # ... in runs of this many blocks of the other axes (heads), each run heaviest first; 0: the whole
     # grid one run; None: runs of about two waves of ``sms`` (block_order.run_width;
     # TILE2TRITON_HEAVY_FIRST_GROUP)

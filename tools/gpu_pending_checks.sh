@@ -44,7 +44,7 @@
 # attention-sink cases, both implementations (the rule now takes only grids of more blocks than SMs); then the causal
 # varlen forward at that set's shape (0.83x) with its two loops' stages and its split edited as text:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s49
-# Part "s50" (session 50, not yet run as a whole: session 52 ran only its sweep, BENCHMARKS.md; about 400 s): the varlen GQA backward (0.88x in the suite) by text edits of its
+# Part "s50" (session 50; session 53 ran its parts by hand with the rule built, BENCHMARKS.md; about 400 s): the varlen GQA backward (0.88x in the suite) by text edits of its
 # generated kernel (benchmarks/hand_variants/gqa_bwd_varlen_wrap_edits.json): its split loops each wrapped in
 # `if start < stop:`, and the loop not split, wrapped and not; session 50's H100 probe (gqa_bwd_varlen_edits.json) put
 # its gap on the register edge (see BENCHMARKS.md, "Session 50"); then the causal varlen forward (0.83x at the second
@@ -52,8 +52,8 @@
 # then TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on over a sweep of causal forward shapes
 # (benchmarks/heavy_first_sweep.py), on in one group and with the heads in groups of 8 and 2
 # (TILE2TRITON_HEAVY_FIRST_GROUP, session 51: the blocks running together then read fewer heads' K and V). Part "s50b" (about 300 s): the switch off and on (two pairs) on the six timed
-# causal forwards of the suite and the second variant set it reorders. It becomes the default if it is faster there
-# and slower nowhere, past L2 included:
+# causal forwards of the suite and the second variant set it reorders (on by default since session 53: runs of ~2
+# waves faster on the four causal forwards, slower nowhere past noise; pairs now time the default against =0):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50b
 set -u
@@ -119,7 +119,7 @@ for part in $parts; do
     continue
   fi
   if [ "$part" = s50b ]; then
-    # TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, off) off and on, two pairs, on every timed kernel it reverses
+    # TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, on) off and on, two pairs, on every timed kernel it reverses
     # offline (sm_90): the causal forwards of the suite and of the second variant set
     for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
         attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd@2 \
@@ -128,7 +128,7 @@ for part in $parts; do
         flash_attention/regression_example_flash_attention.py:regression_example_gqa_fwd_bshd@2 \
         flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_varlen@2; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-        "$tl/examples/${case%%:*}" "${case#*:}" "" TILE2TRITON_HEAVY_FIRST=1 "" TILE2TRITON_HEAVY_FIRST=1
+        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_HEAVY_FIRST=0 "" TILE2TRITON_HEAVY_FIRST=0 ""
     done
     continue
   fi

@@ -109,14 +109,15 @@ WAVES_PER_RUN = 2
 def run_width(lw: Lowerer, heavy_extent, others, sms: int):
     """The blocks of the other axes (heads) in one run of ``block_ids``' order: as many as fill about
     ``WAVES_PER_RUN`` waves of ``sms`` SMs with all their heavy-axis blocks (at least one), then
-    evened out so the runs are equal but for at most one index.  0 (the whole grid one run) where the
-    SMs are unknown (the interpreter).  An int where the extents are known when compiling, else an
+    evened out: as many runs as that width needs, each the heads over that many runs rounded up (11
+    heads at 5: runs of 5, 5, 1 become 4, 4, 3; 9 heads at 4: 3, 3, 3).  0 (the whole grid one run) where
+    the SMs are unknown (the interpreter).  An int where the extents are known when compiling, else an
     expression.
 
-    Timed on causal attention forwards (H100, BENCHMARKS.md session 52): one run over the whole grid
-    wins up to about three waves and loses past them (the blocks running together belong to all the
-    heads, their keys and values past L2); runs of about two waves were fastest or within 1% at every
-    shape, 1.01-1.35x of launch order."""
+    Timed on causal attention forwards (H100, BENCHMARKS.md sessions 52 and 53): one run over the whole
+    grid wins up to about three waves and loses past them (the blocks running together belong to all
+    the heads, their keys and values past L2); runs of about two waves were 1.00-1.31x of launch order
+    from 64 to 8192 blocks, slower at none."""
     if not sms:
         return 0
     slots = WAVES_PER_RUN * sms

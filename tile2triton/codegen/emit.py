@@ -404,9 +404,8 @@ def _lower_kernel(
     # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
     block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
     # block indices other than the program ids: T.use_swizzle's, else the heaviest-first order's
-    heavy = (
-        block_order.heavy_axis(kernel, lw.once_lets, options.sms) if options.heavy_first else None
-    )  # None when swizzled
+    # (heavy_axis is None when swizzled)
+    heavy = block_order.heavy_axis(kernel, lw.once_lets, options.sms) if options.heavy_first else None
     first_block_stmt = len(lw.out)
     if kernel.swizzle:
         remapped = swizzle_block_ids(lw, kernel)

@@ -55,6 +55,10 @@ def child(path: str, case: str, stem: str, edits: list) -> None:
         return original(source, name)
 
     cache.source_path = edited
+    if torch.cuda.is_available():  # an edit may build a tensor descriptor in the kernel: Triton's workspace
+        from tile2triton.runtime.target import ensure_allocator
+
+        ensure_allocator()
     env_variants.child(path, case)
 
 

@@ -254,6 +254,9 @@ class LoweringOptions:
     # past the register budget, wide columns computed 128 at a time, a chunk's gemms side by side
     # (passes/column_chunks.py, TILE2TRITON_COLUMN_CHUNKS)
     column_chunks: bool = True
+    # the part of a tile past a power of two that every store puts outside its tensor, not computed
+    # (passes/dead_parts.py, TILE2TRITON_DEAD_PARTS)
+    dead_parts: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -21,6 +21,7 @@ from .check import check
 from .column_chunks import chunk_columns
 from .column_split import split_columns
 from .compact_guarded import compact_guarded_loops
+from .dead_parts import drop_dead_parts
 from .forward_rings import forward_rings
 from .forward_shared import forward_shared
 from .global_copy_chunks import chunk_global_copies
@@ -57,6 +58,11 @@ class KernelRewrite:
 
     kernel: ir.Kernel
     stored: frozenset = frozenset()
+
+
+def _drop_dead_parts(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # a 256-column tile over a tensor of 128 columns computed 128 wide: the half every store masks goes
+    return KernelRewrite(drop_dead_parts(kernel))
 
 
 def _split_pow2_dims(kernel: ir.Kernel, options: Any) -> KernelRewrite:
@@ -133,6 +139,7 @@ def _order_global_accesses(kernel: ir.Kernel, options: Any) -> KernelRewrite:
 
 # (name, the LoweringOptions switches any of which turns it on (none: always), pass)
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
+    ("drop-dead-parts", ("dead_parts",), _drop_dead_parts),
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
     ("staged-atomics", ("staged_atomics",), _staged_atomics),

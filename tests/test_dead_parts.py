@@ -18,9 +18,10 @@ def cut(monkeypatch, request):
     return request.param == "1"
 
 
-def gemm_epilogue(M, N, K, BM, BN, BK, staged):
-    """C = relu(A B + bias) in BM x BN tiles; ``staged``: the tile goes out through shared memory
-    (TileLang's Hopper convolution epilogue)."""
+def gemm_epilogue(M, N, K, BM, BN, BK, store):
+    """C = relu(A B + bias) in BM x BN tiles, stored by ``T.copy`` ("direct"), through shared memory
+    ("through-shared": TileLang's Hopper convolution epilogue) or element by element in the
+    ``T.Parallel`` ("elements": masked at the tensor's end, as TileLang's safe memory access)."""
 
     @T.prim_func
     def main(
@@ -39,12 +40,16 @@ def gemm_epilogue(M, N, K, BM, BN, BK, staged):
                 T.copy(A[by * BM, k * BK], A_s)
                 T.copy(B[k * BK, bx * BN], B_s)
                 T.gemm(A_s, B_s, acc)
-            for i, j in T.Parallel(BM, BN):
-                acc[i, j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
-            if staged:
+            if store == "elements":
+                for i, j in T.Parallel(BM, BN):
+                    C[by * BM + i, bx * BN + j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
+            else:
+                for i, j in T.Parallel(BM, BN):
+                    acc[i, j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
+            if store == "through-shared":
                 T.copy(acc, out_s)
                 T.copy(out_s, C[by * BM, bx * BN])
-            else:
+            elif store == "direct":
                 T.copy(acc, C[by * BM, bx * BN])
 
     return main
@@ -68,9 +73,9 @@ def _reference(a, b, bias):
         (50, 72, 45, 128, 128, {"acc": "[64, 128]"}),  # the rows: 128 -> 64; the columns' 72 need all 128
     ],
 )
-@pytest.mark.parametrize("staged", [False, True], ids=["direct", "through-shared"])
-def test_cut_tiles_match_torch(dev, cut, M, N, K, BM, BN, want, staged):
-    kernel = tilelang.compile(gemm_epilogue(M, N, K, BM, BN, 32, staged), out_idx=[3])
+@pytest.mark.parametrize("store", ["direct", "through-shared", "elements"])
+def test_cut_tiles_match_torch(dev, cut, M, N, K, BM, BN, want, store):
+    kernel = tilelang.compile(gemm_epilogue(M, N, K, BM, BN, 32, store), out_idx=[3])
     a = torch.randn(M, K, device=dev).half()
     b = torch.randn(K, N, device=dev).half()
     bias = torch.randn(N, device=dev)
@@ -87,7 +92,7 @@ def test_cut_tiles_match_torch(dev, cut, M, N, K, BM, BN, want, staged):
 def test_a_tile_with_live_upper_half_in_some_block_stays_whole(dev, cut):
     """300 columns in two 256-wide blocks: the first block's upper half is inside the tensor."""
     M, N, K = 24, 300, 40
-    kernel = tilelang.compile(gemm_epilogue(M, N, K, 32, 256, 32, False), out_idx=[3])
+    kernel = tilelang.compile(gemm_epilogue(M, N, K, 32, 256, 32, "direct"), out_idx=[3])
     a, b, bias = torch.randn(M, K, device=dev).half(), torch.randn(K, N, device=dev).half(), torch.randn(N, device=dev)
     torch.testing.assert_close(kernel(a, b, bias).double(), _reference(a, b, bias), atol=3e-2, rtol=3e-2)
     assert _widths(kernel.get_kernel_source(interpret=dev == "cpu"), "acc") == {"[32, 256]"}

@@ -98,7 +98,15 @@ def _seeds(body, ranges, tiles: dict) -> dict:
     """(buffer, dim) -> the most elements along ``dim`` that a store of the register tile puts inside
     its tensor, in any block, where that is fewer than the tile's extent."""
     seeds: dict = {}
+
+    def seed(key, live):
+        seeds[key] = max(seeds.get(key, 0), live)
+
     for s in ir.walk(body):
+        if isinstance(s, ir.Parallel):
+            for key, live in _parallel_seeds(s, ranges, tiles):
+                seed(key, live)
+            continue
         pair = _tile_to_global(s)
         if pair is None:
             continue
@@ -108,9 +116,48 @@ def _seeds(body, ranges, tiles: dict) -> dict:
         for dim, global_dim in _paired_dims(tile, box):
             live = _live(box, global_dim, ranges)
             if live is not None and 0 < live < tiles[tile.buffer][dim]:
-                key = (tile.buffer, dim)
-                seeds[key] = max(seeds.get(key, 0), live)
+                seed((tile.buffer, dim), live)
     return seeds
+
+
+def _parallel_seeds(p: ir.Parallel, ranges, tiles: dict) -> list:
+    """((buffer, dim), live) for a ``T.Parallel`` that stores into global memory at ``base + v`` along
+    a dim, ``v`` one of its loop variables (the store masked at the tensor's end, as TileLang's safe
+    memory access does): the register tiles it indexes with ``v``, and the most values of ``v`` whose
+    store lands inside the tensor in some block."""
+    out = []
+    for inner in p.body:
+        if not (isinstance(inner, ir.Store) and inner.buffer.scope == ir.GLOBAL):
+            continue
+        for dim, index in enumerate(inner.indices):
+            found = _base_plus_var(index, p.vars)
+            if found is None:
+                continue
+            base, var = found
+            end, lowest = static(inner.buffer.shape[dim]), ranges.of(base)
+            if not isinstance(end, int) or lowest is None:
+                continue
+            live = end - lowest[0]
+            for buffer, indices in _register_accesses(p.body):
+                for d, i in enumerate(indices):
+                    if isinstance(i, ir.VarRef) and i.var is var and buffer in tiles and 0 < live < tiles[buffer][d]:
+                        out.append(((buffer, d), live))
+    return out
+
+
+def _base_plus_var(index, loop_vars) -> tuple | None:
+    """(base, v) where ``index`` is ``base + v`` (or ``v + base``) for ``v`` one of ``loop_vars`` and
+    ``base`` free of them."""
+    if not (isinstance(index, ir.BinOp) and index.op == "+"):
+        return None
+    for var_side, base in ((index.rhs, index.lhs), (index.lhs, index.rhs)):
+        if isinstance(var_side, ir.VarRef) and any(var_side.var is v for v in loop_vars):
+            free = not any(
+                isinstance(e, ir.VarRef) and any(e.var is v for v in loop_vars) for e in ir.iter_expr_tree(base)
+            )
+            if free:
+                return base, var_side.var
+    return None
 
 
 def _live(box: ir.Region, dim: int, ranges) -> int | None:
@@ -244,13 +291,40 @@ def _disjoint(groups) -> list:
 
 # ------------------------------------------------------------------------------ what goes
 def _without_outside_stores(body: list, dead_parts: set, ranges) -> list:
-    """``body`` without the copies and tile atomics of a dead part into a box wholly past its tensor's end."""
+    """``body`` without the copies and tile atomics of a dead part into a box wholly past its tensor's
+    end, and, in a ``T.Parallel`` that reads a dead part, without the element stores past a tensor's
+    end in every lane and block (the loop goes too where no store is left)."""
 
     def gone(s) -> bool:
         pair = _tile_to_global(s)
         return pair is not None and pair[0].buffer in dead_parts and _outside(pair[1], ranges)
 
-    return _filtered(body, gone)
+    out = []
+    for s in _filtered(body, gone):
+        if isinstance(s, _CONTAINERS):
+            fields = {a: _without_outside_stores(getattr(s, a), dead_parts, ranges) for a in _BODIES if hasattr(s, a)}
+            s = dataclasses.replace(s, **fields)
+        elif isinstance(s, ir.Parallel) and buffer_accesses([s])[0] & dead_parts:
+            lanes = ranges.copy()
+            for var, extent in zip(s.vars, s.extents):
+                lanes.set(var, 0, extent - 1)
+            kept = [x for x in s.body if not _store_outside(x, lanes)]
+            if not any(isinstance(x, (ir.Store, ir.Atomic)) for x in ir.walk(kept)):
+                continue
+            s = dataclasses.replace(s, body=kept)
+        out.append(s)
+    return out
+
+
+def _store_outside(s, lanes) -> bool:
+    """Whether ``s`` is an element store into global memory past the tensor's end in every lane and block."""
+    if not (isinstance(s, ir.Store) and s.buffer.scope == ir.GLOBAL):
+        return False
+    for dim, index in enumerate(s.indices):
+        end, values = static(s.buffer.shape[dim]), lanes.of(index)
+        if isinstance(end, int) and values is not None and values[0] >= end:
+            return True
+    return False
 
 
 def _dead(body: list, parts: set) -> set:
@@ -267,6 +341,7 @@ def _dead(body: list, parts: set) -> set:
 
 
 _CONTAINERS = (ir.For, ir.If, ir.While, ir.Kernel)  # statements whose bodies are statements of their own
+_BODIES = ("body", "then_body", "else_body")
 
 
 def _units(body: list):

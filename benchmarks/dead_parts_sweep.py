@@ -2,10 +2,11 @@
 (passes/dead_parts.py): the measurements behind cutting a tile at the power of two past which every
 store lands outside the tensor.
 
-Kernel: ``C = relu(A B + bias)`` in float16 with a float32 accumulator, tiles of BM x BN x BK,
-3 stages, the epilogue stored by ``T.copy`` (``copy``) or element by element in its ``T.Parallel``
-(``elements``).  Each shape is compiled with the switch on and off, checked against torch in float32
-and timed with ``triton.testing.do_bench`` (median, L2 flushed).  From the repo root on the GPU:
+Kernel: tests/test_dead_parts.py's ``C = relu(A B + bias)`` in float16 with a float32 accumulator,
+tiles of BM x BN x BK, 3 stages, the epilogue stored by ``T.copy`` (``direct``) or element by element
+in its ``T.Parallel`` (``elements``).  Each shape is compiled with the switch on and off, checked
+against torch in float32 and timed with ``triton.testing.do_bench`` (median, L2 flushed).  From the
+repo root on the GPU:
 
     PYTHONPATH=. python benchmarks/dead_parts_sweep.py
 """
@@ -13,6 +14,11 @@ and timed with ``triton.testing.do_bench`` (median, L2 flushed).  From the repo 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from test_dead_parts import gemm_epilogue  # noqa: E402  (the tests' kernel)
 
 # (M, N, K, BM, BN, BK, threads): N or M under half the tile (cut), and controls that are not cut
 SHAPES = [
@@ -24,36 +30,6 @@ SHAPES = [
     (8192, 192, 4096, 128, 256, 64, 256),  # control: 192 live needs all 256 columns
     (8192, 256, 4096, 128, 256, 64, 256),  # control: nothing past the tensor
 ]
-
-
-def factory(M, N, K, BM, BN, BK, threads, store):
-    import tile2triton.language as T
-
-    @T.prim_func
-    def main(
-        A: T.Tensor((M, K), "float16"),
-        B: T.Tensor((K, N), "float16"),
-        bias: T.Tensor((N,), "float32"),
-        C: T.Tensor((M, N), "float16"),
-    ):
-        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):
-            A_s = T.alloc_shared((BM, BK), "float16")
-            B_s = T.alloc_shared((BK, BN), "float16")
-            acc = T.alloc_fragment((BM, BN), "float32")
-            T.clear(acc)
-            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=3):
-                T.copy(A[by * BM, k * BK], A_s)
-                T.copy(B[k * BK, bx * BN], B_s)
-                T.gemm(A_s, B_s, acc)
-            if store == "elements":
-                for i, j in T.Parallel(BM, BN):
-                    C[by * BM + i, bx * BN + j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
-            else:
-                for i, j in T.Parallel(BM, BN):
-                    acc[i, j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
-                T.copy(acc, C[by * BM, bx * BN])
-
-    return main
 
 
 def main() -> None:
@@ -72,11 +48,11 @@ def main() -> None:
         bias = torch.randn(N, generator=gen).cuda()
         ref = torch.relu(a.float() @ b.float() + bias)
         blocks = -(-N // BN) * -(-M // BM)
-        for store in ("copy", "elements"):
+        for store in ("direct", "elements"):
             times, errs = {}, {}
             for switch in ("0", "1"):
                 os.environ["TILE2TRITON_DEAD_PARTS"] = switch
-                kernel = tilelang.compile(factory(M, N, K, BM, BN, BK, threads, store), out_idx=[3])
+                kernel = tilelang.compile(gemm_epilogue(M, N, K, BM, BN, BK, store, threads, 3), out_idx=[3])
                 out = kernel(a, b, bias)
                 errs[switch] = float((out.float() - ref).abs().max() / ref.abs().max())
                 times[switch] = triton.testing.do_bench(lambda: kernel(a, b, bias), return_mode="median") * 1e3

@@ -18,10 +18,11 @@ def cut(monkeypatch, request):
     return request.param == "1"
 
 
-def gemm_epilogue(M, N, K, BM, BN, BK, store):
+def gemm_epilogue(M, N, K, BM, BN, BK, store, threads=128, stages=2):
     """C = relu(A B + bias) in BM x BN tiles, stored by ``T.copy`` ("direct"), through shared memory
     ("through-shared": TileLang's Hopper convolution epilogue) or element by element in the
-    ``T.Parallel`` ("elements": masked at the tensor's end, as TileLang's safe memory access)."""
+    ``T.Parallel`` ("elements": masked at the tensor's end, as TileLang's safe memory access).
+    benchmarks/dead_parts_sweep.py times it too."""
 
     @T.prim_func
     def main(
@@ -30,13 +31,13 @@ def gemm_epilogue(M, N, K, BM, BN, BK, store):
         bias: T.Tensor((N,), "float32"),
         C: T.Tensor((M, N), "float16"),
     ):
-        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=128) as (bx, by):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):
             A_s = T.alloc_shared((BM, BK), "float16")
             B_s = T.alloc_shared((BK, BN), "float16")
             acc = T.alloc_fragment((BM, BN), "float32")
             out_s = T.alloc_shared((BM, BN), "float16")
             T.clear(acc)
-            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):
+            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):
                 T.copy(A[by * BM, k * BK], A_s)
                 T.copy(B[k * BK, bx * BN], B_s)
                 T.gemm(A_s, B_s, acc)

@@ -9,7 +9,9 @@ columns are dropped:
 1. **Seeds.**  A copy or tile atomic from a whole shared/fragment buffer into a global box that
    reaches past its tensor's end along a dim in every block: the box's start there, at its lowest
    over the block indices' ranges (``analysis.kernel_ranges``), leaves ``live`` elements inside the
-   tensor, fewer than the buffer's extent.  The buffer keeps ``live`` rounded up to a power of two,
+   tensor, fewer than the buffer's extent.  Likewise a ``T.Parallel``'s element store at
+   ``base + j`` (masked at the tensor's end, as TileLang's safe memory access masks it) for the
+   register tiles that loop indexes with ``j``.  The buffer keeps ``live`` rounded up to a power of two,
    at least ``MIN_PART`` (``_kept_parts``: 100 -> 128, 37 -> 64), where that is less than its
    extent; the rest is the dead part.
 2. **Partners.**  The dims the statements tie to it, which must be cut with it: a gemm's C rows
@@ -19,7 +21,8 @@ columns are dropped:
    shape is left alone; a group takes the most live elements of its seeds.
 3. **Split.**  ``pow2_split``'s rewriter makes each buffer of a group one buffer a part (the first
    keeps the buffer's name) and every statement one per part.
-4. **Drop.**  The dead parts' copies into boxes wholly past their tensor's end go, then every
+4. **Drop.**  The dead parts' copies into boxes wholly past their tensor's end go (and their loops'
+   element stores past it in every lane), then every
    statement that only writes dead parts nothing else reads (allocations, fills, copies, gemms,
    ``T.Parallel`` loops of plain stores), until none is left.  A group whose dead parts are not
    all gone is not split; the pass repeats on what it made while a seed is left.
@@ -96,7 +99,8 @@ def _whole_tiles(body) -> dict:
 
 def _seeds(body, ranges, tiles: dict) -> dict:
     """(buffer, dim) -> the most elements along ``dim`` that a store of the register tile puts inside
-    its tensor, in any block, where that is fewer than the tile's extent."""
+    its tensor, in any block, where that is fewer than the tile's extent: a copy or tile atomic of the
+    whole tile into a global box, or a ``T.Parallel``'s element stores (``_parallel_seeds``)."""
     seeds: dict = {}
 
     def seed(key, live):
@@ -204,7 +208,7 @@ def _outside(box: ir.Region, ranges) -> bool:
     return any(_live(box, d, ranges) == 0 for d in range(box.buffer.ndim))
 
 
-def _groups(body, seeds: set) -> list:
+def _groups(body, seeds: dict) -> list:
     """The seeds' groups of (buffer, dim) the statements tie together (union-find over their links)."""
     parent: dict = {}
 

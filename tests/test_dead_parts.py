@@ -21,7 +21,8 @@ def cut(monkeypatch, request):
 def gemm_epilogue(M, N, K, BM, BN, BK, store, threads=128, stages=2):
     """C = relu(A B + bias) in BM x BN tiles, stored by ``T.copy`` ("direct"), through shared memory
     ("through-shared": TileLang's Hopper convolution epilogue) or element by element in the
-    ``T.Parallel`` ("elements": masked at the tensor's end, as TileLang's safe memory access).
+    ``T.Parallel`` ("elements": masked at the tensor's end, as TileLang's safe memory access; "guarded":
+    under the user's own bounds test).
     benchmarks/dead_parts_sweep.py times it too."""
 
     @T.prim_func
@@ -44,6 +45,10 @@ def gemm_epilogue(M, N, K, BM, BN, BK, store, threads=128, stages=2):
             if store == "elements":
                 for i, j in T.Parallel(BM, BN):
                     C[by * BM + i, bx * BN + j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
+            elif store == "guarded":
+                for i, j in T.Parallel(BM, BN):
+                    if by * BM + i < M and bx * BN + j < N:
+                        C[by * BM + i, bx * BN + j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
             else:
                 for i, j in T.Parallel(BM, BN):
                     acc[i, j] = T.max(acc[i, j] + bias[bx * BN + j], 0)
@@ -74,7 +79,7 @@ def _reference(a, b, bias):
         (50, 72, 45, 128, 128, {"acc": "[64, 128]"}),  # the rows: 128 -> 64; the columns' 72 need all 128
     ],
 )
-@pytest.mark.parametrize("store", ["direct", "through-shared", "elements"])
+@pytest.mark.parametrize("store", ["direct", "through-shared", "elements", "guarded"])
 def test_cut_tiles_match_torch(dev, cut, M, N, K, BM, BN, want, store):
     kernel = tilelang.compile(gemm_epilogue(M, N, K, BM, BN, 32, store), out_idx=[3])
     a = torch.randn(M, K, device=dev).half()

@@ -10,8 +10,8 @@ columns are dropped:
    reaches past its tensor's end along a dim in every block: the box's start there, at its lowest
    over the block indices' ranges (``analysis.kernel_ranges``), leaves ``live`` elements inside the
    tensor, fewer than the buffer's extent.  Likewise a ``T.Parallel``'s element store at
-   ``base + j`` (masked at the tensor's end, as TileLang's safe memory access masks it) for the
-   register tiles that loop indexes with ``j``.  The buffer keeps ``live`` rounded up to a power of two,
+   ``base + j`` (masked at the tensor's end, as TileLang's safe memory access masks it; under the
+   user's own bounds test or not) for the register tiles that loop indexes with ``j``.  The buffer keeps ``live`` rounded up to a power of two,
    at least ``MIN_PART`` (``_kept_parts``: 100 -> 128, 37 -> 64), where that is less than its
    extent; the rest is the dead part.
 2. **Partners.**  The dims the statements tie to it, which must be cut with it: a gemm's C rows
@@ -130,7 +130,7 @@ def _parallel_seeds(p: ir.Parallel, ranges, tiles: dict) -> list:
     memory access does): the register tiles it indexes with ``v``, and the most values of ``v`` whose
     store lands inside the tensor in some block."""
     out = []
-    for inner in p.body:
+    for inner in ir.walk(p.body):  # under an ``if`` too: a guard of the tensor's bounds, as users write one
         if not (isinstance(inner, ir.Store) and inner.buffer.scope == ir.GLOBAL):
             continue
         for dim, index in enumerate(inner.indices):
@@ -312,7 +312,7 @@ def _without_outside_stores(body: list, dead_parts: set, ranges) -> list:
             lanes = ranges.copy()
             for var, extent in zip(s.vars, s.extents):
                 lanes.set(var, 0, extent - 1)
-            kept = [x for x in s.body if not _store_outside(x, lanes)]
+            kept = _filtered(s.body, lambda x, lanes=lanes: _store_outside(x, lanes))
             if not any(isinstance(x, (ir.Store, ir.Atomic)) for x in ir.walk(kept)):
                 continue
             s = dataclasses.replace(s, body=kept)

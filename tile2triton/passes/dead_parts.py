@@ -12,7 +12,7 @@ columns are dropped:
    tensor, fewer than the buffer's extent.  Likewise a ``T.Parallel``'s element store at
    ``base + j`` (masked at the tensor's end, as TileLang's safe memory access masks it; under the
    user's own bounds test or not) for the register tiles that loop indexes with ``j``.  The buffer keeps ``live`` rounded up to a power of two,
-   at least ``MIN_PART`` (``_kept_parts``: 100 -> 128, 37 -> 64), where that is less than its
+   at least ``MIN_PART`` (``_kept``: 100 -> 128, 37 -> 64), where that is less than its
    extent; the rest is the dead part.
 2. **Partners.**  The dims the statements tie to it, which must be cut with it: a gemm's C rows
    with A's M dim and its columns with B's N dim, the dims two register buffers of one copy pair,
@@ -130,19 +130,17 @@ def _parallel_seeds(p: ir.Parallel, ranges, tiles: dict) -> list:
     memory access does): the register tiles it indexes with ``v``, and the most values of ``v`` whose
     store lands inside the tensor in some block."""
     out = []
+    accesses = _register_accesses(p.body)
     for inner in ir.walk(p.body):  # under an ``if`` too: a guard of the tensor's bounds, as users write one
         if not (isinstance(inner, ir.Store) and inner.buffer.scope == ir.GLOBAL):
             continue
         for dim, index in enumerate(inner.indices):
             found = _base_plus_var(index, p.vars)
-            if found is None:
+            live = None if found is None else _inside(inner.buffer, dim, found[0], ranges)
+            if live is None:
                 continue
-            base, var = found
-            end, lowest = static(inner.buffer.shape[dim]), ranges.of(base)
-            if not isinstance(end, int) or lowest is None:
-                continue
-            live = end - lowest[0]
-            for buffer, indices in _register_accesses(p.body):
+            var = found[1]
+            for buffer, indices in accesses:
                 for d, i in enumerate(indices):
                     if isinstance(i, ir.VarRef) and i.var is var and buffer in tiles and 0 < live < tiles[buffer][d]:
                         out.append(((buffer, d), live))
@@ -166,32 +164,42 @@ def _base_plus_var(index, loop_vars) -> tuple | None:
 
 def _live(box: ir.Region, dim: int, ranges) -> int | None:
     """The most elements of ``box`` along ``dim`` inside its tensor over every block, where known."""
-    end = static(box.buffer.shape[dim])
-    lowest = ranges.of(box.starts[dim])
+    return _inside(box.buffer, dim, box.starts[dim], ranges)
+
+
+def _inside(tensor: ir.Buffer, dim: int, start, ranges) -> int | None:
+    """The most elements from ``start`` on along ``dim`` inside ``tensor`` over every block, where known."""
+    end, lowest = static(tensor.shape[dim]), ranges.of(start)
     if not isinstance(end, int) or lowest is None:
         return None
     return max(0, end - lowest[0])
 
 
-def _kept_parts(live: int, extent: int) -> list | None:
-    """The part a dim of ``extent`` keeps for ``live`` elements: the least power of two at or above
+def _kept(live: int, extent: int) -> int | None:
+    """The elements a dim of ``extent`` keeps for ``live``: the least power of two at or above
     ``live``, at least MIN_PART; None where that is the whole.  Not a sum of two powers: F = 192 kept
     as 128 + 64 of a 256-wide tile measured slower than the whole tile (session 54, 0.1601 -> 0.1650 ms)."""
     kept = max(MIN_PART, 1 << (live - 1).bit_length())
-    return [(0, kept)] if kept < extent else None
+    return kept if kept < extent else None
 
 
-def _tile_to_global(s) -> tuple | None:
-    """(whole register region, global box) of a copy or tile atomic that stores a tile into memory."""
+def _region_ends(s) -> tuple | None:
+    """(source, destination) regions of a tile copy or tile atomic, else None."""
     if isinstance(s, ir.Copy):
         src, dst = s.src, s.dst
     elif isinstance(s, ir.Atomic):
         src, dst = s.value, s.dst
     else:
         return None
-    if not (isinstance(src, ir.Region) and isinstance(dst, ir.Region)) or dst.buffer.scope != ir.GLOBAL:
+    return (src, dst) if isinstance(src, ir.Region) and isinstance(dst, ir.Region) else None
+
+
+def _tile_to_global(s) -> tuple | None:
+    """(whole register region, global box) of a copy or tile atomic that stores a tile into memory."""
+    ends = _region_ends(s)
+    if ends is None or ends[1].buffer.scope != ir.GLOBAL:
         return None
-    return (src, dst) if src.is_whole() else None
+    return ends if ends[0].is_whole() else None
 
 
 def _paired_dims(a: ir.Region, b: ir.Region) -> list:
@@ -228,10 +236,9 @@ def _groups(body, seeds: dict) -> list:
             n_dim = 0 if s.trans_b else 1
             union((s.c.buffer, 0), (s.a.buffer, m_dim))
             union((s.c.buffer, 1), (s.b.buffer, n_dim))
-        elif isinstance(s, (ir.Copy, ir.Atomic)):
-            src, dst = (s.src, s.dst) if isinstance(s, ir.Copy) else (s.value, s.dst)
-            registers = isinstance(src, ir.Region) and isinstance(dst, ir.Region)
-            if registers and ir.GLOBAL not in (src.buffer.scope, dst.buffer.scope):
+        elif (ends := _region_ends(s)) is not None:
+            src, dst = ends
+            if ir.GLOBAL not in (src.buffer.scope, dst.buffer.scope):
                 for x, y in _paired_dims(src, dst):
                     union((src.buffer, x), (dst.buffer, y))
         elif isinstance(s, ir.Parallel):
@@ -268,11 +275,10 @@ def _parts_of(group: list, seeds: dict, tiles: dict) -> list | None:
     if len(extents) != 1:
         return None
     extent = extents.pop()
-    kept = _kept_parts(max(seeds[key] for key in group if key in seeds), extent)
+    kept = _kept(max(seeds[key] for key in group if key in seeds), extent)
     if kept is None:
         return None
-    start = sum(size for _, size in kept)
-    parts = [*kept, (start, extent - start)]
+    parts = [(0, kept), (kept, extent - kept)]
     return [(b, dim, parts) for b, dim in group]
 
 
@@ -299,12 +305,11 @@ def _without_outside_stores(body: list, dead_parts: set, ranges) -> list:
     end, and, in a ``T.Parallel`` that reads a dead part, without the element stores past a tensor's
     end in every lane and block (the loop goes too where no store is left)."""
 
-    def gone(s) -> bool:
-        pair = _tile_to_global(s)
-        return pair is not None and pair[0].buffer in dead_parts and _outside(pair[1], ranges)
-
     out = []
-    for s in _filtered(body, gone):
+    for s in body:
+        pair = _tile_to_global(s)
+        if pair is not None and pair[0].buffer in dead_parts and _outside(pair[1], ranges):
+            continue
         if isinstance(s, _CONTAINERS):
             fields = {a: _without_outside_stores(getattr(s, a), dead_parts, ranges) for a in _BODIES if hasattr(s, a)}
             s = dataclasses.replace(s, **fields)
@@ -354,7 +359,7 @@ def _units(body: list):
     for s in body:
         if isinstance(s, _CONTAINERS):
             yield s, loaded_roots(ir.stmt_exprs(s)), set()
-            for attr in ("body", "then_body", "else_body"):
+            for attr in _BODIES:
                 yield from _units(getattr(s, attr, None) or [])
         else:
             reads, writes = buffer_accesses([s])
@@ -385,7 +390,7 @@ def _filtered(body: list, gone) -> list:
         if gone(s):
             continue
         if isinstance(s, _CONTAINERS):
-            fields = {a: _filtered(getattr(s, a), gone) for a in ("body", "then_body", "else_body") if hasattr(s, a)}
+            fields = {a: _filtered(getattr(s, a), gone) for a in _BODIES if hasattr(s, a)}
             s = dataclasses.replace(s, **fields)
         out.append(s)
     return out

@@ -42,6 +42,7 @@ from .. import ir
 from ..ir.exprs import static
 from .analysis import buffer_accesses, kernel_ranges, loaded_roots
 from .pow2_split import MIN_PART, split_body
+from .tile_partners import paired_dims, partner_links, region_ends, register_accesses, whole_tiles
 
 ROUNDS = 3  # a buffer is cut along one dim a round: its rows in one, its columns in the next
 
@@ -62,7 +63,7 @@ def _cut_once(kernel: ir.Kernel) -> ir.Kernel | None:
     # the lets bound once: a store between two bindings of a name would see the first one's value
     bindings = Counter(s.var for s in ir.walk(kernel.body) if isinstance(s, ir.Let))
     ranges = kernel_ranges(kernel, [s for s in kernel.body if isinstance(s, ir.Let) and bindings[s.var] == 1])
-    tiles = _whole_tiles(kernel.body)
+    tiles = whole_tiles(kernel.body)
     seeds = _seeds(kernel.body, ranges, tiles)
     groups = _disjoint(g for g in (_parts_of(g, seeds, tiles) for g in _groups(kernel.body, seeds)) if g is not None)
     while groups:
@@ -82,19 +83,6 @@ def _cut_once(kernel: ir.Kernel) -> ir.Kernel | None:
 
 
 # ------------------------------------------------------------------------------ which dims
-def _whole_tiles(body) -> dict:
-    """Buffer -> static shape, for the shared/fragment allocations a split may take (no views)."""
-    allocs = [s for s in ir.walk(body) if isinstance(s, ir.Alloc)]
-    viewed = {s.buffer.alias_of.root for s in allocs if s.buffer.alias_of is not None}
-    out = {}
-    for s in allocs:
-        b = s.buffer
-        if b.scope not in (ir.SHARED, ir.FRAGMENT) or b.alias_of is not None or b in viewed or s.init is not None:
-            continue
-        shape = [static(d) for d in b.shape]
-        if all(isinstance(d, int) for d in shape):
-            out[b] = tuple(shape)
-    return out
 
 
 def _seeds(body, ranges, tiles: dict) -> dict:
@@ -117,7 +105,7 @@ def _seeds(body, ranges, tiles: dict) -> dict:
         tile, box = pair
         if tile.buffer not in tiles:
             continue
-        for dim, global_dim in _paired_dims(tile, box):
+        for dim, global_dim in paired_dims(tile, box):
             live = _live(box, global_dim, ranges)
             if live is not None and 0 < live < tiles[tile.buffer][dim]:
                 seed((tile.buffer, dim), live)
@@ -130,7 +118,7 @@ def _parallel_seeds(p: ir.Parallel, ranges, tiles: dict) -> list:
     memory access does): the register tiles it indexes with ``v``, and the most values of ``v`` whose
     store lands inside the tensor in some block."""
     out = []
-    accesses = _register_accesses(p.body)
+    accesses = register_accesses(p.body)
     for inner in ir.walk(p.body):  # under an ``if`` too: a guard of the tensor's bounds, as users write one
         if not (isinstance(inner, ir.Store) and inner.buffer.scope == ir.GLOBAL):
             continue
@@ -183,32 +171,12 @@ def _kept(live: int, extent: int) -> int | None:
     return kept if kept < extent else None
 
 
-def _region_ends(s) -> tuple | None:
-    """(source, destination) regions of a tile copy or tile atomic, else None."""
-    if isinstance(s, ir.Copy):
-        src, dst = s.src, s.dst
-    elif isinstance(s, ir.Atomic):
-        src, dst = s.value, s.dst
-    else:
-        return None
-    return (src, dst) if isinstance(src, ir.Region) and isinstance(dst, ir.Region) else None
-
-
 def _tile_to_global(s) -> tuple | None:
     """(whole register region, global box) of a copy or tile atomic that stores a tile into memory."""
-    ends = _region_ends(s)
+    ends = region_ends(s)
     if ends is None or ends[1].buffer.scope != ir.GLOBAL:
         return None
     return ends if ends[0].is_whole() else None
-
-
-def _paired_dims(a: ir.Region, b: ir.Region) -> list:
-    """(dim of a, dim of b) of the non-unit dims two regions of one copy pair, in order."""
-    a_dims = [d for d, e in enumerate(a.extents) if static(e) != 1]
-    b_dims = [d for d, e in enumerate(b.extents) if static(e) != 1]
-    if len(a_dims) != len(b_dims) or any(static(a.extents[x]) != static(b.extents[y]) for x, y in zip(a_dims, b_dims)):
-        return []
-    return list(zip(a_dims, b_dims))
 
 
 def _outside(box: ir.Region, ranges) -> bool:
@@ -227,42 +195,13 @@ def _groups(body, seeds: dict) -> list:
             x = parent[x]
         return x
 
-    def union(x, y):
+    for x, y in partner_links(body):
         parent[find(x)] = find(y)
-
-    for s in ir.walk(body):
-        if isinstance(s, ir.Gemm):
-            m_dim = 1 if s.trans_a else 0
-            n_dim = 0 if s.trans_b else 1
-            union((s.c.buffer, 0), (s.a.buffer, m_dim))
-            union((s.c.buffer, 1), (s.b.buffer, n_dim))
-        elif (ends := _region_ends(s)) is not None:
-            src, dst = ends
-            if ir.GLOBAL not in (src.buffer.scope, dst.buffer.scope):
-                for x, y in _paired_dims(src, dst):
-                    union((src.buffer, x), (dst.buffer, y))
-        elif isinstance(s, ir.Parallel):
-            for buffer, indices in _register_accesses(s.body):
-                for dim, index in enumerate(indices):
-                    if isinstance(index, ir.VarRef) and any(index.var is v for v in s.vars):
-                        union((buffer, dim), ("loop", id(s), index.var))
     members: dict = {}
     for key in list(parent):
         members.setdefault(find(key), []).append(key)
     roots = {find(seed) for seed in seeds}
     return [[key for key in members.get(root, [root]) if key[0] != "loop"] for root in roots]
-
-
-def _register_accesses(body) -> list:
-    """(buffer, indices) of every element access of a non-global buffer in a ``T.Parallel`` body."""
-    out = []
-    for inner in ir.walk(body):
-        out += [(ld.buffer, ld.indices) for ld in ir.loads_in(inner)]
-        if isinstance(inner, ir.Store):
-            out.append((inner.buffer, inner.indices))
-        if isinstance(inner, ir.Atomic) and isinstance(inner.dst, ir.Load):
-            out.append((inner.dst.buffer, inner.dst.indices))
-    return [(b, i) for b, i in out if b.scope != ir.GLOBAL]
 
 
 def _parts_of(group: list, seeds: dict, tiles: dict) -> list | None:

@@ -10,6 +10,9 @@ against ``ref_program``; ``triton.testing.do_bench`` medians (L2 flushed), micro
 
     PYTHONPATH=. python3 benchmarks/row_split_probe.py .tlx/examples --impl tile2triton --jobs 12
     PYTHONPATH=/tmp/tlsite:. python3 benchmarks/row_split_probe.py .tlx/examples --impl tilelang --jobs 12
+
+Since passes/row_split.py (``TILE2TRITON_ROW_SPLIT``) the 128-row source is split by tile2triton itself on such grids:
+``--rows 128`` with the switch on and off times the pass (session 55).
 """
 
 from __future__ import annotations
@@ -74,20 +77,22 @@ def main(argv=None) -> int:
     ap.add_argument("examples")
     ap.add_argument("--impl", choices=("tile2triton", "tilelang"), default="tile2triton")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--rows", type=int, nargs="*", default=[m for m, _ in TILINGS], help="only these tilings' block_M")
     ns = ap.parse_args(argv)
+    tilings = [t for t in TILINGS if t[0] in ns.rows]
     import torch
     import triton
 
-    tasks = [(ns.impl, ns.examples, s, t) for s in shapes() for t in TILINGS]
+    tasks = [(ns.impl, ns.examples, s, t) for s in shapes() for t in tilings]
     prewarm(tasks, _warm, ns.jobs)  # TileLang's kernel cache is on disk too: its compiles warm alike
     print(f"{ns.impl} on {torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
-    print("| batch, heads, seq, dim | blocks at 128 rows | " + " | ".join(f"{m} rows, {t} thr (us)" for m, t in TILINGS)
+    print("| batch, heads, seq, dim | blocks at 128 rows | " + " | ".join(f"{m} rows, {t} thr (us)" for m, t in tilings)
           + " | launches |")  # fmt: skip
-    print("|---|---|" + "---|" * len(TILINGS) + "---|")
+    print("|---|---|" + "---|" * len(tilings) + "---|")
     for shape in shapes():
         ins = inputs(shape)
         cells, launches = [], []
-        for tiling in TILINGS:
+        for tiling in tilings:
             try:
                 ex, kernel = build(ns.impl, ns.examples, shape, tiling)
                 out = kernel(*ins)

@@ -72,6 +72,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_WARP_AGGREGATED_ATOMICS`` | on/off (default off) | on CUDA, an integer ``T.atomic_add`` into a scratch-backed shared buffer with a value the same in every lane (a histogram, a slot claim) as one atomic per distinct address in each warp (``match.any.sync``; codegen/warp_atomics.py) |
 | ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
 | ``TILE2TRITON_COLUMN_CHUNKS`` | on/off (default on) | in a kernel past the accumulators' register budget, shared/fragment buffers of 256 or more columns (a multiple of 128) that gemms use are computed 128 columns at a time, the statements of one chunk side by side (the gemms reading one shared tile, a dKV chunk's atomics right after its gemms; passes/column_chunks.py) |
+| ``TILE2TRITON_ROW_SPLIT`` | ``on`` (default), ``off``, ``always`` | an attention forward (a loop of two gemms or more) on a static grid of at most half the card's SMs in blocks runs each block's query rows as two blocks of half the rows on half the threads, where every statement keeps the rows apart; the Gluon attention routes give way there (passes/row_split.py); ``always``: on any grid, the interpreter too (tests) |
 | ``TILE2TRITON_DEAD_PARTS`` | on/off (default on) | a shared/fragment tile whose every store into global memory puts the elements past a power of two outside the tensor, in every block, is cut there with its gemm, copy and ``T.Parallel`` partners, and what only fed the cut part is not computed (a 256-column convolution tile over 128 filters; passes/dead_parts.py) |
 | ``TILE2TRITON_STAGED_ATOMICS`` | on/off (default on) | atomics that read a shared/fragment staging buffer read the values stored into it instead (the stage and its loop go: one ``tl.atomic_add`` of the accumulator; passes/staged_atomics.py) |
 | ``TILE2TRITON_SCRATCH_ATOMIC_BARRIERS`` | ``reductions`` (default), ``atomics``, ``keep`` | which barriers between two atomics on one scratch buffer are left out (codegen/scratch.py) |
@@ -260,6 +261,11 @@ COLUMN_CHUNKS_DEFAULT = True
 # passes/dead_parts.py (H100, session 54): example_convolution_autotune's 128 x 256 tile over F = 128 filters
 # computed 128 wide, 0.6404 -> 0.2847 ms (TileLang 0.5970: 0.92x -> 2.00x); F = 192 was not cut (two dots slower)
 DEAD_PARTS_DEFAULT = True
+# passes/row_split.py (H100, session 55, benchmarks/row_split_probe.py: the sink forward at 64-row tiles on 128
+# threads against 128-row tiles on 256): grids of 32 and 64 blocks 15-25% faster in six of six shapes (the suite's
+# 13.54 -> 11.42 us); head dim 128 at 128 blocks 15.14 -> 17.18 and 256 blocks 38.91 -> 41.18 slower (dim 64 at 256
+# blocks 21.70 -> 16.80 faster): only grids under half a wave
+ROW_SPLIT_DEFAULT = "on"
 # passes/forward_rings.py: on from offline evidence (Triton 3.9, sm_90): minference's vertical-slash kernel
 # 255 -> 123 registers, its column loop's gathers pipelined (cp.async) instead of a [2, 64, 64] ring carried in
 # registers through both loops; H200 probe (benchmarks/mhcminf_probe.py, Triton 3.6, with UNIFORM_BRANCHES):
@@ -374,6 +380,7 @@ VARIABLES = (
     "TILE2TRITON_STAGED_ATOMICS",
     "TILE2TRITON_COLUMN_CHUNKS",
     "TILE2TRITON_DEAD_PARTS",
+    "TILE2TRITON_ROW_SPLIT",
     "TRITON_INTERPRET",
     "T2T_SUITE_CUDA_AS_CPU",
     "NO_COLOR",
@@ -434,6 +441,7 @@ _TUNE.update({"search": "search", "2": "search"})
 _GLUON = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "log": "log", "force": "force"}
 _SCHEDULES = {"auto": "auto", "rotated": "rotated", "serial": "serial"}  # codegen/gluon_plan.SCHEDULES
 _ATOMIC_BARRIERS = {"reductions": "reductions", "atomics": "atomics", "keep": "keep"}
+_ROW_SPLIT = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "always": "always"}
 _ON_CHIP = {**dict.fromkeys(_OFF, "off"), **dict.fromkeys(_ON, "on"), "atomics": "atomics", "loops": "loops"}
 
 
@@ -510,6 +518,7 @@ class Settings:
     staged_atomics: bool  # passes/staged_atomics.py
     column_chunks: bool  # passes/column_chunks.py
     dead_parts: bool  # passes/dead_parts.py
+    row_split: str  # passes/row_split.py: "on", "off" or "always"
     interpret_env: bool  # TRITON_INTERPRET=1 is set
     cuda_as_cpu: bool
     no_color: bool
@@ -661,6 +670,7 @@ class Settings:
             ),
             column_chunks=flag("TILE2TRITON_COLUMN_CHUNKS", get("TILE2TRITON_COLUMN_CHUNKS"), COLUMN_CHUNKS_DEFAULT),
             dead_parts=flag("TILE2TRITON_DEAD_PARTS", get("TILE2TRITON_DEAD_PARTS"), DEAD_PARTS_DEFAULT),
+            row_split=_choice("TILE2TRITON_ROW_SPLIT", get("TILE2TRITON_ROW_SPLIT"), _ROW_SPLIT, ROW_SPLIT_DEFAULT),
             interpret_env=get("TRITON_INTERPRET") == "1",
             cuda_as_cpu=get("T2T_SUITE_CUDA_AS_CPU") == "1",
             no_color=bool(get("NO_COLOR")),

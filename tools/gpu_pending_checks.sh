@@ -56,6 +56,11 @@
 # waves faster on the four causal forwards, slower nowhere past noise; pairs now time the default against =0):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s50b
+# Part "s55" (session 55, not yet run: the device time ran out; about 300 s): TILE2TRITON_ROW_SPLIT (passes/row_split.py,
+# on) built after its probe: its CUDA tests, benchmarks/row_split_probe.py's 128-row source with the switch on and off
+# (the pass's kernel is the probe's 64-row one up to index arithmetic, offline), then the four suite kernels it splits
+# (both sink forwards, mha_fwd_bhsd / bshd: 64 blocks) off and on, two pairs; it stays on only if faster there:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s55
 set -u
 tl=$1
 site=$2
@@ -115,6 +120,20 @@ for part in $parts; do
     for case in dsa_hisa:run_block_mean_pooling kda:run_chunk_bwd_intra kda:run_chunk_intra_token_parallel; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "benchmarks/beyond_suite/${case%:*}/regression_beyond_${case%:*}.py" "${case#*:}" "" "TILE2TRITON_TMA_PIPELINED_ONLY=1"
+    done
+    continue
+  fi
+  if [ "$part" = s55 ]; then
+    TAILN=3 step 90 env TILE2TRITON_TEST_DEVICE=cuda python3 -m pytest -q tests/test_row_split.py
+    for mode in on off; do
+      TAILN=14 step 150 env TILE2TRITON_ROW_SPLIT=$mode python3 benchmarks/row_split_probe.py "$tl/examples" --rows 128 --jobs 14
+    done
+    for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
+        attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd_sliding_window \
+        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bhsd \
+        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd; do
+      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_ROW_SPLIT=off "" TILE2TRITON_ROW_SPLIT=off ""
     done
     continue
   fi

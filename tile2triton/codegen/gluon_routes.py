@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .. import ir
+from ..passes.row_split import split_rows
 from . import gluon_attention, gluon_fullcol
 from .gluon_plan import NotAttention
 from .module import KernelLaunch, TritonModule
@@ -27,6 +28,10 @@ class GluonRoute:
             return Refusal(
                 self.name, "needs sm_90 with Gluon, tensor descriptors and one kernel", func.loc, tried=False
             )
+        if options.gluon_cost_model and _rows_split(func.kernels[0], options):
+            # the sink forward at 64 blocks over 1024 keys: this route 22.50 us, the tl lowering with its
+            # rows split 17.41 (H100, session 55, benchmarks/row_split_probe.py)
+            return Refusal(self.name, "a grid under half a wave: the tl lowering splits its rows (passes/row_split.py)")
         try:
             return self.lowering.plan(
                 func.kernels[0], func, cost_model=options.gluon_cost_model, schedule=options.gluon_schedule
@@ -53,6 +58,13 @@ class GluonRoute:
         )
         source = header + "\n\n" + body + "\n"
         return TritonModule(source, [launch], line_map(source, plan.kernel))
+
+
+def _rows_split(kernel: ir.Kernel, options) -> bool:
+    """Whether the tl lowering's row split (passes/row_split.py) takes ``kernel``."""
+    if options.row_split == "off":
+        return False
+    return split_rows(kernel, options.sms, always=options.row_split == "always") is not kernel
 
 
 _ORIGIN = re.compile(r"^\s*# (?P<file>[^:\s]+):(?P<line>\d+): ")

@@ -257,6 +257,9 @@ class LoweringOptions:
     # the part of a tile past a power of two that every store puts outside its tensor, not computed
     # (passes/dead_parts.py, TILE2TRITON_DEAD_PARTS)
     dead_parts: bool = True
+    # an attention forward on a grid under half a wave: its query rows over twice the blocks
+    # (passes/row_split.py, TILE2TRITON_ROW_SPLIT: "on", "off" or "always", any grid)
+    row_split: str = "on"
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

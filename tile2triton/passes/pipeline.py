@@ -32,6 +32,7 @@ from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .prefetch_indices import prefetch_indices
 from .row_once import load_rows_once
+from .row_split import split_rows
 from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
 
@@ -58,6 +59,13 @@ class KernelRewrite:
 
     kernel: ir.Kernel
     stored: frozenset = frozenset()
+
+
+def _split_rows(kernel: ir.Kernel, options: Any) -> KernelRewrite:
+    # an attention forward on a grid under half a wave: each block's query rows as two blocks
+    if options.row_split == "off":
+        return KernelRewrite(kernel)
+    return KernelRewrite(split_rows(kernel, options.sms, always=options.row_split == "always"))
 
 
 def _drop_dead_parts(kernel: ir.Kernel, options: Any) -> KernelRewrite:
@@ -140,6 +148,7 @@ def _order_global_accesses(kernel: ir.Kernel, options: Any) -> KernelRewrite:
 # (name, the LoweringOptions switches any of which turns it on (none: always), pass)
 KERNEL_PASSES: tuple[tuple[str, tuple[str, ...], Callable[[ir.Kernel, Any], KernelRewrite]], ...] = (
     ("drop-dead-parts", ("dead_parts",), _drop_dead_parts),
+    ("split-rows", (), _split_rows),
     ("split-pow2-dims", ("split_dims",), _split_pow2_dims),
     ("split-columns", ("column_split",), _split_columns),
     ("staged-atomics", ("staged_atomics",), _staged_atomics),

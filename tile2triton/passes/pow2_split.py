@@ -107,11 +107,15 @@ class _Rewriter:
     """Rewrites a kernel body for ``split`` (buffer -> (dim, [(start, size), ...])).  ``scaled_axes``
     (passes/column_chunks.py) also takes a ``T.Parallel`` whose loop variable indexes the split dim
     scaled, ``a * d + k`` with ``k`` a vector lane in ``[0, a)`` of a static loop nested in it (a
-    vectorized atomic's ``d * 4 + k``); each part's start and size must then be multiples of ``a``."""
+    vectorized atomic's ``d * 4 + k``); each part's start and size must then be multiples of ``a``.
+    A part's start may be an expression (passes/row_split.py: the block's half of its rows), where
+    its loop variables are not scaled.  ``reductions`` (row_split) also takes a reduction along a dim
+    other than the split one: one a part."""
 
-    def __init__(self, split: dict, scaled_axes: bool = False, name=None):
+    def __init__(self, split: dict, scaled_axes: bool = False, name=None, reductions: bool = False):
         self.split = split
         self.scaled_axes = scaled_axes
+        self.reductions = reductions
         self.produced: dict = {}  # id(statement made) -> (the statement it was made from, part)
         name = name or (lambda b, k, start: f"{b.name}_{start}")
         self.pieces = {
@@ -152,6 +156,8 @@ class _Rewriter:
             return self.copy(s, "value", "dst")
         if isinstance(s, ir.Gemm):
             return self.gemm(s)
+        if isinstance(s, ir.Reduce) and self.reductions:
+            return self.reduce(s)
         if isinstance(s, (ir.For, ir.If, ir.While, ir.Kernel)):
             self._untouched_exprs(s)
             fields = {a: self.block(getattr(s, a)) for a in ("body", "then_body", "else_body") if hasattr(s, a)}
@@ -231,6 +237,22 @@ class _Rewriter:
                     new[attr] = _narrow(r, dims[pos], start, size)
             out.append(dataclasses.replace(s, **new))
         return out
+
+    def reduce(self, s: ir.Reduce) -> list:
+        src, dst = s.src.buffer, s.dst.buffer
+        if src not in self.split and dst not in self.split:
+            self._untouched(s)
+            return [s]
+        if src not in self.split or dst not in self.split or not (s.src.is_whole() and s.dst.is_whole()):
+            raise _Refuse({src, dst})
+        dim = self.split[src][0]
+        # the destination drops the reduced dim (or keeps it as 1): the split dim's place there
+        dst_dim = dim if dst.ndim == src.ndim else dim - (dim > s.dim)
+        if dim == s.dim or self.split[dst] != (dst_dim, self.split[src][1]):
+            raise _Refuse({src, dst})
+        return [
+            dataclasses.replace(s, src=_whole(a), dst=_whole(b)) for a, b in zip(self.pieces[src], self.pieces[dst])
+        ]
 
     def gemm(self, s: ir.Gemm) -> list:
         # the logical dims of each operand: A (M, K), B (K, N), C (M, N)
@@ -327,7 +349,9 @@ class _Rewriter:
             raise _Refuse(touched)
         var, scale = axis.pop()
         parts = parts.pop()
-        if any(start % scale or size % scale for start, size in parts):
+        if any(not isinstance(start, int) and scale != 1 for start, _ in parts):
+            raise _Refuse(touched)
+        if any(start % scale or size % scale for start, size in parts if isinstance(start, int)):
             raise _Refuse(touched)
         if _indexes_whole_register_tile(s.body, var, self.split):
             # an unsplit register tile at an offset index of the axis would be a one-hot per part
@@ -338,8 +362,8 @@ class _Rewriter:
             fresh = [ir.Var(v.name, v.dtype, v.kind) for v in s.vars]
             renamed = {v: ir.VarRef(f) for v, f in zip(s.vars, fresh)}
             axis_ref = renamed[var]
-            step = start // scale
-            shifted = axis_ref if step == 0 else ir.BinOp("+", axis_ref, ir.Const(step, var.dtype), var.dtype)
+            step = start // scale if isinstance(start, int) else start
+            shifted = _offset(axis_ref, step, var.dtype)
             sub = _Subst(renamed, var, axis_ref, shifted, self.split, self.pieces, k, step)
             extents = list(s.extents)
             extents[k_axis] = size // scale
@@ -398,7 +422,7 @@ class _Subst:
             return self.renamed.get(e.var, e)
         if local:
             return map_children(e, lambda x: self.expr(x, local=True))
-        if self.step and isinstance(e, ir.BinOp) and e.op == "*":
+        if isinstance(self.step, int) and self.step and isinstance(e, ir.BinOp) and e.op == "*":
             # ``a * d`` offset as ``a * d + a * step``, not ``a * (d + step)``: the sum keeps the
             # ``a * d + k`` form codegen fuses into one lane axis (local_loops._fused_lane_axis)
             for v, a in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
@@ -484,10 +508,16 @@ def _whole(b: ir.Buffer) -> ir.Region:
     return ir.Region(b, tuple(ir.Const(0, ir.INT32) for _ in b.shape), tuple(b.shape))
 
 
-def _narrow(r: ir.Region, dim: int, start: int, size: int) -> ir.Region:
+def _offset(e, start, dtype=ir.INT32):
+    """``e + start``: ``start`` a constant (0: ``e`` itself) or an expression."""
+    if isinstance(start, int):
+        return e if start == 0 else ir.BinOp("+", e, ir.Const(start, dtype), dtype)
+    return ir.BinOp("+", e, start, dtype)
+
+
+def _narrow(r: ir.Region, dim: int, start, size: int) -> ir.Region:
     starts = list(r.starts)
-    if start:
-        starts[dim] = ir.BinOp("+", starts[dim], ir.Const(start, ir.INT32), ir.INT32)
+    starts[dim] = _offset(starts[dim], start)
     extents = list(r.extents)
     extents[dim] = size
     return ir.Region(r.buffer, tuple(starts), tuple(extents))

@@ -43,13 +43,14 @@ import math
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import ir, settings
 from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
 from ..passes.analysis import ACC_REGS_PER_THREAD, Ranges, buffer_accesses, kernel_ranges
+from ..passes.row_split import split_rows
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -345,6 +346,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
     sms = sms_of(capability)
+    func = _rows_split(func, sms)
     choice = _by_shape(func, sms)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice
@@ -364,6 +366,18 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         # would only split them further (minference's 64 x 64 attention tile over 8 warps)
         choice = LaunchChoice(consumers, choice.num_stages, choice.warp_specialize)
     return choice
+
+
+def _rows_split(func: ir.PrimFunc, sms: int) -> ir.PrimFunc:
+    """``func`` as the lowering will run it where passes/row_split.py splits a kernel's rows: the launch
+    is chosen for the half tiles (the sink forward's 64-row tiles hold their accumulators on 4 warps)."""
+    mode = settings.current().row_split
+    if mode == "off":
+        return func
+    kernels = [split_rows(k, sms, always=mode == "always") for k in func.kernels]
+    if all(new is old for new, old in zip(kernels, func.kernels)):
+        return func
+    return replace(func, kernels=kernels)
 
 
 def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .. import ir
-from ..passes.row_split import split_rows
+from ..passes.row_split import split_rows_for
 from . import gluon_attention, gluon_fullcol
 from .gluon_plan import NotAttention
 from .module import KernelLaunch, TritonModule
@@ -62,9 +62,7 @@ class GluonRoute:
 
 def _rows_split(kernel: ir.Kernel, options) -> bool:
     """Whether the tl lowering's row split (passes/row_split.py) takes ``kernel``."""
-    if options.row_split == "off":
-        return False
-    return split_rows(kernel, options.sms, always=options.row_split == "always") is not kernel
+    return split_rows_for(kernel, options) is not kernel
 
 
 _ORIGIN = re.compile(r"^\s*# (?P<file>[^:\s]+):(?P<line>\d+): ")

@@ -32,7 +32,7 @@ from .parallel_vars import privatize_parallel_vars
 from .pow2_split import split_pow2_dims
 from .prefetch_indices import prefetch_indices
 from .row_once import load_rows_once
-from .row_split import split_rows
+from .row_split import split_rows_for
 from .staged_atomics import stage_atomics
 from .thread_copies import rewrite_thread_copies
 
@@ -63,9 +63,7 @@ class KernelRewrite:
 
 def _split_rows(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # an attention forward on a grid under half a wave: each block's query rows as two blocks
-    if options.row_split == "off":
-        return KernelRewrite(kernel)
-    return KernelRewrite(split_rows(kernel, options.sms, always=options.row_split == "always"))
+    return KernelRewrite(split_rows_for(kernel, options))
 
 
 def _drop_dead_parts(kernel: ir.Kernel, options: Any) -> KernelRewrite:

@@ -11,8 +11,8 @@ head dim (dim 128: 128 blocks 15.1 -> 17.2 us, 256 blocks 38.9 -> 41.2, slower; 
 
 A kernel is split where (``split_rows``):
 
-* it is block-view, unswizzled, with a static grid of at most half the device's SMs in blocks
-  (``always``: any grid; the interpreter and tests);
+* it is block-view, unswizzled, with a static grid of at most half the device's SMs in blocks, on
+  sm_90 (``always``: any grid, any target; the interpreter and tests);
 * a loop holds two gemms or more (the launch heuristic's "attention");
 * a whole shared/fragment tile is loaded from a global box whose start along a dim is ``g * R``
   (``g`` a block index, ``R`` the box's and the tile's extent there, 2 * MIN_ROWS or more): the rows;
@@ -44,6 +44,15 @@ from .tile_partners import paired_dims, partner_links, region_ends, register_acc
 
 MIN_ROWS = 64  # a half keeps at least a warpgroup's wgmma M
 WARPGROUP = 128  # threads
+MEASURED_ARCHS = ("sm_90",)  # the probe's card (as runtime/tuning.py's rules): elsewhere only ``always`` splits
+
+
+def split_rows_for(kernel: ir.Kernel, options) -> ir.Kernel:
+    """``split_rows`` as the lowering ``options`` ask (``row_split``: "off", "on" on a measured card, "always")."""
+    mode = options.row_split
+    if mode == "off" or (mode == "on" and options.arch not in MEASURED_ARCHS):
+        return kernel
+    return split_rows(kernel, options.sms, always=mode == "always")
 
 
 def split_rows(kernel: ir.Kernel, sms: int | None, always: bool = False) -> ir.Kernel:

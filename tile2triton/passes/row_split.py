@@ -47,12 +47,12 @@ WARPGROUP = 128  # threads
 MEASURED_ARCHS = ("sm_90",)  # the probe's card (as runtime/tuning.py's rules): elsewhere only ``always`` splits
 
 
-def split_rows_for(kernel: ir.Kernel, options) -> ir.Kernel:
-    """``split_rows`` as the lowering ``options`` ask (``row_split``: "off", "on" on a measured card, "always")."""
-    mode = options.row_split
-    if mode == "off" or (mode == "on" and options.arch not in MEASURED_ARCHS):
+def split_rows_for(kernel: ir.Kernel, mode: str, arch: str | None, sms: int | None) -> ir.Kernel:
+    """``split_rows`` as ``TILE2TRITON_ROW_SPLIT``'s ``mode`` asks ("off", "on" on a measured card, "always"),
+    for the card ``arch`` of ``sms`` SMs; the lowering, the launch heuristic and the Gluon routes all ask here."""
+    if mode == "off" or (mode == "on" and arch not in MEASURED_ARCHS):
         return kernel
-    return split_rows(kernel, options.sms, always=mode == "always")
+    return split_rows(kernel, sms, always=mode == "always")
 
 
 def split_rows(kernel: ir.Kernel, sms: int | None, always: bool = False) -> ir.Kernel:

@@ -50,7 +50,7 @@ from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, f
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
 from ..passes.analysis import ACC_REGS_PER_THREAD, Ranges, buffer_accesses, kernel_ranges
-from ..passes.row_split import split_rows
+from ..passes.row_split import split_rows_for
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -346,7 +346,7 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
     sms = sms_of(capability)
-    func = _rows_split(func, sms)
+    func = _rows_split(func, _arch(capability), sms)
     choice = _by_shape(func, sms)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice
@@ -368,13 +368,11 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     return choice
 
 
-def _rows_split(func: ir.PrimFunc, sms: int) -> ir.PrimFunc:
+def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> ir.PrimFunc:
     """``func`` as the lowering will run it where passes/row_split.py splits a kernel's rows: the launch
     is chosen for the half tiles (the sink forward's 64-row tiles hold their accumulators on 4 warps)."""
     mode = settings.current().row_split
-    if mode == "off":
-        return func
-    kernels = [split_rows(k, sms, always=mode == "always") for k in func.kernels]
+    kernels = [split_rows_for(k, mode, arch, sms) for k in func.kernels]
     if all(new is old for new, old in zip(kernels, func.kernels)):
         return func
     return replace(func, kernels=kernels)

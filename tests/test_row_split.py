@@ -185,3 +185,33 @@ def test_the_launch_is_chosen_for_the_split_kernel(monkeypatch):
     assert tuning.heuristic(func, (9, 0)).num_warps == 4
     monkeypatch.setenv("TILE2TRITON_ROW_SPLIT", "off")
     assert tuning.heuristic(func, (9, 0)).num_warps == 8
+
+
+@pytest.mark.parametrize(
+    "D, heads, seq, causal, split_expected",
+    [
+        (
+            64,
+            48,
+            256,
+            True,
+            True,
+        ),  # 96 blocks: the split's 192 four-warp blocks, three an SM, fit one wave as the whole's
+        (64, 96, 256, True, True),  # 192 blocks: one wave of the split's blocks, one of the whole's (two an SM)
+        (64, 128, 256, True, False),  # 256 blocks: the split's 512 need two waves, the whole's one
+        (128, 48, 256, True, False),  # 96 blocks of head dim 128: the split's blocks one an SM by shared memory
+        # 256 blocks of 8 key tiles: the split's launch (1 stage, a short loop) holds two an SM, as many waves as
+        # the whole's 3-stage one, but without a pipeline (38-45% slower, session 56)
+        (128, 32, 1024, False, False),
+    ],
+)
+def test_the_wave_rule(monkeypatch, D, heads, seq, causal, split_expected):
+    """Past half a wave the launch heuristic splits where the split blocks need no more waves (sm_90, a
+    132-SM card); the lowering for that launch splits as the choice says, TILE2TRITON_ROW_SPLIT_WAVES=0 not."""
+    kernel = tilelang.compile(attention(1, heads, seq, seq, D, 128, 128, causal), out_idx=[3, 4])
+    choice = tuning.heuristic(kernel.prim_func, (9, 0))
+    assert choice.split_rows == split_expected
+    assert ("row_half" in kernel.lowered_for("sm_90").source) == split_expected
+    monkeypatch.setenv("TILE2TRITON_ROW_SPLIT_WAVES", "0")
+    assert not tuning.heuristic(kernel.prim_func, (9, 0)).split_rows
+    assert "row_half" not in kernel.lowered_for("sm_90").source

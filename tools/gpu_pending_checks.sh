@@ -61,6 +61,12 @@
 # (the pass's kernel is the probe's 64-row one up to index arithmetic, offline), then the four suite kernels it splits
 # (both sink forwards, mha_fwd_bhsd / bshd: 64 blocks) off and on, two pairs; it stays on only if faster there:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s55
+# Part "s56" (session 56, not yet run: the device time ran out; about 150 s): TILE2TRITON_ROW_SPLIT_WAVES (the launch
+# heuristic's split past half a wave, runtime/tuning._rows_split) off and on where no call has timed it: a source of
+# 128 threads, whose split keeps its threads (the probe's 128-row tiles on 128 threads over 160-768 blocks, and
+# example_mha_fwd_bshd at the second variant set's shape, 384 blocks of head dim 64, the one variant kernel it
+# splits that session 56 did not time); it stays on unless slower there:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s56
 set -u
 tl=$1
 site=$2
@@ -135,6 +141,16 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_ROW_SPLIT=off "" TILE2TRITON_ROW_SPLIT=off ""
     done
+    continue
+  fi
+  if [ "$part" = s56 ]; then
+    for w in 1 0; do
+      TAILN=14 step 120 env TILE2TRITON_ROW_SPLIT_WAVES=$w python3 benchmarks/row_split_probe.py "$tl/examples" --rows 128 \
+        --jobs 14 --sweep waves --source mha --threads 128
+    done
+    TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_bshd@2" \
+      TILE2TRITON_ROW_SPLIT_WAVES=0 "" TILE2TRITON_ROW_SPLIT_WAVES=0 ""
     continue
   fi
   if [ "$part" = s50b ]; then

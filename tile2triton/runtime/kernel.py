@@ -176,8 +176,7 @@ class JITKernel:
             user_syncs=tuning.user_syncs(self.pass_configs),
             per_thread_loads=tuning.per_thread_loads(),
             sms=tuning.sms_of(spec),
-            **_switches(settings.current()),
-            **choice.lowering(),
+            **{**_switches(settings.current()), **choice.lowering()},  # the choice may force the row split
             **self.shared_memory_fit,
             **spec.lowering(),
         )

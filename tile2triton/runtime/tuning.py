@@ -50,7 +50,7 @@ from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, f
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
 from ..passes.analysis import ACC_REGS_PER_THREAD, Ranges, buffer_accesses, kernel_ranges
-from ..passes.row_split import split_rows_for
+from ..passes.row_split import split_rows, split_rows_for
 
 ENV = "TILE2TRITON_TUNE"
 
@@ -62,14 +62,17 @@ class LaunchChoice:
     num_warps: int | None = None
     num_stages: int | None = None  # replaces every T.Pipelined loop's num_stages
     warp_specialize: bool = False
+    # the rows split past half a wave (_rows_split's wave rule): the lowering splits as TILE2TRITON_ROW_SPLIT=always
+    split_rows: bool = False
 
     def lowering(self) -> dict:
         """The ``LoweringOptions`` fields this choice sets."""
-        return {
+        fields = {
             "num_warps": self.num_warps,
             "num_stages": self.num_stages,
             "warp_specialize": self.warp_specialize,
         }
+        return {**fields, "row_split": "always"} if self.split_rows else fields
 
     def label(self) -> str:
         parts = [
@@ -78,6 +81,8 @@ class LaunchChoice:
         ]
         if self.warp_specialize:
             parts.append("ws")
+        if self.split_rows:
+            parts.append("rows/2")
         return " ".join(parts)
 
 
@@ -346,8 +351,8 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
     if _arch(capability) not in MEASURED_ARCHS:
         return LITERAL  # measured on the H200 only: elsewhere the literal translation
     sms = sms_of(capability)
-    func = _rows_split(func, _arch(capability), sms)
-    choice = _by_shape(func, sms)
+    func, split_past_grid_rule = _rows_split(func, _arch(capability), sms)
+    choice = replace(_by_shape(func, sms), split_rows=split_past_grid_rule)
     if choice == LITERAL and settings.current().tile_warps:
         choice = _tile_warps(func) or choice
     if choice == LITERAL and settings.current().reuse_warps:
@@ -364,18 +369,51 @@ def heuristic(func: ir.PrimFunc, capability) -> LaunchChoice:
         # copies into shared memory) runs its sections one after another here, and Triton
         # pipelines the copies itself: the consumers' warps compute the tiles, the producer's
         # would only split them further (minference's 64 x 64 attention tile over 8 warps)
-        choice = LaunchChoice(consumers, choice.num_stages, choice.warp_specialize)
+        choice = replace(choice, num_warps=consumers)
     return choice
 
 
-def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> ir.PrimFunc:
+def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimFunc, bool]:
     """``func`` as the lowering will run it where passes/row_split.py splits a kernel's rows: the launch
-    is chosen for the half tiles (the sink forward's 64-row tiles hold their accumulators on 4 warps)."""
+    is chosen for the half tiles (the sink forward's 64-row tiles hold their accumulators on 4 warps).
+    With the second value True, the split is this rule's own, past the pass's grid rule
+    (TILE2TRITON_ROW_SPLIT_WAVES): a one-kernel forward whose split blocks, at the launch this heuristic
+    gives them, run in no more waves than its whole blocks at theirs (``_waves``).  Measured (H100,
+    session 56, benchmarks/row_split_probe.py --sweep grids / waves): head dim 64 at 96-192 blocks of 128
+    rows 3-26% faster split (the split's 4-warp blocks: three an SM, the whole 8-warp ones one or two), at
+    320-384 blocks (two waves either way) 8 of 10 shapes 1-30% faster, 2 of 10 3-6% slower; head dim 128
+    at 96 blocks and more not split (its split blocks' shared memory leaves one an SM: more waves), nor
+    dim 64 at 256 blocks (25% faster on one source, 14% slower on the other)."""
     mode = settings.current().row_split
     kernels = [split_rows_for(k, mode, arch, sms) for k in func.kernels]
-    if all(new is old for new, old in zip(kernels, func.kernels)):
-        return func
-    return replace(func, kernels=kernels)
+    if any(new is not old for new, old in zip(kernels, func.kernels)):
+        return replace(func, kernels=kernels), False
+    if mode != "on" or arch not in MEASURED_ARCHS or len(func.kernels) != 1 or not settings.current().row_split_waves:
+        return func, False
+    split = split_rows(func.kernels[0], sms, always=True)
+    if split is func.kernels[0]:
+        return func, False
+    halves = replace(func, kernels=[split])
+    whole_waves, split_waves = _waves(func, sms), _waves(halves, sms)
+    if whole_waves is None or split_waves is None or split_waves > whole_waves:
+        return func, False
+    return halves, True
+
+
+def _waves(func: ir.PrimFunc, sms: int) -> int | None:
+    """Waves of a one-kernel attention forward's static grid at the launch ``_by_shape`` gives it: its
+    blocks over the SMs times the blocks an SM holds (``_blocks_per_sm``); None where unknown, or where
+    that launch runs the loop unpipelined (the short-loop rule's 1 stage: blocks an SM holds bought with
+    the pipeline; the split head-dim-128 forward of 8 key tiles at 1 stage, 256-1024 blocks, ran 38-45%
+    slower than the whole one at 3, session 56)."""
+    shape = shape_of(func)
+    if shape.kind != "attention" or not shape.blocks or not shape.stages:
+        return None
+    choice = resolve(_by_shape(func, sms), LaunchChoice(next_pow2(max(1, shape.threads // 32)), shape.stages))
+    held = _blocks_per_sm(shape, choice.num_warps, choice.num_stages)
+    if held < 1 or choice.num_stages < 2:
+        return None
+    return -(-shape.blocks // (sms * held))
 
 
 def _tile_warps(func: ir.PrimFunc) -> LaunchChoice | None:
@@ -641,11 +679,11 @@ def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[Launch
             warps += [w for w in (base.num_warps // 2, base.num_warps * 2) if 4 <= w <= 8]
         for w in warps:
             for stages in (1, 2, 3, 4) if wide else (2, 3):
-                out.append(LaunchChoice(w, stages))
+                out.append(LaunchChoice(w, stages, split_rows=base.split_rows))
             cc = _capability(capability)
             if cc is not None and cc >= (9, 0) and (wide or w >= 8):
                 for stages in (2, 3) if wide else (base.num_stages,):
-                    out.append(LaunchChoice(w, stages, True))
+                    out.append(LaunchChoice(w, stages, True, base.split_rows))
     unique: list = []
     for c in out:
         if c not in unique:
@@ -655,8 +693,8 @@ def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[Launch
 
 def resolve(choice: LaunchChoice, literal: LaunchChoice) -> LaunchChoice:
     """``choice`` with the source's values filled in where it keeps them."""
-    return LaunchChoice(
-        choice.num_warps or literal.num_warps, choice.num_stages or literal.num_stages, choice.warp_specialize
+    return replace(
+        choice, num_warps=choice.num_warps or literal.num_warps, num_stages=choice.num_stages or literal.num_stages
     )
 
 
@@ -710,7 +748,12 @@ def load_cached(key: str) -> LaunchChoice | None:
     if not isinstance(entry, dict):
         return None
     try:
-        return LaunchChoice(entry.get("num_warps"), entry.get("num_stages"), bool(entry.get("warp_specialize")))
+        return LaunchChoice(
+            entry.get("num_warps"),
+            entry.get("num_stages"),
+            bool(entry.get("warp_specialize")),
+            entry.get("row_split") == "always",
+        )
     except TypeError:
         return None
 

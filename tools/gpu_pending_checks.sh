@@ -62,10 +62,10 @@
 # (both sink forwards, mha_fwd_bhsd / bshd: 64 blocks) off and on, two pairs; it stays on only if faster there:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s55
 # Part "s56" (session 56, not yet run: the device time ran out; about 150 s): TILE2TRITON_ROW_SPLIT_WAVES (the launch
-# heuristic's split past half a wave, runtime/tuning._rows_split) off and on where no call has timed it: a source of
-# 128 threads, whose split keeps its threads (the probe's 128-row tiles on 128 threads over 160-768 blocks, and
-# example_mha_fwd_bshd at the second variant set's shape, 384 blocks of head dim 64, the one variant kernel it
-# splits that session 56 did not time); it stays on unless slower there:
+# heuristic's split past half a wave, runtime/tuning._rows_split) off and on where no call has timed it: the probe's
+# 128-row tiles on 128 threads over 160-768 blocks (offline the same Triton as on 256 at the shapes checked), and
+# example_mha_fwd_bshd at the second variant set's shape (384 blocks, causal, head dim 64, 2 x 24 x 1024: where the
+# causal sink forward lost 6%), the one variant kernel it splits that session 56 did not time:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s56
 set -u
 tl=$1

@@ -235,6 +235,8 @@ echo "### kernels computed in 128-column chunks (passes/column_chunks.py)"
 grep -lE "_c1 = tl\.(load|zeros|dot)" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels with masks of 0 / -inf as float arithmetic (codegen/masks.py)"
 grep -l "_neg_inf_unless(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
+echo "### kernels with their query rows over twice the blocks (passes/row_split.py; the wave rule's too)"
+grep -l "row_half = " -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 echo "### kernels dividing by a row's shared divisor (codegen/emit._div_rn_shared)"
 grep -l "_div_rn_shared(" -r /tmp/t2t_cache 2>/dev/null | xargs -r head -qn1 | sort | uniq -c
 } 2>&1 | tee "$out/pending_checks_$(echo "$parts" | tr -d ' /').log"

@@ -388,7 +388,7 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     kernels = [split_rows_for(k, mode, arch, sms) for k in func.kernels]
     if any(new is not old for new, old in zip(kernels, func.kernels)):
         return replace(func, kernels=kernels), False
-    if mode != "on" or arch not in MEASURED_ARCHS or len(func.kernels) != 1 or not settings.current().row_split_waves:
+    if mode != "on" or len(func.kernels) != 1 or not settings.current().row_split_waves:  # heuristic: sm_90 only
         return func, False
     split = split_rows(func.kernels[0], sms, always=True)
     if split is func.kernels[0]:

@@ -154,7 +154,7 @@ def test_int4_empty_output_is_int8_storage(dev):
     assert torch.equal(unpack(out, True), wrap(a[:, :14].cpu(), True))
 
 
-def test_int4_wrong_storage_and_gemm_are_errors(dev):
+def test_int4_wrong_storage_and_accumulator_are_errors(dev):
     kernel = tilelang.compile(_arith_kernel(8, 32, 8, 32, INT4))
     a = torch.zeros(8, 16, dtype=torch.int8, device=dev)
     c = torch.zeros(8, 32, dtype=torch.int32, device=dev)
@@ -162,22 +162,66 @@ def test_int4_wrong_storage_and_gemm_are_errors(dev):
         kernel(a.float(), a, c, c.float(), a)
 
     @T.prim_func
-    def gemm(A: T.Tensor((16, 16), T.int4), C: T.Tensor((16, 16), T.int32)):
+    def gemm(A: T.Tensor((16, 32), T.int4), C: T.Tensor((16, 16), T.int4)):
         with T.Kernel(1, threads=128):
-            a = T.alloc_shared((16, 16), T.int4)
-            c = T.alloc_fragment((16, 16), T.int32)
+            a = T.alloc_shared((16, 32), T.int4)
+            c = T.alloc_fragment((16, 16), T.int4)
             T.copy(A, a)
-            T.gemm(a, a, c, clear_accum=True)
+            T.gemm(a, a, c, transpose_B=True, clear_accum=True)
             T.copy(c, C)
 
-    with pytest.raises(TileLangCompileError, match="T.gemm on int4 buffer 'a'.*int8"):
+    with pytest.raises(TileLangCompileError, match="T.gemm on int4 buffer 'c'.*int8"):
         tilelang.compile(gemm)
+
+
+def _gemm_kernel(M, N, K, bm, bn, bk, dt, trans_b):
+    b_shape, b_tile = ((N, K), (bn, bk)) if trans_b else ((K, N), (bk, bn))
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dt), B: T.Tensor(b_shape, dt), C: T.Tensor((M, N), T.int32)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            a = T.alloc_shared((bm, bk), dt)
+            b = T.alloc_shared(b_tile, dt)
+            c = T.alloc_fragment((bm, bn), T.int32)
+            T.clear(c)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, ko * bk], a)
+                if trans_b:
+                    T.copy(B[bx * bn, ko * bk], b)
+                else:
+                    T.copy(B[ko * bk, bx * bn], b)
+                T.gemm(a, b, c, transpose_B=trans_b)
+            T.copy(c, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["int4", "uint4"])
+@pytest.mark.parametrize("trans_b", [True, False], ids=["nt", "nn"])
+@pytest.mark.parametrize("K, bk", [(100, 16), (96, 32)], ids=["k_ragged", "k_whole"])
+def test_int4_gemm(dev, signed, trans_b, K, bk):
+    """T.gemm of int4 / uint4 tiles into int32 (examples/gemm_int4): an int8 dot of the values.  K of 16-value
+    tiles (under tl.dot's 32 for 8-bit operands on the GPU), masked on K: nibble loads; K a whole number of
+    32-value tiles: the nt operands' rows are whole bytes, loaded as such and split (``fp4.pairs_whole``)."""
+    M, N = 70, 54
+    dt, low, high = (INT4, -8, 8) if signed else (UINT4, 0, 16)
+    a = torch.randint(low, high, (M, K))
+    b = torch.randint(low, high, (N, K) if trans_b else (K, N))
+    C = torch.full((M, N), -12345, dtype=torch.int32, device=dev)
+    kernel = tilelang.compile(_gemm_kernel(M, N, K, 32, 32, bk, dt, trans_b))
+    if K % bk == 0 and trans_b:
+        assert kernel.get_kernel_source().count("pair_byte = tl.load(") == 1  # A's and B's loads: `pair_byte_1`
+    kernel(pack(a).to(dev), pack(b).to(dev), C)
+    want = a.long() @ (b.long().T if trans_b else b.long())
+    assert torch.equal(C.cpu().long(), want)
 
 
 def test_int4_compiles_for_hopper(tmp_path):
     compile_for_hopper(tilelang.compile(_arith_kernel(19, 46, 8, 32, INT4)), tmp_path)
     compile_for_hopper(tilelang.compile(_arith_kernel(19, 46, 8, 32, UINT4)), tmp_path)
     compile_for_hopper(tilelang.compile(_cast_kernel(44, 16)), tmp_path)
+    compile_for_hopper(tilelang.compile(_gemm_kernel(70, 54, 100, 32, 32, 16, UINT4, False)), tmp_path)
+    compile_for_hopper(tilelang.compile(_gemm_kernel(256, 256, 512, 128, 128, 64, INT4, True)), tmp_path)
 
 
 @tilelang.jit

@@ -65,7 +65,8 @@ LANGUAGE_VALUES = {
     "int8/uint8 bytes, two values each (low nibble first, as TileLang's tests pack them; logical last dim = 2 x "
     "the bytes); loads sign-extend (uint4: zero-extend), arithmetic runs in 32 bits without wrapping (C's "
     "promotion of TileLang's tl_int4_packed_load), stores, casts and int4 fragments/shared keep the low 4 bits; "
-    "T.empty returns int8 (uint4: uint8); gemm/reduce on int4 buffers are refused (copy to int8 first)",
+    "T.empty returns int8 (uint4: uint8); T.gemm of int4/uint4 A and B into int32 is an int8 dot of the values "
+    "(examples/gemm_int4); reductions and an int4 accumulator are refused (copy to int8/int32 first)",
 }
 
 # What a supported primitive's row adds to "binder rule" (semantics a user may look for)

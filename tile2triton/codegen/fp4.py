@@ -84,10 +84,22 @@ def _mask(mask: ast.expr | None) -> ast.expr:
     return mask if mask is not None else P.const(None)
 
 
-def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes) -> Tile:
-    """``buf[idx]`` of packed ``buf``: the element's nibble (fp4: its code; int4: sign-extended)."""
-    lw.helpers.add("_fp4_load")
-    node = P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask))
+def load(lw, buf, offs: ast.expr, mask: ast.expr | None, axes, packed: ast.expr | None = None) -> Tile:
+    """``buf[idx]`` of packed ``buf``: the element's nibble (fp4: its code; int4: sign-extended).
+    ``packed``: every pair of the last lane axis is one whole byte (``pairs_whole``), these are the bytes'
+    offsets (``pair_offsets``): the bytes load as vectors and split into their nibbles, low first, where
+    element offsets halved (``_fp4_load``) load each byte twice, one at a time."""
+    if packed is not None:
+        lanes = lw.scope.lanes
+        shape = [lanes.padded[k] if k in axes else 1 for k in range(lanes.rank)]
+        byte = lw.named(P.to(P.call("tl.load", P.binop("+", P.name(lw.pointer(buf)), packed),
+                                    **({"mask": mask, "other": P.const(0)} if mask is not None else {})),
+                             UINT8), "pair_byte")  # fmt: skip
+        nibbles = P.call("tl.join", P.binop("&", byte, P.const(15)), P.binop(">>", byte, P.const(4)))
+        node = P.call("tl.reshape", nibbles, P.list_(shape))
+    else:
+        lw.helpers.add("_fp4_load")
+        node = P.call("_fp4_load", P.name(lw.pointer(buf)), offs, _mask(mask))
     if buf.dtype.name == "int4":  # bit 3 is the sign: 8..15 are -8..-1
         node = P.binop("-", P.binop("^", P.to(node, INT8), P.const(8)), P.const(8))
     return Tile(node, buf.dtype, axes)
@@ -328,6 +340,11 @@ def _wide_int(dt):
 _WHOLE_BUFFER_OPS = (ir.Gemm, ir.Reduce, ir.Scan, ir.Atomic, ir.ThreadAllReduce)
 
 
+def _int4_gemm_operand(s, buf) -> bool:
+    # int4 A/B tiles hold their values as int8 in registers (sign-extended): an int8 tensor-core dot
+    return isinstance(s, ir.Gemm) and buf is not s.c.buffer and is_packed_int4(buf.dtype)
+
+
 def check_stmt(s, error) -> None:
     """Refuse fp4 buffers in statements that would compute on their codes."""
     if not isinstance(s, _WHOLE_BUFFER_OPS):
@@ -335,7 +352,7 @@ def check_stmt(s, error) -> None:
     for field in dataclasses.fields(s):
         value = getattr(s, field.name)
         buf = value if isinstance(value, ir.Buffer) else getattr(value, "buffer", None)
-        if isinstance(buf, ir.Buffer) and is_packed(buf.dtype):
+        if isinstance(buf, ir.Buffer) and is_packed(buf.dtype) and not _int4_gemm_operand(s, buf):
             what = type(s).__name__
             kind, into = ("fp4", "float16/float32") if is_packed_fp4(buf.dtype) else (buf.dtype.name, "int8/int32")
             raise error(

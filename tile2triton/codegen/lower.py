@@ -769,7 +769,8 @@ class KernelLowerer(RegisterAccess):
         if buf in self.scratch.addresses:  # a shared buffer in the on-chip scratch area
             return Tile(on_chip.load(self, buf, offs, mask), buf.dtype, axes)
         if fp4.is_packed(buf.dtype):
-            return fp4.load(self, buf, offs, mask, axes)
+            whole = fp4.pairs_whole(self, buf, idx, idx_ir)
+            return fp4.load(self, buf, offs, mask, axes, fp4.pair_offsets(self, buf, idx, idx_ir) if whole else None)
         ptr = self.named_offsets(buf, offs)
         kwargs = {}
         if mask is not None:  # out of bounds reads 0, or the tensor's T.annotate_safe_value

@@ -14,6 +14,7 @@ from ..passes.analysis import zero_padded
 from . import deferred
 from . import pyast as P
 from .descriptors import descriptor_load
+from .fp4 import INT8
 from .gemm_kinds import WGMMA_ROWS, transposed_dot
 from .rules import close_lanes, lower_store, open_lanes
 from .rules_base import lowers
@@ -305,6 +306,10 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
             b = P.call("tl.where", P.binop("<", P.expand(P.call("tl.arange", 0, kp), 0, 2), P.const(k)), b, P.const(0))
     a_dt, b_dt = lw.storage_dtype(s.a.buffer.dtype), lw.storage_dtype(s.b.buffer.dtype)
     acc_dt = lw.storage_dtype(c_buf.dtype)
+    if s.a.buffer.dtype.name == "uint4":  # registers hold 0..15 as uint8: an int8 dot multiplies them
+        a, a_dt = P.to(a, INT8), INT8
+    if s.b.buffer.dtype.name == "uint4":
+        b, b_dt = P.to(b, INT8), INT8
     if a_dt != b_dt:
         common = a_dt if a_dt.bits >= b_dt.bits else b_dt
         a, b = (P.to(a, common) if a_dt != common else a), (P.to(b, common) if b_dt != common else b)
@@ -319,7 +324,7 @@ def _lower_gemm(lw: Lowerer, s: ir.Gemm) -> None:
         cond = lw.scalar(clear, "clear_accum")
         acc_in = P.call("tl.where", cond.node, P.const(0), acc)
     small = min(next_pow2(m), next_pow2(n), kp) < 16
-    least_k = 32 if max(s.a.buffer.dtype.bits, s.b.buffer.dtype.bits) == 8 else 16
+    least_k = 32 if max(a_dt.bits, b_dt.bits) == 8 else 16  # int4 tiles are int8 in registers
     if not small and kp < least_k:  # tl.dot's K must be >= 32 for 8-bit operands on the GPU
         a, b = _zero_padded_k(a, b, next_pow2(m), next_pow2(n), kp, least_k)
         a, b = lw.named(a, "a_wide_k"), lw.named(b, "b_wide_k")

@@ -115,7 +115,8 @@ def check_gemms(stmts) -> None:
             continue
         a, b, c = s.a.buffer, s.b.buffer, s.c.buffer
         for buf in (a, b, c):
-            if is_packed(buf.dtype):  # its registers hold 4-bit codes / int4 values (codegen/fp4.py)
+            # fp4 registers hold 4-bit codes (codegen/fp4.py); int4 A and B hold int8 values, an int8 dot
+            if is_packed(buf.dtype) and (buf is c or is_packed_fp4(buf.dtype)):
                 kind, into = ("fp4", "float16/bfloat16") if is_packed_fp4(buf.dtype) else (buf.dtype.name, "int8")
                 raise TileLangCompileError(
                     f"T.gemm on {kind} buffer '{buf.name}': tile2triton multiplies no {kind}; "

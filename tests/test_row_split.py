@@ -203,6 +203,9 @@ def test_the_launch_is_chosen_for_the_split_kernel(monkeypatch):
         # 256 blocks of 8 key tiles: the split's launch (1 stage, a short loop) holds two an SM, as many waves as
         # the whole's 3-stage one, but without a pipeline (38-45% slower, session 56)
         (128, 32, 1024, False, False),
+        # 320 blocks, two waves whole and split: split where every block walks the same key tiles, not causal
+        (64, 40, 1024, False, True),
+        (64, 40, 1024, True, False),
     ],
 )
 def test_the_wave_rule(monkeypatch, D, heads, seq, causal, split_expected):

@@ -54,6 +54,15 @@ def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
     return lengthening[0] if len(lengthening) == 1 else None
 
 
+def once_lets(kernel: ir.Kernel) -> dict:
+    """The kernel's lets bound once (var -> value): what ``heavy_axis`` reads loop bounds through."""
+    values, counts = {}, {}
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Let):
+            values[s.var], counts[s.var] = s.value, counts.get(s.var, 0) + 1
+    return {var: value for var, value in values.items() if counts[var] == 1}
+
+
 def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
     """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
     from its last index down, the other axes in their order under it: a bijection of the grid.  With

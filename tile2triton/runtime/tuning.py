@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .. import ir, settings
+from ..codegen import block_order
 from ..codegen.gemm_kinds import WGMMA_ROWS  # a tile of fewer rows: mma.sync, from registers
 from ..codegen.values import next_pow2
 from ..ir.exprs import static, static_trips
@@ -383,7 +384,8 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     rows 3-26% faster split (the split's 4-warp blocks: three an SM, the whole 8-warp ones one or two), at
     320-384 blocks (two waves either way) 8 of 10 shapes 1-30% faster, 2 of 10 3-6% slower; head dim 128
     at 96 blocks and more not split (its split blocks' shared memory leaves one an SM: more waves), nor
-    dim 64 at 256 blocks (25% faster on one source, 14% slower on the other)."""
+    dim 64 at 256 blocks (25% faster on one source, 14% slower on the other).  Past one wave only loops of
+    the same trips in every block are split: a causal forward's there ran 6% slower to 8% faster (session 57)."""
     mode = settings.current().row_split
     kernels = [split_rows_for(k, mode, arch, sms) for k in func.kernels]
     if any(new is not old for new, old in zip(kernels, func.kernels)):
@@ -396,6 +398,12 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     halves = replace(func, kernels=[split])
     whole_waves, split_waves = _waves(func, sms), _waves(halves, sms)
     if whole_waves is None or split_waves is None or split_waves > whole_waves:
+        return func, False
+    kernel = func.kernels[0]
+    if whole_waves > 1 and block_order.heavy_axis(kernel, block_order.once_lets(kernel)) is not None:
+        # a causal loop (trips growing with a block index) past one wave: its blocks, heaviest first, already
+        # fill the waves' tails, and the split gained nothing there on average (H100, session 57: head dim 64 at
+        # 320-384 blocks, -6% to +8%, against +14-30% for the same grids not causal)
         return func, False
     return halves, True
 

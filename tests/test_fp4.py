@@ -387,6 +387,8 @@ def test_fp4_compiles_for_hopper(tmp_path):
     compile_for_hopper(fp4_constants(38, 16), tmp_path)
     compile_for_hopper(quant_shifted(19, 45, 8, 32), tmp_path)
     compile_for_hopper(quant_some_columns(21, 94, 16, 32), tmp_path)
+    # an element read out of a uint8 tile into another inside a loop (a tl.sum, 32 bits wide: converted back)
+    compile_for_hopper(fp4_scalar_casts.compile([0.3, -2.6, 7.5]), tmp_path)
 
 
 @tilelang.jit(out_idx=[-1])

@@ -222,6 +222,8 @@ def test_int4_compiles_for_hopper(tmp_path):
     compile_for_hopper(tilelang.compile(_cast_kernel(44, 16)), tmp_path)
     compile_for_hopper(tilelang.compile(_gemm_kernel(70, 54, 100, 32, 32, 16, UINT4, False)), tmp_path)
     compile_for_hopper(tilelang.compile(_gemm_kernel(256, 256, 512, 128, 128, 64, INT4, True)), tmp_path)
+    compile_for_hopper(int4_scalar_casts.compile([1, -8, 23], INT4), tmp_path)  # tl.sum of int8: back to int8
+    compile_for_hopper(int4_scalar_casts.compile([1, 15, 23], UINT4), tmp_path)
 
 
 @tilelang.jit

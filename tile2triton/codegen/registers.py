@@ -631,14 +631,19 @@ class RegisterAccess:
     def one_hot_pick(self, hit, value: ast.expr, axis: int, dtype) -> ast.expr:
         """The element of ``value`` along ``axis`` where ``hit`` holds (at one position at most; None:
         the axis has one element), as a ``tl.sum`` of the masked values.  Triton has no fp8 sums
-        on the GPU, so fp8 values are summed as float32 and converted back (exact: one term)."""
-        fp8 = dtype is not None and self.storage_dtype(dtype).name.startswith("float8")
+        on the GPU, so fp8 values are summed as float32 and converted back (exact: one term); a sum
+        of integers narrower than 32 bits is 32 bits wide (int4 / uint4 registers are int8 / uint8):
+        converted back too, or a loop writing the element into its tile would change the tile's type
+        (Triton 3.6 refuses that on the GPU)."""
+        storage = self.storage_dtype(dtype) if dtype is not None else None
+        fp8 = storage is not None and storage.name.startswith("float8")
+        narrow_int = storage is not None and storage.is_int and storage.name != "bool" and storage.bits < 32
         if fp8:
             value = P.to(value, FLOAT32)
         if hit is not None:
             value = P.call("tl.where", hit, value, P.const(0))
         picked = P.call("tl.sum", value, axis=axis)
-        return P.to(picked, self.storage_dtype(dtype)) if fp8 else picked
+        return P.to(picked, storage) if fp8 or narrow_int else picked
 
     def reg_write(self, buf: ir.Buffer, indices, value: Tile) -> None:
         rb = held.element(self, buf, indices) if buf in self.held_elements else self.reg(buf)

@@ -45,6 +45,9 @@ LANGUAGE_VALUES = {
     "prim_func": "the kernel function; its source is read and lowered; `.attrs` gives TileLang's attributes and "
     '`.with_attr("global_symbol", name)` a copy under that name (other attributes are refused: TileLang\'s passes read them)',
     "macro": "inlined at each call",
+    "Ref": "a T.macro parameter annotation: the argument (a buffer element, its indices taken at the call, or a "
+    "T.alloc_var) is passed by reference; assigning the parameter (=, +=) stores into it (T.Var as an annotation too, "
+    "TileLang's deprecated spelling)",
     "dynamic": "run-time size argument; tensor shapes may be expressions of sizes (M // 128, T.ceildiv(M, 4), 2 * M): bound by the bare dims, checked at call time",
     "symbolic": "deprecated alias of T.dynamic",
     "Var": "the class of T.dynamic's symbolic sizes (isinstance checks; T.Var(name, dtype) is T.dynamic)",
@@ -237,7 +240,6 @@ UNSUPPORTED_REASONS = {
     "PersistentTileScheduler": "tile schedulers not implemented yet",
     "fma": "not implemented yet (write a * b + c)",
     "fmul": "not implemented yet (write a * b)",
-    "Ref": "by-reference T.macro parameters not implemented yet",
     "Any": "TVM expression class (type annotations of TIR code)",
     "PrimExpr": "TVM expression class (type annotations of TIR code)",
     "AnyDType": "type alias for annotations of TileLang's own code",

@@ -35,7 +35,7 @@ from ..language.dtypes import (
 )
 from ..language.proxy import TensorType
 from . import packed, vectors
-from .bind_expr import _PY_BINOPS, ExprBinder, KernelReturn
+from .bind_expr import _PY_BINOPS, ElementRef, ExprBinder, KernelReturn
 from .persistent import persistent_loop
 from .reducer_epochs import ReducerEpochs
 from .rules import RULES
@@ -846,6 +846,9 @@ class Binder(ExprBinder):
         if isinstance(current, ir.Buffer) and current.scope == ir.VAR and not isinstance(value, ir.Buffer):
             self.emit(ir.Store(self.loc(node), current, (const_int(0),), as_expr(value, self.loc(node))))
             return
+        if isinstance(current, ElementRef):  # a T.Ref macro parameter: the caller's element
+            self.store(current.load, value, node)
+            return
         if vectors.is_vector_var(self, current) and not isinstance(value, ir.Buffer):
             vectors.store(self, vectors.element(self, current, []), value, node)
             return
@@ -886,6 +889,8 @@ class Binder(ExprBinder):
             old = self.lookup(node.target.id, node.target)
             if isinstance(old, ir.Buffer) and old.scope == ir.VAR:
                 old = ir.Load(old, (const_int(0),))
+            elif isinstance(old, ElementRef):
+                old = old.load
             elif vectors.is_vector_var(self, old):
                 old = vectors.element(self, old, [])
             self.assign_name(node.target.id, self.binop(op, pyop, old, self.expr(node.value), node), node)

@@ -102,6 +102,8 @@ class ExprBinder:
 
     def expr_Name(self, node: ast.Name):
         value = self.lookup(node.id, node)
+        if isinstance(value, ElementRef):  # a T.Ref macro parameter: its element, read now
+            return value.load
         if isinstance(value, ir.Buffer) and value.scope == ir.VAR:
             return ir.Load(value, (const_int(0),), self.loc(node))
         if vectors.is_vector_var(self, value):  # a T.alloc_var of a vector dtype: its vector
@@ -569,9 +571,13 @@ class ExprBinder:
         except TypeError as exc:
             raise self.error(f"{macro.name}{sig}: {exc}", node) from None
         bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        for name, param in sig.parameters.items():
+            if name in arguments and not plain and _is_reference(param.annotation, macro.func):
+                arguments[name] = self.reference(arguments[name], name, node)
         saved_source, saved_file = self.source, self.file
         self.source, self.file = macro, macro.file
-        self.scopes.append(dict(bound.arguments))
+        self.scopes.append(arguments)
         self.inlined_calls += 1
         saved_base, self.frame_base = self.frame_base, len(self.scopes) - 1
         saved_plain, self.in_plain_helper = self.in_plain_helper, plain
@@ -587,6 +593,51 @@ class ExprBinder:
             self.scopes.pop()
             self.source, self.file = saved_source, saved_file
         return None
+
+    def reference(self, value, name: str, node):
+        """A ``T.Ref`` macro argument, as TileLang's ``macro_arg`` takes it: a ``T.alloc_var`` is the variable
+        itself, a buffer element an ``ElementRef`` whose indices are bound now (the call's element, whatever
+        the macro assigns later), a region or buffer itself."""
+        if isinstance(value, ir.Load) and value.buffer.scope == ir.VAR:
+            return value.buffer
+        if isinstance(value, ir.Load):
+            return ElementRef(ir.Load(value.buffer, tuple(self.bound_index(i, node) for i in value.indices), value.loc))
+        if isinstance(value, (ir.Region, ir.Buffer)):
+            return value
+        raise self.error(
+            f"T.Ref parameter '{name}' takes a buffer element (A[i]) or a T.alloc_var, got {_kind_of(value)}", node
+        )
+
+    def bound_index(self, index, node):
+        if is_python_value(index) or isinstance(index, ir.Const):
+            return index
+        var = ir.Var(self.fresh_name("ref_index"), index.dtype, "let")
+        self.emit(ir.Let(self.loc(node), var, index))
+        return ir.VarRef(var)
+
+
+class ElementRef:
+    """A ``T.Ref`` macro parameter bound to a buffer element: reading the name loads the element,
+    assigning it stores there (bind.py's ``assign_name``, ``stmt_AugAssign``)."""
+
+    def __init__(self, load: ir.Load):
+        self.load = load
+
+
+def _is_reference(annotation, func) -> bool:
+    """Is a macro parameter annotated ``T.Ref`` (or ``T.Var``, TileLang's deprecated spelling of it)?"""
+    if isinstance(annotation, str):  # `from __future__ import annotations`
+        try:
+            annotation = eval(annotation, getattr(func, "__globals__", {}))  # noqa: S307 - the user's own annotation
+        except Exception:  # noqa: BLE001 - an annotation that names something else
+            return False
+    return annotation is T.Ref or annotation is T.Var
+
+
+def _kind_of(value) -> str:
+    if is_python_value(value):
+        return f"the Python value {value!r}"
+    return "an expression" if isinstance(value, ir.Expr) else type(value).__name__
 
 
 _NOT_KERNEL_CODE = {"tile2triton", "tilelang", "numpy", "torch", "triton", "tvm"}

@@ -210,6 +210,7 @@ from ._structure import (
     Parallel,
     Persistent,
     Pipelined,
+    Ref,
     Serial,
     Unroll,
     Vectorized,

@@ -938,6 +938,9 @@ def macro(func: _F) -> _F: ...
 @overload
 def macro(func: None = None) -> Callable[[_F], _F]: ...
 
+class Ref:
+    """``x: T.Ref``: a ``T.macro`` parameter passed by reference (a buffer element or a ``T.alloc_var``)."""
+
 class SizeExpr(PrimExpr):
     """An integer expression of symbolic sizes in host code (``M // 128``, ``T.ceildiv(M, 4)``)."""
 

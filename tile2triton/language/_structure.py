@@ -204,6 +204,15 @@ def macro(func=None):
     return _sources.read("macro", func)
 
 
+class Ref:
+    """``x: T.Ref``, a ``T.macro`` parameter's annotation: the argument (a buffer element, its indices
+    taken at the call, or a ``T.alloc_var``) is passed by reference, so assigning the parameter stores
+    into it, as a C++ reference (TileLang's eager builder, ``macro_arg``)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("T.Ref is an annotation of T.macro parameters (x: T.Ref), not a value")
+
+
 @_kernel_only("const")
 def const(name, dtype="int32"):
     """Eager style: a compile-time constant bound from tensor shapes or keyword arguments."""

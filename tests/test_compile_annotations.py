@@ -63,8 +63,9 @@ def test_compile_with_annotation_arguments(dev):
     assert_close(out, ref, atol=1e-6, rtol=0)
     k5 = accumulate.compile(out=T.Tensor[(21, 12), T.float32], rounds=5)
     assert k5 is not k
-    with pytest.raises(KernelCallError, match=r"parameter 'out' is declared T.Tensor\(\(21, 12\), float32\)"):
-        accumulate.compile(out=T.Tensor[(21, 12), T.float16])
+    # another dtype: TileLang compiles the declaration's (the eager_jit notebook's par_compile relies on it); warned
+    with pytest.warns(UserWarning, match=r"parameter 'out' is declared T.Tensor\(\(21, 12\), float32\).*as declared"):
+        assert accumulate.compile(out=T.Tensor[(21, 12), T.float16]) is k
     with pytest.raises(KernelCallError, match="parameter 'out' is declared"):
         accumulate.compile(out=T.Tensor[(20, 12), T.float32])
     with pytest.raises(KernelCallError, match="expects a torch.Tensor"):

@@ -380,3 +380,69 @@ def test_var_positional_is_refused():
             A: T.Tensor((N,), T.float32)
             with T.Kernel(1):
                 T.evaluate(0)
+
+
+@tilelang.jit
+def _scaled(A, factor: float = 2.0):
+    M, N = T.const("M, N")
+    A: T.Tensor[[M, N], T.float32]
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, 16), threads=64) as bx:
+        for i, j in T.Parallel(16, N):
+            B[bx * 16 + i, j] = A[bx * 16 + i, j] * factor
+    return B
+
+
+def test_parse_cache_key(dev):
+    """TileLang's ``JITImpl.parse_cache_key`` (the eager_jit notebook times it): equal for calls one kernel
+    serves, different where the shapes or compile-time values differ; a lazy factory's is its arguments."""
+    a = torch.randn(37, 21, device=dev)
+    assert_close(_scaled(a), a * 2, atol=0, rtol=0)
+    key = _scaled.parse_cache_key(a)
+    assert key == _scaled.parse_cache_key(torch.randn(37, 21, device=dev))
+    assert key != _scaled.parse_cache_key(torch.randn(38, 21, device=dev))
+    assert _scaled.parse_cache_key(a, factor=3.0) != _scaled.parse_cache_key(a, factor=2.5)
+
+    @tilelang.jit
+    def factory(n, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((n,), T.float32)):
+            with T.Kernel(T.ceildiv(n, block), threads=32):
+                pass
+
+        return main
+
+    assert factory.parse_cache_key(10, block=16) == factory.parse_cache_key(10, block=16)
+    assert factory.parse_cache_key(10) != factory.parse_cache_key(11)
+
+
+@tilelang.jit
+def _matched(A: T.ptr, is_2d=False):
+    if is_2d:
+        M, N = T.const("M, N")
+        A = T.match_buffer(A, [M, N], T.float32)
+        B = T.empty((M,), T.float32)
+        with T.Kernel(T.ceildiv(M, 16), threads=32) as bx:
+            for i in T.Parallel(16):
+                B[bx * 16 + i] = A[bx * 16 + i, N - 1] * 2
+        return B
+    else:
+        L = T.const("L")
+        A = T.match_buffer(A, [L], T.float32)
+        B = T.empty((L,), T.float32)
+        with T.Kernel(T.ceildiv(L, 16), threads=32) as bx:
+            for i in T.Parallel(16):
+                B[bx * 16 + i] = A[bx * 16 + i] + 1
+        return B
+
+
+def test_ptr_parameter_declared_by_match_buffer(dev):
+    """The eager_jit notebook's dynamic dimensions: ``A: T.ptr`` given a tensor, its shape declared in the body
+    by ``T.match_buffer(A, [M, N], dtype)``, the constants bound from the tensor's shape at each call."""
+    for rows, cols in ((37, 29), (45, 30)):
+        a = torch.randn(rows, cols, device=dev)
+        assert_close(_matched(a, is_2d=True), a[:, -1] * 2, atol=0, rtol=0)
+    v = torch.randn(50, device=dev)
+    assert_close(_matched(v), v + 1, atol=0, rtol=0)
+    with pytest.raises(KernelCallError, match="float32"):
+        _matched(torch.randn(50, device=dev).half())

@@ -103,7 +103,9 @@ SUPPORTED_NOTES = {
     "thread_binding": "inside a T.Kernel: the thread index (whole axes); outside one, TIR's directly nested "
     "blockIdx / threadIdx launch loops open the kernel (grid and threads from their extents)",
     "launch_thread": "inside a T.Kernel: the thread (or block) index along that axis, whose whole extent it must be",
-    "match_buffer": "A = T.match_buffer(a, shape, dtype) on a T.handle parameter: the global tensor it matches",
+    "match_buffer": "A = T.match_buffer(a, shape, dtype) on a T.handle parameter: the global tensor it matches; in "
+    "an eager @tilelang.jit body, on an `A: T.ptr` parameter given a tensor: its declaration, the T.const sizes "
+    "in the shape bound from the tensor at each call",
     "let": "T.let(v, value) binds a v = T.int32() declaration for the statements after it (TileLang's LetStmt); "
     "T.let(v, value, body) is body's value with v bound",
     "align_up": "T.ceildiv(x, y) * y (host ints and symbolic sizes too)",
@@ -448,8 +450,9 @@ BEYOND_T = [
      "a lexical scope: statements run in place; T.annotate_safe_value in it holds for its block and nested "
      "ones (an inner value overrides), and the enclosing values return after it"),
     ("fn.compile / fn.get_tir with T.Tensor[shape, dtype] arguments; tilelang.par_compile", SUPPORTED,
-     "an annotation in place of a tensor binds the eager kernel's T.const sizes (checked against its "
-     "declaration); get_tir gives the @T.prim_func (lazy) or the bound TileIR (eager), which tilelang.compile "
+     "an annotation in place of a tensor binds the eager kernel's T.const sizes (its shape checked against the "
+     "declaration; another dtype warned about, the declaration's compiled, as TileLang does); "
+     "fn.parse_cache_key(*args) gives the key a call is cached under; get_tir gives the @T.prim_func (lazy) or the bound TileIR (eager), which tilelang.compile "
      "and par_compile take; par_compile compiles one by one (Triton compiles at the first launch)"),
 ]  # fmt: skip
 

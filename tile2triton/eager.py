@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import operator
 import threading
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -48,7 +49,7 @@ from . import ir
 from .compiler import argument_key
 from .errors import KernelCallError, TileLangCompileError, user_facing
 from .frontend.bind import Binder
-from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args
+from .frontend.eager_bind import EagerDecls, bind_eager, declare_eager, eager_args, matched_params
 from .frontend.source import FunctionSource
 from .language.dtypes import DType, is_packed
 from .language.proxy import TensorType
@@ -184,9 +185,12 @@ class _AnnotatedTensor:
         return self.strides[d]
 
     def check(self, where: str, declared: TensorType) -> None:
-        """The annotation must agree with the body's declaration where both are literals."""
+        """The annotation's shape must agree with the body's declaration where both are literals; a
+        dtype that differs is warned about and the declaration's compiled, as TileLang does (the
+        eager_jit notebook's ``par_compile`` hands float32 placeholders to a float16 GEMM)."""
         if self.ttype.dtype != declared.dtype:
-            raise KernelCallError(f"{where} is declared {_fmt_type(declared)}, got {_fmt_type(self.ttype)}")
+            warnings.warn(f"{where} is declared {_fmt_type(declared)}, got {_fmt_type(self.ttype)}: compiled for "
+                          f"{declared.dtype.name}, as declared", stacklevel=2)  # fmt: skip
         for got, want in zip(self.shape, declared.shape):
             if isinstance(want, int) and isinstance(got, int) and got != want:
                 raise KernelCallError(f"{where} is declared {_fmt_type(declared)}, got {_fmt_type(self.ttype)}")
@@ -235,6 +239,7 @@ class EagerFunction:
         annotated += [(st.target.id, st.annotation, False) for st in tree.body
                       if isinstance(st, ast.AnnAssign) and st.value is None and isinstance(st.target, ast.Name)
                       and st.target.id in self.index]  # fmt: skip
+        matched = matched_params(tree)
         for name, annotation, in_signature in annotated:
             if name in self.scalars:
                 continue
@@ -242,6 +247,8 @@ class EagerFunction:
                 ann = binder.expr(annotation)
             except TileLangCompileError:
                 continue
+            if isinstance(ann, DType) and ann.kind == "ptr" and name in matched:
+                continue  # ``A: T.ptr`` then ``A = T.match_buffer(A, [M, N], dtype)``: a tensor declared in the body
             if isinstance(ann, DType):
                 self.scalars[name] = ann
             elif isinstance(ann, TensorType) and in_signature:
@@ -269,6 +276,12 @@ class EagerFunction:
     # ``fn(*args)`` is the generated entry (``_generate_entry``): a call whose shapes and values
     # were seen before is one dict lookup, then the kernel's own launcher; others go to ``_call``
     __call__ = property(operator.attrgetter("_entry"), doc="Bind the constants, compile if new, run the kernel.")
+
+    def cache_key(self, *args, **kwargs):
+        """The key a call with these arguments is cached under: the tensors' shapes and the other
+        arguments' values (``JITImpl.parse_cache_key``)."""
+        key = self._call_keys[len(args)](*args) if len(args) in self._call_keys else argument_key(args)
+        return (key, _keywords_key(kwargs)) if kwargs else key
 
     @user_facing
     def _call(self, *args, **kwargs):

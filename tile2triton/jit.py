@@ -189,6 +189,15 @@ class JITImpl:
     def get_kernel_source(self, *args, **kwargs) -> str:
         return self.compile(*args, **kwargs).get_kernel_source()
 
+    def parse_cache_key(self, *args, **kwargs):
+        """TileLang's ``JITImpl.parse_cache_key``: the key the kernel for these arguments is cached under
+        (eager style: the tensors' shapes and the other values; lazy: the factory's arguments)."""
+        if self._lazy is None:
+            self._decide(args, kwargs)
+        if self._eager is not None:
+            return self._eager.cache_key(*args, **kwargs)
+        return (argument_key(args), argument_key(kwargs))
+
     @property
     def signature(self) -> inspect.Signature:
         """TileLang's ``JITImpl.signature``: the decorated function's."""

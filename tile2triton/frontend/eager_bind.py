@@ -146,8 +146,40 @@ class EagerBinder(Binder):
             self.param_buffers[name] = buf
             self.bind_name(name, buf)
 
+    # --- A = T.match_buffer(A, shape, dtype) for an ``A: T.ptr`` parameter
+    def declare_matched(self, name: str, call: ast.Call):
+        """The eager_jit notebook's dynamic dimensions: a ``T.ptr`` parameter given a tensor, declared
+        in the body by ``T.match_buffer`` as ``A: T.Tensor(shape, dtype)`` would declare it."""
+        param = call.args[0].id
+        fn = self.expr(call.func)
+        args = self.call_args(fn, call)
+        if args["shape"] is None:
+            raise self.error(f"T.match_buffer of parameter '{param}' needs its shape", call)
+        if args["elem_offset"] not in (None, 0) or args["data"] is not None or args["scope"] != "global":
+            raise self.error(
+                "T.match_buffer with data=, elem_offset= or a scope other than global is not supported", call
+            )
+        shape, strides = args["shape"], args["strides"]
+        shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        strides = None if strides is None else tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
+        if self.kernel is not None:
+            raise self.error(f"declare parameter '{param}' before 'with T.Kernel(...)'", call)
+        if param in self.tensor_decls:
+            raise self.error(f"parameter '{param}' is declared twice", call)
+        ann = TensorType(shape, self.global_dtype_arg(args["dtype"], call), strides)
+        loc = self.loc(call)
+        self.tensor_decls[param] = (ann, loc)
+        if self.declaring:
+            return PendingTensor(param)
+        buf = self.global_buffer(param, ann, loc)
+        self.param_buffers[param] = buf
+        self.bind_name(param, buf)
+        return buf
+
     # --- B = T.empty(...)
     def maybe_alloc(self, name: str, call: ast.Call):
+        if _matches_param(call, self.param_names):
+            return self.declare_matched(name, call)
         fn = self.expr(call.func)
         if getattr(fn, "__t2t__", None) != "empty":
             return super().maybe_alloc(name, call)
@@ -197,6 +229,21 @@ class EagerBinder(Binder):
             raise _StopDeclarations()
         value = self.expr(node.value) if node.value is not None else None
         raise KernelReturn((value, node))
+
+
+def _matches_param(call: ast.Call, params) -> bool:
+    """``T.match_buffer(A, ...)`` of a parameter ``A`` (by its attribute name: the binder checks the rest)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return (
+        name == "match_buffer" and bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id in params
+    )
+
+
+def matched_params(tree: ast.FunctionDef) -> set:
+    """The parameters an eager kernel's body declares with ``T.match_buffer(A, shape, dtype)``."""
+    params = {a.arg for a in eager_args(tree)}
+    return {n.args[0].id for n in ast.walk(tree) if isinstance(n, ast.Call) and _matches_param(n, params)}
 
 
 def eager_args(tree: ast.FunctionDef) -> list:

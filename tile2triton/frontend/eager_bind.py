@@ -17,6 +17,7 @@ from ..language.dtypes import DType, lookup_dtype
 from ..language.proxy import TensorType
 from .bind import Binder
 from .bind_expr import KernelReturn
+from .rules_memory import matched_type
 from .source import FunctionSource
 
 
@@ -151,22 +152,11 @@ class EagerBinder(Binder):
         """The eager_jit notebook's dynamic dimensions: a ``T.ptr`` parameter given a tensor, declared
         in the body by ``T.match_buffer`` as ``A: T.Tensor(shape, dtype)`` would declare it."""
         param = call.args[0].id
-        fn = self.expr(call.func)
-        args = self.call_args(fn, call)
-        if args["shape"] is None:
-            raise self.error(f"T.match_buffer of parameter '{param}' needs its shape", call)
-        if args["elem_offset"] not in (None, 0) or args["data"] is not None or args["scope"] != "global":
-            raise self.error(
-                "T.match_buffer with data=, elem_offset= or a scope other than global is not supported", call
-            )
-        shape, strides = args["shape"], args["strides"]
-        shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-        strides = None if strides is None else tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
         if self.kernel is not None:
             raise self.error(f"declare parameter '{param}' before 'with T.Kernel(...)'", call)
         if param in self.tensor_decls:
             raise self.error(f"parameter '{param}' is declared twice", call)
-        ann = TensorType(shape, self.global_dtype_arg(args["dtype"], call), strides)
+        ann = matched_type(self, param, self.call_args(self.expr(call.func), call), call)
         loc = self.loc(call)
         self.tensor_decls[param] = (ann, loc)
         if self.declaring:

@@ -272,17 +272,23 @@ def bind_match_buffer(b: BinderLike, node, args):
             "T.match_buffer binds a T.handle parameter of a @T.prim_func to a tensor, before the T.Kernel blocks",
             node, "declare the parameter as T.Tensor(shape, dtype) instead, or view memory with T.make_tensor",
         )  # fmt: skip
+    buf = b.global_buffer(var.name, matched_type(b, var.name, args, node), b.loc(node))
+    b.params[b.params.index(var)] = buf
+    b.bind_name(var.name, buf)  # the handle's name now is the tensor too
+    return buf
+
+
+def matched_type(b: BinderLike, name: str, args: dict, node) -> TensorType:
+    """The tensor type ``T.match_buffer(name, shape, dtype, strides=...)`` declares (a @T.prim_func's
+    T.handle parameter here; an eager kernel's ``T.ptr`` parameter in eager_bind.py)."""
     if args["shape"] is None:
-        raise b.error(f"T.match_buffer of parameter '{var.name}' needs its shape", node)
+        raise b.error(f"T.match_buffer of parameter '{name}' needs its shape", node)
     if args["elem_offset"] not in (None, 0) or args["data"] is not None or args["scope"] != "global":
         raise b.error("T.match_buffer with data=, elem_offset= or a scope other than global is not supported", node)
     shape, strides = args["shape"], args["strides"]
     shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
     strides = None if strides is None else tuple(strides) if isinstance(strides, (list, tuple)) else (strides,)
-    buf = b.global_buffer(var.name, TensorType(shape, b.dtype_arg(args["dtype"], node), strides), b.loc(node))
-    b.params[b.params.index(var)] = buf
-    b.bind_name(var.name, buf)  # the handle's name now is the tensor too
-    return buf
+    return TensorType(shape, b.dtype_arg(args["dtype"], node), strides)
 
 
 @rule("transpose")

@@ -280,6 +280,7 @@ class EagerFunction:
     def cache_key(self, *args, **kwargs):
         """The key a call with these arguments is cached under: the tensors' shapes and the other
         arguments' values (``JITImpl.parse_cache_key``)."""
+        # the generated entry's key for up to the positional parameters' count (``_generate_entry``)
         key = self._call_keys[len(args)](*args) if len(args) in self._call_keys else argument_key(args)
         return (key, _keywords_key(kwargs)) if kwargs else key
 
@@ -320,9 +321,7 @@ class EagerFunction:
         if len(calls) >= _MAX_CALLS or not self._call_key_ok(args, plan, kwargs):
             return
         try:
-            key = self._call_keys[len(args)](*args)
-            if kwargs:
-                key = (key, _keywords_key(kwargs))
+            key = self.cache_key(*args, **(kwargs or {}))
             hash(key)
         except TypeError:  # an unhashable compile-time value
             return

@@ -54,13 +54,14 @@ def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
     return lengthening[0] if len(lengthening) == 1 else None
 
 
-def once_lets(kernel: ir.Kernel) -> dict:
-    """The kernel's lets bound once (var -> value): what ``heavy_axis`` reads loop bounds through."""
+def let_bindings(kernel: ir.Kernel) -> tuple[dict, dict]:
+    """The kernel's lets bound once (var -> value: what ``heavy_axis`` reads loop bounds through) and
+    how many times each let is bound (the lowering's ``once_lets`` and ``let_count``)."""
     values, counts = {}, {}
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.Let):
             values[s.var], counts[s.var] = s.value, counts.get(s.var, 0) + 1
-    return {var: value for var, value in values.items() if counts[var] == 1}
+    return {var: value for var, value in values.items() if counts[var] == 1}, counts
 
 
 def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:

@@ -396,11 +396,7 @@ def _lower_kernel(
         args.append(p)
         arg_names.append(n)
     lw.origin = kernel.loc
-    for s in ir.walk(kernel.body):
-        if isinstance(s, ir.Let):
-            lw.let_count[s.var] = lw.let_count.get(s.var, 0) + 1
-            lw.once_lets[s.var] = s.value
-    lw.once_lets = {var: value for var, value in lw.once_lets.items() if lw.let_count[var] == 1}
+    lw.once_lets, lw.let_count = block_order.let_bindings(kernel)
     # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
     block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
     # block indices other than the program ids: T.use_swizzle's, else the heaviest-first order's

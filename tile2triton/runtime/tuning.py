@@ -400,7 +400,7 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     if whole_waves is None or split_waves is None or split_waves > whole_waves:
         return func, False
     kernel = func.kernels[0]
-    if whole_waves > 1 and block_order.heavy_axis(kernel, block_order.once_lets(kernel)) is not None:
+    if whole_waves > 1 and block_order.heavy_axis(kernel, block_order.let_bindings(kernel)[0]) is not None:
         # a causal loop (trips growing with a block index) past one wave: its blocks, heaviest first, already
         # fill the waves' tails, and the split gained nothing there on average (H100, session 57: head dim 64 at
         # 320-384 blocks, -6% to +8%, against +14-30% for the same grids not causal)

@@ -25,6 +25,27 @@ def _tensors(value):
     return []
 
 
+def _answer_as_an_h200(torch) -> None:
+    """The examples' own questions about the card (is there one, its name, its SM count: the amd examples pick
+    their tiles from them) are answered as an H200's; tile2triton's own ``is_available`` still gets the truth
+    (no CUDA here: it runs on the interpreter)."""
+    import types
+
+    examples = os.path.realpath(os.environ["TILELANG_EXAMPLES"])
+    truth = torch.cuda.is_available
+
+    def is_available() -> bool:
+        caller = os.path.realpath(sys._getframe(1).f_globals.get("__file__") or "")
+        return True if caller.startswith(examples + os.sep) else truth()
+
+    h200 = types.SimpleNamespace(
+        name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
+    )
+    torch.cuda.is_available = is_available
+    torch.cuda.get_device_name = lambda *a, **k: h200.name
+    torch.cuda.get_device_properties = lambda *a, **k: h200
+
+
 def child(path: str) -> int:
     from tile2triton.cli import install_tilelang_alias
     from tile2triton.cuda_as_cpu import map_cuda_to_cpu
@@ -34,6 +55,7 @@ def child(path: str) -> int:
     import tilelang
     import torch
 
+    _answer_as_an_h200(torch)
     results = []
     tilelang.profiler.do_bench = lambda fn, *a, **k: results.append(fn()) or 1.0
     spec = importlib.util.spec_from_file_location("beyond_case", path)

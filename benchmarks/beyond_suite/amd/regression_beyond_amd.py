@@ -22,7 +22,7 @@ SMALL = {
     "run_amd_bwd_causal": {"seq_len": 200, "heads": 4, "dim": 64},
 }
 
-FWD_CONFIG = {"block_M": 128, "block_N": 64, "threads": 256, "num_stages": 1, "enable_rasterization": True,
+FWD_CONFIG = {"block_M": 128, "block_N": 64, "num_split_q": 64, "threads": 256, "num_stages": 1, "enable_rasterization": True,
               "k_pack": 2, "panel_size": 7, "qk_coalesced_width": 8, "v_coalesced_width": 4}  # fmt: skip
 BWD_CONFIG = {"block_M": 64, "block_N": 64, "threads": 128, "num_stages": 1, "enable_rasterization": True,
               "panel_size": 7}  # fmt: skip
@@ -36,8 +36,7 @@ def _inputs(batch, heads, seq_len, dim, groups):
 
 
 def _forward(batch, heads, seq_len, dim, is_causal, groups, fwd_module):
-    split = torch.cuda.get_device_properties(0).multi_processor_count
-    return fwd_module.fast_flashattn(batch, heads, seq_len, dim, is_causal, groups, num_split_q=split, **FWD_CONFIG)
+    return fwd_module.fast_flashattn(batch, heads, seq_len, dim, is_causal, groups, **FWD_CONFIG)
 
 
 def run_amd_fwd(batch=1, heads=8, seq_len=4096, dim=128, is_causal=False, groups=1):

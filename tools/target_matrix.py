@@ -72,6 +72,7 @@ SAMPLE_FILES = (
     "tests/test_atomic_reduce_dropin.py",
     "tests/test_loop_exits.py",
     "tests/test_split.py",
+    "tests/test_persistent_attention.py",
 )
 
 # tile2triton's compile errors for what a target lacks (codegen/intrinsics.check_fp8, codegen/ptx.py)

@@ -71,6 +71,9 @@
 # element of an int8 / uint8 register tile in a loop (registers.one_hot_pick converts the 32-bit tl.sum back; the
 # tests failed on the GPU before), and the suite cases session 57's halves missed at their 300 s deadline:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s57
+# Part "s58" (session 58, not yet run: no device started all session; about 150 s): the new beyond folder amd
+# (TileLang's MI300 flash attention, forward and backward, one config each) through both implementations:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s58
 set -u
 tl=$1
 site=$2
@@ -145,6 +148,11 @@ for part in $parts; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_ROW_SPLIT=off "" TILE2TRITON_ROW_SPLIT=off ""
     done
+    continue
+  fi
+  if [ "$part" = s58 ]; then
+    TAILN=14 step 240 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/tilelang_regression.py \
+      benchmarks/beyond_suite --site "$site" --part 1/1 -j 14 --deadline 210 --files amd --out "$out/s58_amd"
     continue
   fi
   if [ "$part" = s57 ]; then

@@ -305,4 +305,4 @@ def test_int4_casts_of_numbers(signed):
     values = [0, 1, 7, 8, 9, -1, -8, 15, 23, -30]  # the low 4 bits, sign-extended for int4
     out = int4_scalar_casts(values, INT4 if signed else UINT4)()
     ref = wrap(torch.tensor(values), signed)
-    assert torch.equal(out.long(), torch.stack([ref, ref]))
+    assert torch.equal(out.cpu().long(), torch.stack([ref, ref]))

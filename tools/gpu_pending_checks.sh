@@ -67,12 +67,14 @@
 # example_mha_fwd_bshd at the second variant set's shape (384 blocks, causal, head dim 64, 2 x 24 x 1024: where the
 # causal sink forward lost 6%), the one variant kernel it splits that session 56 did not time:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s56
-# Part "s57" (session 57, not yet run: the device time ran out; about 250 s): the CUDA run of the casts that read one
+# Part "s57" (session 57; session 58 ran it: fp4's passed, int4's test compared a CUDA output with a CPU reference,
+# fixed offline and not re-run; the missed suite cases timed; about 250 s): the CUDA run of the casts that read one
 # element of an int8 / uint8 register tile in a loop (registers.one_hot_pick converts the 32-bit tl.sum back; the
 # tests failed on the GPU before), and the suite cases session 57's halves missed at their 300 s deadline:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s57
-# Part "s58" (session 58, not yet run: no device started all session; about 150 s): the new beyond folder amd
-# (TileLang's MI300 flash attention, forward and backward, one config each) through both implementations:
+# Part "s58" (session 58 ran it through .tl/s58c.sh, about 40 s: TileLang 0.1.15 cannot build the examples, its T.gemm
+# has no k_pack, so only tile2triton's times; BENCHMARKS.md "Session 58"): the beyond folder amd (TileLang's MI300
+# flash attention, forward and backward, one config each) through both implementations:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s58
 set -u
 tl=$1

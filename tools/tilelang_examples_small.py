@@ -120,6 +120,20 @@ CASES = [
 # fmt: on
 
 
+def answer_as_an_h200(torch) -> object:
+    """The examples' questions to ``torch.cuda`` about the card (properties, compute capability, current
+    device) answered as an H200's: they pick tiles and split counts from them. Returns the properties."""
+    import types
+
+    h200 = types.SimpleNamespace(
+        name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
+    )
+    torch.cuda.get_device_properties = lambda *a, **k: h200
+    torch.cuda.get_device_capability = lambda *a, **k: (h200.major, h200.minor)
+    torch.cuda.current_device = lambda: 0
+    return h200
+
+
 def child(path: str, kwargs: dict, seed: int) -> None:
     import importlib
     import random
@@ -139,12 +153,7 @@ def child(path: str, kwargs: dict, seed: int) -> None:
     random.seed(seed)
     numpy.random.seed(seed)
     torch.manual_seed(seed)
-    h200 = types.SimpleNamespace(
-        name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
-    )
-    torch.cuda.get_device_properties = lambda *a, **k: h200
-    torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
-    torch.cuda.current_device = lambda: 0
+    answer_as_an_h200(torch)
     try:
         import flash_attn  # noqa: F401
     except ImportError:

@@ -26,10 +26,10 @@ def _tensors(value):
 
 
 def _answer_as_an_h200(torch) -> None:
-    """The examples' own questions about the card (is there one, its name, its SM count: the amd examples pick
-    their tiles from them) are answered as an H200's; tile2triton's own ``is_available`` still gets the truth
-    (no CUDA here: it runs on the interpreter)."""
-    import types
+    """The examples' own questions about the card (is there one, its name, its properties: the amd examples pick
+    their tiles from them) are answered as an H200's (tools/tilelang_examples_small.py's answers); tile2triton's
+    own ``is_available`` still gets the truth (no CUDA here: it runs on the interpreter)."""
+    from tools.tilelang_examples_small import answer_as_an_h200
 
     examples = os.path.realpath(os.environ["TILELANG_EXAMPLES"])
     truth = torch.cuda.is_available
@@ -38,12 +38,9 @@ def _answer_as_an_h200(torch) -> None:
         caller = os.path.realpath(sys._getframe(1).f_globals.get("__file__") or "")
         return True if caller.startswith(examples + os.sep) else truth()
 
-    h200 = types.SimpleNamespace(
-        name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, total_memory=140 << 30, L2_cache_size=50 << 20
-    )
+    h200 = answer_as_an_h200(torch)
     torch.cuda.is_available = is_available
     torch.cuda.get_device_name = lambda *a, **k: h200.name
-    torch.cuda.get_device_properties = lambda *a, **k: h200
 
 
 def child(path: str) -> int:

@@ -1,6 +1,8 @@
 """Heaviest blocks first (TILE2TRITON_HEAVY_FIRST, codegen/block_order.py): the grid axis whose block
 index lengthens the kernel's loops is walked slowest and from its last index; other kernels keep
-their order, and the reordered grid computes the same result."""
+their order, and the reordered grid computes the same result.  The snake order
+(TILE2TRITON_SNAKE_ORDER): a grid that starts whole has every other round of SMs' launch slots
+walked back, so an SM gets a heavy and a light block."""
 
 from dataclasses import replace
 
@@ -114,10 +116,12 @@ def test_reversed_or_not_the_sums_are_right(loop):
     torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, loop), rtol=1e-5, atol=1e-5)
 
 
-def test_causal_attention_reordered_matches_the_reference():
+def test_causal_attention_reordered_matches_the_reference(monkeypatch):
     """TileLang's attention-sink forward (causal: block bx walks bx + 1 key tiles; grid (3, heads))
     with its query tiles walked slowest, last first: every head's longest block at the launch's
-    head; on the interpreter."""
+    head; on the interpreter.  (Its 6 blocks would start whole on 4 SMs: the snake order is off here,
+    ``test_a_grid_that_starts_whole_*`` below have it.)"""
+    monkeypatch.setenv("TILE2TRITON_SNAKE_ORDER", "0")
     heads, seq, dim = 2, 70, 32
     args = (heads, seq, seq, dim, None, 32, 32)
     kernel = tilelang.jit(out_idx=[-1])(sink_attention)(*args)
@@ -269,3 +273,161 @@ def test_runs_of_two_waves_on_a_dynamic_grid(few_sms):
         out = kernel(a)
         assert "run_width = tl.cdiv(3, runs)" in kernel.get_kernel_source()
         torch.testing.assert_close(out.double(), torch.stack([ref * (b + 1) for b in range(3)]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def resident(monkeypatch):
+    """Launches on the interpreter lowered as for a card of 4 SMs holding ``resident.blocks`` blocks each."""
+    from tile2triton.runtime.kernel import JITKernel
+
+    launch_options = JITKernel._launch_options
+
+    class Held:
+        blocks = 2
+
+    def options(self, interpret):
+        return {**launch_options(self, interpret), "sms": 4, "blocks_per_sm": Held.blocks}
+
+    monkeypatch.setattr(JITKernel, "_launch_options", options)
+    return Held
+
+
+@pytest.mark.parametrize("loop", ["grow", "shrink"])
+def test_a_grid_that_starts_whole_snakes(resident, loop):
+    """5 blocks, 4 SMs of 2: all start at once; slots 4.. walked back.  ``grow`` heaviest first from
+    its last index, ``shrink`` (launch order before) from its first."""
+    kernel = tilelang.jit(out_idx=[-1])(tile_sums)(150, 24, 32, loop)
+    a = torch.randn(150, 24)
+    out = kernel(a)
+    source = kernel.get_kernel_source()
+    assert "launch_idx = tl.where(launch_slot < 4, launch_slot, 8 - launch_slot)" in source
+    assert ("bx = 4 - launch_idx" if loop == "grow" else "bx = launch_idx") in source
+    assert ("lengthens" if loop == "grow" else "shortens") in source
+    torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, loop), rtol=1e-5, atol=1e-5)
+
+
+def test_three_rounds_of_slots(resident):
+    """10 blocks on 4 SMs of 3: rounds of 4, 4 and 2 slots, the middle one walked back."""
+    resident.blocks = 3
+    kernel = tilelang.jit(out_idx=[-1])(tile_sums)(300, 24, 32, "shrink")
+    a = torch.randn(300, 24)
+    out = kernel(a)
+    assert "launch_round = launch_slot // 4" in kernel.get_kernel_source()
+    torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, "shrink"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("loop", ["grow", "shrink"])
+def test_a_grid_past_what_the_sms_hold_is_not_snaked(resident, loop):
+    """5 blocks on 4 SMs of 1: the fifth starts when one ends, so heaviest first only (``grow``) or
+    launch order (``shrink``)."""
+    resident.blocks = 1
+    kernel = tilelang.jit(out_idx=[-1])(tile_sums)(150, 24, 32, loop)
+    a = torch.randn(150, 24)
+    out = kernel(a)
+    source = kernel.get_kernel_source()
+    assert "launch_slot" not in source
+    assert ("bx = 4 - tl.program_id(0)" if loop == "grow" else "bx = tl.program_id(0)") in source
+    torch.testing.assert_close(out.double(), tile_sums_ref(a, 32, loop), rtol=1e-5, atol=1e-5)
+
+
+def key_block_backward(B, H, M, D, block):
+    """The block-order shape of a causal attention backward: block ``by`` of keys walks the query
+    tiles from its own to the end (two gemms a step), on a (heads, key tiles, batch) grid."""
+    tiles = T.ceildiv(M, block)
+
+    @T.prim_func
+    def main(
+        K: T.Tensor((B, M, H, D), T.float16),
+        Q: T.Tensor((B, M, H, D), T.float16),
+        dK: T.Tensor((B, M, H, D), T.float32),
+    ):
+        with T.Kernel(H, tiles, B, threads=128) as (bx, by, bz):
+            K_shared = T.alloc_shared([block, D], T.float16)
+            q = T.alloc_shared([block, D], T.float16)
+            scores = T.alloc_fragment([block, block], T.float32)
+            scores_cast = T.alloc_fragment([block, block], T.float16)
+            dk = T.alloc_fragment([block, D], T.float32)
+            T.copy(K[bz, by * block : (by + 1) * block, bx, :], K_shared)
+            T.clear(dk)
+            for k in T.Pipelined(by, tiles, num_stages=2):
+                T.copy(Q[bz, k * block : (k + 1) * block, bx, :], q)
+                T.clear(scores)
+                T.gemm(K_shared, q, scores, transpose_B=True)
+                T.copy(scores, scores_cast)
+                T.gemm(scores_cast, q, dk)
+            T.copy(dk, dK[bz, by * block : (by + 1) * block, bx, :])
+
+    return main
+
+
+def _block_of_slot(source: str, grid: tuple) -> dict:
+    """Run the kernel's block-index lines (from ``launch_slot`` to the block indices) in Python for
+    every launch slot: slot -> (bx, by, bz)."""
+    lines = source.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("launch_slot ="))
+    last = next(i for i, line in enumerate(lines) if line.strip().startswith("bz ="))
+    code = "\n".join(line.strip() for line in lines[first : last + 1])
+
+    class FakeTl:
+        @staticmethod
+        def where(cond, a, b):
+            return a if cond else b
+
+        minimum = staticmethod(min)
+
+    out = {}
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                slot = x + grid[0] * (y + grid[1] * z)
+                ids = [x, y, z]
+                env = {"tl": FakeTl}
+                FakeTl.program_id = staticmethod(lambda a, ids=ids: ids[a])
+                exec(code, env)  # noqa: S102 - the kernel's own index arithmetic, on ints
+                out[slot] = (env["bx"], env["by"], env["bz"])
+    return out
+
+
+def test_the_backward_pairs_heavy_and_light_blocks():
+    """2 x 8 heads x 16 key tiles (256 blocks) on an sm_90 of 132 SMs, several blocks an SM: a
+    bijection of the grid in which the SM that runs slots j and j + 132 walks 16 or 17 query tiles
+    (launch order: up to 32, both of the heaviest blocks)."""
+    kernel = tilelang.jit(out_idx=[-1])(key_block_backward)(2, 8, 1024, 64, 64)
+    source = kernel.lowered_for("sm_90").source
+    assert "shortens the loops; odd rounds of 132 launch slots reversed" in source
+    grid = (8, 16, 2)
+    blocks = _block_of_slot(source, grid)
+    assert sorted(blocks.values()) == sorted((x, y, z) for x in range(8) for y in range(16) for z in range(2))
+    tiles = {slot: 16 - by for slot, (_, by, _) in blocks.items()}
+    assert [tiles[j] for j in range(0, 132, 16)] == [16, 15, 14, 13, 12, 11, 10, 9, 8]  # heaviest first
+    per_sm = [tiles[j] + tiles.get(j + 132, 0) for j in range(132)]
+    assert max(per_sm) == 17 and min(per_sm[:124]) >= 16, per_sm
+
+
+def test_the_backward_in_launch_order_without_the_switch(monkeypatch):
+    monkeypatch.setenv("TILE2TRITON_SNAKE_ORDER", "0")
+    kernel = tilelang.jit(out_idx=[-1])(key_block_backward)(2, 8, 1024, 64, 64)
+    source = kernel.lowered_for("sm_90").source
+    assert "launch_slot" not in source and "by = tl.program_id(1)" in source
+
+
+def test_the_backward_snaked_matches_the_reference(resident):
+    """A small grid of the backward's shape (2 x 3 heads x 3 key tiles = 18 blocks; 4 SMs of 5), on
+    the interpreter: dK of every block against float64."""
+    resident.blocks = 5
+    B, H, M, D, block = 2, 3, 70, 32, 32
+    kernel = tilelang.jit(out_idx=[-1])(key_block_backward)(B, H, M, D, block)
+    k, q = (torch.randn(B, M, H, D, dtype=torch.float16) for _ in range(2))
+    out = kernel(k, q)
+    assert "launch_round" in kernel.get_kernel_source()
+    tiles = -(-M // block)
+    ref = torch.zeros(B, M, H, D, dtype=torch.float64)
+    for b in range(B):
+        for h in range(H):
+            qd, kd = q[b, :, h].double(), k[b, :, h].double()
+            for t in range(tiles):
+                rows = slice(t * block, min(M, (t + 1) * block))
+                qs = qd[t * block :]  # the query tiles from this key tile's own to the end
+                scores = (kd[rows] @ qs.T).half().double()  # the kernel casts the scores to fp16
+                ref[b, rows, h] = scores @ qs
+    torch.testing.assert_close(out.double(), ref, rtol=2e-2, atol=2e-2)

@@ -26,6 +26,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_TRIP_BOUNDS`` | on/off (default on) | a loop whose bounds have value ranges (``end = T.min(2, ...)``) counts at most that many iterations for ``TMA_MIN_TRIPS`` and ``SPLIT_MIN_TRIPS``, counted block by block where the bounds come from few block indices (a sliding window's ``end - start``); else only constant bounds count |
 | ``TILE2TRITON_HEAVY_FIRST`` | on/off (default on) | the one grid axis whose block index lengthens the kernel's top-level loops of tile work (causal attention's query tiles), and shortens none, is walked slowest and from its last index, so every head's longest block starts first, the heads in runs (``TILE2TRITON_HEAVY_FIRST_GROUP``); kernels whose blocks could wait on one another, with ``T.use_swizzle``, or whose grid is known to fit a block an SM keep their order (codegen/block_order.py; timed in session 53, BENCHMARKS.md) |
 | ``TILE2TRITON_HEAVY_FIRST_GROUP`` | count or ``waves`` (default ``waves``) | with ``TILE2TRITON_HEAVY_FIRST``, the other axes' blocks (heads) in runs of this many, one run after another, each walked heaviest first, so the blocks running together read fewer heads' keys and values; ``waves``: runs of about two waves of the device's SMs (codegen/block_order.run_width); 0: the whole grid one run |
+| ``TILE2TRITON_SNAKE_ORDER`` | on/off (default on) | a static grid whose blocks all start at once (more blocks than SMs, no more than the SMs hold by the launch's estimated occupancy, on CUDA) and whose one block axis lengthens or shortens the loops: the blocks ranked heaviest first, launch slots ``j`` and ``j + SMs`` (which the GPU hands out round-robin, so to one SM) get a heavy and a light block (every other round of SMs walked back), not two heavy ones (codegen/block_order.py; timed in session 59, BENCHMARKS.md) |
 | ``TILE2TRITON_EXACT_RANGES`` | on/off (default off) | a let's value range and an integer comparison also from the exact span of the block indices and loop variables they are computed from (enumerated where they number at most 4096), where intervals are loose: ``k_end - k_start`` with ``k_end = T.min(k_start + 128, n)`` is one value in every block, so the loop over it has a constant trip count and its row masks fold (codegen/rules._same_everywhere) |
 | ``TILE2TRITON_SPLIT_MIN_TRIPS`` | an integer (default 4) | loops of fewer iterations (known or bounded when compiling) are not split at their masks (passes/split.py): a second loop is a second pipeline fill a short loop does not repay |
 | ``TILE2TRITON_GRID_STAGES`` | on/off (default on) | the short-loop stage choice (runtime/tuning.py) counts only the blocks a static grid puts on one SM: a grid of at most one block an SM takes the deepest pipeline that fits |
@@ -130,6 +131,10 @@ TRIP_BOUNDS_DEFAULT = True
 # 1.20x; block-sparse attention (128 blocks, under one wave) 0.0092 / 0.0087 -> 0.0094 / 0.0092 ms, now left in order
 HEAVY_FIRST_DEFAULT = True
 HEAVY_FIRST_GROUP_DEFAULT = None  # runs of about two waves (codegen/block_order.run_width)
+# on: the causal attention backward of example_mha_bwd_bshd (2 x 8 heads x 1024, 64 x 64 tiles: 256 blocks, two an SM on
+# 132 SMs) 39.99 -> 33.35 us (TileLang 31.66) on an H100 (session 59, benchmarks/hand_variants/bwd_pairing_probe.py,
+# which also recorded each block's SM: launch slots j and j + 132 ran on one SM, both of the heaviest blocks in launch order)
+SNAKE_ORDER_DEFAULT = True
 # off: block mean pooling (dsa_hisa), its 2-step loop a constant range(2) with the masks folded, ran 0.0220 ms against
 # 0.0204 as before on an H100 (ptxas issued the second step's load after the first step's conversions;
 # gpu_logs/2026-12-06_s46_h100/probes.md); no kernel measured faster yet
@@ -342,6 +347,7 @@ VARIABLES = (
     "TILE2TRITON_TRIP_BOUNDS",
     "TILE2TRITON_HEAVY_FIRST",
     "TILE2TRITON_HEAVY_FIRST_GROUP",
+    "TILE2TRITON_SNAKE_ORDER",
     "TILE2TRITON_EXACT_RANGES",
     "TILE2TRITON_SPLIT_MIN_TRIPS",
     "TILE2TRITON_GRID_STAGES",
@@ -483,6 +489,7 @@ class Settings:
     trip_bounds: bool  # loop iterations bounded by value ranges, not only constant bounds
     heavy_first: bool  # codegen/block_order.py: the axis that lengthens the loops walked slowest, last first
     heavy_first_group: int | None  # ... in runs of this many blocks of the other axes (0: one run; None: ~2 waves)
+    snake_order: bool  # codegen/block_order.py: a grid that starts whole, heavy and light blocks paired on the SMs
     exact_ranges: bool  # lets' ranges and comparisons from exact spans (passes/analysis.Ranges.span)
     split_min_trips: int  # loops of fewer iterations are not index-set split (0: any)
     grid_stages: bool  # the short-loop stage choice counts the blocks a static grid puts on an SM
@@ -585,6 +592,7 @@ class Settings:
             heavy_first_group=_run_count(
                 "TILE2TRITON_HEAVY_FIRST_GROUP", get("TILE2TRITON_HEAVY_FIRST_GROUP"), HEAVY_FIRST_GROUP_DEFAULT
             ),
+            snake_order=flag("TILE2TRITON_SNAKE_ORDER", get("TILE2TRITON_SNAKE_ORDER"), SNAKE_ORDER_DEFAULT),
             exact_ranges=flag("TILE2TRITON_EXACT_RANGES", get("TILE2TRITON_EXACT_RANGES"), EXACT_RANGES_DEFAULT),
             split_min_trips=_count(
                 "TILE2TRITON_SPLIT_MIN_TRIPS", get("TILE2TRITON_SPLIT_MIN_TRIPS"), SPLIT_MIN_TRIPS_DEFAULT

@@ -157,8 +157,12 @@ def main(examples: str) -> None:
         per_sm = {}
         for slot in range(BLOCKS):
             by = slot // H % TILES
-            per_sm.setdefault(int(w[slot, 0]), []).append((TILES - by, (w[slot, 1] - t0) / 1000, (w[slot, 2] - t0) / 1000))
-        loads = sorted(((sum(t for t, _, _ in b), max(e for _, _, e in b), sm, b) for sm, b in per_sm.items()), reverse=True)
+            per_sm.setdefault(int(w[slot, 0]), []).append(
+                (TILES - by, (w[slot, 1] - t0) / 1000, (w[slot, 2] - t0) / 1000)
+            )
+        loads = sorted(
+            ((sum(t for t, _, _ in b), max(e for _, _, e in b), sm, b) for sm, b in per_sm.items()), reverse=True
+        )
         print(f"SMs used {len(per_sm)}; kernel span {(w[:, 2].max() - t0).item() / 1000:.2f} us")
         for tiles, end, sm, b in loads[:6] + loads[-3:]:
             desc = ", ".join(f"{t} tiles {s:.1f}-{e:.1f}" for t, s, e in b)

@@ -19,6 +19,19 @@ Blocks of a TileLang kernel have no defined order, so any bijection of the grid 
 kernels whose blocks could wait on one another (a ``while`` loop, an atomic read back, a grid
 barrier) or that pick their own order (``T.use_swizzle``) are left alone.
 
+Snake order (``TILE2TRITON_SNAKE_ORDER``), for a grid that starts whole: more blocks than SMs, no
+more than the SMs hold (``LoweringOptions.blocks_per_sm``, the launch's estimated occupancy).  The
+GPU hands those blocks out round-robin: launch slots ``j``, ``j + SMs``, ... run on one SM
+(recorded on an H100 with ``%smid``, session 59).  Heaviest first, an SM then gets the heaviest
+block of each round: the causal attention backward (256 blocks, two an SM on 132 SMs, block ``by``
+walking ``16 - by`` query tiles) put two 16-tile blocks on each of four SMs while the average SM
+had 8.2 tiles.  With every other round of slots walked back, each SM gets a heavy and a light block:
+that kernel 39.99 -> 33.35 us (TileLang 31.66; ``benchmarks/hand_variants/bwd_pairing_probe.py``).
+This order takes an axis that shortens the loops too (the backward's: walked from its first
+index), where heaviest first alone changes nothing for a grid that starts whole.  Where blocks
+start as others finish (a grid past what the SMs hold) the next block should be the heaviest left,
+so past that point nothing is walked back.
+
 The trend of a loop's trip count in a block index is read from the loop's bounds through the
 kernel's single-assignment lets: +1 where it can only grow with the index (and does depend on
 it), -1 where it can only shrink, 0 where it does not depend on it, None where neither is known.
@@ -28,11 +41,23 @@ from __future__ import annotations
 
 import ast
 import math
+from dataclasses import dataclass
 
 from .. import ir
 from ..ir.exprs import static
 from . import pyast as P
 from .values import Lowerer
+
+
+@dataclass(frozen=True)
+class BlockOrder:
+    """How ``block_ids`` walks the grid: ``axis`` slowest, from its last index (``last_first``: it
+    lengthens the loops) or its first (it shortens them); ``snake_sms``: the SMs whose rounds of
+    launch slots are walked back every other round (0: none)."""
+
+    axis: int
+    last_first: bool = True
+    snake_sms: int = 0
 
 
 def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
@@ -42,16 +67,49 @@ def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
     a block an SM, on ``sms`` SMs: every block starts at once in any order."""
     if kernel.swizzle or not _independent_blocks(kernel.body):
         return None
-    extents = [static(g) for g in kernel.grid]
-    if sms and all(isinstance(e, int) for e in extents) and math.prod(extents) <= sms:
+    blocks = _static_blocks(kernel)
+    if sms and blocks is not None and blocks <= sms:
         return None
+    lengthening = _axes_by_trend(kernel, lets, 1)
+    return lengthening[0] if len(lengthening) == 1 else None
+
+
+def grid_order(
+    kernel: ir.Kernel, lets: dict, sms: int = 0, blocks_per_sm: int = 0, snake: bool = True
+) -> BlockOrder | None:
+    """The ``BlockOrder`` of the kernel's grid, or None for launch order: ``heavy_axis``'s axis walked
+    heaviest first, and where the grid starts whole on ``sms`` SMs holding ``blocks_per_sm`` blocks
+    each (``snake``), every other round of slots walked back; a grid that starts whole and has one
+    axis that shortens the loops (none lengthening) walks that axis from its first index, snaked."""
+    heavy = heavy_axis(kernel, lets, sms)
+    blocks = _static_blocks(kernel)
+    starts_whole = snake and sms and blocks is not None and sms < blocks <= sms * blocks_per_sm
+    snake_sms = sms if starts_whole else 0
+    if heavy is not None:
+        return BlockOrder(heavy, True, snake_sms)
+    if not starts_whole or kernel.swizzle or not _independent_blocks(kernel.body):
+        return None
+    if _axes_by_trend(kernel, lets, 1):
+        return None
+    shortening = _axes_by_trend(kernel, lets, -1)
+    return BlockOrder(shortening[0], False, snake_sms) if len(shortening) == 1 else None
+
+
+def _static_blocks(kernel: ir.Kernel) -> int | None:
+    extents = [static(g) for g in kernel.grid]
+    return math.prod(extents) if all(isinstance(e, int) for e in extents) else None
+
+
+def _axes_by_trend(kernel: ir.Kernel, lets: dict, direction: int) -> list[int]:
+    """The grid axes (of more than one block) whose index moves the top-level loops' trip counts in
+    ``direction`` (+1 lengthens, -1 shortens) for one loop at least and the other way for none."""
     loops = list(_top_level_loops(kernel.body))
-    lengthening = []
+    found = []
     for axis, var in enumerate(kernel.block_vars):
         trends = [_combine(_trend(loop.stop, var, lets), _negate(_trend(loop.start, var, lets))) for loop in loops]
-        if 1 in trends and all(t in (0, 1) for t in trends) and static(kernel.grid[axis]) != 1:
-            lengthening.append(axis)
-    return lengthening[0] if len(lengthening) == 1 else None
+        if direction in trends and all(t in (0, direction) for t in trends) and static(kernel.grid[axis]) != 1:
+            found.append(axis)
+    return found
 
 
 def let_bindings(kernel: ir.Kernel) -> tuple[dict, dict]:
@@ -64,11 +122,14 @@ def let_bindings(kernel: ir.Kernel) -> tuple[dict, dict]:
     return {var: value for var, value in values.items() if counts[var] == 1}, counts
 
 
-def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
-    """Each axis's block index (an expression) for a launch whose order walks ``axis`` slowest and
-    from its last index down, the other axes in their order under it: a bijection of the grid.  With
-    ``options.heavy_first_group`` N (None: ``run_width``'s), the same within each run of N indices of
-    the other axes (the last run may be shorter), the runs one after another; 0: the whole grid one run."""
+def block_ids(lw: Lowerer, kernel: ir.Kernel, order: BlockOrder) -> dict:
+    """Each axis's block index (an expression) for a launch whose order walks ``order.axis`` slowest
+    and from its last index down (from its first up where not ``last_first``), the other axes in
+    their order under it: a bijection of the grid.  With ``options.heavy_first_group`` N (None:
+    ``run_width``'s), the same within each run of N indices of the other axes (the last run may be
+    shorter), the runs one after another; 0: the whole grid one run.  With ``order.snake_sms``, the
+    launch slots of every odd round of that many are taken in reverse first (``_snake``)."""
+    axis = order.axis
     extents = []
     for g, var in zip(kernel.grid, kernel.block_vars):
         value = static(g)
@@ -76,12 +137,17 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
         extents.append(value if isinstance(value, int) else P.name(lw.assign(f"{var.name}_blocks", lw.ev(g).node)))
     pids = [P.call("tl.program_id", a) for a in range(len(extents))]
     if len(extents) == 1:
-        return {0: _sub(_sub(extents[0], 1), pids[0])}
+        step = pids[0]
+        if order.snake_sms:
+            step = P.name(lw.assign("launch_idx", _snake(lw, step, order.snake_sms, extents[0])))
+        return {0: _sub(_sub(extents[0], 1), step) if order.last_first else step}
     linear = pids[0]  # the program's place in launch order
     stride = 1
     for a in range(1, len(extents)):
         stride = _mul(stride, extents[a - 1])
         linear = P.binop("+", linear, P.binop("*", pids[a], _expr(stride)))
+    if order.snake_sms:
+        linear = _snake(lw, linear, order.snake_sms, math.prod(extents))
     linear = P.name(lw.assign("launch_idx", linear))
     others = [a for a in range(len(extents)) if a != axis]
     inner = 1  # the blocks of one index of ``axis``
@@ -99,11 +165,12 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
         first = P.name(lw.assign("run_first", first))
         width = P.name(lw.assign("this_run", P.call("tl.minimum", _expr(run), _sub(inner, first))))
         within_run = P.name(lw.assign("in_run", P.binop("%", linear, _expr(per_run))))
-        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", within_run, width))}
+        step = P.binop("//", within_run, width)
         rest = P.binop("+", first, P.binop("%", within_run, width))
     else:
-        ids = {axis: _sub(_sub(extents[axis], 1), P.binop("//", linear, _expr(inner)))}
+        step = P.binop("//", linear, _expr(inner))
         rest = P.binop("%", linear, _expr(inner))
+    ids = {axis: _sub(_sub(extents[axis], 1), step) if order.last_first else step}
     if len(others) == 1:
         ids[others[0]] = rest
     else:
@@ -111,6 +178,21 @@ def block_ids(lw: Lowerer, kernel: ir.Kernel, axis: int) -> dict:
         ids[others[0]] = P.binop("%", rest, _expr(extents[others[0]]))
         ids[others[1]] = P.binop("//", rest, _expr(extents[others[0]]))
     return ids
+
+
+def _snake(lw: Lowerer, slot: ast.expr, sms: int, blocks: int) -> ast.expr:
+    """The launch slot's place in the walk: slot ``j`` of round ``r`` (``sms`` slots a round, the last
+    round the ``blocks`` left) as is in even rounds, from the round's end in odd ones, so the SM that
+    runs slots ``j``, ``j + sms``, ... gets the heaviest block of one round and a light one of the next."""
+    slot = P.name(lw.assign("launch_slot", slot))
+    if blocks <= 2 * sms:  # two rounds: the second walked back from the grid's end
+        back = P.binop("-", P.const(blocks + sms - 1), slot)
+        return P.call("tl.where", P.binop("<", slot, P.const(sms)), slot, back)
+    round_ = P.name(lw.assign("launch_round", P.binop("//", slot, P.const(sms))))
+    first = P.binop("*", round_, P.const(sms))
+    size = P.call("tl.minimum", P.const(sms), P.binop("-", P.const(blocks), first))
+    back = P.binop("-", P.binop("+", P.binop("*", P.const(2), first), _sub(size, 1)), slot)
+    return P.call("tl.where", P.binop("==", P.binop("%", round_, P.const(2)), P.const(1)), back, slot)
 
 
 WAVES_PER_RUN = 2

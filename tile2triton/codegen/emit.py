@@ -400,13 +400,16 @@ def _lower_kernel(
     # a tensor of 2**31 elements or more: block offsets (bx * block) would overflow int32
     block_dtype = INT64 if _needs_64bit_offsets(func) else INT32
     # block indices other than the program ids: T.use_swizzle's, else the heaviest-first order's
-    # (heavy_axis is None when swizzled)
-    heavy = block_order.heavy_axis(kernel, lw.once_lets, options.sms) if options.heavy_first else None
+    # (grid_order is None when swizzled)
+    order = None
+    if options.heavy_first:
+        snake = options.snake_order
+        order = block_order.grid_order(kernel, lw.once_lets, options.sms, options.blocks_per_sm, snake)
     first_block_stmt = len(lw.out)
     if kernel.swizzle:
         remapped = swizzle_block_ids(lw, kernel)
     else:
-        remapped = block_order.block_ids(lw, kernel, heavy) if heavy is not None else {}
+        remapped = block_order.block_ids(lw, kernel, order) if order is not None else {}
     for axis, var in enumerate(kernel.block_vars):
         block_id = remapped.get(axis, P.call("tl.program_id", axis))
         n = lw.assign(var.name, block_id if block_dtype == INT32 else P.to(block_id, INT64))
@@ -416,9 +419,11 @@ def _lower_kernel(
             lw.scope.ranges.set(var, 0, extent.value - 1)
         elif lw.scope.ranges.of(extent) is not None:
             lw.scope.ranges.set(var, 0, lw.scope.ranges.of(extent)[1] - 1)
-    if heavy is not None:
-        note = "heaviest blocks first: this index lengthens the loops (codegen/block_order.py)"
-        lw.out[first_block_stmt].t2t_note = note
+    if order is not None:
+        note = "heaviest blocks first: this index " + ("lengthens" if order.last_first else "shortens") + " the loops"
+        if order.snake_sms:
+            note += f"; odd rounds of {order.snake_sms} launch slots reversed, a heavy and a light block an SM"
+        lw.out[first_block_stmt].t2t_note = note + " (codegen/block_order.py)"
     if kernel.thread_vars:
         open_thread_view(lw, kernel)
         open_held(lw, kernel)

@@ -157,6 +157,13 @@ class LoweringOptions:
     # grid one run; None: runs of about two waves of ``sms`` (block_order.run_width;
     # TILE2TRITON_HEAVY_FIRST_GROUP)
     heavy_first_group: int | None = None
+    # a static grid whose blocks all start at once (more than ``sms``, at most ``sms * blocks_per_sm``) and
+    # whose one block axis lengthens or shortens the loops: every other round of ``sms`` launch slots walked
+    # back, so the round-robin dispatch pairs heavy blocks with light ones on an SM (codegen/block_order.py,
+    # TILE2TRITON_SNAKE_ORDER)
+    snake_order: bool = True
+    # blocks of the kernel one SM holds at this launch, estimated (runtime/tuning.blocks_per_sm); 0 unknown
+    blocks_per_sm: int = 0
     # the SMs a launch's blocks are spread over: the device's, else an H200's for a card named
     # offline (runtime/tuning.sms_of); 0 for the interpreter
     sms: int = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar
 
 import torch
@@ -56,7 +57,7 @@ _SWITCHES = (
     "column_split", "defer_sums", "defer_reducers", "defer_reduces", "gemm_parts", "staged_atomics", "licm_guard",
     "prefetch_indices", "row_once", "column_chunks", "dead_parts", "row_split", "compact_guarded_loops", "global_copy_chunks",
     "held_locals", "branch_copies", "digit_reads", "unit_reshapes", "proven_min_max", "heavy_first",
-    "heavy_first_group",
+    "heavy_first_group", "snake_order",
 )  # fmt: skip
 
 
@@ -154,7 +155,14 @@ class JITKernel:
             self.launch_choice = tuning.LITERAL
             if tuning.mode() != "off" and target is not None:
                 self.launch_choice = tuning.heuristic(self.prim_func, target)
-        return {**options, **self.launch_choice.lowering(), **self.shared_memory_fit}
+        options = {**options, **self.launch_choice.lowering(), **self.shared_memory_fit}
+        return {**options, "blocks_per_sm": self._blocks_per_sm(options, target)}
+
+    def _blocks_per_sm(self, options: dict, target) -> int:
+        """The blocks an SM holds at the launch ``options`` make (runtime/tuning.blocks_per_sm)."""
+        if target is None:
+            return 0
+        return tuning.blocks_per_sm(self.prim_func, options.get("num_warps"), options.get("num_stages"), target)
 
     def lowered_for(self, target: str | Target, descriptors: bool | None = None) -> TritonModule:
         """The kernel as tile2triton generates it for the card ``target`` names (``"sm_100"``,
@@ -180,6 +188,8 @@ class JITKernel:
             **self.shared_memory_fit,
             **spec.lowering(),
         )
+        launch = {**choice.lowering(), **self.shared_memory_fit}
+        options = replace(options, blocks_per_sm=self._blocks_per_sm(launch, spec))
         return emit_module(self.prim_func, options)
 
     def _search_launch(self, launcher: Lowered, slots: list, values: dict) -> Lowered:

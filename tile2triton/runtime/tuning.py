@@ -662,13 +662,33 @@ def _resident(shape: KernelShape, warps: int, stages: int, wanted: int | None) -
     return held if wanted is None else min(held, wanted)
 
 
-def _blocks_per_sm(shape: KernelShape, warps: int, stages: int) -> int:
+def _blocks_per_sm(
+    shape: KernelShape, warps: int, stages: int, regs_per_sm: int = REGS_PER_SM, smem_per_sm: int = SMEM_PER_SM
+) -> int:
     """Blocks of this kernel one SM holds, by registers (the accumulators plus REG_OVERHEAD a
-    thread) and by shared memory."""
+    thread) and by shared memory (an sm_90 SM's unless given)."""
     threads = warps * 32
-    by_registers = REGS_PER_SM // (threads * (-(-shape.acc_elems // threads) + REG_OVERHEAD))
-    by_shared = SMEM_PER_SM // (stages * shape.stage_bytes + shape.fixed_bytes + SMEM_SLACK)
+    by_registers = regs_per_sm // (threads * (-(-shape.acc_elems // threads) + REG_OVERHEAD))
+    by_shared = smem_per_sm // (stages * shape.stage_bytes + shape.fixed_bytes + SMEM_SLACK)
     return min(by_registers, by_shared)
+
+
+def blocks_per_sm(func: ir.PrimFunc, num_warps: int | None, num_stages: int | None, target) -> int:
+    """Blocks of ``func``'s one kernel an SM of ``target`` holds at this launch (``None``: the source's
+    warps or stages), as ``_blocks_per_sm`` estimates them from its gemm loop, for the snake order
+    (codegen/block_order.py, which needs the blocks that start at once); 0 where not estimated: a
+    card other than CUDA (the order rests on NVIDIA's round-robin dispatch), several kernels, no loop
+    of gemms with stages.  An SM's shared memory is a block's most (``Target.smem``) plus the 1 KB the
+    CUDA runtime reserves per block: 228 KB on sm_90, 164 KB on sm_80, 100 KB on sm_86/89/120."""
+    if getattr(target, "backend", None) != "cuda" or not getattr(target, "smem", 0) or len(func.kernels) != 1:
+        return 0
+    shape = shape_of(func)
+    stages = num_stages or shape.stages
+    if shape.kind == "other" or not stages or not shape.acc_elems:
+        return 0
+    warps = num_warps or next_pow2(max(1, shape.threads // 32))
+    held = _blocks_per_sm(shape, warps, stages, target.regs, target.smem + 1024)
+    return max(0, min(held, WARPS_PER_SM // warps, BLOCKS_PER_SM))
 
 
 def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[LaunchChoice]:

@@ -76,6 +76,11 @@
 # has no k_pack, so only tile2triton's times; BENCHMARKS.md "Session 58"): the beyond folder amd (TileLang's MI300
 # flash attention, forward and backward, one config each) through both implementations:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s58
+# Part "s59" (session 59, not yet run: the device time ran out; about 250 s): TILE2TRITON_SNAKE_ORDER (codegen/block_order.py,
+# on) on and off, two pairs, on every timed kernel it takes offline (sm_90, Triton 3.6): the causal backward of the second
+# variant set (its index arithmetic timed as a text edit in session 59: 39.99 -> 33.35 us), the block-sparse attention of
+# set 1 (240 blocks), and the attention-sink backwards' forward kernels (mha: the suite's and set 2's, gqa: sets 1 and 2):
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s59
 set -u
 tl=$1
 site=$2
@@ -149,6 +154,18 @@ for part in $parts; do
         flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd; do
       TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
         "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_ROW_SPLIT=off "" TILE2TRITON_ROW_SPLIT=off ""
+    done
+    continue
+  fi
+  if [ "$part" = s59 ]; then
+    for case in flash_attention/regression_example_flash_attention.py:regression_example_mha_bwd_bshd@2 \
+        blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn@1 \
+        attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd \
+        attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@1 \
+        attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@2 \
+        attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd@2; do
+      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_SNAKE_ORDER=0 "" TILE2TRITON_SNAKE_ORDER=0 ""
     done
     continue
   fi

@@ -142,6 +142,7 @@ SMEM_PER_SM = 233472  # shared memory of one sm_90 SM, for all its blocks
 # compiled (sm_90, Triton 3.9) to 255 registers and a stack at 4 warps, 205 at 8
 TILE_REGS_PER_THREAD = 128
 REG_OVERHEAD = 64  # registers a thread holds beside the accumulators (operands, indices), estimated
+SAFE_REG_OVERHEAD = 96  # the same where an estimate must not count too many blocks an SM (blocks_per_sm)
 SMS = 132  # SMs of an H200 (the card the table was measured on): a target's where its device gave none (sms_of)
 WARPS_PER_SM, BLOCKS_PER_SM, MAX_WARPS = 64, 32, 32  # sm_90: threads and blocks an SM holds; 1024 threads a block
 # bytes that blocks resident together may read before reading them again and still find them in L2: a fifth
@@ -662,24 +663,26 @@ def _resident(shape: KernelShape, warps: int, stages: int, wanted: int | None) -
     return held if wanted is None else min(held, wanted)
 
 
-def _blocks_per_sm(
-    shape: KernelShape, warps: int, stages: int, regs_per_sm: int = REGS_PER_SM, smem_per_sm: int = SMEM_PER_SM
-) -> int:
+def _blocks_per_sm(shape: KernelShape, warps: int, stages: int) -> int:
     """Blocks of this kernel one SM holds, by registers (the accumulators plus REG_OVERHEAD a
-    thread) and by shared memory (an sm_90 SM's unless given)."""
+    thread) and by shared memory."""
     threads = warps * 32
-    by_registers = regs_per_sm // (threads * (-(-shape.acc_elems // threads) + REG_OVERHEAD))
-    by_shared = smem_per_sm // (stages * shape.stage_bytes + shape.fixed_bytes + SMEM_SLACK)
+    by_registers = REGS_PER_SM // (threads * (-(-shape.acc_elems // threads) + REG_OVERHEAD))
+    by_shared = SMEM_PER_SM // (stages * shape.stage_bytes + shape.fixed_bytes + SMEM_SLACK)
     return min(by_registers, by_shared)
 
 
 def blocks_per_sm(func: ir.PrimFunc, num_warps: int | None, num_stages: int | None, target) -> int:
     """Blocks of ``func``'s one kernel an SM of ``target`` holds at this launch (``None``: the source's
-    warps or stages), as ``_blocks_per_sm`` estimates them from its gemm loop, for the snake order
-    (codegen/block_order.py, which needs the blocks that start at once); 0 where not estimated: a
-    card other than CUDA (the order rests on NVIDIA's round-robin dispatch), several kernels, no loop
-    of gemms with stages.  An SM's shared memory is a block's most (``Target.smem``) plus the 1 KB the
-    CUDA runtime reserves per block: 228 KB on sm_90, 164 KB on sm_80, 100 KB on sm_86/89/120."""
+    warps or stages), estimated from its gemm loop, for the snake order (codegen/block_order.py,
+    which needs the blocks that start at once, and does harm where it counts more than there are);
+    0 where not estimated: a card other than CUDA (the order rests on NVIDIA's round-robin
+    dispatch), several kernels, no loop of gemms with stages.  Erring low: shared memory counts every
+    shared buffer the kernel allocates (the loop's copies once a stage), not only gemm operands
+    (Triton stages an output tile or a layout change there too: the block-sparse attention of
+    variant set 2 took 131,072 bytes where its operands are 114,688), registers the accumulators plus
+    ``SAFE_REG_OVERHEAD``.  An SM's shared memory is a block's most (``Target.smem``) plus the 1 KB
+    the CUDA runtime reserves per block: 228 KB on sm_90, 164 KB on sm_80, 100 KB on sm_86/89/120."""
     if getattr(target, "backend", None) != "cuda" or not getattr(target, "smem", 0) or len(func.kernels) != 1:
         return 0
     shape = shape_of(func)
@@ -687,8 +690,19 @@ def blocks_per_sm(func: ir.PrimFunc, num_warps: int | None, num_stages: int | No
     if shape.kind == "other" or not stages or not shape.acc_elems:
         return 0
     warps = num_warps or next_pow2(max(1, shape.threads // 32))
-    held = _blocks_per_sm(shape, warps, stages, target.regs, target.smem + 1024)
-    return max(0, min(held, WARPS_PER_SM // warps, BLOCKS_PER_SM))
+    threads = warps * 32
+    # a thread has at most 255 registers (ptxas spills past them), allocated 8 at a time
+    by_registers = target.regs // (threads * min(256, -(-shape.acc_elems // threads) + SAFE_REG_OVERHEAD))
+    shared = stages * shape.stage_bytes + _shared_bytes(func.kernels[0]) - shape.stage_bytes + SMEM_SLACK
+    by_shared = (target.smem + 1024) // shared
+    return max(0, min(by_registers, by_shared, WARPS_PER_SM // warps, BLOCKS_PER_SM))
+
+
+def _shared_bytes(kernel: ir.Kernel) -> int:
+    """Bytes of every shared buffer the kernel allocates, once each."""
+    return sum(
+        _bytes(s.buffer) for s in ir.walk(kernel.body) if isinstance(s, ir.Alloc) and s.buffer.scope == ir.SHARED
+    )
 
 
 def candidates(func: ir.PrimFunc, capability, wide: bool = False) -> list[LaunchChoice]:

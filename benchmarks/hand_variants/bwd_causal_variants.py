@@ -91,9 +91,10 @@ def time_tilelang(examples: str) -> None:
     print(f"{'tilelang':10s} {do_bench(lambda: kern(*args), warmup=25, rep=200) * 1000:8.2f} us")
 
 
-def main(examples: str) -> None:
+def built(examples: str):
+    """The example's kernel through tile2triton (its own launch timed and printed as ``runtime``), its
+    inputs, the module generated for sm_90, that module's launch and the host descriptors it takes."""
     from triton.tools.tensor_descriptor import TensorDescriptor
-    from variant_tools import kernel_from_source
 
     from tile2triton.cli import install_tilelang_alias
 
@@ -104,9 +105,8 @@ def main(examples: str) -> None:
     kern = ex.flashattn_bwd(B, H, N, D, True, BLOCK, BLOCK)
     args = inputs()
     kern(*args)  # tile2triton's own launch (the runtime's choices), timed as the reference below
-    print(f"{'runtime':10s} {do_bench(lambda: kern(*args), warmup=25, rep=200) * 1000:8.2f} us")
+    print(f"{'runtime':10s} {do_bench(lambda: kern(*args), warmup=25, rep=200) * 1000:8.2f} us", flush=True)
     module = kern.lowered_for("sm_90")
-    launch = module.launches[0]
     q, k, v, do, lse, delta, dq, dk, dv = args
     descs = [
         TensorDescriptor.from_tensor(q, [1, BLOCK, 1, D]),
@@ -114,9 +114,23 @@ def main(examples: str) -> None:
         TensorDescriptor.from_tensor(do, [1, BLOCK, 1, D]),
         TensorDescriptor.from_tensor(delta, [1, 1, BLOCK]),
     ]
+    return args, module, module.launches[0], descs
+
+
+def main(examples: str) -> None:
+    args, module, launch, descs = built(examples)
+    time_variants(variants(module.source), "bwd_causal", args, launch, descs)
+
+
+def time_variants(sources: dict, prefix: str, args, launch, descs, repeats: int = 1) -> None:
+    """Each edited source (name -> text) built and timed (do_bench median, ``repeats`` times) at the
+    example's grid, its dK and dV compared with the first's."""
+    from variant_tools import kernel_from_source
+
+    q, k, v, do, lse, delta, dq, dk, dv = args
     ref = None
-    for name, src in variants(module.source).items():
-        fn = kernel_from_source(src, f"bwd_causal_{name}", launch.name)
+    for name, src in sources.items():
+        fn = kernel_from_source(src, f"{prefix}_{name}", launch.name)
         grid = (H, N // BLOCK, B)
 
         def run():
@@ -129,7 +143,8 @@ def main(examples: str) -> None:
             got = (dk.float().clone(), dv.float().clone())
             ref = ref or got
             err = max((a - b).abs().max().item() for a, b in zip(got, ref))
-            print(f"{name:10s} {do_bench(run, warmup=25, rep=200) * 1000:8.2f} us  dK/dV vs base {err:.2e}", flush=True)
+            times = " ".join(f"{do_bench(run, warmup=25, rep=200) * 1000:8.2f}" for _ in range(repeats))
+            print(f"{name:10s} {times} us  dK/dV vs base {err:.2e}", flush=True)
         except Exception as e:  # noqa: BLE001 (a variant that does not compile: say so, go on)
             print(f"{name:10s} failed: {type(e).__name__}: {str(e)[:200]}", flush=True)
 

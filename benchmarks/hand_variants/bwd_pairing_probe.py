@@ -27,8 +27,10 @@ import os
 import re
 import sys
 
+# the base is launch order: the snake order (on since this probe) would already be in the generated kernel
+os.environ.setdefault("TILE2TRITON_SNAKE_ORDER", "0")
+
 import torch
-from triton.testing import do_bench
 
 B, H, N, D, BLOCK = 2, 8, 1024, 64, 64
 TILES = N // BLOCK
@@ -91,59 +93,13 @@ def variants(src: str) -> dict:
     }
 
 
-def inputs():
-    torch.manual_seed(0)
-    q = torch.randn(B, N, H, D, device="cuda", dtype=torch.half)
-    k, v, do = torch.randn_like(q), torch.randn_like(q), torch.randn_like(q)
-    lse = torch.randn(B, H, N, device="cuda").abs() + 3
-    delta = torch.randn(B, H, N, device="cuda")
-    dq = torch.zeros(B, N, H, D, device="cuda", dtype=torch.float32)
-    dk, dv = torch.empty_like(q), torch.empty_like(q)
-    return q, k, v, do, lse, delta, dq, dk, dv
-
-
 def main(examples: str) -> None:
-    from triton.tools.tensor_descriptor import TensorDescriptor
+    from bwd_causal_variants import built, time_variants
     from variant_tools import kernel_from_source
 
-    from tile2triton.cli import install_tilelang_alias
-
-    install_tilelang_alias()
-    sys.path.insert(0, os.path.join(examples, "flash_attention"))
-    import example_mha_bwd_bshd as ex
-
-    kern = ex.flashattn_bwd(B, H, N, D, True, BLOCK, BLOCK)
-    args = inputs()
-    kern(*args)
-    print(f"{'runtime':10s} {do_bench(lambda: kern(*args), warmup=25, rep=200) * 1000:8.2f} us", flush=True)
-    module = kern.lowered_for("sm_90")
-    launch = module.launches[0]
-    q, k, v, do, lse, delta, dq, dk, dv = args
-    descs = [
-        TensorDescriptor.from_tensor(q, [1, BLOCK, 1, D]),
-        TensorDescriptor.from_tensor(lse, [1, 1, BLOCK]),
-        TensorDescriptor.from_tensor(do, [1, BLOCK, 1, D]),
-        TensorDescriptor.from_tensor(delta, [1, 1, BLOCK]),
-    ]
+    args, module, launch, descs = built(examples)
+    time_variants(variants(module.source), "bwd_pairing", args, launch, descs, repeats=2)
     grid = (H, TILES, B)
-    ref = None
-    for name, src in variants(module.source).items():
-        fn = kernel_from_source(src, f"bwd_pairing_{name}", launch.name)
-
-        def run():
-            fn[grid](*args, *descs, num_warps=launch.num_warps)
-
-        try:
-            dq.zero_()
-            run()
-            torch.cuda.synchronize()
-            got = (dk.float().clone(), dv.float().clone())
-            ref = ref or got
-            err = max((a - b).abs().max().item() for a, b in zip(got, ref))
-            times = [do_bench(run, warmup=25, rep=200) * 1000 for _ in range(2)]
-            print(f"{name:10s} {times[0]:8.2f} {times[1]:8.2f} us  dK/dV vs base {err:.2e}", flush=True)
-        except Exception as e:  # noqa: BLE001 (a variant that does not compile: say so, go on)
-            print(f"{name:10s} failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
     try:
         fn = kernel_from_source(with_timeline(module.source), "bwd_pairing_where", launch.name)
         where = torch.zeros(BLOCKS * 3, dtype=torch.int64, device="cuda")

@@ -431,3 +431,30 @@ def test_the_backward_snaked_matches_the_reference(resident):
                 scores = (kd[rows] @ qs.T).half().double()  # the kernel casts the scores to fp16
                 ref[b, rows, h] = scores @ qs
     torch.testing.assert_close(out.double(), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_the_occupancy_estimate_errs_low(arch):
+    """The snake order needs every block of the grid on an SM at once, so the runtime's estimate of the
+    blocks an SM holds (runtime/tuning.blocks_per_sm) must not pass what the compiled kernel holds: the
+    backward above compiled offline (Triton's registers and shared bytes), snaked, at no more blocks
+    an SM than its code allows."""
+    import re
+
+    from tile2triton.runtime import tuning
+    from tile2triton.runtime.target import compile_offline
+
+    kernel = tilelang.jit(out_idx=[-1])(key_block_backward)(2, 8, 1024, 64, 64)
+    spec = parse_target(arch)
+    module = kernel.lowered_for(spec)
+    assert "launch_slot" in module.source
+    launch = module.launches[0]
+    stages = int(re.search(r"num_stages=(\d+)", module.source).group(1))
+    estimate = tuning.blocks_per_sm(kernel.prim_func, launch.num_warps, stages, spec)
+    (compiled,) = compile_offline(module, spec)
+    if compiled["registers"] is None:
+        pytest.skip("this Triton wheel has no cuobjdump to read registers with")
+    threads = launch.num_warps * 32
+    by_registers = spec.regs // (-(-compiled["registers"] // 8) * 8 * threads)
+    by_shared = (spec.smem + 1024) // (compiled["shared"] + 1024)
+    assert 2 <= estimate <= min(by_registers, by_shared), (estimate, compiled)

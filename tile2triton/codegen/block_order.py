@@ -65,13 +65,8 @@ def heavy_axis(kernel: ir.Kernel, lets: dict, sms: int = 0) -> int | None:
     shortens none (while the other axes' indices lengthen none), or None; ``lets``: the kernel's
     single-assignment lets (``KernelLowerer.once_lets``).  None too for a grid known to start whole,
     a block an SM, on ``sms`` SMs: every block starts at once in any order."""
-    if kernel.swizzle or not _independent_blocks(kernel.body):
-        return None
-    blocks = _static_blocks(kernel)
-    if sms and blocks is not None and blocks <= sms:
-        return None
-    lengthening = _axes_by_trend(kernel, lets, 1)
-    return lengthening[0] if len(lengthening) == 1 else None
+    order = grid_order(kernel, lets, sms, snake=False)
+    return None if order is None else order.axis
 
 
 def grid_order(
@@ -81,15 +76,17 @@ def grid_order(
     heaviest first, and where the grid starts whole on ``sms`` SMs holding ``blocks_per_sm`` blocks
     each (``snake``), every other round of slots walked back; a grid that starts whole and has one
     axis that shortens the loops (none lengthening) walks that axis from its first index, snaked."""
-    heavy = heavy_axis(kernel, lets, sms)
-    blocks = _static_blocks(kernel)
-    starts_whole = snake and sms and blocks is not None and sms < blocks <= sms * blocks_per_sm
-    snake_sms = sms if starts_whole else 0
-    if heavy is not None:
-        return BlockOrder(heavy, True, snake_sms)
-    if not starts_whole or kernel.swizzle or not _independent_blocks(kernel.body):
+    if kernel.swizzle or not _independent_blocks(kernel.body):
         return None
-    if _axes_by_trend(kernel, lets, 1):
+    blocks = _static_blocks(kernel)
+    if sms and blocks is not None and blocks <= sms:
+        return None
+    starts_whole = snake and sms and blocks is not None and blocks <= sms * blocks_per_sm
+    snake_sms = sms if starts_whole else 0
+    lengthening = _axes_by_trend(kernel, lets, 1)
+    if len(lengthening) == 1:
+        return BlockOrder(lengthening[0], True, snake_sms)
+    if not starts_whole or lengthening:
         return None
     shortening = _axes_by_trend(kernel, lets, -1)
     return BlockOrder(shortening[0], False, snake_sms) if len(shortening) == 1 else None

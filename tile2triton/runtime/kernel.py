@@ -156,13 +156,10 @@ class JITKernel:
             if tuning.mode() != "off" and target is not None:
                 self.launch_choice = tuning.heuristic(self.prim_func, target)
         options = {**options, **self.launch_choice.lowering(), **self.shared_memory_fit}
-        return {**options, "blocks_per_sm": self._blocks_per_sm(options, target)}
-
-    def _blocks_per_sm(self, options: dict, target) -> int:
-        """The blocks an SM holds at the launch ``options`` make (runtime/tuning.blocks_per_sm)."""
-        if target is None:
-            return 0
-        return tuning.blocks_per_sm(self.prim_func, options.get("num_warps"), options.get("num_stages"), target)
+        if target is not None:
+            warps, stages = options.get("num_warps"), options.get("num_stages")
+            options["blocks_per_sm"] = tuning.blocks_per_sm(self.prim_func, warps, stages, target)
+        return options
 
     def lowered_for(self, target: str | Target, descriptors: bool | None = None) -> TritonModule:
         """The kernel as tile2triton generates it for the card ``target`` names (``"sm_100"``,
@@ -188,9 +185,8 @@ class JITKernel:
             **self.shared_memory_fit,
             **spec.lowering(),
         )
-        launch = {**choice.lowering(), **self.shared_memory_fit}
-        options = replace(options, blocks_per_sm=self._blocks_per_sm(launch, spec))
-        return emit_module(self.prim_func, options)
+        held = tuning.blocks_per_sm(self.prim_func, options.num_warps, options.num_stages, spec)
+        return emit_module(self.prim_func, replace(options, blocks_per_sm=held))
 
     def _search_launch(self, launcher: Lowered, slots: list, values: dict) -> Lowered:
         """``TILE2TRITON_TUNE=search``: time a few launch choices on this first call, keep the fastest."""

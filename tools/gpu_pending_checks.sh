@@ -76,7 +76,8 @@
 # has no k_pack, so only tile2triton's times; BENCHMARKS.md "Session 58"): the beyond folder amd (TileLang's MI300
 # flash attention, forward and backward, one config each) through both implementations:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s58
-# Part "s59" (session 59, not yet run: the device time ran out; about 250 s): TILE2TRITON_SNAKE_ORDER (codegen/block_order.py,
+# Part "s59" (session 59; session 60 ran it, 201 s on an H100: snake 18% faster on the backward, 3% on the block-sparse
+# attention, the sink backwards within noise, so it stays on; BENCHMARKS.md "Session 60"): TILE2TRITON_SNAKE_ORDER (codegen/block_order.py,
 # on) on and off, two pairs, on every timed kernel it takes offline (sm_90, Triton 3.6): the causal backward of the second
 # variant set (its index arithmetic timed as a text edit in session 59: 39.99 -> 33.35 us), the block-sparse attention of
 # set 1 (240 blocks), and the attention-sink backwards' forward kernels (mha: the suite's and set 2's, gqa: sets 1 and 2):

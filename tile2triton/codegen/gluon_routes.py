@@ -62,7 +62,9 @@ class GluonRoute:
 
 def _rows_split(kernel: ir.Kernel, options) -> bool:
     """Whether the tl lowering's row split (passes/row_split.py) takes ``kernel``."""
-    return split_rows_for(kernel, options.row_split, options.arch, options.sms) is not kernel
+    return (
+        split_rows_for(kernel, options.row_split, options.arch, options.sms, options.row_split_backward) is not kernel
+    )
 
 
 _ORIGIN = re.compile(r"^\s*# (?P<file>[^:\s]+):(?P<line>\d+): ")

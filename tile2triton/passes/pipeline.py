@@ -63,7 +63,9 @@ class KernelRewrite:
 
 def _split_rows(kernel: ir.Kernel, options: Any) -> KernelRewrite:
     # an attention forward on a grid under half a wave: each block's query rows as two blocks
-    return KernelRewrite(split_rows_for(kernel, options.row_split, options.arch, options.sms))
+    return KernelRewrite(
+        split_rows_for(kernel, options.row_split, options.arch, options.sms, options.row_split_backward)
+    )
 
 
 def _drop_dead_parts(kernel: ir.Kernel, options: Any) -> KernelRewrite:

@@ -83,11 +83,11 @@ def partner_links(body, reductions: bool = False) -> Iterator[tuple]:
                         yield (buffer, dim), ("loop", id(s), index.var)
 
 
-def summed_dims(body) -> set:
-    """(buffer, dim) keys a gemm (its K dims) or a reduction (its reduced dim) sums over."""
+def summed_dims(body, skip=()) -> set:
+    """(buffer, dim) keys a gemm (its K dims; not the gemms in ``skip``) or a reduction (its reduced dim) sums over."""
     out = set()
     for s in ir.walk(body):
-        if isinstance(s, ir.Gemm):
+        if isinstance(s, ir.Gemm) and not any(s is g for g in skip):
             out |= {(s.a.buffer, 0 if s.trans_a else 1), (s.b.buffer, 1 if s.trans_b else 0)}
         elif isinstance(s, ir.Reduce):
             out.add((s.src.buffer, s.dim))

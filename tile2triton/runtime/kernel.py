@@ -55,7 +55,7 @@ _SWITCHES = (
     "warp_aggregated_atomics", "on_chip_scratch", "shared_scratch",
     "vectorize_atomic_loops", "trip_bounds", "exact_ranges", "split_min_trips", "forward_stages", "global_mirrors",
     "column_split", "defer_sums", "defer_reducers", "defer_reduces", "gemm_parts", "staged_atomics", "licm_guard",
-    "prefetch_indices", "row_once", "column_chunks", "dead_parts", "row_split", "compact_guarded_loops", "global_copy_chunks",
+    "prefetch_indices", "row_once", "column_chunks", "dead_parts", "row_split", "row_split_backward", "compact_guarded_loops", "global_copy_chunks",
     "held_locals", "branch_copies", "digit_reads", "unit_reshapes", "proven_min_max", "heavy_first",
     "heavy_first_group", "snake_order",
 )  # fmt: skip

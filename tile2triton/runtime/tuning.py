@@ -388,7 +388,7 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     dim 64 at 256 blocks (25% faster on one source, 14% slower on the other).  Past one wave only loops of
     the same trips in every block are split: a causal forward's there ran 6% slower to 8% faster (session 57)."""
     mode = settings.current().row_split
-    kernels = [split_rows_for(k, mode, arch, sms) for k in func.kernels]
+    kernels = [split_rows_for(k, mode, arch, sms, settings.current().row_split_backward) for k in func.kernels]
     if any(new is not old for new, old in zip(kernels, func.kernels)):
         return replace(func, kernels=kernels), False
     if mode != "on" or len(func.kernels) != 1 or not settings.current().row_split_waves:  # heuristic: sm_90 only

@@ -20,10 +20,12 @@ def split(monkeypatch, request):
     return request.param
 
 
-def backward(batch, total, longest, heads, D, BM, BN, causal, dq_form="element", counter=False):
+def backward(batch, total, longest, heads, D, BM, BN, causal, dq_form="element", counter=False, dkv_atomic=False):
     """dQ by ``dq_form``: "element" (a T.Parallel of element atomics under the sequence's mask), "tile" (a
     copy into shared memory, then a tile atomic) or "store" (a plain store of the block's part: no split);
-    ``counter``: one more atomic both halves would make (no split)."""
+    ``counter``: one more atomic both halves would make (no split); ``dkv_atomic``: dK and dV added as
+    tiles from float32 shared copies (the example's ``flashattn_bwd_atomic_add``; rows past a sequence
+    add zeros)."""
     scale = (1.0 / D) ** 0.5 * 1.44269504
     sm_scale = (1.0 / D) ** 0.5
 
@@ -57,6 +59,8 @@ def backward(batch, total, longest, heads, D, BM, BN, causal, dq_form="element",
             dk = T.alloc_fragment((BM, D), "float32")
             dq = T.alloc_fragment((BN, D), "float32")
             dq_shared = T.alloc_shared((BN, D), "float32")
+            dk_shared = T.alloc_shared((BM, D), "float32")
+            dv_shared = T.alloc_shared((BM, D), "float32")
             start = cu_seqlens[bz]
             length = cu_seqlens[bz + 1] - start
             T.copy(K[start + by * BM : start + (by + 1) * BM, bx, :], K_shared)
@@ -99,10 +103,16 @@ def backward(batch, total, longest, heads, D, BM, BN, causal, dq_form="element",
                     T.copy(dq, dQ[start + k * BN : start + (k + 1) * BN, bx, :])
             if counter:
                 T.atomic_add(count[0], 1)
-            for i, j in T.Parallel(BM, D):
-                if by * BM + i < length:
-                    dK[start + by * BM + i, bx, j] = dk[i, j]
-                    dV[start + by * BM + i, bx, j] = dv[i, j]
+            if dkv_atomic:
+                T.copy(dk, dk_shared)
+                T.atomic_add(dK[start + by * BM : start + (by + 1) * BM, bx, :], dk_shared)
+                T.copy(dv, dv_shared)
+                T.atomic_add(dV[start + by * BM : start + (by + 1) * BM, bx, :], dv_shared)
+            else:
+                for i, j in T.Parallel(BM, D):
+                    if by * BM + i < length:
+                        dK[start + by * BM + i, bx, j] = dk[i, j]
+                        dV[start + by * BM + i, bx, j] = dv[i, j]
 
     return main
 
@@ -139,7 +149,8 @@ def _run(dev, lengths, heads, D, BN, causal, **kw):
     kernel = tilelang.compile(backward(len(lengths), sum(lengths), max(lengths), heads, D, 128, BN, causal, **kw))
     ins = _inputs(dev, lengths, heads, D)
     dq = torch.zeros(sum(lengths), heads, D, device=dev)
-    dk, dv = (torch.full((sum(lengths), heads, D), float("nan"), device=dev) for _ in range(2))
+    fill = 0.0 if kw.get("dkv_atomic") else float("nan")  # atomics add into zeros
+    dk, dv = (torch.full((sum(lengths), heads, D), fill, device=dev) for _ in range(2))
     count = torch.zeros(1, dtype=torch.int32, device=dev)
     kernel(*ins, dq, dk, dv, count)
     return kernel, (dq, dk, dv), _reference(lengths, causal, *ins), count
@@ -151,10 +162,12 @@ def _run(dev, lengths, heads, D, BN, causal, **kw):
         ((150,), 2, 32, 32, False, "element"),  # the second key tile past the sequence's end
         ((170, 90), 1, 32, 32, True, "element"),  # varlen: the second sequence starts at row 170
         ((140, 100), 1, 16, 16, False, "tile"),  # dQ staged in shared memory, added as a tile
+        ((100, 140), 2, 16, 32, True, "atomic dK dV"),  # dK / dV added as tiles too
     ],
 )
 def test_split_backward_matches_torch(dev, split, lengths, heads, D, BN, causal, dq_form):
-    kernel, got, want, _ = _run(dev, lengths, heads, D, BN, causal, dq_form=dq_form)
+    kw = {"dq_form": "tile", "dkv_atomic": True} if dq_form == "atomic dK dV" else {"dq_form": dq_form}
+    kernel, got, want, _ = _run(dev, lengths, heads, D, BN, causal, **kw)
     for name, g, w in zip(("dQ", "dK", "dV"), got, want):
         torch.testing.assert_close(g.double(), w, atol=3e-2, rtol=2e-2, msg=name)
     source = kernel.get_kernel_source(interpret=dev == "cpu")

@@ -173,9 +173,9 @@ def _row_group(body, seed: tuple, tiles: dict, rows: int, partial: list = ()) ->
         if buffer not in tiles or buffer in group or key in barred or tiles[buffer][dim] != rows:
             return None
         group[buffer] = dim
-    for gemm in partial:
+    for gemm in partial:  # a part of the rows' sum goes into a whole accumulator, never a row tile
         k_split = _k_dims(gemm)[0] in seen
-        if gemm.c.buffer in group or (not k_split and _sums_into_split(gemm, partial, seen)):
+        if (k_split and gemm.c.buffer in group) or (not k_split and _sums_into_split(gemm, partial, seen)):
             return None
     return group
 

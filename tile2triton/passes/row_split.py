@@ -49,7 +49,7 @@ import math
 from .. import ir
 from ..ir.exprs import static
 from .pow2_split import split_body
-from .tile_partners import paired_dims, partner_links, region_ends, register_accesses, summed_dims, whole_tiles
+from .tile_partners import k_dims, paired_dims, partner_links, region_ends, register_accesses, summed_dims, whole_tiles
 
 MIN_ROWS = 64  # a half keeps at least a warpgroup's wgmma M
 WARPGROUP = 128  # threads
@@ -155,7 +155,7 @@ def _row_group(body, seed: tuple, tiles: dict, rows: int, partial: list = ()) ->
         links.setdefault(x, set()).add(y)
         links.setdefault(y, set()).add(x)
     for gemm in partial:  # a partial sum's two K dims split together
-        x, y = _k_dims(gemm)
+        x, y = k_dims(gemm)
         links.setdefault(x, set()).add(y)
         links.setdefault(y, set()).add(x)
     barred = summed_dims(body, skip=partial)  # (buffer, dim) a gemm's K or a reduction sums over
@@ -174,21 +174,16 @@ def _row_group(body, seed: tuple, tiles: dict, rows: int, partial: list = ()) ->
             return None
         group[buffer] = dim
     for gemm in partial:  # a part of the rows' sum goes into a whole accumulator, never a row tile
-        k_split = _k_dims(gemm)[0] in seen
+        k_split = k_dims(gemm)[0] in seen
         if (k_split and gemm.c.buffer in group) or (not k_split and _sums_into_split(gemm, partial, seen)):
             return None
     return group
 
 
-def _k_dims(gemm: ir.Gemm) -> tuple:
-    """The (buffer, dim) keys of a gemm's A and B that it sums over."""
-    return (gemm.a.buffer, 0 if gemm.trans_a else 1), (gemm.b.buffer, 1 if gemm.trans_b else 0)
-
-
 def _sums_into_split(gemm: ir.Gemm, partial: list, seen: set) -> bool:
     """Whether another gemm into ``gemm``'s accumulator sums over the rows: the halves would then add
     this one's whole product twice."""
-    return any(other.c.buffer is gemm.c.buffer and _k_dims(other)[0] in seen for other in partial)
+    return any(other.c.buffer is gemm.c.buffer and k_dims(other)[0] in seen for other in partial)
 
 
 def _partial_sum_gemms(body) -> list:
@@ -250,22 +245,20 @@ def _adds_into_global(s: ir.Atomic, buffer: ir.Buffer) -> bool:
             and isinstance(s.value, ir.Region)
             and s.value.buffer is buffer
             and s.value.is_whole()
-            and not any(
-                isinstance(e, ir.Load) and e.buffer is buffer
-                for x in ir.region_exprs(s.dst)
-                for e in ir.iter_expr_tree(x)
-            )
+            and not _reads(ir.region_exprs(s.dst), buffer)
         )
     return (
         isinstance(s.dst, ir.Load)
         and s.dst.buffer.scope == ir.GLOBAL
         and isinstance(s.value, ir.Load)
         and s.value.buffer is buffer
-        and not any(isinstance(e, ir.Load) and e.buffer is buffer for x in s.dst.indices for e in ir.iter_expr_tree(x))
-        and not any(
-            isinstance(e, ir.Load) and e.buffer is buffer for x in s.value.indices for e in ir.iter_expr_tree(x)
-        )
+        and not _reads([*s.dst.indices, *s.value.indices], buffer)
     )
+
+
+def _reads(exprs, buffer: ir.Buffer) -> bool:
+    """Whether any of ``exprs`` loads an element of ``buffer``."""
+    return any(isinstance(e, ir.Load) and e.buffer is buffer for x in exprs for e in ir.iter_expr_tree(x))
 
 
 def _boxes_follow(boxes: list, group: dict, var: ir.Var, rows: int, offset: bool = False) -> bool:
@@ -286,13 +279,7 @@ def _rows_stay_apart(body, group: dict) -> bool:
     stores only into row buffers or into global memory at an index of that variable: a store or an update
     of anything else (``total[0] += l[i]``, a sum across the rows) would see only a half's rows."""
     for p in (s for s in ir.walk(body) if isinstance(s, ir.Parallel)):
-        row_vars = {
-            index.var
-            for buffer, indices in register_accesses(p.body)
-            if buffer in group
-            for index in [indices[group[buffer]]]
-            if isinstance(index, ir.VarRef) and any(index.var is v for v in p.vars)
-        }
+        row_vars = _row_vars(p, group)
         if not row_vars:
             continue
         for inner in ir.walk(p.body):
@@ -314,6 +301,17 @@ def _rows_stay_apart(body, group: dict) -> bool:
     return True
 
 
+def _row_vars(p: ir.Parallel, group: dict) -> set:
+    """The loop variables of ``p`` that index a row buffer's rows: those with which it walks the rows."""
+    return {
+        index.var
+        for buffer, indices in register_accesses(p.body)
+        if buffer in group
+        for index in [indices[group[buffer]]]
+        if isinstance(index, ir.VarRef) and any(index.var is v for v in p.vars)
+    }
+
+
 def _atomics_apart(body, group: dict, partial: list) -> bool:
     """Whether every atomic adds a half's own part: an element atomic in a ``T.Parallel`` that walks the
     rows (``_rows_stay_apart`` checks its index), a tile atomic of a row tile, or the add of a partial
@@ -322,7 +320,7 @@ def _atomics_apart(body, group: dict, partial: list) -> bool:
     def in_group(key) -> bool:
         return group.get(key[0]) == key[1]
 
-    sums = {g.c.buffer for g in partial if in_group(_k_dims(g)[0])}
+    sums = {g.c.buffer for g in partial if in_group(k_dims(g)[0])}
     sums |= {
         s.dst.buffer
         for s in ir.walk(body)
@@ -330,8 +328,7 @@ def _atomics_apart(body, group: dict, partial: list) -> bool:
     }
     walked = set()  # the atomics of T.Parallel loops that walk the rows
     for p in (s for s in ir.walk(body) if isinstance(s, ir.Parallel)):
-        rows_at = [i[group[b]] for b, i in register_accesses(p.body) if b in group]
-        if any(isinstance(x, ir.VarRef) and any(x.var is v for v in p.vars) for x in rows_at):
+        if _row_vars(p, group):
             walked |= {id(x) for x in ir.walk(p.body) if isinstance(x, ir.Atomic)}
     for s in ir.walk(body):
         if not isinstance(s, ir.Atomic) or id(s) in walked:

@@ -83,12 +83,17 @@ def partner_links(body, reductions: bool = False) -> Iterator[tuple]:
                         yield (buffer, dim), ("loop", id(s), index.var)
 
 
+def k_dims(gemm: ir.Gemm) -> tuple:
+    """The (buffer, dim) keys of a gemm's A and B that it sums over (its K dims)."""
+    return (gemm.a.buffer, 0 if gemm.trans_a else 1), (gemm.b.buffer, 1 if gemm.trans_b else 0)
+
+
 def summed_dims(body, skip=()) -> set:
     """(buffer, dim) keys a gemm (its K dims; not the gemms in ``skip``) or a reduction (its reduced dim) sums over."""
     out = set()
     for s in ir.walk(body):
         if isinstance(s, ir.Gemm) and not any(s is g for g in skip):
-            out |= {(s.a.buffer, 0 if s.trans_a else 1), (s.b.buffer, 1 if s.trans_b else 0)}
+            out |= set(k_dims(s))
         elif isinstance(s, ir.Reduce):
             out.add((s.src.buffer, s.dim))
     return out

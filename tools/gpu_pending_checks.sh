@@ -100,6 +100,15 @@ export PATH=$PATH:/usr/local/cuda/bin CUDA_HOME=/usr/local/cuda PYTHONUNBUFFERED
 export TILE2TRITON_CACHE_DIR=/tmp/t2t_cache  # the generated sources, read below
 t0=$(date +%s)
 step() { local lim=$1; shift; echo "### $* (limit ${lim}s, at $(( $(date +%s) - t0 ))s)"; timeout "$lim" "$@" 2>&1 | tail -"${TAILN:-30}"; }
+# SETTING against the defaults, two pairs, for each case FILE:FUNCTION (FILE under the examples; FUNCTION may end @SET)
+switch_pairs() {
+  local setting=$1 case
+  shift
+  for case in "$@"; do
+    TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
+      "$tl/examples/${case%%:*}" "${case#*:}" "$setting" "" "$setting" ""
+  done
+}
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ln -sfn "$(realpath "$tl")" /tmp/tl
@@ -157,36 +166,30 @@ for part in $parts; do
     for mode in on off; do
       TAILN=14 step 150 env TILE2TRITON_ROW_SPLIT=$mode python3 benchmarks/row_split_probe.py "$tl/examples" --rows 128 --jobs 14
     done
-    for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
-        attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd_sliding_window \
-        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bhsd \
-        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd; do
-      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_ROW_SPLIT=off "" TILE2TRITON_ROW_SPLIT=off ""
-    done
+    switch_pairs TILE2TRITON_ROW_SPLIT=off \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd_sliding_window \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bhsd \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd
     continue
   fi
   if [ "$part" = s60 ]; then
     TAILN=14 step 120 python3 benchmarks/bwd_row_split_probe.py "$tl/examples" --impl tile2triton --jobs 12
     TAILN=14 step 200 env PYTHONPATH="$site:." python3 benchmarks/bwd_row_split_probe.py "$tl/examples" --impl tilelang \
       --jobs 14
-    for case in regression_example_gqa_bwd_tma_reduce_varlen regression_example_gqa_bwd; do
-      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-        "$tl/examples/flash_attention/regression_example_flash_attention.py" $case \
-        TILE2TRITON_ROW_SPLIT_BACKWARD=1 "" TILE2TRITON_ROW_SPLIT_BACKWARD=1 ""
-    done
+    switch_pairs TILE2TRITON_ROW_SPLIT_BACKWARD=1 \
+      flash_attention/regression_example_flash_attention.py:regression_example_gqa_bwd_tma_reduce_varlen \
+      flash_attention/regression_example_flash_attention.py:regression_example_gqa_bwd
     continue
   fi
   if [ "$part" = s59 ]; then
-    for case in flash_attention/regression_example_flash_attention.py:regression_example_mha_bwd_bshd@2 \
-        blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn@1 \
-        attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd \
-        attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@1 \
-        attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@2 \
-        attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd@2; do
-      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_SNAKE_ORDER=0 "" TILE2TRITON_SNAKE_ORDER=0 ""
-    done
+    switch_pairs TILE2TRITON_SNAKE_ORDER=0 \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_bwd_bshd@2 \
+      blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn@1 \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd \
+      attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@1 \
+      attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd@2 \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_bwd_bhsd@2
     continue
   fi
   if [ "$part" = s58 ]; then
@@ -206,23 +209,20 @@ for part in $parts; do
       TAILN=14 step 120 env TILE2TRITON_ROW_SPLIT_WAVES=$w python3 benchmarks/row_split_probe.py "$tl/examples" --rows 128 \
         --jobs 14 --sweep waves --source mha --threads 128
     done
-    TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-      "$tl/examples/flash_attention/regression_example_flash_attention.py" "regression_example_mha_fwd_bshd@2" \
-      TILE2TRITON_ROW_SPLIT_WAVES=0 "" TILE2TRITON_ROW_SPLIT_WAVES=0 ""
+    switch_pairs TILE2TRITON_ROW_SPLIT_WAVES=0 \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd@2
     continue
   fi
   if [ "$part" = s50b ]; then
     # TILE2TRITON_HEAVY_FIRST (codegen/block_order.py, on) off and on, two pairs, on every timed kernel it reverses
     # offline (sm_90): the causal forwards of the suite and of the second variant set
-    for case in attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
-        attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd@2 \
-        blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn \
-        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd@2 \
-        flash_attention/regression_example_flash_attention.py:regression_example_gqa_fwd_bshd@2 \
-        flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_varlen@2; do
-      TAILN=4 step 100 env TILELANG_EXAMPLES="$(realpath "$tl")/examples" python3 benchmarks/env_variants.py \
-        "$tl/examples/${case%%:*}" "${case#*:}" TILE2TRITON_HEAVY_FIRST=0 "" TILE2TRITON_HEAVY_FIRST=0 ""
-    done
+    switch_pairs TILE2TRITON_HEAVY_FIRST=0 \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd \
+      attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd@2 \
+      blocksparse_attention/regression_example_blocksparse_attention.py:regression_example_tilelang_block_sparse_attn \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd@2 \
+      flash_attention/regression_example_flash_attention.py:regression_example_gqa_fwd_bshd@2 \
+      flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_varlen@2
     continue
   fi
   if [ "$part" = s50 ]; then

@@ -387,11 +387,12 @@ def _rows_split(func: ir.PrimFunc, arch: str | None, sms: int) -> tuple[ir.PrimF
     at 96 blocks and more not split (its split blocks' shared memory leaves one an SM: more waves), nor
     dim 64 at 256 blocks (25% faster on one source, 14% slower on the other).  Past one wave only loops of
     the same trips in every block are split: a causal forward's there ran 6% slower to 8% faster (session 57)."""
-    mode = settings.current().row_split
-    kernels = [split_rows_for(k, mode, arch, sms, settings.current().row_split_backward) for k in func.kernels]
+    env = settings.current()
+    mode = env.row_split
+    kernels = [split_rows_for(k, mode, arch, sms, env.row_split_backward) for k in func.kernels]
     if any(new is not old for new, old in zip(kernels, func.kernels)):
         return replace(func, kernels=kernels), False
-    if mode != "on" or len(func.kernels) != 1 or not settings.current().row_split_waves:  # heuristic: sm_90 only
+    if mode != "on" or len(func.kernels) != 1 or not env.row_split_waves:  # heuristic: sm_90 only
         return func, False
     split = split_rows(func.kernels[0], sms, always=True)
     if split is func.kernels[0]:

@@ -74,7 +74,7 @@ surfaces read it: code generation is handed what it needs in ``LoweringOptions``
 | ``TILE2TRITON_COLUMN_SPLIT`` | on/off (default on) | a shared/fragment buffer used only as static column blocks (``Q[:, :512]``, ``Q[:, 512:]``) as one buffer per block (passes/column_split.py) |
 | ``TILE2TRITON_COLUMN_CHUNKS`` | on/off (default on) | in a kernel past the accumulators' register budget, shared/fragment buffers of 256 or more columns (a multiple of 128) that gemms use are computed 128 columns at a time, the statements of one chunk side by side (the gemms reading one shared tile, a dKV chunk's atomics right after its gemms; passes/column_chunks.py) |
 | ``TILE2TRITON_ROW_SPLIT`` | ``on`` (default), ``off``, ``always`` | on sm_90, an attention forward (a loop of two gemms or more) on a static grid of at most half the card's SMs in blocks runs each block's query rows as two blocks of half the rows on half the threads, where every statement keeps the rows apart; the Gluon attention routes give way there (passes/row_split.py); ``always``: on any grid and target, the interpreter too (tests) |
-| ``TILE2TRITON_ROW_SPLIT_BACKWARD`` | on/off (default off) | with ``TILE2TRITON_ROW_SPLIT``, also an attention backward: rows a gemm sums over where that gemm's product only feeds atomic adds into global memory (dQ: each half adds its part) and rows at a per-block offset (a varlen sequence's start) are split too (passes/row_split.py; off until benchmarks/bwd_row_split_probe.py times it, tools/gpu_pending_checks.sh part s60) |
+| ``TILE2TRITON_ROW_SPLIT_BACKWARD`` | on/off (default on) | with ``TILE2TRITON_ROW_SPLIT``, also an attention backward: rows a gemm sums over where that gemm's product only feeds atomic adds into global memory (dQ: each half adds its part) and rows at a per-block offset (a varlen sequence's start) are split too (passes/row_split.py; H100, session 61: grids of 32-64 blocks 3-21% faster, the two suite backwards it takes 6% faster) |
 | ``TILE2TRITON_ROW_SPLIT_WAVES`` | on/off (default on) | with ``TILE2TRITON_ROW_SPLIT=on``, the launch heuristic also splits the rows of a one-kernel attention forward on a larger static grid where the split kernel's blocks, at the launch it would take, run in no more waves than the whole kernel's (blocks an SM holds by registers and shared memory), and where that launch keeps a pipeline, past one wave only where no block index lengthens the loop (not causal): on a 132-SM card, head dim 64 at 96-384 blocks of 128 x 128 tiles, head dim 128 at those tiles not (runtime/tuning.py) |
 | ``TILE2TRITON_DEAD_PARTS`` | on/off (default on) | a shared/fragment tile whose every store into global memory puts the elements past a power of two outside the tensor, in every block, is cut there with its gemm, copy and ``T.Parallel`` partners, and what only fed the cut part is not computed (a 256-column convolution tile over 128 filters; passes/dead_parts.py) |
 | ``TILE2TRITON_STAGED_ATOMICS`` | on/off (default on) | atomics that read a shared/fragment staging buffer read the values stored into it instead (the stage and its loop go: one ``tl.atomic_add`` of the accumulator; passes/staged_atomics.py) |
@@ -273,9 +273,12 @@ DEAD_PARTS_DEFAULT = True
 # 13.54 -> 11.42 us); head dim 128 at 128 blocks 15.14 -> 17.18 and 256 blocks 38.91 -> 41.18 slower (dim 64 at 256
 # blocks 21.70 -> 16.80 faster): only grids under half a wave
 ROW_SPLIT_DEFAULT = "on"
-# passes/row_split.py's backward rows (session 60, built offline): not timed yet (tools/gpu_pending_checks.sh part
-# s60 times the source at both tilings first)
-ROW_SPLIT_BACKWARD_DEFAULT = False
+# passes/row_split.py's backward rows (H100, session 61, tools/gpu_pending_checks.sh part s60,
+# gpu_logs/2026-12-08_s61_h100/): TileLang's varlen GQA backward source at 64-row key tiles on 128 threads against
+# 128 on 256, grids of 32-64 blocks: 3-21% faster through tile2triton (7 of 7 shapes), 6-19% through TileLang; at 128
+# blocks and more (past half a wave, where the pass's grid rule stops) 79-94% slower; the two suite backwards it
+# takes, on / off: example_gqa_bwd_tma_reduce_varlen 35.0 -> 33.0 us, example_gqa_bwd 31.6 -> 29.7 us
+ROW_SPLIT_BACKWARD_DEFAULT = True
 # runtime/tuning._rows_split past half a wave (H100, session 56, benchmarks/row_split_probe.py, the sink forward and
 # example_mha_fwd_bhsd, gpu_logs/2026-12-07_s56_h100/row_split_sweep_*.md): split forced against whole (--sweep grids),
 # where the split grid needs no more waves (96-192 blocks of head dim 64) 3-23% faster in 6 of 6 shapes, where it

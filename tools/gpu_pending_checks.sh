@@ -82,13 +82,14 @@
 # variant set (its index arithmetic timed as a text edit in session 59: 39.99 -> 33.35 us), the block-sparse attention of
 # set 1 (240 blocks), and the attention-sink backwards' forward kernels (mha: the suite's and set 2's, gqa: sets 1 and 2):
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s59
-# Part "s60" (session 60, not yet run: the device time ran out; about 250 s): does an attention backward on a grid under
+# Part "s60" (session 60; run in session 61 on an H100, 246 s: the split 3-21% faster under half a wave, both suite
+# backwards 6% faster, so TILE2TRITON_ROW_SPLIT_BACKWARD is on; BENCHMARKS.md "Session 61"): does an attention backward on a grid under
 # one wave gain from key tiles of half the rows, as the forward's row split does (passes/row_split.py refuses a
 # backward: dQ sums over the key rows, but only into an atomic add)?  benchmarks/bwd_row_split_probe.py times
 # example_gqa_bwd_tma_reduce_varlen's flashattn_bwd_split (0.87x in the suite) at block_M 128 / 256 threads and 64 / 128
 # over grids of 32-512 blocks, through both implementations; then the two suite backwards the pass's backward rows
-# (TILE2TRITON_ROW_SPLIT_BACKWARD, off) take offline (sm_90, Triton 3.6: the varlen one's spills 212/200 -> 44/40
-# bytes, example_gqa_bwd's 12/12 -> 0/0) with it on and off, two pairs:
+# (TILE2TRITON_ROW_SPLIT_BACKWARD, on since then) take offline (sm_90, Triton 3.6: the varlen one's spills 212/200 -> 44/40
+# bytes, example_gqa_bwd's 12/12 -> 0/0) with it off and on (the defaults), two pairs:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s60
 set -u
 tl=$1
@@ -177,7 +178,7 @@ for part in $parts; do
     TAILN=14 step 120 python3 benchmarks/bwd_row_split_probe.py "$tl/examples" --impl tile2triton --jobs 12
     TAILN=14 step 200 env PYTHONPATH="$site:." python3 benchmarks/bwd_row_split_probe.py "$tl/examples" --impl tilelang \
       --jobs 14
-    switch_pairs TILE2TRITON_ROW_SPLIT_BACKWARD=1 \
+    switch_pairs TILE2TRITON_ROW_SPLIT_BACKWARD=0 \
       flash_attention/regression_example_flash_attention.py:regression_example_gqa_bwd_tma_reduce_varlen \
       flash_attention/regression_example_flash_attention.py:regression_example_gqa_bwd
     continue

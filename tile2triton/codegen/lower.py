@@ -268,7 +268,7 @@ class LoweringOptions:
     # (passes/row_split.py, TILE2TRITON_ROW_SPLIT: "on", "off" or "always", any grid)
     row_split: str = "on"
     # with row_split, an attention backward's rows too (TILE2TRITON_ROW_SPLIT_BACKWARD)
-    row_split_backward: bool = False
+    row_split_backward: bool = True
     # launch parameters chosen for speed (runtime/tuning.py): None keeps threads / 32 warps and
     # T.Pipelined's own stage count; warp_specialize asks Triton to warp-specialize pipelined loops
     num_warps: int | None = None

@@ -91,6 +91,10 @@
 # (TILE2TRITON_ROW_SPLIT_BACKWARD, on since then) take offline (sm_90, Triton 3.6: the varlen one's spills 212/200 -> 44/40
 # bytes, example_gqa_bwd's 12/12 -> 0/0) with it off and on (the defaults), two pairs:
 #     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s60
+# Part "s61" (session 61; about 200 s): the backward row split (on since session 61) off and on (the defaults), two
+# pairs, on the two other suite backwards it takes offline (sm_90, Triton 3.6): the GQA attention-sink backward and its
+# sliding window, whose dK / dV are tile atomics:
+#     bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite OUT s61
 set -u
 tl=$1
 site=$2
@@ -172,6 +176,12 @@ for part in $parts; do
       attention_sink/regression_attention_sink.py:regression_example_mha_sink_fwd_bhsd_sliding_window \
       flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bhsd \
       flash_attention/regression_example_flash_attention.py:regression_example_mha_fwd_bshd
+    continue
+  fi
+  if [ "$part" = s61 ]; then
+    switch_pairs TILE2TRITON_ROW_SPLIT_BACKWARD=0 \
+      attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd \
+      attention_sink/regression_attention_sink.py:regression_example_gqa_sink_bwd_bhsd_sliding_window
     continue
   fi
   if [ "$part" = s60 ]; then

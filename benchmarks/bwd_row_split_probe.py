@@ -13,7 +13,9 @@ site first on PYTHONPATH); ``triton.testing.do_bench`` medians (L2 flushed), mic
 dQ / dK / dV at 64 rows are compared with those at 128 rows (``diff``: the largest |difference| over the
 largest |value|).  The sequences' lengths are multiples of 128 and the longest comes first: the example's grid
 covers the longest and stores dK / dV as whole tiles, so a shorter sequence's tiles past its end land on the
-next sequence's first rows, a race in any tiling, unless they fall past the last token.  On the GPU, from the root:
+next sequence's first rows, a race in any tiling, unless they fall past the last token.  Since session 61 the pass
+splits the 128-row source itself on grids under half a wave (``TILE2TRITON_ROW_SPLIT_BACKWARD``, on): through
+tile2triton the probe turns that switch off unless it is set, so each tiling runs as written.  On the GPU, from the root:
 
     PYTHONPATH=. python3 benchmarks/bwd_row_split_probe.py .tlx/examples --impl tile2triton --jobs 12
     PYTHONPATH=/tmp/tlsite:. python3 benchmarks/bwd_row_split_probe.py .tlx/examples --impl tilelang --jobs 12
@@ -105,6 +107,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--device", default="cuda", help="cpu: one small shape through the interpreter (a smoke test)")
     ns = ap.parse_args(argv)
+    os.environ.setdefault("TILE2TRITON_ROW_SPLIT_BACKWARD", "0")  # the tilings as written (prewarm's workers inherit it)
     import torch
     import triton
 

@@ -7,8 +7,13 @@ python3 -c "import torch,triton;print(torch.__version__,triton.__version__)"
 what=$1
 if [ "$what" = auto ]; then case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in *H200*) what=1;; *) what=s60;; esac; fi
 set -- "$what"; echo "## running $1"
-if [ "$1" = s60 ]; then
-  bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite $o/s60 s60 > $o/s60.log 2>&1; grep -v "^$" $o/s60.log | tail -60
+if [ "$1" = s60 ] || [ "$1" = s61 ]; then
+  bash tools/gpu_pending_checks.sh .tlx /tmp/tlsite $o/$1 $1 > $o/$1.log 2>&1; grep -v "^$" $o/$1.log | tail -60
+  if [ "$1" = s61 ]; then  # the two attention files through both implementations, the split on (the defaults)
+    echo "## files at $(( $(date +%s) - t0 ))s"
+    timeout ${FILES_LIMIT:-300} python3 benchmarks/tilelang_regression.py .tlx --site /tmp/tlsite --part 1/1 -j 14 \
+      --deadline ${FILES_DEADLINE:-270} --files flash_attention/ attention_sink/ --out $o/files 2>&1 | tail -24
+  fi
 else
   timeout ${PART_LIMIT:-470} python3 benchmarks/tilelang_regression.py .tlx --site /tmp/tlsite --part $1/2 -j 14 \
     --deadline ${DEADLINE:-430} --out $o/r$1 2>&1 | tail -30

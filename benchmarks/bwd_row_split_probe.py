@@ -107,7 +107,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--device", default="cuda", help="cpu: one small shape through the interpreter (a smoke test)")
     ns = ap.parse_args(argv)
-    os.environ.setdefault("TILE2TRITON_ROW_SPLIT_BACKWARD", "0")  # the tilings as written (prewarm's workers inherit it)
+    # the tilings as written (prewarm's workers inherit it)
+    os.environ.setdefault("TILE2TRITON_ROW_SPLIT_BACKWARD", "0")
     import torch
     import triton
 

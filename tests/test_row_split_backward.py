@@ -183,3 +183,16 @@ def test_what_both_halves_would_add_keeps_the_tile(dev, split, kw):
     torch.testing.assert_close(got[1].double(), want[1], atol=3e-2, rtol=2e-2)
     if kw.get("counter"):
         assert int(count[0]) == 2  # one a block: 1 head x 2 key tiles x 1 sequence
+
+
+@pytest.mark.parametrize("heads, split_expected", [(16, True), (40, False)])
+def test_the_defaults_split_a_backward_under_half_a_wave(monkeypatch, heads, split_expected):
+    """With the switches unset, the sm_90 lowering (offline, a 132-SM card) splits a backward whose grid doubles
+    within the SMs (16 heads x 3 key tiles: 48 blocks) and not one past half a wave (40 x 3: 120 blocks);
+    TILE2TRITON_ROW_SPLIT_BACKWARD=0 keeps it whole."""
+    monkeypatch.delenv("TILE2TRITON_ROW_SPLIT", raising=False)
+    monkeypatch.delenv("TILE2TRITON_ROW_SPLIT_BACKWARD", raising=False)
+    kernel = tilelang.compile(backward(1, 300, 300, heads, 32, 128, 32, False))
+    assert ("row_half" in kernel.lowered_for("sm_90").source) == split_expected
+    monkeypatch.setenv("TILE2TRITON_ROW_SPLIT_BACKWARD", "0")
+    assert "row_half" not in kernel.lowered_for("sm_90").source

@@ -1,4 +1,5 @@
-"""An attention forward on a grid under half a wave: each block's query rows over two blocks.
+"""An attention kernel on a grid under half a wave: each block's rows over two blocks (a forward's query rows,
+with ``backward`` a backward's key rows).
 
 The suite's sink forward (1 x 32 heads x 256 tokens, 128-row query tiles) launches 64 blocks on a
 132-SM card: half the SMs idle while each busy one computes a 128-row tile.  The rows of such a tile
